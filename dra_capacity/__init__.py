@@ -1,0 +1,1 @@
+"""The `dra-capacity` command: a thin entry point that dispatches to the webhook and allocator commands."""

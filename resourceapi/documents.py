@@ -1,0 +1,104 @@
+"""Kubernetes manifests from text: YAML or JSON, multi-document streams and `kind: List` wrappers.
+
+Parsing only; reading files is the caller's job. Errors name the source, the document and what is wrong, and a
+stream is either parsed whole or rejected whole.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+
+class DocumentError(ValueError):
+    """Input that is not a usable Kubernetes object stream; the message names source and document."""
+
+
+@dataclass(frozen=True)
+class Document:
+    """One Kubernetes object and where it came from (`source`, 1-based document number, List item index)."""
+
+    source: str
+    index: int
+    obj: dict[str, Any]
+    item: int | None = None
+
+    @property
+    def where(self) -> str:
+        """`file.yaml: document 2` or `file.yaml: document 2, items[3]`."""
+        loc = f"{self.source}: document {self.index}"
+        if self.item is not None:
+            loc += f", items[{self.item}]"
+        return loc
+
+    @property
+    def kind(self) -> str:
+        return str(self.obj.get("kind", ""))
+
+    @property
+    def api_version(self) -> str:
+        return str(self.obj.get("apiVersion", ""))
+
+    @property
+    def name(self) -> str:
+        meta = self.obj.get("metadata")
+        if isinstance(meta, dict):
+            return str(meta.get("name") or meta.get("generateName") or "")
+        return ""
+
+
+class _Loader(yaml.SafeLoader):
+    """SafeLoader that keeps timestamps as strings, as Kubernetes does (RFC 3339 text)."""
+
+
+_Loader.yaml_implicit_resolvers = {
+    k: [(tag, rx) for tag, rx in v if tag != "tag:yaml.org,2002:timestamp"]
+    for k, v in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+
+
+def load_documents(text: str, source: str) -> list[Document]:
+    """Parse every object in `text`; `kind: List` (and `*List`) wrappers are flattened into their items."""
+    try:
+        raw_docs = list(yaml.load_all(text, Loader=_Loader))  # noqa: S506 - SafeLoader subclass
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise DocumentError(f"{source}: not valid YAML or JSON{where}: {problem}") from None
+    out: list[Document] = []
+    number = 0
+    for raw in raw_docs:
+        if raw is None:
+            continue
+        number += 1
+        if not isinstance(raw, dict):
+            raise DocumentError(f"{source}: document {number}: expected an object, got {_type_name(raw)}")
+        kind = raw.get("kind")
+        if not isinstance(kind, str) or not kind:
+            raise DocumentError(f"{source}: document {number}: missing field 'kind'")
+        if kind == "List" or (kind.endswith("List") and "items" in raw):
+            items = raw.get("items") or []
+            if not isinstance(items, list):
+                raise DocumentError(f"{source}: document {number}: field 'items' must be a list")
+            for i, item in enumerate(items):
+                if not isinstance(item, dict) or not isinstance(item.get("kind"), str) or not item.get("kind"):
+                    raise DocumentError(f"{source}: document {number}, items[{i}]: expected an object with 'kind'")
+                out.append(Document(source, number, item, i))
+            continue
+        out.append(Document(source, number, raw))
+    return out
+
+
+def _type_name(v: object) -> str:
+    if isinstance(v, list):
+        return "a list"
+    if isinstance(v, str):
+        return "a string"
+    if isinstance(v, bool):
+        return "a boolean"
+    if isinstance(v, int | float):
+        return "a number"
+    return type(v).__name__

@@ -1,0 +1,150 @@
+"""Feature gates: the names dra-capacity understands, per-release Kubernetes defaults and the product defaults.
+
+Gates describe the cluster being served (see shared cli-contract): none is locked, so a 1.35 cluster can be
+described with `DRAExtendedResource=false`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+DRA_ADMIN_ACCESS = "DRAAdminAccess"
+DRA_PRIORITIZED_LIST = "DRAPrioritizedList"
+DRA_DEVICE_TAINTS = "DRADeviceTaints"
+DRA_PARTITIONABLE_DEVICES = "DRAPartitionableDevices"
+DRA_CONSUMABLE_CAPACITY = "DRAConsumableCapacity"
+DRA_EXTENDED_RESOURCE = "DRAExtendedResource"
+DRA_EXTENDED_RESOURCE_CAPACITY = "DRAExtendedResourceCapacity"
+DRA_LIST_TYPE_ATTRIBUTES = "DRAListTypeAttributes"
+DRA_FRACTIONAL_CAPACITY_RANGE = "DRAFractionalCapacityRange"
+
+KNOWN_GATES: tuple[str, ...] = (
+    DRA_ADMIN_ACCESS,
+    DRA_CONSUMABLE_CAPACITY,
+    DRA_DEVICE_TAINTS,
+    DRA_EXTENDED_RESOURCE,
+    DRA_EXTENDED_RESOURCE_CAPACITY,
+    DRA_FRACTIONAL_CAPACITY_RANGE,
+    DRA_LIST_TYPE_ATTRIBUTES,
+    DRA_PARTITIONABLE_DEVICES,
+    DRA_PRIORITIZED_LIST,
+)
+
+# Kubernetes defaults per release (validation digest §4.1). A gate a release does not know is off.
+# DRAExtendedResourceCapacity (KEP-6406) is in no release yet. DRAFractionalCapacityRange in 1.37 defaults to
+# false at the default compatibility version (its `true` entry needs MinCompatibilityVersion 1.37).
+RELEASE_DEFAULTS: dict[str, dict[str, bool]] = {
+    "1.34": {
+        DRA_ADMIN_ACCESS: True,
+        DRA_PRIORITIZED_LIST: True,
+        DRA_DEVICE_TAINTS: False,
+        DRA_PARTITIONABLE_DEVICES: False,
+        DRA_CONSUMABLE_CAPACITY: False,
+        DRA_EXTENDED_RESOURCE: False,
+    },
+    "1.35": {
+        DRA_ADMIN_ACCESS: True,
+        DRA_PRIORITIZED_LIST: True,
+        DRA_DEVICE_TAINTS: False,
+        DRA_PARTITIONABLE_DEVICES: False,
+        DRA_CONSUMABLE_CAPACITY: False,
+        DRA_EXTENDED_RESOURCE: False,
+    },
+    "1.36": {
+        DRA_ADMIN_ACCESS: True,
+        DRA_PRIORITIZED_LIST: True,
+        DRA_DEVICE_TAINTS: True,
+        DRA_PARTITIONABLE_DEVICES: True,
+        DRA_CONSUMABLE_CAPACITY: True,
+        DRA_EXTENDED_RESOURCE: True,
+        DRA_LIST_TYPE_ATTRIBUTES: False,
+    },
+    "1.37": {
+        DRA_ADMIN_ACCESS: True,
+        DRA_PRIORITIZED_LIST: True,
+        DRA_DEVICE_TAINTS: True,
+        DRA_PARTITIONABLE_DEVICES: True,
+        DRA_CONSUMABLE_CAPACITY: True,
+        DRA_EXTENDED_RESOURCE: True,
+        DRA_LIST_TYPE_ATTRIBUTES: False,
+        DRA_FRACTIONAL_CAPACITY_RANGE: False,
+    },
+}
+
+# Product defaults: Kubernetes 1.37 plus the feature this product exists to provide.
+PRODUCT_DEFAULTS: dict[str, bool] = {
+    **{g: False for g in KNOWN_GATES},
+    **RELEASE_DEFAULTS["1.37"],
+    DRA_EXTENDED_RESOURCE_CAPACITY: True,
+}
+
+
+class GateError(ValueError):
+    """A `--feature-gates` value that names an unknown gate or carries a non-boolean value."""
+
+
+@dataclass(frozen=True)
+class FeatureGates:
+    """An immutable, complete gate assignment. Build with `FeatureGates.defaults()` or `parse()`."""
+
+    values: tuple[tuple[str, bool], ...]
+
+    @staticmethod
+    def from_mapping(overrides: Mapping[str, bool] | None = None, base: Mapping[str, bool] | None = None) -> FeatureGates:
+        merged = dict(PRODUCT_DEFAULTS if base is None else {g: False for g in KNOWN_GATES} | dict(base))
+        for name, value in (overrides or {}).items():
+            if name not in KNOWN_GATES:
+                raise GateError(_unknown(name))
+            merged[name] = value
+        return FeatureGates(tuple(sorted(merged.items())))
+
+    @staticmethod
+    def defaults() -> FeatureGates:
+        return FeatureGates.from_mapping()
+
+    @staticmethod
+    def for_release(release: str, overrides: Mapping[str, bool] | None = None) -> FeatureGates:
+        """Kubernetes defaults of `release` (1.34 ... 1.37), without the product's additions."""
+        if release not in RELEASE_DEFAULTS:
+            raise GateError(f"unknown release {release!r}; known: {', '.join(RELEASE_DEFAULTS)}")
+        return FeatureGates.from_mapping(overrides, base=RELEASE_DEFAULTS[release])
+
+    @staticmethod
+    def parse(spec: str | None) -> FeatureGates:
+        """Parse `A=true,B=false` (Kubernetes component syntax) over the product defaults."""
+        overrides: dict[str, bool] = {}
+        for raw in (spec or "").split(","):
+            entry = raw.strip()
+            if not entry:
+                continue
+            name, sep, value = entry.partition("=")
+            name, value = name.strip(), value.strip()
+            if not sep:
+                raise GateError(f"invalid feature gate entry {entry!r}: missing '=' (expected NAME=true|false)")
+            if name not in KNOWN_GATES:
+                raise GateError(_unknown(name))
+            lowered = value.lower()
+            if lowered not in ("true", "false"):
+                raise GateError(f"invalid value of {name}={value}: must be true or false")
+            overrides[name] = lowered == "true"
+        return FeatureGates.from_mapping(overrides)
+
+    def enabled(self, name: str) -> bool:
+        for key, value in self.values:
+            if key == name:
+                return value
+        raise KeyError(name)
+
+    def as_dict(self) -> dict[str, bool]:
+        return dict(self.values)
+
+    def with_overrides(self, **overrides: bool) -> FeatureGates:
+        return FeatureGates.from_mapping(overrides, base=self.as_dict())
+
+    def __str__(self) -> str:
+        return ",".join(f"{k}={'true' if v else 'false'}" for k, v in self.values)
+
+
+def _unknown(name: str) -> str:
+    return f"unrecognized feature gate: {name} (known gates: {', '.join(KNOWN_GATES)})"
