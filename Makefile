@@ -7,10 +7,11 @@ STAMP := $(VENV)/.installed-stamp
 
 .PHONY: install run test lint typecheck unit bench clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml scripts/fetch_helm.py
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python scripts/fetch_helm.py $(BIN)/helm
 	touch $(STAMP)
 
 install: $(STAMP)
