@@ -6,6 +6,7 @@ stream is either parsed whole or rejected whole.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -61,13 +62,7 @@ _Loader.yaml_implicit_resolvers = {
 
 def load_documents(text: str, source: str) -> list[Document]:
     """Parse every object in `text`; `kind: List` (and `*List`) wrappers are flattened into their items."""
-    try:
-        raw_docs = list(yaml.load_all(text, Loader=_Loader))  # noqa: S506 - SafeLoader subclass
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise DocumentError(f"{source}: not valid YAML or JSON{where}: {problem}") from None
+    raw_docs = _parse_stream(text, source)
     out: list[Document] = []
     number = 0
     for raw in raw_docs:
@@ -84,12 +79,61 @@ def load_documents(text: str, source: str) -> list[Document]:
             if not isinstance(items, list):
                 raise DocumentError(f"{source}: document {number}: field 'items' must be a list")
             for i, item in enumerate(items):
-                if not isinstance(item, dict) or not isinstance(item.get("kind"), str) or not item.get("kind"):
-                    raise DocumentError(f"{source}: document {number}, items[{i}]: expected an object with 'kind'")
+                if (
+                    not isinstance(item, dict)
+                    or not isinstance(item.get("kind"), str)
+                    or not item.get("kind")
+                ):
+                    raise DocumentError(
+                        f"{source}: document {number}, items[{i}]: expected an object with 'kind'"
+                    )
                 out.append(Document(source, number, item, i))
             continue
         out.append(Document(source, number, raw))
     return out
+
+
+def _parse_stream(text: str, source: str) -> list[Any]:
+    """A stream that starts with `{` is read as concatenated JSON objects first, as kubectl's
+    YAMLOrJSONDecoder does (JSON may be indented with tabs, which YAML forbids); anything else, or JSON that
+    fails, as YAML."""
+    json_error: DocumentError | None = None
+    if text.lstrip().startswith("{"):
+        try:
+            return _parse_json_stream(text, source)
+        except DocumentError as exc:
+            json_error = exc
+    try:
+        return list(yaml.load_all(text, Loader=_Loader))  # a SafeLoader subclass
+    except yaml.YAMLError as exc:
+        if json_error is not None:
+            raise json_error from None
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise DocumentError(f"{source}: not valid YAML or JSON{where}: {problem}") from None
+    except RecursionError:
+        raise DocumentError(f"{source}: not valid YAML or JSON: nested too deeply") from None
+
+
+def _parse_json_stream(text: str, source: str) -> list[Any]:
+    decoder = json.JSONDecoder()
+    docs: list[Any] = []
+    pos, end = 0, len(text)
+    while True:
+        while pos < end and text[pos] in " \t\r\n":
+            pos += 1
+        if pos >= end:
+            return docs
+        try:
+            doc, pos = decoder.raw_decode(text, pos)
+        except json.JSONDecodeError as exc:
+            raise DocumentError(
+                f"{source}: not valid YAML or JSON (line {exc.lineno}, column {exc.colno}): {exc.msg}"
+            ) from None
+        except RecursionError:
+            raise DocumentError(f"{source}: not valid YAML or JSON: nested too deeply") from None
+        docs.append(doc)
 
 
 def _type_name(v: object) -> str:

@@ -60,7 +60,11 @@ def go_quote(s: str) -> str:
         elif ch.isprintable():
             out.append(ch)
         elif ch in "\a\b\f\n\r\t\v":
-            out.append({"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v"}[ch])
+            out.append(
+                {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v"}[
+                    ch
+                ]
+            )
         elif code < 0x80:
             out.append(f"\\x{code:02x}")
         elif code < 0x10000:
@@ -72,9 +76,10 @@ def go_quote(s: str) -> str:
 
 
 def render_value(value: Any) -> str:
-    """How apimachinery prints a bad value: %v for scalars, %q for strings."""
+    """How apimachinery prints a bad value: %v for scalars, %q for strings; nil becomes the string "null",
+    which is then quoted like any string."""
     if value is None:
-        return "null"
+        return '"null"'
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, str):

@@ -1,4 +1,4 @@
-"""Feature gates: the names dra-capacity understands, per-release Kubernetes defaults and the product defaults.
+"""Feature gates: the names dra-capacity understands, per-release Kubernetes defaults, the product defaults.
 
 Gates describe the cluster being served (see shared cli-contract): none is locked, so a 1.35 cluster can be
 described with `DRAExtendedResource=false`.
@@ -91,7 +91,9 @@ class FeatureGates:
     values: tuple[tuple[str, bool], ...]
 
     @staticmethod
-    def from_mapping(overrides: Mapping[str, bool] | None = None, base: Mapping[str, bool] | None = None) -> FeatureGates:
+    def from_mapping(
+        overrides: Mapping[str, bool] | None = None, base: Mapping[str, bool] | None = None
+    ) -> FeatureGates:
         merged = dict(PRODUCT_DEFAULTS if base is None else {g: False for g in KNOWN_GATES} | dict(base))
         for name, value in (overrides or {}).items():
             if name not in KNOWN_GATES:
@@ -121,13 +123,16 @@ class FeatureGates:
             name, sep, value = entry.partition("=")
             name, value = name.strip(), value.strip()
             if not sep:
-                raise GateError(f"invalid feature gate entry {entry!r}: missing '=' (expected NAME=true|false)")
+                raise GateError(
+                    f"invalid feature gate entry {entry!r}: missing '=' (expected NAME=true|false)"
+                    + _known_suffix()
+                )
             if name not in KNOWN_GATES:
                 raise GateError(_unknown(name))
-            lowered = value.lower()
-            if lowered not in ("true", "false"):
-                raise GateError(f"invalid value of {name}={value}: must be true or false")
-            overrides[name] = lowered == "true"
+            parsed = _PARSE_BOOL.get(value)
+            if parsed is None:
+                raise GateError(f"invalid value of {name}={value}: must be true or false" + _known_suffix())
+            overrides[name] = parsed
         return FeatureGates.from_mapping(overrides)
 
     def enabled(self, name: str) -> bool:
@@ -146,5 +151,16 @@ class FeatureGates:
         return ",".join(f"{k}={'true' if v else 'false'}" for k, v in self.values)
 
 
+# Go's strconv.ParseBool, which Kubernetes components use for gate values.
+_PARSE_BOOL: dict[str, bool] = {
+    **dict.fromkeys(("1", "t", "T", "TRUE", "true", "True"), True),
+    **dict.fromkeys(("0", "f", "F", "FALSE", "false", "False"), False),
+}
+
+
+def _known_suffix() -> str:
+    return f" (known gates: {', '.join(KNOWN_GATES)})"
+
+
 def _unknown(name: str) -> str:
-    return f"unrecognized feature gate: {name} (known gates: {', '.join(KNOWN_GATES)})"
+    return f"unrecognized feature gate: {name}" + _known_suffix()

@@ -1,0 +1,150 @@
+"""Manifest streams load like kubectl reads them; bad input is a DocumentError naming source and document."""
+
+from __future__ import annotations
+
+import pytest
+
+from resourceapi.documents import DocumentError, load_documents
+
+CLASS_A = "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata:\n  name: a\n"
+CLASS_B = "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata:\n  name: b\n"
+
+
+def test_single_yaml_document() -> None:
+    (doc,) = load_documents(CLASS_A, "a.yaml")
+    assert (doc.kind, doc.api_version, doc.name, doc.where) == (
+        "DeviceClass",
+        "resource.k8s.io/v1",
+        "a",
+        "a.yaml: document 1",
+    )
+
+
+def test_multi_document_stream_keeps_order_and_numbers() -> None:
+    docs = load_documents(CLASS_A + "---\n" + CLASS_B, "s.yaml")
+    assert [(d.name, d.index) for d in docs] == [("a", 1), ("b", 2)]
+
+
+def test_empty_documents_are_skipped_and_not_numbered() -> None:
+    docs = load_documents("---\n---\n" + CLASS_A + "---\n# comment only\n---\n" + CLASS_B, "s.yaml")
+    assert [(d.name, d.index) for d in docs] == [("a", 1), ("b", 2)]
+
+
+@pytest.mark.parametrize("text", ["", "\n", "# nothing\n", "---\n"])
+def test_empty_stream_has_no_documents(text: str) -> None:
+    assert load_documents(text, "e.yaml") == []
+
+
+def test_list_is_flattened_with_item_positions() -> None:
+    text = "apiVersion: v1\nkind: List\nitems:\n- kind: DeviceClass\n  metadata: {name: a}\n- kind: Pod\n"
+    docs = load_documents(text, "l.yaml")
+    assert [(d.kind, d.item, d.where) for d in docs] == [
+        ("DeviceClass", 0, "l.yaml: document 1, items[0]"),
+        ("Pod", 1, "l.yaml: document 1, items[1]"),
+    ]
+
+
+def test_typed_list_is_flattened() -> None:
+    text = "kind: DeviceClassList\nitems:\n- kind: DeviceClass\n  metadata: {name: a}\n"
+    assert [d.name for d in load_documents(text, "l.yaml")] == ["a"]
+
+
+def test_empty_list_gives_no_documents() -> None:
+    assert load_documents("kind: List\nitems: []\n", "l.yaml") == []
+
+
+def test_json_document() -> None:
+    (doc,) = load_documents(
+        '{"apiVersion": "v1", "kind": "DeviceClass", "metadata": {"name": "j"}}', "j.json"
+    )
+    assert (doc.kind, doc.name) == ("DeviceClass", "j")
+
+
+def test_json_indented_with_tabs_loads_as_kubectl_does() -> None:
+    text = '{\n\t"kind": "DeviceClass",\n\t"metadata": {\n\t\t"name": "t"\n\t}\n}\n'
+    assert [d.name for d in load_documents(text, "t.json")] == ["t"]
+
+
+def test_concatenated_json_objects_are_a_stream() -> None:
+    docs = load_documents('{"kind": "A", "metadata": {"name": "1"}}\n{"kind": "B"}\n', "s.json")
+    assert [(d.kind, d.index) for d in docs] == [("A", 1), ("B", 2)]
+
+
+def test_json_list_is_flattened() -> None:
+    docs = load_documents('{"kind": "List", "items": [{"kind": "A"}, {"kind": "B"}]}', "l.json")
+    assert [d.kind for d in docs] == ["A", "B"]
+
+
+def test_yaml_flow_mapping_still_loads() -> None:
+    assert [d.kind for d in load_documents("{kind: A}", "f.yaml")] == ["A"]
+
+
+def test_timestamps_stay_strings() -> None:
+    (doc,) = load_documents("kind: A\nmetadata:\n  creationTimestamp: 2024-01-01T00:00:00Z\n", "t.yaml")
+    assert doc.obj["metadata"]["creationTimestamp"] == "2024-01-01T00:00:00Z"
+
+
+def test_name_falls_back_to_generate_name() -> None:
+    (doc,) = load_documents("kind: A\nmetadata:\n  generateName: gpu-\n", "g.yaml")
+    assert doc.name == "gpu-"
+
+
+def test_name_is_empty_without_metadata() -> None:
+    (doc,) = load_documents("kind: A\n", "n.yaml")
+    assert doc.name == ""
+
+
+def errors_of(text: str, source: str = "bad.yaml") -> str:
+    with pytest.raises(DocumentError) as exc:
+        load_documents(text, source)
+    return str(exc.value)
+
+
+def test_invalid_yaml_names_source_line_and_column() -> None:
+    assert errors_of("kind: A\n  x: : :\n- y\n").startswith("bad.yaml: not valid YAML or JSON (line ")
+
+
+def test_invalid_json_names_source_line_and_column() -> None:
+    message = errors_of('{\n\t"kind": "A",\n\t"x": \n}\n', "bad.json")
+    assert message == "bad.json: not valid YAML or JSON (line 4, column 1): Expecting value"
+
+
+def test_non_object_document_names_document_and_type() -> None:
+    assert errors_of(CLASS_A + "---\n- a\n- b\n") == "bad.yaml: document 2: expected an object, got a list"
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"), [("just text\n", "a string"), ("42\n", "a number"), ("true\n", "a boolean")]
+)
+def test_scalar_document_is_rejected(text: str, kind: str) -> None:
+    assert errors_of(text) == f"bad.yaml: document 1: expected an object, got {kind}"
+
+
+@pytest.mark.parametrize("text", ["metadata: {name: a}\n", "kind: ''\n", "kind: 3\n"])
+def test_document_without_kind_is_rejected(text: str) -> None:
+    assert errors_of(text) == "bad.yaml: document 1: missing field 'kind'"
+
+
+def test_list_items_must_be_a_list() -> None:
+    assert errors_of("kind: List\nitems: 3\n") == "bad.yaml: document 1: field 'items' must be a list"
+
+
+def test_list_item_without_kind_names_the_item() -> None:
+    text = "kind: List\nitems:\n- kind: A\n- metadata: {}\n"
+    assert errors_of(text) == "bad.yaml: document 1, items[1]: expected an object with 'kind'"
+
+
+def test_one_bad_document_rejects_the_whole_stream() -> None:
+    with pytest.raises(DocumentError):
+        load_documents(CLASS_A + "---\n[unclosed\n", "s.yaml")
+
+
+def test_unsafe_yaml_tags_are_refused() -> None:
+    assert "could not determine a constructor" in errors_of("kind: A\nx: !!python/object:os.system\n")
+
+
+@pytest.mark.parametrize(
+    "text", ["[" * 5000 + "]" * 5000, '{"kind": "A", "x": ' + "[" * 5000 + "]" * 5000 + "}"]
+)
+def test_absurdly_deep_nesting_is_an_error_not_a_crash(text: str) -> None:
+    assert errors_of(text).endswith("nested too deeply")
