@@ -20,7 +20,7 @@ def add_feature_gates_flag(parser: argparse.ArgumentParser) -> None:
 
 
 def parse_gates_or_exit(parser: argparse.ArgumentParser, spec: str) -> FeatureGates:
-    """Parse `--feature-gates`; a bad entry is a usage error (exit 2) that names it and lists the known gates."""
+    """Parse `--feature-gates`; a bad entry is a usage error (exit 2) naming it and listing known gates."""
     try:
         return FeatureGates.parse(spec)
     except GateError as exc:
