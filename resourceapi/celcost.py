@@ -1,0 +1,176 @@
+"""A static worst-case cost estimate of a checked DRA selector, after cel-go's `checker.Cost`.
+
+Follows upstream's size assumptions for `device` (domain and identifier maps ≤ 32 entries, strings ≤ 64,
+lists ≤ 64, driver ≤ 63, `includes` linear up to 48) and cel-go's cost factors (string traversal 0.1, regex
+0.25, list/map/struct creation 10/30/40). Exact parity with cel-go is not possible without cel-go; where this
+estimate is unsure it assumes the larger size, so it errs on the side of a higher cost (docs/divergences.md).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from resourceapi.celast import type_name
+from resourceapi.celshape import Shape, children, shape_of
+
+COST_LIMIT = 1_000_000  # resource.k8s.io CELSelectorExpressionMaxCost
+MAX_MAP_ENTRIES = 32
+MAX_STRING = 64
+MAX_LIST = 64
+MAX_DRIVER = 63
+MAX_DOMAIN = 63
+MAX_ID = 32
+INCLUDES_MAX = 48
+_STRING_TRAVERSAL = 0.1
+_REGEX_LENGTH = 0.25
+_LIST_CREATE, _MAP_CREATE, _STRUCT_CREATE = 10, 30, 40
+
+_STRING_SCANS = {
+    "contains",
+    "startsWith",
+    "endsWith",
+    "lowerAscii",
+    "upperAscii",
+    "trim",
+    "indexOf",
+    "lastIndexOf",
+}
+_STRING_RESULTS = {"lowerAscii", "upperAscii", "trim", "replace", "substring", "reverse", "charAt", "quote"}
+_ZERO_COST = {"_&&_", "_||_", "@not_strictly_false", "!_", "_?_:_"}
+
+
+def _factor(size: int, factor: float) -> int:
+    return math.ceil(size * factor)
+
+
+class _Estimator:
+    """Walks one checked AST; `scope` maps local variables to the size bound of their values."""
+
+    def __init__(self, checked: Any) -> None:
+        self.checked = checked
+
+    def _type(self, e: Any) -> str:
+        t = self.checked.type_map.get(e.id)
+        return type_name(t) if t is not None else "dyn"
+
+    def size(self, e: Any, scope: dict[str, int]) -> int:
+        """Upper bound of the size of a string, bytes, list or map value."""
+        kind = e.WhichOneof("expr_kind")
+        if kind == "const_expr":
+            c = e.const_expr
+            if c.WhichOneof("constant_kind") == "string_value":
+                return len(c.string_value)
+            if c.WhichOneof("constant_kind") == "bytes_value":
+                return len(c.bytes_value)
+            return 1
+        if kind == "ident_expr":
+            return scope.get(e.ident_expr.name, MAX_LIST)
+        if kind == "list_expr":
+            return len(e.list_expr.elements)
+        if kind == "struct_expr":
+            return len(e.struct_expr.entries)
+        shape = shape_of(e)
+        if shape in (Shape.ATTRIBUTES, Shape.CAPACITY, Shape.ATTRIBUTE_DOMAIN, Shape.CAPACITY_DOMAIN):
+            return MAX_MAP_ENTRIES
+        if shape is Shape.DRIVER:
+            return MAX_DRIVER
+        if shape is Shape.ATTRIBUTE_VALUE:
+            return max(MAX_STRING, MAX_LIST)
+        if kind == "comprehension_expr":
+            c = e.comprehension_expr
+            if c.accu_init.WhichOneof("expr_kind") == "list_expr":  # map() and filter() build lists
+                return self.size(c.iter_range, scope)
+            return 1
+        if kind == "call_expr":
+            call = e.call_expr
+            fn = call.function
+            if fn == "_+_":
+                return sum(self.size(a, scope) for a in call.args)
+            if fn in _STRING_RESULTS and call.HasField("target"):
+                return self.size(call.target, scope)
+            if fn == "split" and call.HasField("target"):
+                return self.size(call.target, scope)
+            if fn == "_?_:_" and len(call.args) == 3:
+                return max(self.size(call.args[1], scope), self.size(call.args[2], scope))
+        return max(MAX_STRING, MAX_LIST)
+
+    def element_size(self, rng: Any, scope: dict[str, int]) -> int:
+        """Size bound of one element (or key) when iterating over `rng`."""
+        shape = shape_of(rng)
+        if shape in (Shape.ATTRIBUTES, Shape.CAPACITY):
+            return MAX_DOMAIN
+        if shape in (Shape.ATTRIBUTE_DOMAIN, Shape.CAPACITY_DOMAIN):
+            return MAX_ID
+        if rng.WhichOneof("expr_kind") == "list_expr" and rng.list_expr.elements:
+            return max(self.size(x, scope) for x in rng.list_expr.elements)
+        return MAX_STRING
+
+    def cost(self, e: Any, scope: dict[str, int]) -> int:
+        kind = e.WhichOneof("expr_kind")
+        if kind == "const_expr":
+            return 0
+        if kind == "ident_expr":
+            return 1
+        if kind == "select_expr":
+            return self.cost(e.select_expr.operand, scope) + (0 if e.select_expr.test_only else 1)
+        if kind == "list_expr":
+            return _LIST_CREATE + sum(self.cost(x, scope) for x in e.list_expr.elements)
+        if kind == "struct_expr":
+            base = _STRUCT_CREATE if e.struct_expr.message_name else _MAP_CREATE
+            return base + sum(self.cost(x, scope) for x in children(e))
+        if kind == "comprehension_expr":
+            return self._comprehension(e.comprehension_expr, scope)
+        if kind == "call_expr":
+            return self._call(e, scope)
+        return 1
+
+    def _comprehension(self, c: Any, scope: dict[str, int]) -> int:
+        range_cost = self.cost(c.iter_range, scope)
+        iterations = self.size(c.iter_range, scope)
+        inner = dict(scope)
+        elem = self.element_size(c.iter_range, scope)
+        inner[c.iter_var] = elem
+        if c.iter_var2:
+            inner[c.iter_var2] = MAX_LIST
+        init_cost = self.cost(c.accu_init, scope)
+        inner[c.accu_var] = self.size(c.accu_init, scope) if iterations == 0 else MAX_LIST
+        body = self.cost(c.loop_condition, inner) + self.cost(c.loop_step, inner)
+        return range_cost + init_cost + iterations * body + self.cost(c.result, inner)
+
+    def _call(self, e: Any, scope: dict[str, int]) -> int:
+        call = e.call_expr
+        fn = call.function
+        target = [call.target] if call.HasField("target") else []
+        args = target + list(call.args)
+        if fn == "_?_:_" and len(args) == 3:
+            return self.cost(args[0], scope) + max(self.cost(args[1], scope), self.cost(args[2], scope))
+        arg_cost = sum(self.cost(a, scope) for a in args)
+        if fn in _ZERO_COST:
+            return arg_cost
+        if fn == "matches" and len(args) == 2:
+            text = _factor(self.size(args[0], scope), _STRING_TRAVERSAL)
+            regex = _factor(self.size(args[1], scope), _REGEX_LENGTH)
+            return arg_cost + max(1, text) * max(1, regex)
+        if fn in _STRING_SCANS and args:
+            return arg_cost + 1 + _factor(self.size(args[0], scope), _STRING_TRAVERSAL)
+        if fn in ("_==_", "_!=_", "_<_", "_<=_", "_>_", "_>=_") and len(args) == 2:
+            types = {self._type(a) for a in args}
+            if types & {"string", "bytes", "dyn"}:
+                smaller = min(self.size(args[0], scope), self.size(args[1], scope))
+                return arg_cost + 1 + _factor(smaller, _STRING_TRAVERSAL)
+            return arg_cost + 1
+        if fn == "_+_" and len(args) == 2:
+            return arg_cost + 1 + _factor(self.size(e, scope), _STRING_TRAVERSAL)
+        if fn == "@in" and len(args) == 2:
+            return arg_cost + 1 + self.size(args[1], scope)
+        if fn == "includes":
+            return arg_cost + 1 + INCLUDES_MAX
+        if fn in ("split", "join", "replace", "format"):
+            return arg_cost + 1 + _factor(sum(self.size(a, scope) for a in args), _STRING_TRAVERSAL)
+        return arg_cost + 1
+
+
+def estimate_cost(checked: Any) -> int:
+    """Worst-case cost of a checked selector, to compare with COST_LIMIT."""
+    return _Estimator(checked).cost(checked.expr, {})

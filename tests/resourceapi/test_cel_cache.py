@@ -1,0 +1,85 @@
+"""CelCache: an LRU of compiled selectors keyed by (expression, environment); environments built once."""
+
+from __future__ import annotations
+
+import pytest
+
+from resourceapi.cel import CelCache, EnvKey
+from resourceapi.celenv import checking_env
+from resourceapi.gates import DRA_CONSUMABLE_CAPACITY, DRA_LIST_TYPE_ATTRIBUTES, FeatureGates
+
+GATES = FeatureGates.defaults()
+EXPR = 'device.attributes["d"].x == 1'
+
+
+def test_second_compile_of_an_expression_is_a_hit() -> None:
+    cache = CelCache()
+    first = cache.compile(EXPR, GATES)
+    assert cache.compile(EXPR, GATES) is first
+    stats = cache.stats()
+    assert (stats.hits, stats.misses, stats.size) == (1, 1, 1)
+
+
+def test_environments_are_part_of_the_key() -> None:
+    cache = CelCache()
+    off = GATES.with_overrides(**{DRA_CONSUMABLE_CAPACITY: False})
+    assert cache.compile("device.allowMultipleAllocations", off).issues
+    assert not cache.compile("device.allowMultipleAllocations", GATES).issues
+    assert cache.stats().misses == 2
+
+
+def test_gates_that_give_the_same_environment_share_entries() -> None:
+    cache = CelCache()
+    cache.compile(EXPR, GATES)
+    cache.compile(EXPR, GATES.with_overrides(DRAExtendedResource=False))
+    assert cache.stats().hits == 1
+
+
+def test_stored_and_new_expressions_are_cached_apart() -> None:
+    cache = CelCache()
+    cache.compile(EXPR, GATES)
+    cache.compile(EXPR, GATES, stored=True)
+    assert cache.stats().misses == 2
+
+
+def test_least_recently_used_entry_is_evicted() -> None:
+    cache = CelCache(max_size=2)
+    cache.compile("true", GATES)
+    cache.compile("false", GATES)
+    cache.compile("true", GATES)  # refresh
+    cache.compile("1 == 1", GATES)  # evicts "false"
+    cache.compile("true", GATES)
+    assert cache.stats().hits == 2
+    cache.compile("false", GATES)
+    assert cache.stats().misses == 4
+    assert len(cache) == 2
+
+
+def test_failed_compilations_are_cached_too() -> None:
+    cache = CelCache()
+    assert cache.compile("noSuchVar", GATES) is cache.compile("noSuchVar", GATES)
+
+
+def test_cache_size_must_be_positive() -> None:
+    with pytest.raises(ValueError, match="max_size"):
+        CelCache(max_size=0)
+
+
+def test_checking_environment_is_built_once_per_gate_set() -> None:
+    key = EnvKey.for_gates(GATES)
+    assert checking_env(key) is checking_env(EnvKey.for_gates(GATES))
+
+
+@pytest.mark.parametrize(
+    ("consumable", "lists", "stored", "want"),
+    [
+        (False, False, False, EnvKey(False, False)),
+        (True, False, False, EnvKey(True, False)),
+        (False, True, False, EnvKey(False, True)),
+        (True, True, False, EnvKey(True, True)),
+        (False, False, True, EnvKey(True, True)),
+    ],
+)
+def test_environment_key_follows_the_gates(consumable: bool, lists: bool, stored: bool, want: EnvKey) -> None:
+    gates = GATES.with_overrides(**{DRA_CONSUMABLE_CAPACITY: consumable, DRA_LIST_TYPE_ATTRIBUTES: lists})
+    assert EnvKey.for_gates(gates, stored) == want
