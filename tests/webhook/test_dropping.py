@@ -1,0 +1,88 @@
+"""Gate drop-on-disable (validation digest §4.3, DESIGN decisions): drop on create, keep on update when the
+old object already used the feature, per feature; the annotation follows DRAExtendedResourceCapacity."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+from deviceclasses import ANNOTATION, device_class, with_annotation
+
+from resourceapi.gates import FeatureGates
+from webhook.dropping import apply_removals, drop_disabled_fields, json_pointer
+
+ON = FeatureGates.defaults()
+NAME_OFF = ON.with_overrides(DRAExtendedResource=False)
+CAPACITY_OFF = ON.with_overrides(DRAExtendedResourceCapacity=False)
+REMOVE_NAME = {"op": "remove", "path": "/spec/extendedResourceName"}
+REMOVE_CAPACITY = {"op": "remove", "path": "/spec/extendedResourceCapacityRequests"}
+REMOVE_ANNOTATION = {
+    "op": "remove",
+    "path": "/metadata/annotations/dra-capacity.io~1extended-resource-capacity-requests",
+}
+
+NAMED = device_class(extendedResourceName="example.com/gpu")
+RENAMED = device_class(extendedResourceName="example.com/other")
+PLAIN = device_class()
+REQUESTING = device_class(extendedResourceCapacityRequests={"requests": {"shares": "1"}})
+REQUESTING_MORE = device_class(extendedResourceCapacityRequests={"requests": {"shares": "2"}})
+ANNOTATED = with_annotation(device_class(), '{"requests": {"shares": "1"}}')
+
+# (new, old or None for create, gates, expected patch)
+MATRIX: dict[str, tuple[dict[str, Any], dict[str, Any] | None, FeatureGates, list[dict[str, str]]]] = {
+    "name/create/gate-on": (NAMED, None, ON, []),
+    "name/create/gate-off": (NAMED, None, NAME_OFF, [REMOVE_NAME]),
+    "name/update/gate-on/old-unused": (NAMED, PLAIN, ON, []),
+    "name/update/gate-on/old-used": (RENAMED, NAMED, ON, []),
+    "name/update/gate-off/old-unused": (NAMED, PLAIN, NAME_OFF, [REMOVE_NAME]),
+    "name/update/gate-off/old-used-keeps-changed-value": (RENAMED, NAMED, NAME_OFF, []),
+    "capacity/create/gate-on": (REQUESTING, None, ON, []),
+    "capacity/create/gate-off": (REQUESTING, None, CAPACITY_OFF, [REMOVE_CAPACITY]),
+    "capacity/update/gate-on/old-unused": (REQUESTING, PLAIN, ON, []),
+    "capacity/update/gate-on/old-used": (REQUESTING_MORE, REQUESTING, ON, []),
+    "capacity/update/gate-off/old-unused": (REQUESTING, PLAIN, CAPACITY_OFF, [REMOVE_CAPACITY]),
+    "capacity/update/gate-off/old-used-keeps-changed-value": (REQUESTING_MORE, REQUESTING, CAPACITY_OFF, []),
+    "annotation/create/gate-on": (ANNOTATED, None, ON, []),
+    "annotation/create/gate-off": (ANNOTATED, None, CAPACITY_OFF, [REMOVE_ANNOTATION]),
+    "annotation/update/gate-off/old-unused": (ANNOTATED, PLAIN, CAPACITY_OFF, [REMOVE_ANNOTATION]),
+    "annotation/update/gate-off/old-used": (ANNOTATED, ANNOTATED, CAPACITY_OFF, []),
+    "annotation/update/gate-off/old-used-the-field": (ANNOTATED, REQUESTING, CAPACITY_OFF, []),
+    "features-are-independent": (
+        device_class(
+            extendedResourceName="example.com/gpu", extendedResourceCapacityRequests={"requests": {}}
+        ),
+        NAMED,
+        FeatureGates.defaults().with_overrides(DRAExtendedResource=False, DRAExtendedResourceCapacity=False),
+        [REMOVE_CAPACITY],
+    ),
+    "explicit-null-is-not-in-use": (device_class(extendedResourceName=None), None, NAME_OFF, []),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MATRIX))
+def test_drop_disabled_fields(case: str) -> None:
+    new, old, gates, want = MATRIX[case]
+    assert drop_disabled_fields(new, old, gates).patch == want
+
+
+def test_drop_does_not_mutate_the_input() -> None:
+    obj = with_annotation(REQUESTING, "{}")
+    before = copy.deepcopy(obj)
+    result = drop_disabled_fields(obj, None, CAPACITY_OFF)
+    assert obj == before
+    assert "extendedResourceCapacityRequests" not in result.obj["spec"]
+    assert ANNOTATION not in result.obj["metadata"]["annotations"]
+
+
+def test_dropped_object_equals_the_patched_object() -> None:
+    obj = with_annotation(
+        device_class(extendedResourceName="a.com/b", extendedResourceCapacityRequests={}), "{}"
+    )
+    gates = ON.with_overrides(DRAExtendedResource=False, DRAExtendedResourceCapacity=False)
+    result = drop_disabled_fields(obj, None, gates)
+    assert apply_removals(obj, result.patch) == result.obj
+
+
+def test_json_pointer_escapes_slash_and_tilde() -> None:
+    assert json_pointer("metadata", "annotations", "a~b/c") == "/metadata/annotations/a~0b~1c"

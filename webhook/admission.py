@@ -1,0 +1,172 @@
+"""DeviceClass admission: `/mutate` (gate drop-on-disable as a JSONPatch) and `/validate` (upstream rules).
+
+Both take an `AdmissionReview.request` (a dict, uid present; the server has checked the envelope) and
+return an `AdmissionOutcome`. A review for anything but a resource.k8s.io DeviceClass CREATE/UPDATE is
+allowed unhandled, so a misregistered webhook never locks a cluster; neither method raises on a well-formed
+review.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from resourceapi.cel import CelCache, CompileResult
+from resourceapi.field import FieldError
+from resourceapi.gates import FeatureGates
+from webhook import warnings
+from webhook.dropping import DropResult, drop_disabled_fields
+from webhook.status import GROUP, KIND, internal_status, invalid_status
+from webhook.validation import display_name, validate_device_class
+
+log = logging.getLogger(__name__)
+
+RESOURCE = "deviceclasses"
+# resource.k8s.io versions whose DeviceClass has the v1 shape for every field we read.
+VERSIONS = frozenset({"v1", "v1beta1", "v1beta2"})
+HANDLED_OPERATIONS = frozenset({"CREATE", "UPDATE"})
+FRONT_CACHE_SIZE = 4096
+
+
+@dataclass
+class AdmissionOutcome:
+    """What the server needs: the AdmissionReview response, and facts for its logs and metrics."""
+
+    response: dict[str, Any]
+    handled: bool
+    cause_types: list[str] = field(default_factory=list)
+    name: str = ""
+    operation: str = ""
+
+
+@dataclass(frozen=True)
+class _Subject:
+    obj: dict[str, Any]
+    old: dict[str, Any] | None
+    name: str
+    operation: str
+
+
+class DeviceClassAdmission:
+    """The admission logic of one served cluster (its feature gates); stateless apart from the CEL cache."""
+
+    def __init__(self, gates: FeatureGates) -> None:
+        self.gates = gates
+        self.cache = CelCache()
+        self._compiled: dict[str, CompileResult] = {}
+
+    def warm_up(self) -> None:
+        """Build the CEL environment (and check it works) before /readyz reports ready."""
+        self.cache.compile('device.driver == "warm-up.example.com"', self.gates)
+
+    def mutate(self, request: dict[str, Any]) -> AdmissionOutcome:
+        """Drop fields of disabled features, silently, as upstream's PrepareForCreate/PrepareForUpdate do."""
+        uid = request.get("uid", "")
+        operation = str(request.get("operation") or "")
+        subject = _subject(request)
+        if subject is None:
+            return _foreign(uid, request, operation)
+        response: dict[str, Any] = {"uid": uid, "allowed": True}
+        try:
+            patch = drop_disabled_fields(subject.obj, subject.old, self.gates).patch
+        except Exception as exc:  # a bug must not take the server down; report it as the apiserver would
+            log.exception("mutating DeviceClass %r failed", subject.name)
+            return _internal(uid, subject, exc)
+        if patch:
+            response["patchType"] = "JSONPatch"
+            response["patch"] = base64.b64encode(json.dumps(patch, separators=(",", ":")).encode()).decode()
+        return AdmissionOutcome(response, True, [], subject.name, operation)
+
+    def validate(self, request: dict[str, Any]) -> AdmissionOutcome:
+        """Judge the object as stored after the drop; warn about fields the drop should have removed."""
+        uid = request.get("uid", "")
+        operation = str(request.get("operation") or "")
+        subject = _subject(request)
+        if subject is None:
+            return _foreign(uid, request, operation)
+        try:
+            drop: DropResult = drop_disabled_fields(subject.obj, subject.old, self.gates)
+            result = validate_device_class(drop.obj, subject.old, self.gates, self._compile)
+        except Exception as exc:
+            log.exception("validating DeviceClass %r failed", subject.name)
+            return _internal(uid, subject, exc)
+        notes = [warnings.not_dropped(d.path, d.gate) for d in drop.dropped] + result.warnings
+        return outcome(uid, subject.name, operation, result.errors, notes)
+
+    def _compile(self, expression: str, gates: FeatureGates) -> CompileResult:
+        """The shared CelCache behind a per-gates dict: the hot path skips key building and locking."""
+        if gates is not self.gates:
+            return self.cache.compile(expression, gates)
+        hit = self._compiled.get(expression)
+        if hit is None:
+            hit = self.cache.compile(expression, gates)
+            if len(self._compiled) >= FRONT_CACHE_SIZE:
+                self._compiled.clear()
+            self._compiled[expression] = hit
+        return hit
+
+
+def outcome(
+    uid: Any, name: str, operation: str, errors: list[FieldError], notes: list[str]
+) -> AdmissionOutcome:
+    """An allowed response, or a 422 Invalid one carrying every error."""
+    response: dict[str, Any] = {"uid": uid, "allowed": not errors}
+    if errors:
+        response["status"] = invalid_status(name, errors)
+    if notes:
+        response["warnings"] = notes
+    return AdmissionOutcome(response, True, [e.type.cause_type for e in errors], name, operation)
+
+
+def is_device_class(request: Mapping[str, Any]) -> bool:
+    """resource.k8s.io DeviceClass (by `kind`, else by `resource`), any known version, no subresource."""
+    if request.get("subResource"):
+        return False
+    kind = request.get("kind")
+    if isinstance(kind, dict):
+        return kind.get("group") == GROUP and kind.get("kind") == KIND and kind.get("version") in VERSIONS
+    resource = request.get("resource")
+    if isinstance(resource, dict):
+        return (
+            resource.get("group") == GROUP
+            and resource.get("resource") == RESOURCE
+            and resource.get("version") in VERSIONS
+        )
+    return False
+
+
+def _subject(request: Mapping[str, Any]) -> _Subject | None:
+    """The DeviceClass CREATE/UPDATE this review is about, or None when it is foreign to this webhook."""
+    operation = request.get("operation")
+    if operation not in HANDLED_OPERATIONS or not is_device_class(request):
+        return None
+    obj = request.get("object")
+    if not isinstance(obj, dict):
+        return None
+    old = request.get("oldObject") if operation == "UPDATE" else None
+    if not isinstance(old, dict):
+        old = None
+    name = display_name(obj) or str(request.get("name") or "")
+    return _Subject(obj, old, name, str(operation))
+
+
+def _foreign(uid: Any, request: Mapping[str, Any], operation: str) -> AdmissionOutcome:
+    name = request.get("name")
+    return AdmissionOutcome(
+        {"uid": uid, "allowed": True}, False, [], name if isinstance(name, str) else "", operation
+    )
+
+
+def _internal(uid: Any, subject: _Subject, exc: Exception) -> AdmissionOutcome:
+    status = internal_status(f"{type(exc).__name__}: {exc}")
+    return AdmissionOutcome(
+        {"uid": uid, "allowed": False, "status": status},
+        True,
+        ["InternalError"],
+        subject.name,
+        subject.operation,
+    )

@@ -1,0 +1,405 @@
+"""DeviceClass validation: upstream's `ValidateDeviceClass` / `ValidateDeviceClassUpdate` as field errors.
+
+Order, paths and messages follow `pkg/apis/resource/validation/validation.go` (newest): metadata, then
+`spec.selectors`, `spec.config`, `spec.extendedResourceName`; the KEP-6406 field and its annotation carrier
+come last. All errors are collected (only an over-long list skips its items).
+
+UPDATE ratchets (DESIGN decisions): a value equal to the stored one is not re-validated. For the atomic lists
+the comparison is per item: an item equal to any item of the old list is skipped, and an unchanged list is
+skipped whole (count included).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from resourceapi.cel import CompileResult, compile_selector
+from resourceapi.field import (
+    ErrorType,
+    FieldError,
+    Path,
+    forbidden,
+    internal,
+    invalid,
+    required,
+    too_long,
+    too_many,
+)
+from resourceapi.gates import FeatureGates
+from resourceapi.names import (
+    is_extended_resource_name,
+    is_qualified_name,
+    max_len_bytes_error,
+    regex_error,
+    validate_driver_name,
+    validate_object_name,
+)
+from webhook.capacity_requests import OMITTED, check_capacity_requests
+from webhook.rawjson import GoJSONError, compact_bytes, loads
+
+SELECTORS_MAX = 32  # DeviceSelectorsMaxSize
+CONFIG_MAX = 32  # DeviceConfigMaxSize
+EXPRESSION_MAX_LENGTH = 10 * 1024  # CELSelectorExpressionMaxLength, bytes
+PARAMETERS_MAX_LENGTH = 10 * 1024  # OpaqueParametersMaxLength, bytes
+
+# Compiles a selector expression for the served gates: `compile_selector`, or a `CelCache.compile`.
+Compiler = Callable[[str, FeatureGates], CompileResult]
+
+LABEL_VALUE_MAX_LENGTH = 63
+LABEL_VALUE_FMT = "(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?"
+LABEL_VALUE_ERR_MSG = (
+    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', "
+    "and must start and end with an alphanumeric character"
+)
+_LABEL_VALUE_RE = re.compile(LABEL_VALUE_FMT)
+ANNOTATIONS_MAX_BYTES = 256 * 1024  # TotalAnnotationSizeLimitB
+
+METADATA = Path("metadata")
+_PLACEHOLDER = Path("-")
+SPEC = Path("spec")
+_NAME = METADATA.child("name")
+_META_PATHS = {key: METADATA.child(key) for key in ("labels", "annotations")}
+_SPEC_PATHS = {key: SPEC.child(key) for key in ("selectors", "config")}
+
+
+@dataclass
+class Validation:
+    """The verdict on one DeviceClass: errors in upstream order, and warnings for the user."""
+
+    errors: list[FieldError] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def validate_device_class(
+    obj: Mapping[str, Any],
+    old: Mapping[str, Any] | None,
+    gates: FeatureGates,
+    compiler: Compiler | None = None,
+) -> Validation:
+    """Validate `obj` as it will be stored (disabled fields already dropped); `old` is None on create."""
+    result = Validation()
+    errors = result.errors
+    meta_raw = obj.get("metadata")
+    if meta_raw is not None and not isinstance(meta_raw, dict):
+        errors.append(_type_invalid(METADATA, meta_raw, "object"))
+    meta = _mapping(meta_raw)
+    old_meta = _mapping(old.get("metadata")) if old is not None else None
+    errors.extend(validate_metadata(meta, old_meta))
+
+    spec_raw = obj.get("spec")
+    if spec_raw is not None and not isinstance(spec_raw, dict):
+        errors.append(_type_invalid(SPEC, spec_raw, "object"))
+        spec: Mapping[str, Any] = {}
+    else:
+        spec = spec_raw or {}
+    old_spec = _mapping(old.get("spec")) if old is not None else None
+
+    errors.extend(
+        _validate_list(
+            spec,
+            old_spec,
+            "selectors",
+            SELECTORS_MAX,
+            lambda item, p: validate_selector(item, p, gates, compiler),
+        )
+    )
+    errors.extend(_validate_list(spec, old_spec, "config", CONFIG_MAX, validate_config))
+    name_value = spec.get("extendedResourceName")
+    if name_value is not None and (old_spec is None or old_spec.get("extendedResourceName") != name_value):
+        errors.extend(validate_extended_resource_name(name_value, SPEC.child("extendedResourceName")))
+
+    verdict = check_capacity_requests(obj, old, gates, display_name(obj))
+    errors.extend(verdict.errors)
+    result.warnings.extend(verdict.warnings)
+    return result
+
+
+def validate_metadata(meta: Mapping[str, Any], old_meta: Mapping[str, Any] | None) -> list[FieldError]:
+    """ObjectMeta rules of a cluster-scoped class: name (LongName), generateName, namespace, immutability."""
+    errors: list[FieldError] = []
+    name = meta.get("name") or ""
+    generate_name = meta.get("generateName") or ""
+    old_name = (old_meta.get("name") or "") if old_meta is not None else None
+    if old_meta is None and generate_name:
+        if not isinstance(generate_name, str):
+            errors.append(_type_invalid(METADATA.child("generateName"), generate_name, "string"))
+        else:
+            # Upstream validates the prefix with a trailing '-' masked (`maskTrailingDash`).
+            masked = generate_name[:-1] + "a" if generate_name.endswith("-") else generate_name
+            for e in validate_object_name(masked, METADATA.child("generateName")):
+                errors.append(_rebadge(e, generate_name))
+    if not isinstance(name, str):
+        errors.append(_type_invalid(METADATA.child("name"), name, "string"))
+    elif not name:
+        # On create the apiserver turns generateName into a name before validation (and before webhooks).
+        if old_meta is not None or not generate_name:
+            errors.append(required(METADATA.child("name"), "name or generateName is required"))
+    elif old_name is None or name != old_name:
+        errors.extend(relocated(_object_name_errors(name), _NAME))
+    if meta.get("namespace"):
+        errors.append(forbidden(METADATA.child("namespace"), "not allowed on this type"))
+    for key, check in (("labels", validate_labels), ("annotations", validate_annotations)):
+        value = meta.get(key)
+        if value is not None and (old_meta is None or old_meta.get(key) != value):
+            errors.extend(check(value, _META_PATHS[key]))
+    if old_name is not None and name != old_name:
+        errors.append(invalid(METADATA.child("name"), name, "field is immutable"))
+    return errors
+
+
+def validate_labels(labels: Any, path: Path) -> list[FieldError]:
+    """`ValidateLabels`: qualified-name keys and label values, reported at `metadata.labels` (keys sorted)."""
+    if not isinstance(labels, dict):
+        return [_type_invalid(path, labels, "object")]
+    errors: list[FieldError] = []
+    for key in sorted(labels, key=str):
+        value = labels[key]
+        errors.extend(invalid(path, key, msg) for msg in _qualified_name_messages(str(key)))
+        if not isinstance(value, str):
+            errors.append(_type_invalid(path, value, "string"))
+        else:
+            errors.extend(invalid(path, value, msg) for msg in is_label_value(value))
+    return errors
+
+
+@functools.lru_cache(maxsize=4096)
+def _qualified_name_messages(key: str) -> tuple[str, ...]:
+    """`is_qualified_name`, memoized: label and annotation keys repeat across requests."""
+    return tuple(is_qualified_name(key))
+
+
+@functools.lru_cache(maxsize=4096)
+def is_label_value(value: str) -> tuple[str, ...]:
+    """`validation.IsValidLabelValue` (`content.IsLabelValue`): at most 63 bytes, empty or label-shaped."""
+    errs: list[str] = []
+    if len(value.encode("utf-8")) > LABEL_VALUE_MAX_LENGTH:
+        errs.append(max_len_bytes_error(LABEL_VALUE_MAX_LENGTH))
+    if not _LABEL_VALUE_RE.fullmatch(value):
+        errs.append(regex_error(LABEL_VALUE_ERR_MSG, LABEL_VALUE_FMT, "MyValue", "my_value", "12345"))
+    return tuple(errs)
+
+
+def validate_annotations(annotations: Any, path: Path) -> list[FieldError]:
+    """`ValidateAnnotations`: keys are qualified names once lowercased; keys + values at most 256 KiB."""
+    if not isinstance(annotations, dict):
+        return [_type_invalid(path, annotations, "object")]
+    errors: list[FieldError] = []
+    total = 0
+    for key in sorted(annotations, key=str):
+        value = annotations[key]
+        errors.extend(invalid(path, key, msg) for msg in _qualified_name_messages(str(key).lower()))
+        total += len(str(key).encode("utf-8")) + (len(value.encode("utf-8")) if isinstance(value, str) else 0)
+    if total > ANNOTATIONS_MAX_BYTES:
+        errors.append(too_long(path, ANNOTATIONS_MAX_BYTES))
+    return errors
+
+
+def validate_selector(
+    item: Any, path: Path, gates: FeatureGates, compiler: Compiler | None = None
+) -> list[FieldError]:
+    """`validateSelector`: `cel` required; the expression checked for length, then compiled (type, cost)."""
+    if not isinstance(item, dict):
+        return [_type_invalid(path, item, "object")]
+    cel = item.get("cel")
+    if cel is None:
+        return [required(path.child("cel"))]
+    if not isinstance(cel, dict):
+        return [_type_invalid(path.child("cel"), cel, "object")]
+    expression = cel.get("expression", "")
+    if expression is None:
+        expression = ""
+    if not isinstance(expression, str):
+        return [_type_invalid(path.child("cel", "expression"), expression, "string")]
+    # A character is at most 4 UTF-8 bytes: short expressions need no encoding to be measured.
+    if (
+        len(expression) > EXPRESSION_MAX_LENGTH // 4
+        and len(expression.encode("utf-8")) > EXPRESSION_MAX_LENGTH
+    ):
+        return [too_long(path.child("cel", "expression"), EXPRESSION_MAX_LENGTH)]
+    issues = (compiler or compile_selector)(expression, gates).issues
+    if not issues:
+        return []
+    return compile_errors(expression, path.child("cel", "expression"), gates, compiler)
+
+
+def compile_errors(
+    expression: str, path: Path, gates: FeatureGates, compiler: Compiler | None = None
+) -> list[FieldError]:
+    """Compile (NewExpressions) and map CEL issues as `convertCELErrorToValidationError` does."""
+    out: list[FieldError] = []
+    for issue in (compiler or compile_selector)(expression, gates).issues:
+        kind = issue.kind
+        if kind == "invalid":
+            out.append(invalid(path, expression, issue.detail))
+        elif kind == "forbidden":
+            out.append(forbidden(path, issue.detail))
+        elif kind == "required":
+            out.append(required(path, issue.detail))
+        else:
+            out.append(internal(path, issue.detail))
+    return out
+
+
+def validate_config(item: Any, path: Path) -> list[FieldError]:
+    """`validateDeviceConfiguration`: `opaque` required, then driver and parameters."""
+    if not isinstance(item, dict):
+        return [_type_invalid(path, item, "object")]
+    opaque = item.get("opaque")
+    if opaque is None:
+        return [required(path.child("opaque"))]
+    if not isinstance(opaque, dict):
+        return [_type_invalid(path.child("opaque"), opaque, "object")]
+    errors: list[FieldError] = []
+    driver = opaque.get("driver") or ""
+    if not isinstance(driver, str):
+        errors.append(_type_invalid(path.child("opaque", "driver"), driver, "string"))
+    else:
+        driver_errs = driver_errors(driver)
+        if driver_errs:
+            errors.extend(relocated(driver_errs, path.child("opaque", "driver")))
+    parameters = opaque.get("parameters")
+    if not _small_object(parameters):
+        errors.extend(validate_parameters(parameters, path.child("opaque", "parameters")))
+    return errors
+
+
+@functools.lru_cache(maxsize=4096)
+def _object_name_errors(name: str) -> tuple[FieldError, ...]:
+    return tuple(validate_object_name(name, _PLACEHOLDER))
+
+
+@functools.lru_cache(maxsize=4096)
+def driver_errors(driver: str) -> tuple[FieldError, ...]:
+    """`validate_driver_name` at a placeholder path, memoized: classes repeat the same few drivers."""
+    return tuple(validate_driver_name(driver, _PLACEHOLDER))
+
+
+def relocated(errors: tuple[FieldError, ...], path: Path) -> list[FieldError]:
+    """Memoized errors moved to their real path."""
+    return [dataclasses.replace(e, field=str(path)) for e in errors] if errors else []
+
+
+def _small_object(value: Any) -> bool:
+    """A parameters object that is certainly valid: a dict whose compact JSON is under the size limit."""
+    if not isinstance(value, dict):
+        return False
+    try:
+        return len(compact_bytes(value)) <= PARAMETERS_MAX_LENGTH
+    except (TypeError, ValueError):
+        return False
+
+
+def validate_parameters(value: Any, path: Path) -> list[FieldError]:
+    """`validateRawExtension` on the decoded value: null Required, >10 KiB Too long, non-object Invalid.
+
+    The size is that of the apiserver's compact re-encoding, which is what a webhook can measure.
+    """
+    if value is None:
+        return [required(path)]
+    try:
+        raw = compact_bytes(value)
+    except (TypeError, ValueError) as exc:
+        return [invalid(path, OMITTED, f"error parsing data as JSON: {exc}")]
+    if len(raw) > PARAMETERS_MAX_LENGTH:
+        return [too_long(path, PARAMETERS_MAX_LENGTH)]
+    if not isinstance(value, dict):
+        return [invalid(path, OMITTED, "must be a valid JSON object")]
+    return []
+
+
+def validate_parameters_raw(raw: bytes, path: Path) -> list[FieldError]:
+    """`validateRawExtension` on raw bytes, exactly as upstream orders it (used for raw JSON inputs)."""
+    if not raw or raw == b"null":  # RawExtension.UnmarshalJSON keeps no bytes for a literal null
+        return [required(path)]
+    if len(raw) > PARAMETERS_MAX_LENGTH:
+        return [too_long(path, PARAMETERS_MAX_LENGTH)]
+    try:
+        value = loads(raw.decode("utf-8", errors="replace"))
+    except GoJSONError as exc:
+        return [invalid(path, OMITTED, f"error parsing data as JSON: {exc}")]
+    if value is None:
+        return [required(path)]
+    if not isinstance(value, dict):
+        return [invalid(path, OMITTED, "must be a valid JSON object")]
+    return []
+
+
+def validate_extended_resource_name(value: Any, path: Path) -> list[FieldError]:
+    """The handwritten rule: `v1helper.IsExtendedResourceName` or `must be a valid extended resource name`."""
+    if not isinstance(value, str):
+        return [_type_invalid(path, value, "string")]
+    if is_extended_resource_name(value):
+        return []
+    return [invalid(path, value, "must be a valid extended resource name")]
+
+
+def display_name(obj: Mapping[str, Any]) -> str:
+    """The object's name, or its generateName prefix when the name is not assigned yet."""
+    meta = _mapping(obj.get("metadata"))
+    name = meta.get("name") or meta.get("generateName") or ""
+    return name if isinstance(name, str) else str(name)
+
+
+def _validate_list(
+    spec: Mapping[str, Any],
+    old_spec: Mapping[str, Any] | None,
+    key: str,
+    max_items: int,
+    check: Callable[[Any, Path], list[FieldError]],
+) -> list[FieldError]:
+    """`validateSlice` with item-level ratcheting against the old list (see module docstring)."""
+    path = _SPEC_PATHS[key]
+    items = spec.get(key)
+    if items is None:
+        return []
+    if not isinstance(items, list):
+        return [_type_invalid(path, items, "array")]
+    old_items: Sequence[Any] = ()
+    if old_spec is not None:
+        old_raw = old_spec.get(key)
+        old_items = old_raw if isinstance(old_raw, list) else ()
+        if items == old_items:
+            return []
+    if len(items) > max_items:
+        return [too_many(path, len(items), max_items)]
+    errors: list[FieldError] = []
+    for i, item in enumerate(items):
+        if old_items and item in old_items:
+            continue
+        errors.extend(check(item, path.index(i)))
+    return errors
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return "null" if value is None else type(value).__name__
+
+
+def _type_invalid(path: Path, value: Any, expected: str) -> FieldError:
+    """A value of the wrong JSON type (only from hand-written files: the apiserver decodes types)."""
+    return FieldError(ErrorType.TYPE_INVALID, str(path), _json_type(value), f"must be of type {expected}")
+
+
+def _rebadge(error: FieldError, value: str) -> FieldError:
+    """The same error with the unmasked value shown."""
+    if error.type is ErrorType.INVALID:
+        return FieldError(error.type, error.field, value, error.detail)
+    return error
