@@ -1,0 +1,46 @@
+"""Upstream's allocator `Features`, derived from the served cluster's feature gates."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from resourceapi import gates as g
+from resourceapi.gates import FeatureGates
+
+# Gates dra-capacity does not model (yet); when a FeatureGates lacks them the feature counts as off.
+DRA_DEVICE_BINDING_CONDITIONS = "DRADeviceBindingConditions"
+DRA_RESOURCE_CLAIM_DEVICE_STATUS = "DRAResourceClaimDeviceStatus"
+
+
+def _on(gates: FeatureGates, name: str) -> bool:
+    try:
+        return gates.enabled(name)
+    except KeyError:
+        return False
+
+
+@dataclass(frozen=True, slots=True)
+class Features:
+    """Control-flow switches of the allocator (upstream `internal.Features`)."""
+
+    admin_access: bool = True
+    consumable_capacity: bool = True
+    device_binding_and_status: bool = False
+    device_taints: bool = True
+    list_type_attributes: bool = False
+    partitionable_devices: bool = True
+    prioritized_list: bool = True
+
+    @staticmethod
+    def from_gates(gates: FeatureGates) -> Features:
+        """The scheduler's mapping: one gate per feature; binding+status needs both of its gates."""
+        return Features(
+            admin_access=_on(gates, g.DRA_ADMIN_ACCESS),
+            consumable_capacity=_on(gates, g.DRA_CONSUMABLE_CAPACITY),
+            device_binding_and_status=_on(gates, DRA_DEVICE_BINDING_CONDITIONS)
+            and _on(gates, DRA_RESOURCE_CLAIM_DEVICE_STATUS),
+            device_taints=_on(gates, g.DRA_DEVICE_TAINTS),
+            list_type_attributes=_on(gates, g.DRA_LIST_TYPE_ATTRIBUTES),
+            partitionable_devices=_on(gates, g.DRA_PARTITIONABLE_DEVICES),
+            prioritized_list=_on(gates, g.DRA_PRIORITIZED_LIST),
+        )

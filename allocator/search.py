@@ -1,0 +1,323 @@
+"""Upstream's depth-first first-fit search (`allocateOne`/`allocateDevice`) with an explicit undo log.
+
+Order: claims, then requests, then devices (pools by driver/pool, slices by name, devices in slice order);
+combinations, not permutations, within one request. Every mutation made for a candidate (counters,
+constraints, in-use marks, in-flight capacity, results) is recorded in the undo log and undone when the
+candidate is rejected or backtracked, fixing upstream's leaks (digest §7.2).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from fractions import Fraction
+
+from allocator.capacity import fits
+from allocator.counters import CounterTotals, InFlightCounters
+from allocator.errors import AllocationError
+from allocator.features import Features
+from allocator.ids import DeviceID, PoolID
+from allocator.pools import DeviceRecord, NodePools
+from allocator.requests import ClaimPlan, RequestData
+from allocator.selection import Matcher, per_device_node_matches
+from allocator.state import CommittedState
+from resourceapi.quantity import Quantity
+from resourceapi.resource_v1 import (
+    ALLOCATION_MODE_ALL,
+    ALLOCATION_RESULTS_MAX_SIZE,
+    DeviceTaint,
+    DeviceToleration,
+)
+
+
+class _MaxSizeExceeded(Exception):
+    """Upstream errAllocationResultMaxSizeExceeded: more aggressive backtracking for prioritized lists."""
+
+
+class DeviceResult:
+    """One allocated device of a claim, before conversion to the API result."""
+
+    __slots__ = ("admin", "consumed", "device", "request", "share_id")
+
+    def __init__(
+        self,
+        request: RequestData,
+        device: DeviceRecord,
+        share_id: str | None,
+        consumed: dict[str, Quantity] | None,
+    ) -> None:
+        self.request = request
+        self.device = device
+        self.share_id = share_id
+        self.consumed = consumed
+        self.admin = request.admin
+
+
+def tolerates(toleration: DeviceToleration, taint: DeviceTaint) -> bool:
+    """resourceclaim.ToleratesTaint."""
+    if toleration.effect and toleration.effect != taint.effect:
+        return False
+    if toleration.key and toleration.key != taint.key:
+        return False
+    operator = toleration.operator or "Equal"
+    if operator == "Exists":
+        return True
+    if operator == "Equal":
+        return (toleration.value or "") == (taint.value or "")
+    return False
+
+
+def taint_prevents(device: DeviceRecord, tolerations: list[DeviceToleration] | None) -> bool:
+    """Only NoSchedule and NoExecute taints block, unless tolerated."""
+    for taint in device.taints:
+        if taint.effect in ("NoSchedule", "NoExecute") and not any(
+            tolerates(t, taint) for t in tolerations or ()
+        ):
+            return True
+    return False
+
+
+class Search:
+    """One `Cluster.allocate` call: state of the search over one node's devices for one pod's claims."""
+
+    def __init__(
+        self,
+        *,
+        features: Features,
+        pools: NodePools,
+        plans: list[ClaimPlan],
+        matcher: Matcher,
+        state: CommittedState,
+        available_counters: Callable[[PoolID], CounterTotals],
+        share_ids: Callable[[], str],
+        node_name: str,
+        labels: Mapping[str, str],
+    ) -> None:
+        self.features = features
+        self.pools = pools
+        self.candidates = pools.candidates
+        self.plans = plans
+        self.matcher = matcher
+        self.state = state
+        self.available_counters = available_counters
+        self.share_ids = share_ids
+        self.node_name = node_name
+        self.labels = labels
+        self.undo: list[Callable[[], None]] = []
+        self.allocating: dict[DeviceID, set[int]] = {}  # dedicated devices in flight -> claim indices
+        self.in_flight_capacity: dict[DeviceID, dict[str, Fraction]] = {}
+        self.in_flight_shares: dict[DeviceID, int] = {}
+        self.counters = InFlightCounters()
+        self.results: list[list[DeviceResult]] = [[] for _ in plans]
+        self.calls = 0
+
+    # --- entry ---------------------------------------------------------------------------------------------
+
+    def run(self) -> bool:
+        """True when a complete solution was found (results hold it)."""
+        try:
+            done = self._allocate_one(0, 0, 0, 0, False, 0)
+        except _MaxSizeExceeded:
+            return False
+        if not done and self.pools.any_invalid:
+            raise AllocationError("invalid resource pools were encountered", node_failure=True)
+        return done
+
+    # --- checks --------------------------------------------------------------------------------------------
+
+    def in_use(self, device: DeviceID) -> bool:
+        return device in self.state.dedicated or bool(self.allocating.get(device))
+
+    def selectable(self, data: RequestData, device: DeviceRecord) -> bool:
+        """Binding conditions gate, class selectors, request selectors, per-device node selection."""
+        if not self.features.device_binding_and_status and device.binding_conditions:
+            return False
+        if data.cls is not None and not self.matcher.class_matches(device, data.cls):
+            return False
+        if not self.matcher.request_matches(device, data.selectors, data.claim):
+            return False
+        return per_device_node_matches(device, self.node_name, self.labels)
+
+    def capacity_fits(self, data: RequestData, device: DeviceRecord) -> bool:
+        """Upstream CmpRequestOverCapacity against committed and in-flight consumption."""
+        consumption = data.consumption(device)
+        if consumption is None:
+            return False
+        return fits(
+            consumption,
+            device.capacity,
+            self.state.aggregated.get(device.id),
+            self.in_flight_capacity.get(device.id),
+        )
+
+    def all_mode_devices(self, data: RequestData) -> list[DeviceRecord]:
+        """The fixed device list of an `All` request: selectable and fitting the committed state."""
+        out: list[DeviceRecord] = []
+        for device in self.candidates:
+            if not self.selectable(data, device):
+                continue
+            if self.features.consumable_capacity and not self.capacity_fits(data, device):
+                continue
+            out.append(device)
+        return out
+
+    # --- search --------------------------------------------------------------------------------------------
+
+    def _rollback(self, mark: int) -> None:
+        undo = self.undo
+        while len(undo) > mark:
+            undo.pop()()
+
+    def _allocate_one(self, ci: int, ri: int, si: int, di: int, in_sub: bool, start: int) -> bool:
+        self.calls += 1
+        if ci >= len(self.plans):
+            return True
+        plan = self.plans[ci]
+        if ri >= len(plan.requests):
+            try:
+                return self._allocate_one(ci + 1, 0, 0, 0, False, 0)
+            except _MaxSizeExceeded:
+                return False
+        entries = plan.requests[ri]
+        if not in_sub and entries[0].parent:
+            all_exceeded = True
+            for sub_index in range(len(entries)):
+                try:
+                    success = self._allocate_one(ci, ri, sub_index, 0, True, 0)
+                except _MaxSizeExceeded:
+                    continue
+                all_exceeded = False
+                if success:
+                    entries[0].selected_sub = sub_index
+                    return True
+            if all_exceeded:
+                raise _MaxSizeExceeded
+            return False
+
+        data = entries[si]
+        all_mode = data.mode == ALLOCATION_MODE_ALL
+        if all_mode and not data.all_devices:
+            return False
+        if di >= data.num_devices:
+            return self._allocate_one(ci, ri + 1, 0, 0, False, 0)
+        if len(self.results[ci]) + data.num_devices - di > ALLOCATION_RESULTS_MAX_SIZE:
+            raise _MaxSizeExceeded
+
+        if all_mode:
+            device = data.all_devices[di]
+            mark = len(self.undo)
+            if not self._allocate_device(data, device, must=True):
+                return False
+            try:
+                done = self._allocate_one(ci, ri, si, di + 1, in_sub, 0)
+            except BaseException:
+                self._rollback(mark)
+                raise
+            if not done:
+                self._rollback(mark)
+            return done
+
+        candidates = self.candidates
+        admin = data.admin
+        cc = self.features.consumable_capacity
+        for index in range(start, len(candidates)):
+            device = candidates[index]
+            dev_id = device.id
+            if admin:
+                if ci in self.allocating.get(dev_id, ()):
+                    continue
+            elif self.in_use(dev_id):
+                continue
+            if not self.selectable(data, device):
+                continue
+            if cc and not self.capacity_fits(data, device):
+                continue
+            mark = len(self.undo)
+            if not self._allocate_device(data, device, must=False):
+                continue
+            try:
+                done = self._allocate_one(ci, ri, si, di + 1, in_sub, index + 1)
+            except BaseException:
+                self._rollback(mark)
+                raise
+            if done:
+                return True
+            self._rollback(mark)
+        return False
+
+    def _allocate_device(self, data: RequestData, device: DeviceRecord, must: bool) -> bool:
+        """Check availability and constraints for one candidate and record it; False leaves no trace."""
+        features = self.features
+        dev_id = device.id
+        ci = data.claim_index
+        multi = features.consumable_capacity and device.allow_multi
+        if not multi and data.admin and ci in self.allocating.get(dev_id, ()):
+            return False
+        if not data.admin and self.in_use(dev_id):
+            return False
+        if device.consumes and not features.partitionable_devices:
+            return False
+        mark = len(self.undo)
+        undo = self.undo
+
+        counters_paid = multi and (self.state.has_shares(dev_id) or self.in_flight_shares.get(dev_id, 0) > 0)
+        if device.consumes and not counters_paid:
+            if not self.counters.charge(device, self.available_counters(dev_id.pool_id)):
+                return False
+            undo.append(lambda: self.counters.release(device))
+
+        if features.device_taints and taint_prevents(device, data.tolerations):
+            self._rollback(mark)
+            return False
+
+        base, sub = data.base_name, data.sub_name
+        for constraint in self.plans[ci].constraints:
+            if not constraint.add(base, sub, device):
+                self._rollback(mark)
+                if must:
+                    raise AllocationError(
+                        f"claim {data.claim}, request {data.name}: cannot add device {dev_id} because a "
+                        "claim constraint would not be satisfied"
+                    )
+                return False
+            undo.append(lambda c=constraint: c.remove(base, sub))  # type: ignore[misc]
+
+        if not multi:
+            claims = self.allocating.setdefault(dev_id, set())
+            if ci not in claims:
+                claims.add(ci)
+                undo.append(lambda: claims.discard(ci))
+
+        share_id: str | None = None
+        consumed: dict[str, Quantity] | None = None
+        if features.consumable_capacity:
+            consumption = data.consumption(device)
+            if consumption is None or not fits(
+                consumption,
+                device.capacity,
+                self.state.aggregated.get(dev_id),
+                self.in_flight_capacity.get(dev_id),
+            ):
+                self._rollback(mark)
+                return False
+            if multi:
+                share_id = self.share_ids()
+                consumed = consumption.result or None
+                if consumption.amounts:
+                    flight = self.in_flight_capacity.setdefault(dev_id, {})
+                    for name, amount in consumption.amounts:
+                        flight[name] = flight.get(name, Fraction(0)) + amount
+                    amounts = consumption.amounts
+
+                    def release_capacity() -> None:
+                        for cap_name, cap_amount in amounts:
+                            flight[cap_name] -= cap_amount
+
+                    undo.append(release_capacity)
+                shares = self.in_flight_shares
+                shares[dev_id] = shares.get(dev_id, 0) + 1
+                undo.append(lambda: shares.__setitem__(dev_id, shares[dev_id] - 1))
+
+        results = self.results[ci]
+        results.append(DeviceResult(data, device, share_id, consumed))
+        undo.append(lambda: results.__delitem__(-1))
+        return True

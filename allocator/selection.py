@@ -1,0 +1,142 @@
+"""Selector matching with caches: class selectors per (class version, device record), request selectors per
+(expressions, device record). A device record lives as long as its slice version, so a slice change drops its
+cached results with it. CEL compile and runtime errors are fatal, with upstream's messages (digest §3).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+from allocator.errors import AllocationError
+from allocator.pools import DeviceRecord, node_matches
+from resourceapi.resource_v1 import DeviceClass
+
+NO_SUCH_KEY_HINT = (
+    ". consider using CEL optional chaining (.? followed by orValue()) or guarding the check with has() for "
+    "optional fields"
+)
+
+
+class Program(Protocol):
+    """A compiled selector."""
+
+    def matches(self, device: Any) -> bool: ...
+
+
+class SelectorEngine(Protocol):
+    """What selection needs of CEL: compile once, build a device's input once, evaluate."""
+
+    def compile(self, expression: str) -> Program | str:
+        """The program, or the compile error text (e.g. "compilation failed: ERROR: <input>:1:1: ...")."""
+        ...
+
+    def device_input(self, device: DeviceRecord) -> Any: ...
+
+    def evaluate(self, program: Program, device_input: Any) -> bool | str:
+        """The result, or the runtime error text."""
+        ...
+
+
+class ClassRecord:
+    """One DeviceClass version: its identity is the cache key of selector results."""
+
+    __slots__ = ("config", "model", "name", "selectors")
+
+    def __init__(self, model: DeviceClass) -> None:
+        self.model = model
+        self.name = model.metadata.name
+        self.selectors: tuple[str | None, ...] = tuple(
+            s.cel.expression if s.cel is not None else None for s in model.spec.selectors or ()
+        )
+        self.config = model.spec.config or []
+
+
+def enhance_runtime_error(text: str) -> str:
+    """Upstream cel.EnhanceRuntimeError: a hint for `no such key` errors."""
+    if "no such key:" in text and NO_SUCH_KEY_HINT not in text:
+        return text + NO_SUCH_KEY_HINT
+    return text
+
+
+class Matcher:
+    """Evaluates class and request selectors against devices, caching per device record."""
+
+    __slots__ = ("_engine", "_programs")
+
+    def __init__(self, engine: SelectorEngine) -> None:
+        self._engine = engine
+        self._programs: dict[str, Program | str] = {}
+
+    def _program(self, expression: str) -> Program | str:
+        program = self._programs.get(expression)
+        if program is None:
+            program = self._engine.compile(expression)
+            self._programs[expression] = program
+        return program
+
+    def _evaluate(
+        self, device: DeviceRecord, selectors: tuple[str | None, ...]
+    ) -> bool | tuple[int, str, bool]:
+        """True/False, or (selector index, error text, is compile error)."""
+        for i, expression in enumerate(selectors):
+            program = self._program(expression or "")
+            if isinstance(program, str):
+                return (i, program, True)
+            if device.cel_input is None:
+                device.cel_input = self._engine.device_input(device)
+            result = self._engine.evaluate(program, device.cel_input)
+            if isinstance(result, str):
+                return (i, enhance_runtime_error(result), False)
+            if not result:
+                return False
+        return True
+
+    def class_matches(self, device: DeviceRecord, cls: ClassRecord) -> bool:
+        cached = device.class_matches.get(cls)
+        if cached is None:
+            outcome = self._evaluate(device, cls.selectors)
+            cached = outcome if isinstance(outcome, bool) else _encode(outcome)
+            device.class_matches[cls] = cached
+        if isinstance(cached, bool):
+            return cached
+        index, text, compile_error = _decode(cached)
+        if compile_error:
+            raise AllocationError(f"class {cls.name}: selector #{index}: CEL compile error: {text}")
+        raise AllocationError(
+            f"class {cls.name}: selector #{index} on device {device.id}: CEL runtime error: {text}"
+        )
+
+    def request_matches(self, device: DeviceRecord, selectors: tuple[str, ...], claim: str) -> bool:
+        if not selectors:
+            return True
+        cached = device.request_matches.get(selectors)
+        if cached is None:
+            outcome = self._evaluate(device, selectors)
+            cached = outcome if isinstance(outcome, bool) else _encode(outcome)
+            device.request_matches[selectors] = cached
+        if isinstance(cached, bool):
+            return cached
+        index, text, compile_error = _decode(cached)
+        if compile_error:
+            raise AllocationError(f"claim {claim}: selector #{index}: CEL compile error: {text}")
+        raise AllocationError(
+            f"claim {claim}: selector #{index} on device {device.id}: CEL runtime error: {text}"
+        )
+
+
+def _encode(outcome: tuple[int, str, bool]) -> str:
+    index, text, compile_error = outcome
+    return f"{'C' if compile_error else 'R'}{index}:{text}"
+
+
+def _decode(cached: str) -> tuple[int, str, bool]:
+    head, _, text = cached.partition(":")
+    return int(head[1:]), text, head[0] == "C"
+
+
+def per_device_node_matches(device: DeviceRecord, node_name: str, labels: Mapping[str, str]) -> bool:
+    """Per-device node selection of a slice with perDeviceNodeSelection."""
+    if not device.slice.per_device:
+        return True
+    return node_matches(node_name, labels, device.node_name, device.all_nodes, device.node_selector)
