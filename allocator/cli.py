@@ -3,14 +3,68 @@
 from __future__ import annotations
 
 import argparse
+import json
+import sys
 from typing import Any
+
+from resourceapi.cliopts import add_feature_gates_flag, parse_gates_or_exit, read_documents
+from resourceapi.documents import DocumentError
+
+EXIT_OK = 0
+EXIT_BAD_INPUT = 2
 
 
 def add_commands(sub: Any) -> None:
     """Register `simulate` on the top-level subparsers."""
-    simulate = sub.add_parser("simulate", help="what-if DRA allocation and pod placement, offline")
-    simulate.set_defaults(func=_not_yet)
+    simulate = sub.add_parser(
+        "simulate",
+        help="what-if DRA allocation and pod placement, offline",
+        description=(
+            "Allocate unallocated ResourceClaims on one node (claim mode) or place pending Pods one at a "
+            "time (pod mode), as the binder would, from ordinary Kubernetes objects."
+        ),
+    )
+    add_feature_gates_flag(simulate)
+    simulate.add_argument("--node", metavar="NAME", help="the node for claim mode (pod mode: only this node)")
+    simulate.add_argument("--strategy", choices=("binpack", "spread"), default="binpack", help="node scoring")
+    simulate.add_argument("-o", "--output", choices=("json", "table"), default="json", help="output format")
+    simulate.add_argument(
+        "-f",
+        "--filename",
+        dest="files",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="YAML/JSON input (repeatable; '-' is standard input)",
+    )
+    simulate.add_argument("extra_files", nargs="*", metavar="FILE", help=argparse.SUPPRESS)
+    simulate.set_defaults(func=run_simulate, parser=simulate)
 
 
-def _not_yet(args: argparse.Namespace) -> int:
-    raise SystemExit("not implemented yet")
+def run_simulate(args: argparse.Namespace) -> int:
+    """Load everything, then run claim mode or pod mode; exit 0 whenever the simulation ran."""
+    from allocator.simulate import InputError, UsageError, load_inputs, render_table, run_claims, run_pods
+
+    parser: argparse.ArgumentParser = args.parser
+    gates = parse_gates_or_exit(parser, args.feature_gates)
+    files = [*args.files, *args.extra_files]
+    if not files:
+        parser.error("no input: give at least one -f FILE")
+    try:
+        inputs = load_inputs(read_documents(files))
+    except (DocumentError, InputError) as exc:
+        print(f"dra-capacity simulate: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    try:
+        if inputs.pending_pods() or not inputs.unallocated_claims():
+            out, cluster = run_pods(inputs, gates, args.strategy, args.node)
+        else:
+            out, cluster = run_claims(inputs, gates, args.node)
+    except UsageError as exc:
+        parser.error(str(exc))
+        raise  # unreachable
+    if args.output == "table":
+        sys.stdout.write(render_table(out, cluster, inputs.slices))
+    else:
+        sys.stdout.write(json.dumps(out, indent=2) + "\n")
+    return EXIT_OK

@@ -1,0 +1,152 @@
+"""Extended-resource names backed by DRA (KEP-5004) and the KEP-6406 capacity each class asks for.
+
+`ExtendedResourceResolver` is the scheduler's ExtendedResourceCache for a static set of DeviceClasses: every
+class maps its implicit name `deviceclass.resource.kubernetes.io/<class>`, and a class with
+`extendedResourceName` maps that name too; when two classes claim one name the newer class wins, on equal
+timestamps the smaller name.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from pydantic import ValidationError
+
+from resourceapi.gates import DRA_EXTENDED_RESOURCE, FeatureGates
+from resourceapi.quantity import Quantity
+from resourceapi.resource_v1 import CapacityRequirements, DeviceClass
+
+IMPLICIT_PREFIX = "deviceclass.resource.kubernetes.io/"
+CAPACITY_ANNOTATION = "dra-capacity.io/extended-resource-capacity-requests"
+CAPACITY_ANNOTATION_PATH = f"metadata.annotations[{CAPACITY_ANNOTATION}]"
+_REQUESTS_PREFIX = "requests."
+_EPOCH = datetime(1, 1, 1, tzinfo=UTC)
+
+
+class CapacityCarrierError(ValueError):
+    """The annotation carrier of a class is not a usable `CapacityRequirements` (message names the field)."""
+
+
+def is_dra_extended_resource_name(name: str) -> bool:
+    """Upstream's IsDRAExtendedResourceName: an extended resource name, or a class's implicit name."""
+    if name.startswith(IMPLICIT_PREFIX):
+        return True
+    return "/" in name and "kubernetes.io/" not in name and not name.startswith(_REQUESTS_PREFIX)
+
+
+def class_capacity_requests(device_class: DeviceClass) -> CapacityRequirements | None:
+    """The class's KEP-6406 capacity: the field if set, else the annotation carrier (field wins)."""
+    if device_class.spec.extended_resource_capacity_requests is not None:
+        return device_class.spec.extended_resource_capacity_requests
+    raw = (device_class.metadata.annotations or {}).get(CAPACITY_ANNOTATION)
+    if raw is None:
+        return None
+    return parse_capacity_annotation(raw)
+
+
+def parse_capacity_annotation(raw: str) -> CapacityRequirements:
+    """Parse the annotation's JSON `{"requests": {name: quantity}}`; raises CapacityCarrierError."""
+    try:
+        data = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise CapacityCarrierError(
+            f"{CAPACITY_ANNOTATION_PATH}: Invalid value: not valid JSON: {exc.msg}"
+        ) from None
+    if not isinstance(data, dict) or not isinstance(data.get("requests", {}), dict):
+        raise CapacityCarrierError(
+            f"{CAPACITY_ANNOTATION_PATH}: Invalid value: "
+            'must be a JSON object {"requests": {name: quantity}}'
+        )
+    try:
+        req = CapacityRequirements.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = err["loc"]
+        key = f"[{loc[1]}]" if len(loc) > 1 else ""
+        raise CapacityCarrierError(
+            f"{CAPACITY_ANNOTATION_PATH}: requests{key}: {_short(err['msg'])}"
+        ) from None
+    for name, q in (req.requests or {}).items():
+        if q.sign() <= 0:
+            raise CapacityCarrierError(
+                f"{CAPACITY_ANNOTATION_PATH}: requests[{name}]: "
+                f'Invalid value: "{q}": must be greater than zero'
+            )
+    return req
+
+
+def _short(msg: str) -> str:
+    return msg.removeprefix("Value error, ")
+
+
+@dataclass(frozen=True)
+class ResolvedClass:
+    """A class an extended resource maps to, with its capacity (or why its capacity cannot be used)."""
+
+    device_class: DeviceClass
+    capacity: CapacityRequirements | None
+    carrier_error: str | None = None
+
+    @property
+    def name(self) -> str:
+        return self.device_class.metadata.name
+
+
+def _created(device_class: DeviceClass) -> datetime:
+    ts = device_class.metadata.creation_timestamp
+    if not ts:
+        return _EPOCH
+    try:
+        parsed = datetime.fromisoformat(ts)
+    except ValueError:
+        return _EPOCH
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+class ExtendedResourceResolver:
+    """Resource name -> DeviceClass, as the scheduler's ExtendedResourceCache sees a set of classes."""
+
+    def __init__(self, classes: Iterable[DeviceClass], gates: FeatureGates) -> None:
+        self._enabled = gates.enabled(DRA_EXTENDED_RESOURCE)
+        self._by_name: dict[str, ResolvedClass] = {}
+        explicit: dict[str, list[DeviceClass]] = {}
+        resolved: dict[str, ResolvedClass] = {}
+        for dc in classes:
+            try:
+                capacity, error = class_capacity_requests(dc), None
+            except CapacityCarrierError as exc:
+                capacity, error = None, f"device class {dc.metadata.name}: {exc}"
+            rc = ResolvedClass(dc, capacity, error)
+            resolved[dc.metadata.name] = rc
+            self._by_name[IMPLICIT_PREFIX + dc.metadata.name] = rc
+            if dc.spec.extended_resource_name:
+                explicit.setdefault(dc.spec.extended_resource_name, []).append(dc)
+        for resource, contenders in explicit.items():
+            # Newest creationTimestamp first, then the smaller name.
+            winner = min(contenders, key=lambda c: (-_created(c).timestamp(), c.metadata.name))
+            self._by_name[resource] = resolved[winner.metadata.name]
+
+    @property
+    def enabled(self) -> bool:
+        """False when DRAExtendedResource is off: no name maps to a class."""
+        return self._enabled
+
+    def resolve(self, resource: str) -> ResolvedClass | None:
+        """The class backing `resource`, or None (gate off, or no class maps it)."""
+        if not self._enabled or not is_dra_extended_resource_name(resource):
+            return None
+        return self._by_name.get(resource)
+
+    def delegated_to_dra(self, resource: str, allocatable: Mapping[str, Quantity] | None) -> bool:
+        """Upstream's ShouldDelegateResourceToDRA: mapped, and the node's allocatable is 0 or missing."""
+        if self.resolve(resource) is None:
+            return False
+        q = (allocatable or {}).get(resource)
+        return q is None or q.sign() == 0
+
+    def mapped_names(self) -> list[str]:
+        """Every resource name that resolves (for diagnostics and docs)."""
+        return sorted(self._by_name) if self._enabled else []

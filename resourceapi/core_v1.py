@@ -1,0 +1,157 @@
+"""pydantic models of the core/v1 fields the allocator reads: Pod (placement, requests, claims) and Node.
+
+Input/output only, like `resource_v1`: unknown fields are kept so objects round-trip. Container requests get
+the API server's defaulting (a resource with a limit and no request requests its limit), because `kubectl get`
+output already carries it and hand-written inputs should behave the same.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field, model_validator
+
+from resourceapi.quantity import QuantityField
+from resourceapi.resource_v1 import ApiModel, NodeSelector, ObjectMeta
+
+RESTART_POLICY_ALWAYS = "Always"
+TAINT_NODE_UNSCHEDULABLE = "node.kubernetes.io/unschedulable"
+EXTENDED_RESOURCE_CLAIM_ANNOTATION = "resource.kubernetes.io/extended-resource-claim"
+
+
+class Toleration(ApiModel):
+    key: str | None = None
+    operator: str | None = None
+    value: str | None = None
+    effect: str | None = None
+    toleration_seconds: int | None = None
+
+
+class Taint(ApiModel):
+    key: str = ""
+    value: str | None = None
+    effect: str = ""
+    time_added: str | None = None
+
+
+class ResourceRequirements(ApiModel):
+    requests: dict[str, QuantityField] | None = None
+    limits: dict[str, QuantityField] | None = None
+
+    @model_validator(mode="after")
+    def _default_requests_from_limits(self) -> ResourceRequirements:
+        """API server defaulting: an unset request of a limited resource equals the limit."""
+        if self.limits:
+            requests = dict(self.requests or {})
+            for name, q in self.limits.items():
+                requests.setdefault(name, q)
+            self.requests = requests
+        return self
+
+
+class Container(ApiModel):
+    name: str = ""
+    restart_policy: str | None = None
+    resources: ResourceRequirements = Field(default_factory=ResourceRequirements)
+
+    @property
+    def is_sidecar(self) -> bool:
+        """An init container with `restartPolicy: Always` runs for the pod's lifetime."""
+        return self.restart_policy == RESTART_POLICY_ALWAYS
+
+
+class PodResourceClaim(ApiModel):
+    name: str = ""
+    resource_claim_name: str | None = None
+    resource_claim_template_name: str | None = None
+
+
+class NodeAffinity(ApiModel):
+    required_during_scheduling_ignored_during_execution: NodeSelector | None = None
+
+
+class Affinity(ApiModel):
+    node_affinity: NodeAffinity | None = None
+
+
+class PodSpec(ApiModel):
+    node_name: str | None = None
+    node_selector: dict[str, str] | None = None
+    affinity: Affinity | None = None
+    tolerations: list[Toleration] | None = None
+    init_containers: list[Container] | None = None
+    containers: list[Container] = Field(default_factory=list)
+    resource_claims: list[PodResourceClaim] | None = None
+    overhead: dict[str, QuantityField] | None = None
+
+
+class ContainerExtendedResourceRequest(ApiModel):
+    container_name: str = ""
+    resource_name: str = ""
+    request_name: str = ""
+
+
+class PodExtendedResourceClaimStatus(ApiModel):
+    request_mappings: list[ContainerExtendedResourceRequest] = Field(default_factory=list)
+    resource_claim_name: str = ""
+
+
+class PodStatus(ApiModel):
+    phase: str | None = None
+    extended_resource_claim_status: PodExtendedResourceClaimStatus | None = None
+
+
+class Pod(ApiModel):
+    api_version: str = "v1"
+    kind: str = "Pod"
+    metadata: ObjectMeta = Field(default_factory=ObjectMeta)
+    spec: PodSpec = Field(default_factory=PodSpec)
+    status: PodStatus | None = None
+
+    @property
+    def namespace(self) -> str:
+        return self.metadata.namespace or "default"
+
+    @property
+    def name(self) -> str:
+        return self.metadata.name
+
+    def all_containers(self) -> list[Container]:
+        """initContainers followed by containers: the index space of upstream's request names."""
+        return [*(self.spec.init_containers or []), *self.spec.containers]
+
+
+class NodeSpec(ApiModel):
+    unschedulable: bool | None = None
+    taints: list[Taint] | None = None
+
+
+class NodeStatus(ApiModel):
+    allocatable: dict[str, QuantityField] | None = None
+    capacity: dict[str, QuantityField] | None = None
+
+
+class Node(ApiModel):
+    api_version: str = "v1"
+    kind: str = "Node"
+    metadata: ObjectMeta = Field(default_factory=ObjectMeta)
+    spec: NodeSpec = Field(default_factory=NodeSpec)
+    status: NodeStatus | None = None
+
+    @property
+    def name(self) -> str:
+        return self.metadata.name
+
+    @property
+    def labels(self) -> dict[str, str]:
+        return self.metadata.labels or {}
+
+
+def parse_pod(obj: dict[str, Any]) -> Pod:
+    """Validate a Pod dict (raises pydantic.ValidationError)."""
+    return Pod.model_validate(obj)
+
+
+def parse_node(obj: dict[str, Any]) -> Node:
+    """Validate a Node dict (raises pydantic.ValidationError)."""
+    return Node.model_validate(obj)

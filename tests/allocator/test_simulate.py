@@ -1,0 +1,351 @@
+"""`dra-capacity simulate`: the contract's modes, output shapes, flags, exit codes and bad-input errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from workloads import GPU_SHARED, gpu_class, gpu_slice, node, pod
+
+from dra_capacity.cli import main
+
+
+def _write(tmp_path: Path, name: str, *objs: Any) -> str:
+    docs = [o if isinstance(o, dict) else o.to_api() for o in objs]
+    path = tmp_path / name
+    path.write_text(yaml.safe_dump_all(docs, sort_keys=False))
+    return str(path)
+
+
+def _cluster(tmp_path: Path, nodes: int = 1, gpus: int = 1) -> str:
+    names = [f"n{i + 1}" for i in range(nodes)]
+    return _write(
+        tmp_path, "cluster.yaml", gpu_class(), *[node(n) for n in names], *[gpu_slice(n, gpus) for n in names]
+    )
+
+
+def _claim(
+    name: str, cls: str = "gpu.nvidia.com-shared-1", shares: str = "1", **status: Any
+) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {
+            "devices": {
+                "requests": [
+                    {
+                        "name": "gpu",
+                        "exactly": {"deviceClassName": cls, "capacity": {"requests": {"shares": shares}}},
+                    }
+                ]
+            }
+        },
+    }
+    if status:
+        out["status"] = status
+    return out
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(["simulate", *argv])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+# --- pod mode -----------------------------------------------------------------------------------------------
+
+
+def test_pod_mode_places_pending_pods_in_input_order(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pods = _write(tmp_path, "pods.yaml", *[pod(f"p{i}", {GPU_SHARED: 1}) for i in range(5)])
+    code, out, _ = _run(capsys, "-f", _cluster(tmp_path), "-f", pods)
+    doc = json.loads(out)
+    assert code == 0 and doc["mode"] == "pods"
+    assert [(p["name"], p["result"]) for p in doc["pods"]] == [(f"p{i}", "bound") for i in range(4)] + [
+        ("p4", "unschedulable")
+    ]
+    assert doc["pods"][4]["reason"] == "0/1 nodes are available: 1 cannot allocate all claims."
+
+
+def test_pod_entry_has_the_contract_shape(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pods = _write(tmp_path, "pods.yaml", pod("train", {GPU_SHARED: 1}))
+    _, out, _ = _run(capsys, "-f", _cluster(tmp_path), "-f", pods)
+    entry = json.loads(out)["pods"][0]
+    assert set(entry) == {
+        "namespace",
+        "name",
+        "result",
+        "reason",
+        "node",
+        "claim",
+        "extendedResourceClaimStatus",
+    }
+    claim = entry["claim"]
+    assert claim["metadata"]["generateName"] == "train-extended-resources-"
+    assert claim["metadata"]["name"].startswith("train-extended-resources-")
+    result = claim["status"]["allocation"]["devices"]["results"][0]
+    assert set(result) == {"request", "driver", "pool", "device", "shareID", "consumedCapacity"}
+    assert result["consumedCapacity"] == {"shares": "1"}
+    assert entry["extendedResourceClaimStatus"] == {
+        "requestMappings": [
+            {"containerName": "main", "resourceName": GPU_SHARED, "requestName": "container-0-request-0"}
+        ],
+        "resourceClaimName": claim["metadata"]["name"],
+    }
+
+
+def test_running_pods_hold_their_node_resources(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cluster = _write(tmp_path, "c.yaml", node("n1", {"cpu": "2"}))
+    pods = _write(tmp_path, "p.yaml", pod("running", {"cpu": "2"}, nodeName="n1"), pod("new", {"cpu": "1"}))
+    _, out, _ = _run(capsys, "-f", cluster, "-f", pods)
+    assert json.loads(out)["pods"] == [
+        {
+            "namespace": "default",
+            "name": "new",
+            "result": "unschedulable",
+            "reason": "0/1 nodes are available: 1 Insufficient cpu.",
+            "node": None,
+            "claim": None,
+            "extendedResourceClaimStatus": None,
+        }
+    ]
+
+
+def test_spread_strategy(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pods = _write(tmp_path, "pods.yaml", pod("a", {GPU_SHARED: 1}), pod("b", {GPU_SHARED: 1}))
+    _, out, _ = _run(capsys, "--strategy", "spread", "-f", _cluster(tmp_path, nodes=2), "-f", pods)
+    assert [p["node"] for p in json.loads(out)["pods"]] == ["n1", "n2"]
+
+
+def test_node_flag_limits_pod_mode_to_one_node(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pods = _write(tmp_path, "pods.yaml", pod("a", {GPU_SHARED: 1}))
+    _, out, _ = _run(capsys, "--node", "n2", "-f", _cluster(tmp_path, nodes=2), "-f", pods)
+    assert json.loads(out)["pods"][0]["node"] == "n2"
+
+
+def test_node_flag_must_name_an_input_node_in_pod_mode(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pods = _write(tmp_path, "pods.yaml", pod("a", {GPU_SHARED: 1}))
+    with pytest.raises(SystemExit) as exc:
+        main(["simulate", "--node", "ghost", "-f", _cluster(tmp_path), "-f", pods])
+    assert exc.value.code == 2
+    assert "--node ghost: pod mode needs a Node of that name in the input" in capsys.readouterr().err
+
+
+def test_feature_gates_reach_the_simulation(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pods = _write(tmp_path, "pods.yaml", pod("a", {GPU_SHARED: 1}))
+    code, out, _ = _run(
+        capsys, "--feature-gates", "DRAExtendedResourceCapacity=false", "-f", _cluster(tmp_path), "-f", pods
+    )
+    entry = json.loads(out)["pods"][0]
+    assert code == 0 and entry["result"] == "unschedulable"
+    assert "DRAExtendedResourceCapacity feature is disabled" in entry["reason"]
+
+
+# --- claim mode ---------------------------------------------------------------------------------------------
+
+
+def test_claim_mode_allocates_all_claims_together(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    claims = _write(tmp_path, "claims.yaml", _claim("a", shares="3"), _claim("b", shares="1"))
+    code, out, _ = _run(capsys, "-f", _cluster(tmp_path), "-f", claims)
+    doc = json.loads(out)
+    assert code == 0
+    assert (doc["mode"], doc["node"], doc["result"], doc["reason"]) == ("claims", "n1", "allocated", "")
+    consumed = [c["allocation"]["devices"]["results"][0]["consumedCapacity"] for c in doc["claims"]]
+    assert consumed == [{"shares": "3"}, {"shares": "1"}]
+
+
+def test_claim_mode_is_all_or_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    claims = _write(tmp_path, "claims.yaml", _claim("a", shares="3"), _claim("b", shares="2"))
+    code, out, _ = _run(capsys, "-f", _cluster(tmp_path), "-f", claims)
+    doc = json.loads(out)
+    assert code == 0 and doc["result"] == "unschedulable" and doc["reason"] == "cannot allocate all claims"
+    assert [c["allocation"] for c in doc["claims"]] == [None, None]
+
+
+def test_claim_mode_sees_committed_claims(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    committed = _claim(
+        "old",
+        shares="3",
+        allocation={
+            "devices": {
+                "results": [
+                    {
+                        "request": "gpu",
+                        "driver": "gpu.nvidia.com",
+                        "pool": "n1",
+                        "device": "gpu-0",
+                        "shareID": "3f0c9a52-8d1e-4b7a-9c2f-6e5d4c3b2a19",
+                        "consumedCapacity": {"shares": "3"},
+                    }
+                ]
+            }
+        },
+    )
+    claims = _write(tmp_path, "claims.yaml", committed, _claim("new", shares="2"))
+    _, out, _ = _run(capsys, "-f", _cluster(tmp_path), "-f", claims)
+    doc = json.loads(out)
+    assert doc["result"] == "unschedulable" and [c["name"] for c in doc["claims"]] == ["new"]
+
+
+def test_claim_mode_on_a_bare_node_named_by_flag(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cluster = _write(tmp_path, "c.yaml", gpu_class(), gpu_slice("n9", 1))
+    claims = _write(tmp_path, "claims.yaml", _claim("a"))
+    _, out, _ = _run(capsys, "--node", "n9", "-f", cluster, "-f", claims)
+    assert json.loads(out)["result"] == "allocated"
+
+
+def test_claim_mode_with_several_nodes_needs_node_flag(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    claims = _write(tmp_path, "claims.yaml", _claim("a"))
+    with pytest.raises(SystemExit) as exc:
+        main(["simulate", "-f", _cluster(tmp_path, nodes=2), "-f", claims])
+    assert exc.value.code == 2
+    assert "--node" in capsys.readouterr().err
+
+
+def test_claim_mode_error_is_a_result(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    claims = _write(tmp_path, "claims.yaml", _claim("a"))
+    code, out, _ = _run(
+        capsys, "--feature-gates", "DRAConsumableCapacity=false", "-f", _cluster(tmp_path), "-f", claims
+    )
+    doc = json.loads(out)
+    assert code == 0 and doc["result"] == "error"
+    assert doc["reason"] == (
+        "claim default/a, request gpu: has capacity requests, "
+        "but the DRAConsumableCapacity feature is disabled"
+    )
+
+
+# --- table --------------------------------------------------------------------------------------------------
+
+
+def test_table_has_a_row_per_share_and_a_capacity_summary(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pods = _write(tmp_path, "pods.yaml", pod("a", {GPU_SHARED: 2}), pod("b", {GPU_SHARED: 1}))
+    code, out, _ = _run(capsys, "-o", "table", "-f", _cluster(tmp_path, gpus=2), "-f", pods)
+    lines = out.splitlines()
+    assert code == 0
+    assert lines[0].split() == ["POD", "RESULT", "NODE", "REQUEST", "DEVICE", "SHARE", "CONSUMED"]
+    assert [ln.split()[0] for ln in lines[1:4]] == ["default/a", "default/a", "default/b"]
+    summary = lines[lines.index("") + 1 :]
+    assert [ln.split() for ln in summary] == [
+        ["DEVICE", "CAPACITY", "USED", "TOTAL"],
+        ["gpu.nvidia.com/n1/gpu-0", "shares", "2", "4"],
+        ["gpu.nvidia.com/n1/gpu-1", "shares", "1", "4"],
+    ]
+
+
+def test_table_explains_unschedulable_pods(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pods = _write(tmp_path, "pods.yaml", pod("big", {GPU_SHARED: 2}))
+    _, out, _ = _run(capsys, "-o", "table", "-f", _cluster(tmp_path, gpus=1), "-f", pods)
+    assert "default/big: unschedulable: 0/1 nodes are available: 1 cannot allocate all claims." in out
+
+
+# --- bad input ----------------------------------------------------------------------------------------------
+
+
+def _bad(tmp_path: Path, capsys: pytest.CaptureFixture[str], *objs: Any, text: str | None = None) -> str:
+    path = tmp_path / "bad.yaml"
+    if text is not None:
+        path.write_text(text)
+    else:
+        _write(tmp_path, "bad.yaml", *objs)
+    code, out, err = _run(capsys, "-f", _cluster(tmp_path), "-f", str(path))
+    assert code == 2 and out == ""
+    return err.strip()
+
+
+def test_unknown_kind_is_rejected(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    err = _bad(tmp_path, capsys, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}})
+    assert err.endswith(
+        "bad.yaml: document 1: unsupported kind 'ConfigMap' (simulate reads DeviceClass, "
+        "ResourceSlice, ResourceClaim, Node, Pod)"
+    )
+
+
+def test_claim_naming_an_unknown_class_is_rejected(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    err = _bad(tmp_path, capsys, _claim("a", cls="nope"))
+    assert (
+        'bad.yaml: document 1: ResourceClaim "default/a": spec.devices.requests[0].exactly.deviceClassName: '
+        in err
+    )
+    assert 'Not found: "nope"' in err
+
+
+def test_pod_naming_a_missing_claim_is_rejected(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    err = _bad(tmp_path, capsys, pod("p", resourceClaims=[{"name": "g", "resourceClaimName": "ghost"}]))
+    assert 'document 1: Pod "default/p": spec.resourceClaims[0].resourceClaimName: Not found: "ghost"' in err
+
+
+def test_pod_naming_a_claim_template_is_rejected(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    err = _bad(tmp_path, capsys, pod("p", resourceClaims=[{"name": "g", "resourceClaimTemplateName": "t"}]))
+    assert 'Pod "default/p": spec.resourceClaims[0].resourceClaimTemplateName: Unsupported value' in err
+
+
+def test_malformed_quantity_is_rejected_with_its_field(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    raw = pod("p").to_api()
+    raw["spec"]["containers"][0]["resources"] = {"requests": {"cpu": "two"}}
+    err = _bad(tmp_path, capsys, raw)
+    assert 'bad.yaml: document 1: Pod "default/p": spec.containers[0].resources.requests[cpu]: ' in err
+    assert "quantities must match the regular expression" in err
+
+
+def test_duplicate_device_name_in_a_pool_is_rejected(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    dup = gpu_slice("n1", 1).to_api()
+    dup["metadata"]["name"] = "second-slice"
+    err = _bad(tmp_path, capsys, dup)
+    assert (
+        'bad.yaml: document 1: ResourceSlice "second-slice": spec.devices[0].name: Duplicate value: "gpu-0"'
+        in err
+    )
+
+
+def test_malformed_annotation_carrier_is_rejected(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    dc = gpu_class("other", resource=None, shares=None, annotation='{"requests": {"shares": "x"}}')
+    err = _bad(tmp_path, capsys, dc)
+    assert (
+        'DeviceClass "other": metadata.annotations[dra-capacity.io/extended-resource-capacity-requests]'
+        in err
+    )
+
+
+def test_unsupported_api_version_is_rejected(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    obj = {**_claim("a"), "apiVersion": "resource.k8s.io/v1beta1"}
+    err = _bad(tmp_path, capsys, obj)
+    assert "apiVersion 'resource.k8s.io/v1beta1' is not supported (use resource.k8s.io/v1)" in err
+
+
+def test_duplicate_object_is_rejected(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    err = _bad(tmp_path, capsys, node("n1"))
+    assert 'bad.yaml: document 1: Node "n1": duplicate object (first defined at ' in err
+
+
+def test_unparseable_file_is_rejected(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert "bad.yaml: not valid YAML or JSON" in _bad(tmp_path, capsys, text="kind: [")
+
+
+def test_missing_file_is_rejected(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = _run(capsys, "-f", str(tmp_path / "nope.yaml"))
+    assert code == 2 and out == "" and "nope.yaml: cannot read" in err
+
+
+def test_bad_feature_gate_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(["simulate", "--feature-gates", "Nope=true", "-f", _cluster(tmp_path)])
+    assert exc.value.code == 2
+    assert "unrecognized feature gate: Nope" in capsys.readouterr().err
