@@ -32,7 +32,11 @@ unit: $(STAMP)
 test: lint typecheck unit
 
 bench: $(STAMP)
-	$(BIN)/python bench/run_all.py
+	$(BIN)/python bench/cel_compile.py
+	$(BIN)/python bench/admission_handler.py
+	$(BIN)/python bench/webhook_bench.py
+	$(BIN)/python bench/gpu_shares.py
+	$(BIN)/python bench/allocator_core.py
 
 clean:
 	rm -rf $(VENV) .run build *.egg-info .mypy_cache .pytest_cache .ruff_cache
