@@ -2,8 +2,8 @@
 
 Both take an `AdmissionReview.request` (a dict, uid present; the server has checked the envelope) and
 return an `AdmissionOutcome`. A review for anything but a resource.k8s.io DeviceClass CREATE/UPDATE is
-allowed unhandled, so a misregistered webhook never locks a cluster; neither method raises on a well-formed
-review.
+allowed unhandled, so a misregistered webhook never locks a cluster. Neither method raises on any JSON-shaped
+request, even one the envelope check would refuse: a member of the wrong type makes the review foreign.
 """
 
 from __future__ import annotations
@@ -20,8 +20,9 @@ from resourceapi.field import FieldError
 from resourceapi.gates import FeatureGates
 from webhook import warnings
 from webhook.dropping import DropResult, drop_disabled_fields
+from webhook.objects import display_name
 from webhook.status import GROUP, KIND, internal_status, invalid_status
-from webhook.validation import display_name, validate_device_class
+from webhook.validation import validate_device_class
 
 log = logging.getLogger(__name__)
 
@@ -66,8 +67,8 @@ class DeviceClassAdmission:
     def mutate(self, request: dict[str, Any]) -> AdmissionOutcome:
         """Drop fields of disabled features, silently, as upstream's PrepareForCreate/PrepareForUpdate do."""
         uid = request.get("uid", "")
-        operation = str(request.get("operation") or "")
-        subject = _subject(request)
+        operation = _operation(request)
+        subject = _subject(request, operation)
         if subject is None:
             return _foreign(uid, request, operation)
         response: dict[str, Any] = {"uid": uid, "allowed": True}
@@ -84,8 +85,8 @@ class DeviceClassAdmission:
     def validate(self, request: dict[str, Any]) -> AdmissionOutcome:
         """Judge the object as stored after the drop; warn about fields the drop should have removed."""
         uid = request.get("uid", "")
-        operation = str(request.get("operation") or "")
-        subject = _subject(request)
+        operation = _operation(request)
+        subject = _subject(request, operation)
         if subject is None:
             return _foreign(uid, request, operation)
         try:
@@ -123,25 +124,44 @@ def outcome(
 
 
 def is_device_class(request: Mapping[str, Any]) -> bool:
-    """resource.k8s.io DeviceClass (by `kind`, else by `resource`), any known version, no subresource."""
+    """resource.k8s.io DeviceClass (by `kind`, else by `resource`), any known version, no subresource.
+
+    A member of the wrong JSON type simply does not match (the envelope check rejects such reviews first).
+    """
     if request.get("subResource"):
         return False
     kind = request.get("kind")
     if isinstance(kind, dict):
-        return kind.get("group") == GROUP and kind.get("kind") == KIND and kind.get("version") in VERSIONS
+        return _member(kind, "group") == GROUP and _member(kind, "kind") == KIND and _known_version(kind)
     resource = request.get("resource")
     if isinstance(resource, dict):
         return (
-            resource.get("group") == GROUP
-            and resource.get("resource") == RESOURCE
-            and resource.get("version") in VERSIONS
+            _member(resource, "group") == GROUP
+            and _member(resource, "resource") == RESOURCE
+            and _known_version(resource)
         )
     return False
 
 
-def _subject(request: Mapping[str, Any]) -> _Subject | None:
-    """The DeviceClass CREATE/UPDATE this review is about, or None when it is foreign to this webhook."""
-    operation = request.get("operation")
+def _member(obj: Mapping[str, Any], key: str) -> str | None:
+    """A string member, or None when absent or of another JSON type."""
+    value = obj.get(key)
+    return value if isinstance(value, str) else None
+
+
+def _known_version(gvk: Mapping[str, Any]) -> bool:
+    version = _member(gvk, "version")
+    return version is not None and version in VERSIONS
+
+
+def _operation(request: Mapping[str, Any]) -> str:
+    """`request.operation` when it is a string (logs and metrics), else ""."""
+    return _member(request, "operation") or ""
+
+
+def _subject(request: Mapping[str, Any], operation: str) -> _Subject | None:
+    """The DeviceClass CREATE/UPDATE this review is about (`operation` as `_operation` reads it), or None
+    when it is foreign to this webhook."""
     if operation not in HANDLED_OPERATIONS or not is_device_class(request):
         return None
     obj = request.get("object")
@@ -150,14 +170,13 @@ def _subject(request: Mapping[str, Any]) -> _Subject | None:
     old = request.get("oldObject") if operation == "UPDATE" else None
     if not isinstance(old, dict):
         old = None
-    name = display_name(obj) or str(request.get("name") or "")
-    return _Subject(obj, old, name, str(operation))
+    name = display_name(obj) or _member(request, "name") or ""
+    return _Subject(obj, old, name, operation)
 
 
 def _foreign(uid: Any, request: Mapping[str, Any], operation: str) -> AdmissionOutcome:
-    name = request.get("name")
     return AdmissionOutcome(
-        {"uid": uid, "allowed": True}, False, [], name if isinstance(name, str) else "", operation
+        {"uid": uid, "allowed": True}, False, [], _member(request, "name") or "", operation
     )
 
 

@@ -23,6 +23,7 @@ from resourceapi.names import validate_qualified_name
 from resourceapi.quantity import QuantityError, coerce_quantity
 from webhook import warnings
 from webhook.dropping import ANNOTATION, CAPACITY_FIELD, NAME_FIELD
+from webhook.objects import annotations_of, spec_of
 from webhook.rawjson import GoJSONError, loads
 
 FIELD_PATH = Path("spec").child(CAPACITY_FIELD)
@@ -119,10 +120,10 @@ def check_capacity_requests(
     obj: Mapping[str, Any], old: Mapping[str, Any] | None, gates: FeatureGates, class_name: str
 ) -> CapacityVerdict:
     """All KEP-6406 rules for the object as stored (after the gate drop); `old` is None on create."""
-    spec = _spec(obj)
-    annotations = _annotations(obj)
-    old_spec = _spec(old) if old is not None else {}
-    old_annotations = _annotations(old) if old is not None else {}
+    spec = spec_of(obj)
+    annotations = annotations_of(obj)
+    old_spec = spec_of(old)
+    old_annotations = annotations_of(old)
     value = spec.get(CAPACITY_FIELD)
     verdict = CapacityVerdict()
     consumable = gates.enabled(DRA_CONSUMABLE_CAPACITY)
@@ -142,6 +143,8 @@ def check_capacity_requests(
         text = annotations[ANNOTATION]
         if old is not None and old_annotations.get(ANNOTATION) == text:
             pass
+        elif not isinstance(text, str):
+            pass  # reported with the other annotations: `metadata.annotations: ... must be of type string`
         elif not consumable:
             verdict.errors.append(forbidden(ANNOTATION_PATH, FORBIDDEN_DETAIL))
         else:
@@ -181,14 +184,3 @@ def _shown(text: Any) -> Any:
 
 def _quote_key(key: Any) -> str:
     return '"' + str(key).replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
-def _spec(obj: Mapping[str, Any] | None) -> Mapping[str, Any]:
-    spec = obj.get("spec") if isinstance(obj, dict) else None
-    return spec if isinstance(spec, dict) else {}
-
-
-def _annotations(obj: Mapping[str, Any] | None) -> Mapping[str, Any]:
-    meta = obj.get("metadata") if isinstance(obj, dict) else None
-    ann = meta.get("annotations") if isinstance(meta, dict) else None
-    return ann if isinstance(ann, dict) else {}

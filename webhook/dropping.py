@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from resourceapi.gates import DRA_EXTENDED_RESOURCE, DRA_EXTENDED_RESOURCE_CAPACITY, FeatureGates
+from webhook.objects import annotations_of, spec_of
 
 CAPACITY_FIELD = "extendedResourceCapacityRequests"
 NAME_FIELD = "extendedResourceName"
@@ -49,25 +50,14 @@ def json_pointer(*tokens: str) -> str:
     return "".join("/" + t.replace("~", "~0").replace("/", "~1") for t in tokens)
 
 
-def _spec(obj: Mapping[str, Any] | None) -> Mapping[str, Any]:
-    spec = obj.get("spec") if isinstance(obj, dict) else None
-    return spec if isinstance(spec, dict) else {}
-
-
-def _annotations(obj: Mapping[str, Any] | None) -> Mapping[str, Any]:
-    meta = obj.get("metadata") if isinstance(obj, dict) else None
-    ann = meta.get("annotations") if isinstance(meta, dict) else None
-    return ann if isinstance(ann, dict) else {}
-
-
 def uses_extended_resource(obj: Mapping[str, Any] | None) -> bool:
     """Upstream's `inUse(old)`: `spec.extendedResourceName != nil`."""
-    return _spec(obj).get(NAME_FIELD) is not None
+    return spec_of(obj).get(NAME_FIELD) is not None
 
 
 def uses_capacity_requests(obj: Mapping[str, Any] | None) -> bool:
     """KEP-6406 in use: the field is non-nil, or the annotation carrier is present."""
-    return _spec(obj).get(CAPACITY_FIELD) is not None or ANNOTATION in _annotations(obj)
+    return spec_of(obj).get(CAPACITY_FIELD) is not None or ANNOTATION in annotations_of(obj)
 
 
 def drop_disabled_fields(
@@ -75,7 +65,7 @@ def drop_disabled_fields(
 ) -> DropResult:
     """Apply the drop to `obj` without mutating it; `old` is None on create."""
     dropped: list[DroppedField] = []
-    spec = _spec(obj)
+    spec = spec_of(obj)
     drop_spec: list[str] = []
     if (
         not gates.enabled(DRA_EXTENDED_RESOURCE)
@@ -99,7 +89,7 @@ def drop_disabled_fields(
                     _remove(json_pointer("spec", CAPACITY_FIELD)),
                 )
             )
-        if ANNOTATION in _annotations(obj):
+        if ANNOTATION in annotations_of(obj):
             drop_annotation = True
             dropped.append(
                 DroppedField(
@@ -115,7 +105,7 @@ def drop_disabled_fields(
         stored["spec"] = {k: v for k, v in spec.items() if k not in drop_spec}
     if drop_annotation:
         meta = dict(obj["metadata"])
-        meta["annotations"] = {k: v for k, v in _annotations(obj).items() if k != ANNOTATION}
+        meta["annotations"] = {k: v for k, v in annotations_of(obj).items() if k != ANNOTATION}
         stored["metadata"] = meta
     return DropResult(stored, dropped)
 

@@ -18,6 +18,9 @@ import json
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
+from webhook.jsontypes import json_type
+from webhook.objects import metadata_of
+
 SELECTORS_MAX = 32
 CONFIGS_MAX = 32
 FIELD_MAX_BYTES = 10 * 1024  # CELSelectorExpressionMaxLength, OpaqueParametersMaxLength
@@ -72,20 +75,6 @@ def _bad(message: str) -> NoReturn:
     raise EnvelopeError(400, message)
 
 
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
-
-
 def check_content_type(media_type: str) -> None:
     """415 unless the media type (parameters stripped) is application/json, as the apiserver sends."""
     if media_type.lower() != CONTENT_TYPE:
@@ -122,7 +111,7 @@ def parse_review(body: bytes) -> Review:
     except ValueError as exc:
         _bad(f"request body is not valid JSON: {exc}")
     if not isinstance(document, dict):
-        _bad(f"request body must be a JSON object (AdmissionReview), not {_json_type(document)}")
+        _bad(f"request body must be a JSON object (AdmissionReview), not {json_type(document)}")
     api_version, kind = document.get("apiVersion"), document.get("kind")
     if api_version != API_VERSION or kind != KIND:
         _bad(
@@ -133,28 +122,28 @@ def parse_review(body: bytes) -> Review:
         _bad("request is required in an AdmissionReview sent to a webhook")
     request = document["request"]
     if not isinstance(request, dict):
-        _bad(f"request must be an object, not {_json_type(request)}")
+        _bad(f"request must be an object, not {json_type(request)}")
     uid = request.get("uid")
     if not isinstance(uid, str) or not uid:
         _bad("request.uid is required" if uid in (None, "") else "request.uid must be a string")
     for field in _OBJECT_FIELDS:
         if field in request and not isinstance(request[field], dict):
-            _bad(f"request.{field} must be an object, not {_json_type(request[field])}")
+            _bad(f"request.{field} must be an object, not {json_type(request[field])}")
         for key, value in (request.get(field) or {}).items():
             if key in _STRING_MEMBERS.get(field, ()) and not isinstance(value, str):
-                _bad(f"request.{field}.{key} must be a string, not {_json_type(value)}")
+                _bad(f"request.{field}.{key} must be a string, not {json_type(value)}")
     groups = (request.get("userInfo") or {}).get("groups")
     if groups is not None and not (isinstance(groups, list) and all(isinstance(g, str) for g in groups)):
         _bad("request.userInfo.groups must be an array of strings")
     for field in _STRING_FIELDS:
         if field in request and not isinstance(request[field], str):
-            _bad(f"request.{field} must be a string, not {_json_type(request[field])}")
+            _bad(f"request.{field} must be a string, not {json_type(request[field])}")
     for field in _NULLABLE_OBJECT_FIELDS:
         if request.get(field) is not None and not isinstance(request[field], dict):
-            _bad(f"request.{field} must be an object, not {_json_type(request[field])}")
+            _bad(f"request.{field} must be an object, not {json_type(request[field])}")
     dry_run = request.get("dryRun")
     if dry_run is not None and not isinstance(dry_run, bool):
-        _bad(f"request.dryRun must be a boolean, not {_json_type(dry_run)}")
+        _bad(f"request.dryRun must be a boolean, not {json_type(dry_run)}")
     name = request.get("name") or _object_name(request)
     return Review(
         request=request,
@@ -167,11 +156,9 @@ def parse_review(body: bytes) -> Review:
 
 def _object_name(request: dict[str, Any]) -> str:
     for key in ("object", "oldObject"):
-        obj = request.get(key)
-        if isinstance(obj, dict):
-            meta = obj.get("metadata")
-            if isinstance(meta, dict) and isinstance(meta.get("name"), str):
-                return str(meta["name"])
+        name = metadata_of(request.get(key)).get("name")
+        if isinstance(name, str):
+            return name
     return ""
 
 
@@ -180,7 +167,7 @@ def _shown(value: Any) -> str:
         return "none"
     if isinstance(value, str):
         return json.dumps(value[:100])
-    return _json_type(value)
+    return json_type(value)
 
 
 def error_body(message: str) -> bytes:

@@ -19,6 +19,7 @@ from resourceapi.documents import Document, DocumentError
 from webhook import kubectl
 from webhook.admission import VERSIONS, DeviceClassAdmission
 from webhook.dropping import apply_removals
+from webhook.objects import metadata_of
 from webhook.status import GROUP, KIND
 
 
@@ -81,8 +82,11 @@ def run_validate(args: argparse.Namespace, out: TextIO | None = None, err: TextI
         return 2
     olds: dict[str, dict[str, Any]] = {}
     for doc in old_docs:
-        if _handled_version(doc) and doc.name:
-            olds[doc.name] = doc.obj
+        skip = _skip_reason(doc)
+        if skip:
+            print(f"{doc.where}: skipping {doc.kind} {doc.name!r} (--old): {skip}", file=err)
+        elif name := assigned_name(doc.obj):
+            olds[name] = doc.obj
     admission = DeviceClassAdmission(gates)
     results: list[Result] = []
     for number, doc in enumerate(docs, 1):
@@ -90,7 +94,8 @@ def run_validate(args: argparse.Namespace, out: TextIO | None = None, err: TextI
         if skip:
             print(f"{doc.where}: skipping {doc.kind} {doc.name!r}: {skip}", file=err)
             continue
-        results.append(evaluate(admission, doc, olds.get(doc.name), number))
+        name = assigned_name(doc.obj)
+        results.append(evaluate(admission, doc, olds.get(name) if name else None, number))
     if args.output == "json":
         json.dump({"results": [r.as_json() for r in results]}, out, indent=2)
         out.write("\n")
@@ -133,9 +138,11 @@ def evaluate(
     )
 
 
-def _handled_version(doc: Document) -> bool:
-    group, _, version = doc.api_version.rpartition("/")
-    return doc.kind == KIND and group == GROUP and version in VERSIONS
+def assigned_name(obj: dict[str, Any]) -> str:
+    """`metadata.name`, the key that matches an object to its `--old` version ("" when only `generateName` is
+    set: such an object is always a create)."""
+    name = metadata_of(obj).get("name")
+    return name if isinstance(name, str) else ""
 
 
 def _skip_reason(doc: Document) -> str:

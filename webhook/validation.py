@@ -2,7 +2,8 @@
 
 Order, paths and messages follow `pkg/apis/resource/validation/validation.go` (newest): metadata, then
 `spec.selectors`, `spec.config`, `spec.extendedResourceName`; the KEP-6406 field and its annotation carrier
-come last. All errors are collected (only an over-long list skips its items).
+come last. All errors are collected (only an over-long list skips its items). Metadata is judged as the API
+server hands it over: a namespace is cleared (the class is cluster-scoped) and a name has been generated.
 
 UPDATE ratchets (DESIGN decisions): a value equal to the stored one is not re-validated. For the atomic lists
 the comparison is per item: an item equal to any item of the old list is skipped, and an unchanged list is
@@ -40,6 +41,8 @@ from resourceapi.names import (
     validate_object_name,
 )
 from webhook.capacity_requests import OMITTED, check_capacity_requests
+from webhook.jsontypes import json_type
+from webhook.objects import display_name, mapping
 from webhook.rawjson import GoJSONError, compact_bytes, loads
 
 SELECTORS_MAX = 32  # DeviceSelectorsMaxSize
@@ -58,6 +61,10 @@ LABEL_VALUE_ERR_MSG = (
 )
 _LABEL_VALUE_RE = re.compile(LABEL_VALUE_FMT)
 ANNOTATIONS_MAX_BYTES = 256 * 1024  # TotalAnnotationSizeLimitB
+# apiserver `names.SimpleNameGenerator`: maxNameLength 63 - randomLength 5; any 5 of its random characters
+# (lower-case consonants and digits) judge the same as these.
+GENERATED_NAME_BASE_MAX = 58
+GENERATED_SUFFIX = "xxxxx"
 
 METADATA = Path("metadata")
 _PLACEHOLDER = Path("-")
@@ -87,8 +94,8 @@ def validate_device_class(
     meta_raw = obj.get("metadata")
     if meta_raw is not None and not isinstance(meta_raw, dict):
         errors.append(_type_invalid(METADATA, meta_raw, "object"))
-    meta = _mapping(meta_raw)
-    old_meta = _mapping(old.get("metadata")) if old is not None else None
+    meta = mapping(meta_raw)
+    old_meta = mapping(old.get("metadata")) if old is not None else None
     errors.extend(validate_metadata(meta, old_meta))
 
     spec_raw = obj.get("spec")
@@ -97,7 +104,7 @@ def validate_device_class(
         spec: Mapping[str, Any] = {}
     else:
         spec = spec_raw or {}
-    old_spec = _mapping(old.get("spec")) if old is not None else None
+    old_spec = mapping(old.get("spec")) if old is not None else None
 
     errors.extend(
         _validate_list(
@@ -120,36 +127,45 @@ def validate_device_class(
 
 
 def validate_metadata(meta: Mapping[str, Any], old_meta: Mapping[str, Any] | None) -> list[FieldError]:
-    """ObjectMeta rules of a cluster-scoped class: name (LongName), generateName, namespace, immutability."""
+    """ObjectMeta as the API server treats a cluster-scoped class: name (`validate.LongName`), labels,
+    annotations, immutable name. A namespace is cleared before validation (and before webhooks), so it is
+    no error; on create, a `generateName` without a name is judged as the name it will generate."""
     errors: list[FieldError] = []
     name = meta.get("name") or ""
     generate_name = meta.get("generateName") or ""
     old_name = (old_meta.get("name") or "") if old_meta is not None else None
-    if old_meta is None and generate_name:
-        if not isinstance(generate_name, str):
-            errors.append(_type_invalid(METADATA.child("generateName"), generate_name, "string"))
-        else:
-            # Upstream validates the prefix with a trailing '-' masked (`maskTrailingDash`).
-            masked = generate_name[:-1] + "a" if generate_name.endswith("-") else generate_name
-            for e in validate_object_name(masked, METADATA.child("generateName")):
-                errors.append(_rebadge(e, generate_name))
     if not isinstance(name, str):
-        errors.append(_type_invalid(METADATA.child("name"), name, "string"))
+        errors.append(_type_invalid(_NAME, name, "string"))
     elif not name:
-        # On create the apiserver turns generateName into a name before validation (and before webhooks).
-        if old_meta is not None or not generate_name:
-            errors.append(required(METADATA.child("name"), "name or generateName is required"))
+        if old_meta is None and generate_name:
+            errors.extend(generate_name_errors(generate_name))
+        else:
+            errors.append(required(_NAME, "name or generateName is required"))
     elif old_name is None or name != old_name:
         errors.extend(relocated(_object_name_errors(name), _NAME))
-    if meta.get("namespace"):
-        errors.append(forbidden(METADATA.child("namespace"), "not allowed on this type"))
+    namespace = meta.get("namespace")
+    if namespace is not None and not isinstance(namespace, str):
+        errors.append(_type_invalid(METADATA.child("namespace"), namespace, "string"))
     for key, check in (("labels", validate_labels), ("annotations", validate_annotations)):
         value = meta.get(key)
         if value is not None and (old_meta is None or old_meta.get(key) != value):
             errors.extend(check(value, _META_PATHS[key]))
     if old_name is not None and name != old_name:
-        errors.append(invalid(METADATA.child("name"), name, "field is immutable"))
+        errors.append(invalid(_NAME, name, "field is immutable"))
     return errors
+
+
+def generate_name_errors(generate_name: Any) -> list[FieldError]:
+    """The name the API server would generate (`SimpleNameGenerator`: the prefix cut to 58 bytes, then 5
+    random lower-case alphanumerics), judged by `validate.LongName` and reported at `metadata.generateName`.
+
+    Only `dra-capacity validate` needs this: the API server generates the name before validating webhooks run.
+    """
+    path = METADATA.child("generateName")
+    if not isinstance(generate_name, str):
+        return [_type_invalid(path, generate_name, "string")]
+    base = generate_name.encode("utf-8")[:GENERATED_NAME_BASE_MAX].decode("utf-8", errors="replace")
+    return [_rebadge(e, generate_name) for e in validate_object_name(base + GENERATED_SUFFIX, path)]
 
 
 def validate_labels(labels: Any, path: Path) -> list[FieldError]:
@@ -185,7 +201,8 @@ def is_label_value(value: str) -> tuple[str, ...]:
 
 
 def validate_annotations(annotations: Any, path: Path) -> list[FieldError]:
-    """`ValidateAnnotations`: keys are qualified names once lowercased; keys + values at most 256 KiB."""
+    """`ValidateAnnotations`: keys are qualified names once lowercased; keys + values at most 256 KiB.
+    A value that is not a string (hand-written files only) is `must be of type string`."""
     if not isinstance(annotations, dict):
         return [_type_invalid(path, annotations, "object")]
     errors: list[FieldError] = []
@@ -193,7 +210,11 @@ def validate_annotations(annotations: Any, path: Path) -> list[FieldError]:
     for key in sorted(annotations, key=str):
         value = annotations[key]
         errors.extend(invalid(path, key, msg) for msg in _qualified_name_messages(str(key).lower()))
-        total += len(str(key).encode("utf-8")) + (len(value.encode("utf-8")) if isinstance(value, str) else 0)
+        if isinstance(value, str):
+            total += len(value.encode("utf-8"))
+        else:
+            errors.append(_type_invalid(path, value, "string"))
+        total += len(str(key).encode("utf-8"))
     if total > ANNOTATIONS_MAX_BYTES:
         errors.append(too_long(path, ANNOTATIONS_MAX_BYTES))
     return errors
@@ -338,13 +359,6 @@ def validate_extended_resource_name(value: Any, path: Path) -> list[FieldError]:
     return [invalid(path, value, "must be a valid extended resource name")]
 
 
-def display_name(obj: Mapping[str, Any]) -> str:
-    """The object's name, or its generateName prefix when the name is not assigned yet."""
-    meta = _mapping(obj.get("metadata"))
-    name = meta.get("name") or meta.get("generateName") or ""
-    return name if isinstance(name, str) else str(name)
-
-
 def _validate_list(
     spec: Mapping[str, Any],
     old_spec: Mapping[str, Any] | None,
@@ -375,27 +389,9 @@ def _validate_list(
     return errors
 
 
-def _mapping(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _json_type(value: Any) -> str:
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return "null" if value is None else type(value).__name__
-
-
 def _type_invalid(path: Path, value: Any, expected: str) -> FieldError:
     """A value of the wrong JSON type (only from hand-written files: the apiserver decodes types)."""
-    return FieldError(ErrorType.TYPE_INVALID, str(path), _json_type(value), f"must be of type {expected}")
+    return FieldError(ErrorType.TYPE_INVALID, str(path), json_type(value), f"must be of type {expected}")
 
 
 def _rebadge(error: FieldError, value: str) -> FieldError:

@@ -1,4 +1,5 @@
-"""Property: whatever a DeviceClass object holds, /validate and /mutate answer without an internal error."""
+"""Properties: whatever a DeviceClass object holds, /validate and /mutate answer without an internal error;
+whatever JSON an AdmissionReview request holds (with a uid), they answer without raising."""
 
 from __future__ import annotations
 
@@ -95,3 +96,69 @@ def test_any_object_gets_an_answer_never_an_internal_error(
         assert isinstance(response["allowed"], bool)
         assert response["allowed"] or response["status"]["code"] == 422
         assert all(len(w) <= 120 for w in response.get("warnings", []))
+
+
+MEMBERS = (
+    "kind",
+    "resource",
+    "subResource",
+    "operation",
+    "name",
+    "namespace",
+    "object",
+    "oldObject",
+    "dryRun",
+    "userInfo",
+    "options",
+)
+GVK_MEMBERS = ("group", "version", "kind", "resource")
+
+
+def aimed_request(
+    uid: str,
+    operation: str,
+    obj: dict[str, Any],
+    old: dict[str, Any],
+    overrides: dict[str, Any],
+    gvk_overrides: dict[str, Any],
+    drop: list[str],
+) -> dict[str, Any]:
+    """A DeviceClass review, then some members replaced by arbitrary JSON (or removed): reaches both the
+    handled path and every odd type."""
+    request = {**review_request(obj, old if operation == "UPDATE" else None, operation=operation), "uid": uid}
+    for key in ("kind", "resource"):
+        request[key] = {**request[key], **gvk_overrides}
+    request.update(overrides)
+    for key in drop:
+        request.pop(key, None)
+    return request
+
+
+REQUEST = st.builds(
+    aimed_request,
+    uid=st.text(min_size=1, max_size=8),
+    operation=st.sampled_from(["CREATE", "UPDATE", "DELETE"]),
+    obj=OBJECT,
+    old=OBJECT,
+    overrides=st.dictionaries(st.sampled_from(MEMBERS), JSON, max_size=2),
+    gvk_overrides=st.dictionaries(st.sampled_from(GVK_MEMBERS), JSON, max_size=1),
+    drop=st.lists(st.sampled_from(MEMBERS), max_size=2),
+) | st.builds(
+    lambda uid, rest: {**rest, "uid": uid},
+    st.text(min_size=1, max_size=8),
+    st.dictionaries(st.sampled_from(MEMBERS) | st.text(max_size=6), JSON, max_size=6),
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(request=REQUEST, gates=GATES)
+def test_any_json_request_gets_a_well_formed_answer(request: dict[str, Any], gates: FeatureGates) -> None:
+    admission = DeviceClassAdmission(gates)
+    for outcome in (admission.mutate(request), admission.validate(request)):
+        response = outcome.response
+        assert response["uid"] == request["uid"]
+        assert isinstance(response["allowed"], bool)
+        assert "InternalError" not in outcome.cause_types
+        assert isinstance(outcome.name, str) and isinstance(outcome.operation, str)
+        if not response["allowed"]:
+            assert response["status"]["code"] == 422

@@ -135,6 +135,36 @@ def test_foreign_reviews_are_allowed_unhandled(case: str, endpoint: str) -> None
     assert outcome.handled is False
 
 
+MISTYPED: dict[str, tuple[str, Any]] = {
+    # (member of the request, value): the envelope rejects these with 400; the handler must not raise.
+    "kind.version-array": ("kind", {"group": "resource.k8s.io", "version": [], "kind": "DeviceClass"}),
+    "kind.kind-object": ("kind", {"group": "resource.k8s.io", "version": "v1", "kind": {}}),
+    "kind.group-number": ("kind", {"group": 1, "version": "v1", "kind": "DeviceClass"}),
+    "kind-string": ("kind", "DeviceClass"),
+    "resource.version-array": ("resource", {"group": "resource.k8s.io", "version": ["v1"], "resource": 1}),
+    "operation-array": ("operation", ["CREATE"]),
+    "operation-object": ("operation", {"CREATE": True}),
+    "subResource-array": ("subResource", ["status"]),
+    "name-array": ("name", ["x"]),
+    "object-string": ("object", "x"),
+    "oldObject-array": ("oldObject", [1]),
+    "dryRun-string": ("dryRun", "yes"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MISTYPED))
+@pytest.mark.parametrize("endpoint", ["validate", "mutate"])
+def test_mistyped_request_members_get_an_answer_never_an_exception(case: str, endpoint: str) -> None:
+    key, value = MISTYPED[case]
+    request = {**review_request(device_class("x", selectors=[{}])), key: value}
+    if key == "kind":
+        del request["resource"]  # so that `kind` alone decides
+    outcome = getattr(DeviceClassAdmission(ON), endpoint)(request)
+    assert outcome.response["uid"] == "uid-1"
+    assert isinstance(outcome.response["allowed"], bool)
+    assert isinstance(outcome.operation, str) and isinstance(outcome.name, str)
+
+
 def test_update_without_old_object_is_judged_as_a_create() -> None:
     outcome = DeviceClassAdmission(ON).validate(review_request(device_class("gpu"), operation="UPDATE"))
     assert outcome.response["allowed"] is True

@@ -50,6 +50,22 @@ CREATE_CASES: dict[str, tuple[dict[str, Any], list[str]]] = {
         [],
     ),
     "generate-name-only": ({**device_class(""), "metadata": {"generateName": "gpu-"}}, []),
+    "generate-name-is-not-judged-when-a-name-is-set": (
+        {**device_class("foo"), "metadata": {"name": "foo", "generateName": "Bad_"}},
+        [],
+    ),
+    "generate-name-only-is-judged-as-the-name-it-generates": (
+        {**device_class(""), "metadata": {"generateName": "Bad_"}},
+        [f'metadata.generateName: Invalid value: "Bad_": {DNS1123_SUBDOMAIN}'],
+    ),
+    "generate-name-ending-in-a-dot-generates-a-valid-name": (
+        {**device_class(""), "metadata": {"generateName": "gpu."}},
+        [],
+    ),
+    "long-generate-name-is-cut-to-58-bytes-as-the-generator-does": (
+        {**device_class(""), "metadata": {"generateName": "a" * 300}},
+        [],
+    ),
     "metadata-bookkeeping-fields": (
         {
             **device_class("foo"),
@@ -59,7 +75,24 @@ CREATE_CASES: dict[str, tuple[dict[str, Any], list[str]]] = {
                 "resourceVersion": "1",
                 "generation": 100,
                 "creationTimestamp": "2026-01-01T00:00:00Z",
+                "deletionGracePeriodSeconds": 10,
+                "ownerReferences": [
+                    {
+                        "apiVersion": "v1",
+                        "kind": "pod",
+                        "name": "foo",
+                        "uid": "ac051fac-2ead-46d9-b8b4-4e0fbeb7455d",
+                    }
+                ],
                 "finalizers": ["example.com/foo"],
+                "managedFields": [
+                    {
+                        "fieldsType": "FieldsV1",
+                        "operation": "Apply",
+                        "apiVersion": "apps/v1",
+                        "manager": "foo",
+                    }
+                ],
                 "labels": {"apps.kubernetes.io/name": "test"},
                 "annotations": {"foo": "bar"},
             },
@@ -96,9 +129,16 @@ CREATE_CASES: dict[str, tuple[dict[str, Any], list[str]]] = {
         {**device_class("foo"), "metadata": {"name": "foo", "annotations": {"a": "x" * 256 * 1024}}},
         ["metadata.annotations: Too long: may not be more than 262144 bytes"],
     ),
-    "namespace-forbidden": (
+    "annotation-values-must-be-strings": (
+        {**device_class("foo"), "metadata": {"name": "foo", "annotations": {"a": [1], ANNOTATION: 7}}},
+        [
+            'metadata.annotations: Invalid value: "array": must be of type string',
+            'metadata.annotations: Invalid value: "number": must be of type string',
+        ],
+    ),
+    "namespace-is-cleared-by-the-api-server-not-rejected": (
         {**device_class("foo"), "metadata": {"name": "foo", "namespace": "default"}},
-        ["metadata.namespace: Forbidden: not allowed on this type"],
+        [],
     ),
     "name-too-long": (
         device_class("a" * 254),
@@ -175,7 +215,6 @@ CREATE_CASES: dict[str, tuple[dict[str, Any], list[str]]] = {
         },
         [
             f'metadata.name: Invalid value: "Bad_Name": {DNS1123_SUBDOMAIN}',
-            "metadata.namespace: Forbidden: not allowed on this type",
             "spec.selectors[0].cel: Required value",
             "spec.config[0].opaque: Required value",
             'spec.extendedResourceName: Invalid value: "x": must be a valid extended resource name',

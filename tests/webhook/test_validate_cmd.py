@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import sys
@@ -80,6 +81,56 @@ def test_old_file_turns_the_create_into_an_update(tmp_path: Path, capsys: pytest
     old = write(tmp_path, "old.yaml", GOOD)
     assert main(["validate", "--old", old, write(tmp_path, "dc.yaml", GOOD)]) == 0
     assert capsys.readouterr().out == "deviceclass.resource.k8s.io/gpu.nvidia.com-shared-1 configured\n"
+
+
+def test_old_objects_are_matched_by_name(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    other = yaml.safe_load(GOOD)
+    other["metadata"]["name"] = "gpu-other"
+    old = write(tmp_path, "old.yaml", "\n" + yaml.safe_dump(other), CONFIGMAP)
+    assert (
+        main(["validate", "--old", old, write(tmp_path, "dc.yaml", GOOD, "\n" + yaml.safe_dump(other))]) == 0
+    )
+    captured = capsys.readouterr()
+    assert captured.out.splitlines() == [
+        "deviceclass.resource.k8s.io/gpu.nvidia.com-shared-1 created",
+        "deviceclass.resource.k8s.io/gpu-other configured",
+    ]
+    assert "old.yaml: document 2: skipping ConfigMap 'cm' (--old): not a DeviceClass" in captured.err
+
+
+def test_generate_name_is_never_matched_to_an_old_object(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    doc = yaml.safe_load(GOOD)
+    doc["metadata"] = {"generateName": "gpu-"}
+    manifest = yaml.safe_dump(doc)
+    assert (
+        main(
+            ["validate", "--old", write(tmp_path, "old.yaml", manifest), write(tmp_path, "dc.yaml", manifest)]
+        )
+        == 0
+    )
+    assert capsys.readouterr().out == "deviceclass.resource.k8s.io/gpu- created\n"
+
+
+def test_dash_reads_the_manifests_from_stdin(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(sys, "stdin", io.StringIO(GOOD + "---" + ONE_ERROR))
+    assert main(["validate", "-"]) == 1
+    assert capsys.readouterr().out.splitlines() == [
+        "deviceclass.resource.k8s.io/gpu.nvidia.com-shared-1 created",
+        'The DeviceClass "bad-one" is invalid: spec.selectors[0].cel: Required value',
+    ]
+
+
+def test_only_skipped_documents_exit_0_with_no_results(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["validate", "-o", "json", write(tmp_path, "cm.yaml", CONFIGMAP)]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out) == {"results": []}
+    assert "skipping ConfigMap 'cm': not a DeviceClass" in captured.err
 
 
 def test_update_ratchets_an_unchanged_invalid_value(

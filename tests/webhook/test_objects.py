@@ -1,0 +1,39 @@
+"""Accessors for the parts of a decoded DeviceClass: never raise, empty when absent or of the wrong type."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from webhook.objects import annotations_of, display_name, metadata_of, spec_of
+
+
+@pytest.mark.parametrize("obj", [None, "x", [], {}, {"spec": []}, {"metadata": "x"}])
+def test_missing_or_mistyped_parts_read_as_empty(obj: Any) -> None:
+    assert (metadata_of(obj), spec_of(obj), annotations_of(obj)) == ({}, {}, {})
+
+
+def test_mistyped_annotations_read_as_empty() -> None:
+    assert annotations_of({"metadata": {"annotations": ["a"]}}) == {}
+
+
+def test_parts_are_returned_as_they_are() -> None:
+    obj = {"metadata": {"name": "gpu", "annotations": {"a": "b"}}, "spec": {"selectors": []}}
+    assert metadata_of(obj) is obj["metadata"]
+    assert spec_of(obj) is obj["spec"]
+    assert annotations_of(obj) == {"a": "b"}
+
+
+@pytest.mark.parametrize(
+    ("metadata", "want"),
+    [
+        ({"name": "gpu", "generateName": "gpu-"}, "gpu"),
+        ({"name": "", "generateName": "gpu-"}, "gpu-"),
+        ({"name": ["gpu"], "generateName": "gpu-"}, "gpu-"),
+        ({"name": 5}, ""),
+        ({}, ""),
+    ],
+)
+def test_display_name_is_the_name_else_the_generate_name_prefix(metadata: dict[str, Any], want: str) -> None:
+    assert display_name({"metadata": metadata}) == want
