@@ -51,7 +51,20 @@ class Document:
 
 
 class _Loader(yaml.SafeLoader):
-    """SafeLoader that keeps timestamps as strings, as Kubernetes does (RFC 3339 text)."""
+    """SafeLoader that keeps timestamps as strings, as Kubernetes does (RFC 3339 text), and refuses duplicate
+    keys, as kubectl's strict YAML decoding does: a repeated key would silently drop what came first."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if isinstance(key, str | int | float | bool) or key is None:
+                if key in seen:
+                    raise yaml.constructor.ConstructorError(
+                        None, None, f"key {json.dumps(key)} already set in map", key_node.start_mark
+                    )
+                seen.add(key)
+        return super().construct_mapping(node, deep=deep)
 
 
 _Loader.yaml_implicit_resolvers = {
@@ -117,7 +130,7 @@ def _parse_stream(text: str, source: str) -> list[Any]:
 
 
 def _parse_json_stream(text: str, source: str) -> list[Any]:
-    decoder = json.JSONDecoder()
+    decoder = json.JSONDecoder(object_pairs_hook=_unique_keys)
     docs: list[Any] = []
     pos, end = 0, len(text)
     while True:
@@ -133,7 +146,25 @@ def _parse_json_stream(text: str, source: str) -> list[Any]:
             ) from None
         except RecursionError:
             raise DocumentError(f"{source}: not valid YAML or JSON: nested too deeply") from None
+        except _DuplicateKey as exc:
+            line = text.count("\n", 0, pos) + 1
+            raise DocumentError(
+                f"{source}: not valid YAML or JSON (document from line {line}): {exc}"
+            ) from None
         docs.append(doc)
+
+
+class _DuplicateKey(ValueError):
+    pass
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _DuplicateKey(f"key {json.dumps(key)} already set in map")
+        out[key] = value
+    return out
 
 
 def _type_name(v: object) -> str:

@@ -148,3 +148,19 @@ def test_unsafe_yaml_tags_are_refused() -> None:
 )
 def test_absurdly_deep_nesting_is_an_error_not_a_crash(text: str) -> None:
     assert errors_of(text).endswith("nested too deeply")
+
+
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [
+        ("kind: Pod\nmetadata: {name: a}\nmetadata: {name: b}\n", "(line 3, column 1)"),
+        ("kind: Pod\nspec: {a: 1, a: 2}\n", "(line 2, column 14)"),
+        ('{"kind": "Pod", "kind": "Node"}', "(document from line 1)"),
+    ],
+    ids=["yaml-top-level", "yaml-nested-flow", "json"],
+)
+def test_duplicate_keys_are_an_error_naming_the_key(text: str, where: str) -> None:
+    with pytest.raises(DocumentError) as exc:
+        load_documents(text, "dup.yaml")
+    assert str(exc.value).startswith(f"dup.yaml: not valid YAML or JSON {where}: key ")
+    assert "already set in map" in str(exc.value)
