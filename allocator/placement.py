@@ -89,8 +89,9 @@ def _format_counts(num_nodes: int, counts: Mapping[str, int]) -> str:
 
 
 def generate_name(prefix: str) -> str:
-    """A name as the API server makes it from `generateName`: the prefix and 5 random characters."""
-    return prefix + "".join(secrets.choice(_NAME_ALPHABET) for _ in range(5))
+    """A name as the API server makes it from `generateName` (SimpleNameGenerator): the prefix cut to 58
+    characters, then 5 random characters, so the name fits the 63-character limit."""
+    return prefix[:58] + "".join(secrets.choice(_NAME_ALPHABET) for _ in range(5))
 
 
 @dataclass

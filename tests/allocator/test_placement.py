@@ -11,7 +11,7 @@ from workloads import GPU_SHARED, gpu_class, gpu_slice, node, pod
 
 from allocator.cluster import Cluster
 from allocator.extended import ExtendedResourceResolver
-from allocator.placement import Placement, Placer, Strategy, fit_error_message
+from allocator.placement import Placement, Placer, Strategy, fit_error_message, generate_name
 from resourceapi.core_v1 import Node, Pod, PodStatus
 from resourceapi.gates import FeatureGates
 from resourceapi.resource_v1 import DeviceClass, ResourceClaim, ResourceSlice
@@ -303,3 +303,10 @@ def test_indexed_placement_equals_the_naive_loop(
     fast = _run(_placer(nodes, slices, strategy=strategy), pods)
     naive = _run(_placer(nodes, slices, strategy=strategy, naive=True), pods)
     assert [_normalized(p) for p in fast] == [_normalized(p) for p in naive]
+
+
+def test_generated_names_cut_long_prefixes_to_58_characters_as_the_api_server_does() -> None:
+    name = generate_name("p" * 70 + "-extended-resources-")
+    assert len(name) == 63
+    assert name.startswith("p" * 58)
+    assert set(name[58:]) <= set("bcdfghjklmnpqrstvwxz2456789")
