@@ -200,8 +200,14 @@ class Cluster:
 
         return lookup
 
-    def allocate(self, node: NodeInfo, claims: Sequence[ResourceClaim]) -> Allocation:
-        """All-or-nothing for the claims of one pod, in order; commits nothing."""
+    def allocate(
+        self, node: NodeInfo, claims: Sequence[ResourceClaim], *, max_steps: int | None = None
+    ) -> Allocation:
+        """All-or-nothing for the claims of one pod, in order; commits nothing.
+
+        `max_steps` bounds the search (upstream's filter timeout, counted in allocateOne steps so that results
+        stay deterministic): past it the node fails with "timed out trying to allocate devices".
+        """
         pools = self.node_pools(node)
         search: Search | None = None
         try:
@@ -215,6 +221,7 @@ class Cluster:
                 share_ids=self._share_ids,
                 node_name=node.name,
                 labels=node.labels,
+                max_steps=max_steps,
             )
             plans = plan_claims(claims, self.features, self._classes, pools, search.all_mode_devices)
             search.plans = plans

@@ -8,6 +8,7 @@ candidate is rejected or backtracked, fixing upstream's leaks (digest §7.2).
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Mapping
 from fractions import Fraction
 
@@ -27,6 +28,8 @@ from resourceapi.resource_v1 import (
     DeviceTaint,
     DeviceToleration,
 )
+
+SEARCH_TIMED_OUT = "timed out trying to allocate devices"
 
 
 class _MaxSizeExceeded(Exception):
@@ -91,6 +94,7 @@ class Search:
         share_ids: Callable[[], str],
         node_name: str,
         labels: Mapping[str, str],
+        max_steps: int | None = None,
     ) -> None:
         self.features = features
         self.pools = pools
@@ -109,6 +113,7 @@ class Search:
         self.counters = InFlightCounters()
         self.results: list[list[DeviceResult]] = [[] for _ in plans]
         self.calls = 0
+        self.max_steps = sys.maxsize if max_steps is None else max_steps
 
     # --- entry ---------------------------------------------------------------------------------------------
 
@@ -169,6 +174,9 @@ class Search:
 
     def _allocate_one(self, ci: int, ri: int, si: int, di: int, in_sub: bool, start: int) -> bool:
         self.calls += 1
+        if self.calls > self.max_steps:
+            # upstream's filter timeout (ctx deadline checked on every allocateOne call), counted in steps
+            raise AllocationError(SEARCH_TIMED_OUT, node_failure=True)
         if ci >= len(self.plans):
             return True
         plan = self.plans[ci]

@@ -156,6 +156,8 @@ def runtime_message(raw: str) -> str:
         return f"no such key: {m.group(1)}"
     if text.startswith("No matching overloads found"):
         return "no such overload"
+    if text == "divide by zero":
+        return "division by zero"
     return text
 
 

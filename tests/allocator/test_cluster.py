@@ -1050,7 +1050,11 @@ CASES: dict[str, Case] = {
     "node-restriction": Case(
         [simple_claim()],
         [device_class()],
-        [resource_slice(SLICE1, ALL_NODES, POOL1, DRIVER_A, device(DEVICE1, bindsToNode=True))],
+        [
+            resource_slice(
+                SLICE1, label_selector("planet", "earth"), POOL1, DRIVER_A, device(DEVICE1, bindsToNode=True)
+            )
+        ],
         want=[expect(local(NODE1), result(REQ0, DRIVER_A, POOL1, DEVICE1))],
     ),
     "all-nodes-device-needs-no-node-selector": Case(
