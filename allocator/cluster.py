@@ -21,7 +21,7 @@ from allocator.ids import DeviceID, PoolID
 from allocator.pools import DeviceRecord, NodePools, Pool, SliceRecord, build_slice, gather_pools
 from allocator.requests import ClaimPlan, plan_claims
 from allocator.results import build_result
-from allocator.search import Search
+from allocator.search import DEFAULT_MAX_STEPS, Search
 from allocator.selection import ClassRecord, Matcher, SelectorEngine
 from allocator.state import CommittedState
 from resourceapi.gates import FeatureGates
@@ -201,12 +201,13 @@ class Cluster:
         return lookup
 
     def allocate(
-        self, node: NodeInfo, claims: Sequence[ResourceClaim], *, max_steps: int | None = None
+        self, node: NodeInfo, claims: Sequence[ResourceClaim], *, max_steps: int | None = DEFAULT_MAX_STEPS
     ) -> Allocation:
         """All-or-nothing for the claims of one pod, in order; commits nothing.
 
         `max_steps` bounds the search (upstream's filter timeout, counted in allocateOne steps so that results
-        stay deterministic): past it the node fails with "timed out trying to allocate devices".
+        stay deterministic; `None` for no bound): past it the node fails with "timed out trying to allocate
+        devices", a node-only failure.
         """
         pools = self.node_pools(node)
         search: Search | None = None

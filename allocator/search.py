@@ -30,6 +30,10 @@ from resourceapi.resource_v1 import (
 )
 
 SEARCH_TIMED_OUT = "timed out trying to allocate devices"
+# Upstream bounds one node's allocation by time (the DynamicResources filter timeout, 10 s by default); we
+# bound it by search steps so results stay deterministic. One step costs about 8 us here, so the default is
+# under two seconds per node: a pathological claim makes that node unschedulable instead of hanging.
+DEFAULT_MAX_STEPS = 200_000
 
 
 class _MaxSizeExceeded(Exception):

@@ -304,3 +304,32 @@ def test_enhance_runtime_error_is_idempotent() -> None:
     once = enhance_runtime_error("no such key: fieldA")
     assert enhance_runtime_error(once) == once
     assert once.count(NO_SUCH_KEY_HINT) == 1
+
+
+def test_a_pathological_claim_times_out_on_the_node_by_default_instead_of_hanging() -> None:
+    """31 devices that must share a value no 31 devices share: an exponential search, bounded by default."""
+    from dra_objects import device, device_class, node, resource_slice
+
+    from allocator.cluster import Cluster
+    from allocator.search import DEFAULT_MAX_STEPS
+    from resourceapi.gates import FeatureGates
+    from resourceapi.resource_v1 import ResourceClaim
+
+    devices = [device(f"d{i}", attributes={"numa": {"int": i % 3}}) for i in range(90)]
+    core = Cluster(
+        FeatureGates.defaults(), [device_class()], [resource_slice("s", "node-1", "p", "driver-a", *devices)]
+    )
+    pathological = ResourceClaim.model_validate(
+        {
+            "metadata": {"name": "c", "namespace": "ns"},
+            "spec": {
+                "devices": {
+                    "requests": [{"name": "r", "exactly": {"deviceClassName": "class-a", "count": 31}}],
+                    "constraints": [{"matchAttribute": "driver-a/numa"}],
+                }
+            },
+        }
+    )
+    alloc = core.allocate(node(), [pathological])
+    assert (alloc.error, alloc.node_failure) == ("timed out trying to allocate devices", True)
+    assert alloc.allocate_one_calls == DEFAULT_MAX_STEPS + 1
