@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from resourceapi.core_v1 import TAINT_NODE_UNSCHEDULABLE, Node, Pod, Taint, Toleration
 from resourceapi.quantity import Quantity
 from resourceapi.resource_v1 import NodeSelector, NodeSelectorRequirement, NodeSelectorTerm
+from resourceapi.tolerations import tolerates
 
 REASON_UNSCHEDULABLE = "node(s) were unschedulable"
 REASON_NODE_NAME = "node(s) didn't match the requested node name"
@@ -77,20 +78,6 @@ def fit_vector(requests: Mapping[str, Quantity]) -> dict[str, int]:
 
 
 # --- taints and tolerations ---------------------------------------------------------------------------------
-
-
-def tolerates(toleration: Toleration, taint: Taint) -> bool:
-    """core/v1 Toleration.ToleratesTaint: effect and key match when set; Exists matches any value."""
-    if toleration.effect and toleration.effect != taint.effect:
-        return False
-    if toleration.key and toleration.key != taint.key:
-        return False
-    op = toleration.operator or "Equal"
-    if op == "Exists":
-        return True
-    if op == "Equal":
-        return (toleration.value or "") == (taint.value or "")
-    return False
 
 
 def untolerated_taint(taints: Iterable[Taint], tolerations: Sequence[Toleration]) -> Taint | None:

@@ -25,9 +25,9 @@ from resourceapi.quantity import Quantity
 from resourceapi.resource_v1 import (
     ALLOCATION_MODE_ALL,
     ALLOCATION_RESULTS_MAX_SIZE,
-    DeviceTaint,
     DeviceToleration,
 )
+from resourceapi.tolerations import tolerates
 
 SEARCH_TIMED_OUT = "timed out trying to allocate devices"
 # Upstream bounds one node's allocation by time (the DynamicResources filter timeout, 10 s by default); we
@@ -57,20 +57,6 @@ class DeviceResult:
         self.share_id = share_id
         self.consumed = consumed
         self.admin = request.admin
-
-
-def tolerates(toleration: DeviceToleration, taint: DeviceTaint) -> bool:
-    """resourceclaim.ToleratesTaint."""
-    if toleration.effect and toleration.effect != taint.effect:
-        return False
-    if toleration.key and toleration.key != taint.key:
-        return False
-    operator = toleration.operator or "Equal"
-    if operator == "Exists":
-        return True
-    if operator == "Equal":
-        return (toleration.value or "") == (taint.value or "")
-    return False
 
 
 def taint_prevents(device: DeviceRecord, tolerations: list[DeviceToleration] | None) -> bool:

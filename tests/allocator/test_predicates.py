@@ -19,10 +19,10 @@ from allocator.predicates import (
     fit_vector,
     pod_requests,
     static_reasons,
-    tolerates,
 )
 from resourceapi.core_v1 import Node, Taint, Toleration
 from resourceapi.quantity import Quantity
+from resourceapi.tolerations import tolerates
 
 
 def _q(d: dict[str, Quantity]) -> dict[str, str]:
