@@ -153,3 +153,58 @@ def test_every_object_carries_the_standard_labels() -> None:
         assert labels["app.kubernetes.io/name"] == "dra-capacity"
         assert labels["app.kubernetes.io/instance"] == "rel"
         assert labels["app.kubernetes.io/managed-by"] == "Helm"
+
+
+def test_the_chart_args_start_the_real_server(tmp_path: Path) -> None:
+    """The Deployment's args are accepted by `dra-capacity serve`: with the Secret's files in place (as the
+    chart mounts them, read-only), the webhook answers /readyz over TLS and metrics on the plain-HTTP port."""
+    import socket
+    import ssl
+    import time
+    import urllib.request
+
+    from certs.authority import generate_self_signed
+    from certs.files import write_bundle
+
+    def free_port() -> int:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            return int(s.getsockname()[1])
+
+    https_port, metrics_port = free_port(), free_port()
+    dep = _one(_objects(f"webhook.port={https_port}", f"metrics.port={metrics_port}"), "Deployment")
+    (container,) = dep["spec"]["template"]["spec"]["containers"]
+    tls_dir = tmp_path / "tls"
+    write_bundle(tls_dir, generate_self_signed(()))
+    for f in tls_dir.iterdir():
+        f.chmod(0o444)
+    tls_dir.chmod(0o555)
+    mount = container["volumeMounts"][0]["mountPath"]
+    args = [a.replace(mount, str(tls_dir)).replace("0.0.0.0:", "127.0.0.1:") for a in container["args"]]
+    assert args[0] == "serve"
+    proc = subprocess.Popen(
+        [str(Path(sys.executable).parent / "dra-capacity"), *args],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        ctx = ssl.create_default_context(cafile=str(tls_dir / "ca.crt"))
+        deadline = time.monotonic() + 30
+        while True:
+            assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+            try:
+                probe = container["readinessProbe"]["httpGet"]["path"]
+                url = f"https://127.0.0.1:{https_port}{probe}"
+                with urllib.request.urlopen(url, context=ctx, timeout=2) as resp:
+                    if resp.status == 200:
+                        break
+            except OSError:
+                assert time.monotonic() < deadline, "the webhook never became ready"
+                time.sleep(0.1)
+        with urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics", timeout=5) as resp:
+            assert b"dra_capacity_webhook" in resp.read()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+        tls_dir.chmod(0o755)

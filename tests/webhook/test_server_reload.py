@@ -17,7 +17,7 @@ from cryptography.hazmat.primitives.serialization import Encoding
 from server_harness import client_context, make_tls_dir, review, running_server, session
 
 from certs.authority import ServingBundle, issue_serving_certificate
-from certs.files import TLS_CRT, TLS_KEY, atomic_write, load_pair, write_pair
+from certs.files import TLS_CRT, TLS_KEY, atomic_write, load_pair, write_bundle, write_pair
 from webhook.tlsreload import pair_context
 
 
@@ -165,3 +165,37 @@ def test_loading_a_pair_needs_no_writable_temporary_directory(
     )  # as on a read-only root filesystem
     context = pair_context(load_pair(tls_dir))
     assert context.minimum_version == ssl.TLSVersion.TLSv1_2
+
+
+def _kubelet_secret_dir(root: Path, version: str, bundle: ServingBundle) -> None:
+    """Lay out a Secret volume as the kubelet does: files behind `..data`, a symlink to a timestamped dir that
+    is replaced atomically (a new dir, then `..data` swapped by rename) when the Secret changes."""
+    target = root / f"..{version}"
+    write_bundle(target, bundle)
+    link = root / "..data_tmp"
+    link.symlink_to(target.name)
+    os.replace(link, root / "..data")
+    for name in (TLS_CRT, TLS_KEY, "ca.crt"):
+        if not (root / name).is_symlink():
+            (root / name).symlink_to(f"..data/{name}")
+
+
+def test_secret_volume_update_by_symlink_swap_is_picked_up(tmp_path: Path) -> None:
+    """cert-manager renews the Secret; the kubelet swaps `..data`; the reloader must see the new pair."""
+    from certs.authority import generate_self_signed
+    from webhook.tlsreload import CertificateReloader
+
+    root = tmp_path / "tls"
+    root.mkdir()
+    first = generate_self_signed(())
+    _kubelet_secret_dir(root, "2026_11_29_08_00_00.1", first)
+    reloader = CertificateReloader(root, interval=3600)
+    assert reloader.load().cert_pem == load_pair(root).cert_pem
+    renewed = issue_serving_certificate(first.ca)
+    _kubelet_secret_dir(root, "2026_11_29_09_00_00.2", ServingBundle(first.ca, renewed))
+    assert reloader.check() is True
+    assert (
+        reloader.pair.cert_pem
+        == load_pair(root).cert_pem
+        != first.serving.certificate.public_bytes(Encoding.PEM)
+    )
