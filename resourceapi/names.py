@@ -8,6 +8,7 @@ names, newest rules) and `pkg/apis/core/v1/helper` (`IsExtendedResourceName`). L
 
 from __future__ import annotations
 
+import functools
 import re
 
 from resourceapi.field import FieldError, Path, invalid, required, too_long
@@ -200,6 +201,7 @@ def validate_fully_qualified_name(name: str, path: Path) -> list[FieldError]:
     return errs
 
 
+@functools.lru_cache(maxsize=4096)
 def is_extended_resource_name(name: str) -> bool:
     """`v1helper.IsExtendedResourceName`: domain-prefixed, no `kubernetes.io/` anywhere (a substring test),
     no `requests.` prefix, and `requests.<name>` a valid qualified name."""

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -310,9 +311,13 @@ def _small_object(value: Any) -> bool:
     if not isinstance(value, dict):
         return False
     try:
-        return len(compact_bytes(value)) <= PARAMETERS_MAX_LENGTH
+        text = json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
     except (TypeError, ValueError):
         return False
+    # One character re-encodes to at most 6 bytes (`\u003c`); short texts need no exact count.
+    if len(text) * 6 <= PARAMETERS_MAX_LENGTH:
+        return True
+    return len(compact_bytes(value)) <= PARAMETERS_MAX_LENGTH
 
 
 def validate_parameters(value: Any, path: Path) -> list[FieldError]:
