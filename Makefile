@@ -37,6 +37,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/webhook_bench.py
 	$(BIN)/python bench/gpu_shares.py
 	$(BIN)/python bench/allocator_core.py
+	$(BIN)/python bench/quantity_ops.py
 
 clean:
 	rm -rf $(VENV) .run build *.egg-info .mypy_cache .pytest_cache .ruff_cache

@@ -7,11 +7,28 @@ import json
 import sys
 from typing import Any
 
-from resourceapi.cliopts import add_feature_gates_flag, parse_gates_or_exit, read_documents
+from resourceapi.cliopts import (
+    OutputError,
+    add_feature_gates_flag,
+    parse_gates_or_exit,
+    read_documents,
+    write_output,
+)
 from resourceapi.documents import DocumentError
 
 EXIT_OK = 0
 EXIT_BAD_INPUT = 2
+
+SIMULATE_EPILOG = """\
+input: DeviceClass, ResourceSlice, ResourceClaim (resource.k8s.io/v1), Node and Pod (v1) objects, as
+`kubectl get -o yaml|json` prints them (multi-document streams, kind: List); any other kind is an error.
+  pod mode    the input has Pods without spec.nodeName: placed one at a time, in input order
+  claim mode  unallocated ResourceClaims and no pending Pods: allocated together on one node
+              (--node, or the only Node in the input)
+
+exit status: 0 whenever the simulation ran (unschedulable pods are a result); 2 for bad usage or bad
+input (the message names the file, the document, the object and the field; nothing on stdout).
+Walkthroughs: docs/simulate.md."""
 
 
 def add_commands(sub: Any) -> None:
@@ -23,6 +40,8 @@ def add_commands(sub: Any) -> None:
             "Allocate unallocated ResourceClaims on one node (claim mode) or place pending Pods one at a "
             "time (pod mode), as the binder would, from ordinary Kubernetes objects."
         ),
+        epilog=SIMULATE_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_feature_gates_flag(simulate)
     simulate.add_argument("--node", metavar="NAME", help="the node for claim mode (pod mode: only this node)")
@@ -51,7 +70,7 @@ def run_simulate(args: argparse.Namespace) -> int:
     if not files:
         parser.error("no input: give at least one -f FILE")
     try:
-        inputs = load_inputs(read_documents(files))
+        inputs = load_inputs(read_documents(files, require_objects=True))
     except (DocumentError, InputError) as exc:
         print(f"dra-capacity simulate: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -63,8 +82,14 @@ def run_simulate(args: argparse.Namespace) -> int:
     except UsageError as exc:
         parser.error(str(exc))
         raise  # unreachable
-    if args.output == "table":
-        sys.stdout.write(render_table(out, cluster, inputs.slices))
-    else:
-        sys.stdout.write(json.dumps(out, indent=2) + "\n")
+    text = (
+        render_table(out, cluster, inputs.slices)
+        if args.output == "table"
+        else json.dumps(out, indent=2) + "\n"
+    )
+    try:
+        write_output(text)
+    except OutputError as exc:
+        print(f"dra-capacity simulate: {exc.strerror}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     return EXIT_OK

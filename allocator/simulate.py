@@ -16,10 +16,15 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from allocator.cluster import Cluster, NodeInfo
-from allocator.extended import CapacityCarrierError, ExtendedResourceResolver, class_capacity_requests
+from allocator.extended import (
+    CapacityCarrierError,
+    ExtendedResourceResolver,
+    class_capacity_requests,
+    is_dra_extended_resource_name,
+)
 from allocator.ids import DeviceID
 from allocator.placement import REASON_CANNOT_ALLOCATE, Placement, Placer, Strategy
-from resourceapi.core_v1 import Node, Pod
+from resourceapi.core_v1 import Node, Pod, PodResourceClaim
 from resourceapi.documents import Document
 from resourceapi.gates import FeatureGates
 from resourceapi.resource_v1 import DeviceClass, ResourceClaim, ResourceClaimStatus, ResourceSlice
@@ -99,12 +104,60 @@ def _unwrap(tp: Any) -> Any:
             return tp
 
 
+# pydantic error types that mean "this JSON value has the wrong type", and the JSON type that was expected.
+_EXPECTED_TYPES = {
+    "string_type": "string",
+    "int_type": "integer",
+    "int_parsing": "integer",
+    "int_from_float": "integer",
+    "float_type": "number",
+    "float_parsing": "number",
+    "bool_type": "boolean",
+    "bool_parsing": "boolean",
+    "dict_type": "object",
+    "model_type": "object",
+    "model_attributes_type": "object",
+    "list_type": "array",
+}
+
+
+def _message(err: Any) -> str:
+    """A pydantic error in the webhook's (and the API server's) words: `Required value`, `Invalid value:
+    "boolean": must be of type string`; other errors (a bad quantity) keep their own message."""
+    if err["type"] == "missing":
+        return "Required value"
+    expected = _EXPECTED_TYPES.get(err["type"])
+    if expected is not None:
+        return f'Invalid value: "{_json_type(err.get("input"))}": must be of type {expected}'
+    msg = str(err["msg"]).removeprefix("Value error, ")
+    value = err.get("input")
+    if isinstance(value, str) or (isinstance(value, int | float) and not isinstance(value, bool)):
+        return f'Invalid value: "{value}": {msg}'
+    return msg
+
+
+def _json_type(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
 def _label(kind: str, obj: dict[str, Any]) -> str:
     meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
     assert isinstance(meta, dict)
     name = meta.get("name") or meta.get("generateName") or "<unnamed>"
-    ns = meta.get("namespace")
-    return f'{kind} "{ns}/{name}"' if ns and kind in ("ResourceClaim", "Pod") else f'{kind} "{name}"'
+    ns = meta.get("namespace") or "default"  # where the object would be created, as the rest of the output
+    return f'{kind} "{ns}/{name}"' if kind in ("ResourceClaim", "Pod") else f'{kind} "{name}"'
 
 
 def load_inputs(docs: Sequence[Document]) -> Inputs:
@@ -125,8 +178,9 @@ def load_inputs(docs: Sequence[Document]) -> Inputs:
             obj = model.model_validate(doc.obj)
         except ValidationError as exc:
             err = exc.errors()[0]
-            msg = str(err["msg"]).removeprefix("Value error, ")
-            raise InputError(f"{doc.where}: {label}: {_field_path(model, err['loc'])}: {msg}") from None
+            raise InputError(
+                f"{doc.where}: {label}: {_field_path(model, err['loc'])}: {_message(err)}"
+            ) from None
         meta = getattr(obj, "metadata")  # noqa: B009 - every model here has metadata
         if not meta.name:
             raise InputError(f"{doc.where}: {label}: metadata.name: Required value")
@@ -183,22 +237,79 @@ def _check_references(inputs: Inputs) -> None:
                     )
     claims = {(c.metadata.namespace or "default", c.metadata.name) for c in inputs.claims}
     for p in inputs.pods:
+        _check_pod_resources(inputs.where[id(p)], p)
+        if p.spec.node_name:
+            continue  # running: it holds node resources; its claims count only through their allocations
         for i, rc in enumerate(p.spec.resource_claims or []):
-            if rc.resource_claim_template_name:
+            name = _claim_name(inputs.where[id(p)], i, p, rc)
+            if name is not None and (p.namespace, name) not in claims:
+                field = "resourceClaimName" if rc.resource_claim_name else "resourceClaimTemplateName"
                 raise InputError(
-                    f"{inputs.where[id(p)]}: spec.resourceClaims[{i}].resourceClaimTemplateName: Unsupported "
-                    "value: simulate reads ResourceClaims, not templates (give the claim itself)"
+                    f"{inputs.where[id(p)]}: spec.resourceClaims[{i}].{field}: Not found: "
+                    f'"{name}" (no ResourceClaim of that name in namespace {p.namespace})'
                 )
-            if not rc.resource_claim_name:
-                raise InputError(
-                    f"{inputs.where[id(p)]}: spec.resourceClaims[{i}].resourceClaimName: Required value"
-                )
-            if (p.namespace, rc.resource_claim_name) not in claims:
-                raise InputError(
-                    f"{inputs.where[id(p)]}: spec.resourceClaims[{i}].resourceClaimName: "
-                    f'Not found: "{rc.resource_claim_name}" '
-                    f"(no ResourceClaim of that name in namespace {p.namespace})"
-                )
+        _resolve_templates(p)
+
+
+def _claim_name(where: str, index: int, pod: Pod, rc: PodResourceClaim) -> str | None:
+    """The ResourceClaim a pod's entry stands for, as upstream's resourceclaim.Name: its `resourceClaimName`,
+    or for a template the claim the controller generated, named in `status.resourceClaimStatuses` (None: the
+    template needs no claim)."""
+    if rc.resource_claim_name:
+        return rc.resource_claim_name
+    path = f"{where}: spec.resourceClaims[{index}]"
+    if not rc.resource_claim_template_name:
+        raise InputError(
+            f'{path}: Invalid value: "{rc.name}": must specify one of: `resourceClaimName`, '
+            "`resourceClaimTemplateName`"
+        )
+    for status in _claim_statuses(pod):
+        if status.get("name") == rc.name:
+            generated = status.get("resourceClaimName")
+            return generated if isinstance(generated, str) and generated else None
+    raise InputError(
+        f"{path}.resourceClaimTemplateName: Not found: the claim generated from template "
+        f'"{rc.resource_claim_template_name}" (status.resourceClaimStatuses has no entry "{rc.name}"; '
+        "simulate reads ResourceClaims, not templates: give the generated claim and the pod's status, as "
+        "kubectl get prints them, or reference a claim by resourceClaimName)"
+    )
+
+
+def _claim_statuses(pod: Pod) -> list[dict[str, Any]]:
+    extra = (pod.status.model_extra or {}) if pod.status is not None else {}
+    raw = extra.get("resourceClaimStatuses")
+    return [s for s in raw if isinstance(s, dict)] if isinstance(raw, list) else []
+
+
+def _resolve_templates(pod: Pod) -> None:
+    """Point template entries at their generated claims (dropping the ones that need none), so that placement
+    sees only ResourceClaim references, as the scheduler does once the controller has made the claims."""
+    if not any(rc.resource_claim_template_name for rc in pod.spec.resource_claims or []):
+        return
+    resolved: list[PodResourceClaim] = []
+    for i, rc in enumerate(pod.spec.resource_claims or []):
+        name = _claim_name("", i, pod, rc)
+        if name is not None:
+            resolved.append(PodResourceClaim(name=rc.name, resource_claim_name=name))
+    pod.spec.resource_claims = resolved
+
+
+def _check_pod_resources(where: str, pod: Pod) -> None:
+    """What the API server's pod validation guarantees the scheduler: quantities are not negative, and
+    extended resources (counted in whole devices) are integers. Limits first: a request defaulted from a
+    limit is reported where the user wrote it."""
+    for kind, containers in (
+        ("initContainers", pod.spec.init_containers or []),
+        ("containers", pod.spec.containers),
+    ):
+        for i, c in enumerate(containers):
+            for part, values in (("limits", c.resources.limits), ("requests", c.resources.requests)):
+                for name, q in (values or {}).items():
+                    path = f"{where}: spec.{kind}[{i}].resources.{part}[{name}]"
+                    if q.sign() < 0:
+                        raise InputError(f'{path}: Invalid value: "{q}": must be greater than or equal to 0')
+                    if is_dra_extended_resource_name(name) and not q.is_integer():
+                        raise InputError(f'{path}: Invalid value: "{q}": must be an integer')
 
 
 def pod_claims(inputs: Inputs, pod: Pod) -> list[ResourceClaim]:

@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import ipaddress
 import logging
+import os
 import signal
 import sys
 from pathlib import Path
@@ -157,13 +158,21 @@ def run_serve(args: argparse.Namespace) -> int:
         return 0
 
 
+def host_port(host: str, port: int | None) -> str:
+    """`host:port` as in a URL: an IPv6 address in brackets (`[::]:8443`), as `--listen` accepts it."""
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
 async def _serve(server: WebhookServer, args: argparse.Namespace, gates: FeatureGates, logger: Any) -> int:
     try:
         await server.start()
     except OSError as exc:
         await server.stop()
         where = args.listen if server.port == 0 else args.metrics_listen
-        return _error(f"cannot listen on {where.host}:{where.port}: {exc.strerror or exc}")
+        # asyncio rewords strerror ("error while attempting to bind on address ..."); the errno's own text
+        # is the one the troubleshooting guide lists.
+        reason = os.strerror(exc.errno) if exc.errno else exc.strerror or str(exc)
+        return _error(f"cannot listen on {host_port(where.host, where.port)}: {reason}")
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -173,11 +182,11 @@ async def _serve(server: WebhookServer, args: argparse.Namespace, gates: Feature
         logger,
         logging.INFO,
         "serving",
-        url=f"https://{args.listen.host}:{server.port}",
+        url=f"https://{host_port(args.listen.host, server.port)}",
         metrics=(
-            f"http://{args.metrics_listen.host}:{server.metrics_port}/metrics"
+            f"http://{host_port(args.metrics_listen.host, server.metrics_port)}/metrics"
             if args.metrics_listen is not None
-            else f"https://{args.listen.host}:{server.port}/metrics"
+            else f"https://{host_port(args.listen.host, server.port)}/metrics"
         ),
         tls_dir=str(args.tls_dir),
         feature_gates=str(gates),

@@ -14,7 +14,13 @@ import sys
 from dataclasses import dataclass
 from typing import Any, TextIO
 
-from resourceapi.cliopts import add_feature_gates_flag, parse_gates_or_exit, read_documents
+from resourceapi.cliopts import (
+    OutputError,
+    add_feature_gates_flag,
+    parse_gates_or_exit,
+    read_documents,
+    write_output,
+)
 from resourceapi.documents import Document, DocumentError
 from webhook import kubectl
 from webhook.admission import VERSIONS, DeviceClassAdmission
@@ -75,11 +81,16 @@ def run_validate(args: argparse.Namespace, out: TextIO | None = None, err: TextI
     err = err or sys.stderr
     gates = parse_gates_or_exit(args.parser, args.feature_gates)
     try:
-        docs = read_documents(args.files)
+        docs = read_documents(args.files, require_objects=True)
         old_docs = read_documents(args.old) if args.old else []
     except DocumentError as exc:
         print(f"error: {exc}", file=err)
         return 2
+    for doc in [*docs, *old_docs]:
+        if not doc.api_version:
+            # kubectl cannot decode an object without apiVersion either; skipping it would pass CI silently.
+            print(f"error: {doc.where}: {doc.kind} {doc.name!r}: missing field 'apiVersion'", file=err)
+            return 2
     olds: dict[str, dict[str, Any]] = {}
     for doc in old_docs:
         skip = _skip_reason(doc)
@@ -97,12 +108,14 @@ def run_validate(args: argparse.Namespace, out: TextIO | None = None, err: TextI
         name = assigned_name(doc.obj)
         results.append(evaluate(admission, doc, olds.get(name) if name else None, number))
     if args.output == "json":
-        json.dump({"results": [r.as_json() for r in results]}, out, indent=2)
-        out.write("\n")
+        text = json.dumps({"results": [r.as_json() for r in results]}, indent=2) + "\n"
     else:
-        for r in results:
-            for line in r.text():
-                out.write(line + "\n")
+        text = "".join(line + "\n" for r in results for line in r.text())
+    try:
+        write_output(text, out)
+    except OutputError as exc:
+        print(f"error: {exc.strerror}", file=err)
+        return 2
     return 1 if any(not r.allowed for r in results) else 0
 
 
@@ -132,10 +145,68 @@ def evaluate(
         name=outcome.name or doc.name,
         update=old is not None,
         allowed=bool(response.get("allowed")),
-        warnings=list(response.get("warnings", [])),
+        warnings=[f'unknown field "{path}"' for path in unknown_fields(doc.obj)]
+        + list(response.get("warnings", [])),
         status=response.get("status"),
         patch=patch,
     )
+
+
+# The DeviceClass fields the API server decodes (resource.k8s.io v1, v1beta1, v1beta2 share them); None: free
+# form (or checked by the admission rules themselves, as the KEP-6406 field is).
+_Schema = dict[str, Any] | None
+_OBJECT_META: _Schema = dict.fromkeys(
+    [
+        "name",
+        "generateName",
+        "namespace",
+        "selfLink",
+        "uid",
+        "resourceVersion",
+        "generation",
+        "creationTimestamp",
+        "deletionTimestamp",
+        "deletionGracePeriodSeconds",
+        "labels",
+        "annotations",
+        "ownerReferences",
+        "finalizers",
+        "managedFields",
+    ]
+)
+_DEVICE_CLASS: _Schema = {
+    "apiVersion": None,
+    "kind": None,
+    "metadata": _OBJECT_META,
+    "spec": {
+        "selectors": [{"cel": {"expression": None}}],
+        "config": [{"opaque": {"driver": None, "parameters": None}}],
+        "extendedResourceName": None,
+        "extendedResourceCapacityRequests": None,
+    },
+}
+
+
+def unknown_fields(obj: dict[str, Any]) -> list[str]:
+    """Paths of fields a DeviceClass does not have, as the API server's strict field validation names them
+    (`spec.selectors[0].cell`). Webhooks never see them (the API server drops them, or kubectl's default
+    `--validate=strict` refuses the write), so a typo would otherwise read as `created`."""
+    out: list[str] = []
+    _walk(obj, _DEVICE_CLASS, "", out)
+    return out
+
+
+def _walk(value: Any, schema: Any, path: str, out: list[str]) -> None:
+    if isinstance(schema, list) and isinstance(value, list):
+        for i, item in enumerate(value):
+            _walk(item, schema[0], f"{path}[{i}]", out)
+    elif isinstance(schema, dict) and isinstance(value, dict):
+        for key, item in value.items():
+            where = f"{path}.{key}" if path else str(key)
+            if key not in schema:
+                out.append(where)
+            else:
+                _walk(item, schema[key], where, out)
 
 
 def assigned_name(obj: dict[str, Any]) -> str:

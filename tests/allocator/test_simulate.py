@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import errno
+import io
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -288,9 +291,147 @@ def test_pod_naming_a_missing_claim_is_rejected(tmp_path: Path, capsys: pytest.C
     assert 'document 1: Pod "default/p": spec.resourceClaims[0].resourceClaimName: Not found: "ghost"' in err
 
 
-def test_pod_naming_a_claim_template_is_rejected(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_pod_naming_a_claim_template_without_its_generated_claim_is_rejected(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     err = _bad(tmp_path, capsys, pod("p", resourceClaims=[{"name": "g", "resourceClaimTemplateName": "t"}]))
-    assert 'Pod "default/p": spec.resourceClaims[0].resourceClaimTemplateName: Unsupported value' in err
+    assert (
+        'Pod "default/p": spec.resourceClaims[0].resourceClaimTemplateName: Not found: the claim generated '
+        'from template "t" (status.resourceClaimStatuses has no entry "g"' in err
+    )
+
+
+def test_pod_claim_entry_naming_neither_claim_nor_template_is_rejected(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    err = _bad(tmp_path, capsys, pod("p", resourceClaims=[{"name": "g"}]))
+    assert err.endswith(
+        'Pod "default/p": spec.resourceClaims[0]: Invalid value: "g": must specify one of: '
+        "`resourceClaimName`, `resourceClaimTemplateName`"
+    )
+
+
+def _template_pod(name: str, generated: str | None) -> dict[str, Any]:
+    """A pending pod as `kubectl get` prints it once the resourceclaim controller made its claim."""
+    raw = pod(name, resourceClaims=[{"name": "g", "resourceClaimTemplateName": "t"}]).to_api()
+    raw["status"] = {
+        "phase": "Pending",
+        "resourceClaimStatuses": [{"name": "g", "resourceClaimName": generated}],
+    }
+    return raw
+
+
+def test_pod_claim_from_a_template_is_the_one_its_status_names(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pods = _write(tmp_path, "p.yaml", _template_pod("p", "p-g-x7k2p"), _claim("p-g-x7k2p"))
+    code, out, _ = _run(capsys, "-f", _cluster(tmp_path), "-f", pods)
+    (entry,) = json.loads(out)["pods"]
+    assert code == 0 and entry["result"] == "bound"
+    assert [c["name"] for c in entry["claims"]] == ["p-g-x7k2p"]
+    assert entry["claims"][0]["allocation"]["devices"]["results"][0]["request"] == "gpu"
+
+
+def test_pod_template_entry_whose_status_names_no_claim_needs_none(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pods = _write(tmp_path, "p.yaml", _template_pod("p", None))
+    code, out, _ = _run(capsys, "-f", _cluster(tmp_path), "-f", pods)
+    (entry,) = json.loads(out)["pods"]
+    assert code == 0 and entry["result"] == "bound" and "claims" not in entry
+
+
+def test_pod_template_claim_missing_from_the_input_is_rejected(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    err = _bad(tmp_path, capsys, _template_pod("p", "p-g-x7k2p"))
+    assert (
+        'Pod "default/p": spec.resourceClaims[0].resourceClaimTemplateName: Not found: "p-g-x7k2p" '
+        "(no ResourceClaim of that name in namespace default)" in err
+    )
+
+
+def test_running_pod_claims_need_not_be_in_the_input(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    running = pod("r", nodeName="n1", resourceClaims=[{"name": "g", "resourceClaimTemplateName": "t"}])
+    pods = _write(tmp_path, "p.yaml", running, pod("new", {GPU_SHARED: 1}))
+    code, out, _ = _run(capsys, "-f", _cluster(tmp_path), "-f", pods)
+    assert code == 0 and [p["result"] for p in json.loads(out)["pods"]] == ["bound"]
+
+
+@pytest.mark.parametrize(
+    ("resources", "field", "message"),
+    [
+        (
+            {"limits": {GPU_SHARED: "500m"}},
+            f"spec.containers[0].resources.limits[{GPU_SHARED}]",
+            'Invalid value: "500m": must be an integer',
+        ),
+        (
+            {"requests": {GPU_SHARED: "1e30"}, "limits": {GPU_SHARED: "1e30"}},
+            f"spec.containers[0].resources.limits[{GPU_SHARED}]",
+            'Invalid value: "1e30": must be an integer',
+        ),
+        (
+            {"requests": {"deviceclass.resource.kubernetes.io/gpu": "1.5"}},
+            "spec.containers[0].resources.requests[deviceclass.resource.kubernetes.io/gpu]",
+            'Invalid value: "1500m": must be an integer',
+        ),
+        (
+            {"limits": {GPU_SHARED: "-1"}},
+            f"spec.containers[0].resources.limits[{GPU_SHARED}]",
+            'Invalid value: "-1": must be greater than or equal to 0',
+        ),
+        (
+            {"requests": {"cpu": "-500m"}},
+            "spec.containers[0].resources.requests[cpu]",
+            'Invalid value: "-500m": must be greater than or equal to 0',
+        ),
+    ],
+    ids=["fractional-limit", "beyond-int64", "fractional-implicit-name", "negative-count", "negative-cpu"],
+)
+def test_pod_quantities_the_api_server_would_refuse_are_rejected(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], resources: dict[str, Any], field: str, message: str
+) -> None:
+    raw = pod("p").to_api()
+    raw["spec"]["containers"][0]["resources"] = resources
+    assert _bad(tmp_path, capsys, raw).endswith(f'bad.yaml: document 1: Pod "default/p": {field}: {message}')
+
+
+def test_init_container_quantities_are_checked_too(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    raw = pod("p", init=[{"name": "i", "resources": {"limits": {GPU_SHARED: "0.5"}}}]).to_api()
+    err = _bad(tmp_path, capsys, raw)
+    assert err.endswith(
+        f'spec.initContainers[0].resources.limits[{GPU_SHARED}]: Invalid value: "500m": must be an integer'
+    )
+
+
+def test_empty_input_is_rejected(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "empty.yaml").write_text("# nothing here\n---\n")
+    code, out, err = _run(capsys, "-f", str(tmp_path / "empty.yaml"))
+    assert (code, out) == (2, "")
+    assert err.strip().endswith("empty.yaml: no objects found (empty input)")
+
+
+def test_an_empty_file_beside_others_is_fine(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "empty.yaml").write_text("")
+    code, _, _ = _run(capsys, "-f", _cluster(tmp_path), "-f", str(tmp_path / "empty.yaml"))
+    assert code == 0
+
+
+def test_directory_given_as_a_file_is_rejected(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = _run(capsys, "-f", str(tmp_path))
+    assert (code, out) == (2, "") and err.strip().endswith(f"{tmp_path}: cannot read: Is a directory")
+
+
+def test_binary_file_is_rejected_naming_the_byte(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "blob.yaml").write_bytes(b"kind: \x97\x00")
+    code, out, err = _run(capsys, "-f", str(tmp_path / "blob.yaml"))
+    assert (code, out) == (2, "")
+    assert "blob.yaml: cannot read: not UTF-8 or UTF-16 text (byte 0x97 at offset 6)" in err
 
 
 def test_malformed_quantity_is_rejected_with_its_field(
@@ -301,6 +442,30 @@ def test_malformed_quantity_is_rejected_with_its_field(
     err = _bad(tmp_path, capsys, raw)
     assert 'bad.yaml: document 1: Pod "default/p": spec.containers[0].resources.requests[cpu]: ' in err
     assert "quantities must match the regular expression" in err
+
+
+@pytest.mark.parametrize(
+    ("patch", "expected"),
+    [
+        (
+            {"metadata": {"name": "p", "labels": {"gpu": True}}},
+            'metadata.labels[gpu]: Invalid value: "boolean": must be of type string',
+        ),
+        ({"spec": "x"}, 'spec: Invalid value: "string": must be of type object'),
+        ({"spec": {"containers": None}}, 'spec.containers: Invalid value: "null": must be of type array'),
+        (
+            {"spec": {"containers": [{"name": "c", "resources": {"limits": {"cpu": "two"}}}]}},
+            'spec.containers[0].resources.limits[cpu]: Invalid value: "two": quantities must match the '
+            "regular expression",
+        ),
+    ],
+    ids=["label-not-a-string", "spec-not-an-object", "containers-null", "bad-quantity-echoes-the-value"],
+)
+def test_malformed_fields_are_reported_in_the_api_servers_words(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], patch: dict[str, Any], expected: str
+) -> None:
+    raw = {**pod("p").to_api(), **patch}
+    assert f'bad.yaml: document 1: Pod "default/p": {expected}' in _bad(tmp_path, capsys, raw)
 
 
 def test_duplicate_device_name_in_a_pool_is_rejected(
@@ -349,3 +514,26 @@ def test_bad_feature_gate_is_a_usage_error(tmp_path: Path, capsys: pytest.Captur
         main(["simulate", "--feature-gates", "Nope=true", "-f", _cluster(tmp_path)])
     assert exc.value.code == 2
     assert "unrecognized feature gate: Nope" in capsys.readouterr().err
+
+
+def test_help_names_the_modes_and_exit_status(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(["simulate", "--help"])
+    out = capsys.readouterr().out
+    assert exc.value.code == 0
+    assert "pod mode    the input has Pods without spec.nodeName" in out
+    assert "exit status: 0 whenever the simulation ran" in out
+
+
+class FullDisk(io.StringIO):
+    def write(self, text: str) -> int:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+
+def test_an_output_write_error_exits_2_with_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cluster = _cluster(tmp_path)
+    monkeypatch.setattr(sys, "stdout", FullDisk())
+    assert main(["simulate", "-f", cluster]) == 2
+    assert capsys.readouterr().err == "dra-capacity simulate: cannot write output: No space left on device\n"

@@ -20,6 +20,7 @@ import pytest
 
 from certs.authority import generate_self_signed, issue_serving_certificate
 from certs.files import write_bundle, write_pair
+from webhook.serve_cmd import host_port
 
 CLI = str(Path(sys.executable).parent / "dra-capacity")
 FIXTURE = Path(__file__).resolve().parents[2] / "bench" / "fixtures" / "deviceclass-realistic.json"
@@ -123,7 +124,9 @@ def test_port_in_use_exits_2_naming_the_address(tmp_path: Path) -> None:
         port = busy.getsockname()[1]
         result = run_cli("--self-signed", "--listen", f"127.0.0.1:{port}", "--tls-dir", str(tmp_path))
     assert result.returncode == 2
-    assert f"dra-capacity serve: error: cannot listen on 127.0.0.1:{port}: " in result.stderr
+    assert result.stderr.splitlines()[-1] == (
+        f"dra-capacity serve: error: cannot listen on 127.0.0.1:{port}: Address already in use"
+    )
     assert "Traceback" not in result.stderr
 
 
@@ -142,3 +145,16 @@ def test_bad_flags_exit_2_naming_the_flag(tmp_path: Path, flags: list[str], frag
     assert result.returncode == 2
     assert fragment in result.stderr
     assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("host", "port", "expected"),
+    [
+        ("0.0.0.0", 8443, "0.0.0.0:8443"),
+        ("::", 8443, "[::]:8443"),
+        ("::1", 9090, "[::1]:9090"),
+        ("localhost", 1, "localhost:1"),
+    ],
+)
+def test_addresses_in_messages_bracket_ipv6_as_urls_do(host: str, port: int, expected: str) -> None:
+    assert host_port(host, port) == expected

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import errno
 import io
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -11,7 +13,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from dra_capacity.cli import main
+from dra_capacity.cli import build_parser, main
+from webhook.validate_cmd import run_validate
 
 GOOD = """
 apiVersion: resource.k8s.io/v1
@@ -206,6 +209,57 @@ def test_missing_file_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert "nope.yaml: cannot read" in capsys.readouterr().err
 
 
+def test_input_without_any_object_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    empty = write(tmp_path, "empty.yaml", "# a glob that matched the wrong file\n")
+    assert main(["validate", "-o", "json", empty]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == f"error: {empty}: no objects found (empty input)\n"
+
+
+def test_object_without_api_version_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bare = write(tmp_path, "dc.yaml", GOOD, "\nkind: DeviceClass\nmetadata: {name: bare}\n")
+    assert main(["validate", bare]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == f"error: {bare}: document 2: DeviceClass 'bare': missing field 'apiVersion'\n"
+
+
+def test_unknown_fields_are_warned_as_kubectl_field_validation_names_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    typo = GOOD.replace("  selectors:\n  - cel:\n", "  selector: []\n  selectors:\n  - cell: {}\n    cel:\n")
+    assert main(["validate", write(tmp_path, "dc.yaml", typo)]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        'Warning: unknown field "spec.selector"',
+        'Warning: unknown field "spec.selectors[0].cell"',
+        "deviceclass.resource.k8s.io/gpu.nvidia.com-shared-1 created",
+    ]
+
+
+def test_fields_kubectl_get_prints_are_known(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    exported = GOOD.replace(
+        "  name: gpu.nvidia.com-shared-1\n",
+        "  name: gpu.nvidia.com-shared-1\n  uid: 3b0c6c3e\n  resourceVersion: '12'\n  generation: 1\n"
+        "  creationTimestamp: 2026-03-01T00:00:00Z\n  annotations: {a: b}\n"
+        "  managedFields: [{manager: kubectl, operation: Update, fieldsV1: {f:spec: {}}}]\n",
+    )
+    assert main(["validate", "-o", "json", write(tmp_path, "dc.yaml", exported)]) == 0
+    assert json.loads(capsys.readouterr().out)["results"][0]["warnings"] == []
+
+
+class FullDisk(io.StringIO):
+    def write(self, text: str) -> int:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+
+def test_an_output_write_error_exits_2_with_one_line(tmp_path: Path) -> None:
+    args = build_parser().parse_args(["validate", write(tmp_path, "dc.yaml", GOOD)])
+    err = io.StringIO()
+    assert run_validate(args, out=FullDisk(), err=err) == 2
+    assert err.getvalue() == "error: cannot write output: No space left on device\n"
+
+
 def test_unknown_gate_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exc:
         main(["validate", "--feature-gates", "NoSuchGate=true", write(tmp_path, "dc.yaml", GOOD)])
@@ -227,3 +281,90 @@ def test_console_script_runs_validate(tmp_path: Path) -> None:
         "deviceclass.resource.k8s.io/gpu.nvidia.com-shared-1 created",
         'The DeviceClass "bad-one" is invalid: spec.selectors[0].cel: Required value',
     ]
+
+
+# --- docs/validation.md shows real output -------------------------------------------------------------------
+
+VALIDATION_DOC = Path(__file__).resolve().parents[2] / "docs" / "validation.md"
+
+
+def _class(meta: str, spec: str = "") -> str:
+    return f"apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {meta}\n" + (
+        f"spec: {spec}\n" if spec else ""
+    )
+
+
+ANNOTATION = "dra-capacity.io/extended-resource-capacity-requests"
+DOC_EXAMPLES = [
+    pytest.param(_class("{}"), "", id="name-required"),
+    pytest.param(_class("{name: GPU_1}"), "", id="name-format"),
+    pytest.param(_class("{name: gpu}", "{selectors: [{}]}"), "", id="selector-needs-cel"),
+    pytest.param(
+        _class("{name: gpu}", "{selectors: [" + ", ".join(["{cel: {expression: 'true'}}"] * 33) + "]}"),
+        "",
+        id="too-many-selectors",
+    ),
+    pytest.param(
+        _class(
+            "{name: gpu}",
+            "{selectors: [{cel: {expression: "
+            """'device.capacity["shares"].isGreaterThan(quantity("0"))'}}]}""",
+        ),
+        "",
+        id="kep-story-1-selector-compile-error",
+    ),
+    pytest.param(_class("{name: gpu}", "{config: [{}]}"), "", id="config-needs-opaque"),
+    pytest.param(
+        _class(
+            "{name: gpu}",
+            "{config: [{opaque: {driver: a.com}}, {opaque: {driver: a.com, parameters: [1]}}, "
+            "{opaque: {driver: a.com, parameters: {x: " + "y" * 10240 + "}}}]}",
+        ),
+        "",
+        id="several-config-errors",
+    ),
+    pytest.param(_class("{name: gpu}", "{extendedResourceName: gpu}"), "", id="extended-resource-name"),
+    pytest.param(
+        _class("{name: gpu, annotations: {" + ANNOTATION + ": '{\"requests\": {shares: 1}}'}}"),
+        "",
+        id="annotation-not-json",
+    ),
+    pytest.param(
+        _class("{name: gpu, annotations: {" + ANNOTATION + ': \'{"requests": {"shares": "0"}}\'}}'),
+        "",
+        id="annotation-zero",
+    ),
+    pytest.param(
+        _class(
+            "{name: gpu, annotations: {" + ANNOTATION + ': \'{"requests": {"shares": "1"}}\'}}',
+            "{extendedResourceName: example.com/gpu, "
+            "extendedResourceCapacityRequests: {requests: {shares: 1}}}",
+        ),
+        "",
+        id="field-wins-over-annotation",
+    ),
+    pytest.param(
+        _class("{name: gpu}", "{extendedResourceCapacityRequests: {requests: {shares: 1}}}"),
+        "DRAConsumableCapacity=false",
+        id="field-needs-consumable-capacity",
+    ),
+    pytest.param(
+        _class("{name: smoke-test}", '{extendedResourceCapacityRequests: {requests: {shares: "0"}}}'),
+        "",
+        id="install-smoke-test",
+    ),
+]
+
+
+@pytest.mark.parametrize(("manifest", "gates"), DOC_EXAMPLES)
+def test_documented_output_is_what_validate_prints(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], manifest: str, gates: str
+) -> None:
+    main(["validate", "--feature-gates", gates, write(tmp_path, "dc.yaml", manifest)])
+    out = capsys.readouterr().out
+    doc = VALIDATION_DOC.read_text() + (VALIDATION_DOC.parent / "install.md").read_text()
+    lines = [line for line in out.splitlines() if "deviceclass.resource.k8s.io/" not in line]
+    assert lines
+    for line in lines:
+        cause = re.sub(r'^The DeviceClass "[^"]*" is invalid: (?=.)', "", line)
+        assert line in doc.replace("\n# ", "\n") or f"`{cause}`" in doc

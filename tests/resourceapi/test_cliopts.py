@@ -1,0 +1,109 @@
+"""Manifest files are read as kubectl reads them; unreadable or empty input is a DocumentError naming it."""
+
+from __future__ import annotations
+
+import errno
+import io
+import sys
+from pathlib import Path
+
+import pytest
+
+from resourceapi.cliopts import OutputError, read_documents, write_output
+from resourceapi.documents import DocumentError
+
+CLASS = "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata:\n  name: a\n"
+JSON_CLASS = (
+    '{\n\t"apiVersion": "resource.k8s.io/v1",\n\t"kind": "DeviceClass",\n\t"metadata": {"name": "a"}\n}\n'
+)
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        CLASS.encode(),
+        b"\xef\xbb\xbf" + CLASS.encode(),
+        b"\xef\xbb\xbf" + JSON_CLASS.encode(),
+        CLASS.encode("utf-16"),
+        b"\xfe\xff" + CLASS.encode("utf-16-be"),
+        CLASS.replace("\n", "\r\n").encode(),
+    ],
+    ids=["utf-8", "utf-8-bom", "utf-8-bom-json-with-tabs", "utf-16-le-bom", "utf-16-be-bom", "crlf"],
+)
+def test_encodings_kubectl_reads_are_read(tmp_path: Path, data: bytes) -> None:
+    path = tmp_path / "dc.yaml"
+    path.write_bytes(data)
+    (doc,) = read_documents([str(path)])
+    assert (doc.kind, doc.name) == ("DeviceClass", "a")
+
+
+def test_binary_data_names_the_file_and_the_first_bad_byte(tmp_path: Path) -> None:
+    path = tmp_path / "blob"
+    path.write_bytes(b"abc\xff\xfe")
+    with pytest.raises(
+        DocumentError, match=r"blob: cannot read: not UTF-8 or UTF-16 text \(byte 0xff at offset 3\)"
+    ):
+        read_documents([str(path)])
+
+
+def test_a_directory_is_not_a_file(tmp_path: Path) -> None:
+    with pytest.raises(DocumentError, match=r": cannot read: Is a directory$"):
+        read_documents([str(tmp_path)])
+
+
+def test_dash_reads_standard_input_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"\xef\xbb\xbf" + CLASS.encode())))
+    (doc,) = read_documents(["-"])
+    assert doc.where == "<stdin>: document 1"
+
+
+def test_empty_input_is_allowed_unless_objects_are_required(tmp_path: Path) -> None:
+    (tmp_path / "a.yaml").write_text("")
+    (tmp_path / "b.yaml").write_text("---\n# nothing\n")
+    paths = [str(tmp_path / "a.yaml"), str(tmp_path / "b.yaml")]
+    assert read_documents(paths) == []
+    with pytest.raises(DocumentError) as exc:
+        read_documents(paths, require_objects=True)
+    assert str(exc.value) == f"{paths[0]}, {paths[1]}: no objects found (empty input)"
+
+
+def test_one_file_with_objects_satisfies_the_requirement(tmp_path: Path) -> None:
+    (tmp_path / "a.yaml").write_text("")
+    (tmp_path / "b.yaml").write_text(CLASS)
+    docs = read_documents([str(tmp_path / "a.yaml"), str(tmp_path / "b.yaml")], require_objects=True)
+    assert [d.name for d in docs] == ["a"]
+
+
+def test_closed_standard_input_is_an_error_not_a_crash(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "stdin", None)
+    with pytest.raises(DocumentError, match=r"^<stdin>: cannot read: standard input is closed$"):
+        read_documents(["-"])
+
+
+class FailingStream(io.StringIO):
+    """An output stream whose writes fail the way a full disk or a closed pipe does."""
+
+    def __init__(self, error: OSError) -> None:
+        super().__init__()
+        self.error = error
+
+    def write(self, text: str) -> int:
+        raise self.error
+
+
+def test_output_is_written_and_flushed() -> None:
+    out = io.StringIO()
+    write_output("a\nb\n", out)
+    assert out.getvalue() == "a\nb\n"
+
+
+def test_a_write_error_becomes_one_line_naming_the_cause() -> None:
+    with pytest.raises(OutputError) as exc:
+        write_output("x", FailingStream(OSError(errno.ENOSPC, "No space left on device")))
+    assert exc.value.strerror == "cannot write output: No space left on device"
+
+
+def test_a_closed_pipe_stays_a_broken_pipe(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "stdout", FailingStream(BrokenPipeError(errno.EPIPE, "Broken pipe")))
+    with pytest.raises(BrokenPipeError):
+        write_output("x")
