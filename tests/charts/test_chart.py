@@ -208,3 +208,20 @@ def test_the_chart_args_start_the_real_server(tmp_path: Path) -> None:
         proc.terminate()
         proc.wait(timeout=20)
         tls_dir.chmod(0o755)
+
+
+def test_rendered_manifests_have_no_duplicate_keys() -> None:
+    """Strict YAML readers (kubectl, our own loader) refuse a key given twice in one mapping."""
+    from resourceapi.documents import load_documents
+
+    proc = _template("networkPolicy.enabled=true")
+    assert proc.returncode == 0, proc.stderr
+    docs = load_documents(proc.stdout, "rendered.yaml")
+    assert {d.kind for d in docs} >= {"Deployment", "Service", "ValidatingWebhookConfiguration"}
+
+
+def test_pod_template_matches_the_deployment_selector() -> None:
+    dep = _one(_objects(), "Deployment")
+    selector = dep["spec"]["selector"]["matchLabels"]
+    labels = dep["spec"]["template"]["metadata"]["labels"]
+    assert selector.items() <= labels.items()
