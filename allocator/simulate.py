@@ -59,7 +59,8 @@ class Inputs:
     where: dict[int, str] = field(default_factory=dict)  # id(object) -> "file: document N"
 
     def pending_pods(self) -> list[Pod]:
-        return [p for p in self.pods if not p.spec.node_name]
+        """Pods to place: no node yet, and not being deleted (the scheduler skips those, too)."""
+        return [p for p in self.pods if not p.spec.node_name and not p.metadata.deletion_timestamp]
 
     def unallocated_claims(self) -> list[ResourceClaim]:
         return [c for c in self.claims if c.status is None or c.status.allocation is None]

@@ -75,6 +75,17 @@ def test_pod_mode_places_pending_pods_in_input_order(
     assert doc["pods"][4]["reason"] == "0/1 nodes are available: 1 cannot allocate all claims."
 
 
+def test_pending_pods_being_deleted_are_not_placed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    deleting = pod("gone", {GPU_SHARED: 1}).to_api()
+    deleting["metadata"]["deletionTimestamp"] = "2026-11-29T08:00:00Z"
+    pods = _write(tmp_path, "pods.yaml", deleting, pod("kept", {GPU_SHARED: 1}))
+    code, out, _ = _run(capsys, "-f", _cluster(tmp_path), "-f", pods)
+    assert code == 0
+    assert [p["name"] for p in json.loads(out)["pods"]] == ["kept"]
+
+
 def test_pod_entry_has_the_contract_shape(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     pods = _write(tmp_path, "pods.yaml", pod("train", {GPU_SHARED: 1}))
     _, out, _ = _run(capsys, "-f", _cluster(tmp_path), "-f", pods)
