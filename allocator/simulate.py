@@ -27,6 +27,7 @@ from allocator.placement import REASON_CANNOT_ALLOCATE, Placement, Placer, Strat
 from resourceapi.core_v1 import Node, Pod, PodResourceClaim
 from resourceapi.documents import Document
 from resourceapi.gates import FeatureGates
+from resourceapi.jsontypes import json_type
 from resourceapi.resource_v1 import DeviceClass, ResourceClaim, ResourceClaimStatus, ResourceSlice
 
 RESOURCE_API = "resource.k8s.io/v1"
@@ -129,28 +130,12 @@ def _message(err: Any) -> str:
         return "Required value"
     expected = _EXPECTED_TYPES.get(err["type"])
     if expected is not None:
-        return f'Invalid value: "{_json_type(err.get("input"))}": must be of type {expected}'
+        return f'Invalid value: "{json_type(err.get("input"))}": must be of type {expected}'
     msg = str(err["msg"]).removeprefix("Value error, ")
     value = err.get("input")
     if isinstance(value, str) or (isinstance(value, int | float) and not isinstance(value, bool)):
         return f'Invalid value: "{value}": {msg}'
     return msg
-
-
-def _json_type(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return type(value).__name__
 
 
 def _label(kind: str, obj: dict[str, Any]) -> str:

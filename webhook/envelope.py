@@ -18,7 +18,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
-from webhook.jsontypes import json_type
+from resourceapi.jsontypes import json_type
 from webhook.objects import metadata_of
 
 SELECTORS_MAX = 32

@@ -33,6 +33,7 @@ from resourceapi.field import (
     too_many,
 )
 from resourceapi.gates import FeatureGates
+from resourceapi.jsontypes import json_type
 from resourceapi.names import (
     is_extended_resource_name,
     is_qualified_name,
@@ -42,7 +43,6 @@ from resourceapi.names import (
     validate_object_name,
 )
 from webhook.capacity_requests import OMITTED, check_capacity_requests
-from webhook.jsontypes import json_type
 from webhook.objects import display_name, mapping
 from webhook.rawjson import GoJSONError, compact_bytes, loads
 

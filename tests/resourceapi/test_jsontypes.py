@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from webhook.jsontypes import json_type
+from resourceapi.jsontypes import json_type
 
 
 @pytest.mark.parametrize(
