@@ -41,7 +41,6 @@ from dra_objects import (
     cluster,
     device,
     device_class,
-    dump,
     expect,
     label_selector,
     local,
@@ -53,7 +52,6 @@ from dra_objects import (
     request,
     resource_slice,
     result,
-    run,
     selector,
     shared,
     simple_claim,
@@ -63,6 +61,7 @@ from test_cluster import (
     Case,
     admin,
     admin_request,
+    check_case,
     consumes,
     counter_set,
     memory_selector,
@@ -1410,23 +1409,7 @@ CASES["lexicographical-sorting-slices"] = Case(
 
 @pytest.mark.parametrize("case", CASES.values(), ids=list(CASES))
 def test_allocate_matches_upstream(case: Case) -> None:
-    outcome = run(
-        case.claims,
-        case.classes,
-        case.slices,
-        on=node(*case.on),
-        allocated_claims=case.allocated_claims,
-        feature_gates=case.feature_gates,
-    )
-    if case.error is not None:
-        assert outcome.error is not None, dump(outcome)
-        assert case.error in outcome.error
-        assert outcome.results is None
-        return
-    assert outcome.error is None, outcome.error
-    assert dump(outcome) == case.want
-    if case.calls is not None:
-        assert outcome.allocate_one_calls == case.calls
+    check_case(case)
 
 
 # upstream's "interrupt" test: a search that cannot succeed (6 of 5 devices), run to the end or interrupted.
