@@ -14,10 +14,9 @@ from typing import Any
 
 from allocator.capacity import CapacityEntry, capacity_entry, normalize_name
 from allocator.ids import DeviceID, PoolID
+from resourceapi.core_v1 import NodeSelector, NodeSelectorRequirement
 from resourceapi.resource_v1 import (
     DeviceTaint,
-    NodeSelector,
-    NodeSelectorRequirement,
     ResourceSlice,
     ResourceSliceSpec,
 )

@@ -11,9 +11,17 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from resourceapi.core_v1 import TAINT_NODE_UNSCHEDULABLE, Node, Pod, Taint, Toleration
+from resourceapi.core_v1 import (
+    TAINT_NODE_UNSCHEDULABLE,
+    Node,
+    NodeSelector,
+    NodeSelectorRequirement,
+    NodeSelectorTerm,
+    Pod,
+    Taint,
+    Toleration,
+)
 from resourceapi.quantity import Quantity
-from resourceapi.resource_v1 import NodeSelector, NodeSelectorRequirement, NodeSelectorTerm
 from resourceapi.tolerations import tolerates
 
 REASON_UNSCHEDULABLE = "node(s) were unschedulable"

@@ -6,6 +6,7 @@ from allocator.errors import AllocationError
 from allocator.features import Features
 from allocator.requests import ClaimPlan, RequestData
 from allocator.search import DeviceResult
+from resourceapi.core_v1 import NodeSelector, NodeSelectorRequirement, NodeSelectorTerm
 from resourceapi.resource_v1 import (
     ALLOCATION_CONFIG_SOURCE_CLAIM,
     ALLOCATION_CONFIG_SOURCE_CLASS,
@@ -13,9 +14,6 @@ from resourceapi.resource_v1 import (
     DeviceAllocationConfiguration,
     DeviceAllocationResult,
     DeviceRequestAllocationResult,
-    NodeSelector,
-    NodeSelectorRequirement,
-    NodeSelectorTerm,
 )
 
 

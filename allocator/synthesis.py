@@ -23,14 +23,13 @@ from resourceapi.core_v1 import (
     PodExtendedResourceClaimStatus,
 )
 from resourceapi.gates import DRA_EXTENDED_RESOURCE_CAPACITY, FeatureGates
+from resourceapi.meta import ObjectMeta, OwnerReference
 from resourceapi.quantity import Quantity
 from resourceapi.resource_v1 import (
     ALLOCATION_MODE_EXACT_COUNT,
     DeviceClaim,
     DeviceRequest,
     ExactDeviceRequest,
-    ObjectMeta,
-    OwnerReference,
     ResourceClaim,
     ResourceClaimSpec,
 )

@@ -11,12 +11,27 @@ from typing import Any
 
 from pydantic import Field, model_validator
 
+from resourceapi.meta import ApiModel, ObjectMeta
 from resourceapi.quantity import QuantityField
-from resourceapi.resource_v1 import ApiModel, NodeSelector, ObjectMeta
 
 RESTART_POLICY_ALWAYS = "Always"
 TAINT_NODE_UNSCHEDULABLE = "node.kubernetes.io/unschedulable"
 EXTENDED_RESOURCE_CLAIM_ANNOTATION = "resource.kubernetes.io/extended-resource-claim"
+
+
+class NodeSelectorRequirement(ApiModel):
+    key: str
+    operator: str
+    values: list[str] | None = None
+
+
+class NodeSelectorTerm(ApiModel):
+    match_expressions: list[NodeSelectorRequirement] | None = None
+    match_fields: list[NodeSelectorRequirement] | None = None
+
+
+class NodeSelector(ApiModel):
+    node_selector_terms: list[NodeSelectorTerm] = Field(default_factory=list)
 
 
 class Toleration(ApiModel):

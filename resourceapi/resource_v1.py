@@ -10,64 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
-from pydantic.alias_generators import to_camel
+from pydantic import Field
 
+from resourceapi.core_v1 import NodeSelector
+from resourceapi.meta import ApiModel, ObjectMeta
 from resourceapi.quantity import QuantityField
-
-
-class ApiModel(BaseModel):
-    """Base: camelCase aliases, population by name, unknown fields kept."""
-
-    model_config = ConfigDict(
-        alias_generator=to_camel, populate_by_name=True, extra="allow", arbitrary_types_allowed=True
-    )
-
-    def to_api(self) -> dict[str, Any]:
-        """The object as the API server would serve it (aliases, no unset optional fields)."""
-        return self.model_dump(by_alias=True, exclude_none=True, mode="json")
-
-
-# --- shared -------------------------------------------------------------------------------------------------
-
-
-class OwnerReference(ApiModel):
-    api_version: str = ""
-    kind: str = ""
-    name: str = ""
-    uid: str = ""
-    controller: bool | None = None
-    block_owner_deletion: bool | None = None
-
-
-class ObjectMeta(ApiModel):
-    name: str = ""
-    generate_name: str | None = None
-    namespace: str | None = None
-    uid: str | None = None
-    resource_version: str | None = None
-    generation: int | None = None
-    creation_timestamp: str | None = None
-    deletion_timestamp: str | None = None
-    labels: dict[str, str] | None = None
-    annotations: dict[str, str] | None = None
-    owner_references: list[OwnerReference] | None = None
-    finalizers: list[str] | None = None
-
-
-class NodeSelectorRequirement(ApiModel):
-    key: str
-    operator: str
-    values: list[str] | None = None
-
-
-class NodeSelectorTerm(ApiModel):
-    match_expressions: list[NodeSelectorRequirement] | None = None
-    match_fields: list[NodeSelectorRequirement] | None = None
-
-
-class NodeSelector(ApiModel):
-    node_selector_terms: list[NodeSelectorTerm] = Field(default_factory=list)
 
 
 class CELDeviceSelector(ApiModel):

@@ -18,7 +18,7 @@ from typing import Any
 from resourceapi.cel import CelCache, CompileResult
 from resourceapi.field import FieldError
 from resourceapi.gates import FeatureGates
-from webhook import warnings
+from webhook import warning_texts
 from webhook.dropping import DropResult, drop_disabled_fields
 from webhook.objects import display_name
 from webhook.status import GROUP, KIND, internal_status, invalid_status
@@ -95,7 +95,7 @@ class DeviceClassAdmission:
         except Exception as exc:
             log.exception("validating DeviceClass %r failed", subject.name)
             return _internal(uid, subject, exc)
-        notes = [warnings.not_dropped(d.path, d.gate) for d in drop.dropped] + result.warnings
+        notes = [warning_texts.not_dropped(d.path, d.gate) for d in drop.dropped] + result.warnings
         return outcome(uid, subject.name, operation, result.errors, notes)
 
     def _compile(self, expression: str, gates: FeatureGates) -> CompileResult:

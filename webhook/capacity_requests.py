@@ -21,7 +21,7 @@ from resourceapi.field import FieldError, Path, forbidden, invalid, required
 from resourceapi.gates import DRA_CONSUMABLE_CAPACITY, FeatureGates
 from resourceapi.names import validate_qualified_name
 from resourceapi.quantity import QuantityError, coerce_quantity
-from webhook import warnings
+from webhook import warning_texts
 from webhook.dropping import ANNOTATION, CAPACITY_FIELD, NAME_FIELD
 from webhook.objects import annotations_of, spec_of
 from webhook.rawjson import GoJSONError, loads
@@ -129,7 +129,7 @@ def check_capacity_requests(
     consumable = gates.enabled(DRA_CONSUMABLE_CAPACITY)
     if value is not None:
         if ANNOTATION in annotations:
-            verdict.warnings.append(warnings.annotation_ignored(ANNOTATION))
+            verdict.warnings.append(warning_texts.annotation_ignored(ANNOTATION))
         old_value = old_spec.get(CAPACITY_FIELD)
         if old is not None and old_value == value:
             pass  # unchanged: not re-validated
@@ -160,7 +160,7 @@ def check_capacity_requests(
     else:
         return verdict
     if spec.get(NAME_FIELD) is None:
-        verdict.warnings.append(warnings.implicit_name_only(class_name))
+        verdict.warnings.append(warning_texts.implicit_name_only(class_name))
     return verdict
 
 
@@ -172,7 +172,7 @@ def _double_spellings(requests: Mapping[Any, Any]) -> list[str]:
         if isinstance(key, str) and "/" in key:
             ident = key.rsplit("/", 1)[1]
             if ident in short:
-                out.append(warnings.double_spelling(ident, key))
+                out.append(warning_texts.double_spelling(ident, key))
     return out
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from resourceapi.cel import CelCache, EnvKey
-from resourceapi.celenv import checking_env
+from resourceapi.cel.env import checking_env
 from resourceapi.gates import DRA_CONSUMABLE_CAPACITY, DRA_LIST_TYPE_ATTRIBUTES, FeatureGates
 
 GATES = FeatureGates.defaults()

@@ -11,7 +11,7 @@ from deviceclasses import ANNOTATION, device_class, review_request, with_annotat
 
 from resourceapi.gates import FeatureGates
 from webhook.admission import AdmissionOutcome, DeviceClassAdmission
-from webhook.warnings import MAX_WARNING_LENGTH
+from webhook.warning_texts import MAX_WARNING_LENGTH
 
 ON = FeatureGates.defaults()
 NAME_OFF = ON.with_overrides(DRAExtendedResource=False)

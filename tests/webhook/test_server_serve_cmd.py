@@ -20,7 +20,7 @@ import pytest
 
 from certs.authority import generate_self_signed, issue_serving_certificate
 from certs.files import write_bundle, write_pair
-from webhook.serve_cmd import host_port
+from dra_capacity.serve_cmd import host_port
 
 CLI = str(Path(sys.executable).parent / "dra-capacity")
 FIXTURE = Path(__file__).resolve().parents[2] / "bench" / "fixtures" / "deviceclass-realistic.json"

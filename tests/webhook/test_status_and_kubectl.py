@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from dra_capacity.kubectl import render_status, render_success, render_warnings
 from resourceapi.field import invalid, required
-from webhook.kubectl import render_status, render_success, render_warnings
 from webhook.status import invalid_status
 
 ONE = [required("spec.selectors[1].cel")]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from webhook import warnings
+from webhook import warning_texts
 
 LONG = "x" * 253
 
@@ -12,26 +12,26 @@ LONG = "x" * 253
 @pytest.mark.parametrize(
     "text",
     [
-        warnings.implicit_name_only(LONG),
-        warnings.annotation_ignored(LONG),
-        warnings.not_dropped(LONG, "DRAExtendedResourceCapacity"),
-        warnings.double_spelling("s" * 32, "d" * 63 + "/" + "s" * 32),
-        warnings.not_dropped(
+        warning_texts.implicit_name_only(LONG),
+        warning_texts.annotation_ignored(LONG),
+        warning_texts.not_dropped(LONG, "DRAExtendedResourceCapacity"),
+        warning_texts.double_spelling("s" * 32, "d" * 63 + "/" + "s" * 32),
+        warning_texts.not_dropped(
             "dra-capacity.io/extended-resource-capacity-requests", "DRAExtendedResourceCapacity"
         ),
     ],
 )
 def test_warning_is_at_most_120_characters(text: str) -> None:
-    assert len(text) <= warnings.MAX_WARNING_LENGTH
+    assert len(text) <= warning_texts.MAX_WARNING_LENGTH
 
 
 def test_short_names_are_kept_whole() -> None:
-    assert warnings.implicit_name_only("gpu") == (
+    assert warning_texts.implicit_name_only("gpu") == (
         "capacity requests apply only to deviceclass.resource.kubernetes.io/gpu: "
         "extendedResourceName is unset"
     )
 
 
 def test_long_names_are_elided_in_the_middle() -> None:
-    text = warnings.implicit_name_only("head-" + "m" * 240 + "-tail")
+    text = warning_texts.implicit_name_only("head-" + "m" * 240 + "-tail")
     assert "head-" in text and "-tail" in text and "..." in text

@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from dra_capacity.cli import build_parser, main
-from webhook.validate_cmd import run_validate
+from dra_capacity.validate_cmd import run_validate
 
 GOOD = """
 apiVersion: resource.k8s.io/v1

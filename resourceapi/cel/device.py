@@ -6,7 +6,7 @@ checked AST is rewritten so that:
 
 * a lookup of an unknown domain (`device.attributes["nope"]`) yields an empty map, as upstream's
   `newStringInterfaceMapWithDefault` (`m[?k].orValue({})`, native optional functions);
-* `quantity("<literal>")` and `semver("<literal>"[, b])` become constants (tagged strings, celquantity.py),
+* `quantity("<literal>")` and `semver("<literal>"[, b])` become constants (tagged strings, quantitylib.py),
   so constant arguments cost no Python call per evaluation;
 * `isGreaterThan`, `isLessThan`, `compareTo` and `sign` on operands known to be Quantities become native
   string comparisons (the runtime strings order like the values).
@@ -21,11 +21,11 @@ from typing import Any
 
 from cel_expr_python import cel
 
-from resourceapi import celquantity, celsemver
-from resourceapi.celast import Expr, serialize_checked, type_name
-from resourceapi.celenv import evaluation_env
-from resourceapi.celshape import Shape, children, shape_of
-from resourceapi.celtypes import QUANTITY_TYPE
+from resourceapi.cel import quantitylib, semverlib
+from resourceapi.cel.checked import Expr, serialize_checked, type_name
+from resourceapi.cel.env import evaluation_env
+from resourceapi.cel.messages import QUANTITY_TYPE
+from resourceapi.cel.shape import Shape, children, shape_of
 from resourceapi.quantity import Quantity, QuantityError
 from resourceapi.semver import Semver, SemverError
 
@@ -78,7 +78,7 @@ def _split_name(name: str, driver: str) -> tuple[str, str]:
 def _scalar(kind: str, value: Any) -> Any:
     if kind == "version":
         try:
-            return celsemver.to_runtime(Semver.parse(str(value)))
+            return semverlib.to_runtime(Semver.parse(str(value)))
         except SemverError as exc:
             raise ValueError(f"parse semantic version: {exc}") from None
     if kind == "int":
@@ -138,7 +138,7 @@ def device_input(
         except QuantityError as exc:
             error = error or f"capacity {name}: {exc}"
             continue
-        caps.setdefault(domain, {})[ident] = celquantity.to_runtime(q)
+        caps.setdefault(domain, {})[ident] = quantitylib.to_runtime(q)
     data = {
         "driver": driver,
         "attributes": attrs,
@@ -250,7 +250,7 @@ class _Rewriter:
         if call.function == "sign":
             a = self._copy(call.args[0])
             b = Expr(id=self._id())
-            b.const_expr.string_value = celquantity.ZERO
+            b.const_expr.string_value = quantitylib.ZERO
         else:
             a, b = self._copy(call.target), self._copy(call.args[0])
         if call.function == "isGreaterThan":
@@ -297,11 +297,11 @@ class _Rewriter:
         text = consts[0].string_value
         try:
             if call.function == "quantity" and len(consts) == 1:
-                value = celquantity.quantity(text)
+                value = quantitylib.quantity(text)
             elif call.function == "semver" and len(consts) == 1:
-                value = celsemver.semver(text)
+                value = semverlib.semver(text)
             elif call.function == "semver" and consts[1].WhichOneof("constant_kind") == "bool_value":
-                value = celsemver.semver(text, consts[1].bool_value)
+                value = semverlib.semver(text, consts[1].bool_value)
             else:
                 return
         except (QuantityError, SemverError):
@@ -362,9 +362,9 @@ def _budget_message(text: str) -> str:
 
 
 def _result_type_name(kind: Any, value: Any) -> str:
-    if celquantity.is_runtime(value):
+    if quantitylib.is_runtime(value):
         return "kubernetes.Quantity"
-    if celsemver.is_runtime(value):
+    if semverlib.is_runtime(value):
         return "kubernetes.Semver"
     name = str(kind.name())
     base = name.split("<", 1)[0]

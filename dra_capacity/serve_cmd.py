@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from certs.files import CertFileError, ensure_self_signed
-from resourceapi.cliopts import add_feature_gates_flag
+from dra_capacity.cliopts import add_feature_gates_flag
 from resourceapi.gates import FeatureGates, GateError
 from webhook import logs
 from webhook.metrics import WebhookMetrics

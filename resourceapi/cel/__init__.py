@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from resourceapi.celcache import CacheStats, CelCache
-from resourceapi.celcompile import CelIssue, CompileResult, compile_selector
-from resourceapi.celcost import COST_LIMIT
-from resourceapi.celdevice import CelRuntimeError, DeviceInput, Selector, device_input
-from resourceapi.celenv import EnvKey
+from resourceapi.cel.cache import CacheStats, CelCache
+from resourceapi.cel.compiler import CelIssue, CompileResult, compile_selector
+from resourceapi.cel.cost import COST_LIMIT
+from resourceapi.cel.device import CelRuntimeError, DeviceInput, Selector, device_input
+from resourceapi.cel.env import EnvKey
 
 __all__ = [
     "COST_LIMIT",

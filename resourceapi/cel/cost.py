@@ -11,8 +11,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from resourceapi.celast import type_name
-from resourceapi.celshape import Shape, children, shape_of
+from resourceapi.cel.checked import type_name
+from resourceapi.cel.shape import Shape, children, shape_of
 
 COST_LIMIT = 1_000_000  # resource.k8s.io CELSelectorExpressionMaxCost
 MAX_MAP_ENTRIES = 32

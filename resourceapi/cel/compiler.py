@@ -12,13 +12,13 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from resourceapi.celast import parse_checked, parse_parsed, type_name
-from resourceapi.celchecks import quantity_issues
-from resourceapi.celcost import COST_LIMIT, estimate_cost
-from resourceapi.celdevice import Selector
-from resourceapi.celenv import EnvKey, checking_env
-from resourceapi.celshape import Shape, children, shape_of
-from resourceapi.celtypes import QUANTITY_TYPE
+from resourceapi.cel.checked import parse_checked, parse_parsed, type_name
+from resourceapi.cel.checks import quantity_issues
+from resourceapi.cel.cost import COST_LIMIT, estimate_cost
+from resourceapi.cel.device import Selector
+from resourceapi.cel.env import EnvKey, checking_env
+from resourceapi.cel.messages import QUANTITY_TYPE
+from resourceapi.cel.shape import Shape, children, shape_of
 from resourceapi.gates import FeatureGates
 
 IssueKind = Literal["invalid", "forbidden", "required", "internal"]
@@ -114,7 +114,7 @@ def _translate_message(message: str, source_lines: list[str], line: int, column:
     member = call.call_expr.HasField("target")
     args = ([call.call_expr.target] if member else []) + list(call.call_expr.args)
     if len(args) == len(types):
-        # What cel-expr-python cannot declare (celtypes.py), as upstream's checker names it.
+        # What cel-expr-python cannot declare (messages.py), as upstream's checker names it.
         for i, arg in enumerate(args):
             shape = shape_of(arg)
             if shape is Shape.CAPACITY_DOMAIN and types[i] == "map(string, dyn)":

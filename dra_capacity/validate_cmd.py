@@ -14,7 +14,8 @@ import sys
 from dataclasses import dataclass
 from typing import Any, TextIO
 
-from resourceapi.cliopts import (
+from dra_capacity import kubectl
+from dra_capacity.cliopts import (
     OutputError,
     add_feature_gates_flag,
     parse_gates_or_exit,
@@ -22,7 +23,6 @@ from resourceapi.cliopts import (
     write_output,
 )
 from resourceapi.documents import Document, DocumentError
-from webhook import kubectl
 from webhook.admission import VERSIONS, DeviceClassAdmission
 from webhook.dropping import apply_removals
 from webhook.objects import metadata_of

@@ -1,9 +1,9 @@
 """The Kubernetes CEL quantity library (apiserver `library/quantity.go`) for cel-expr-python.
 
-The checker sees `kubernetes.Quantity` (a message, celtypes.py). At evaluation a Quantity is a tagged string
+The checker sees `kubernetes.Quantity` (a message, messages.py). At evaluation a Quantity is a tagged string
 whose text orders like the number (`runtime_value`): equal values have equal strings, so `==`/`!=` are
 semantic (`64Gi == 65536Mi`) at native speed, comparisons between known Quantities can run as native string
-comparisons (celdevice.py), and Python implementations receive plain strings (cel-expr-python 0.1.3 leaks
+comparisons (device.py), and Python implementations receive plain strings (cel-expr-python 0.1.3 leaks
 memory on every protobuf message handed to a Python function). Ordering operators are not declared.
 """
 

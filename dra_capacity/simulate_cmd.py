@@ -1,4 +1,4 @@
-"""`dra-capacity simulate` (shared/spec/cli-contract.md)."""
+"""`dra-capacity simulate`: flags, input reading and output (the logic is allocator/simulate.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 import sys
 from typing import Any
 
-from resourceapi.cliopts import (
+from dra_capacity.cliopts import (
     OutputError,
     add_feature_gates_flag,
     parse_gates_or_exit,

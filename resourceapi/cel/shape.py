@@ -1,9 +1,9 @@
 """Where a checked-AST node sits in the `device` object: the DRA facts the cel-expr-python checker cannot see.
 
 The checker types `device.attributes[d]` and `device.capacity[d]` as `map(string, dyn)` and their entries as
-`dyn` (celtypes.py). Upstream knows a capacity entry is a `kubernetes.Quantity` and knows the size limits of
-every part of `device`; the type checks (celchecks.py), the cost estimate (celcost.py) and the evaluation
-rewrite (celdevice.py) ask this module which part of `device` an expression denotes.
+`dyn` (messages.py). Upstream knows a capacity entry is a `kubernetes.Quantity` and knows the size limits of
+every part of `device`; the type checks (checks.py), the cost estimate (cost.py) and the evaluation
+rewrite (device.py) ask this module which part of `device` an expression denotes.
 """
 
 from __future__ import annotations

@@ -10,8 +10,8 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 
-from resourceapi.celcompile import CompileResult, compile_selector
-from resourceapi.celenv import EnvKey
+from resourceapi.cel.compiler import CompileResult, compile_selector
+from resourceapi.cel.env import EnvKey
 from resourceapi.gates import FeatureGates
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from resourceapi.cliopts import OutputError, read_documents, write_output
+from dra_capacity.cliopts import OutputError, read_documents, write_output
 from resourceapi.documents import DocumentError
 
 CLASS = "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata:\n  name: a\n"

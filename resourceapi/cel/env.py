@@ -4,7 +4,7 @@ Checking environments declare `device` as the `kubernetes.DRADevice` message (wi
 only when DRAConsumableCapacity is on or for stored expressions) and `includes` only with
 DRAListTypeAttributes or for stored expressions (validation digest §5.3). Evaluation uses one environment
 that declares `device` as `dyn` and reads plain dicts; checked expressions move into it with
-`Env.deserialize`. There Quantity and Semver values are tagged strings (celquantity.py), so its declarations
+`Env.deserialize`. There Quantity and Semver values are tagged strings (quantitylib.py), so its declarations
 use `string` where the checking environments use the message types.
 """
 
@@ -18,8 +18,8 @@ from typing import Any
 from cel_expr_python import cel
 from cel_expr_python.ext import ext_bindings, ext_optional, ext_strings
 
-from resourceapi import celquantity, celsemver
-from resourceapi.celtypes import DEVICE_TYPE, POOL_V134, QUANTITY_TYPE, SEMVER_TYPE, pool_for
+from resourceapi.cel import quantitylib, semverlib
+from resourceapi.cel.messages import DEVICE_TYPE, POOL_V134, QUANTITY_TYPE, SEMVER_TYPE, pool_for
 from resourceapi.gates import DRA_CONSUMABLE_CAPACITY, DRA_LIST_TYPE_ATTRIBUTES, FeatureGates
 
 INCLUDES_MAX_LIST = 48
@@ -47,8 +47,8 @@ class EnvKey:
         return EnvKey(gates.enabled(DRA_CONSUMABLE_CAPACITY), gates.enabled(DRA_LIST_TYPE_ATTRIBUTES))
 
 
-_is_q = celquantity.is_runtime
-_is_s = celsemver.is_runtime
+_is_q = quantitylib.is_runtime
+_is_s = semverlib.is_runtime
 
 
 def _comparison(
@@ -102,11 +102,11 @@ def _same(a: Any, b: Any) -> bool:
 
 
 def _semver_ctor(s: str, normalize: bool = False) -> str:
-    return celsemver.semver(s, normalize)
+    return semverlib.semver(s, normalize)
 
 
 def _is_semver(s: str, normalize: bool = False) -> bool:
-    return celsemver.is_semver(s, normalize)
+    return semverlib.is_semver(s, normalize)
 
 
 # (function, overload id, result, parameters, member); ids as upstream.
@@ -154,22 +154,22 @@ def _declarations(includes: bool, runtime: bool) -> list[_Decl]:
 
 
 _IMPLS: dict[str, Callable[..., Any]] = {
-    "quantity": celquantity.quantity,
-    "isQuantity": celquantity.is_quantity,
-    "sign": _unary("sign", _is_q, celquantity.sign),
-    "isGreaterThan": _comparison("isGreaterThan", celquantity.is_greater_than, celsemver.is_greater_than),
-    "isLessThan": _comparison("isLessThan", celquantity.is_less_than, celsemver.is_less_than),
-    "compareTo": _comparison("compareTo", celquantity.compare_to, celsemver.compare_to),
-    "asApproximateFloat": _unary("asApproximateFloat", _is_q, celquantity.as_approximate_float),
-    "asInteger": _unary("asInteger", _is_q, celquantity.as_integer),
-    "isInteger": _unary("isInteger", _is_q, celquantity.is_integer),
-    "add": _arith("add", celquantity.add),
-    "sub": _arith("sub", celquantity.sub),
+    "quantity": quantitylib.quantity,
+    "isQuantity": quantitylib.is_quantity,
+    "sign": _unary("sign", _is_q, quantitylib.sign),
+    "isGreaterThan": _comparison("isGreaterThan", quantitylib.is_greater_than, semverlib.is_greater_than),
+    "isLessThan": _comparison("isLessThan", quantitylib.is_less_than, semverlib.is_less_than),
+    "compareTo": _comparison("compareTo", quantitylib.compare_to, semverlib.compare_to),
+    "asApproximateFloat": _unary("asApproximateFloat", _is_q, quantitylib.as_approximate_float),
+    "asInteger": _unary("asInteger", _is_q, quantitylib.as_integer),
+    "isInteger": _unary("isInteger", _is_q, quantitylib.is_integer),
+    "add": _arith("add", quantitylib.add),
+    "sub": _arith("sub", quantitylib.sub),
     "semver": _semver_ctor,
     "isSemver": _is_semver,
-    "major": _unary("major", _is_s, celsemver.major),
-    "minor": _unary("minor", _is_s, celsemver.minor),
-    "patch": _unary("patch", _is_s, celsemver.patch),
+    "major": _unary("major", _is_s, semverlib.major),
+    "minor": _unary("minor", _is_s, semverlib.minor),
+    "patch": _unary("patch", _is_s, semverlib.patch),
     "includes": _includes,
 }
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from resourceapi.celast import type_name
-from resourceapi.celshape import Shape, children, shape_of
-from resourceapi.celtypes import QUANTITY_TYPE
+from resourceapi.cel.checked import type_name
+from resourceapi.cel.messages import QUANTITY_TYPE
+from resourceapi.cel.shape import Shape, children, shape_of
 
 # Overload ids that accept a Quantity at the given argument positions (receiver = position 0).
 _QUANTITY_POSITIONS: dict[str, tuple[int, ...]] = {

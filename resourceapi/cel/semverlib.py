@@ -1,8 +1,8 @@
 """The Kubernetes CEL semver library v1 (apiserver `library/semverlib.go`) for cel-expr-python.
 
-The checker sees `kubernetes.Semver` (a message, celtypes.py). At evaluation a Semver is a tagged string,
+The checker sees `kubernetes.Semver` (a message, messages.py). At evaluation a Semver is a tagged string,
 `RUNTIME_PREFIX` + the version without build metadata, so CEL's native `==` is `Version.EQ` (build metadata
-ignored, as upstream's `Semver.Equal`); see celquantity.py for why strings rather than messages.
+ignored, as upstream's `Semver.Equal`); see quantitylib.py for why strings rather than messages.
 """
 
 from __future__ import annotations

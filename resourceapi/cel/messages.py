@@ -4,7 +4,7 @@ cel-expr-python type-checks against protobuf messages, so `kubernetes.Quantity`,
 `kubernetes.DRADevice` are messages here. Quantity and Semver carry one `value` string holding a canonical
 identity of the value (equal values, equal strings), which makes CEL's native `==` the semantic equality
 upstream defines. A proto map cannot hold a map, so `attributes` and `capacity` are `map<string, Struct>`:
-the checker sees the inner values as `dyn` (see celchecks.py for the checks that close that gap).
+the checker sees the inner values as `dyn` (see checks.py for the checks that close that gap).
 """
 
 from __future__ import annotations

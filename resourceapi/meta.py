@@ -1,0 +1,48 @@
+"""Object metadata shared by every API group's models: the pydantic base and `ObjectMeta`.
+
+API field names are the aliases (`populate_by_name` also accepts the Python names); unknown fields are kept
+(`extra="allow"`) so an object read from a newer API server round-trips unchanged.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+from pydantic.alias_generators import to_camel
+
+
+class ApiModel(BaseModel):
+    """Base: camelCase aliases, population by name, unknown fields kept."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="allow", arbitrary_types_allowed=True
+    )
+
+    def to_api(self) -> dict[str, Any]:
+        """The object as the API server would serve it (aliases, no unset optional fields)."""
+        return self.model_dump(by_alias=True, exclude_none=True, mode="json")
+
+
+class OwnerReference(ApiModel):
+    api_version: str = ""
+    kind: str = ""
+    name: str = ""
+    uid: str = ""
+    controller: bool | None = None
+    block_owner_deletion: bool | None = None
+
+
+class ObjectMeta(ApiModel):
+    name: str = ""
+    generate_name: str | None = None
+    namespace: str | None = None
+    uid: str | None = None
+    resource_version: str | None = None
+    generation: int | None = None
+    creation_timestamp: str | None = None
+    deletion_timestamp: str | None = None
+    labels: dict[str, str] | None = None
+    annotations: dict[str, str] | None = None
+    owner_references: list[OwnerReference] | None = None
+    finalizers: list[str] | None = None
