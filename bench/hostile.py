@@ -4,8 +4,9 @@ Starts the real server (`dra-capacity serve --self-signed`, its own process, so 
 quiet `/validate` latency with a realistic DeviceClass, then runs each attack while a prober polls `/healthz`
 and a legitimate client keeps POSTing the realistic review. For each attack it prints the attack's HTTP status
 and answer size, the worst `/healthz` latency, legitimate `/validate` latency under attack next to the quiet
-latency of the same run, and RSS before, at peak, and after (with the seconds it took RSS to come back within
-20% of its value before the attack, waiting at most `--settle` seconds).
+latency of the same run, and memory before, at peak, and after (with the seconds it took to come back within
+20% of its value before the attack, waiting at most `--settle` seconds). Memory is the PSS of the server and
+its worker processes, summed (what the pod's memory limit counts; "RSS" below).
 
     .venv/bin/python bench/hostile.py [--settle 60] [--only labels_100k,idle_500]
 
@@ -129,12 +130,34 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def _children(pid: int) -> list[int]:
+    out: list[int] = []
+    with contextlib.suppress(OSError):
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/children") as fh:
+                out.extend(int(c) for c in fh.read().split())
+    return out
+
+
 def rss_bytes(pid: int) -> int:
-    with open(f"/proc/{pid}/status") as fh:
-        for line in fh:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) * 1024
-    raise RuntimeError(f"no VmRSS for pid {pid}")
+    """Memory of `pid` and all its descendants (the server's worker processes): the sum of their PSS
+    (proportional set size, /proc/PID/smaps_rollup), so pages they share are counted once, as the pod's
+    memory limit counts them. Where PSS is not available, the sum of their RSS (an upper bound)."""
+    total, todo = 0, [pid]
+    while todo:
+        current = todo.pop()
+        total += _pss(current)
+        todo.extend(_children(current))
+    return total
+
+
+def _pss(pid: int) -> int:
+    for path, key in ((f"/proc/{pid}/smaps_rollup", "Pss:"), (f"/proc/{pid}/status", "VmRSS:")):
+        with contextlib.suppress(OSError), open(path) as fh:
+            for line in fh:
+                if line.startswith(key):
+                    return int(line.split()[1]) * 1024
+    return 0
 
 
 @dataclass
@@ -427,7 +450,7 @@ async def bench(names: list[str], settle: float) -> int:
         q50 = _p(quiet, 0.5)
         head = (
             f"{'attack':<16}{'status':>12}{'answer B':>10}{'healthz max':>12}{'legit p50':>10}"
-            f"{'x quiet':>8}{'legit max':>10}{'fail':>5}{'RSS MB before/peak/after':>26}{'settle s':>9}"
+            f"{'x quiet':>8}{'legit max':>10}{'fail':>5}{'PSS MB before/peak/after':>26}{'settle s':>9}"
         )
         print(head)
         for name in names:

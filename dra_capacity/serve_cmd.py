@@ -9,6 +9,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
+import importlib
 import ipaddress
 import logging
 import os
@@ -26,6 +28,7 @@ from webhook.limits import ServerLimits
 from webhook.metrics import WebhookMetrics
 from webhook.server import AdmissionHandler, CertificateEvents, Listen, WebhookServer
 from webhook.tlsreload import DEFAULT_CHECK_INTERVAL, CertificateReloader
+from webhook.workers import PROCESS, THREAD, WORKER_KINDS
 
 DEFAULT_LISTEN = "0.0.0.0:8443"
 DEFAULT_TLS_DIR = "/etc/dra-capacity/tls"
@@ -124,7 +127,14 @@ def add_limit_arguments(parser: argparse.ArgumentParser) -> None:
         type=_positive_int,
         default=_DEFAULTS.workers,
         metavar="N",
-        help=f"threads judging reviews, off the loop that answers probes (default {_DEFAULTS.workers})",
+        help=f"workers judging reviews, off the loop that answers probes (default {_DEFAULTS.workers})",
+    )
+    group.add_argument(
+        "--worker-kind",
+        choices=WORKER_KINDS,
+        default=PROCESS,
+        help="processes: probes never wait for a costly review (about 40 MiB each); threads: no extra "
+        "memory, probes may wait tens of milliseconds (default process)",
     )
     group.add_argument(
         "--max-connections",
@@ -218,8 +228,13 @@ def run_serve(
         reloader.load()
     except CertFileError as exc:
         return _error(str(exc))
+    factory = functools.partial(load or load_handler, gates)
+    handler: AdmissionHandler | None = None
     try:
-        handler = (load or load_handler)(gates)
+        if args.worker_kind == THREAD:
+            handler = factory()
+        else:  # each worker process builds its own; only check here that the code is there
+            importlib.import_module("webhook.admission")
     except ImportError as exc:  # a broken installation, not bad input; still one line, not a traceback
         return _error(f"cannot load the admission logic: {exc}")
     server = WebhookServer(
@@ -230,6 +245,7 @@ def run_serve(
         metrics=metrics,
         logger=logger,
         limits=limits_of(args),
+        worker_factory=factory if args.worker_kind == PROCESS else None,
     )
     try:
         return asyncio.run(_serve(server, args, gates, logger))

@@ -30,7 +30,8 @@ class ServerLimits:
     """Caps and timeouts of one webhook listener (see docs/troubleshooting.md, "Limits")."""
 
     max_body: int = MAX_BODY_BYTES
-    # Admission runs on this many worker threads, off the event loop that answers probes.
+    # Admission runs on this many workers, off the event loop that answers probes: processes (`serve`'s
+    # default, nothing shared with the loop) or threads (the library's default, no extra memory).
     workers: int = 2
     # Bodies read and not yet answered, in bytes; a review beyond it is refused with 429 (Retry-After).
     in_flight_bytes: int = 32 * MiB

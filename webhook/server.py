@@ -1,18 +1,17 @@
 """The HTTPS admission server: aiohttp app factory, routes, and the running server with its listeners.
 
-`/validate` and `/mutate` check the envelope (webhook/envelope.py), hand the body to a worker thread
+`/validate` and `/mutate` check the envelope (webhook/envelope.py) and hand the body to a worker
 (webhook/workers.py) that parses it, calls the admission handler and encodes the AdmissionReview response
-that echoes the request's uid; the event loop only reads bodies and writes answers, so probes are never
-starved. Every review is answered before the caller's deadline (`?timeout=`), with a Timeout denial when it
-cannot be judged in time. Every answer is counted and every decision logged. `/healthz` says the process is
-alive; `/readyz` turns 200 only once the serving certificate is loaded and the handler's `warm_up()` has
-finished. The limits (webhook/limits.py) are documented in docs/troubleshooting.md.
+that echoes the request's uid (webhook/judging.py); the event loop only reads bodies and writes answers, so
+probes are never starved. Every review is answered before the caller's deadline (`?timeout=`), with a
+Timeout denial when it cannot be judged in time. Every answer is counted and every decision logged.
+`/healthz` says the process is alive; `/readyz` turns 200 only once the serving certificate is loaded and the
+workers have warmed up. The limits (webhook/limits.py) are documented in docs/troubleshooting.md.
 """
 
 from __future__ import annotations
 
 import asyncio
-import collections
 import contextlib
 import functools
 import gc
@@ -21,7 +20,7 @@ import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 import orjson
 from aiohttp import web
@@ -29,41 +28,31 @@ from aiohttp import web
 from certs.files import ServingPair
 from webhook import envelope
 from webhook.connections import ConnectionGuard, GuardedSite, shrink_tls_read_buffer
+from webhook.judging import (
+    AdmissionHandler,
+    HandlerBug,
+    HandlerCall,
+    Judged,
+    Outcome,
+    Refusal,
+    Verdict,
+    judge,
+    judge_in_worker,
+)
 from webhook.limits import MAX_DEADLINE_SECONDS, ServerLimits
 from webhook.logs import get_logger, log_decision, log_event
-from webhook.memory import trim_after_burst
-from webhook.metrics import ALLOWED, BUSY, DENIED, ERROR, FOREIGN, TIMEOUT, WebhookMetrics
+from webhook.metrics import BUSY, ERROR, TIMEOUT, WebhookMetrics
 from webhook.status import timeout_status
 from webhook.tlsreload import CertificateReloader
-from webhook.workers import AdmissionWorkers, Busy
+from webhook.workers import AdmissionWorkers, Busy, WorkerDied
+
+__all__ = ["AdmissionHandler", "Listen", "Outcome", "WebhookServer", "create_app"]
 
 API_VERSION = envelope.API_VERSION
 KIND = envelope.KIND
 JSON = "application/json"
-# No answer is ever larger (kube-apiserver's own request limit is 3 MiB); webhook/status.py keeps a rejection
-# far below it, and this is the last guard against a bug.
-MAX_RESPONSE_BYTES = 1024 * 1024
 SERVER_HEADER = "dra-capacity"
-
-
-class Outcome(Protocol):
-    """What an admission handler returns (webhook/admission.py's `AdmissionOutcome`)."""
-
-    response: dict[str, Any]
-    handled: bool
-    cause_types: list[str]
-    name: str
-    operation: str
-
-
-class AdmissionHandler(Protocol):
-    """The admission logic the server calls (webhook/admission.py's `DeviceClassAdmission`)."""
-
-    def warm_up(self) -> None: ...
-
-    def mutate(self, request: dict[str, Any]) -> Outcome: ...
-
-    def validate(self, request: dict[str, Any]) -> Outcome: ...
+METRICS_KEY = web.AppKey("metrics", WebhookMetrics)
 
 
 @dataclass
@@ -109,7 +98,7 @@ async def json_errors(
     except web.HTTPException as exc:
         if exc.status < 400:
             raise
-        metrics: WebhookMetrics | None = request.app.get(METRICS_KEY)
+        metrics = request.app.get(METRICS_KEY)
         if metrics is not None and exc.status in (404, 405):
             metrics.unrouted.labels(str(exc.status)).inc()
         headers = {"Allow": exc.headers["Allow"]} if "Allow" in exc.headers else None
@@ -122,49 +111,13 @@ async def _no_server_version(request: web.Request, response: web.StreamResponse)
     response.headers["Server"] = SERVER_HEADER
 
 
-METRICS_KEY = web.AppKey("metrics", WebhookMetrics)
-
-HandlerCall = Callable[[dict[str, Any]], Outcome]
-
-
-@dataclass
-class Judgement:
-    """What a worker hands back to the event loop: the encoded answer and the facts to count and log."""
-
-    review: envelope.Review
-    payload: bytes
-    allowed: bool
-    outcome: str
-    operation: str
-    name: str
-    warnings: int
-    cause_counts: dict[str, int]
-
-
-@dataclass
-class HandlerBug:
-    """The handler raised (logged with its traceback on the worker): answered 500, naming the uid only."""
-
-    review: envelope.Review
-
-
-class Pending:
-    """Shared between the event loop and the worker judging one review: the parsed review (once known, so a
-    timeout can still answer with its uid) and whether the caller has stopped waiting."""
-
-    def __init__(self) -> None:
-        self.review: envelope.Review | None = None
-        self.abandoned = False
-
-
 class AdmissionRoutes:
     """The request path shared by /validate and /mutate."""
 
     def __init__(
         self,
-        handler: AdmissionHandler,
+        handler: AdmissionHandler | None,
         metrics: WebhookMetrics,
-        readiness: Readiness,
         logger: logging.Logger,
         warmed: asyncio.Event | None,
         limits: ServerLimits,
@@ -174,34 +127,40 @@ class AdmissionRoutes:
         self.max_body = limits.max_body
         self.handler = handler
         self.metrics = metrics
-        self.readiness = readiness
         self.logger = logger
         self.warmed = warmed
         self.workers = workers
 
-    def endpoint(self, name: str, call: HandlerCall) -> Callable[[web.Request], Awaitable[web.Response]]:
+    def endpoint(self, name: str) -> Callable[[web.Request], Awaitable[web.Response]]:
         async def handle(request: web.Request) -> web.Response:
-            return await self.admit(request, name, call)
+            return await self.admit(request, name)
 
         return handle
 
+    def _work(self, endpoint: str, body: bytes) -> Callable[[], Judged]:
+        """The job for a worker: picklable for processes, the handler's bound method for threads."""
+        if self.workers.kind == "process" or self.handler is None:
+            return functools.partial(judge_in_worker, endpoint, body)
+        call: HandlerCall = self.handler.validate if endpoint == "validate" else self.handler.mutate
+        return functools.partial(judge, call, body)
+
     def _refuse(
-        self, request: web.Request, endpoint: str, start: float, exc: envelope.EnvelopeError
+        self, request: web.Request, endpoint: str, start: float, status: int, message: str
     ) -> web.Response:
-        outcome = BUSY if exc.status == 429 else ERROR
-        self.metrics.observe(endpoint, "", outcome, exc.status, time.perf_counter() - start)
+        self.metrics.observe(
+            endpoint, "", BUSY if status == 429 else ERROR, status, time.perf_counter() - start
+        )
         log_event(
             self.logger,
             logging.WARNING,
             "request refused",
             endpoint=endpoint,
-            code=exc.status,
-            error=exc.message,
+            code=status,
+            error=message,
             remote=request.remote,
         )
-        headers = {"Retry-After": "1"} if exc.status == 429 else None
-        refusal = error_response(exc.status, exc.message, headers)
-        if exc.status in (408, 413, 415):
+        refusal = error_response(status, message, {"Retry-After": "1"} if status == 429 else None)
+        if status in (408, 413, 415):
             refusal.force_close()  # the body was never (fully) read: do not keep the connection for more
         return refusal
 
@@ -221,7 +180,7 @@ class AdmissionRoutes:
         response.force_close()
         return response
 
-    async def admit(self, request: web.Request, endpoint: str, call: HandlerCall) -> web.Response:
+    async def admit(self, request: web.Request, endpoint: str) -> web.Response:
         start = time.perf_counter()
         try:
             envelope.check_content_type(request.content_type if "Content-Type" in request.headers else "")
@@ -229,131 +188,96 @@ class AdmissionRoutes:
             deadline = envelope.parse_timeout(request.query.get("timeout"))
             envelope.check_length(request.content_length, self.max_body)
         except envelope.EnvelopeError as exc:
-            return self._refuse(request, endpoint, start, exc)
+            return self._refuse(request, endpoint, start, exc.status, exc.message)
         waited = min(deadline or self.limits.default_deadline, MAX_DEADLINE_SECONDS)
         answer_by = start + self.limits.answer_within(waited)
+
+        def remaining() -> float:
+            return max(answer_by - time.perf_counter(), 0.0)
+
         try:
             reserved = self.workers.reserve(request.content_length or self.max_body)
         except Busy as exc:
-            return self._refuse(request, endpoint, start, envelope.EnvelopeError(429, f"webhook busy: {exc}"))
+            return self._refuse(request, endpoint, start, 429, f"webhook busy: {exc}")
         submitted = False
         try:
             try:
-                body = await asyncio.wait_for(
-                    request.read(), min(self.limits.body_timeout, max(answer_by - time.perf_counter(), 0.0))
-                )
+                body = await asyncio.wait_for(request.read(), min(self.limits.body_timeout, remaining()))
             except web.HTTPRequestEntityTooLarge:
-                return self._refuse(request, endpoint, start, envelope.too_large(self.max_body))
+                too_large = envelope.too_large(self.max_body)
+                return self._refuse(request, endpoint, start, too_large.status, too_large.message)
             except TimeoutError:
-                timeout = envelope.EnvelopeError(408, "request body did not arrive in time")
-                return self._refuse(request, endpoint, start, timeout)
+                return self._refuse(request, endpoint, start, 408, "request body did not arrive in time")
             except (ConnectionError, asyncio.IncompleteReadError):
                 return self._gone(request, endpoint, "body", start)
             if self.warmed is not None and not self.warmed.is_set():
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self.warmed.wait(), max(answer_by - time.perf_counter(), 0.0))
+                    await asyncio.wait_for(self.warmed.wait(), remaining())
             if _closed(request):
                 return self._gone(request, endpoint, "queued", start)
-            pending = Pending()
-            work = functools.partial(self._judge, call, body, pending, endpoint)
-            future = self.workers.submit(reserved, work)
             submitted = True
-            del body, work  # only the worker holds the body from now on
             try:
-                judgement = await asyncio.wait_for(future, max(answer_by - time.perf_counter(), 0.0))
+                judged = await asyncio.wait_for(
+                    self.workers.run(reserved, self._work(endpoint, body), len(body)), remaining()
+                )
             except TimeoutError:
-                pending.abandoned = True
-                return self._late(request, endpoint, start, pending, waited)
+                return self._late(request, endpoint, start, body, waited)
+            except WorkerDied as exc:
+                self.logger.error("admission worker died", extra={"fields": {"endpoint": endpoint}})
+                return self._refuse(request, endpoint, start, 429, f"webhook busy: {exc}; retry")
         finally:
             if not submitted:
                 self.workers.release(reserved)
-        if isinstance(judgement, envelope.EnvelopeError):
-            return self._refuse(request, endpoint, start, judgement)
-        if isinstance(judgement, HandlerBug):
-            review = judgement.review
-            self.metrics.observe(endpoint, review.operation, ERROR, 500, time.perf_counter() - start)
-            return error_response(
-                500, f"internal error while admitting request {review.uid}; see the webhook log"
-            )
+        if isinstance(judged, Refusal):
+            return self._refuse(request, endpoint, start, judged.status, judged.message)
+        if isinstance(judged, HandlerBug):
+            return self._bug(endpoint, start, judged)
         if _closed(request):
             return self._gone(request, endpoint, "answer", start)
-        return self._answer(endpoint, start, judgement)
+        return self._answer(endpoint, start, judged)
 
-    def _judge(
-        self, call: HandlerCall, body: bytes, pending: Pending, endpoint: str
-    ) -> Judgement | envelope.EnvelopeError | HandlerBug:
-        """On a worker: parse, judge, encode. Envelope errors come back as values, a handler bug as a 500."""
-        try:
-            review = envelope.parse_review(body)
-        except envelope.EnvelopeError as exc:
-            return exc
-        pending.review = review
-        if pending.abandoned:
-            return envelope.EnvelopeError(429, "abandoned")
-        try:
-            outcome = call(review.request)
-            response = dict(outcome.response)
-            response["uid"] = review.uid
-            payload = orjson.dumps({"apiVersion": API_VERSION, "kind": KIND, "response": response})
-            if len(payload) > MAX_RESPONSE_BYTES:
-                raise ValueError(f"the answer would be {len(payload)} bytes (limit {MAX_RESPONSE_BYTES})")
-            allowed = bool(response.get("allowed"))
-            return Judgement(
-                review=review,
-                payload=payload,
-                allowed=allowed,
-                outcome=FOREIGN if not outcome.handled else (ALLOWED if allowed else DENIED),
-                operation=str(outcome.operation or review.operation),
-                name=str(outcome.name or review.name),
-                warnings=len(response.get("warnings") or ()),
-                cause_counts=dict(collections.Counter(str(c) for c in outcome.cause_types)),
-            )
-        except Exception:
-            # A bug on our side, never bad input: log the traceback, tell the client no more than the uid.
-            self.logger.exception(
-                "admission handler failed",
-                extra={"fields": {"uid": review.uid, "endpoint": endpoint, "name": review.name}},
-            )
-            return HandlerBug(review)
-
-    def _answer(self, endpoint: str, start: float, judgement: Judgement) -> web.Response:
-        elapsed = time.perf_counter() - start
-        self.metrics.observe(
-            endpoint, judgement.operation, judgement.outcome, 200, elapsed, judgement.cause_counts
+    def _bug(self, endpoint: str, start: float, bug: HandlerBug) -> web.Response:
+        """A bug on our side, never bad input: log the traceback, tell the client no more than the uid."""
+        self.logger.error(
+            "admission handler failed",
+            extra={
+                "fields": {"uid": bug.uid, "endpoint": endpoint, "name": bug.name, "exception": bug.traceback}
+            },
         )
-        review = judgement.review
+        self.metrics.observe(endpoint, bug.operation, ERROR, 500, time.perf_counter() - start)
+        return error_response(500, f"internal error while admitting request {bug.uid}; see the webhook log")
+
+    def _answer(self, endpoint: str, start: float, verdict: Verdict) -> web.Response:
+        elapsed = time.perf_counter() - start
+        self.metrics.observe(endpoint, verdict.operation, verdict.outcome, 200, elapsed, verdict.cause_counts)
         log_decision(
             self.logger,
-            uid=review.uid,
-            name=judgement.name,
-            operation=judgement.operation,
+            uid=verdict.uid,
+            name=verdict.name,
+            operation=verdict.operation,
             endpoint=endpoint,
-            allowed=judgement.allowed,
+            allowed=verdict.allowed,
             duration_ms=elapsed * 1000.0,
-            dry_run=review.dry_run,
-            outcome=judgement.outcome,
-            warnings=judgement.warnings,
-            causes=sorted(judgement.cause_counts),
+            dry_run=verdict.dry_run,
+            outcome=verdict.outcome,
+            warnings=verdict.warnings,
+            causes=sorted(verdict.cause_counts),
         )
-        trim_after_burst(len(judgement.payload))
-        return web.Response(status=200, body=judgement.payload, content_type=JSON)
+        return web.Response(status=200, body=verdict.payload, content_type=JSON)
 
     def _late(
-        self, request: web.Request, endpoint: str, start: float, pending: Pending, waited: float
+        self, request: web.Request, endpoint: str, start: float, body: bytes, waited: float
     ) -> web.Response:
-        """The deadline is near and the review is not judged: deny it with a Timeout status, or, when it was
-        not even parsed yet (so there is no uid to answer), refuse the call with 429."""
+        """The deadline is near and the review is not judged: deny it with a Timeout status. Its uid is read
+        here, on the loop, once (at most a few tens of milliseconds for the largest body)."""
         elapsed = time.perf_counter() - start
         if _closed(request):
             return self._gone(request, endpoint, "queued", start)
-        review = pending.review
-        if review is None:
-            busy = envelope.EnvelopeError(
-                429, f"webhook busy: the review waited {elapsed:.1f}s unread (deadline {waited:g}s)"
-            )
-            return self._refuse(request, endpoint, start, busy)
-        status = timeout_status(review.name, elapsed)
-        response = {"uid": review.uid, "allowed": False, "status": status}
+        try:
+            review = envelope.parse_review(body)
+        except envelope.EnvelopeError as exc:
+            return self._refuse(request, endpoint, start, exc.status, exc.message)
+        response = {"uid": review.uid, "allowed": False, "status": timeout_status(review.name, elapsed)}
         payload = orjson.dumps({"apiVersion": API_VERSION, "kind": KIND, "response": response})
         self.metrics.observe(endpoint, review.operation, TIMEOUT, 200, elapsed)
         log_event(
@@ -376,7 +300,7 @@ def _closed(request: web.Request) -> bool:
 
 
 def create_app(
-    handler: AdmissionHandler,
+    handler: AdmissionHandler | None,
     *,
     metrics: WebhookMetrics | None = None,
     readiness: Readiness | None = None,
@@ -386,19 +310,19 @@ def create_app(
     limits: ServerLimits | None = None,
     workers: AdmissionWorkers | None = None,
 ) -> web.Application:
-    """The webhook's aiohttp application; without `workers`, it runs its own pool (closed on cleanup)."""
+    """The webhook's aiohttp application. Without `workers`, it judges on threads of its own calling
+    `handler`; the workers are shut down with the app."""
     metrics = metrics if metrics is not None else WebhookMetrics()
     readiness = readiness if readiness is not None else Readiness(certificates_loaded=True, warmed_up=True)
     limits = limits if limits is not None else ServerLimits()
-    own_pool = workers is None
     pool = workers if workers is not None else new_workers(limits, metrics)
-    routes = AdmissionRoutes(handler, metrics, readiness, logger or get_logger(), warmed, limits, pool)
+    routes = AdmissionRoutes(handler, metrics, logger or get_logger(), warmed, limits, pool)
     # client_max_size one above the limit: a body of exactly max_body bytes is read, one more is refused.
     app = web.Application(client_max_size=limits.max_body + 1, middlewares=[json_errors])
     app[METRICS_KEY] = metrics
     app.on_response_prepare.append(_no_server_version)
-    app.router.add_post("/validate", routes.endpoint("validate", handler.validate))
-    app.router.add_post("/mutate", routes.endpoint("mutate", handler.mutate))
+    app.router.add_post("/validate", routes.endpoint("validate"))
+    app.router.add_post("/mutate", routes.endpoint("mutate"))
 
     async def healthz(request: web.Request) -> web.Response:
         return json_response(200, {"status": "ok"})
@@ -412,22 +336,25 @@ def create_app(
     app.router.add_get("/readyz", readyz)
     if serve_metrics:
         add_metrics_route(app, metrics)
-    if own_pool:
 
-        async def pool_lifetime(app: web.Application) -> AsyncIterator[None]:
-            yield
-            pool.shutdown()
+    async def pool_lifetime(app: web.Application) -> AsyncIterator[None]:
+        yield
+        pool.shutdown()
 
-        app.cleanup_ctx.append(pool_lifetime)
+    app.cleanup_ctx.append(pool_lifetime)
     return app
 
 
-def new_workers(limits: ServerLimits, metrics: WebhookMetrics) -> AdmissionWorkers:
+def new_workers(
+    limits: ServerLimits, metrics: WebhookMetrics, factory: Callable[[], AdmissionHandler] | None = None
+) -> AdmissionWorkers:
+    """The admission workers: processes building their handler with `factory`, or threads without one."""
+
     def changed(in_flight_bytes: int, reviews: int) -> None:
         metrics.in_flight_bytes.set(in_flight_bytes)
         metrics.in_flight.set(reviews)
 
-    return AdmissionWorkers(limits.workers, limits.in_flight_bytes, changed)
+    return AdmissionWorkers(limits.workers, limits.in_flight_bytes, changed, factory)
 
 
 def add_metrics_route(app: web.Application, metrics: WebhookMetrics) -> None:
@@ -482,11 +409,15 @@ class Listen:
 
 
 class WebhookServer:
-    """The running webhook: HTTPS listener, optional metrics listener, certificate reload and warm-up."""
+    """The running webhook: HTTPS listener, optional metrics listener, certificate reload and warm-up.
+
+    Reviews are judged by `handler` on worker threads, or, with `worker_factory` (a picklable callable that
+    builds the handler), in worker processes that each build their own.
+    """
 
     def __init__(
         self,
-        handler: AdmissionHandler,
+        handler: AdmissionHandler | None,
         reloader: CertificateReloader,
         listen: Listen,
         *,
@@ -494,8 +425,12 @@ class WebhookServer:
         metrics: WebhookMetrics | None = None,
         logger: logging.Logger | None = None,
         limits: ServerLimits | None = None,
+        worker_factory: Callable[[], AdmissionHandler] | None = None,
     ) -> None:
+        if handler is None and worker_factory is None:
+            raise ValueError("WebhookServer needs a handler or a worker_factory")
         self.handler = handler
+        self.worker_factory = worker_factory
         self.reloader = reloader
         self.listen = listen
         self.metrics_listen = metrics_listen
@@ -506,16 +441,18 @@ class WebhookServer:
         self.warmed = asyncio.Event()
         self.guard = ConnectionGuard(self.limits.max_connections, self.metrics.refused_connections.inc)
         self.metrics.connections.set_function(lambda: len(self.guard))
+        self.workers: AdmissionWorkers | None = None
         self._runners: list[web.AppRunner] = []
         self.port = 0
         self.metrics_port = 0
 
     async def start(self) -> None:
-        """Bind the listeners (port 0 picks a free one; see `.port`); the app's startup starts the warm-up and
-        the certificate polling, its cleanup stops them."""
+        """Bind the listeners (port 0 picks a free one; see `.port`). The app's startup starts the warm-up
+        and the certificate polling; its cleanup stops them and the workers."""
         shrink_tls_read_buffer()
         ssl_context = self.reloader.server_context
         self.readiness.certificates_loaded = True
+        self.workers = new_workers(self.limits, self.metrics, self.worker_factory)
         app = create_app(
             self.handler,
             metrics=self.metrics,
@@ -524,13 +461,13 @@ class WebhookServer:
             serve_metrics=self.metrics_listen is None,
             warmed=self.warmed,
             limits=self.limits,
+            workers=self.workers,
         )
         app.cleanup_ctx.append(self._background)
         self.port = await self._start_site(app, self.listen, ssl_context, self.guard)
         if self.metrics_listen is not None:
-            metrics_guard = ConnectionGuard(64)
             self.metrics_port = await self._start_site(
-                create_metrics_app(self.metrics), self.metrics_listen, None, metrics_guard
+                create_metrics_app(self.metrics), self.metrics_listen, None, ConnectionGuard(64)
             )
 
     async def _background(self, app: web.Application) -> AsyncIterator[None]:
@@ -576,7 +513,10 @@ class WebhookServer:
     async def _warm_up(self) -> None:
         started = time.perf_counter()
         try:
-            await asyncio.to_thread(self.handler.warm_up)
+            if self.handler is not None:
+                await asyncio.to_thread(self.handler.warm_up)
+            if self.workers is not None:
+                await self.workers.warm_up()
         except Exception as exc:
             self.readiness.warm_up_error = f"{type(exc).__name__}: {exc}"
             self.logger.exception("admission warm-up failed; /readyz stays 503")
@@ -589,7 +529,12 @@ class WebhookServer:
         self.metrics.ready.set(1)
         self.warmed.set()
         log_event(
-            self.logger, logging.INFO, "ready", warm_up_ms=round((time.perf_counter() - started) * 1000, 1)
+            self.logger,
+            logging.INFO,
+            "ready",
+            warm_up_ms=round((time.perf_counter() - started) * 1000, 1),
+            workers=self.limits.workers,
+            worker_kind=self.workers.kind if self.workers is not None else "thread",
         )
 
     async def stop(self) -> None:
