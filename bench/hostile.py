@@ -319,6 +319,7 @@ class Hit:
     size: int
     body: bytes
     content_type: str = ""
+    headers: dict[str, str] = field(default_factory=dict)
 
     def json(self) -> Any:
         return json.loads(self.body)
@@ -341,7 +342,8 @@ async def post(
         ) as resp,
     ):
         answer = await resp.read()
-        return Hit(resp.status, len(answer), answer, resp.headers.get("Content-Type", ""))
+        content_type = resp.headers.get("Content-Type", "")
+        return Hit(resp.status, len(answer), answer, content_type, dict(resp.headers))
 
 
 async def attack_labels(server: Server) -> list[Hit]:
