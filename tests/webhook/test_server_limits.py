@@ -172,7 +172,7 @@ async def _raw(port: int, tls_dir: Path) -> tuple[asyncio.StreamReader, asyncio.
 
 async def test_client_gone_mid_body_is_counted_and_logged_without_traceback(tls_dir: Path) -> None:
     async with running_server(tls_dir) as srv, session(tls_dir) as http:
-        reader, writer = await _raw(srv.server.port, tls_dir)
+        _, writer = await _raw(srv.server.port, tls_dir)
         writer.write(
             b"POST /validate HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
             b'Content-Length: 1000\r\n\r\n{"apiVersion": '
