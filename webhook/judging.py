@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import collections
 import gc
+import json
 import signal
 import traceback
 from collections.abc import Callable
@@ -90,6 +91,14 @@ class HandlerBug:
 Judged = Verdict | Refusal | HandlerBug
 
 
+def encode(document: dict[str, Any]) -> bytes:
+    """Compact JSON; a string orjson refuses (a lone surrogate a handler echoed) is escaped by `json`."""
+    try:
+        return orjson.dumps(document)
+    except orjson.JSONEncodeError:
+        return json.dumps(document, separators=(",", ":")).encode()
+
+
 def judge(call: HandlerCall, body: bytes) -> Judged:
     """Parse, judge and encode one review."""
     try:
@@ -100,9 +109,7 @@ def judge(call: HandlerCall, body: bytes) -> Judged:
         outcome = call(review.request)
         response = dict(outcome.response)
         response["uid"] = review.uid
-        payload = orjson.dumps(
-            {"apiVersion": envelope.API_VERSION, "kind": envelope.KIND, "response": response}
-        )
+        payload = encode({"apiVersion": envelope.API_VERSION, "kind": envelope.KIND, "response": response})
         if len(payload) > MAX_RESPONSE_BYTES:
             raise ValueError(f"the answer would be {len(payload)} bytes (limit {MAX_RESPONSE_BYTES})")
         allowed = bool(response.get("allowed"))

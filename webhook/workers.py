@@ -139,11 +139,15 @@ class AdmissionWorkers:
             await any_slot.acquire()
             held.append(any_slot)
             pool = self._pool
-            future = pool.submit(work)
+            try:
+                future = pool.submit(work)
+            except (BrokenProcessPool, RuntimeError):  # a worker died while idle: replace them, once
+                self._replace(pool)
+                pool = self._pool
+                future = pool.submit(work)
         except (BrokenProcessPool, RuntimeError):
             give_back()
-            self._replace(self._pool)
-            raise WorkerDied("the admission workers were restarting") from None
+            raise WorkerDied("the admission workers are restarting") from None
         except BaseException:
             give_back()
             raise

@@ -8,6 +8,8 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import json
+import os
+import signal
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -108,3 +110,14 @@ async def test_the_server_survived_and_still_judges(server: Any) -> None:
     hit = await hostile.post(server, hostile.FIXTURE.read_bytes())
     assert hit.status == 200 and hit.json()["response"]["allowed"] is True
     assert hit.headers["Server"] == "dra-capacity"  # no aiohttp or Python version for scanners
+
+
+async def test_a_killed_worker_is_replaced_without_refusing_the_next_review(server: Any) -> None:
+    children = hostile._children(server.pid)
+    forkservers = [pid for pid in children if "forkserver" in Path(f"/proc/{pid}/cmdline").read_text()]
+    workers = [c for pid in forkservers for c in hostile._children(pid)]
+    assert workers, "no worker processes under the forkserver"
+    os.kill(workers[0], signal.SIGKILL)
+    await asyncio.sleep(0.5)
+    hit = await hostile.post(server, hostile.FIXTURE.read_bytes())
+    assert hit.status == 200 and hit.json()["response"]["allowed"] is True

@@ -255,3 +255,20 @@ async def test_graceful_stop_finishes_the_review_in_flight_and_closes_idle_conne
             assert resp.status == 200 and (await resp.json())["response"]["uid"] == "g"
         assert await asyncio.wait_for(idle_reader.read(), 5) == b""
         idle_writer.close()
+
+
+async def test_surrogate_escape_inside_the_annotation_carrier_is_a_field_error(tls_dir: Path) -> None:
+    from resourceapi.gates import FeatureGates
+    from webhook.admission import DeviceClassAdmission
+
+    carrier = {"dra-capacity.io/extended-resource-capacity-requests": '{"requests": {"shares": "\\ud800"}}'}
+    obj = device_class("carrier", extendedResourceName="example.com/gpu")
+    obj["metadata"]["annotations"] = carrier
+    handler = DeviceClassAdmission(FeatureGates.defaults())
+    async with running_server(tls_dir, handler) as srv, session(tls_dir) as http:
+        resp = await http.post(srv.url + "/validate", json=review("s", obj))
+        assert resp.status == 200
+        answer = (await resp.json())["response"]
+        assert answer["allowed"] is False and answer["status"]["code"] == 422
+        (cause,) = answer["status"]["details"]["causes"]
+        assert cause["field"] == "metadata.annotations[dra-capacity.io/extended-resource-capacity-requests]"
