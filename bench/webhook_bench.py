@@ -164,6 +164,13 @@ def main() -> int:
     parser.add_argument(
         "--python-client", action="store_true", help="use the aiohttp client even if wrk exists"
     )
+    parser.add_argument(
+        "--serve-arg",
+        action="append",
+        default=[],
+        metavar="ARG",
+        help="extra `serve` flag for the server, repeatable (e.g. --serve-arg=--worker-kind=thread)",
+    )
     args = parser.parse_args()
 
     load_before = os.getloadavg()[0]
@@ -185,6 +192,7 @@ def main() -> int:
             f"127.0.0.1:{port}",
             "--tls-dir",
             str(tls_dir),
+            *args.serve_arg,
         ]
         proc = subprocess.Popen(pinned(server_cpu, server_argv), stderr=subprocess.DEVNULL)
         try:
@@ -221,6 +229,8 @@ def main() -> int:
         f"server on CPU {server_cpu}, load on CPU {client_cpu}" if server_cpu is not None else "not pinned"
     )
     print(f"webhook benchmark: TLS, {args.connections} keep-alive connections, {tool}, {pinning}")
+    if args.serve_arg:
+        print(f"serve flags: {' '.join(args.serve_arg)}")
     load_after = os.getloadavg()[0]
     print(f"load average (1 min) before/after: {load_before:.2f}/{load_after:.2f} (other load skews p99)")
     print(f"fixture: {args.fixture.relative_to(ROOT) if args.fixture.is_relative_to(ROOT) else args.fixture}")

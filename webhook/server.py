@@ -19,6 +19,7 @@ import json
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Any
 
@@ -294,6 +295,9 @@ class AdmissionRoutes:
         return web.Response(status=200, body=payload, content_type=JSON)
 
 
+ROUTES_KEY = web.AppKey("routes", AdmissionRoutes)
+
+
 def _closed(request: web.Request) -> bool:
     transport = request.transport
     return transport is None or transport.is_closing()
@@ -320,6 +324,7 @@ def create_app(
     # client_max_size one above the limit: a body of exactly max_body bytes is read, one more is refused.
     app = web.Application(client_max_size=limits.max_body + 1, middlewares=[json_errors])
     app[METRICS_KEY] = metrics
+    app[ROUTES_KEY] = routes
     app.on_response_prepare.append(_no_server_version)
     app.router.add_post("/validate", routes.endpoint("validate"))
     app.router.add_post("/mutate", routes.endpoint("mutate"))
@@ -442,6 +447,7 @@ class WebhookServer:
         self.guard = ConnectionGuard(self.limits.max_connections, self.metrics.refused_connections.inc)
         self.metrics.connections.set_function(lambda: len(self.guard))
         self.workers: AdmissionWorkers | None = None
+        self._app: web.Application | None = None
         self._runners: list[web.AppRunner] = []
         self.port = 0
         self.metrics_port = 0
@@ -464,6 +470,7 @@ class WebhookServer:
             workers=self.workers,
         )
         app.cleanup_ctx.append(self._background)
+        self._app = app
         self.port = await self._start_site(app, self.listen, ssl_context, self.guard)
         if self.metrics_listen is not None:
             self.metrics_port = await self._start_site(
@@ -516,7 +523,10 @@ class WebhookServer:
             if self.handler is not None:
                 await asyncio.to_thread(self.handler.warm_up)
             if self.workers is not None:
-                await self.workers.warm_up()
+                try:
+                    await self.workers.warm_up()
+                except (OSError, BrokenProcessPool) as exc:
+                    await self._fall_back_to_threads(exc)
         except Exception as exc:
             self.readiness.warm_up_error = f"{type(exc).__name__}: {exc}"
             self.logger.exception("admission warm-up failed; /readyz stays 503")
@@ -536,6 +546,23 @@ class WebhookServer:
             workers=self.limits.workers,
             worker_kind=self.workers.kind if self.workers is not None else "thread",
         )
+
+    async def _fall_back_to_threads(self, exc: BaseException) -> None:
+        """Worker processes cannot start here (no usable temporary directory or /dev/shm, a process limit):
+        judge on threads of this process instead, and say so."""
+        if self.workers is None or self.worker_factory is None or self._app is None:
+            raise exc
+        log_event(
+            self.logger,
+            logging.WARNING,
+            "worker processes could not start; judging reviews on threads (a costly review may delay probes)",
+            error=f"{type(exc).__name__}: {exc}",
+        )
+        handler = await asyncio.to_thread(self.worker_factory)
+        await asyncio.to_thread(handler.warm_up)
+        self.handler = handler
+        self._app[ROUTES_KEY].handler = handler
+        self.workers.use_threads()
 
     async def stop(self) -> None:
         """Graceful stop: close the listeners, let in-flight reviews finish (up to the shutdown timeout),

@@ -180,6 +180,12 @@ class AdmissionWorkers:
         loop = asyncio.get_running_loop()
         await asyncio.gather(*(loop.run_in_executor(self._pool, worker_ready) for _ in range(self.workers)))
 
+    def use_threads(self) -> None:
+        """Judge on threads from now on (worker processes could not start)."""
+        old, self.factory = self._pool, None
+        self._pool = self._new_pool()
+        old.shutdown(wait=False, cancel_futures=True)
+
     def shutdown(self) -> None:
         """Drop queued work and let running work end on its own (a review is never interrupted)."""
         self._pool.shutdown(wait=False, cancel_futures=True)
