@@ -78,6 +78,7 @@ class ConnectionGuard:
         self.limit = limit
         self._alive: weakref.WeakSet[_Counted] = weakref.WeakSet()
         self._on_refused = on_refused
+        self.accepted = 0
 
     def __len__(self) -> int:
         return len(self._alive)
@@ -91,6 +92,7 @@ class ConnectionGuard:
                 if self._on_refused is not None:
                     self._on_refused()
                 return _Refused()
+            self.accepted += 1
             counted = _Counted(factory(), self._alive)
             self._alive.add(counted)
             return counted

@@ -22,7 +22,7 @@ from typing import Any, Protocol
 import orjson
 
 from webhook import envelope
-from webhook.memory import trim_after_burst
+from webhook.memory import start_trimmer, trim_after_burst
 
 # No answer is ever larger (kube-apiserver's own request limit is 3 MiB); webhook/status.py keeps a rejection
 # far below it, and this is the last guard against a bug.
@@ -152,6 +152,7 @@ def start_worker(factory: Callable[[], AdmissionHandler]) -> None:
     handler.warm_up()
     gc.collect()
     gc.freeze()
+    start_trimmer()
     _handler = handler
 
 

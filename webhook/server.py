@@ -42,6 +42,7 @@ from webhook.judging import (
 )
 from webhook.limits import MAX_DEADLINE_SECONDS, ServerLimits
 from webhook.logs import get_logger, log_decision, log_event
+from webhook.memory import MIN_INTERVAL, note_work, trim_if_due
 from webhook.metrics import BUSY, ERROR, TIMEOUT, WebhookMetrics
 from webhook.status import timeout_status
 from webhook.tlsreload import CertificateReloader
@@ -211,6 +212,7 @@ class AdmissionRoutes:
                 return self._refuse(request, endpoint, start, 408, "request body did not arrive in time")
             except (ConnectionError, asyncio.IncompleteReadError):
                 return self._gone(request, endpoint, "body", start)
+            note_work(len(body))
             if self.warmed is not None and not self.warmed.is_set():
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self.warmed.wait(), remaining())
@@ -478,7 +480,11 @@ class WebhookServer:
             )
 
     async def _background(self, app: web.Application) -> AsyncIterator[None]:
-        tasks = [asyncio.create_task(self.reloader.run()), asyncio.create_task(self._warm_up())]
+        tasks = [
+            asyncio.create_task(self.reloader.run()),
+            asyncio.create_task(self._warm_up()),
+            asyncio.create_task(self._trim_memory()),
+        ]
         yield
         for task in tasks:
             task.cancel()
@@ -516,6 +522,17 @@ class WebhookServer:
         await site.start()
         ports = [address[1] for address in runner.addresses if isinstance(address, tuple)]
         return int(ports[0]) if ports else listen.port
+
+    async def _trim_memory(self) -> None:
+        """Every 10 s, when connections came and went or reviews were answered, give freed memory back."""
+        seen = 0
+        while True:
+            await asyncio.sleep(2 * MIN_INTERVAL)
+            served = int(self.guard.accepted)
+            if served != seen:
+                seen = served
+                note_work(1 << 20)
+            trim_if_due()
 
     async def _warm_up(self) -> None:
         started = time.perf_counter()
