@@ -20,7 +20,6 @@ from fractions import Fraction
 from typing import Any, Literal, Protocol
 
 from allocator.cluster import Allocation, NodeInfo
-from allocator.extended import ExtendedResourceResolver
 from allocator.ids import DeviceID
 from allocator.predicates import (
     CPU,
@@ -40,6 +39,7 @@ from allocator.synthesis import (
     synthesize_for_resources,
 )
 from resourceapi.core_v1 import Container, Node, Pod, PodExtendedResourceClaimStatus
+from resourceapi.extended import ExtendedResourceResolver
 from resourceapi.gates import FeatureGates
 from resourceapi.quantity import Quantity
 from resourceapi.resource_v1 import (

@@ -23,9 +23,9 @@ from dra_capacity.cliopts import (
     write_output,
 )
 from resourceapi.documents import Document, DocumentError
+from resourceapi.objects import metadata_of
 from webhook.admission import VERSIONS, DeviceClassAdmission
 from webhook.dropping import apply_removals
-from webhook.objects import metadata_of
 from webhook.status import GROUP, KIND
 
 
