@@ -28,8 +28,7 @@ _CapacityKey = tuple[tuple[str, str], ...]
 def claim_label(claim: ResourceClaim) -> str:
     """klog.KObj rendering: `namespace/name`, or `name` without a namespace."""
     meta = claim.metadata
-    name = meta.name or meta.generate_name or ""
-    return f"{meta.namespace}/{name}" if meta.namespace else name
+    return f"{meta.namespace}/{meta.display_name}" if meta.namespace else meta.display_name
 
 
 class RequestData:

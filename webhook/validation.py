@@ -43,6 +43,8 @@ from resourceapi.limits import (
     TOTAL_ANNOTATION_SIZE_LIMIT_BYTES,
 )
 from resourceapi.names import (
+    GENERATED_NAME_SUFFIX_LENGTH,
+    generated_name_base,
     is_extended_resource_name,
     is_qualified_name,
     max_len_bytes_error,
@@ -64,10 +66,8 @@ LABEL_VALUE_ERR_MSG = (
     "and must start and end with an alphanumeric character"
 )
 _LABEL_VALUE_RE = re.compile(LABEL_VALUE_FMT)
-# apiserver `names.SimpleNameGenerator`: maxNameLength 63 - randomLength 5; any 5 of its random characters
-# (lower-case consonants and digits) judge the same as these.
-GENERATED_NAME_BASE_MAX = 58
-GENERATED_SUFFIX = "xxxxx"
+# Any 5 of the name generator's random characters (lower-case consonants and digits) judge the same as these.
+GENERATED_SUFFIX = "x" * GENERATED_NAME_SUFFIX_LENGTH
 
 METADATA = Path("metadata")
 _PLACEHOLDER = Path("-")
@@ -167,7 +167,7 @@ def generate_name_errors(generate_name: Any) -> list[FieldError]:
     path = METADATA.child("generateName")
     if not isinstance(generate_name, str):
         return [_type_invalid(path, generate_name, "string")]
-    base = generate_name.encode("utf-8")[:GENERATED_NAME_BASE_MAX].decode("utf-8", errors="replace")
+    base = generated_name_base(generate_name)
     return [_rebadge(e, generate_name) for e in validate_object_name(base + GENERATED_SUFFIX, path)]
 
 
