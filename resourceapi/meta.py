@@ -46,6 +46,9 @@ class ObjectMeta(ApiModel):
     annotations: dict[str, str] | None = None
     owner_references: list[OwnerReference] | None = None
     finalizers: list[str] | None = None
+    self_link: str | None = None
+    deletion_grace_period_seconds: int | None = None
+    managed_fields: list[Any] | None = None
 
     @property
     def display_name(self) -> str:
