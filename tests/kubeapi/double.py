@@ -14,6 +14,7 @@ import ssl
 import tempfile
 import threading
 from collections.abc import Coroutine, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -30,6 +31,15 @@ from .server import ADMIN_USER, ApiServer
 from .store import Obj, Store
 
 T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class HttpResult:
+    """A raw response: status code, the `Warning` header values, the decoded JSON body."""
+
+    status: int
+    warnings: builtins.list[str]
+    body: Any
 
 
 class KubeAPIServer:
@@ -194,6 +204,35 @@ class KubeAPIServer:
         cfg.api_key = {"authorization": token or self.token}
         cfg.api_key_prefix = {"authorization": "Bearer"}
         return client.ApiClient(cfg)
+
+    def http(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        *,
+        content_type: str = "application/json",
+        token: str | None = None,
+        timeout: float = 30,
+    ) -> HttpResult:
+        """One raw HTTPS request (for bodies the typed client refuses, e.g. unknown fields)."""
+        import json as _json
+
+        import urllib3
+
+        pool = urllib3.PoolManager(ca_certs=str(self.ca_path), cert_reqs="CERT_REQUIRED")
+        data = None if body is None else (body if isinstance(body, bytes) else _json.dumps(body).encode())
+        headers = {"Authorization": f"Bearer {token or self.token}", "Accept": "application/json"}
+        if data is not None:
+            headers["Content-Type"] = content_type
+        resp = pool.request(
+            method, self.url + path, body=data, headers=headers, timeout=timeout, retries=False
+        )
+        try:
+            parsed = _json.loads(resp.data) if resp.data else None
+        except ValueError:
+            parsed = resp.data.decode(errors="replace")
+        return HttpResult(resp.status, resp.headers.getlist("Warning"), parsed)
 
     # ------------------------------------------------------------------ running code on the loop
     def call(self, coro: Coroutine[Any, Any, T], timeout: float = 30) -> T:
