@@ -1,8 +1,8 @@
 """Native type validation the TEST DOUBLE performs: the rules our components rely on, not all of upstream's.
 
 * ResourceClaim (`pkg/apis/resource/validation/validation.go` ValidateResourceClaim,
-  ValidateResourceClaimUpdate, ValidateResourceClaimStatusUpdate): spec immutable; `status.allocation` immutable once set; `reservedFor`
-  needs an allocation, is a set keyed by uid (at most 256), gains no entries while the claim is being deleted,
+  ValidateResourceClaimUpdate, ValidateResourceClaimStatusUpdate): spec immutable; `status.allocation`
+  immutable once set; `reservedFor` needs an allocation, is a set keyed by uid (at most 256), gains no entries while the claim is being deleted,
   and each entry names resource, name and uid; `shareID` must be a lowercase UUID.
 * Pod status (`pkg/apis/core/validation/validation.go` ValidatePodStatusUpdate):
   `status.extendedResourceClaimStatus` needs a DNS-subdomain claim name and at least one request mapping,
