@@ -2,8 +2,9 @@
 
 * ResourceClaim (`pkg/apis/resource/validation/validation.go` ValidateResourceClaim,
   ValidateResourceClaimUpdate, ValidateResourceClaimStatusUpdate): spec immutable; `status.allocation`
-  immutable once set; `reservedFor` needs an allocation, is a set keyed by uid (at most 256), gains no entries while the claim is being deleted,
-  and each entry names resource, name and uid; `shareID` must be a lowercase UUID.
+  immutable once set; `reservedFor` needs an allocation, is a set keyed by uid (at most 256), gains no
+  entries while the claim is being deleted, and each entry names resource, name and uid; `shareID` must be a
+  lowercase UUID.
 * Pod status (`pkg/apis/core/validation/validation.go` ValidatePodStatusUpdate):
   `status.extendedResourceClaimStatus` needs a DNS-subdomain claim name and at least one request mapping,
   each with a known container name, an extended resource name and a DNS-label request name, unique per
