@@ -23,6 +23,7 @@ from aiohttp import web
 from certs.authority import Issued, ServingBundle, generate_self_signed
 
 from . import statuses
+from .admission import Admission
 from .faults import Faults, RecordedRequest
 from .kubeconfig import write_kubeconfig
 from .registry import SYSTEM_NAMESPACES, DeleteOptions
@@ -78,11 +79,13 @@ class KubeAPIServer:
         self._thread: threading.Thread | None = None
         self._runner: web.AppRunner | None = None
         self.controllers: Any = None
-        self.admission: Any = None
+        self.admission: Admission
         self._install_extensions()
 
     def _install_extensions(self) -> None:
-        """Admission and the emulated controllers hook in here (added by later modules)."""
+        """The webhook admission plugins, and the emulated controllers."""
+        self.admission = Admission(self)
+        self.api.admission = self.admission
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> KubeAPIServer:
@@ -133,8 +136,7 @@ class KubeAPIServer:
         self.api.drop_watches()
         if self.controllers is not None:
             await self.controllers.stop()
-        if self.admission is not None:
-            await self.admission.close()
+        await self.admission.close()
         if self._runner is not None:
             await self._runner.cleanup()
 
