@@ -37,7 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=MAIN_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    parser.add_argument("--version", action=_VersionAction, nargs=0, help="print the version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     _add_serve(sub)
@@ -55,6 +55,14 @@ simulate --fail-unschedulable a pod or claim not placed); 2 bad usage or unreada
 """
 
 
+class _VersionAction(argparse.Action):
+    """`--version`: looked up only when asked for (importlib.metadata costs more than the rest of --help)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> None:
+        print(f"{parser.prog} {_version()}")
+        parser.exit()
+
+
 def _version() -> str:
     """The installed distribution's version (importlib.metadata: no import of the package's modules)."""
     from importlib.metadata import PackageNotFoundError, version
@@ -68,7 +76,7 @@ def _version() -> str:
 def _add_serve(sub: Any) -> None:
     """`serve` is registered without importing the server (aiohttp, cryptography, prometheus-client, CEL):
     its flags live in serve_cmd, imported only when `serve` is the command being run or described."""
-    if _chosen_command() not in (None, "serve"):
+    if _chosen_command() != "serve":
         sub.add_parser("serve", help="serve the DeviceClass admission webhook over HTTPS")
         return
     serve = sub.add_parser(
@@ -91,7 +99,7 @@ def _add_serve(sub: Any) -> None:
 
 def _add_validate(sub: Any) -> None:
     help_text = "run the webhook's mutation and validation offline on DeviceClass files"
-    if _chosen_command() not in (None, "validate"):
+    if _chosen_command() != "validate":
         sub.add_parser("validate", help=help_text)
         return
     from dra_capacity.validate_cmd import VALIDATE_EPILOG, add_validate_arguments

@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from dra_capacity.cliopts import (
@@ -26,6 +25,8 @@ from dra_capacity.cliopts import (
 from resourceapi.documents import Document, DocumentError
 
 if TYPE_CHECKING:
+    from fractions import Fraction
+
     from allocator.cluster import Cluster
     from allocator.simulate import Inputs
     from resourceapi.core_v1 import Pod
