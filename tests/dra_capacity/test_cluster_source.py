@@ -1,4 +1,4 @@
-"""`simulate --kubeconfig`: the cluster's state read with paginated LISTs through the real `kubernetes` client,
+"""`simulate --kubeconfig`: the cluster read with paginated LISTs through the real `kubernetes` client,
 against the kube-apiserver test double over HTTPS; nothing is ever written."""
 
 from __future__ import annotations
