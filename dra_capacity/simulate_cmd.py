@@ -7,7 +7,6 @@ CEL engine or the `kubernetes` client.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -16,6 +15,7 @@ from dra_capacity.cliopts import (
     add_feature_gates_flag,
     add_input_flags,
     bulk_load,
+    dump_json,
     error_line,
     input_paths,
     parse_gates_or_exit,
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
     from allocator.cluster import Cluster
     from allocator.simulate import Inputs
-    from resourceapi.core_v1 import Pod
+    from resourceapi.core_v1 import Node, Pod
 
 COMMAND = "simulate"
 EXIT_OK = 0
@@ -169,9 +169,10 @@ def run_simulate(args: argparse.Namespace) -> int:
         if inputs.pending_pods() or not inputs.unallocated_claims():
             out, cluster = run_pods(inputs, gates, args.strategy, args.node)
             pods = inputs.pending_pods()
+            nodes = {n.name: n for n in inputs.nodes}
             for entry, pod in zip(out["pods"], pods, strict=True):
                 _add_origin(entry, origin.get(id(pod)))
-                _add_device_plugin(entry, pod, inputs)
+                _add_device_plugin(entry, pod, nodes)
         else:
             out, cluster = run_claims(inputs, gates, args.node)
             for entry, claim in zip(out["claims"], inputs.unallocated_claims(), strict=True):
@@ -190,7 +191,7 @@ def run_simulate(args: argparse.Namespace) -> int:
 
             text = yaml.safe_dump(out, sort_keys=False)
         else:
-            text = json.dumps(out, indent=2) + "\n"
+            text = dump_json(out)
     try:
         write_output(text)
     except OutputError as exc:
@@ -213,7 +214,7 @@ def _add_origin(entry: dict[str, Any], doc: Document | None) -> None:
         entry.update(file=doc.source, document=doc.index, item=doc.item)
 
 
-def _add_device_plugin(entry: dict[str, Any], pod: Pod, inputs: Inputs) -> None:
+def _add_device_plugin(entry: dict[str, Any], pod: Pod, nodes: dict[str, Node]) -> None:
     """`devicePlugin`: the pod's extended resources its node serves through the device plugin (the node's
     `status.allocatable` lists them, so the scheduler does not ask DRA), as upstream's
     pkg/scheduler/framework/plugins/dynamicresources/extended decides."""
@@ -221,7 +222,7 @@ def _add_device_plugin(entry: dict[str, Any], pod: Pod, inputs: Inputs) -> None:
         return
     from allocator.synthesis import scalar_requests
 
-    node = next((n for n in inputs.nodes if n.name == entry["node"]), None)
+    node = nodes.get(entry["node"])
     allocatable = (node.status.allocatable if node is not None and node.status is not None else None) or {}
     served = sorted(
         name for name in scalar_requests(pod) if name in allocatable and allocatable[name].sign() != 0

@@ -20,6 +20,7 @@ from dra_capacity.cliopts import (
     OutputError,
     add_feature_gates_flag,
     add_input_flags,
+    dump_json,
     error_line,
     input_paths,
     parse_gates_or_exit,
@@ -172,7 +173,7 @@ def run_validate(args: argparse.Namespace, out: TextIO | None = None, err: TextI
 def render(results: list[Result], output: str, err: TextIO) -> str:
     """stdout's text; in text mode, warnings, rejections and notes are written to `err` as they come."""
     if output == "json":
-        return json.dumps({"results": [r.as_json() for r in results]}, indent=2) + "\n"
+        return dump_json({"results": [r.as_json() for r in results]})
     if output == "yaml":
         import yaml
 
