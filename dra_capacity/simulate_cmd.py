@@ -77,6 +77,11 @@ def add_commands(sub: Any) -> None:
         "-o", "--output", choices=("json", "yaml", "table"), default="json", help="output format"
     )
     simulate.add_argument(
+        "--strict",
+        action="store_true",
+        help="unknown fields (for the Kubernetes 1.37 types) are errors, as kubectl --validate=strict",
+    )
+    simulate.add_argument(
         "--fail-unschedulable",
         action="store_true",
         help="exit 1 when any pod or claim is not placed (for CI checks)",
@@ -131,6 +136,8 @@ def load(args: argparse.Namespace) -> tuple[Inputs, dict[int, Document]]:
             )
         if files:
             docs += read_documents(files, require_objects=not docs, recursive=args.recursive)
+        if args.strict:
+            check_strict(docs)
         inputs = load_inputs(docs)
         by_key = {_key(d.kind, d.obj.get("metadata")): d for d in docs if d.kind in ("Pod", "ResourceClaim")}
         origin: dict[int, Document] = {}
@@ -141,6 +148,21 @@ def load(args: argparse.Namespace) -> tuple[Inputs, dict[int, Document]]:
                     origin[id(obj)] = doc
         del docs
     return inputs, origin
+
+
+def check_strict(docs: list[Document]) -> None:
+    """`--strict`: the first object with fields its type lacks is an input error naming all of them, in the
+    API server's words (`strict decoding error: unknown field "spec.nodeNmae"`)."""
+    from dra_capacity.strict_fields import unknown_fields
+
+    for doc in docs:
+        unknown = unknown_fields(doc.obj)
+        if unknown:
+            meta = doc.obj.get("metadata")
+            ns = meta.get("namespace") if isinstance(meta, dict) else None
+            name = f"{ns or 'default'}/{doc.name}" if doc.kind in ("Pod", "ResourceClaim") else doc.name
+            fields = ", ".join(f'unknown field "{path}"' for path in unknown)
+            raise DocumentError(f'{doc.where}: {doc.kind} "{name}": strict decoding error: {fields}')
 
 
 def _key(kind: str, meta: Any) -> tuple[str, str, str]:

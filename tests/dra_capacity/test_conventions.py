@@ -287,3 +287,27 @@ def test_a_pod_served_by_the_device_plugin_is_said_so(
         f"note: inference/web-0: nvidia.com/gpu.shared served by the device plugin on node {pods[0]['node']}"
         in err
     )
+
+
+def test_simulate_strict_names_every_unknown_field_of_the_first_bad_object(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pods = [p for p in yaml.safe_load_all(Path(GPU_PODS).read_text()) if p]
+    pods[1]["spec"]["nodeNmae"] = "gpu-node-1"
+    pods[1]["spec"]["containers"][0]["resoures"] = {}
+    path = tmp_path / "pods.yaml"
+    path.write_text(yaml.safe_dump_all(pods))
+    assert run(capsys, "simulate", "-f", GPU_CLUSTER, "-f", str(path))[0] == 0  # typos are ignored...
+    code, out, err = run(capsys, "simulate", "--strict", "-f", GPU_CLUSTER, "-f", str(path))
+    assert (code, out) == (2, "")  # ...unless --strict
+    assert err == (
+        f'dra-capacity simulate: error: {path}: document 2: Pod "inference/web-1": strict decoding error: '
+        'unknown field "spec.containers[0].resoures", unknown field "spec.nodeNmae"\n'
+    )
+
+
+def test_simulate_strict_knows_every_field_of_the_examples_and_the_kep_6406_field(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert "extendedResourceCapacityRequests" in Path(GPU_CLUSTER).read_text()
+    assert run(capsys, "simulate", "--strict", "-f", GPU_CLUSTER, "-f", GPU_PODS)[0] == 0
