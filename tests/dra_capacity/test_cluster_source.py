@@ -199,3 +199,13 @@ def test_no_progress_line_when_stderr_is_not_a_terminal(
     seed_cluster(kube_api, 1)
     _, _, err = run(capsys, "--kubeconfig", str(kube_api.kubeconfig_path), "--pending")
     assert "reading the cluster" not in err
+
+
+def test_without_kubeconfig_the_kubeconfig_variable_is_used_as_kubectl_does(
+    kube_api: KubeAPIServer, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    seed_cluster(kube_api, 1)
+    kube_api.seed(pod("a"))
+    monkeypatch.setenv("KUBECONFIG", str(kube_api.kubeconfig_path))
+    code, out, _ = run(capsys, "--pending")
+    assert code == 0 and [p["name"] for p in json.loads(out)["pods"]] == ["a"]
