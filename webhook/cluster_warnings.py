@@ -1,0 +1,261 @@
+"""Cluster-aware admission warnings for a DeviceClass: the silent misconfigurations KEP-6406 names as its risk.
+
+Upstream validation sees no cluster state, so a class whose capacity request names a capacity no device
+publishes is accepted and every pod using it stays pending, silently. These checks read what the cluster
+publishes (a `ClusterView`) and only ever warn: a warning never rejects, so a stale or partial view cannot
+lock anyone out. Each text is at most 120 characters and names the class and the capacity or device.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from resourceapi.capacity import CapacityEntry, consumed_amount, normalize_name
+from resourceapi.capacity_requests import ANNOTATION, CAPACITY_FIELD, NAME_FIELD, parse_carrier
+from resourceapi.cel import CompileResult
+from resourceapi.extended import winning_class
+from resourceapi.gates import FeatureGates
+from resourceapi.meta import ObjectMeta
+from resourceapi.objects import annotations_of, display_name, metadata_of, spec_of
+from resourceapi.quantity import Quantity, QuantityError, coerce_quantity
+from resourceapi.resource_v1 import DeviceClass, DeviceClassSpec
+from webhook.cluster_view import ClusterView, PublishedDevice, SelectorOutcome
+from webhook.warning_texts import fit
+
+Compiler = Callable[[str, FeatureGates], CompileResult]
+
+
+def cluster_warnings(
+    obj: Mapping[str, Any], view: ClusterView, gates: FeatureGates, compile_selector: Compiler
+) -> list[str]:
+    """Every cluster-aware warning for the DeviceClass `obj` (as it will be stored), in a stable order."""
+    name = display_name(obj) or "<unnamed>"
+    out: list[str] = []
+    outcomes = _selector_outcomes(obj, view, gates, compile_selector)
+    if outcomes is None:
+        matched: list[PublishedDevice] = []  # a selector that does not compile: validation reports it
+    else:
+        out.extend(_runtime_errors(name, view, outcomes))
+        matched = _matched(view, outcomes)
+        if view.devices and not matched:
+            out.append(_no_match(name, outcomes))
+    requests = _requests(obj)
+    if requests and matched:
+        out.extend(_capacity_warnings(name, requests, matched))
+    out.extend(_name_conflicts(name, obj, view))
+    return out
+
+
+def _selector_outcomes(
+    obj: Mapping[str, Any], view: ClusterView, gates: FeatureGates, compile_selector: Compiler
+) -> list[SelectorOutcome] | None:
+    selectors = spec_of(obj).get("selectors")
+    if not isinstance(selectors, list):
+        return []
+    outcomes: list[SelectorOutcome] = []
+    for item in selectors:
+        cel = item.get("cel") if isinstance(item, dict) else None
+        expression = cel.get("expression") if isinstance(cel, dict) else None
+        if not isinstance(expression, str):
+            return None
+        compiled = compile_selector(expression, gates)
+        if compiled.program is None:
+            return None
+        outcomes.append(view.evaluate(expression, compiled.program))
+    return outcomes
+
+
+def _runtime_errors(name: str, view: ClusterView, outcomes: Sequence[SelectorOutcome]) -> list[str]:
+    """A selector that fails on a published device aborts scheduling for every pod of the class."""
+    out: list[str] = []
+    for i, outcome in enumerate(outcomes):
+        if outcome.errors:
+            index = min(outcome.errors)
+            out.append(
+                fit(
+                    "DeviceClass {name}: selector {n} fails on {count} devices ({error} on {device}); "
+                    "guard with has() or orValue()",
+                    name=name,
+                    n=str(i + 1),
+                    count=str(len(outcome.errors)),
+                    device=view.devices[index].name,
+                    error=outcome.errors[index],
+                )
+            )
+    return out
+
+
+def _matched(view: ClusterView, outcomes: Sequence[SelectorOutcome]) -> list[PublishedDevice]:
+    indexes = set(range(len(view.devices)))
+    for outcome in outcomes:
+        indexes &= outcome.matches
+    return [view.devices[i] for i in sorted(indexes)]
+
+
+def _no_match(name: str, outcomes: Sequence[SelectorOutcome]) -> str:
+    """No published device matches every selector: name the selector that excludes them."""
+    for i, outcome in enumerate(outcomes):
+        if not outcome.matches:
+            return fit(
+                "DeviceClass {name}: selector {n} matches no published device", name=name, n=str(i + 1)
+            )
+    for i in range(len(outcomes)):
+        others = [o.matches for j, o in enumerate(outcomes) if j != i]
+        rest = frozenset.intersection(*others) if others else frozenset()
+        if rest:
+            return fit(
+                "DeviceClass {name}: selector {n} excludes all {count} devices the other selectors match",
+                name=name,
+                n=str(i + 1),
+                count=str(len(rest)),
+            )
+    return fit("DeviceClass {name}: its selectors together match no published device", name=name)
+
+
+def _requests(obj: Mapping[str, Any]) -> dict[str, Quantity]:
+    """The KEP-6406 requests as stored (field first, else the annotation); {} when unusable."""
+    raw = spec_of(obj).get(CAPACITY_FIELD)
+    if raw is None:
+        text = annotations_of(obj).get(ANNOTATION)
+        if text is None:
+            return {}
+        requirements, errors = parse_carrier(text)
+        if errors or requirements is None:
+            return {}
+        return dict(requirements.requests or {})
+    requests = raw.get("requests") if isinstance(raw, dict) else None
+    if not isinstance(requests, dict):
+        return {}
+    out: dict[str, Quantity] = {}
+    for key, value in requests.items():
+        try:
+            out[str(key)] = coerce_quantity(value)
+        except QuantityError:
+            return {}  # validation rejects it
+    return out
+
+
+def _capacity_warnings(
+    name: str, requests: Mapping[str, Quantity], devices: Sequence[PublishedDevice]
+) -> list[str]:
+    out: list[str] = []
+    if not any(d.allow_multiple_allocations for d in devices):
+        out.append(
+            fit(
+                "DeviceClass {name}: none of its {count} devices allows multiple allocations, "
+                "so each pod takes a whole device",
+                name=name,
+                count=str(len(devices)),
+            )
+        )
+    for key, amount in requests.items():
+        entries = [(d, d.capacity[normalize_name(key, d.driver)]) for d in devices if _has(d, key)]
+        if not entries:
+            out.append(_unpublished(name, key, devices))
+            continue
+        out.extend(_amount_warnings(name, key, amount, entries))
+    return out
+
+
+def _has(device: PublishedDevice, key: str) -> bool:
+    return normalize_name(key, device.driver) in device.capacity
+
+
+def _unpublished(name: str, key: str, devices: Sequence[PublishedDevice]) -> str:
+    """No matched device publishes the capacity: offer the names they do publish, and close matches."""
+    advertised = sorted({e.spelling.rsplit("/", 1)[-1] for d in devices for e in d.capacity.values()})
+    ident = key.rsplit("/", 1)[-1]
+    close = difflib.get_close_matches(ident, advertised, n=1)
+    hint = f'; did you mean "{close[0]}"?' if close else ""
+    return fit(
+        'DeviceClass {name}: no device has capacity "{key}" (they have: {names}){hint}',
+        name=name,
+        key=key,
+        names=", ".join(advertised) or "none",
+        hint=hint,
+    )
+
+
+def _amount_warnings(
+    name: str, key: str, amount: Quantity, entries: Sequence[tuple[PublishedDevice, CapacityEntry]]
+) -> list[str]:
+    consumed = [(d, e, consumed_amount(amount, e)) for d, e in entries]
+    if all(c.value > e.value for _, e, c in consumed):
+        largest = max(e.quantity for _, e in entries)
+        return [
+            fit(
+                "DeviceClass {name}: requests {key}={amount}, more than any matching device has (largest {max})",
+                name=name,
+                key=key,
+                amount=str(amount),
+                max=str(largest),
+            )
+        ]
+    rounded = sorted({str(c) for _, _, c in consumed if c.value != amount.value})
+    if not rounded:
+        return []
+    why = _policy_reason(next(e for _, e, c in consumed if c.value != amount.value), amount)
+    return [
+        fit(
+            "DeviceClass {name}: requests {key}={amount}, devices round to {to}{why}",
+            name=name,
+            key=key,
+            amount=str(amount),
+            to=" or ".join(rounded),
+            why=why,
+        )
+    ]
+
+
+def _policy_reason(entry: CapacityEntry, amount: Quantity) -> str:
+    policy = entry.policy
+    if policy is None:
+        return ""
+    if policy.range_min is not None:
+        if amount.value < policy.range_min.value:
+            return f" (validRange min {policy.range_min})"
+        if policy.range_step is not None:
+            return f" (validRange step {policy.range_step})"
+        return " (validRange)"
+    if policy.valid_values is not None:
+        return " (validValues " + ", ".join(str(v) for v in policy.valid_values) + ")"
+    return ""
+
+
+def _name_conflicts(name: str, obj: Mapping[str, Any], view: ClusterView) -> list[str]:
+    """Another class claims the same extendedResourceName: say which one the scheduler maps it to."""
+    resource = spec_of(obj).get(NAME_FIELD)
+    if not isinstance(resource, str) or not resource:
+        return []
+    others = [
+        c for n, c in sorted(view.classes.items()) if n != name and c.spec.extended_resource_name == resource
+    ]
+    if not others:
+        return []
+    meta = metadata_of(obj)
+    created = meta.get("creationTimestamp")
+    this = DeviceClass(
+        metadata=ObjectMeta(name=name, creation_timestamp=created if isinstance(created, str) else None),
+        spec=DeviceClassSpec(extended_resource_name=resource),
+    )
+    if not isinstance(created, str):
+        return [  # a create: the API server stamps it now, so it is the newest and wins
+            fit(
+                "DeviceClass {name} takes {resource} over from DeviceClass {other} (the newer class wins)",
+                name=name,
+                resource=resource,
+                other=", ".join(c.metadata.name for c in others),
+            )
+        ]
+    winner = winning_class([this, *others])
+    losers = [c.metadata.name for c in (this, *others) if c is not winner]
+    return [
+        fit(
+            "{resource} is claimed by DeviceClasses {names}: {winner} wins (newest, then smallest name)",
+            resource=resource,
+            names=", ".join(sorted([winner.metadata.name, *losers])),
+            winner=winner.metadata.name,
+        )
+    ]
