@@ -19,6 +19,7 @@ from typing import Any
 
 from certs.files import CertFileError, ensure_self_signed
 from dra_capacity.cliopts import add_feature_gates_flag
+from dra_capacity.kubeclient import ClusterConfigError, api_client, in_cluster
 from resourceapi.gates import FeatureGates, GateError
 from webhook import logs
 from webhook.metrics import WebhookMetrics
@@ -95,6 +96,16 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="HOST:PORT",
         help="serve /metrics over plain HTTP on this address instead of on the HTTPS listener",
     )
+    parser.add_argument(
+        "--cluster-warnings",
+        choices=("auto", "off"),
+        default="auto",
+        help="warn about DeviceClasses that no published device can serve (auto: when --kubeconfig is "
+        "given or in a pod; reads ResourceSlices and DeviceClasses, never rejects)",
+    )
+    parser.add_argument(
+        "--kubeconfig", metavar="PATH", help="cluster to read for the warnings (default: in-cluster config)"
+    )
     parser.add_argument("--bench-baseline-endpoint", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument(
         "--cert-check-interval", type=_positive_float, default=DEFAULT_CHECK_INTERVAL, help=argparse.SUPPRESS
@@ -106,12 +117,33 @@ def _error(message: str) -> int:
     return 2
 
 
-def load_handler(gates: FeatureGates) -> AdmissionHandler:
-    """The DeviceClass admission logic (webhook/admission.py)."""
+def load_handler(gates: FeatureGates, cluster: Any = None) -> AdmissionHandler:
+    """The DeviceClass admission logic (webhook/admission.py); `cluster` feeds its cluster-aware warnings."""
     from webhook.admission import DeviceClassAdmission
 
-    handler: AdmissionHandler = DeviceClassAdmission(gates)
+    handler: AdmissionHandler = DeviceClassAdmission(gates, cluster=cluster.view if cluster else None)
     return handler
+
+
+def cluster_client(args: argparse.Namespace) -> Any:
+    """The API client behind the cluster-aware warnings, or None when they are off.
+
+    `--cluster-warnings auto` (the default) reads the cluster when a kubeconfig is given or the process runs
+    in a pod. Raises ClusterConfigError for an unusable configuration, before anything else starts."""
+    if args.cluster_warnings == "off" or (not args.kubeconfig and not in_cluster()):
+        return None
+    return api_client(args.kubeconfig)
+
+
+def start_cluster_cache(api: Any) -> Any:
+    """The informer cache of ResourceSlices and DeviceClasses; admission never waits on it."""
+    if api is None:
+        return None
+    from webhook.informer import ClusterCache
+
+    cache = ClusterCache(api)
+    cache.start()
+    return cache
 
 
 def run_serve(args: argparse.Namespace) -> int:
@@ -120,6 +152,10 @@ def run_serve(args: argparse.Namespace) -> int:
         gates = FeatureGates.parse(args.feature_gates)
     except GateError as exc:
         return _error(f"--feature-gates: {exc}")
+    try:
+        api = cluster_client(args)
+    except ClusterConfigError as exc:
+        return _error(str(exc))
     tls_dir = Path(args.tls_dir)
     logger = logs.configure(root=True)
     try:
@@ -139,8 +175,9 @@ def run_serve(args: argparse.Namespace) -> int:
         reloader.load()
     except CertFileError as exc:
         return _error(str(exc))
+    cluster = start_cluster_cache(api)
     try:
-        handler = load_handler(gates)
+        handler = load_handler(gates, cluster)
     except ImportError as exc:  # a broken installation, not bad input; still one line, not a traceback
         return _error(f"cannot load the admission logic: {exc}")
     server = WebhookServer(
@@ -156,6 +193,9 @@ def run_serve(args: argparse.Namespace) -> int:
         return asyncio.run(_serve(server, args, gates, logger))
     except KeyboardInterrupt:
         return 0
+    finally:
+        if cluster is not None:
+            cluster.stop()
 
 
 def host_port(host: str, port: int | None) -> str:

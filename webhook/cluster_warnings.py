@@ -1,4 +1,4 @@
-"""Cluster-aware admission warnings for a DeviceClass: the silent misconfigurations KEP-6406 names as its risk.
+"""Cluster-aware admission warnings for a DeviceClass: the silent misconfigurations the KEP names as a risk.
 
 Upstream validation sees no cluster state, so a class whose capacity request names a capacity no device
 publishes is accepted and every pod using it stays pending, silently. These checks read what the cluster
@@ -186,7 +186,8 @@ def _amount_warnings(
         largest = max(e.quantity for _, e in entries)
         return [
             fit(
-                "DeviceClass {name}: requests {key}={amount}, more than any matching device has (largest {max})",
+                "DeviceClass {name}: requests {key}={amount}, more than any matching device has "
+                "(largest {max})",
                 name=name,
                 key=key,
                 amount=str(amount),

@@ -186,6 +186,7 @@ class AdmissionRoutes:
             warnings = len(response.get("warnings") or ())
             causes = [str(c) for c in outcome.cause_types]
             name = str(outcome.name or review.name)
+            cluster_view = str(getattr(outcome, "cluster", ""))
         except Exception:
             # A bug on our side, never bad input: log the traceback, tell the client no more than the uid.
             self.logger.exception(
@@ -198,6 +199,8 @@ class AdmissionRoutes:
             )
         elapsed = time.perf_counter() - start
         self.metrics.observe(endpoint, operation, outcome_label, 200, elapsed, causes)
+        if cluster_view:
+            self.metrics.cluster_warnings.labels(cluster_view).inc()
         log_decision(
             self.logger,
             uid=review.uid,

@@ -108,13 +108,15 @@ def test_a_sound_class_draws_no_warning() -> None:
 
 def test_a_capacity_no_device_advertises_is_named_with_a_close_match() -> None:
     assert warnings_for(device_class(requests={"shraes": "1"})) == [
-        'DeviceClass gpu-shared: no device has capacity "shraes" (they have: memory, shares); did you mean "shares"?'
+        'DeviceClass gpu-shared: no device has capacity "shraes" (they have: memory, shares); '
+        'did you mean "shares"?'
     ]
 
 
 def test_the_annotation_carrier_is_checked_like_the_field() -> None:
     assert warnings_for(device_class(requests={"shraes": "1"}, annotation=True)) == [
-        'DeviceClass gpu-shared: no device has capacity "shraes" (they have: memory, shares); did you mean "shares"?'
+        'DeviceClass gpu-shared: no device has capacity "shraes" (they have: memory, shares); '
+        'did you mean "shares"?'
     ]
 
 
@@ -169,14 +171,16 @@ def test_a_selector_failing_on_a_published_device_suggests_a_guard() -> None:
 def test_capacity_on_devices_that_cannot_be_shared_is_named() -> None:
     v = view(gpu_slice("node-1", gpu(0, shareable=False), gpu(1, shareable=False)))
     assert warnings_for(device_class(requests={"shares": "1"}), v) == [
-        "DeviceClass gpu-shared: none of its 2 devices allows multiple allocations, so each pod takes a whole device"
+        "DeviceClass gpu-shared: none of its 2 devices allows multiple allocations, "
+        "so each pod takes a whole device"
     ]
 
 
 def test_a_new_class_taking_an_extended_resource_name_over_is_named() -> None:
     other = device_class("gpu-old", created="2026-01-01T00:00:00Z")
     assert warnings_for(device_class(requests={"shares": "1"}), view(classes=(other,))) == [
-        "DeviceClass gpu-shared takes nvidia.com/gpu.shared over from DeviceClass gpu-old (the newer class wins)"
+        "DeviceClass gpu-shared takes nvidia.com/gpu.shared over from DeviceClass gpu-old "
+        "(the newer class wins)"
     ]
 
 
