@@ -14,6 +14,8 @@ import sys
 from dataclasses import dataclass
 from typing import Any, TextIO
 
+from pydantic import ValidationError
+
 from dra_capacity import kubectl
 from dra_capacity.cliopts import (
     OutputError,
@@ -25,8 +27,9 @@ from dra_capacity.cliopts import (
 from resourceapi import schema
 from resourceapi.documents import Document, DocumentError
 from resourceapi.objects import metadata_of
-from resourceapi.resource_v1 import DeviceClass
+from resourceapi.resource_v1 import DeviceClass, ResourceSlice
 from webhook.admission import VERSIONS, DeviceClassAdmission
+from webhook.cluster_view import ClusterView
 from webhook.dropping import apply_removals
 from webhook.status import GROUP, KIND
 
@@ -73,6 +76,14 @@ def add_validate_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="previous versions of the objects (matched by name): evaluate an update instead of a create",
     )
+    parser.add_argument(
+        "--cluster",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="a dump of the cluster's ResourceSlices and DeviceClasses (kubectl get resourceslices,"
+        "deviceclasses -o yaml): adds the webhook's cluster-aware warnings (never rejections)",
+    )
     parser.add_argument("-o", "--output", choices=("text", "json"), default="text", help="output format")
     parser.add_argument("files", nargs="+", metavar="FILE", help="YAML or JSON manifests ('-' for stdin)")
     parser.set_defaults(func=run_validate, parser=parser)
@@ -85,6 +96,7 @@ def run_validate(args: argparse.Namespace, out: TextIO | None = None, err: TextI
     try:
         docs = read_documents(args.files, require_objects=True)
         old_docs = read_documents(args.old) if args.old else []
+        cluster = cluster_view(read_documents(args.cluster)) if args.cluster else None
     except DocumentError as exc:
         print(f"error: {exc}", file=err)
         return 2
@@ -100,7 +112,7 @@ def run_validate(args: argparse.Namespace, out: TextIO | None = None, err: TextI
             print(f"{doc.where}: skipping {doc.kind} {doc.name!r} (--old): {skip}", file=err)
         elif name := assigned_name(doc.obj):
             olds[name] = doc.obj
-    admission = DeviceClassAdmission(gates)
+    admission = DeviceClassAdmission(gates, cluster=(lambda: cluster) if cluster is not None else None)
     results: list[Result] = []
     for number, doc in enumerate(docs, 1):
         skip = _skip_reason(doc)
@@ -178,3 +190,30 @@ def _skip_reason(doc: Document) -> str:
         known = ", ".join(sorted(f"{GROUP}/{v}" for v in VERSIONS))
         return f"apiVersion {doc.api_version!r} is not one of {known}"
     return ""
+
+
+def cluster_view(docs: list[Document]) -> ClusterView:
+    """The `--cluster` dump as the webhook's informer would see it; other kinds are ignored."""
+    slices: list[ResourceSlice] = []
+    classes: list[DeviceClass] = []
+    for doc in docs:
+        model: type[ResourceSlice] | type[DeviceClass]
+        if doc.kind == "ResourceSlice":
+            model = ResourceSlice
+        elif doc.kind == "DeviceClass":
+            model = DeviceClass
+        else:
+            continue
+        if not doc.api_version.startswith(GROUP + "/"):
+            continue
+        try:
+            parsed = model.model_validate(doc.obj)
+        except ValidationError as exc:
+            error = exc.errors()[0]
+            where = ".".join(str(p) for p in error["loc"])
+            raise DocumentError(f"{doc.where}: {doc.kind} {doc.name!r}: {where}: {error['msg']}") from None
+        if isinstance(parsed, ResourceSlice):
+            slices.append(parsed)
+        else:
+            classes.append(parsed)
+    return ClusterView(slices, classes)
