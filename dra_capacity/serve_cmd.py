@@ -135,13 +135,15 @@ def cluster_client(args: argparse.Namespace) -> Any:
     return api_client(args.kubeconfig)
 
 
-def start_cluster_cache(api: Any) -> Any:
-    """The informer cache of ResourceSlices and DeviceClasses; admission never waits on it."""
+def start_cluster_cache(api: Any, gates: FeatureGates) -> Any:
+    """The informer cache of ResourceSlices and DeviceClasses (admission never waits on it), which also
+    emits an Event on each DeviceClass that the published devices can no longer serve."""
     if api is None:
         return None
-    from webhook.informer import ClusterCache
+    from webhook.class_events import ClassEvents
+    from webhook.informer import ClusterCache, event_sink
 
-    cache = ClusterCache(api)
+    cache = ClusterCache(api, on_view=ClassEvents(gates, event_sink(api)).on_view)
     cache.start()
     return cache
 
@@ -175,7 +177,7 @@ def run_serve(args: argparse.Namespace) -> int:
         reloader.load()
     except CertFileError as exc:
         return _error(str(exc))
-    cluster = start_cluster_cache(api)
+    cluster = start_cluster_cache(api, gates)
     try:
         handler = load_handler(gates, cluster)
     except ImportError as exc:  # a broken installation, not bad input; still one line, not a traceback

@@ -9,7 +9,9 @@ lock anyone out. Each text is at most 120 characters and names the class and the
 from __future__ import annotations
 
 import difflib
+import enum
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from resourceapi.capacity import CapacityEntry, consumed_amount, normalize_name
@@ -27,12 +29,47 @@ from webhook.warning_texts import fit
 Compiler = Callable[[str, FeatureGates], CompileResult]
 
 
+class Kind(enum.Enum):
+    """What a finding is about; the first four leave every pod of the class unschedulable."""
+
+    SELECTOR_FAILS = "SelectorFails"
+    NO_DEVICE_MATCHES = "NoDeviceMatches"
+    NO_SUCH_CAPACITY = "NoSuchCapacity"
+    AMOUNT_TOO_LARGE = "AmountTooLarge"
+    AMOUNT_ROUNDED = "AmountRounded"
+    NOT_SHAREABLE = "NotShareable"
+    NAME_CLAIMED_TWICE = "NameClaimedTwice"
+
+
+STRANDING = frozenset(
+    {Kind.SELECTOR_FAILS, Kind.NO_DEVICE_MATCHES, Kind.NO_SUCH_CAPACITY, Kind.AMOUNT_TOO_LARGE}
+)
+"""Findings that make every pod using the class permanently unschedulable."""
+
+
+@dataclass(frozen=True)
+class Finding:
+    kind: Kind
+    text: str  # at most 120 characters, names the class and the capacity or device
+
+    @property
+    def stranding(self) -> bool:
+        return self.kind in STRANDING
+
+
 def cluster_warnings(
     obj: Mapping[str, Any], view: ClusterView, gates: FeatureGates, compile_selector: Compiler
 ) -> list[str]:
-    """Every cluster-aware warning for the DeviceClass `obj` (as it will be stored), in a stable order."""
+    """Every cluster-aware warning text for the DeviceClass `obj` (as it will be stored)."""
+    return [f.text for f in cluster_findings(obj, view, gates, compile_selector)]
+
+
+def cluster_findings(
+    obj: Mapping[str, Any], view: ClusterView, gates: FeatureGates, compile_selector: Compiler
+) -> list[Finding]:
+    """Every cluster-aware finding for the DeviceClass `obj` (as it will be stored), in a stable order."""
     name = display_name(obj) or "<unnamed>"
-    out: list[str] = []
+    out: list[Finding] = []
     outcomes = _selector_outcomes(obj, view, gates, compile_selector)
     if outcomes is None:
         matched: list[PublishedDevice] = []  # a selector that does not compile: validation reports it
@@ -67,21 +104,24 @@ def _selector_outcomes(
     return outcomes
 
 
-def _runtime_errors(name: str, view: ClusterView, outcomes: Sequence[SelectorOutcome]) -> list[str]:
+def _runtime_errors(name: str, view: ClusterView, outcomes: Sequence[SelectorOutcome]) -> list[Finding]:
     """A selector that fails on a published device aborts scheduling for every pod of the class."""
-    out: list[str] = []
+    out: list[Finding] = []
     for i, outcome in enumerate(outcomes):
         if outcome.errors:
             index = min(outcome.errors)
             out.append(
-                fit(
-                    "DeviceClass {name}: selector {n} fails on {count} devices ({error} on {device}); "
-                    "guard with has() or orValue()",
-                    name=name,
-                    n=str(i + 1),
-                    count=str(len(outcome.errors)),
-                    device=view.devices[index].name,
-                    error=outcome.errors[index],
+                Finding(
+                    Kind.SELECTOR_FAILS,
+                    fit(
+                        "DeviceClass {name}: selector {n} fails on {count} devices ({error} on {device}); "
+                        "guard with has() or orValue()",
+                        name=name,
+                        n=str(i + 1),
+                        count=str(len(outcome.errors)),
+                        device=view.devices[index].name,
+                        error=outcome.errors[index],
+                    ),
                 )
             )
     return out
@@ -94,7 +134,11 @@ def _matched(view: ClusterView, outcomes: Sequence[SelectorOutcome]) -> list[Pub
     return [view.devices[i] for i in sorted(indexes)]
 
 
-def _no_match(name: str, outcomes: Sequence[SelectorOutcome]) -> str:
+def _no_match(name: str, outcomes: Sequence[SelectorOutcome]) -> Finding:
+    return Finding(Kind.NO_DEVICE_MATCHES, _no_match_text(name, outcomes))
+
+
+def _no_match_text(name: str, outcomes: Sequence[SelectorOutcome]) -> str:
     """No published device matches every selector: name the selector that excludes them."""
     for i, outcome in enumerate(outcomes):
         if not outcome.matches:
@@ -139,15 +183,18 @@ def _requests(obj: Mapping[str, Any]) -> dict[str, Quantity]:
 
 def _capacity_warnings(
     name: str, requests: Mapping[str, Quantity], devices: Sequence[PublishedDevice]
-) -> list[str]:
-    out: list[str] = []
+) -> list[Finding]:
+    out: list[Finding] = []
     if not any(d.allow_multiple_allocations for d in devices):
         out.append(
-            fit(
-                "DeviceClass {name}: none of its {count} devices allows multiple allocations, "
-                "so each pod takes a whole device",
-                name=name,
-                count=str(len(devices)),
+            Finding(
+                Kind.NOT_SHAREABLE,
+                fit(
+                    "DeviceClass {name}: none of its {count} devices allows multiple allocations, "
+                    "so each pod takes a whole device",
+                    name=name,
+                    count=str(len(devices)),
+                ),
             )
         )
     for key, amount in requests.items():
@@ -163,35 +210,41 @@ def _has(device: PublishedDevice, key: str) -> bool:
     return normalize_name(key, device.driver) in device.capacity
 
 
-def _unpublished(name: str, key: str, devices: Sequence[PublishedDevice]) -> str:
+def _unpublished(name: str, key: str, devices: Sequence[PublishedDevice]) -> Finding:
     """No matched device publishes the capacity: offer the names they do publish, and close matches."""
     advertised = sorted({e.spelling.rsplit("/", 1)[-1] for d in devices for e in d.capacity.values()})
     ident = key.rsplit("/", 1)[-1]
     close = difflib.get_close_matches(ident, advertised, n=1)
     hint = f'; did you mean "{close[0]}"?' if close else ""
-    return fit(
-        'DeviceClass {name}: no device has capacity "{key}" (they have: {names}){hint}',
-        name=name,
-        key=key,
-        names=", ".join(advertised) or "none",
-        hint=hint,
+    return Finding(
+        Kind.NO_SUCH_CAPACITY,
+        fit(
+            'DeviceClass {name}: no device has capacity "{key}" (they have: {names}){hint}',
+            name=name,
+            key=key,
+            names=", ".join(advertised) or "none",
+            hint=hint,
+        ),
     )
 
 
 def _amount_warnings(
     name: str, key: str, amount: Quantity, entries: Sequence[tuple[PublishedDevice, CapacityEntry]]
-) -> list[str]:
+) -> list[Finding]:
     consumed = [(d, e, consumed_amount(amount, e)) for d, e in entries]
     if all(c.value > e.value for _, e, c in consumed):
         largest = max(e.quantity for _, e in entries)
         return [
-            fit(
-                "DeviceClass {name}: requests {key}={amount}, more than any matching device has "
-                "(largest {max})",
-                name=name,
-                key=key,
-                amount=str(amount),
-                max=str(largest),
+            Finding(
+                Kind.AMOUNT_TOO_LARGE,
+                fit(
+                    "DeviceClass {name}: requests {key}={amount}, more than any matching device has "
+                    "(largest {max})",
+                    name=name,
+                    key=key,
+                    amount=str(amount),
+                    max=str(largest),
+                ),
             )
         ]
     rounded = sorted({str(c) for _, _, c in consumed if c.value != amount.value})
@@ -199,13 +252,16 @@ def _amount_warnings(
         return []
     why = _policy_reason(next(e for _, e, c in consumed if c.value != amount.value), amount)
     return [
-        fit(
-            "DeviceClass {name}: requests {key}={amount}, devices round to {to}{why}",
-            name=name,
-            key=key,
-            amount=str(amount),
-            to=" or ".join(rounded),
-            why=why,
+        Finding(
+            Kind.AMOUNT_ROUNDED,
+            fit(
+                "DeviceClass {name}: requests {key}={amount}, devices round to {to}{why}",
+                name=name,
+                key=key,
+                amount=str(amount),
+                to=" or ".join(rounded),
+                why=why,
+            ),
         )
     ]
 
@@ -225,7 +281,7 @@ def _policy_reason(entry: CapacityEntry, amount: Quantity) -> str:
     return ""
 
 
-def _name_conflicts(name: str, obj: Mapping[str, Any], view: ClusterView) -> list[str]:
+def _name_conflicts(name: str, obj: Mapping[str, Any], view: ClusterView) -> list[Finding]:
     """Another class claims the same extendedResourceName: say which one the scheduler maps it to."""
     resource = spec_of(obj).get(NAME_FIELD)
     if not isinstance(resource, str) or not resource:
@@ -243,20 +299,27 @@ def _name_conflicts(name: str, obj: Mapping[str, Any], view: ClusterView) -> lis
     )
     if not isinstance(created, str):
         return [  # a create: the API server stamps it now, so it is the newest and wins
-            fit(
-                "DeviceClass {name} takes {resource} over from DeviceClass {other} (the newer class wins)",
-                name=name,
-                resource=resource,
-                other=", ".join(c.metadata.name for c in others),
+            Finding(
+                Kind.NAME_CLAIMED_TWICE,
+                fit(
+                    "DeviceClass {name} takes {resource} over from DeviceClass {other} "
+                    "(the newer class wins)",
+                    name=name,
+                    resource=resource,
+                    other=", ".join(c.metadata.name for c in others),
+                ),
             )
         ]
     winner = winning_class([this, *others])
     losers = [c.metadata.name for c in (this, *others) if c is not winner]
     return [
-        fit(
-            "{resource} is claimed by DeviceClasses {names}: {winner} wins (newest, then smallest name)",
-            resource=resource,
-            names=", ".join(sorted([winner.metadata.name, *losers])),
-            winner=winner.metadata.name,
+        Finding(
+            Kind.NAME_CLAIMED_TWICE,
+            fit(
+                "{resource} is claimed by DeviceClasses {names}: {winner} wins (newest, then smallest name)",
+                resource=resource,
+                names=", ".join(sorted([winner.metadata.name, *losers])),
+                winner=winner.metadata.name,
+            ),
         )
     ]

@@ -123,8 +123,11 @@ class _Informer:
 class ClusterCache:
     """The webhook's cluster view: two informers and a debounced, off-path rebuild of the `ClusterView`."""
 
-    def __init__(self, api_client: client.ApiClient) -> None:
+    def __init__(
+        self, api_client: client.ApiClient, on_view: Callable[[ClusterView], object] | None = None
+    ) -> None:
         resource = client.ResourceV1Api(api_client)
+        self._on_view = on_view
         self._dirty = threading.Event()
         self._stop = threading.Event()
         self._view: ClusterView | None = None
@@ -178,11 +181,14 @@ class ClusterCache:
         slices = [_model(ResourceSlice, o) for o in list(self.slices.objects.values())]
         classes = [_model(DeviceClass, o) for o in list(self.classes.objects.values())]
         self._generation += 1
-        self._view = ClusterView(
+        view = ClusterView(
             [s for s in slices if isinstance(s, ResourceSlice)],
             [c for c in classes if isinstance(c, DeviceClass)],
             self._generation,
         )
+        self._view = view
+        if self._on_view is not None:
+            self._on_view(view)
 
 
 def _model(model: type[ResourceSlice] | type[DeviceClass], obj: dict[str, Any]) -> object | None:
@@ -197,3 +203,17 @@ def _short(exc: Exception) -> str:
     if isinstance(exc, ApiException):
         return f"HTTP {exc.status} {exc.reason}"
     return f"{type(exc).__name__}: {exc}"[:200]
+
+
+def event_sink(api_client: client.ApiClient) -> Callable[[dict[str, Any]], None]:
+    """Create events.k8s.io/v1 Events; one that already exists (another replica sent it) is fine."""
+    events = client.EventsV1Api(api_client)
+
+    def send(event: dict[str, Any]) -> None:
+        try:
+            events.create_namespaced_event(event["metadata"]["namespace"], event)  # type: ignore[arg-type]
+        except ApiException as exc:
+            if exc.status != 409:
+                raise
+
+    return send

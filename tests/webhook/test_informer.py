@@ -154,3 +154,65 @@ def test_a_cold_cache_skips_the_warnings_without_waiting(kube_api: KubeAPIServer
         assert "warnings" not in outcome.response
         assert elapsed < 0.5
     c.stop()
+
+
+def shares_class() -> dict[str, Any]:
+    obj = review({"shares": "1"})["object"]
+    obj["metadata"]["name"] = "gpu-shared"
+    return dict(obj)
+
+
+def test_a_republished_slice_that_strands_a_class_gets_one_event_on_it(kube_api: KubeAPIServer) -> None:
+    """The driver republishes its slice without the `shares` capacity: every pod of the class would pend."""
+    from webhook.class_events import REASON, ClassEvents
+    from webhook.informer import event_sink
+
+    kube_api.seed(gpu_slice("node-1"))
+    kube_api.seed(shares_class())
+    api = kube_api.api_client()
+    sent: list[dict[str, Any]] = []
+    events = ClassEvents(FeatureGates.defaults(), event_sink(api))
+
+    def on_view(view: Any) -> None:
+        sent.extend(events.on_view(view))
+
+    cache = ClusterCache(api, on_view=on_view)
+    cache.start()
+    try:
+        assert cache.wait_synced(10)
+        time.sleep(0.5)
+        assert sent == []  # the class is fine as published
+        stranded = gpu_slice("node-1")
+        for device in stranded["spec"]["devices"]:
+            del device["capacity"]["shares"]
+        stored = kube_api.get("resourceslices", "node-1-gpus")
+        assert stored is not None
+        stranded["metadata"]["resourceVersion"] = stored["metadata"]["resourceVersion"]
+        kube_api.update(stranded)
+        wait_for(lambda: len(kube_api.list("events.events.k8s.io", namespace="default")) == 1)
+        (event,) = kube_api.list("events.events.k8s.io", namespace="default")
+        assert event["reason"] == REASON and event["type"] == "Warning"
+        assert event["regarding"]["kind"] == "DeviceClass" and event["regarding"]["name"] == "gpu-shared"
+        assert event["note"].startswith('DeviceClass gpu-shared: no device has capacity "shares"')
+        kube_api.seed(gpu_slice("node-9", devices=0))  # another change: the same finding is not sent again
+        time.sleep(0.6)
+        assert len(kube_api.list("events.events.k8s.io", namespace="default")) == 1
+    finally:
+        cache.stop()
+
+
+def test_a_second_replica_reporting_the_same_finding_creates_no_second_event(kube_api: KubeAPIServer) -> None:
+    from resourceapi.resource_v1 import DeviceClass, ResourceSlice
+    from webhook.class_events import ClassEvents
+    from webhook.cluster_view import ClusterView
+    from webhook.informer import event_sink
+
+    slice_ = gpu_slice("node-1")
+    for device in slice_["spec"]["devices"]:
+        del device["capacity"]["shares"]
+    view = ClusterView([ResourceSlice.model_validate(slice_)], [DeviceClass.model_validate(shares_class())])
+    api = kube_api.api_client()
+    first = ClassEvents(FeatureGates.defaults(), event_sink(api)).on_view(view)
+    second = ClassEvents(FeatureGates.defaults(), event_sink(api)).on_view(view)
+    assert len(first) == 1 and len(second) == 1  # both sent it; the API server kept one
+    assert len(kube_api.list("events.events.k8s.io", namespace="default")) == 1
