@@ -23,7 +23,7 @@ from resourceapi.meta import ObjectMeta
 from resourceapi.objects import annotations_of, display_name, metadata_of, spec_of
 from resourceapi.quantity import Quantity, QuantityError, coerce_quantity
 from resourceapi.resource_v1 import DeviceClass, DeviceClassSpec
-from webhook.cluster_view import ClusterView, PublishedDevice, SelectorOutcome
+from webhook.cluster_view import ClusterView, DeviceGroup, SelectorOutcome
 from webhook.warning_texts import fit
 
 Compiler = Callable[[str, FeatureGates], CompileResult]
@@ -67,17 +67,53 @@ def cluster_warnings(
 def cluster_findings(
     obj: Mapping[str, Any], view: ClusterView, gates: FeatureGates, compile_selector: Compiler
 ) -> list[Finding]:
-    """Every cluster-aware finding for the DeviceClass `obj` (as it will be stored), in a stable order."""
+    """Every cluster-aware finding for the DeviceClass `obj` (as it will be stored), in a stable order;
+    computed once per content of the class within a view."""
+    key = _content_key(obj, gates)
+    if key is None:
+        return _findings(obj, view, gates, compile_selector)
+    return list(view.memo(key, lambda: tuple(_findings(obj, view, gates, compile_selector))))
+
+
+def _content_key(obj: Mapping[str, Any], gates: FeatureGates) -> tuple[object, ...] | None:
+    """Everything the findings read of the class, as a hashable key (None when a part is not plain data)."""
+    spec = spec_of(obj)
+    meta = metadata_of(obj)
+    try:
+        return (
+            id(gates),
+            display_name(obj),
+            repr(meta.get("creationTimestamp")),
+            repr(spec.get("selectors")),
+            repr(spec.get(CAPACITY_FIELD)),
+            repr(spec.get(NAME_FIELD)),
+            repr(annotations_of(obj).get(ANNOTATION)),
+        )
+    except RecursionError:
+        return None
+
+
+def _findings(
+    obj: Mapping[str, Any], view: ClusterView, gates: FeatureGates, compile_selector: Compiler
+) -> list[Finding]:
     name = display_name(obj) or "<unnamed>"
     out: list[Finding] = []
     outcomes = _selector_outcomes(obj, view, gates, compile_selector)
-    if outcomes is None:
-        matched: list[PublishedDevice] = []  # a selector that does not compile: validation reports it
-    else:
+    matched: list[DeviceGroup] = []
+    if outcomes is not None:  # None: a selector that does not compile; validation reports it
         out.extend(_runtime_errors(name, view, outcomes))
-        matched = _matched(view, outcomes)
-        if view.devices and not matched:
-            out.append(_no_match(name, outcomes))
+        mask = view.all_devices
+        for outcome in outcomes:
+            mask &= outcome.matches
+        matched = [
+            DeviceGroup(
+                g.driver, g.capacity, g.allow_multiple_allocations, g.mask & mask, (g.mask & mask).bit_count()
+            )
+            for g in view.groups
+            if g.mask & mask
+        ]
+        if view.devices and not mask:
+            out.append(_no_match(name, view, outcomes))
     requests = _requests(obj)
     if requests and matched:
         out.extend(_capacity_warnings(name, requests, matched))
@@ -127,18 +163,11 @@ def _runtime_errors(name: str, view: ClusterView, outcomes: Sequence[SelectorOut
     return out
 
 
-def _matched(view: ClusterView, outcomes: Sequence[SelectorOutcome]) -> list[PublishedDevice]:
-    indexes = set(range(len(view.devices)))
-    for outcome in outcomes:
-        indexes &= outcome.matches
-    return [view.devices[i] for i in sorted(indexes)]
+def _no_match(name: str, view: ClusterView, outcomes: Sequence[SelectorOutcome]) -> Finding:
+    return Finding(Kind.NO_DEVICE_MATCHES, _no_match_text(name, view, outcomes))
 
 
-def _no_match(name: str, outcomes: Sequence[SelectorOutcome]) -> Finding:
-    return Finding(Kind.NO_DEVICE_MATCHES, _no_match_text(name, outcomes))
-
-
-def _no_match_text(name: str, outcomes: Sequence[SelectorOutcome]) -> str:
+def _no_match_text(name: str, view: ClusterView, outcomes: Sequence[SelectorOutcome]) -> str:
     """No published device matches every selector: name the selector that excludes them."""
     for i, outcome in enumerate(outcomes):
         if not outcome.matches:
@@ -146,14 +175,16 @@ def _no_match_text(name: str, outcomes: Sequence[SelectorOutcome]) -> str:
                 "DeviceClass {name}: selector {n} matches no published device", name=name, n=str(i + 1)
             )
     for i in range(len(outcomes)):
-        others = [o.matches for j, o in enumerate(outcomes) if j != i]
-        rest = frozenset.intersection(*others) if others else frozenset()
+        rest = view.all_devices if len(outcomes) > 1 else 0
+        for j, o in enumerate(outcomes):
+            if j != i:
+                rest &= o.matches
         if rest:
             return fit(
                 "DeviceClass {name}: selector {n} excludes all {count} devices the other selectors match",
                 name=name,
                 n=str(i + 1),
-                count=str(len(rest)),
+                count=str(rest.bit_count()),
             )
     return fit("DeviceClass {name}: its selectors together match no published device", name=name)
 
@@ -182,10 +213,10 @@ def _requests(obj: Mapping[str, Any]) -> dict[str, Quantity]:
 
 
 def _capacity_warnings(
-    name: str, requests: Mapping[str, Quantity], devices: Sequence[PublishedDevice]
+    name: str, requests: Mapping[str, Quantity], groups: Sequence[DeviceGroup]
 ) -> list[Finding]:
     out: list[Finding] = []
-    if not any(d.allow_multiple_allocations for d in devices):
+    if not any(g.allow_multiple_allocations for g in groups):
         out.append(
             Finding(
                 Kind.NOT_SHAREABLE,
@@ -193,26 +224,26 @@ def _capacity_warnings(
                     "DeviceClass {name}: none of its {count} devices allows multiple allocations, "
                     "so each pod takes a whole device",
                     name=name,
-                    count=str(len(devices)),
+                    count=str(sum(g.count for g in groups)),
                 ),
             )
         )
     for key, amount in requests.items():
-        entries = [(d, d.capacity[normalize_name(key, d.driver)]) for d in devices if _has(d, key)]
+        entries = [g.capacity[normalize_name(key, g.driver)] for g in groups if _has(g, key)]
         if not entries:
-            out.append(_unpublished(name, key, devices))
+            out.append(_unpublished(name, key, groups))
             continue
         out.extend(_amount_warnings(name, key, amount, entries))
     return out
 
 
-def _has(device: PublishedDevice, key: str) -> bool:
-    return normalize_name(key, device.driver) in device.capacity
+def _has(group: DeviceGroup, key: str) -> bool:
+    return normalize_name(key, group.driver) in group.capacity
 
 
-def _unpublished(name: str, key: str, devices: Sequence[PublishedDevice]) -> Finding:
+def _unpublished(name: str, key: str, groups: Sequence[DeviceGroup]) -> Finding:
     """No matched device publishes the capacity: offer the names they do publish, and close matches."""
-    advertised = sorted({e.spelling.rsplit("/", 1)[-1] for d in devices for e in d.capacity.values()})
+    advertised = sorted({e.spelling.rsplit("/", 1)[-1] for g in groups for e in g.capacity.values()})
     ident = key.rsplit("/", 1)[-1]
     close = difflib.get_close_matches(ident, advertised, n=1)
     hint = f'; did you mean "{close[0]}"?' if close else ""
@@ -229,11 +260,11 @@ def _unpublished(name: str, key: str, devices: Sequence[PublishedDevice]) -> Fin
 
 
 def _amount_warnings(
-    name: str, key: str, amount: Quantity, entries: Sequence[tuple[PublishedDevice, CapacityEntry]]
+    name: str, key: str, amount: Quantity, entries: Sequence[CapacityEntry]
 ) -> list[Finding]:
-    consumed = [(d, e, consumed_amount(amount, e)) for d, e in entries]
-    if all(c.value > e.value for _, e, c in consumed):
-        largest = max(e.quantity for _, e in entries)
+    consumed = [(e, consumed_amount(amount, e)) for e in entries]
+    if all(c.value > e.value for e, c in consumed):
+        largest = max(e.quantity for e in entries)
         return [
             Finding(
                 Kind.AMOUNT_TOO_LARGE,
@@ -247,10 +278,10 @@ def _amount_warnings(
                 ),
             )
         ]
-    rounded = sorted({str(c) for _, _, c in consumed if c.value != amount.value})
+    rounded = sorted({str(c) for _, c in consumed if c.value != amount.value})
     if not rounded:
         return []
-    why = _policy_reason(next(e for _, e, c in consumed if c.value != amount.value), amount)
+    why = _policy_reason(next(e for e, c in consumed if c.value != amount.value), amount)
     return [
         Finding(
             Kind.AMOUNT_ROUNDED,

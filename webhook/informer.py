@@ -21,7 +21,7 @@ from kubernetes.client.exceptions import ApiException
 from pydantic import ValidationError
 
 from resourceapi.resource_v1 import DeviceClass, ResourceSlice
-from webhook.cluster_view import ClusterView
+from webhook.cluster_view import ClusterView, ViewCache
 
 log = logging.getLogger(__name__)
 
@@ -132,6 +132,7 @@ class ClusterCache:
         self._stop = threading.Event()
         self._view: ClusterView | None = None
         self._generation = 0
+        self._view_cache = ViewCache()
         self.slices = _Informer("resourceslices", resource.list_resource_slice, self._dirty.set)
         self.classes = _Informer("deviceclasses", resource.list_device_class, self._dirty.set)
         self._builder = threading.Thread(target=self._rebuild_loop, name="cluster-view", daemon=True)
@@ -185,6 +186,7 @@ class ClusterCache:
             [s for s in slices if isinstance(s, ResourceSlice)],
             [c for c in classes if isinstance(c, DeviceClass)],
             self._generation,
+            self._view_cache,
         )
         self._view = view
         if self._on_view is not None:
