@@ -14,6 +14,7 @@ import ssl
 import tempfile
 import threading
 from collections.abc import Coroutine, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -22,6 +23,8 @@ from aiohttp import web
 from certs.authority import Issued, ServingBundle, generate_self_signed
 
 from . import statuses
+from .admission import Admission
+from .controllers import Controllers
 from .faults import Faults, RecordedRequest
 from .kubeconfig import write_kubeconfig
 from .registry import SYSTEM_NAMESPACES, DeleteOptions
@@ -30,6 +33,15 @@ from .server import ADMIN_USER, ApiServer
 from .store import Obj, Store
 
 T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class HttpResult:
+    """A raw response: status code, the `Warning` header values, the decoded JSON body."""
+
+    status: int
+    warnings: builtins.list[str]
+    body: Any
 
 
 class KubeAPIServer:
@@ -67,12 +79,15 @@ class KubeAPIServer:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._runner: web.AppRunner | None = None
-        self.controllers: Any = None
-        self.admission: Any = None
+        self.controllers: Controllers
+        self.admission: Admission
         self._install_extensions()
 
     def _install_extensions(self) -> None:
-        """Admission and the emulated controllers hook in here (added by later modules)."""
+        """The webhook admission plugins, and the emulated controllers."""
+        self.admission = Admission(self)
+        self.api.admission = self.admission
+        self.controllers = Controllers(self)
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> KubeAPIServer:
@@ -106,8 +121,7 @@ class KubeAPIServer:
     async def _astart(self) -> None:
         for ns in SYSTEM_NAMESPACES:
             await self.api.registry.create(BY_KEY["namespaces"], "", {"metadata": {"name": ns}})
-        if self.controllers is not None:
-            self.controllers.start(asyncio.get_running_loop())
+        self.controllers.start(asyncio.get_running_loop())
         self._runner = web.AppRunner(
             self.api.app, handle_signals=False, access_log=None, shutdown_timeout=0.1
         )
@@ -121,10 +135,8 @@ class KubeAPIServer:
     async def _astop(self) -> None:
         self.api.running.set()
         self.api.drop_watches()
-        if self.controllers is not None:
-            await self.controllers.stop()
-        if self.admission is not None:
-            await self.admission.close()
+        await self.controllers.stop()
+        await self.admission.close()
         if self._runner is not None:
             await self._runner.cleanup()
 
@@ -194,6 +206,35 @@ class KubeAPIServer:
         cfg.api_key = {"authorization": token or self.token}
         cfg.api_key_prefix = {"authorization": "Bearer"}
         return client.ApiClient(cfg)
+
+    def http(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        *,
+        content_type: str = "application/json",
+        token: str | None = None,
+        timeout: float = 30,
+    ) -> HttpResult:
+        """One raw HTTPS request (for bodies the typed client refuses, e.g. unknown fields)."""
+        import json as _json
+
+        import urllib3
+
+        pool = urllib3.PoolManager(ca_certs=str(self.ca_path), cert_reqs="CERT_REQUIRED")
+        data = None if body is None else (body if isinstance(body, bytes) else _json.dumps(body).encode())
+        headers = {"Authorization": f"Bearer {token or self.token}", "Accept": "application/json"}
+        if data is not None:
+            headers["Content-Type"] = content_type
+        resp = pool.request(
+            method, self.url + path, body=data, headers=headers, timeout=timeout, retries=False
+        )
+        try:
+            parsed = _json.loads(resp.data) if resp.data else None
+        except ValueError:
+            parsed = resp.data.decode(errors="replace")
+        return HttpResult(resp.status, resp.headers.getlist("Warning"), parsed)
 
     # ------------------------------------------------------------------ running code on the loop
     def call(self, coro: Coroutine[Any, Any, T], timeout: float = 30) -> T:
@@ -322,8 +363,7 @@ class KubeAPIServer:
     def wait_idle(self, timeout: float = 10) -> None:
         """Wait until the emulated controllers (garbage collector, resourceclaim, namespace, kubelet) have
         nothing left to do."""
-        if self.controllers is not None:
-            self.call(self.controllers.wait_idle(), timeout)
+        self.call(self.controllers.wait_idle(), timeout)
 
 
 def status_of(e: statuses.ApiError) -> dict[str, Any]:
