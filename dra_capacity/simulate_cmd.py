@@ -1,9 +1,8 @@
-"""`dra-capacity simulate`: flags, input reading and output (the logic is allocator/simulate.py)."""
+"""`dra-capacity simulate`: flags, input reading and output (the logic is the allocator.simulate package)."""
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
@@ -62,7 +61,16 @@ def add_commands(sub: Any) -> None:
 
 def run_simulate(args: argparse.Namespace) -> int:
     """Load everything, then run claim mode or pod mode; exit 0 whenever the simulation ran."""
-    from allocator.simulate import InputError, UsageError, load_inputs, render_table, run_claims, run_pods
+    from allocator.simulate import (
+        InputError,
+        Simulation,
+        UsageError,
+        load_inputs,
+        render_json,
+        render_table,
+        run_claims,
+        run_pods,
+    )
 
     parser: argparse.ArgumentParser = args.parser
     gates = parse_gates_or_exit(parser, args.feature_gates)
@@ -74,6 +82,7 @@ def run_simulate(args: argparse.Namespace) -> int:
     except (DocumentError, InputError) as exc:
         print(f"dra-capacity simulate: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    out: Simulation
     try:
         if inputs.pending_pods() or not inputs.unallocated_claims():
             out, cluster = run_pods(inputs, gates, args.strategy, args.node)
@@ -82,11 +91,7 @@ def run_simulate(args: argparse.Namespace) -> int:
     except UsageError as exc:
         parser.error(str(exc))
         raise  # unreachable
-    text = (
-        render_table(out, cluster, inputs.slices)
-        if args.output == "table"
-        else json.dumps(out, indent=2) + "\n"
-    )
+    text = render_table(out, cluster, inputs.slices) if args.output == "table" else render_json(out)
     try:
         write_output(text)
     except OutputError as exc:

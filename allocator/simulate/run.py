@@ -1,0 +1,133 @@
+"""Simulate's two modes, returning typed results (the JSON contract is `render.render_json`).
+
+Claim mode allocates every unallocated claim together on one node, all-or-nothing, as the scheduler does for
+the claims of one pod. Pod mode places pending pods one at a time with the `Placer` the binder uses, each
+seeing the ones before it. Neither changes the input objects: claim mode allocates copies, pod mode gives
+the placer `scheduling_pod` copies.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from allocator.cluster import Cluster, NodeInfo
+from allocator.extended import ExtendedResourceResolver
+from allocator.placement import REASON_CANNOT_ALLOCATE, Placement, Placer, Strategy
+from allocator.simulate.inputs import Inputs, UsageError, pod_claims, scheduling_pod
+from resourceapi.core_v1 import PodExtendedResourceClaimStatus
+from resourceapi.gates import FeatureGates
+from resourceapi.resource_v1 import AllocationResult, ResourceClaim, ResourceClaimStatus
+
+ClaimResult = Literal["allocated", "unschedulable", "error"]
+
+
+@dataclass(frozen=True)
+class ClaimOutcome:
+    """One claim and its allocation (None: not allocated)."""
+
+    namespace: str
+    name: str
+    allocation: AllocationResult | None
+
+    @classmethod
+    def of(cls, claim: ResourceClaim) -> ClaimOutcome:
+        allocation = claim.status.allocation if claim.status else None
+        return cls(claim.metadata.namespace or "default", claim.metadata.name, allocation)
+
+
+@dataclass(frozen=True)
+class ClaimRun:
+    """Claim mode's result: all claims on `node`, together."""
+
+    node: str
+    result: ClaimResult
+    reason: str
+    claims: tuple[ClaimOutcome, ...]
+
+
+@dataclass(frozen=True)
+class PodOutcome:
+    """One pending pod's placement. `claim` and `extended_status` are set only for a bound pod that needed
+    a synthesized extended-resource claim; `claims` holds the pod's own claims (empty unless bound)."""
+
+    namespace: str
+    name: str
+    result: str
+    reason: str
+    node: str | None
+    claim: ResourceClaim | None
+    extended_status: PodExtendedResourceClaimStatus | None
+    claims: tuple[ClaimOutcome, ...]
+
+    @classmethod
+    def of(cls, p: Placement) -> PodOutcome:
+        bound = p.result == "bound"
+        return cls(
+            namespace=p.pod.namespace,
+            name=p.pod.name,
+            result=p.result,
+            reason=p.reason,
+            node=p.node,
+            claim=p.claim if bound else None,
+            extended_status=p.extended_status if bound else None,
+            claims=tuple(ClaimOutcome.of(c) for c in p.user_claims),
+        )
+
+
+@dataclass(frozen=True)
+class PodRun:
+    """Pod mode's result, in input order."""
+
+    pods: tuple[PodOutcome, ...]
+
+
+Simulation = ClaimRun | PodRun
+
+
+def run_claims(inputs: Inputs, gates: FeatureGates, node_name: str | None) -> tuple[ClaimRun, Cluster]:
+    """Claim mode: every unallocated claim, together, all-or-nothing, on one node."""
+    if node_name is None:
+        if len(inputs.nodes) != 1:
+            raise UsageError(
+                f"claim mode needs a node: the input has {len(inputs.nodes)} Nodes; pick one with --node NAME"
+            )
+        node_name = inputs.nodes[0].name
+    node = next((n for n in inputs.nodes if n.name == node_name), None)
+    info = NodeInfo(node_name, dict(node.labels) if node else {})
+    cluster = Cluster(gates, inputs.classes, inputs.slices, inputs.allocated_claims())
+    claims = [c.model_copy(deep=True) for c in inputs.unallocated_claims()]
+    for c in claims:
+        c.metadata.namespace = c.metadata.namespace or "default"
+    alloc = cluster.allocate(info, claims)
+    result: ClaimResult
+    if alloc.error is not None:
+        result, reason, results = ("error" if not alloc.node_failure else "unschedulable"), alloc.error, None
+    elif alloc.results is None:
+        result, reason, results = "unschedulable", REASON_CANNOT_ALLOCATE, None
+    else:
+        result, reason, results = "allocated", "", alloc.results
+    if results is not None:
+        for c, r in zip(claims, results, strict=True):
+            c.status = ResourceClaimStatus(allocation=r)
+            cluster.commit(c, r)
+    return ClaimRun(node_name, result, reason, tuple(ClaimOutcome.of(c) for c in claims)), cluster
+
+
+def run_pods(
+    inputs: Inputs, gates: FeatureGates, strategy: Strategy, node_name: str | None = None
+) -> tuple[PodRun, Cluster]:
+    """Pod mode: pending pods placed one at a time, in input order, each seeing the ones before it."""
+    nodes = [n for n in inputs.nodes if node_name is None or n.name == node_name]
+    if node_name is not None and not nodes:
+        raise UsageError(f"--node {node_name}: pod mode needs a Node of that name in the input")
+    cluster = Cluster(gates, inputs.classes, inputs.slices, inputs.allocated_claims())
+    resolver = ExtendedResourceResolver(inputs.classes, gates)
+    running = [p for p in inputs.pods if p.spec.node_name]
+    placer = Placer(cluster, gates, resolver, nodes, inputs.slices, running, strategy)
+    outcomes = []
+    for pod in inputs.pending_pods():
+        placement = placer.place(scheduling_pod(inputs, pod), pod_claims(inputs, pod))
+        placer.commit(placement)
+        outcomes.append(PodOutcome.of(placement))
+    return PodRun(tuple(outcomes)), cluster
