@@ -22,6 +22,8 @@ from typing import Any, Literal, Protocol
 from allocator.cluster import Allocation, NodeInfo
 from allocator.extended import ExtendedResourceResolver
 from allocator.ids import DeviceID
+from allocator.podfeatures import hold
+from allocator.podindex import PodIndex
 from allocator.predicates import (
     CPU,
     MEMORY,
@@ -39,6 +41,7 @@ from allocator.synthesis import (
     scalar_requests,
     synthesize_for_resources,
 )
+from allocator.topologyfilters import TopologyFilters, topology_filters
 from resourceapi.core_v1 import Container, Node, Pod, PodExtendedResourceClaimStatus
 from resourceapi.gates import FeatureGates
 from resourceapi.quantity import Quantity
@@ -96,7 +99,8 @@ def generate_name(prefix: str) -> str:
 
 @dataclass
 class Placement:
-    """The decision for one pod. `result`: bound | unschedulable | error."""
+    """The decision for one pod. `result`: bound | unschedulable | error, or gated | unsupported for a pod
+    never evaluated (allocator/podfeatures.py)."""
 
     pod: Pod
     result: str
@@ -139,6 +143,7 @@ class _Pod:
     pending: list[ResourceClaim]
     allocated: list[ResourceClaim]
     problem: str | None = None
+    topology: TopologyFilters | None = None  # inter-pod filters; set: evaluate afresh, no shape cache
 
 
 @dataclass
@@ -168,6 +173,7 @@ class Placer:
         running_pods: Iterable[Pod] = (),
         strategy: Strategy = "binpack",
         naive: bool = False,
+        index: PodIndex | None = None,
     ) -> None:
         if strategy not in STRATEGIES:
             raise ValueError(f"unknown strategy {strategy!r} (known: {', '.join(STRATEGIES)})")
@@ -181,6 +187,10 @@ class Placer:
         self._infos = {name: NodeInfo(name, dict(n.labels)) for name, n in self._nodes.items()}
         self._alloc = {name: allocatable_vector(n) for name, n in self._nodes.items()}
         self._usage: dict[str, NodeUsage] = {name: NodeUsage() for name in self._nodes}
+        running_pods = list(running_pods)
+        # What the inter-pod filters see: by default these nodes and their pods; simulate --node passes
+        # every node, since spreading and affinity count pods beyond the candidate nodes.
+        self._index = index if index is not None else PodIndex.build(self._nodes.values(), running_pods)
         for p in running_pods:
             if p.spec.node_name in self._usage and (p.status is None or p.status.phase not in _TERMINAL):
                 self._usage[p.spec.node_name].add(fit_vector(pod_requests(p)))
@@ -197,10 +207,14 @@ class Placer:
 
     def place(self, pod: Pod, claims: Sequence[ResourceClaim] = ()) -> Placement:
         """Decide for `pod` (its own ResourceClaims in `claims`, in spec.resourceClaims order); no commit."""
+        held = hold(pod)
+        if held is not None:
+            return Placement(pod, held.result, held.reason)
         prepared = self._prepare(pod, claims)
         if prepared.problem is not None:
             return Placement(pod, "error", prepared.problem)
-        if self.naive:
+        prepared.topology = topology_filters(pod, self._index)
+        if self.naive or prepared.topology is not None:
             shape = _Shape()
             for name in self._names:
                 self._store(shape, name, self._evaluate(prepared, shape, name))
@@ -254,6 +268,7 @@ class Placer:
                 if self._local_pools.get((dev.driver, dev.pool)) != placement.node:
                     global_change = True
         self._usage[placement.node].add(placement.vector)
+        self._index.add(placement.pod, placement.node)
         self._changes.append(_GLOBAL if global_change else placement.node)
 
     # --- evaluation -----------------------------------------------------------------------------------------
@@ -290,6 +305,7 @@ class Placer:
             "init": [_container_shape(c) for c in spec.init_containers or []],
             "containers": [_container_shape(c) for c in spec.containers],
             "overhead": {k: str(v) for k, v in (spec.overhead or {}).items()},
+            "resources": spec.resources.to_api() if spec.resources else None,
             "claims": ids,
         }
         shape_key = json.dumps(shape_doc, sort_keys=True, default=str)
@@ -355,6 +371,10 @@ class Placer:
         )
         if reasons:
             return _Eval(reasons=reasons)
+        if p.topology is not None:
+            reasons = p.topology.reasons(name)
+            if reasons:
+                return _Eval(reasons=reasons)
         for c in p.allocated:
             sel = c.status.allocation.node_selector if c.status and c.status.allocation else None
             if sel is not None and not node_selector_matches(sel, node.labels, name):

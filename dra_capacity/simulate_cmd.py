@@ -20,7 +20,8 @@ EXIT_BAD_INPUT = 2
 
 SIMULATE_EPILOG = """\
 input: DeviceClass, ResourceSlice, ResourceClaim (resource.k8s.io/v1), Node and Pod (v1) objects, as
-`kubectl get -o yaml|json` prints them (multi-document streams, kind: List); any other kind is an error.
+`kubectl get -o yaml|json` prints them (multi-document streams, kind: List); Namespaces for their labels;
+other kinds are skipped with a note on stderr.
   pod mode    the input has Pods without spec.nodeName: placed one at a time, in input order
   claim mode  unallocated ResourceClaims and no pending Pods: allocated together on one node
               (--node, or the only Node in the input)
@@ -82,6 +83,8 @@ def run_simulate(args: argparse.Namespace) -> int:
     except (DocumentError, InputError) as exc:
         print(f"dra-capacity simulate: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    for note in inputs.notes:
+        print(note, file=sys.stderr)
     out: Simulation
     try:
         if inputs.pending_pods() or not inputs.unallocated_claims():

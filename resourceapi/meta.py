@@ -46,3 +46,16 @@ class ObjectMeta(ApiModel):
     annotations: dict[str, str] | None = None
     owner_references: list[OwnerReference] | None = None
     finalizers: list[str] | None = None
+
+
+class LabelSelectorRequirement(ApiModel):
+    key: str
+    operator: str
+    values: list[str] | None = None
+
+
+class LabelSelector(ApiModel):
+    """metav1.LabelSelector: matchLabels and matchExpressions, ANDed; `{}` selects everything."""
+
+    match_labels: dict[str, str] | None = None
+    match_expressions: list[LabelSelectorRequirement] | None = None

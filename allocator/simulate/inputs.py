@@ -15,7 +15,7 @@ from pydantic import BaseModel, ValidationError
 
 from allocator.extended import CapacityCarrierError, class_capacity_requests, is_dra_extended_resource_name
 from allocator.simulate.fieldpaths import error_message, field_path
-from resourceapi.core_v1 import Node, Pod, PodResourceClaim
+from resourceapi.core_v1 import Namespace, Node, Pod, PodResourceClaim
 from resourceapi.documents import Document
 from resourceapi.resource_v1 import DeviceClass, ResourceClaim, ResourceSlice
 
@@ -26,6 +26,7 @@ KINDS: dict[str, tuple[str, type[BaseModel]]] = {
     "ResourceClaim": (RESOURCE_API, ResourceClaim),
     "Node": ("v1", Node),
     "Pod": ("v1", Pod),
+    "Namespace": ("v1", Namespace),
 }
 _NAMESPACED = ("ResourceClaim", "Pod")
 
@@ -47,6 +48,7 @@ class Inputs:
     claims: list[ResourceClaim] = field(default_factory=list)
     nodes: list[Node] = field(default_factory=list)
     pods: list[Pod] = field(default_factory=list)
+    namespaces: list[Namespace] = field(default_factory=list)
     where: dict[int, str] = field(default_factory=dict)  # id(object) -> "file: document N: Kind "name""
     claim_names: dict[int, tuple[str, ...]] = field(default_factory=dict)  # id(pending pod) -> its claims
     notes: list[str] = field(default_factory=list)  # for stderr: skipped objects, warnings
@@ -77,7 +79,9 @@ def load_inputs(docs: Sequence[Document]) -> Inputs:
     for doc in docs:
         kind = doc.kind
         if kind not in KINDS:
-            raise InputError(f"{doc.where}: unsupported kind {kind!r} (simulate reads {', '.join(KINDS)})")
+            reads = ", ".join(KINDS)
+            inputs.notes.append(f"{doc.where}: skipping {kind} {doc.name!r}: simulate reads {reads}")
+            continue
         api_version, model = KINDS[kind]
         label = _label(kind, doc.obj)
         if doc.api_version != api_version:
@@ -110,6 +114,8 @@ def load_inputs(docs: Sequence[Document]) -> Inputs:
             inputs.nodes.append(obj)
         elif isinstance(obj, Pod):
             inputs.pods.append(obj)
+        elif isinstance(obj, Namespace):
+            inputs.namespaces.append(obj)
     _check_references(inputs)
     return inputs
 

@@ -14,6 +14,8 @@ from typing import Literal
 from allocator.cluster import Cluster, NodeInfo
 from allocator.extended import ExtendedResourceResolver
 from allocator.placement import REASON_CANNOT_ALLOCATE, Placement, Placer, Strategy
+from allocator.podfeatures import preemption_note
+from allocator.podindex import PodIndex
 from allocator.simulate.inputs import Inputs, UsageError, pod_claims, scheduling_pod
 from resourceapi.core_v1 import PodExtendedResourceClaimStatus
 from resourceapi.gates import FeatureGates
@@ -48,8 +50,9 @@ class ClaimRun:
 
 @dataclass(frozen=True)
 class PodOutcome:
-    """One pending pod's placement. `claim` and `extended_status` are set only for a bound pod that needed
-    a synthesized extended-resource claim; `claims` holds the pod's own claims (empty unless bound)."""
+    """One pending pod's placement (`result`: bound, unschedulable, error, gated, unsupported). `claim` and
+    `extended_status` are set only for a bound pod that needed a synthesized extended-resource claim;
+    `claims` holds the pod's own claims (empty unless bound)."""
 
     namespace: str
     name: str
@@ -63,11 +66,15 @@ class PodOutcome:
     @classmethod
     def of(cls, p: Placement) -> PodOutcome:
         bound = p.result == "bound"
+        reason = p.reason
+        note = preemption_note(p.pod) if p.result == "unschedulable" else None
+        if note is not None:
+            reason = f"{reason} ({note})"
         return cls(
             namespace=p.pod.namespace,
             name=p.pod.name,
             result=p.result,
-            reason=p.reason,
+            reason=reason,
             node=p.node,
             claim=p.claim if bound else None,
             extended_status=p.extended_status if bound else None,
@@ -124,7 +131,9 @@ def run_pods(
     cluster = Cluster(gates, inputs.classes, inputs.slices, inputs.allocated_claims())
     resolver = ExtendedResourceResolver(inputs.classes, gates)
     running = [p for p in inputs.pods if p.spec.node_name]
-    placer = Placer(cluster, gates, resolver, nodes, inputs.slices, running, strategy)
+    namespaces = {ns.metadata.name: ns.metadata.labels or {} for ns in inputs.namespaces}
+    index = PodIndex.build(inputs.nodes, running, namespaces)  # every node: spreading counts beyond --node
+    placer = Placer(cluster, gates, resolver, nodes, inputs.slices, running, strategy, index=index)
     outcomes = []
     for pod in inputs.pending_pods():
         placement = placer.place(scheduling_pod(inputs, pod), pod_claims(inputs, pod))

@@ -278,11 +278,16 @@ def _bad(tmp_path: Path, capsys: pytest.CaptureFixture[str], *objs: Any, text: s
     return err.strip()
 
 
-def test_unknown_kind_is_rejected(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    err = _bad(tmp_path, capsys, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}})
-    assert err.endswith(
-        "bad.yaml: document 1: unsupported kind 'ConfigMap' (simulate reads DeviceClass, "
-        "ResourceSlice, ResourceClaim, Node, Pod)"
+def test_other_kinds_are_skipped_with_a_note(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A cluster export holds many kinds: simulate skips what it does not read, as `validate` does."""
+    extra = _write(tmp_path, "x.yaml", {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}})
+    code, out, err = _run(
+        capsys, "-f", _cluster(tmp_path), "-f", extra, "-f", _write(tmp_path, "p.yaml", pod("p"))
+    )
+    assert code == 0 and json.loads(out)["pods"][0]["result"] == "bound"
+    assert err == (
+        f"{extra}: document 1: skipping ConfigMap 'x': simulate reads DeviceClass, ResourceSlice, "
+        "ResourceClaim, Node, Pod, Namespace\n"
     )
 
 
