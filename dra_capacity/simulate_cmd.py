@@ -94,6 +94,8 @@ def run_simulate(args: argparse.Namespace) -> int:
     except UsageError as exc:
         parser.error(str(exc))
         raise  # unreachable
+    for note in out.notes:
+        print(note, file=sys.stderr)
     text = render_table(out, cluster, inputs.slices) if args.output == "table" else render_json(out)
     try:
         write_output(text)

@@ -8,6 +8,7 @@ the placer `scheduling_pod` copies.
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass
 from typing import Literal
 
@@ -46,6 +47,7 @@ class ClaimRun:
     result: ClaimResult
     reason: str
     claims: tuple[ClaimOutcome, ...]
+    notes: tuple[str, ...] = ()  # for stderr, never in the JSON
 
 
 @dataclass(frozen=True)
@@ -87,6 +89,7 @@ class PodRun:
     """Pod mode's result, in input order."""
 
     pods: tuple[PodOutcome, ...]
+    notes: tuple[str, ...] = ()  # for stderr, never in the JSON
 
 
 Simulation = ClaimRun | PodRun
@@ -101,6 +104,7 @@ def run_claims(inputs: Inputs, gates: FeatureGates, node_name: str | None) -> tu
             )
         node_name = inputs.nodes[0].name
     node = next((n for n in inputs.nodes if n.name == node_name), None)
+    notes = () if node is not None else _unnamed_node_notes(inputs, node_name)
     info = NodeInfo(node_name, dict(node.labels) if node else {})
     cluster = Cluster(gates, inputs.classes, inputs.slices, inputs.allocated_claims())
     claims = [c.model_copy(deep=True) for c in inputs.unallocated_claims()]
@@ -118,7 +122,27 @@ def run_claims(inputs: Inputs, gates: FeatureGates, node_name: str | None) -> tu
         for c, r in zip(claims, results, strict=True):
             c.status = ResourceClaimStatus(allocation=r)
             cluster.commit(c, r)
-    return ClaimRun(node_name, result, reason, tuple(ClaimOutcome.of(c) for c in claims)), cluster
+    outcomes = tuple(ClaimOutcome.of(c) for c in claims)
+    return ClaimRun(node_name, result, reason, outcomes, notes), cluster
+
+
+def _unnamed_node_notes(inputs: Inputs, name: str) -> tuple[str, ...]:
+    """A bare node is simulated when no Node has the name; warn when nothing names it at all (a typo)."""
+    named = {n.name for n in inputs.nodes}
+    for s in inputs.slices:
+        if s.spec.node_name:
+            named.add(s.spec.node_name)
+        for d in s.spec.devices or []:
+            if d.node_name:
+                named.add(d.node_name)
+    if name in named:
+        return ()
+    close = difflib.get_close_matches(name, sorted(named), n=3)
+    hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+    return (
+        f"warning: --node {name}: no Node and no ResourceSlice names it; simulating a bare node of that "
+        f"name, which sees only slices for all nodes or selected by node labels{hint}",
+    )
 
 
 def run_pods(
