@@ -46,6 +46,11 @@ def add_commands(sub: Any) -> None:
     add_feature_gates_flag(simulate)
     simulate.add_argument("--node", metavar="NAME", help="the node for claim mode (pod mode: only this node)")
     simulate.add_argument("--strategy", choices=("binpack", "spread"), default="binpack", help="node scoring")
+    simulate.add_argument(
+        "--strict",
+        action="store_true",
+        help="unknown fields are errors, not warnings (kubectl --validate=strict)",
+    )
     simulate.add_argument("-o", "--output", choices=("json", "table"), default="json", help="output format")
     simulate.add_argument(
         "-f",
@@ -79,7 +84,7 @@ def run_simulate(args: argparse.Namespace) -> int:
     if not files:
         parser.error("no input: give at least one -f FILE")
     try:
-        inputs = load_inputs(read_documents(files, require_objects=True))
+        inputs = load_inputs(read_documents(files, require_objects=True), strict=args.strict)
     except (DocumentError, InputError) as exc:
         print(f"dra-capacity simulate: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT

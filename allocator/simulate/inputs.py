@@ -15,6 +15,8 @@ from pydantic import BaseModel, ValidationError
 
 from allocator.extended import CapacityCarrierError, class_capacity_requests, is_dra_extended_resource_name
 from allocator.simulate.fieldpaths import error_message, field_path
+from allocator.simulate.objectchecks import claim_problem, pod_problem, slice_problem
+from resourceapi.apischema import check_fields
 from resourceapi.core_v1 import Namespace, Node, Pod, PodResourceClaim
 from resourceapi.documents import Document
 from resourceapi.resource_v1 import DeviceClass, ResourceClaim, ResourceSlice
@@ -72,8 +74,12 @@ def _label(kind: str, obj: dict[str, Any]) -> str:
     return f'{kind} "{ns}/{name}"' if kind in _NAMESPACED else f'{kind} "{name}"'
 
 
-def load_inputs(docs: Sequence[Document]) -> Inputs:
-    """Parse and cross-check every object; the first problem raises InputError (nothing is half-processed)."""
+def load_inputs(docs: Sequence[Document], strict: bool = False) -> Inputs:
+    """Parse and check every object; the first problem raises InputError (nothing is half-processed).
+
+    Within one object, what the API server would refuse is an InputError naming the object; an unknown
+    field is a warning in `Inputs.notes` (an InputError under `strict`, as kubectl's --validate=strict).
+    """
     inputs = Inputs()
     seen: dict[tuple[str, str, str], str] = {}
     for doc in docs:
@@ -88,6 +94,13 @@ def load_inputs(docs: Sequence[Document]) -> Inputs:
             raise InputError(
                 f"{doc.where}: {label}: apiVersion {doc.api_version!r} is not supported (use {api_version})"
             )
+        report = check_fields(api_version, kind, doc.obj)
+        for path in report.unknown:
+            if strict:
+                raise InputError(f'{doc.where}: {label}: strict decoding error: unknown field "{path}"')
+            inputs.notes.append(f'{doc.where}: {label}: warning: unknown field "{path}"')
+        if report.problem is not None:
+            raise InputError(f"{doc.where}: {label}: {report.problem.path}: {report.problem.message}")
         try:
             obj = model.model_validate(doc.obj)
         except ValidationError as exc:
@@ -103,6 +116,9 @@ def load_inputs(docs: Sequence[Document]) -> Inputs:
         if key in seen:
             raise InputError(f"{doc.where}: {label}: duplicate object (first defined at {seen[key]})")
         seen[key] = doc.where
+        problem = _object_problem(obj, doc.obj)
+        if problem is not None:
+            raise InputError(f"{doc.where}: {label}: {problem[0]}: {problem[1]}")
         inputs.where[id(obj)] = f"{doc.where}: {label}"
         if isinstance(obj, DeviceClass):
             inputs.classes.append(obj)
@@ -120,37 +136,27 @@ def load_inputs(docs: Sequence[Document]) -> Inputs:
     return inputs
 
 
+def _object_problem(obj: BaseModel, raw: dict[str, Any]) -> tuple[str, str] | None:
+    if isinstance(obj, ResourceSlice):
+        spec = raw.get("spec")
+        devices = spec.get("devices") if isinstance(spec, dict) else None
+        return slice_problem(obj, devices if isinstance(devices, list) else None)
+    if isinstance(obj, ResourceClaim):
+        return claim_problem(obj)
+    if isinstance(obj, Pod):
+        return pod_problem(obj)
+    return None
+
+
 def _check_references(inputs: Inputs) -> None:
-    """Cross-object checks: carriers, duplicate devices per pool, class and claim references."""
+    """Cross-object checks that stand in for admission: the capacity carrier, and pod claim references
+    (the scheduler never sees a pod whose claims cannot be resolved). What a cluster can hold across objects
+    (pools inconsistent across slices, a claim naming a missing DeviceClass) is reported per claim."""
     for dc in inputs.classes:
         try:
             class_capacity_requests(dc)
         except CapacityCarrierError as exc:
             raise InputError(f"{inputs.where[id(dc)]}: {exc}") from None
-    devices: dict[tuple[str, str, int], dict[str, str]] = {}
-    for s in inputs.slices:
-        pool = (s.spec.driver, s.spec.pool.name, s.spec.pool.generation)
-        names = devices.setdefault(pool, {})
-        for i, d in enumerate(s.spec.devices or []):
-            if d.name in names:
-                raise InputError(
-                    f'{inputs.where[id(s)]}: spec.devices[{i}].name: Duplicate value: "{d.name}" '
-                    f"(pool {s.spec.driver}/{s.spec.pool.name} already has it, from {names[d.name]})"
-                )
-            names[d.name] = f"ResourceSlice {s.metadata.name}"
-    class_names = {c.metadata.name for c in inputs.classes}
-    for c in inputs.claims:
-        for i, r in enumerate(c.spec.devices.requests or []):
-            subs = [("exactly", r.exactly.device_class_name)] if r.exactly else []
-            subs += [
-                (f"firstAvailable[{j}]", s.device_class_name) for j, s in enumerate(r.first_available or [])
-            ]
-            for path, cls in subs:
-                if cls not in class_names:
-                    raise InputError(
-                        f"{inputs.where[id(c)]}: spec.devices.requests[{i}].{path}.deviceClassName: "
-                        f'Not found: "{cls}" (no DeviceClass of that name in the input)'
-                    )
     claims = {(c.metadata.namespace or "default", c.metadata.name) for c in inputs.claims}
     for p in inputs.pods:
         _check_pod_resources(inputs.where[id(p)], p)

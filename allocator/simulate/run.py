@@ -9,12 +9,13 @@ the placer `scheduling_pod` copies.
 from __future__ import annotations
 
 import difflib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 from allocator.cluster import Cluster, NodeInfo
 from allocator.extended import ExtendedResourceResolver
-from allocator.placement import REASON_CANNOT_ALLOCATE, Placement, Placer, Strategy
+from allocator.placement import NO_NODES_MESSAGE, REASON_CANNOT_ALLOCATE, Placement, Placer, Strategy
 from allocator.podfeatures import preemption_note
 from allocator.podindex import PodIndex
 from allocator.simulate.inputs import Inputs, UsageError, pod_claims, scheduling_pod
@@ -110,9 +111,12 @@ def run_claims(inputs: Inputs, gates: FeatureGates, node_name: str | None) -> tu
     claims = [c.model_copy(deep=True) for c in inputs.unallocated_claims()]
     for c in claims:
         c.metadata.namespace = c.metadata.namespace or "default"
-    alloc = cluster.allocate(info, claims)
+    missing = missing_class_reason(claims, inputs)
+    alloc = cluster.allocate(info, claims) if missing is None else None
     result: ClaimResult
-    if alloc.error is not None:
+    if alloc is None:
+        result, reason, results = "unschedulable", missing or "", None
+    elif alloc.error is not None:
         result, reason, results = ("error" if not alloc.node_failure else "unschedulable"), alloc.error, None
     elif alloc.results is None:
         result, reason, results = "unschedulable", REASON_CANNOT_ALLOCATE, None
@@ -124,6 +128,20 @@ def run_claims(inputs: Inputs, gates: FeatureGates, node_name: str | None) -> tu
             cluster.commit(c, r)
     outcomes = tuple(ClaimOutcome.of(c) for c in claims)
     return ClaimRun(node_name, result, reason, outcomes, notes), cluster
+
+
+def missing_class_reason(claims: Sequence[ResourceClaim], inputs: Inputs) -> str | None:
+    """The DynamicResources PreFilter's status for a claim naming a DeviceClass that does not exist
+    (`request <r>: device class <c> does not exist`; `<r>/<s>` for a subrequest), else None."""
+    known = {c.metadata.name for c in inputs.classes}
+    for claim in claims:
+        for r in claim.spec.devices.requests or []:
+            if r.exactly is not None and r.exactly.device_class_name not in known:
+                return f"request {r.name}: device class {r.exactly.device_class_name} does not exist"
+            for sub in r.first_available or []:
+                if sub.device_class_name not in known:
+                    return f"request {r.name}/{sub.name}: device class {sub.device_class_name} does not exist"
+    return None
 
 
 def _unnamed_node_notes(inputs: Inputs, name: str) -> tuple[str, ...]:
@@ -160,7 +178,16 @@ def run_pods(
     placer = Placer(cluster, gates, resolver, nodes, inputs.slices, running, strategy, index=index)
     outcomes = []
     for pod in inputs.pending_pods():
-        placement = placer.place(scheduling_pod(inputs, pod), pod_claims(inputs, pod))
+        claims = pod_claims(inputs, pod)
+        missing = missing_class_reason(
+            [c for c in claims if c.status is None or c.status.allocation is None], inputs
+        )
+        if missing is not None:
+            # DynamicResources PreFilter: unschedulable on every node, before any Filter (FitError text).
+            reason = f"0/{len(nodes)} nodes are available: {missing}." if nodes else NO_NODES_MESSAGE
+            placement = Placement(scheduling_pod(inputs, pod), "unschedulable", reason)
+        else:
+            placement = placer.place(scheduling_pod(inputs, pod), claims)
         placer.commit(placement)
         outcomes.append(PodOutcome.of(placement))
     return PodRun(tuple(outcomes)), cluster
