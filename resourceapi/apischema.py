@@ -52,8 +52,34 @@ def check_fields(api_version: str, kind: str, obj: dict[str, Any]) -> FieldRepor
     schema = _schema()
     report = FieldReport(unknown=[])
     root = schema["kinds"][f"{api_version}/{kind}"]
-    _Walker(schema["types"], report).model(obj, root, "", required=True)
+    _Walker(schema["types"], report).model(obj, root, None, required=True)
     return report
+
+
+# A field path as a chain, formatted only when a problem is reported: (parent, "." | "[", key) or None.
+_Path = tuple[Any, str, Any] | None
+
+
+def _format(path: _Path) -> str:
+    parts: list[str] = []
+    while path is not None:
+        parent, sep, key = path
+        parts.append(f".{key}" if sep == "." else f"[{key}]")
+        path = parent
+    return "".join(reversed(parts)).removeprefix(".")
+
+
+def _scalar_ok(value: Any, tp: str) -> bool:
+    cls = value.__class__
+    if tp == "s":
+        return cls is str or cls is int or cls is float or isinstance(value, str)
+    if tp == "b":
+        return cls is bool
+    if tp == "i":
+        return cls is int
+    if tp == "n":
+        return cls is int or cls is float
+    return True  # "o": anything
 
 
 class _Walker:
@@ -61,61 +87,58 @@ class _Walker:
         self.types = types
         self.report = report
 
-    def fail(self, path: str, message: str) -> None:
+    def fail(self, path: _Path, message: str) -> None:
         if self.report.problem is None:
-            self.report.problem = FieldProblem(path, message)
+            self.report.problem = FieldProblem(_format(path), message)
 
-    def value(self, value: Any, tp: Any, path: str, required: bool) -> None:
+    def value(self, value: Any, tp: Any, path: _Path, required: bool) -> None:
         if value is None:
             return
-        if isinstance(tp, str):
-            if tp == "o" or self._scalar_ok(value, tp):
-                return
-            self.fail(path, f'Invalid value: "{json_type(value)}": must be of type {_TYPE_NAMES[tp]}')
+        if tp.__class__ is str:
+            if not _scalar_ok(value, tp):
+                self.fail(path, f'Invalid value: "{json_type(value)}": must be of type {_TYPE_NAMES[tp]}')
             return
         kind = tp[0]
         if kind == "m":
             self.model(value, tp[1], path, required)
         elif kind == "l":
-            if not isinstance(value, list):
+            if value.__class__ is not list:
                 self.fail(path, f'Invalid value: "{json_type(value)}": must be of type array')
                 return
             sub = tp[1]
             for i, item in enumerate(value):
-                self.value(item, sub, f"{path}[{i}]", required)
+                self.value(item, sub, (path, "[", i), required)
         else:
-            if not isinstance(value, dict):
+            if value.__class__ is not dict:
                 self.fail(path, f'Invalid value: "{json_type(value)}": must be of type object')
                 return
             sub = tp[1]
+            if sub.__class__ is str:
+                for key, item in value.items():
+                    if item is not None and not _scalar_ok(item, sub):
+                        self.value(item, sub, (path, "[", key), required)
+                return
             for key, item in value.items():
-                self.value(item, sub, f"{path}[{key}]", required)
+                self.value(item, sub, (path, "[", key), required)
 
-    @staticmethod
-    def _scalar_ok(value: Any, tp: str) -> bool:
-        if tp == "s":
-            return isinstance(value, str) or (isinstance(value, int | float) and not isinstance(value, bool))
-        if tp == "b":
-            return isinstance(value, bool)
-        if tp == "i":
-            return isinstance(value, int) and not isinstance(value, bool)
-        return isinstance(value, int | float) and not isinstance(value, bool)
-
-    def model(self, value: Any, name: str, path: str, required: bool) -> None:
-        if not isinstance(value, dict):
+    def model(self, value: Any, name: str, path: _Path, required: bool) -> None:
+        if value.__class__ is not dict:
             self.fail(path, f'Invalid value: "{json_type(value)}": must be of type object')
             return
         spec = self.types[name]
         fields = spec["fields"]
-        prefix = f"{path}." if path else ""
         for key, item in value.items():
             sub = fields.get(key)
-            where = f"{prefix}{key}"
             if sub is None:
-                self.report.unknown.append(where)
+                self.report.unknown.append(_format((path, ".", key)))
+            elif item is None:
+                continue
+            elif sub.__class__ is str:
+                if not _scalar_ok(item, sub):
+                    self.value(item, sub, (path, ".", key), required)
             else:
-                self.value(item, sub, where, required and not (not path and key == "status"))
+                self.value(item, sub, (path, ".", key), required and not (path is None and key == "status"))
         if required:
             for key in spec["required"]:
                 if value.get(key) is None and fields[key] not in ("i", "b"):
-                    self.fail(f"{prefix}{key}", "Required value")
+                    self.fail((path, ".", key), "Required value")

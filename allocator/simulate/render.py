@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from fractions import Fraction
 from typing import Any
 
 from allocator.cluster import Cluster
 from allocator.ids import DeviceID
 from allocator.simulate.run import ClaimOutcome, ClaimRun, PodOutcome, PodRun, Simulation
+from resourceapi.quantity import Format, Quantity
 from resourceapi.resource_v1 import AllocationResult, ResourceSlice
 
 
@@ -108,22 +110,62 @@ def _result_rows(sim: Simulation) -> tuple[list[list[str]], list[str]]:
 
 
 def render_table(sim: Simulation, cluster: Cluster, slices: Sequence[ResourceSlice]) -> str:
-    """People's view: a row per allocated device share, then capacity used/total per device after the run."""
+    """People's view: a row per allocated device share; then, after the run, capacity used/total per device
+    (a device allocated exclusively is wholly in use) and consumed/total per counter set."""
     header = ["POD" if isinstance(sim, PodRun) else "CLAIM", "RESULT", "NODE", "REQUEST", "DEVICE", "SHARE"]
     rows, notes = _result_rows(sim)
     lines = _table([[*header, "CONSUMED"], *rows])
     if notes:
         lines.append("")
         lines.extend(notes)
-    summary = [["DEVICE", "CAPACITY", "USED", "TOTAL"]]
-    for s in sorted(slices, key=lambda s: (s.spec.driver, s.spec.pool.name, s.metadata.name)):
-        for d in s.spec.devices or []:
-            if not d.capacity:
-                continue
-            device = DeviceID(s.spec.driver, s.spec.pool.name, d.name)
-            for cap, (used, total) in sorted(cluster.device_capacity(device).items()):
-                summary.append([str(device), cap, str(used), str(total)])
-    if len(summary) > 1:
-        lines.append("")
-        lines.extend(_table(summary))
+    ordered = sorted(slices, key=lambda s: (s.spec.driver, s.spec.pool.name, s.metadata.name))
+    for table in (_device_rows(cluster, ordered), _counter_rows(cluster, ordered)):
+        if len(table) > 1:
+            lines.append("")
+            lines.extend(_table(table))
     return "\n".join(lines) + "\n"
+
+
+def _device_rows(cluster: Cluster, slices: Sequence[ResourceSlice]) -> list[list[str]]:
+    rows = [["DEVICE", "CAPACITY", "USED", "TOTAL"]]
+    for s in slices:
+        for d in s.spec.devices or []:
+            device = DeviceID(s.spec.driver, s.spec.pool.name, d.name)
+            exclusive = device in cluster.state.dedicated
+            if not d.capacity:
+                if exclusive:
+                    rows.append([str(device), "-", "in use", "-"])
+                continue
+            for cap, (used, total) in sorted(cluster.device_capacity(device).items()):
+                rows.append([str(device), cap, str(total if exclusive else used), str(total)])
+    return rows
+
+
+def _counter_rows(cluster: Cluster, slices: Sequence[ResourceSlice]) -> list[list[str]]:
+    """Per counter set of each pool (its newest generation): what allocated devices consume, of the total."""
+    newest: dict[tuple[str, str], int] = {}
+    for s in slices:
+        key = (s.spec.driver, s.spec.pool.name)
+        newest[key] = max(newest.get(key, s.spec.pool.generation), s.spec.pool.generation)
+    totals: dict[tuple[str, str, str, str], Quantity] = {}
+    consumed: dict[tuple[str, str, str, str], Fraction] = {}
+    for s in slices:
+        driver, pool = s.spec.driver, s.spec.pool.name
+        if s.spec.pool.generation != newest[(driver, pool)]:
+            continue
+        for cs in s.spec.shared_counters or []:
+            for name, counter in cs.counters.items():
+                totals[(driver, pool, cs.name, name)] = counter.value
+        for d in s.spec.devices or []:
+            if not d.consumes_counters or not cluster.state.is_allocated(DeviceID(driver, pool, d.name)):
+                continue
+            for use in d.consumes_counters:
+                for name, counter in use.counters.items():
+                    counter_key = (driver, pool, use.counter_set, name)
+                    consumed[counter_key] = consumed.get(counter_key, Fraction(0)) + counter.value.value
+    rows = [["COUNTER SET", "COUNTER", "CONSUMED", "TOTAL"]]
+    for (driver, pool, set_name, name), total in sorted(totals.items()):
+        used = consumed.get((driver, pool, set_name, name), Fraction(0))
+        fmt = total.format if used.denominator == 1 else Format.DECIMAL_SI
+        rows.append([f"{driver}/{pool}/{set_name}", name, str(Quantity.from_fraction(used, fmt)), str(total)])
+    return rows
