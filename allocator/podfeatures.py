@@ -83,6 +83,7 @@ SCHEDULING_FIELDS: dict[str, tuple[Support, str]] = {
     "volumes[].azureDisk": (Support.UNSUPPORTED, "NodeVolumeLimits"),
     "volumes[].cinder": (Support.UNSUPPORTED, "NodeVolumeLimits"),
     "workloadRef": (Support.UNSUPPORTED, "GangScheduling"),
+    "schedulingGroup": (Support.UNSUPPORTED, "GangScheduling"),
 }
 
 _UNSUPPORTED_VOLUMES = tuple(
@@ -125,8 +126,7 @@ def unsupported_fields(pod: Pod) -> list[str]:
             out.extend(
                 f"spec.volumes[{i}].{kind}" for kind in _UNSUPPORTED_VOLUMES if v.get(kind) is not None
             )
-    if extra.get("workloadRef") is not None:
-        out.append("spec.workloadRef")
+    out.extend(f"spec.{name}" for name in ("workloadRef", "schedulingGroup") if extra.get(name) is not None)
     return out
 
 
