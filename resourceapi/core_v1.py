@@ -7,8 +7,6 @@ output already carries it and hand-written inputs should behave the same.
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import Field, model_validator
 
 from resourceapi.meta import ApiModel, LabelSelector, ObjectMeta
@@ -209,13 +207,3 @@ class Namespace(ApiModel):
     api_version: str = "v1"
     kind: str = "Namespace"
     metadata: ObjectMeta = Field(default_factory=ObjectMeta)
-
-
-def parse_pod(obj: dict[str, Any]) -> Pod:
-    """Validate a Pod dict (raises pydantic.ValidationError)."""
-    return Pod.model_validate(obj)
-
-
-def parse_node(obj: dict[str, Any]) -> Node:
-    """Validate a Node dict (raises pydantic.ValidationError)."""
-    return Node.model_validate(obj)

@@ -13,12 +13,12 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from allocator.extended import CapacityCarrierError, class_capacity_requests, is_dra_extended_resource_name
 from allocator.simulate.fieldpaths import error_message, field_path
 from allocator.simulate.objectchecks import claim_problem, pod_problem, slice_problem
 from resourceapi.apischema import check_fields
 from resourceapi.core_v1 import Namespace, Node, Pod, PodResourceClaim
 from resourceapi.documents import Document
+from resourceapi.extended import CapacityCarrierError, class_capacity_requests, is_dra_extended_resource_name
 from resourceapi.resource_v1 import DeviceClass, ResourceClaim, ResourceSlice
 
 RESOURCE_API = "resource.k8s.io/v1"

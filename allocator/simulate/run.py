@@ -14,12 +14,12 @@ from dataclasses import dataclass
 from typing import Literal
 
 from allocator.cluster import Cluster, NodeInfo
-from allocator.extended import ExtendedResourceResolver
 from allocator.placement import NO_NODES_MESSAGE, REASON_CANNOT_ALLOCATE, Placement, Placer, Strategy
 from allocator.podfeatures import preemption_note
 from allocator.podindex import PodIndex
 from allocator.simulate.inputs import Inputs, UsageError, pod_claims, scheduling_pod
 from resourceapi.core_v1 import PodExtendedResourceClaimStatus
+from resourceapi.extended import ExtendedResourceResolver
 from resourceapi.gates import FeatureGates
 from resourceapi.resource_v1 import AllocationResult, ResourceClaim, ResourceClaimStatus
 

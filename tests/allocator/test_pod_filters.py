@@ -10,9 +10,9 @@ from hypothesis import strategies as st
 from workloads import GPU_SHARED, gpu_class, gpu_slice, node, pod
 
 from allocator.cluster import Cluster
-from allocator.extended import ExtendedResourceResolver
 from allocator.placement import Placement, Placer
 from resourceapi.core_v1 import Node, Pod
+from resourceapi.extended import ExtendedResourceResolver
 from resourceapi.gates import FeatureGates
 from resourceapi.resource_v1 import ResourceSlice
 

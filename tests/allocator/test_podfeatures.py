@@ -11,10 +11,10 @@ import pytest
 from workloads import node, pod
 
 from allocator.cluster import Cluster
-from allocator.extended import ExtendedResourceResolver
 from allocator.placement import Placer
 from allocator.podfeatures import SCHEDULING_FIELDS, Support, hold, preemption_note, unsupported_fields
 from resourceapi.core_v1 import Pod
+from resourceapi.extended import ExtendedResourceResolver
 from resourceapi.gates import FeatureGates
 
 # core/v1 PodSpec (k8s.io/api/core/v1/types.go), every field, and what the default profile's filters read.
