@@ -39,6 +39,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/gpu_shares.py
 	$(BIN)/python bench/allocator_core.py
 	$(BIN)/python bench/quantity_ops.py
+	$(BIN)/python bench/simulate_input_checks.py
 
 clean:
 	rm -rf $(VENV) .run build *.egg-info .mypy_cache .pytest_cache .ruff_cache

@@ -20,6 +20,7 @@ from typing import Any, Literal, Protocol
 
 from allocator.cluster import Allocation, NodeInfo
 from allocator.ids import DeviceID
+from allocator.nodeports import REASON_PORTS, HostPort, host_ports
 from allocator.podfeatures import hold
 from allocator.podindex import PodIndex
 from allocator.predicates import (
@@ -137,6 +138,7 @@ class _Pod:
     allocated: list[ResourceClaim]
     problem: str | None = None
     topology: TopologyFilters | None = None  # inter-pod filters; set: evaluate afresh, no shape cache
+    ports: list[HostPort] = field(default_factory=list)  # host ports wanted (NodePorts)
 
 
 @dataclass
@@ -301,8 +303,10 @@ class Placer:
             "resources": spec.resources.to_api() if spec.resources else None,
             "claims": ids,
         }
+        ports = host_ports(pod)
+        shape_doc["ports"] = ports
         shape_key = json.dumps(shape_doc, sort_keys=True, default=str)
-        return _Pod(pod, shape_key, vector, scalars, pending, allocated, problem)
+        return _Pod(pod, shape_key, vector, scalars, pending, allocated, problem, ports=ports)
 
     def _shape(self, prepared: _Pod) -> _Shape:
         shape = self._shapes.get(prepared.key)
@@ -355,6 +359,8 @@ class Placer:
             shape.static[name] = static
         if static:
             return _Eval(reasons=static)
+        if p.ports and self._index.ports_conflict(name, p.ports):
+            return _Eval(reasons=[REASON_PORTS])
         allocatable = node.status.allocatable if node.status else None
         reasons = fit_reasons(
             p.vector,

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Literal
 
-from resourceapi.core_v1 import Container, Pod
+from resourceapi.core_v1 import Pod
 
 
 class Support(Enum):
@@ -70,9 +70,9 @@ SCHEDULING_FIELDS: dict[str, tuple[Support, str]] = {
     "priority": (Support.ORDER_ONLY, "PrioritySort, DefaultPreemption"),
     "priorityClassName": (Support.ORDER_ONLY, "PrioritySort, DefaultPreemption"),
     "preemptionPolicy": (Support.ORDER_ONLY, "DefaultPreemption"),
-    "containers[].ports[].hostPort": (Support.UNSUPPORTED, "NodePorts"),
-    "initContainers[].ports[].hostPort": (Support.UNSUPPORTED, "NodePorts"),
-    "hostNetwork": (Support.UNSUPPORTED, "NodePorts (container ports become host ports)"),
+    "containers[].ports[].hostPort": (Support.MODELLED, "NodePorts"),
+    "initContainers[].ports[].hostPort": (Support.MODELLED, "NodePorts (not counted, as upstream)"),
+    "hostNetwork": (Support.MODELLED, "NodePorts (container ports are host ports)"),
     "volumes[].persistentVolumeClaim": (Support.UNSUPPORTED, "VolumeBinding, VolumeZone, NodeVolumeLimits"),
     "volumes[].ephemeral": (Support.UNSUPPORTED, "VolumeBinding, NodeVolumeLimits"),
     "volumes[].csi": (Support.UNSUPPORTED, "NodeVolumeLimits"),
@@ -101,25 +101,13 @@ class Hold:
     reason: str
 
 
-def _host_ports(kind: str, containers: list[Container]) -> list[str]:
-    out: list[str] = []
-    for i, c in enumerate(containers):
-        ports = (c.model_extra or {}).get("ports")
-        for j, port in enumerate(ports if isinstance(ports, list) else []):
-            if isinstance(port, dict) and port.get("hostPort"):
-                out.append(f"spec.{kind}[{i}].ports[{j}].hostPort")
-    return out
-
-
 def unsupported_fields(pod: Pod) -> list[str]:
     """Field paths of this pod that affect scheduling and that placement does not model."""
     spec = pod.spec
     extra = spec.model_extra or {}
-    out = _host_ports("initContainers", spec.init_containers or []) + _host_ports(
-        "containers", spec.containers
-    )
-    if extra.get("hostNetwork") is True and any((c.model_extra or {}).get("ports") for c in spec.containers):
-        out.append("spec.hostNetwork")
+    if not extra:
+        return []  # nothing beyond the modelled fields: the common case
+    out: list[str] = []
     volumes = extra.get("volumes")
     for i, v in enumerate(volumes if isinstance(volumes, list) else []):
         if isinstance(v, dict):

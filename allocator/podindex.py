@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from allocator.nodeports import HostPort, conflicts, host_ports
 from resourceapi.core_v1 import Node, Pod
 
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
@@ -32,6 +33,7 @@ class PodIndex:
     pods: dict[str, list[Pod]] = field(default_factory=dict)
     anti_affinity: list[tuple[Pod, str]] = field(default_factory=list)
     namespace_labels: dict[str, dict[str, str]] = field(default_factory=dict)
+    ports: dict[str, list[HostPort]] = field(default_factory=dict)  # node -> host ports its pods use
 
     @classmethod
     def build(
@@ -53,8 +55,16 @@ class PodIndex:
         if node_name not in self.nodes:
             return
         self.pods.setdefault(node_name, []).append(pod)
+        used = host_ports(pod)
+        if used:
+            self.ports.setdefault(node_name, []).extend(used)
         if has_required_anti_affinity(pod):
             self.anti_affinity.append((pod, node_name))
+
+    def ports_conflict(self, node_name: str, wanted: list[HostPort]) -> bool:
+        """NodePorts Filter: does any wanted host port clash with one the node's pods use?"""
+        used = self.ports.get(node_name)
+        return used is not None and any(conflicts(used, w) for w in wanted)
 
     def labels_of_namespace(self, namespace: str) -> dict[str, str]:
         labels = self.namespace_labels.get(namespace)

@@ -33,6 +33,16 @@ class TopologyFilters:
 
 
 def topology_filters(pod: Pod, index: PodIndex) -> TopologyFilters | None:
+    affinity_spec = pod.spec.affinity
+    if (
+        not pod.spec.topology_spread_constraints
+        and not index.anti_affinity
+        and (
+            affinity_spec is None
+            or (affinity_spec.pod_affinity is None and affinity_spec.pod_anti_affinity is None)
+        )
+    ):
+        return None  # the common case, decided without building either check
     spread = TopologySpreadCheck(pod, index)
     affinity = InterPodAffinityCheck(pod, index)
     if not spread.applies and not affinity.applies:

@@ -116,7 +116,7 @@ def load_inputs(docs: Sequence[Document], strict: bool = False) -> Inputs:
         if key in seen:
             raise InputError(f"{doc.where}: {label}: duplicate object (first defined at {seen[key]})")
         seen[key] = doc.where
-        problem = _object_problem(obj, doc.obj)
+        problem = object_problem(obj, doc.obj)
         if problem is not None:
             raise InputError(f"{doc.where}: {label}: {problem[0]}: {problem[1]}")
         inputs.where[id(obj)] = f"{doc.where}: {label}"
@@ -136,7 +136,8 @@ def load_inputs(docs: Sequence[Document], strict: bool = False) -> Inputs:
     return inputs
 
 
-def _object_problem(obj: BaseModel, raw: dict[str, Any]) -> tuple[str, str] | None:
+def object_problem(obj: BaseModel, raw: dict[str, Any]) -> tuple[str, str] | None:
+    """The first within-object rule the API server would refuse `obj` for (see objectchecks)."""
     if isinstance(obj, ResourceSlice):
         spec = raw.get("spec")
         devices = spec.get("devices") if isinstance(spec, dict) else None

@@ -287,6 +287,40 @@ def test_schedule_anyway_constraints_do_not_filter() -> None:
     assert [p.node for p in placements] == ["a1", "a1"]
 
 
+# --- NodePorts ----------------------------------------------------------------------------------------------
+
+
+def _port_pod(name: str, port: int, ip: str | None = None, **spec: Any) -> Pod:
+    entry: dict[str, Any] = {"containerPort": 80, "hostPort": port}
+    if ip:
+        entry["hostIP"] = ip
+    return pod(name, containers=[{"name": "c", "ports": [entry]}], **spec)
+
+
+def test_host_ports_conflict_with_pods_on_the_node() -> None:
+    """NodePorts (plugins/nodeports): a host port a running pod or an earlier pod of the run uses is not free;
+    0.0.0.0 conflicts with every IP (HostPortInfo.CheckConflict)."""
+    running = [_port_pod("old", 8080, node_name="n1")]
+    placements = _run(
+        _placer([node("n1"), node("n2")], running=running),
+        [_port_pod("a", 8080), _port_pod("b", 8080, ip="10.0.0.1"), _port_pod("c", 9090)],
+    )
+    assert [p.node for p in placements] == ["n2", None, "n1"]
+    assert placements[1].reason == (
+        "0/2 nodes are available: 2 node(s) didn't have free ports for the requested pod ports."
+    )
+
+
+def test_host_network_container_ports_are_host_ports() -> None:
+    """With hostNetwork the API server defaults hostPort to containerPort."""
+
+    def net(name: str) -> Pod:
+        return pod(name, containers=[{"name": "c", "ports": [{"containerPort": 4791}]}], hostNetwork=True)
+
+    placements = _run(_placer([node("n1")]), [net("a"), net("b")])
+    assert [p.result for p in placements] == ["bound", "unschedulable"]
+
+
 # --- pod-level resources ------------------------------------------------------------------------------------
 
 
@@ -319,7 +353,7 @@ def _topology_pods(draw: st.DrawFn) -> tuple[list[Node], list[Pod], list[Pod]]:
     for j in range(draw(st.integers(1, 10))):
         app = draw(st.sampled_from(["web", "db"]))
         spec: dict[str, Any] = {}
-        kind = draw(st.sampled_from(["plain", "anti", "affinity", "spread", "gated"]))
+        kind = draw(st.sampled_from(["plain", "anti", "affinity", "spread", "gated", "port"]))
         if kind == "anti":
             spec["affinity"] = _anti(draw(st.sampled_from([HOSTNAME, ZONE])), app=app)
         elif kind == "affinity":
@@ -329,6 +363,11 @@ def _topology_pods(draw: st.DrawFn) -> tuple[list[Node], list[Pod], list[Pod]]:
         elif kind == "gated":
             spec["schedulingGates"] = [{"name": "g"}]
         requests = {GPU_SHARED: 1} if draw(st.booleans()) else {"cpu": "1"}
+        if kind == "port":
+            ports = [{"containerPort": 80, "hostPort": draw(st.sampled_from([80, 81]))}]
+            containers = [{"name": "c", "resources": {"requests": requests}, "ports": ports}]
+            pods.append(_labelled(pod(f"p{j}", containers=containers), {"app": app}))
+            continue
         pods.append(_labelled(pod(f"p{j}", requests), {"app": app}, **spec))
     return nodes, running, pods
 

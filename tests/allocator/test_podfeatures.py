@@ -90,18 +90,6 @@ def test_every_field_the_api_has_is_classified_here() -> None:
 
 # A pod using each unsupported field, and the path it is reported at.
 UNSUPPORTED_EXAMPLES: dict[str, tuple[dict[str, Any], str]] = {
-    "containers[].ports[].hostPort": (
-        {"containers": [{"name": "c", "ports": [{"containerPort": 80, "hostPort": 8080}]}]},
-        "spec.containers[0].ports[0].hostPort",
-    ),
-    "initContainers[].ports[].hostPort": (
-        {"containers": [{"name": "c"}], "initContainers": [{"name": "i", "ports": [{"hostPort": 1}]}]},
-        "spec.initContainers[0].ports[0].hostPort",
-    ),
-    "hostNetwork": (
-        {"hostNetwork": True, "containers": [{"name": "c", "ports": [{"containerPort": 80}]}]},
-        "spec.hostNetwork",
-    ),
     "workloadRef": ({"containers": [{"name": "c"}], "workloadRef": {"name": "w"}}, "spec.workloadRef"),
     "schedulingGroup": (
         {"containers": [{"name": "c"}], "schedulingGroup": {"name": "g"}},
