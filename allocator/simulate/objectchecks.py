@@ -13,6 +13,7 @@ from collections.abc import Iterable
 
 from allocator.predicates import is_pod_level_resource, pod_requests
 from resourceapi.core_v1 import Pod
+from resourceapi.meta import LabelSelector
 from resourceapi.resource_v1 import ResourceClaim, ResourceSlice
 
 Problem = tuple[str, str]
@@ -169,8 +170,8 @@ def pod_problem(p: Pod) -> Problem | None:
     return _pod_resources_problem(p)
 
 
-def _selector_problem(selector: object, path: str) -> Problem | None:
-    exprs = getattr(selector, "match_expressions", None) or []
+def _selector_problem(selector: LabelSelector | None, path: str) -> Problem | None:
+    exprs = (selector.match_expressions or []) if selector is not None else []
     for j, e in enumerate(exprs):
         if e.operator not in _SELECTOR_OPERATORS:
             return (

@@ -301,3 +301,29 @@ def test_kubectl_get_output_has_no_unknown_fields(tmp_path: Path, capsys: pytest
     cluster = _write(tmp_path, "c.yaml", gpu_class(), node("n1"), gpu_slice("n1", 1))
     code, _, err = _run(capsys, "--strict", "-f", cluster, "-f", _write(tmp_path, "p.yaml", raw))
     assert code == 0 and err == ""
+
+
+def test_a_pool_inconsistent_across_slices_is_an_outcome_not_an_input_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """GatherPools: a pool that announces two slices but has one (a driver mid-update) is incomplete and
+    not allocated from; the API server stores such slices, so simulate runs and reports the pod."""
+    partial = _slice(pool={"name": "n1", "generation": 1, "resourceSliceCount": 2})
+    cluster = _write(tmp_path, "c.yaml", gpu_class(), node("n1"), partial)
+    code, out, _ = _run(capsys, "-f", cluster, "-f", _write(tmp_path, "p.yaml", pod("p", {GPU_SHARED: 1})))
+    (entry,) = json.loads(out)["pods"]
+    assert code == 0 and entry["result"] == "unschedulable"
+    assert entry["reason"] == "0/1 nodes are available: 1 cannot allocate all claims."
+
+
+def test_an_older_generation_of_a_pool_is_ignored(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """GatherPools keeps the highest pool generation: an older slice left behind does not add devices."""
+    old = _slice(pool={"name": "n1", "generation": 1, "resourceSliceCount": 1})
+    old["metadata"]["name"] = "old"
+    new = _slice(pool={"name": "n1", "generation": 2, "resourceSliceCount": 1})
+    new["spec"]["devices"] = new["spec"]["devices"][:1]
+    cluster = _write(tmp_path, "c.yaml", gpu_class(), node("n1"), old, new)
+    code, out, _ = _run(capsys, "-f", cluster, "-f", _write(tmp_path, "p.yaml", pod("p", {GPU_SHARED: 1})))
+    (entry,) = json.loads(out)["pods"]
+    assert code == 0 and entry["result"] == "bound"
+    assert entry["claim"]["status"]["allocation"]["devices"]["results"][0]["device"] == "gpu-0"
