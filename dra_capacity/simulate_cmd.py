@@ -25,6 +25,8 @@ other kinds are skipped with a note on stderr.
   pod mode    the input has Pods without spec.nodeName: placed one at a time, in input order
   claim mode  unallocated ResourceClaims and no pending Pods: allocated together on one node
               (--node, or the only Node in the input)
+pod results: bound, unschedulable, error, gated (spec.schedulingGates), unsupported (uses a scheduler
+feature simulate does not model, named in the reason; never placed).
 
 exit status: 0 whenever the simulation ran (unschedulable pods are a result); 2 for bad usage or bad
 input (the message names the file, the document, the object and the field; nothing on stdout).

@@ -53,6 +53,7 @@ class Inputs:
     namespaces: list[Namespace] = field(default_factory=list)
     where: dict[int, str] = field(default_factory=dict)  # id(object) -> "file: document N: Kind "name""
     claim_names: dict[int, tuple[str, ...]] = field(default_factory=dict)  # id(pending pod) -> its claims
+    claims_by_key: dict[tuple[str, str], ResourceClaim] = field(default_factory=dict)  # (namespace, name)
     notes: list[str] = field(default_factory=list)  # for stderr: skipped objects, warnings
 
     def pending_pods(self) -> list[Pod]:
@@ -158,7 +159,8 @@ def _check_references(inputs: Inputs) -> None:
             class_capacity_requests(dc)
         except CapacityCarrierError as exc:
             raise InputError(f"{inputs.where[id(dc)]}: {exc}") from None
-    claims = {(c.metadata.namespace or "default", c.metadata.name) for c in inputs.claims}
+    inputs.claims_by_key = {(c.metadata.namespace or "default", c.metadata.name): c for c in inputs.claims}
+    claims = inputs.claims_by_key
     for p in inputs.pods:
         _check_pod_resources(inputs.where[id(p)], p)
         if p.spec.node_name:
@@ -228,7 +230,7 @@ def _check_pod_resources(where: str, pod: Pod) -> None:
 
 def pod_claims(inputs: Inputs, pod: Pod) -> list[ResourceClaim]:
     """A pending pod's own ResourceClaims, in spec.resourceClaims order (templates: the generated claims)."""
-    by_key = {(c.metadata.namespace or "default", c.metadata.name): c for c in inputs.claims}
+    by_key = inputs.claims_by_key
     return [by_key[(pod.namespace, name)] for name in inputs.claim_names.get(id(pod), ())]
 
 

@@ -9,7 +9,7 @@ the placer `scheduling_pod` copies.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Sequence
+from collections.abc import Sequence, Set
 from dataclasses import dataclass
 from typing import Literal
 
@@ -111,7 +111,7 @@ def run_claims(inputs: Inputs, gates: FeatureGates, node_name: str | None) -> tu
     claims = [c.model_copy(deep=True) for c in inputs.unallocated_claims()]
     for c in claims:
         c.metadata.namespace = c.metadata.namespace or "default"
-    missing = missing_class_reason(claims, inputs)
+    missing = missing_class_reason(claims, {c.metadata.name for c in inputs.classes})
     alloc = cluster.allocate(info, claims) if missing is None else None
     result: ClaimResult
     if alloc is None:
@@ -130,10 +130,9 @@ def run_claims(inputs: Inputs, gates: FeatureGates, node_name: str | None) -> tu
     return ClaimRun(node_name, result, reason, outcomes, notes), cluster
 
 
-def missing_class_reason(claims: Sequence[ResourceClaim], inputs: Inputs) -> str | None:
-    """The DynamicResources PreFilter's status for a claim naming a DeviceClass that does not exist
-    (`request <r>: device class <c> does not exist`; `<r>/<s>` for a subrequest), else None."""
-    known = {c.metadata.name for c in inputs.classes}
+def missing_class_reason(claims: Sequence[ResourceClaim], known: Set[str]) -> str | None:
+    """The DynamicResources PreFilter's status for a claim naming a DeviceClass not in `known` (`request <r>:
+    device class <c> does not exist`; `<r>/<s>` for a subrequest), else None."""
     for claim in claims:
         for r in claim.spec.devices.requests or []:
             if r.exactly is not None and r.exactly.device_class_name not in known:
@@ -177,10 +176,11 @@ def run_pods(
     index = PodIndex.build(inputs.nodes, running, namespaces)  # every node: spreading counts beyond --node
     placer = Placer(cluster, gates, resolver, nodes, inputs.slices, running, strategy, index=index)
     outcomes = []
+    known = {c.metadata.name for c in inputs.classes}
     for pod in inputs.pending_pods():
         claims = pod_claims(inputs, pod)
         missing = missing_class_reason(
-            [c for c in claims if c.status is None or c.status.allocation is None], inputs
+            [c for c in claims if c.status is None or c.status.allocation is None], known
         )
         if missing is not None:
             # DynamicResources PreFilter: unschedulable on every node, before any Filter (FitError text).
