@@ -124,6 +124,7 @@ class _Eval:
     key: tuple[Any, ...] | None = None  # score key when feasible (smaller is better)
     needs: tuple[str, ...] = ()
     results: list[AllocationResult] = field(default_factory=list)
+    early: bool = False  # failed before the inter-pod filters (node-only plugins, NodePorts, resource fit)
 
 
 @dataclass
@@ -137,7 +138,6 @@ class _Pod:
     pending: list[ResourceClaim]
     allocated: list[ResourceClaim]
     problem: str | None = None
-    topology: TopologyFilters | None = None  # inter-pod filters; set: evaluate afresh, no shape cache
     ports: list[HostPort] = field(default_factory=list)  # host ports wanted (NodePorts)
 
 
@@ -208,13 +208,15 @@ class Placer:
         prepared = self._prepare(pod, claims)
         if prepared.problem is not None:
             return Placement(pod, "error", prepared.problem)
-        prepared.topology = topology_filters(pod, self._index)
-        if self.naive or prepared.topology is not None:
+        if self.naive:
             shape = _Shape()
             for name in self._names:
                 self._store(shape, name, self._evaluate(prepared, shape, name))
         else:
             shape = self._shape(prepared)
+        topology = topology_filters(pod, self._index)
+        if topology is not None:
+            return self._place_filtered(prepared, shape, topology)
         if shape.errors:
             first = min(shape.errors)
             return Placement(pod, "error", shape.evals[first].error or "", vector=prepared.vector)
@@ -223,6 +225,41 @@ class Placer:
             return Placement(
                 pod, "unschedulable", _format_counts(len(self._names), shape.counts), vector=prepared.vector
             )
+        return self._bound(prepared, shape, best)
+
+    def _place_filtered(self, prepared: _Pod, shape: _Shape, topology: TopologyFilters) -> Placement:
+        """PodTopologySpread and InterPodAffinity over the shape's evaluations, which never depend on other
+        nodes' pods (so they stay cached): a node that failed before these filters keeps its reasons, one that
+        fails them gets theirs, and the rest keep their DynamicResources outcome, as the default profile's
+        order runs them."""
+        counts: Counter[str] = Counter()
+        errors: list[str] = []
+        best: tuple[tuple[Any, ...], str] | None = None
+        for name in self._names:
+            ev = shape.evals[name]
+            if ev.early:
+                counts.update(ev.reasons)
+                continue
+            reasons = topology.reasons(name)
+            if reasons:
+                counts.update(reasons)
+            elif ev.error is not None:
+                errors.append(name)
+            elif ev.key is None:
+                counts.update(ev.reasons)
+            elif best is None or ev.key < best[0]:
+                best = (ev.key, name)
+        pod = prepared.pod
+        if errors:
+            return Placement(pod, "error", shape.evals[min(errors)].error or "", vector=prepared.vector)
+        if best is None:
+            return Placement(
+                pod, "unschedulable", _format_counts(len(self._names), counts), vector=prepared.vector
+            )
+        return self._bound(prepared, shape, best[1])
+
+    def _bound(self, prepared: _Pod, shape: _Shape, best: str) -> Placement:
+        pod = prepared.pod
         ev = shape.evals[best]
         placement = Placement(pod, "bound", node=best, vector=prepared.vector)
         placement.allocation = [r.model_copy(deep=True) for r in ev.results]
@@ -358,9 +395,9 @@ class Placer:
             static = static_reasons(p.pod, node)
             shape.static[name] = static
         if static:
-            return _Eval(reasons=static)
+            return _Eval(reasons=static, early=True)
         if p.ports and self._index.ports_conflict(name, p.ports):
-            return _Eval(reasons=[REASON_PORTS])
+            return _Eval(reasons=[REASON_PORTS], early=True)
         allocatable = node.status.allocatable if node.status else None
         reasons = fit_reasons(
             p.vector,
@@ -369,11 +406,7 @@ class Placer:
             lambda r: r in p.scalars and self.resolver.delegated_to_dra(r, allocatable),
         )
         if reasons:
-            return _Eval(reasons=reasons)
-        if p.topology is not None:
-            reasons = p.topology.reasons(name)
-            if reasons:
-                return _Eval(reasons=reasons)
+            return _Eval(reasons=reasons, early=True)
         for c in p.allocated:
             sel = c.status.allocation.node_selector if c.status and c.status.allocation else None
             if sel is not None and not node_selector_matches(sel, node.labels, name):

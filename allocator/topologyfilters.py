@@ -2,8 +2,9 @@
 order (pkg/scheduler/apis/config/v1/default_plugins.go): PodTopologySpread, then InterPodAffinity.
 
 `topology_filters(pod, index)` is None when neither applies to the pod: no DoNotSchedule constraint, no
-required (anti-)affinity term, and no existing pod whose required anti-affinity matches it. Placement may
-then reuse evaluations cached per pod shape; otherwise it must evaluate the pod afresh.
+required (anti-)affinity term, and no existing pod whose required anti-affinity matches it. Otherwise
+placement applies the check per call over its per-shape evaluations, which never depend on other nodes'
+pods and so stay cached.
 """
 
 from __future__ import annotations
