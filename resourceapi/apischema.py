@@ -1,9 +1,9 @@
-"""The API server's structural checks for the kinds simulate reads: known fields, JSON types, required fields.
+"""The API server's structural checks for the kinds simulate reads: JSON types and required fields.
 
 The field tree comes from resourceapi/schemas/fields.json, generated from the `kubernetes` client's models
 (themselves generated from the API server's OpenAPI) by scripts/gen_field_schemas.py. `check_fields` walks
-an object once (linear in its size): unknown fields are collected, as strict field validation names them
-(`spec.devices[0].basic`); the first wrong type or missing required field is returned as a `FieldProblem`.
+an object once (linear in its size) and returns the first wrong type or missing required field as a
+`FieldProblem`. Unknown fields are skipped here (dra_capacity/strict_fields.py names them).
 
 Leniencies, so a valid object is never refused: a string field also takes a number (quantities are strings
 or numbers on the wire, and the generated models do not say which fields are quantities); a required integer
@@ -16,11 +16,12 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
+from pathlib import Path
 from typing import Any
 
 from resourceapi.jsontypes import json_type
 
+SCHEMA_FILE = Path(__file__).resolve().parent / "schemas" / "fields.json"  # package data (pyproject.toml)
 _TYPE_NAMES = {"s": "string", "i": "integer", "b": "boolean", "n": "number"}
 
 
@@ -32,13 +33,12 @@ class FieldProblem:
 
 @dataclass
 class FieldReport:
-    unknown: list[str]
     problem: FieldProblem | None = None
 
 
 @cache
 def _schema() -> dict[str, Any]:
-    text = resources.files("resourceapi").joinpath("schemas/fields.json").read_text()
+    text = SCHEMA_FILE.read_text()
     doc: dict[str, Any] = json.loads(text)
     return doc
 
@@ -47,13 +47,13 @@ def known_kind(api_version: str, kind: str) -> bool:
     return f"{api_version}/{kind}" in _schema()["kinds"]
 
 
-def check_fields(api_version: str, kind: str, obj: dict[str, Any]) -> FieldReport:
-    """Unknown field paths, and the first structural problem, of an object of a kind in the schema."""
+def check_fields(api_version: str, kind: str, obj: dict[str, Any]) -> FieldProblem | None:
+    """The first structural problem of an object of a kind in the schema, or None."""
     schema = _schema()
-    report = FieldReport(unknown=[])
+    report = FieldReport()
     root = schema["kinds"][f"{api_version}/{kind}"]
     _Walker(schema["types"], report).model(obj, root, None, required=True)
-    return report
+    return report.problem
 
 
 # A field path as a chain, formatted only when a problem is reported: (parent, "." | "[", key) or None.
@@ -129,9 +129,7 @@ class _Walker:
         fields = spec["fields"]
         for key, item in value.items():
             sub = fields.get(key)
-            if sub is None:
-                self.report.unknown.append(_format((path, ".", key)))
-            elif item is None:
+            if sub is None or item is None:
                 continue
             elif sub.__class__ is str:
                 if not _scalar_ok(item, sub):

@@ -8,7 +8,7 @@ returns typed results, and `render` turns those into the JSON contract or a tabl
 from __future__ import annotations
 
 from allocator.simulate.inputs import InputError, Inputs, UsageError, load_inputs, pod_claims
-from allocator.simulate.render import render_json, render_table
+from allocator.simulate.render import render_json, render_table, to_json
 from allocator.simulate.run import (
     ClaimOutcome,
     ClaimRun,
@@ -34,4 +34,5 @@ __all__ = [
     "render_table",
     "run_claims",
     "run_pods",
+    "to_json",
 ]

@@ -75,11 +75,12 @@ def _label(kind: str, obj: dict[str, Any]) -> str:
     return f'{kind} "{ns}/{name}"' if kind in _NAMESPACED else f'{kind} "{name}"'
 
 
-def load_inputs(docs: Sequence[Document], strict: bool = False) -> Inputs:
+def load_inputs(docs: Sequence[Document]) -> Inputs:
     """Parse and check every object; the first problem raises InputError (nothing is half-processed).
 
-    Within one object, what the API server would refuse is an InputError naming the object; an unknown
-    field is a warning in `Inputs.notes` (an InputError under `strict`, as kubectl's --validate=strict).
+    Within one object, what the API server would refuse (a wrong type, a missing required field, a rule of
+    its validation) is an InputError naming the object. Unknown fields are the command's business
+    (dra_capacity/strict_fields.py: warnings, or errors under --strict).
     """
     inputs = Inputs()
     seen: dict[tuple[str, str, str], str] = {}
@@ -95,13 +96,9 @@ def load_inputs(docs: Sequence[Document], strict: bool = False) -> Inputs:
             raise InputError(
                 f"{doc.where}: {label}: apiVersion {doc.api_version!r} is not supported (use {api_version})"
             )
-        report = check_fields(api_version, kind, doc.obj)
-        for path in report.unknown:
-            if strict:
-                raise InputError(f'{doc.where}: {label}: strict decoding error: unknown field "{path}"')
-            inputs.notes.append(f'{doc.where}: {label}: warning: unknown field "{path}"')
-        if report.problem is not None:
-            raise InputError(f"{doc.where}: {label}: {report.problem.path}: {report.problem.message}")
+        structural = check_fields(api_version, kind, doc.obj)
+        if structural is not None:
+            raise InputError(f"{doc.where}: {label}: {structural.path}: {structural.message}")
         try:
             obj = model.model_validate(doc.obj)
         except ValidationError as exc:

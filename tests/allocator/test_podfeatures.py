@@ -4,7 +4,6 @@ modelled by placement or makes the pod `unsupported` (pkg/scheduler/apis/config/
 from __future__ import annotations
 
 import json
-from importlib.resources import files
 from typing import Any
 
 import pytest
@@ -13,6 +12,7 @@ from workloads import node, pod
 from allocator.cluster import Cluster
 from allocator.placement import Placer
 from allocator.podfeatures import SCHEDULING_FIELDS, Support, hold, preemption_note, unsupported_fields
+from resourceapi.apischema import SCHEMA_FILE
 from resourceapi.core_v1 import Pod
 from resourceapi.extended import ExtendedResourceResolver
 from resourceapi.gates import FeatureGates
@@ -82,9 +82,7 @@ def test_the_table_names_only_pod_spec_fields() -> None:
 def test_every_field_the_api_has_is_classified_here() -> None:
     """The PodSpec of the generated API schema (the kubernetes client's): a new field fails this test until
     someone decides whether a scheduler filter reads it."""
-    api_fields = set(
-        json.loads((files("resourceapi") / "schemas/fields.json").read_text())["types"]["V1PodSpec"]["fields"]
-    )
+    api_fields = set(json.loads(SCHEMA_FILE.read_text())["types"]["V1PodSpec"]["fields"])
     assert api_fields - set(POD_SPEC_FIELDS) == set()
 
 
