@@ -180,11 +180,13 @@ def test_documented_examples_evaluate_as_upstream(expression: str) -> None:
     [
         (
             "url('../relative-path') == url('/x')",
-            'URL parse error during conversion from string: parse "../relative-path": invalid URI for request',
+            "URL parse error during conversion from string: "
+            'parse "../relative-path": invalid URI for request',
         ),
         (
             "url('https://a:b:c/') == url('/x')",
-            'URL parse error during conversion from string: parse "https://a:b:c/": invalid port ":c" after host',
+            "URL parse error during conversion from string: "
+            'parse "https://a:b:c/": invalid port ":c" after host',
         ),
         ("[].min() == 1", "min called on empty list"),
         ("[].max() == 1", "max called on empty list"),
