@@ -247,7 +247,7 @@ class _Estimator:
         if fn == "lists.range" and call.args:
             arg = call.args[0]
             if arg.WhichOneof("expr_kind") == "const_expr":
-                return max(0, arg.const_expr.int64_value)
+                return max(0, int(arg.const_expr.int64_value))
             return MAX_LIST
         return None
 
