@@ -15,7 +15,7 @@ def test_a_compile_error_is_a_compile_failure_with_upstreams_message() -> None:
     got = ENGINE.compile("noSuchVar")
     assert isinstance(got, CelFailure)
     assert got.kind is FailureKind.COMPILE
-    assert got.message.startswith("compilation failed: ERROR: <input>:1:1: undeclared reference to 'noSuchVar'")
+    assert got.message.startswith("compilation failed: ERROR: <input>:1:1: undeclared reference to 'noSuchVar")
 
 
 def test_a_runtime_error_is_a_runtime_failure_with_upstreams_message() -> None:
@@ -25,6 +25,7 @@ def test_a_runtime_error_is_a_runtime_failure_with_upstreams_message() -> None:
 
 
 def test_a_library_selector_evaluates_to_a_plain_bool() -> None:
-    program = ENGINE.compile('!format.dns1123Label().validate(device.attributes["dra.net"].ifName).hasValue()')
+    expression = '!format.dns1123Label().validate(device.attributes["dra.net"].ifName).hasValue()'
+    program = ENGINE.compile(expression)
     assert not isinstance(program, CelFailure)
     assert ENGINE.evaluate(program, DEVICE) is True
