@@ -15,7 +15,9 @@ def test_a_compile_error_is_a_compile_failure_with_upstreams_message() -> None:
     got = ENGINE.compile("noSuchVar")
     assert isinstance(got, CelFailure)
     assert got.kind is FailureKind.COMPILE
-    assert got.message.startswith("compilation failed: ERROR: <input>:1:1: undeclared reference to 'noSuchVar")
+    assert got.message.startswith(
+        "compilation failed: ERROR: <input>:1:1: undeclared reference to 'noSuchVar"
+    )
 
 
 def test_a_runtime_error_is_a_runtime_failure_with_upstreams_message() -> None:
