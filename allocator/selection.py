@@ -11,6 +11,7 @@ from typing import Any, Protocol
 from allocator.celfailures import CelFailure, FailureKind, SelectorFailure
 from allocator.errors import AllocationError
 from allocator.pools import DeviceRecord, node_matches
+from resourceapi.cel.cache import program_bytes
 from resourceapi.resource_v1 import DeviceClass
 
 NO_SUCH_KEY_HINT = (
@@ -19,10 +20,18 @@ NO_SUCH_KEY_HINT = (
 )
 
 
+# Compiled programs kept by one Matcher, by estimated memory (resourceapi/cel/cache.py): emptied when full.
+PROGRAMS_MAX_BYTES = 32 * 1024 * 1024
+
+
 class Program(Protocol):
     """A compiled selector."""
 
     def matches(self, device: Any) -> bool: ...
+
+    def ast_size(self) -> int:
+        """Serialized size of its checked AST (the compile cache's weight)."""
+        ...
 
 
 class SelectorEngine(Protocol):
@@ -63,17 +72,26 @@ def enhance_runtime_error(text: str) -> str:
 class Matcher:
     """Evaluates class and request selectors against devices, caching per device record."""
 
-    __slots__ = ("_engine", "_programs")
+    __slots__ = ("_engine", "_programs", "_programs_bytes")
 
     def __init__(self, engine: SelectorEngine) -> None:
         self._engine = engine
         self._programs: dict[str, Program | CelFailure] = {}
+        self._programs_bytes = 0
 
     def _program(self, expression: str) -> Program | CelFailure:
         program = self._programs.get(expression)
         if program is None:
             program = self._engine.compile(expression)
+            if isinstance(program, CelFailure):
+                weight = program_bytes(expression, None, len(program.message))
+            else:
+                weight = program_bytes(expression, program.ast_size())
+            if self._programs_bytes + weight > PROGRAMS_MAX_BYTES:
+                self._programs.clear()
+                self._programs_bytes = 0
             self._programs[expression] = program
+            self._programs_bytes += weight
         return program
 
     def _evaluate(self, device: DeviceRecord, selectors: tuple[str | None, ...]) -> bool | SelectorFailure:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from resourceapi.cel import CelCache, CompileResult
+from resourceapi.cel.cache import entry_bytes
 from resourceapi.field import FieldError
 from resourceapi.gates import FeatureGates
 from webhook import warning_texts
@@ -30,7 +31,9 @@ RESOURCE = "deviceclasses"
 # resource.k8s.io versions whose DeviceClass has the v1 shape for every field we read.
 VERSIONS = frozenset({"v1", "v1beta1", "v1beta2"})
 HANDLED_OPERATIONS = frozenset({"CREATE", "UPDATE"})
-FRONT_CACHE_SIZE = 4096
+FRONT_CACHE_BYTES = (
+    16 * 1024 * 1024
+)  # estimated (resourceapi/cel/cache.py); entries are shared with the CelCache
 
 
 @dataclass
@@ -59,6 +62,7 @@ class DeviceClassAdmission:
         self.gates = gates
         self.cache = CelCache()
         self._compiled: dict[str, CompileResult] = {}
+        self._compiled_bytes = 0
 
     def warm_up(self) -> None:
         """Build the CEL environment (and check it works) before /readyz reports ready."""
@@ -105,9 +109,12 @@ class DeviceClassAdmission:
         hit = self._compiled.get(expression)
         if hit is None:
             hit = self.cache.compile(expression, gates)
-            if len(self._compiled) >= FRONT_CACHE_SIZE:
+            weight = entry_bytes(hit)
+            if self._compiled_bytes + weight > FRONT_CACHE_BYTES:
                 self._compiled.clear()
+                self._compiled_bytes = 0
             self._compiled[expression] = hit
+            self._compiled_bytes += weight
         return hit
 
 

@@ -364,6 +364,10 @@ class Selector:
         self._checked = checked
         self._program: Any = None
 
+    def ast_size(self) -> int:
+        """Serialized size of the checked AST, in bytes (what the compile caches weigh entries by)."""
+        return int(self._checked.ByteSize())
+
     def _prepare(self) -> Any:
         rewritten = type(self._checked)()
         rewritten.CopyFrom(self._checked)
