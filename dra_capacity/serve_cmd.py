@@ -95,6 +95,17 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="HOST:PORT",
         help="serve /metrics over plain HTTP on this address instead of on the HTTPS listener",
     )
+    parser.add_argument(
+        "--native-rules",
+        choices=("warn", "deny"),
+        default="warn",
+        help=(
+            "findings on fields the API server validates natively (metadata, selectors, config, "
+            "extendedResourceName): 'warn' (default) answers them with warnings and a metric, since the API "
+            "server has already accepted those fields before calling the webhook; 'deny' rejects them. Rules "
+            "the API server lacks (the KEP-6406 field, its annotation) always deny"
+        ),
+    )
     parser.add_argument("--bench-baseline-endpoint", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument(
         "--cert-check-interval", type=_positive_float, default=DEFAULT_CHECK_INTERVAL, help=argparse.SUPPRESS
@@ -106,11 +117,15 @@ def _error(message: str) -> int:
     return 2
 
 
-def load_handler(gates: FeatureGates) -> AdmissionHandler:
-    """The DeviceClass admission logic (webhook/admission.py)."""
+def load_handler(
+    gates: FeatureGates, native_rules: str = "warn", metrics: WebhookMetrics | None = None
+) -> AdmissionHandler:
+    """The DeviceClass admission logic (webhook/admission.py), native-rule findings counted in `metrics`."""
     from webhook.admission import DeviceClassAdmission
+    from webhook.native_rules import NativeRules
 
-    handler: AdmissionHandler = DeviceClassAdmission(gates)
+    hook = metrics.native_rule_finding if metrics is not None else None
+    handler: AdmissionHandler = DeviceClassAdmission(gates, NativeRules(native_rules), hook)
     return handler
 
 
@@ -140,7 +155,7 @@ def run_serve(args: argparse.Namespace) -> int:
     except CertFileError as exc:
         return _error(str(exc))
     try:
-        handler = load_handler(gates)
+        handler = load_handler(gates, args.native_rules, metrics)
     except ImportError as exc:  # a broken installation, not bad input; still one line, not a traceback
         return _error(f"cannot load the admission logic: {exc}")
     server = WebhookServer(

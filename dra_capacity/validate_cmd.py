@@ -39,17 +39,34 @@ class Result:
     warnings: list[str]
     status: dict[str, Any] | None
     patch: list[dict[str, Any]]
+    native: frozenset[tuple[str, str]] = frozenset()  # (field, message) of causes the API server checks too
+
+    def causes(self) -> list[dict[str, Any]]:
+        """The rejection's causes, each marked `native` when the API server enforces that rule itself."""
+        causes = (self.status or {}).get("details", {}).get("causes", []) if not self.allowed else []
+        out: list[dict[str, Any]] = []
+        for c in causes:
+            field, message = c.get("field", ""), c.get("message", "")
+            native = (field, message) in self.native
+            out.append({"field": field, "type": c.get("type", ""), "message": message, "native": native})
+        return out
+
+    def native_note(self) -> str | None:
+        """For stderr: which causes are native rules (the API server would refuse the object too)."""
+        fields = [c["field"] for c in self.causes() if c["native"]]
+        if not fields:
+            return None
+        return (
+            f'note: DeviceClass "{self.name}": {", ".join(fields)}: native rule (the API server enforces it '
+            "itself and would refuse this object without the webhook too)"
+        )
 
     def as_json(self) -> dict[str, Any]:
-        causes = (self.status or {}).get("details", {}).get("causes", []) if not self.allowed else []
         return {
             "name": self.name,
             "allowed": self.allowed,
             "warnings": list(self.warnings),
-            "causes": [
-                {"field": c.get("field", ""), "type": c.get("type", ""), "message": c.get("message", "")}
-                for c in causes
-            ],
+            "causes": self.causes(),
             "patch": self.patch,
         }
 
@@ -116,6 +133,10 @@ def run_validate(args: argparse.Namespace, out: TextIO | None = None, err: TextI
     except OutputError as exc:
         print(f"error: {exc.strerror}", file=err)
         return 2
+    for result in results:
+        note = result.native_note()
+        if note is not None and args.output != "json":
+            print(note, file=err)
     return 1 if any(not r.allowed for r in results) else 0
 
 
@@ -149,6 +170,7 @@ def evaluate(
         + list(response.get("warnings", [])),
         status=response.get("status"),
         patch=patch,
+        native=frozenset((e.field, e.body()) for e in outcome.native),
     )
 
 

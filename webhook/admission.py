@@ -11,7 +11,7 @@ from __future__ import annotations
 import base64
 import json
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,8 +19,9 @@ from resourceapi.cel import CelCache, CompileResult
 from resourceapi.cel.cache import entry_bytes
 from resourceapi.field import FieldError
 from resourceapi.gates import FeatureGates
-from webhook import warning_texts
+from webhook import logs, warning_texts
 from webhook.dropping import DropResult, drop_disabled_fields
+from webhook.native_rules import NativeRules, native_warnings, rule_field
 from webhook.objects import display_name
 from webhook.status import GROUP, KIND, internal_status, invalid_status
 from webhook.validation import validate_device_class
@@ -45,6 +46,7 @@ class AdmissionOutcome:
     cause_types: list[str] = field(default_factory=list)
     name: str = ""
     operation: str = ""
+    native: list[FieldError] = field(default_factory=list)  # findings on natively validated fields
 
 
 @dataclass(frozen=True)
@@ -55,11 +57,27 @@ class _Subject:
     operation: str
 
 
-class DeviceClassAdmission:
-    """The admission logic of one served cluster (its feature gates); stateless apart from the CEL cache."""
+# Called once per native-rule finding in warn mode: (guarded field, StatusCause type); both bounded sets.
+NativeFindingHook = Callable[[str, str], None]
 
-    def __init__(self, gates: FeatureGates) -> None:
+
+class DeviceClassAdmission:
+    """The admission logic of one served cluster (its feature gates); stateless apart from the CEL cache.
+
+    `native_rules` says what findings on natively validated fields do (webhook/native_rules.py): DENY (the
+    offline `validate`, and `serve --native-rules deny`) or WARN (`serve`'s default), then `on_native` counts
+    each finding.
+    """
+
+    def __init__(
+        self,
+        gates: FeatureGates,
+        native_rules: NativeRules = NativeRules.DENY,
+        on_native: NativeFindingHook | None = None,
+    ) -> None:
         self.gates = gates
+        self.native_rules = native_rules
+        self._on_native = on_native
         self.cache = CelCache()
         self._compiled: dict[str, CompileResult] = {}
         self._compiled_bytes = 0
@@ -100,7 +118,35 @@ class DeviceClassAdmission:
             log.exception("validating DeviceClass %r failed", subject.name)
             return _internal(uid, subject, exc)
         notes = [warning_texts.not_dropped(d.path, d.gate) for d in drop.dropped] + result.warnings
-        return outcome(uid, subject.name, operation, result.errors, notes)
+        errors = result.errors
+        if result.native and self.native_rules is NativeRules.WARN:
+            native_ids = {id(e) for e in result.native}
+            errors = [e for e in errors if id(e) not in native_ids]
+            notes = native_warnings(result.native) + notes
+            self._report_native(subject, result.native)
+        verdict = outcome(uid, subject.name, operation, errors, notes)
+        verdict.native = result.native
+        return verdict
+
+    def _report_native(self, subject: _Subject, findings: list[FieldError]) -> None:
+        """A log line per finding, naming the rule, and the metric hook; never fails the review."""
+        for finding in findings:
+            logs.log_event(
+                log,
+                logging.WARNING,
+                "native rule finding not enforced (--native-rules warn)",
+                name=subject.name,
+                operation=subject.operation,
+                rule=rule_field(finding),
+                field=finding.field,
+                cause_type=finding.type.cause_type,
+                message=finding.body().partition("\n")[0],
+            )
+            if self._on_native is not None:
+                try:
+                    self._on_native(rule_field(finding), finding.type.cause_type)
+                except Exception:
+                    log.exception("counting a native rule finding failed")
 
     def _compile(self, expression: str, gates: FeatureGates) -> CompileResult:
         """The shared CelCache behind a per-gates dict: the hot path skips key building and locking."""

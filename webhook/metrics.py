@@ -48,6 +48,13 @@ class WebhookMetrics:
             ["endpoint", "cause_type"],
             registry=self.registry,
         )
+        self.native_rule_findings = Counter(
+            "dra_capacity_webhook_native_rule_findings",
+            "Findings on natively validated fields warned, not denied (--native-rules warn), by guarded "
+            "field (metadata, spec.selectors, spec.config, spec.extendedResourceName, other) and cause type.",
+            ["field", "cause_type"],
+            registry=self.registry,
+        )
         self.certificate_reloads = Counter(
             "dra_capacity_webhook_certificate_reloads",
             "Serving-certificate loads from disk by result (success, failure); the first load counts.",
@@ -64,6 +71,10 @@ class WebhookMetrics:
             "1 once certificates are loaded and the admission handler is warmed up.",
             registry=self.registry,
         )
+
+    def native_rule_finding(self, rule: str, cause_type: str) -> None:
+        """Count one native-rule finding (webhook/native_rules.py); both labels come from bounded sets."""
+        self.native_rule_findings.labels(rule, cause_type).inc()
 
     def observe(
         self,

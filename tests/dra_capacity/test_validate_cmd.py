@@ -186,6 +186,7 @@ def test_json_output_has_the_contract_shape(tmp_path: Path, capsys: pytest.Captu
                         "field": "spec.selectors[0].cel",
                         "type": "FieldValueRequired",
                         "message": "Required value",
+                        "native": True,
                     }
                 ],
                 "patch": [],
@@ -368,3 +369,21 @@ def test_documented_output_is_what_validate_prints(
     for line in lines:
         cause = re.sub(r'^The DeviceClass "[^"]*" is invalid: (?=.)', "", line)
         assert line in doc.replace("\n# ", "\n") or f"`{cause}`" in doc
+
+
+def test_a_native_rule_is_named_as_such_on_stderr(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Offline every rule rejects (CI stands in for the API server); native ones are said to be native."""
+    assert main(["validate", write(tmp_path, "dc.yaml", ONE_ERROR)]) == 1
+    captured = capsys.readouterr()
+    assert 'The DeviceClass "bad-one" is invalid' in captured.out
+    assert 'note: DeviceClass "bad-one": spec.selectors[0].cel: native rule (the API server enforces it' in (
+        captured.err
+    )
+
+
+def test_a_kep_6406_rule_is_not_native(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = GOOD.replace('shares: "1"', 'shares: "0"')
+    assert bad != GOOD
+    assert main(["validate", "-o", "json", write(tmp_path, "dc.yaml", bad)]) == 1
+    causes = json.loads(capsys.readouterr().out)["results"][0]["causes"]
+    assert [c["native"] for c in causes] == [False]
