@@ -62,6 +62,8 @@ RENAMED = {
     "list_duration_sum_duration": "k8s.sumDuration",
     "list_int_sum_int": "k8s.sumInt",
     "list_uint_sum_uint": "k8s.sumInt",
+    # cel-cpp 0.1.3 refuses an end index equal to the length ('abc'.substring(1, 3)); cel-go allows it.
+    "string_substring_int_int": "k8s.substring",
 }
 MAP_INSERT = "cel.@mapInsert"  # cel-cpp's two-variable comprehensions declare it but bring no runtime for it
 RUNTIME_MAP_INSERT = "k8s.mapInsert"
@@ -232,6 +234,7 @@ def runtime_declarations() -> list[Decl]:
         ("k8s.sumDouble", "k8s_sum_double", D, [lst], False),
         ("k8s.sumDuration", "k8s_sum_duration", DUR, [lst], False),
         ("k8s.sumInt", "k8s_sum_int", I, [lst], False),
+        ("k8s.substring", "k8s_substring", S, [S, I, I], False),
         (RUNTIME_FORMAT_VALIDATE, "k8s_format_validate", cel.Type("list<string>"), [S, S], False),
         (RUNTIME_FORMAT_NAMED, "k8s_format_named", S, [S], False),
     ]
@@ -263,6 +266,16 @@ def _map_insert(m: dict[Any, Any], k: Any, v: Any = None) -> dict[Any, Any]:
     if k in m:
         raise ValueError(f"insert failed: key {k} already exists")
     return {**m, k: v}
+
+
+def _substring(s: str, start: int, end: int) -> str:
+    """cel-go ext/strings.go `substrEnd`: code points, end exclusive, its error texts."""
+    if start > end:
+        raise ValueError(f"invalid substring range. start: {start}, end: {end}")
+    for index in (start, end):
+        if index < 0 or index > len(s):
+            raise ValueError(f"index out of range: {index}")
+    return s[start:end]
 
 
 def _find_all(s: str, pattern: str, limit: int = -1) -> list[str]:
@@ -307,6 +320,7 @@ RUNTIME_IMPLS: dict[str, Callable[..., Any]] = {
     "k8s.sumDouble": listlib.sum_double,
     "k8s.sumDuration": listlib.sum_duration,
     "k8s.sumInt": listlib.sum_int,
+    "k8s.substring": _substring,
     RUNTIME_FORMAT_VALIDATE: formatlib.validate_messages,
     RUNTIME_FORMAT_NAMED: formatlib.named,
 }

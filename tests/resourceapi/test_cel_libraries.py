@@ -146,6 +146,8 @@ TRUE_EXAMPLES = [
     "format.dns1123Label().validate('My_Label').value().size() == 1",
     "format.uuid().validate('nope').value() == ['does not match the UUID format']",
     "format.named('dns1123Label').hasValue() && !format.named('nope').hasValue()",
+    # cel-go ext.Strings v2, where cel-cpp differs: the end index may equal the length
+    "'abc'.substring(1, 3) == 'bc' && 'tacocat'.substring(4, 7) == 'cat'",
     # cel-go ext.Sets
     "sets.contains([1, 2, 3, 4], [2, 3]) && !sets.contains([1, 2], [3])",
     "sets.equivalent([1, 2, 3], [3, 2, 1]) && sets.equivalent([1], [1, 1])",
@@ -206,6 +208,8 @@ def test_documented_examples_evaluate_as_upstream(expression: str) -> None:
             'conversion from string: netip.ParsePrefix("192.168.0.0/33"): prefix length out of range',
         ),
         ("'a'.find('(') == ''", "Illegal regex: error parsing regexp: "),
+        ("'abc'.substring(1, 4) == ''", "index out of range: 4"),
+        ("'abc'.substring(2, 1) == ''", "invalid substring range. start: 2, end: 1"),
     ],
 )
 def test_runtime_errors_carry_upstream_messages(expression: str, message: str) -> None:
