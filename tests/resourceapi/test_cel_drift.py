@@ -1,6 +1,6 @@
 """Drift check: every documented example of upstream's DRA CEL libraries compiles and evaluates here.
 
-The examples live in tests/resourceapi/data/upstream_cel_examples.txt (one a line, with the documented result).
+Examples: tests/resourceapi/data/upstream_cel_examples.txt (one a line, with the documented result).
 A function upstream declares that our environment does not know ("undeclared reference", "no matching
 overload") fails here with its name, before a user's selector meets it in a cluster.
 """
