@@ -84,6 +84,7 @@ UPSTREAM_FUNCTIONS = frozenset(
         "sets.contains", "sets.equivalent", "sets.intersects",
         "slice", "flatten", "sort", "sortBy", "lists.range", "reverse", "distinct",
         "all", "exists", "existsOne", "exists_one", "transformList", "transformMap", "transformMapEntry",
+        "optional.unwrap", "unwrapOpt", "first", "last",
     }
 )  # fmt: skip
 
@@ -189,9 +190,25 @@ def _lists(runtime: bool) -> list[Decl]:
     return decls
 
 
+def _optional_unwrap() -> list[Decl]:
+    """cel-go's `optional.unwrap(list(optional(T)))` and `<list>.unwrapOpt()`: cel-cpp runs them but its
+    checker does not declare them (and optional types cannot be declared here: `list<dyn>`)."""
+    ld = cel.Type("list<dyn>")
+    return [
+        ("optional.unwrap", "optional_unwrap_list", ld, [ld], False),
+        ("unwrapOpt", "optional_unwrapOpt_list", ld, [ld], True),
+    ]
+
+
 def checking_declarations() -> list[Decl]:
     url, ip, cidr, fmt = cel.Type(URL_TYPE), cel.Type(IP_TYPE), cel.Type(CIDR_TYPE), cel.Type(FORMAT_TYPE)
-    return _strings_v2() + _string_conversions(ip, cidr) + _k8s(url, ip, cidr, fmt, False) + _lists(False)
+    return (
+        _strings_v2()
+        + _string_conversions(ip, cidr)
+        + _k8s(url, ip, cidr, fmt, False)
+        + _lists(False)
+        + _optional_unwrap()
+    )
 
 
 # Runtime kinds a `dyn` argument can take (cel-expr-python finds a Python function by argument kinds).
