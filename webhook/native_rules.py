@@ -18,7 +18,7 @@ import enum
 import re
 
 from resourceapi.field import FieldError
-from webhook.warning_texts import MAX_WARNING_LENGTH, fit, shorten
+from webhook.warning_texts import MAX_WARNING_LENGTH, shorten
 
 MAX_NATIVE_WARNINGS = 10
 WARNING_PREFIX = "native rule: "
@@ -26,6 +26,7 @@ _SPACES = re.compile(r"\s+")
 _CEL_HEADER = re.compile(r"ERROR: <input>:(\d+):(\d+): ")
 _CONTAINER = " (in container '')"
 _COMPILE_FAILED = "compilation failed: "
+_ELLIPSIS = "..."
 _MAX_VALUE = 16  # a selector is long and the user's own: its field path locates it
 _QUOTED_VALUE = re.compile(r'^(Invalid value: )("(?:[^"\\]|\\.)*")')
 
@@ -64,9 +65,12 @@ def condensed(error: FieldError) -> str:
 
 
 def native_warning(error: FieldError) -> str:
-    """The warning text for one native finding: prefix, field and message, at most 120 characters."""
-    text = fit("{prefix}{finding}", prefix=WARNING_PREFIX, finding=condensed(error))
-    return text[:MAX_WARNING_LENGTH]
+    """The warning text for one native finding: prefix, field and message, at most 120 characters; a longer
+    message loses its end (the field and the start of the message say what is wrong)."""
+    text = WARNING_PREFIX + condensed(error)
+    if len(text) <= MAX_WARNING_LENGTH:
+        return text
+    return text[: MAX_WARNING_LENGTH - len(_ELLIPSIS)] + _ELLIPSIS
 
 
 def native_warnings(errors: list[FieldError]) -> list[str]:
