@@ -19,10 +19,10 @@ from resourceapi.cel import CelCache, CompileResult
 from resourceapi.cel.cache import entry_bytes
 from resourceapi.field import FieldError
 from resourceapi.gates import FeatureGates
+from resourceapi.objects import display_name
 from webhook import logs, warning_texts
 from webhook.dropping import DropResult, drop_disabled_fields
 from webhook.native_rules import NativeRules, native_warnings, rule_field
-from webhook.objects import display_name
 from webhook.status import GROUP, KIND, internal_status, invalid_status
 from webhook.validation import validate_device_class
 
