@@ -244,6 +244,16 @@ class _Rewriter:
             args = ([call.target] if call.HasField("target") else []) + list(call.args)
             e.CopyFrom(self._call("optional.ofNonZeroValue", self._call(runtime, *args)))
             return True
+        if (
+            call.function in ("indexOf", "lastIndexOf")
+            and len(ids) > 1
+            and set(ids) & libraries.LIST_INDEX_OVERLOADS
+        ):
+            # A `dyn` receiver: the checker kept the string and the list overloads; decide at runtime.
+            dyn = libraries.INDEX_OF_DYN if call.function == "indexOf" else libraries.LAST_INDEX_OF_DYN
+            self.checked.reference_map.pop(e.id, None)
+            e.CopyFrom(self._call(dyn, call.target, *call.args))
+            return True
         names = {libraries.RENAMED.get(i) for i in ids}
         if ids and len(names) == 1 and None not in names:
             self.checked.reference_map.pop(e.id, None)

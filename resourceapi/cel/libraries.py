@@ -62,9 +62,18 @@ RENAMED = {
     "list_duration_sum_duration": "k8s.sumDuration",
     "list_int_sum_int": "k8s.sumInt",
     "list_uint_sum_uint": "k8s.sumInt",
+    # A Python result declared `dyn` cannot be a duration or timestamp: these get typed runtime functions.
+    "list_duration_min_duration": "k8s.minDuration",
+    "list_duration_max_duration": "k8s.maxDuration",
+    "list_timestamp_min_timestamp": "k8s.minTimestamp",
+    "list_timestamp_max_timestamp": "k8s.maxTimestamp",
     # cel-cpp 0.1.3 refuses an end index equal to the length ('abc'.substring(1, 3)); cel-go allows it.
     "string_substring_int_int": "k8s.substring",
 }
+# `indexOf`/`lastIndexOf` on a `dyn` receiver (an attribute): a string or a list, decided at runtime.
+INDEX_OF_DYN = "k8s.indexOfDyn"
+LAST_INDEX_OF_DYN = "k8s.lastIndexOfDyn"
+LIST_INDEX_OVERLOADS = frozenset({"list_a_index_of_int", "list_a_last_index_of_int"})
 MAP_INSERT = "cel.@mapInsert"  # cel-cpp's two-variable comprehensions declare it but bring no runtime for it
 RUNTIME_MAP_INSERT = "k8s.mapInsert"
 FORMAT_VALIDATE = "format-validate"
@@ -174,7 +183,17 @@ def _k8s(url: cel.Type, ip: cel.Type, cidr: cel.Type, fmt: cel.Type, runtime: bo
 
 
 def _lists(runtime: bool) -> list[Decl]:
-    """Kubernetes Lists (1.37): per-type overloads as upstream's `templatedOverloads`."""
+    """Kubernetes Lists (1.37): per-type overloads as upstream's `templatedOverloads` for the checker; at
+    runtime one `dyn`-valued overload each (a Python function is found by argument kinds, and its result is
+    checked against the declared type)."""
+    if runtime:
+        lst = cel.Type.LIST
+        return [
+            ("isSorted", "k8s_list_is_sorted", B, [lst], True),
+            ("sum", "k8s_list_sum", DYN, [lst], True),
+            ("min", "k8s_list_min", DYN, [lst], True),
+            ("max", "k8s_list_max", DYN, [lst], True),
+        ]
     decls: list[Decl] = []
     for name, t in _COMPARABLE.items():
         lt = cel.Type.List(t)
@@ -183,10 +202,9 @@ def _lists(runtime: bool) -> list[Decl]:
         decls.append(("min", f"list_{name}_min_{name}", t, [lt], True))
     for name, t in _SUMMABLE.items():
         decls.append(("sum", f"list_{name}_sum_{name}", t, [cel.Type.List(t)], True))
-    if not runtime:
-        ld = cel.Type("list<dyn>")
-        decls.append(("indexOf", "list_a_index_of_int", I, [ld, DYN], True))
-        decls.append(("lastIndexOf", "list_a_last_index_of_int", I, [ld, DYN], True))
+    ld = cel.Type("list<dyn>")
+    decls.append(("indexOf", "list_a_index_of_int", I, [ld, DYN], True))
+    decls.append(("lastIndexOf", "list_a_last_index_of_int", I, [ld, DYN], True))
     return decls
 
 
@@ -234,6 +252,12 @@ def runtime_declarations() -> list[Decl]:
     for kind, t in _RUNTIME_KINDS.items():
         decls.append(("k8s.listIndexOf", f"k8s_list_index_of_{kind}", I, [lst, t], False))
         decls.append(("k8s.listLastIndexOf", f"k8s_list_last_index_of_{kind}", I, [lst, t], False))
+        for receiver in (lst, S):
+            rname = "list" if receiver is lst else "string"
+            decls.append((INDEX_OF_DYN, f"k8s_dyn_index_of_{rname}_{kind}", I, [receiver, t], False))
+            decls.append(
+                (LAST_INDEX_OF_DYN, f"k8s_dyn_last_index_of_{rname}_{kind}", I, [receiver, t], False)
+            )
         for key_kind in ("int", "uint", "bool", "string"):
             decls.append(
                 (
@@ -246,12 +270,18 @@ def runtime_declarations() -> list[Decl]:
             )
     decls += [
         (RUNTIME_MAP_INSERT, "k8s_map_insert_map", mp, [mp, mp], False),
+        (INDEX_OF_DYN, "k8s_dyn_index_of_string_string_int", I, [S, S, I], False),
+        (LAST_INDEX_OF_DYN, "k8s_dyn_last_index_of_string_string_int", I, [S, S, I], False),
         ("k8s.ipString", "k8s_ip_string", S, [S], False),
         ("k8s.cidrString", "k8s_cidr_string", S, [S], False),
         ("k8s.sumDouble", "k8s_sum_double", D, [lst], False),
         ("k8s.sumDuration", "k8s_sum_duration", DUR, [lst], False),
         ("k8s.sumInt", "k8s_sum_int", I, [lst], False),
         ("k8s.substring", "k8s_substring", S, [S, I, I], False),
+        ("k8s.minDuration", "k8s_min_duration", DUR, [lst], False),
+        ("k8s.maxDuration", "k8s_max_duration", DUR, [lst], False),
+        ("k8s.minTimestamp", "k8s_min_timestamp", TS, [lst], False),
+        ("k8s.maxTimestamp", "k8s_max_timestamp", TS, [lst], False),
         (RUNTIME_FORMAT_VALIDATE, "k8s_format_validate", cel.Type("list<string>"), [S, S], False),
         (RUNTIME_FORMAT_NAMED, "k8s_format_named", S, [S], False),
     ]
@@ -293,6 +323,29 @@ def _substring(s: str, start: int, end: int) -> str:
         if index < 0 or index > len(s):
             raise ValueError(f"index out of range: {index}")
     return s[start:end]
+
+
+def _index_of(receiver: Any, value: Any, offset: int | None = None) -> int:
+    """`indexOf` on a string (cel-go ext/strings.go, code points) or a list (Kubernetes lists library)."""
+    if isinstance(receiver, list) and offset is None:
+        return listlib.index_of(receiver, value)
+    if not isinstance(receiver, str) or not isinstance(value, str):
+        raise TypeError("no such overload")
+    start = 0 if offset is None else offset
+    if start < 0 or start > len(receiver):
+        raise ValueError(f"index out of range: {start}")
+    return receiver.find(value, start)
+
+
+def _last_index_of(receiver: Any, value: Any, offset: int | None = None) -> int:
+    if isinstance(receiver, list) and offset is None:
+        return listlib.last_index_of(receiver, value)
+    if not isinstance(receiver, str) or not isinstance(value, str):
+        raise TypeError("no such overload")
+    end = len(receiver) if offset is None else offset
+    if end < 0 or end > len(receiver):
+        raise ValueError(f"index out of range: {end}")
+    return receiver.rfind(value, 0, end + len(value))
 
 
 def _find_all(s: str, pattern: str, limit: int = -1) -> list[str]:
@@ -338,6 +391,12 @@ RUNTIME_IMPLS: dict[str, Callable[..., Any]] = {
     "k8s.sumDuration": listlib.sum_duration,
     "k8s.sumInt": listlib.sum_int,
     "k8s.substring": _substring,
+    "k8s.minDuration": listlib.list_min,
+    "k8s.maxDuration": listlib.list_max,
+    "k8s.minTimestamp": listlib.list_min,
+    "k8s.maxTimestamp": listlib.list_max,
+    INDEX_OF_DYN: _index_of,
+    LAST_INDEX_OF_DYN: _last_index_of,
     RUNTIME_FORMAT_VALIDATE: formatlib.validate_messages,
     RUNTIME_FORMAT_NAMED: formatlib.named,
 }

@@ -93,6 +93,9 @@ TRUE_EXAMPLES = [
     "[].sum() == 0",
     "[1, 3].min() == 1 && [1, 3].max() == 3",
     "[1].min() == 1",
+    "['a', 'c', 'b'].max() == 'c' && [1.5, 0.5].min() == 0.5 && [2u, 1u].max() == 2u",
+    "[duration('1s'), duration('2s')].max() == duration('2s')",
+    "[timestamp('2021-01-01T00:00:00Z'), timestamp('2020-01-01T00:00:00Z')].min().getFullYear() == 2020",
     "[1, 2, 2, 3].indexOf(2) == 1",
     "['a', 'b', 'b', 'c'].lastIndexOf('b') == 2",
     "[1.0].indexOf(1.1) == -1",
@@ -245,3 +248,38 @@ def test_type_errors_are_still_refused(expression: str) -> None:
     detail = compile_selector(expression, GATES).issues[0].detail
     assert detail.startswith("compilation failed: ERROR: <input>:1:")
     assert "found no matching overload for" in detail
+
+
+LISTS = device_input(
+    "dra.net",
+    {
+        "ips": {"strings": ["10.0.0.1", "fd00::1"]},
+        "name": {"string": "eth0eth0"},
+        "mtus": {"ints": [1500, 9000]},
+    },
+    {},
+)
+
+
+@pytest.mark.parametrize(
+    "expression",
+    [
+        'device.attributes["dra.net"].ips.indexOf("fd00::1") == 1',
+        'device.attributes["dra.net"].ips.lastIndexOf("10.0.0.1") == 0',
+        'device.attributes["dra.net"].name.indexOf("eth") == 0',
+        'device.attributes["dra.net"].name.lastIndexOf("eth") == 4',
+        'device.attributes["dra.net"].name.indexOf("eth", 1) == 4',
+        'device.attributes["dra.net"].ips.max() == "fd00::1"',
+        'device.attributes["dra.net"].ips.min() == "10.0.0.1"',
+        'device.attributes["dra.net"].mtus.sum() == 10500 && device.attributes["dra.net"].mtus.isSorted()',
+        'device.attributes["dra.net"].ips.all(ip, isIP(ip))',
+        'device.attributes["dra.net"].ips.exists(a, cidr("fd00::/8").containsIP(a))',
+        'device.attributes["dra.net"].ips.map(a, ip(a).family()).sum() == 10',
+    ],
+)
+def test_list_functions_on_attribute_values_decide_at_runtime(expression: str) -> None:
+    """An attribute is `dyn` to the checker: a string or a list receiver is resolved when the selector runs."""
+    gates = FeatureGates.parse("DRAListTypeAttributes=true")
+    result = compile_selector(expression, gates)
+    assert result.issues == [] and result.program is not None
+    assert result.program.matches(LISTS) is True
