@@ -278,7 +278,7 @@ LISTS = device_input(
     ],
 )
 def test_list_functions_on_attribute_values_decide_at_runtime(expression: str) -> None:
-    """An attribute is `dyn` to the checker: a string or a list receiver is resolved when the selector runs."""
+    """An attribute is `dyn` to the checker: a string or a list receiver is resolved when it runs."""
     gates = FeatureGates.parse("DRAListTypeAttributes=true")
     result = compile_selector(expression, gates)
     assert result.issues == [] and result.program is not None
