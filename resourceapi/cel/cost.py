@@ -57,6 +57,15 @@ _NOMINAL = {
     "sub",
 }
 _LIST_EXT = {"slice", "flatten", "reverse", "distinct", "sort", "@sortByAssociatedKeys"}
+_SETS = {"sets.contains", "sets.equivalent", "sets.intersects"}
+# Every function `_library_call` prices (the others take cel-go's default).
+_PRICED = (
+    _LIST_SCANS
+    | _NOMINAL
+    | _LIST_EXT
+    | _SETS
+    | {"url", "find", "findAll", "ip", "containsIP", "containsCIDR", "lists.range"}
+)
 _ZERO_COST = {"_&&_", "_||_", "@not_strictly_false", "!_", "_?_:_"}
 
 
@@ -212,6 +221,8 @@ class _Estimator:
         have and so take cel-go's default cost of 1); None for functions it does not price."""
         call = e.call_expr
         fn = call.function
+        if fn not in _PRICED:
+            return None
         member = call.HasField("target")
         ids = self._overloads(e)
         if fn in _LIST_SCANS and member:
@@ -235,7 +246,7 @@ class _Estimator:
             if any(i.endswith("_string") for i in ids):
                 cost += _factor(self.size(call.args[0], scope), _STRING_TRAVERSAL)
             return cost
-        if fn in ("sets.contains", "sets.equivalent", "sets.intersects") and len(call.args) == 2:
+        if fn in _SETS and len(call.args) == 2:
             # cel-go ext/sets.go `estimateSetsCost(1)`: one comparison per pair of elements.
             return self.size(call.args[0], scope) * self.size(call.args[1], scope)
         if fn in _LIST_EXT and member:
