@@ -203,7 +203,8 @@ def _functions(includes: bool, runtime: bool = False) -> list[cel.FunctionDecl]:
 
 
 # cel-cpp's own sets, lists (cel-go ext.Lists v3's functions) and two-variable comprehensions. The checking
-# environments exclude the standard `string()`, redeclared with IP's and CIDR's overloads (libraries.py).
+# environments exclude the standard `string()` and ordering operators, redeclared with IP's and CIDR's
+# `string()` overloads and cross-type numeric comparisons (libraries.py).
 _NATIVE_EXTENSIONS = """
 extensions:
   - name: "lists"
@@ -216,6 +217,7 @@ stdlib:
   exclude_functions:
     - name: "string"
 """
+    + "".join(f'    - name: "{op}"\n' for op in libraries.ORDERING_OPERATORS)
     + _NATIVE_EXTENSIONS
 )
 

@@ -208,6 +208,34 @@ def _lists(runtime: bool) -> list[Decl]:
     return decls
 
 
+ORDERING_OPERATORS = {"_<_": "less", "_<=_": "less_equals", "_>_": "greater", "_>=_": "greater_equals"}
+_ORDERED = {
+    "bool": B,
+    "int64": I,
+    "uint64": U,
+    "double": D,
+    "string": S,
+    "bytes": BY,
+    "timestamp": TS,
+    "duration": DUR,
+}
+_NUMERIC = {"int64": I, "uint64": U, "double": D}
+
+
+def _ordering() -> list[Decl]:
+    """The standard ordering operators plus `CrossTypeNumericComparisons` (upstream since 1.28: `1 < 2.0`),
+    which cel-cpp's checker lacks (its runtime compares across numeric types). Overload ids as cel-go's."""
+    decls: list[Decl] = []
+    for op, name in ORDERING_OPERATORS.items():
+        for tname, t in _ORDERED.items():
+            decls.append((op, f"{name}_{tname}", B, [t, t], False))
+        for a, at in _NUMERIC.items():
+            for b, bt in _NUMERIC.items():
+                if a != b:
+                    decls.append((op, f"{name}_{a}_{b}", B, [at, bt], False))
+    return decls
+
+
 def _optional_unwrap() -> list[Decl]:
     """cel-go's `optional.unwrap(list(optional(T)))` and `<list>.unwrapOpt()`: cel-cpp runs them but its
     checker does not declare them (and optional types cannot be declared here: `list<dyn>`)."""
@@ -226,6 +254,7 @@ def checking_declarations() -> list[Decl]:
         + _k8s(url, ip, cidr, fmt, False)
         + _lists(False)
         + _optional_unwrap()
+        + _ordering()
     )
 
 
