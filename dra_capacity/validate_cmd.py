@@ -1,8 +1,9 @@
 """`dra-capacity validate`: the webhook's mutation + validation, offline, on DeviceClass manifests.
 
-Per object it prints what `kubectl apply` would print against a cluster with the webhook installed (warnings,
-then `created`/`configured` or the native-looking rejection), or one JSON document with `-o json`. Exit codes:
-0 all allowed, 1 any rejected, 2 bad invocation or unreadable input (nothing printed to stdout then).
+Per object it prints what `kubectl apply` would print against a cluster with the webhook installed, on the
+same streams: `created`/`configured` on stdout; warnings, rejections and notes on stderr. `-o json|yaml`
+prints one document on stdout instead. Exit codes: 0 all allowed, 1 any rejected, 2 bad invocation,
+unreadable input or no DeviceClass validated (nothing printed to stdout then).
 """
 
 from __future__ import annotations
@@ -18,22 +19,43 @@ from dra_capacity import kubectl
 from dra_capacity.cliopts import (
     OutputError,
     add_feature_gates_flag,
+    add_input_flags,
+    dump_json,
+    error_line,
+    input_paths,
     parse_gates_or_exit,
     read_documents,
     write_output,
 )
 from resourceapi import schema
 from resourceapi.documents import Document, DocumentError
+from resourceapi.gates import FeatureGates
 from resourceapi.objects import metadata_of
 from resourceapi.resource_v1 import DeviceClass
 from webhook.admission import VERSIONS, DeviceClassAdmission
-from webhook.dropping import apply_removals
+from webhook.dropping import DroppedField, apply_removals, drop_disabled_fields
 from webhook.status import GROUP, KIND
+
+COMMAND = "validate"
+EXIT_OK, EXIT_REJECTED, EXIT_USAGE = 0, 1, 2
+
+VALIDATE_EPILOG = """\
+output: text (default) prints what `kubectl apply` prints with the webhook installed: the
+  `deviceclass.resource.k8s.io/NAME created` lines on stdout; `Warning:` lines, rejections and notes (skipped
+  kinds, fields dropped because their feature gate is off) on stderr. -o json|yaml print one document,
+  {"results": [...]}, each result naming its file, document and List item.
+
+exit status:
+  0  every DeviceClass is allowed
+  1  at least one DeviceClass is rejected (with --strict: also for unknown fields)
+  2  bad usage, unreadable or unparseable input, or no DeviceClass in the input (one line on stderr,
+     "dra-capacity validate: error: ...", nothing on stdout)
+"""
 
 
 @dataclass
 class Result:
-    """The verdict on one DeviceClass document."""
+    """The verdict on one DeviceClass document, and where the document came from."""
 
     name: str
     update: bool
@@ -41,6 +63,8 @@ class Result:
     warnings: list[str]
     status: dict[str, Any] | None
     patch: list[dict[str, Any]]
+    doc: Document | None = None
+    dropped: list[DroppedField] | None = None
     native: frozenset[tuple[str, str]] = frozenset()  # (field, message) of causes the API server checks too
 
     def causes(self) -> list[dict[str, Any]]:
@@ -58,27 +82,41 @@ class Result:
         fields = [c["field"] for c in self.causes() if c["native"]]
         if not fields:
             return None
+        where = f"{self.doc.where}: " if self.doc is not None else ""
         return (
-            f'note: DeviceClass "{self.name}": {", ".join(fields)}: native rule (the API server enforces it '
-            "itself and would refuse this object without the webhook too)"
+            f"{where}{kubectl.RESOURCE}/{self.name}: {', '.join(fields)}: native rule: the API server "
+            "refuses this object too, with or without the webhook"
         )
 
     def as_json(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "name": self.name,
             "allowed": self.allowed,
             "warnings": list(self.warnings),
             "causes": self.causes(),
             "patch": self.patch,
         }
+        if self.doc is not None:
+            out.update(file=self.doc.source, document=self.doc.index, item=self.doc.item)
+        return out
 
     def text(self) -> list[str]:
+        """Every line, in kubectl's order (warnings, then the verdict); see `stdout_lines`."""
         lines = kubectl.render_warnings(self.warnings)
         if self.allowed:
             lines.append(kubectl.render_success(self.name, self.update))
         else:
             lines.append(kubectl.render_status(self.status or {}))
         return lines
+
+    def notes(self) -> list[str]:
+        """Fields the API server would not store because their gate is off, said in words (stderr)."""
+        where = f"{self.doc.where}: " if self.doc is not None else ""
+        return [
+            f"{where}{kubectl.RESOURCE}/{self.name}: {d.path} dropped: feature gate {d.gate} is disabled, "
+            "so the API server does not store it"
+            for d in self.dropped or []
+        ]
 
 
 def add_validate_arguments(parser: argparse.ArgumentParser) -> None:
@@ -90,8 +128,15 @@ def add_validate_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="previous versions of the objects (matched by name): evaluate an update instead of a create",
     )
-    parser.add_argument("-o", "--output", choices=("text", "json"), default="text", help="output format")
-    parser.add_argument("files", nargs="+", metavar="FILE", help="YAML or JSON manifests ('-' for stdin)")
+    parser.add_argument(
+        "--strict",
+        action="store_true",
+        help="unknown fields are errors, as kubectl --validate=strict (default: warnings)",
+    )
+    parser.add_argument(
+        "-o", "--output", choices=("text", "json", "yaml"), default="text", help="output format"
+    )
+    add_input_flags(parser)
     parser.set_defaults(func=run_validate, parser=parser)
 
 
@@ -99,17 +144,20 @@ def run_validate(args: argparse.Namespace, out: TextIO | None = None, err: TextI
     out = out or sys.stdout
     err = err or sys.stderr
     gates = parse_gates_or_exit(args.parser, args.feature_gates)
+    files = input_paths(args)
+    if not files:
+        args.parser.error("no input: give FILE or -f FILE ('-' for standard input)")
     try:
-        docs = read_documents(args.files, require_objects=True)
-        old_docs = read_documents(args.old) if args.old else []
+        docs = read_documents(files, require_objects=True, recursive=args.recursive)
+        old_docs = read_documents(args.old, recursive=args.recursive) if args.old else []
     except DocumentError as exc:
-        print(f"error: {exc}", file=err)
-        return 2
+        error_line(COMMAND, str(exc), err)
+        return EXIT_USAGE
     for doc in [*docs, *old_docs]:
         if not doc.api_version:
             # kubectl cannot decode an object without apiVersion either; skipping it would pass CI silently.
-            print(f"error: {doc.where}: {doc.kind} {doc.name!r}: missing field 'apiVersion'", file=err)
-            return 2
+            error_line(COMMAND, f"{doc.where}: {doc.kind} {doc.name!r}: missing field 'apiVersion'", err)
+            return EXIT_USAGE
     olds: dict[str, dict[str, Any]] = {}
     for doc in old_docs:
         skip = _skip_reason(doc)
@@ -125,25 +173,83 @@ def run_validate(args: argparse.Namespace, out: TextIO | None = None, err: TextI
             print(f"{doc.where}: skipping {doc.kind} {doc.name!r}: {skip}", file=err)
             continue
         name = assigned_name(doc.obj)
-        results.append(evaluate(admission, doc, olds.get(name) if name else None, number))
-    if args.output == "json":
-        text = json.dumps({"results": [r.as_json() for r in results]}, indent=2) + "\n"
-    else:
-        text = "".join(line + "\n" for r in results for line in r.text())
+        old = olds.get(name) if name else None
+        result = strict_rejection(doc, old) if args.strict else None
+        results.append(result or evaluate(admission, doc, old, number, gates))
+    if not results:
+        error_line(COMMAND, f"{', '.join(files)}: no DeviceClass found: nothing was validated", err)
+        return EXIT_USAGE
+    text = render(results, args.output, err)
     try:
         write_output(text, out)
     except OutputError as exc:
-        print(f"error: {exc.strerror}", file=err)
-        return 2
-    for result in results:
-        note = result.native_note()
-        if note is not None and args.output != "json":
+        error_line(COMMAND, str(exc.strerror), err)
+        return EXIT_USAGE
+    return EXIT_REJECTED if any(not r.allowed for r in results) else EXIT_OK
+
+
+def render(results: list[Result], output: str, err: TextIO) -> str:
+    """stdout's text; in text mode, warnings, rejections and notes are written to `err` as they come."""
+    if output == "json":
+        return dump_json({"results": [r.as_json() for r in results]})
+    if output == "yaml":
+        import yaml
+
+        return yaml.safe_dump({"results": [r.as_json() for r in results]}, sort_keys=False)
+    lines: list[str] = []
+    for r in results:
+        for note in r.notes():
             print(note, file=err)
-    return 1 if any(not r.allowed for r in results) else 0
+        for line in kubectl.render_warnings(r.warnings):
+            print(line, file=err)
+        if r.allowed:
+            lines.append(kubectl.render_success(r.name, r.update))
+        else:
+            print(kubectl.render_status(r.status or {}), file=err)
+            native = r.native_note()
+            if native is not None:
+                print(native, file=err)
+    return "".join(line + "\n" for line in lines)
+
+
+def strict_rejection(doc: Document, old: dict[str, Any] | None) -> Result | None:
+    """kubectl `--validate=strict`: unknown fields fail the write before admission runs, as the API server's
+    strict decoding does (`k8s.io/apimachinery/pkg/runtime/serializer/json`: `strict decoding error:
+    unknown field "spec.x"`)."""
+    unknown = unknown_fields(doc.obj)
+    if not unknown:
+        return None
+    _, _, version = doc.api_version.rpartition("/")
+    fields = ", ".join(f'unknown field "{path}"' for path in unknown)
+    message = (
+        f"{KIND} in version {json.dumps(version)} cannot be handled as a {KIND}: "
+        f"strict decoding error: {fields}"
+    )
+    status = {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "status": "Failure",
+        "message": message,
+        "reason": "BadRequest",
+        "code": 400,
+        "details": {
+            "group": GROUP,
+            "kind": KIND,
+            "name": doc.name,
+            "causes": [
+                {"field": path, "type": "FieldValueInvalid", "message": "unknown field"} for path in unknown
+            ],
+        },
+    }
+    return Result(doc.name, old is not None, False, [], status, [], doc)
 
 
 def evaluate(
-    admission: DeviceClassAdmission, doc: Document, old: dict[str, Any] | None, number: int
+    admission: DeviceClassAdmission,
+    doc: Document,
+    old: dict[str, Any] | None,
+    number: int,
+    gates: FeatureGates | None = None,
 ) -> Result:
     """Mutate, apply the patch, then validate the mutated object: the apiserver's order."""
     group, _, version = doc.api_version.rpartition("/")
@@ -172,7 +278,9 @@ def evaluate(
         + list(response.get("warnings", [])),
         status=response.get("status"),
         patch=patch,
-        native=frozenset((e.field, e.body()) for e in outcome.native),
+        doc=doc,
+        dropped=drop_disabled_fields(doc.obj, old, gates).dropped if gates is not None and patch else [],
+        native=frozenset((e.field, e.body()) for e in getattr(outcome, "native", ())),
     )
 
 

@@ -9,9 +9,10 @@ request, even one the envelope check would refuse: a member of the wrong type ma
 from __future__ import annotations
 
 import base64
+import collections
 import json
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,7 +23,7 @@ from resourceapi.gates import FeatureGates
 from resourceapi.objects import display_name
 from webhook import logs, warning_texts
 from webhook.dropping import DropResult, drop_disabled_fields
-from webhook.native_rules import NativeRules, native_warnings, rule_field
+from webhook.native_rules import MAX_NATIVE_WARNINGS, NativeRules, native_warnings, rule_field
 from webhook.status import GROUP, KIND, internal_status, invalid_status
 from webhook.validation import validate_device_class
 
@@ -32,9 +33,8 @@ RESOURCE = "deviceclasses"
 # resource.k8s.io versions whose DeviceClass has the v1 shape for every field we read.
 VERSIONS = frozenset({"v1", "v1beta1", "v1beta2"})
 HANDLED_OPERATIONS = frozenset({"CREATE", "UPDATE"})
-FRONT_CACHE_BYTES = (
-    16 * 1024 * 1024
-)  # estimated (resourceapi/cel/cache.py); entries are shared with the CelCache
+# Estimated bytes (resourceapi/cel/cache.py); its entries are shared with the CelCache.
+FRONT_CACHE_BYTES = 8 * 1024 * 1024
 
 
 @dataclass
@@ -47,6 +47,8 @@ class AdmissionOutcome:
     name: str = ""
     operation: str = ""
     native: list[FieldError] = field(default_factory=list)  # findings on natively validated fields
+    # In warn mode, the findings answered with warnings, by (guarded field, cause type), for the metric.
+    native_findings: dict[tuple[str, str], int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -57,27 +59,21 @@ class _Subject:
     operation: str
 
 
-# Called once per native-rule finding in warn mode: (guarded field, StatusCause type); both bounded sets.
-NativeFindingHook = Callable[[str, str], None]
-
-
 class DeviceClassAdmission:
     """The admission logic of one served cluster (its feature gates); stateless apart from the CEL cache.
 
     `native_rules` says what findings on natively validated fields do (webhook/native_rules.py): DENY (the
-    offline `validate`, and `serve --native-rules deny`) or WARN (`serve`'s default), then `on_native` counts
-    each finding.
+    offline `validate`, and `serve --native-rules deny`) or WARN (`serve`'s default), then the outcome lists
+    each finding in `native_findings` for the server's metric.
     """
 
     def __init__(
         self,
         gates: FeatureGates,
         native_rules: NativeRules = NativeRules.DENY,
-        on_native: NativeFindingHook | None = None,
     ) -> None:
         self.gates = gates
         self.native_rules = native_rules
-        self._on_native = on_native
         self.cache = CelCache()
         self._compiled: dict[str, CompileResult] = {}
         self._compiled_bytes = 0
@@ -119,18 +115,23 @@ class DeviceClassAdmission:
             return _internal(uid, subject, exc)
         notes = [warning_texts.not_dropped(d.path, d.gate) for d in drop.dropped] + result.warnings
         errors = result.errors
-        if result.native and self.native_rules is NativeRules.WARN:
-            native_ids = {id(e) for e in result.native}
-            errors = [e for e in errors if id(e) not in native_ids]
-            notes = native_warnings(result.native) + notes
-            self._report_native(subject, result.native)
+        warned = result.native if self.native_rules is NativeRules.WARN else []
+        if warned:
+            warned_ids = {id(e) for e in warned}
+            errors = [e for e in errors if id(e) not in warned_ids]
+            notes = native_warnings(warned) + notes
+            self._report_native(subject, warned)
         verdict = outcome(uid, subject.name, operation, errors, notes)
         verdict.native = result.native
+        verdict.native_findings = dict(
+            collections.Counter((rule_field(e), e.type.cause_type) for e in warned)
+        )
         return verdict
 
     def _report_native(self, subject: _Subject, findings: list[FieldError]) -> None:
-        """A log line per finding, naming the rule, and the metric hook; never fails the review."""
-        for finding in findings:
+        """A log line per finding, naming the rule: the first `MAX_NATIVE_WARNINGS`, then one line counting
+        the rest (an object with 100,000 bad labels must not flood the log)."""
+        for finding in findings[:MAX_NATIVE_WARNINGS]:
             logs.log_event(
                 log,
                 logging.WARNING,
@@ -142,11 +143,15 @@ class DeviceClassAdmission:
                 cause_type=finding.type.cause_type,
                 message=finding.body().partition("\n")[0],
             )
-            if self._on_native is not None:
-                try:
-                    self._on_native(rule_field(finding), finding.type.cause_type)
-                except Exception:
-                    log.exception("counting a native rule finding failed")
+        if len(findings) > MAX_NATIVE_WARNINGS:
+            logs.log_event(
+                log,
+                logging.WARNING,
+                "more native rule findings not enforced (--native-rules warn)",
+                name=subject.name,
+                operation=subject.operation,
+                count=len(findings) - MAX_NATIVE_WARNINGS,
+            )
 
     def _compile(self, expression: str, gates: FeatureGates) -> CompileResult:
         """The shared CelCache behind a per-gates dict: the hot path skips key building and locking."""

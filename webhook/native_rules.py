@@ -79,4 +79,4 @@ def native_warnings(errors: list[FieldError]) -> list[str]:
         return [native_warning(e) for e in errors]
     shown = [native_warning(e) for e in errors[: MAX_NATIVE_WARNINGS - 1]]
     left = len(errors) - len(shown)
-    return [*shown, f"... and {left} more native-rule findings"]
+    return [*shown, f"... and {left:,} more native-rule findings"]

@@ -17,9 +17,10 @@ from resourceapi.cel.compiler import CompileResult, compile_selector
 from resourceapi.cel.env import EnvKey
 from resourceapi.gates import FeatureGates
 
-# 64 MiB: about 2,500 typical selectors with their evaluation programs prepared; with the webhook's front
-# cache and the allocator's programs it stays well inside a 256 MiB container.
-DEFAULT_MAX_BYTES = 64 * 1024 * 1024
+# 32 MiB: about 1,300 typical selectors with their evaluation programs prepared (the webhook never prepares
+# them: about 3,000 there). Each webhook worker process holds one, with its 8 MiB front cache: two workers
+# stay well inside a 256-512 MiB container.
+DEFAULT_MAX_BYTES = 32 * 1024 * 1024
 
 # Measured with cel-expr-python 0.1.3 (RSS growth per cached entry): a checked selector holds about 12 bytes
 # of Python/upb objects per byte of serialized AST, its prepared evaluation program as much again, plus a

@@ -98,7 +98,11 @@ def test_pod_entry_has_the_contract_shape(tmp_path: Path, capsys: pytest.Capture
         "node",
         "claim",
         "extendedResourceClaimStatus",
+        "file",
+        "document",
+        "item",
     }
+    assert (entry["file"], entry["document"], entry["item"]) == (pods, 1, None)
     claim = entry["claim"]
     assert claim["metadata"]["generateName"] == "train-extended-resources-"
     assert claim["metadata"]["name"].startswith("train-extended-resources-")
@@ -126,6 +130,9 @@ def test_running_pods_hold_their_node_resources(tmp_path: Path, capsys: pytest.C
             "node": None,
             "claim": None,
             "extendedResourceClaimStatus": None,
+            "file": pods,
+            "document": 2,
+            "item": None,
         }
     ]
 
@@ -433,9 +440,11 @@ def test_an_empty_file_beside_others_is_fine(tmp_path: Path, capsys: pytest.Capt
     assert code == 0
 
 
-def test_directory_given_as_a_file_is_rejected(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_an_empty_directory_is_input_without_objects(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     code, out, err = _run(capsys, "-f", str(tmp_path))
-    assert (code, out) == (2, "") and err.strip().endswith(f"{tmp_path}: cannot read: Is a directory")
+    assert (code, out) == (2, "") and err.strip().endswith(f"{tmp_path}: no objects found (empty input)")
 
 
 def test_binary_file_is_rejected_naming_the_byte(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -533,7 +542,8 @@ def test_help_names_the_modes_and_exit_status(capsys: pytest.CaptureFixture[str]
     out = capsys.readouterr().out
     assert exc.value.code == 0
     assert "pod mode    the input has Pods without spec.nodeName" in out
-    assert "exit status: 0 whenever the simulation ran" in out
+    assert "  0  the simulation ran (unschedulable pods are a result)" in out
+    assert "  1  with --fail-unschedulable: some pod or claim was not placed" in out
 
 
 class FullDisk(io.StringIO):
@@ -547,4 +557,6 @@ def test_an_output_write_error_exits_2_with_one_line(
     cluster = _cluster(tmp_path)
     monkeypatch.setattr(sys, "stdout", FullDisk())
     assert main(["simulate", "-f", cluster]) == 2
-    assert capsys.readouterr().err == "dra-capacity simulate: cannot write output: No space left on device\n"
+    assert capsys.readouterr().err == (
+        "dra-capacity simulate: error: cannot write output: No space left on device\n"
+    )

@@ -49,10 +49,9 @@ def test_the_served_handler_warns_on_native_findings_by_default() -> None:
     from dra_capacity.serve_cmd import load_handler
     from resourceapi.gates import FeatureGates
     from webhook.admission import DeviceClassAdmission
-    from webhook.metrics import WebhookMetrics
     from webhook.native_rules import NativeRules
 
-    handler = load_handler(FeatureGates.defaults(), metrics=WebhookMetrics())
+    handler = load_handler(FeatureGates.defaults())
     assert isinstance(handler, DeviceClassAdmission)
     assert handler.native_rules is NativeRules.WARN
     denying = load_handler(FeatureGates.defaults(), "deny")

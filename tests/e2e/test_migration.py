@@ -246,6 +246,12 @@ def test_kep_story_1_selector_is_a_one_line_warning_by_default(webhook: Webhook)
     (warning,) = response["warnings"]
     assert warning.startswith("native rule: spec.selectors[0].cel.expression: compilation failed: 1:")
     assert "found no matching overload for 'isGreater" in warning and len(warning) <= 120
+    with urllib.request.urlopen(
+        f"https://127.0.0.1:{webhook.port}/metrics", context=webhook.ctx, timeout=10
+    ) as resp:
+        metrics = resp.read().decode()
+    labels = '{cause_type="FieldValueInvalid",field="spec.selectors"}'
+    assert f"dra_capacity_webhook_native_rule_findings_total{labels} 1.0" in metrics
 
 
 def test_kep_story_1_selector_is_rejected_like_native_validation(webhook_denying_native: Webhook) -> None:

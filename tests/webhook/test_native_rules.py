@@ -6,6 +6,7 @@ validating webhook, so a denial there can only be a false positive or version sk
 
 from __future__ import annotations
 
+import json
 import logging
 
 import pytest
@@ -14,6 +15,7 @@ from deviceclasses import ANNOTATION, device_class, review_request, with_annotat
 from resourceapi.field import invalid, required
 from resourceapi.gates import FeatureGates
 from webhook.admission import DeviceClassAdmission
+from webhook.judging import Verdict, judge
 from webhook.metrics import WebhookMetrics
 from webhook.native_rules import (
     MAX_NATIVE_WARNINGS,
@@ -29,9 +31,8 @@ GATES = FeatureGates.defaults()
 BAD_SELECTOR = {"cel": {"expression": "noSuchVar"}}
 
 
-def warn_admission(findings: list[tuple[str, str]] | None = None) -> DeviceClassAdmission:
-    hook = (lambda rule, cause: findings.append((rule, cause))) if findings is not None else None
-    return DeviceClassAdmission(GATES, NativeRules.WARN, hook)
+def warn_admission() -> DeviceClassAdmission:
+    return DeviceClassAdmission(GATES, NativeRules.WARN)
 
 
 def test_deny_mode_rejects_a_native_finding_as_today() -> None:
@@ -43,14 +44,13 @@ def test_deny_mode_rejects_a_native_finding_as_today() -> None:
 
 
 def test_warn_mode_allows_a_native_finding_with_a_one_line_warning() -> None:
-    findings: list[tuple[str, str]] = []
-    outcome = warn_admission(findings).validate(review_request(device_class("gpu", selectors=[BAD_SELECTOR])))
+    outcome = warn_admission().validate(review_request(device_class("gpu", selectors=[BAD_SELECTOR])))
     assert outcome.response["allowed"] is True
     assert outcome.response["warnings"] == [
         "native rule: spec.selectors[0].cel.expression: compilation failed: 1:1: "
         "undeclared reference to 'noSuchVar'"
     ]
-    assert findings == [("spec.selectors", "FieldValueInvalid")]
+    assert outcome.native_findings == {("spec.selectors", "FieldValueInvalid"): 1}
     assert outcome.cause_types == []
 
 
@@ -139,10 +139,33 @@ def test_metric_labels_are_the_guarded_top_level_field(field: str, rule: str) ->
     assert rule_field(required(field)) == rule
 
 
-def test_the_counter_is_exposed_with_bounded_labels() -> None:
+def test_deny_mode_reports_no_warned_findings() -> None:
+    admission = DeviceClassAdmission(GATES, NativeRules.DENY)
+    outcome = admission.validate(review_request(device_class("gpu", selectors=[BAD_SELECTOR])))
+    assert outcome.native_findings == {}
+
+
+def test_the_verdict_carries_the_counts_and_the_counter_has_bounded_labels() -> None:
+    """Workers judge in other processes: the counts travel in the (picklable) verdict to the server."""
+    request = review_request(device_class("gpu", selectors=[BAD_SELECTOR, BAD_SELECTOR]))
+    body = json.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": request})
+    verdict = judge(warn_admission().validate, body.encode())
+    assert isinstance(verdict, Verdict)
+    assert verdict.native_counts == {("spec.selectors", "FieldValueInvalid"): 2}
     metrics = WebhookMetrics()
-    admission = DeviceClassAdmission(GATES, NativeRules.WARN, metrics.native_rule_finding)
-    admission.validate(review_request(device_class("gpu", selectors=[BAD_SELECTOR, BAD_SELECTOR])))
+    metrics.native_rule_findings_seen(verdict.native_counts)
     text = metrics.render().decode()
     labels = '{cause_type="FieldValueInvalid",field="spec.selectors"}'
     assert f"dra_capacity_webhook_native_rule_findings_total{labels} 2.0" in text
+
+
+def test_a_flood_of_native_findings_gives_a_bounded_answer_and_log(caplog: pytest.LogCaptureFixture) -> None:
+    obj = device_class("gpu")
+    obj["metadata"]["labels"] = {f"bad key {i}!": "x" for i in range(20_000)}
+    with caplog.at_level(logging.WARNING, logger="webhook.admission"):
+        outcome = warn_admission().validate(review_request(obj))
+    assert outcome.response["allowed"] is True
+    assert len(outcome.response["warnings"]) == MAX_NATIVE_WARNINGS
+    assert outcome.response["warnings"][-1] == "... and 19,991 more native-rule findings"
+    assert outcome.native_findings == {("metadata", "FieldValueInvalid"): 20_000}
+    assert len([r for r in caplog.records if "native rule" in r.getMessage()]) == MAX_NATIVE_WARNINGS + 1
