@@ -12,7 +12,7 @@ import base64
 import collections
 import json
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,6 +22,8 @@ from resourceapi.field import FieldError
 from resourceapi.gates import FeatureGates
 from resourceapi.objects import display_name
 from webhook import logs, warning_texts
+from webhook.cluster_view import ClusterView
+from webhook.cluster_warnings import cluster_warnings
 from webhook.dropping import DropResult, drop_disabled_fields
 from webhook.native_rules import MAX_NATIVE_WARNINGS, NativeRules, native_warnings, rule_field
 from webhook.status import GROUP, KIND, internal_status, invalid_status
@@ -36,6 +38,9 @@ HANDLED_OPERATIONS = frozenset({"CREATE", "UPDATE"})
 # Estimated bytes (resourceapi/cel/cache.py); its entries are shared with the CelCache.
 FRONT_CACHE_BYTES = 8 * 1024 * 1024
 
+ClusterSource = Callable[[], "ClusterView | None"]
+"""Where the cluster-aware warnings read the cluster from: an informer cache's `view` (None while cold)."""
+
 
 @dataclass
 class AdmissionOutcome:
@@ -49,6 +54,7 @@ class AdmissionOutcome:
     native: list[FieldError] = field(default_factory=list)  # findings on natively validated fields
     # In warn mode, the findings answered with warnings, by (guarded field, cause type), for the metric.
     native_findings: dict[tuple[str, str], int] = field(default_factory=dict)
+    cluster: str = ""  # cluster-aware warnings: "" (no cluster view configured), "used", "cold" (skipped)
 
 
 @dataclass(frozen=True)
@@ -71,9 +77,11 @@ class DeviceClassAdmission:
         self,
         gates: FeatureGates,
         native_rules: NativeRules = NativeRules.DENY,
+        cluster: ClusterSource | None = None,
     ) -> None:
         self.gates = gates
         self.native_rules = native_rules
+        self.cluster = cluster
         self.cache = CelCache()
         self._compiled: dict[str, CompileResult] = {}
         self._compiled_bytes = 0
@@ -121,7 +129,17 @@ class DeviceClassAdmission:
             errors = [e for e in errors if id(e) not in warned_ids]
             notes = native_warnings(warned) + notes
             self._report_native(subject, warned)
+        cluster = ""
+        if self.cluster is not None:
+            view = self.cluster()
+            cluster = "cold" if view is None else "used"
+            if view is not None:
+                try:
+                    notes += cluster_warnings(drop.obj, view, self.gates, self._compile)
+                except Exception:  # warnings are advice: a bug in them never fails an admission
+                    log.exception("cluster warnings for DeviceClass %r failed", subject.name)
         verdict = outcome(uid, subject.name, operation, errors, notes)
+        verdict.cluster = cluster
         verdict.native = result.native
         verdict.native_findings = dict(
             collections.Counter((rule_field(e), e.type.cause_type) for e in warned)

@@ -72,6 +72,7 @@ class Verdict:
     cause_counts: dict[str, int] = field(default_factory=dict)
     # Native-rule findings answered with warnings (webhook/native_rules.py): (guarded field, cause type) -> n.
     native_counts: dict[tuple[str, str], int] = field(default_factory=dict)
+    cluster: str = ""  # how the cluster-aware warnings ran: "" (off), "used", "cold" (skipped)
 
 
 @dataclass(frozen=True)
@@ -128,6 +129,7 @@ def judge(call: HandlerCall, body: bytes) -> Judged:
             warnings=len(response.get("warnings") or ()),
             cause_counts=dict(collections.Counter(str(c) for c in outcome.cause_types)),
             native_counts=dict(getattr(outcome, "native_findings", None) or {}),
+            cluster=str(getattr(outcome, "cluster", "")),
         )
     except Exception:
         return HandlerBug(review.uid, review.name, review.operation, traceback.format_exc())

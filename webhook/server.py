@@ -254,6 +254,8 @@ class AdmissionRoutes:
         elapsed = time.perf_counter() - start
         self.metrics.observe(endpoint, verdict.operation, verdict.outcome, 200, elapsed, verdict.cause_counts)
         self.metrics.native_rule_findings_seen(verdict.native_counts)
+        if verdict.cluster:
+            self.metrics.cluster_warnings.labels(verdict.cluster).inc()
         log_decision(
             self.logger,
             uid=verdict.uid,

@@ -54,5 +54,5 @@ def test_the_served_handler_warns_on_native_findings_by_default() -> None:
     handler = load_handler(FeatureGates.defaults())
     assert isinstance(handler, DeviceClassAdmission)
     assert handler.native_rules is NativeRules.WARN
-    denying = load_handler(FeatureGates.defaults(), "deny")
+    denying = load_handler(FeatureGates.defaults(), native_rules="deny")
     assert isinstance(denying, DeviceClassAdmission) and denying.native_rules is NativeRules.DENY
