@@ -50,9 +50,12 @@ def test_reserved_for_requires_an_allocation(res: client.ResourceV1Api) -> None:
     with pytest.raises(client.ApiException) as info:
         _status(res, {"reservedFor": [POD_REF]})
     assert _causes(info.value) == [
-        {"type": "FieldValueForbidden", "field": "status.reservedFor",
-         "message": "Forbidden: may not be specified when `allocated` is not set"}
-    ]  # fmt: skip
+        {
+            "type": "FieldValueForbidden",
+            "field": "status.reservedFor",
+            "message": "Forbidden: may not be specified when `allocated` is not set",
+        }
+    ]
 
 
 def test_reserved_for_is_unique_by_uid(res: client.ResourceV1Api) -> None:

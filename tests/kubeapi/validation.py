@@ -120,9 +120,12 @@ def validate_claim_status(status: dict[str, Any], old: dict[str, Any], deleting:
             old_uids = {str(r.get("uid")) for r in old.get("reservedFor") or [] if isinstance(r, dict)}
             if any(isinstance(r, dict) and str(r.get("uid")) not in old_uids for r in reserved):
                 errs.append(
-                    forbidden(rpath, "new entries may not be added while `deallocationRequested` or "
-                              "`deletionTimestamp` are set")
-                )  # fmt: skip
+                    forbidden(
+                        rpath,
+                        "new entries may not be added while `deallocationRequested` or "
+                        "`deletionTimestamp` are set",
+                    )
+                )
     if old.get("allocation") is not None and status.get("allocation") is not None:
         errs.extend(immutable(path.child("allocation"), status["allocation"], old["allocation"]))
     return errs
@@ -172,9 +175,14 @@ def validate_pod_status(new: Obj, old: Obj) -> list[FieldError]:
         if not cname:
             errs.append(required(ipath.child("containerName")))
         elif cname not in containers:
-            errs.append(FieldError(ErrorType.INVALID, str(ipath.child("containerName")), cname,
-                                   "must match the name of an entry in `spec.initContainers.name` or "
-                                   "`spec.containers.name`"))  # fmt: skip
+            errs.append(
+                FieldError(
+                    ErrorType.INVALID,
+                    str(ipath.child("containerName")),
+                    cname,
+                    "must match the name of an entry in `spec.initContainers.name` or `spec.containers.name`",
+                )
+            )
         rname = str(m.get("resourceName") or "")
         if not rname:
             errs.append(required(ipath.child("resourceName")))
