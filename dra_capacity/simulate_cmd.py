@@ -129,9 +129,13 @@ def _reads_cluster(args: argparse.Namespace) -> bool:
     return bool(args.kubeconfig or args.context or args.pending)
 
 
-def load(args: argparse.Namespace) -> tuple[Inputs, dict[int, Document]]:
+Origin = tuple[str, int, int | None]  # file, 1-based document, List item
+
+
+def load(args: argparse.Namespace) -> tuple[Inputs, dict[int, Origin]]:
     """Read the files (and the cluster) and build the checked inputs; raises DocumentError, InputError or
-    ClusterReadError. Also returns, per object id, the document it came from."""
+    ClusterReadError. Also returns, per pod and claim (by object id), where it came from (not the Document:
+    that would keep every raw object alive beside its model)."""
     from allocator.simulate import load_inputs
 
     files = input_paths(args)
@@ -156,13 +160,13 @@ def load(args: argparse.Namespace) -> tuple[Inputs, dict[int, Document]]:
             warn_unknown_fields(docs)
         inputs = load_inputs(docs, seed=args.seed)
         by_key = {_key(d.kind, d.obj.get("metadata")): d for d in docs if d.kind in ("Pod", "ResourceClaim")}
-        origin: dict[int, Document] = {}
+        origin: dict[int, Origin] = {}
         for kind, objs in (("Pod", inputs.pods), ("ResourceClaim", inputs.claims)):
             for obj in objs:
                 doc = by_key.get((kind, obj.metadata.namespace or "default", obj.metadata.name))
                 if doc is not None:
-                    origin[id(obj)] = doc
-        del docs
+                    origin[id(obj)] = (doc.source, doc.index, doc.item)
+        del docs, by_key
     return inputs, origin
 
 
@@ -273,10 +277,10 @@ def _all_placed(out: dict[str, Any]) -> bool:
     return all(p["result"] == "bound" for p in out["pods"])
 
 
-def _add_origin(entry: dict[str, Any], doc: Document | None) -> None:
+def _add_origin(entry: dict[str, Any], origin: Origin | None) -> None:
     """Where the pod or claim came from: `file`, 1-based `document`, `item` in a List (else null)."""
-    if doc is not None:
-        entry.update(file=doc.source, document=doc.index, item=doc.item)
+    if origin is not None:
+        entry.update(file=origin[0], document=origin[1], item=origin[2])
 
 
 def _add_device_plugin(entry: dict[str, Any], pod: Pod, nodes: dict[str, Node]) -> None:
