@@ -15,7 +15,6 @@ from enum import Enum
 from fractions import Fraction
 from typing import Literal
 
-from allocator.capacity import normalize_name
 from allocator.counters import CounterTotals, available_counters
 from allocator.errors import AllocationError
 from allocator.features import Features
@@ -26,6 +25,7 @@ from allocator.results import build_result, check_node_selector
 from allocator.search import DEFAULT_MAX_STEPS, DeviceResult, Search
 from allocator.selection import ClassRecord, Matcher, SelectorEngine
 from allocator.state import CommittedState
+from resourceapi.capacity import normalize_name
 from resourceapi.gates import FeatureGates
 from resourceapi.quantity import Format, Quantity
 from resourceapi.resource_v1 import AllocationResult, DeviceClass, ResourceClaim, ResourceSlice
@@ -333,32 +333,44 @@ class Cluster:
         ]
 
     def _ordered(self, candidates: list[DeviceRecord], order: DeviceOrder) -> list[DeviceRecord]:
-        if order == "first-fit" or len(candidates) < 2:
+        """Candidates in the requested order: only shareable devices holding shares are "partly used"
+        (dedicated devices keep their place: an allocated one is skipped anyway)."""
+        if order == "first-fit" or not self.features.consumable_capacity:
             return candidates
-        used = {d.id: self._used(d, None) for d in candidates}
+        has_shares = self.state.has_shares
+        used = {d.id: self._used(d, None) for d in candidates if d.allow_multi and has_shares(d.id)}
+        if not used:
+            return candidates
+        zero = Fraction(0)
         if order == "most-used":
-            return sorted(candidates, key=lambda d: -used[d.id])
-        return sorted(candidates, key=lambda d: used[d.id])
+            return sorted(candidates, key=lambda d: -used.get(d.id, zero))
+        return sorted(candidates, key=lambda d: used.get(d.id, zero))
 
     # --- usage views for placement -------------------------------------------------------------------------
 
-    def _used(self, record: DeviceRecord, take: tuple[bool, dict[str, Fraction]] | None) -> Fraction:
+    def _used(self, record: DeviceRecord, take: tuple[bool, dict[str, Fraction]] | None) -> Fraction | int:
         """Allocated share of one device: committed state plus `take` (share?, amounts) of a candidate
         allocation. A shareable device: the mean over its capacities of consumed/value (1 while it holds a
         share and has no capacity); a dedicated one: 0 or 1."""
         dev_id = record.id
         if self.features.consumable_capacity and record.allow_multi:
-            committed = self.state.aggregated.get(dev_id, {})
-            extra = take[1] if take is not None else {}
+            committed = self.state.aggregated.get(dev_id)
+            extra = take[1] if take is not None else None
+            if not committed and not extra:
+                return 1 if take is not None or self.state.has_shares(dev_id) else 0
             parts = [
-                min(Fraction(1), (committed.get(name, 0) + extra.get(name, 0)) / entry.value)
+                min(
+                    Fraction(1),
+                    ((committed.get(name, 0) if committed else 0) + (extra.get(name, 0) if extra else 0))
+                    / entry.value,
+                )
                 for name, entry in record.capacity.items()
                 if entry.value > 0
             ]
             if parts:
                 return sum(parts, Fraction(0)) / len(parts)
-            return Fraction(1 if take is not None or self.state.has_shares(dev_id) else 0)
-        return Fraction(1 if take is not None or dev_id in self.state.dedicated else 0)
+            return 1
+        return 1 if take is not None or dev_id in self.state.dedicated else 0
 
     def allocated_share(self, node: NodeInfo, takes: Iterable[DeviceTake] = ()) -> Fraction:
         """Mean allocated share of the node's usable devices (committed state plus `takes`): what binpack
@@ -372,7 +384,7 @@ class Cluster:
             for name, amount in t.amounts:
                 amounts[name] = amounts.get(name, Fraction(0)) + amount
         total = sum((self._used(d, extra.get(d.id)) for d in candidates), Fraction(0))
-        return total / len(candidates)
+        return Fraction(total, len(candidates))
 
     # --- committed state -----------------------------------------------------------------------------------
 

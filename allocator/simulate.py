@@ -353,16 +353,32 @@ def run_claims(inputs: Inputs, gates: FeatureGates, node_name: str | None) -> tu
 
 
 def run_pods(
-    inputs: Inputs, gates: FeatureGates, strategy: Strategy, node_name: str | None = None
+    inputs: Inputs,
+    gates: FeatureGates,
+    strategy: Strategy,
+    node_name: str | None = None,
+    *,
+    percentage: int = 100,
 ) -> tuple[dict[str, Any], Cluster]:
-    """Pod mode: pending pods placed one at a time, in input order, each seeing the ones before it."""
+    """Pod mode: pending pods placed one at a time, in input order, each seeing the ones before it.
+
+    `percentage`: kube-scheduler's percentageOfNodesToScore (100: every node is examined)."""
     nodes = [n for n in inputs.nodes if node_name is None or n.name == node_name]
     if node_name is not None and not nodes:
         raise UsageError(f"--node {node_name}: pod mode needs a Node of that name in the input")
     cluster = Cluster(gates, inputs.classes, inputs.slices, inputs.allocated_claims())
     resolver = ExtendedResourceResolver(inputs.classes, gates)
     running = [p for p in inputs.pods if p.spec.node_name]
-    placer = Placer(cluster, gates, resolver, nodes, inputs.slices, running, strategy)
+    placer = Placer(
+        cluster,
+        gates,
+        resolver,
+        nodes,
+        inputs.slices,
+        running,
+        strategy,
+        percentage_of_nodes_to_score=percentage,
+    )
     entries = []
     for pod in inputs.pending_pods():
         placement = placer.place(pod, pod_claims(inputs, pod))

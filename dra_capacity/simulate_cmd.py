@@ -46,6 +46,14 @@ def add_commands(sub: Any) -> None:
     add_feature_gates_flag(simulate)
     simulate.add_argument("--node", metavar="NAME", help="the node for claim mode (pod mode: only this node)")
     simulate.add_argument("--strategy", choices=("binpack", "spread"), default="binpack", help="node scoring")
+    simulate.add_argument(
+        "--percentage-of-nodes-to-score",
+        type=_percentage,
+        default=100,
+        metavar="N",
+        help="stop a pod's node search after this share of feasible nodes, as kube-scheduler (default 100: "
+        "every node; 0: kube-scheduler's adaptive default; at least 100 nodes are always checked)",
+    )
     simulate.add_argument("-o", "--output", choices=("json", "table"), default="json", help="output format")
     simulate.add_argument(
         "-f",
@@ -58,6 +66,18 @@ def add_commands(sub: Any) -> None:
     )
     simulate.add_argument("extra_files", nargs="*", metavar="FILE", help=argparse.SUPPRESS)
     simulate.set_defaults(func=run_simulate, parser=simulate)
+
+
+def _percentage(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"invalid value {text!r}: must be an integer from 0 to 100"
+        ) from None
+    if not 0 <= value <= 100:
+        raise argparse.ArgumentTypeError(f"invalid value {text!r}: must be an integer from 0 to 100")
+    return value
 
 
 def run_simulate(args: argparse.Namespace) -> int:
@@ -76,7 +96,9 @@ def run_simulate(args: argparse.Namespace) -> int:
         return EXIT_BAD_INPUT
     try:
         if inputs.pending_pods() or not inputs.unallocated_claims():
-            out, cluster = run_pods(inputs, gates, args.strategy, args.node)
+            out, cluster = run_pods(
+                inputs, gates, args.strategy, args.node, percentage=args.percentage_of_nodes_to_score
+            )
         else:
             out, cluster = run_claims(inputs, gates, args.node)
     except UsageError as exc:
