@@ -179,6 +179,11 @@ class Cluster:
         self._nodes: dict[str, tuple[Mapping[str, str], NodePools]] = {}
         self._devices: dict[DeviceID, DeviceRecord] | None = None
         self._pool_versions: dict[PoolID, int] = {}
+        self._device_used: dict[DeviceID, Fraction | int] = {}  # committed allocated share per device
+        # per node: (its pools' versions, committed sum of device shares, candidates by id, the NodePools)
+        self._node_used: dict[
+            str, tuple[tuple[int, ...], Fraction | int, dict[DeviceID, DeviceRecord], NodePools]
+        ] = {}
         for s in slices:
             self.upsert_slice(s)
         self.state = CommittedState()
@@ -227,6 +232,8 @@ class Cluster:
     def _invalidate(self) -> None:
         self._nodes.clear()
         self._devices = None
+        self._device_used.clear()
+        self._node_used.clear()
         self.generation += 1
 
     # --- allocation ----------------------------------------------------------------------------------------
@@ -338,7 +345,7 @@ class Cluster:
         if order == "first-fit" or not self.features.consumable_capacity:
             return candidates
         has_shares = self.state.has_shares
-        used = {d.id: self._used(d, None) for d in candidates if d.allow_multi and has_shares(d.id)}
+        used = {d.id: self._committed_used(d) for d in candidates if d.allow_multi and has_shares(d.id)}
         if not used:
             return candidates
         zero = Fraction(0)
@@ -374,17 +381,37 @@ class Cluster:
 
     def allocated_share(self, node: NodeInfo, takes: Iterable[DeviceTake] = ()) -> Fraction:
         """Mean allocated share of the node's usable devices (committed state plus `takes`): what binpack
-        maximizes and spread minimizes. 0 for a node without devices."""
-        candidates = self.node_pools(node).candidates
+        maximizes and spread minimizes. 0 for a node without devices.
+
+        The committed sum is cached per node until a commit touches one of its pools; `takes` are added as
+        the difference they make on their devices."""
+        pools = self.node_pools(node)
+        candidates = pools.candidates
         if not candidates:
             return Fraction(0)
+        versions = tuple(self._pool_versions.get(p.id, 0) for p in pools.pools)
+        cached = self._node_used.get(node.name)
+        if cached is None or cached[0] != versions or cached[3] is not pools:
+            total: Fraction | int = sum(self._committed_used(d) for d in candidates)
+            cached = (versions, total, {d.id: d for d in candidates}, pools)
+            self._node_used[node.name] = cached
+        total, by_id = cached[1], cached[2]
         extra: dict[DeviceID, tuple[bool, dict[str, Fraction]]] = {}
         for t in takes:
             _, amounts = extra.setdefault(t.device, (t.share, {}))
             for name, amount in t.amounts:
                 amounts[name] = amounts.get(name, Fraction(0)) + amount
-        total = sum((self._used(d, extra.get(d.id)) for d in candidates), Fraction(0))
+        for dev_id, take in extra.items():
+            record = by_id.get(dev_id)
+            if record is not None:
+                total += self._used(record, take) - self._committed_used(record)
         return Fraction(total, len(candidates))
+
+    def _committed_used(self, record: DeviceRecord) -> Fraction | int:
+        used = self._device_used.get(record.id)
+        if used is None:
+            used = self._device_used[record.id] = self._used(record, None)
+        return used
 
     # --- committed state -----------------------------------------------------------------------------------
 
@@ -400,6 +427,7 @@ class Cluster:
         if devices:
             self.generation += 1
         for device in devices:
+            self._device_used.pop(device, None)
             pool_id = device.pool_id
             self._pool_versions[pool_id] = self._pool_versions.get(pool_id, 0) + 1
 

@@ -298,9 +298,16 @@ def _check_pod_resources(where: str, pod: Pod) -> None:
                         raise InputError(f'{path}: Invalid value: "{q}": must be an integer')
 
 
-def pod_claims(inputs: Inputs, pod: Pod) -> list[ResourceClaim]:
-    """The pod's own ResourceClaims, in spec.resourceClaims order."""
-    by_key = {(c.metadata.namespace or "default", c.metadata.name): c for c in inputs.claims}
+def claims_by_key(inputs: Inputs) -> dict[tuple[str, str], ResourceClaim]:
+    """(namespace, name) -> the input's ResourceClaim."""
+    return {(c.metadata.namespace or "default", c.metadata.name): c for c in inputs.claims}
+
+
+def pod_claims(
+    inputs: Inputs, pod: Pod, by_key: dict[tuple[str, str], ResourceClaim] | None = None
+) -> list[ResourceClaim]:
+    """The pod's own ResourceClaims, in spec.resourceClaims order (`by_key`: `claims_by_key`, made once)."""
+    by_key = claims_by_key(inputs) if by_key is None else by_key
     return [
         by_key[(pod.namespace, rc.resource_claim_name)]
         for rc in pod.spec.resource_claims or []
@@ -380,8 +387,9 @@ def run_pods(
         percentage_of_nodes_to_score=percentage,
     )
     entries = []
+    by_key = claims_by_key(inputs)
     for pod in inputs.pending_pods():
-        placement = placer.place(pod, pod_claims(inputs, pod))
+        placement = placer.place(pod, pod_claims(inputs, pod, by_key))
         placer.commit(placement)
         entries.append(_pod_entry(placement))
     return {"mode": "pods", "pods": entries}, cluster
