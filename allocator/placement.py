@@ -111,6 +111,9 @@ class PlacementResult(StrEnum):
     BOUND = "bound"
     UNSCHEDULABLE = "unschedulable"
     ERROR = "error"
+    # pods never evaluated: scheduling gates not yet removed, or a pod feature placement does not model
+    GATED = "gated"
+    UNSUPPORTED = "unsupported"
 
 
 def num_feasible_nodes_to_find(percentage: int, num_all_nodes: int) -> int:
@@ -249,6 +252,7 @@ class Placer:
         self._names = list(self._nodes)
         self._index = {name: i for i, name in enumerate(self._names)}
         self._to_find = num_feasible_nodes_to_find(percentage_of_nodes_to_score, len(self._names))
+        self._eager = self._to_find >= len(self._names)  # every node is examined: heaps of all nodes
         self._next_start = 0  # kube-scheduler's nextStartNodeIndex
         self._infos = {name: NodeInfo(name, dict(n.labels)) for name, n in self._nodes.items()}
         self._alloc = {name: allocatable_vector(n) for name, n in self._nodes.items()}
@@ -404,7 +408,7 @@ class Placer:
 
     def _shape(self, prepared: _Pod) -> _Shape:
         """The shape's cache, with the evaluations of nodes changed since its last use dropped."""
-        eager = self._to_find >= len(self._names)  # every node is examined: keep them all evaluated
+        eager = self._eager
         shape = self._shapes.get(prepared.key)
         if shape is None:
             shape = _Shape(seq=len(self._changes))
@@ -440,8 +444,12 @@ class Placer:
         shape.version[name] = version
         if ev.error is not None:
             shape.errors.add(name)
-        if ev.key is not None:
-            heapq.heappush(shape.heap, (ev.key, name, version))
+        if ev.key is not None and self._eager:
+            heap = shape.heap
+            heapq.heappush(heap, (ev.key, name, version))
+            if len(heap) > 2 * len(self._names) + 64:  # mostly stale entries: rebuild from the evaluations
+                heap[:] = [(e.key, n, shape.version[n]) for n, e in shape.evals.items() if e.key is not None]
+                heapq.heapify(heap)
 
     # --- evaluation -----------------------------------------------------------------------------------------
 

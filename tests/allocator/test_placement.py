@@ -651,3 +651,14 @@ def test_a_selector_error_on_some_node_names_this_pods_claim() -> None:
     placed = _run(placer, pods, claims)
     assert [p.result for p in placed] == [PlacementResult.ERROR] * 2
     assert [p.reason.split(":")[0] for p in placed] == ["claim default/p0-c", "claim default/p1-c"]
+
+
+def test_many_commits_on_a_device_every_node_sees_keep_placing_as_the_naive_loop() -> None:
+    """Every commit makes every node stale (their heap entries too), so the heap is rebuilt now and then."""
+    nodes = [node(n) for n in ("a", "b", "c")]
+    slices = [_fabric(64), *(gpu_slice(n, 1, 2) for n in ("a", "b", "c"))]
+    pods = _gpu_pods(70)
+    fast = [_normalized(p) for p in _run(_placer(nodes, slices), pods)]
+    naive = [_normalized(p) for p in _run(_placer(nodes, slices, naive=True), pods)]
+    assert fast == naive
+    assert [p[1] for p in fast].count(PlacementResult.BOUND) == 70
