@@ -9,11 +9,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
+import importlib
 import ipaddress
 import logging
 import os
 import signal
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,9 +24,11 @@ from certs.files import CertFileError, ensure_self_signed
 from dra_capacity.cliopts import add_feature_gates_flag
 from resourceapi.gates import FeatureGates, GateError
 from webhook import logs
+from webhook.limits import ServerLimits
 from webhook.metrics import WebhookMetrics
 from webhook.server import AdmissionHandler, CertificateEvents, Listen, WebhookServer
 from webhook.tlsreload import DEFAULT_CHECK_INTERVAL, CertificateReloader
+from webhook.workers import PROCESS, THREAD, WORKER_KINDS
 
 DEFAULT_LISTEN = "0.0.0.0:8443"
 DEFAULT_TLS_DIR = "/etc/dra-capacity/tls"
@@ -61,7 +66,7 @@ def _positive_float(value: str) -> float:
 
 
 def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
-    """The `serve` flags of cli-contract.md, plus two hidden ones for tests and bench/."""
+    """The `serve` flags of cli-contract.md, the limits, and a hidden one for tests."""
     parser.add_argument(
         "--listen",
         type=parse_listen,
@@ -95,9 +100,90 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="HOST:PORT",
         help="serve /metrics over plain HTTP on this address instead of on the HTTPS listener",
     )
-    parser.add_argument("--bench-baseline-endpoint", action="store_true", help=argparse.SUPPRESS)
+    add_limit_arguments(parser)
     parser.add_argument(
         "--cert-check-interval", type=_positive_float, default=DEFAULT_CHECK_INTERVAL, help=argparse.SUPPRESS
+    )
+
+
+def _positive_int(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number") from None
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"{value!r} must be at least 1")
+    return number
+
+
+_DEFAULTS = ServerLimits()
+
+
+def add_limit_arguments(parser: argparse.ArgumentParser) -> None:
+    """The server's caps and timeouts (webhook/limits.py); the defaults suit kube-apiserver as the client."""
+    group = parser.add_argument_group("limits (see docs/troubleshooting.md)")
+    group.add_argument(
+        "--workers",
+        type=_positive_int,
+        default=_DEFAULTS.workers,
+        metavar="N",
+        help=f"workers judging reviews, off the loop that answers probes (default {_DEFAULTS.workers})",
+    )
+    group.add_argument(
+        "--worker-kind",
+        choices=WORKER_KINDS,
+        default=PROCESS,
+        help="processes: probes never wait for a costly review (about 40 MiB each); threads: no extra "
+        "memory, probes may wait tens of milliseconds (default process)",
+    )
+    group.add_argument(
+        "--max-connections",
+        type=_positive_int,
+        default=_DEFAULTS.max_connections,
+        metavar="N",
+        help=f"open connections on the HTTPS listener; more are closed (default {_DEFAULTS.max_connections})",
+    )
+    group.add_argument(
+        "--max-in-flight-bytes",
+        type=_positive_int,
+        default=_DEFAULTS.in_flight_bytes,
+        metavar="BYTES",
+        help="bytes of review bodies accepted and not yet answered; a review beyond gets 429 "
+        f"(default {_DEFAULTS.in_flight_bytes})",
+    )
+    group.add_argument(
+        "--keepalive-timeout",
+        type=_positive_float,
+        default=_DEFAULTS.keepalive_timeout,
+        metavar="SECONDS",
+        help="close a connection idle this long, or whose request headers are still incomplete "
+        f"(default {_DEFAULTS.keepalive_timeout:g}; keep it above the apiserver's 90 s idle timeout)",
+    )
+    group.add_argument(
+        "--body-timeout",
+        type=_positive_float,
+        default=_DEFAULTS.body_timeout,
+        metavar="SECONDS",
+        help=f"time allowed for a request body to arrive; 408 after (default {_DEFAULTS.body_timeout:g})",
+    )
+    group.add_argument(
+        "--shutdown-timeout",
+        type=_positive_float,
+        default=_DEFAULTS.shutdown_timeout,
+        metavar="SECONDS",
+        help="on SIGTERM, time in-flight reviews get to finish before connections are closed "
+        f"(default {_DEFAULTS.shutdown_timeout:g}; keep it below terminationGracePeriodSeconds)",
+    )
+
+
+def limits_of(args: argparse.Namespace) -> ServerLimits:
+    return ServerLimits(
+        workers=args.workers,
+        max_connections=args.max_connections,
+        in_flight_bytes=args.max_in_flight_bytes,
+        keepalive_timeout=args.keepalive_timeout,
+        body_timeout=args.body_timeout,
+        shutdown_timeout=args.shutdown_timeout,
     )
 
 
@@ -114,8 +200,11 @@ def load_handler(gates: FeatureGates) -> AdmissionHandler:
     return handler
 
 
-def run_serve(args: argparse.Namespace) -> int:
-    """Run the webhook until SIGTERM/SIGINT; 0 on a clean stop, 2 when it cannot start."""
+def run_serve(
+    args: argparse.Namespace, load: Callable[[FeatureGates], AdmissionHandler] | None = None
+) -> int:
+    """Run the webhook until SIGTERM/SIGINT; 0 on a clean stop, 2 when it cannot start. `load` builds the
+    admission logic (default `load_handler`; bench/ wraps it)."""
     try:
         gates = FeatureGates.parse(args.feature_gates)
     except GateError as exc:
@@ -139,8 +228,13 @@ def run_serve(args: argparse.Namespace) -> int:
         reloader.load()
     except CertFileError as exc:
         return _error(str(exc))
+    factory = functools.partial(load or load_handler, gates)
+    handler: AdmissionHandler | None = None
     try:
-        handler = load_handler(gates)
+        if args.worker_kind == THREAD:
+            handler = factory()
+        else:  # each worker process builds its own; only check here that the code is there
+            importlib.import_module("webhook.admission")
     except ImportError as exc:  # a broken installation, not bad input; still one line, not a traceback
         return _error(f"cannot load the admission logic: {exc}")
     server = WebhookServer(
@@ -150,7 +244,8 @@ def run_serve(args: argparse.Namespace) -> int:
         metrics_listen=args.metrics_listen,
         metrics=metrics,
         logger=logger,
-        bench_baseline=args.bench_baseline_endpoint,
+        limits=limits_of(args),
+        worker_factory=factory if args.worker_kind == PROCESS else None,
     )
     try:
         return asyncio.run(_serve(server, args, gates, logger))
