@@ -220,7 +220,7 @@ def run_one(n: int, percentage: int) -> dict[str, Any]:
     )
     bound = 0
     used_nodes: set[str] = set()
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
     for p in pods:
         if p.spec.node_name:
             continue
@@ -233,6 +233,7 @@ def run_one(n: int, percentage: int) -> dict[str, Any]:
             bound += 1
             used_nodes.add(placement.node)
     elapsed = time.perf_counter() - start
+    cpu = time.process_time() - cpu_start
     rss_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return {
         "n": n,
@@ -240,8 +241,11 @@ def run_one(n: int, percentage: int) -> dict[str, Any]:
         "bound": bound,
         "nodes_used": len(used_nodes),
         "seconds": round(elapsed, 3),
+        "cpu_seconds": round(cpu, 3),
         "pods_per_s": round(pending / elapsed, 1),
+        "pods_per_cpu_s": round(pending / cpu, 1),
         "us_per_pod": round(elapsed / pending * 1e6, 1),
+        "cpu_us_per_pod": round(cpu / pending * 1e6, 1),
         "peak_rss_mib": round(rss_kib / 1024, 1),
     }
 
@@ -261,6 +265,7 @@ def run_e2e(percentage: int) -> dict[str, Any]:
         start = time.perf_counter()
         proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
         elapsed = time.perf_counter() - start
+        children = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
         raise SystemExit(f"dra-capacity simulate failed ({proc.returncode}):\n{proc.stderr[-2000:]}")
     out = json.loads(proc.stdout)
@@ -272,6 +277,7 @@ def run_e2e(percentage: int) -> dict[str, Any]:
         "bound": bound,
         "input_mib": round(size_mib, 1),
         "seconds": round(elapsed, 2),
+        "cpu_seconds": round(children.ru_utime + children.ru_stime, 2),
         "peak_rss_mib": round(rss_kib / 1024, 1),
     }
 
@@ -309,15 +315,19 @@ def main() -> int:
     if len(rows) > 1:
         first, last = rows[0], rows[-1]
         ratio = last["us_per_pod"] / first["us_per_pod"]
-        print(f"ratio us/pod(N={last['n']}) / us/pod(N={first['n']}) = {ratio:.2f}  (target <= 2)")
+        cpu_ratio = last["cpu_us_per_pod"] / first["cpu_us_per_pod"]
+        print(
+            f"ratio us/pod(N={last['n']}) / us/pod(N={first['n']}) = {ratio:.2f} wall, {cpu_ratio:.2f} CPU "
+            "(target <= 2)"
+        )
     for r in rows:
         if r["n"] == 500:
-            print(f"N=500: {r['pods_per_s']} pods/s (target >= 500)")
+            print(f"N=500: {r['pods_per_s']} pods/s wall, {r['pods_per_cpu_s']} pods/CPU-s (target >= 500)")
     if not args.no_e2e:
         figures = run_e2e(args.percentage)
         print(_e2e_line(figures))
         print(
-            f"end to end: {figures['seconds']} s (target < 60), "
+            f"end to end: {figures['seconds']} s wall, {figures['cpu_seconds']} s CPU (target < 60), "
             f"peak RSS {figures['peak_rss_mib']} MiB (target < 1024)"
         )
     return 0
@@ -326,8 +336,10 @@ def main() -> int:
 def _line(f: dict[str, Any]) -> str:
     return (
         f"N={f['n']:>5}  pods={f['pods']:>6}  bound={f['bound']:>6}  nodes used={f['nodes_used']:>5}  "
-        f"{f['seconds']:>8.2f}s  {f['pods_per_s']:>8.1f} pods/s  {f['us_per_pod']:>8.1f} us/pod  "
-        f"peak RSS {f['peak_rss_mib']:>7.1f} MiB"
+        f"{f['seconds']:>7.2f}s  {f['pods_per_s']:>7.1f} pods/s  {f['us_per_pod']:>7.1f} us/pod  "
+        f"(CPU {f['cpu_seconds']:>7.2f}s  {f['pods_per_cpu_s']:>7.1f} pods/s  "
+        f"{f['cpu_us_per_pod']:>7.1f} us/pod)  "
+        f"peak RSS {f['peak_rss_mib']:>6.1f} MiB"
     )
 
 
@@ -335,7 +347,7 @@ def _e2e_line(f: dict[str, Any]) -> str:
     return (
         f"simulate end to end: N={f['n']} pods={f['pods']} bound={f['bound']} "
         f"input {f['input_mib']} MiB JSON  "
-        f"{f['seconds']:.2f}s  peak RSS {f['peak_rss_mib']:.1f} MiB"
+        f"{f['seconds']:.2f}s (CPU {f['cpu_seconds']:.2f}s)  peak RSS {f['peak_rss_mib']:.1f} MiB"
     )
 
 
