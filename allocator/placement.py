@@ -286,7 +286,9 @@ class Placer:
             if self._to_find >= len(self._names):
                 found = self._best_of_all(prepared, shape)
             else:
-                found = self._walk(lambda name: self._cached(prepared, shape, name))
+                found = self._walk(
+                    lambda name: self._stored(shape, name, self._evaluate(prepared, shape, name)), shape.evals
+                )
         if found.error is not None:
             # the message names the claims: evaluate that node again with this pod's own claims
             ev = self._evaluate(prepared, _Shape(), found.error, naive=True)
@@ -349,18 +351,20 @@ class Placer:
 
     # --- the node search ------------------------------------------------------------------------------------
 
-    def _walk(self, evaluate: Callable[[str], _Eval]) -> _Found:
+    def _walk(self, evaluate: Callable[[str], _Eval], cached: Mapping[str, _Eval] | None = None) -> _Found:
         """findNodesThatPassFilters, one node at a time: from the previous stop, until enough feasible nodes
-        are found or a node fails with an error; the best scored of the feasible ones wins."""
+        are found or a node fails with an error; the best scored of the feasible ones wins. `cached`: valid
+        evaluations, used instead of `evaluate`."""
         names = self._names
         total = len(names)
         start = self._next_start
         best: tuple[tuple[Any, ...], str] | None = None
         feasible = failed = 0
         error: str | None = None
+        get = (cached or {}).get
         for i in range(total):
             name = names[(start + i) % total]
-            ev = evaluate(name)
+            ev = get(name) or evaluate(name)
             if ev.error is not None:
                 error = name
                 break
@@ -395,12 +399,6 @@ class Placer:
                 return _Found(best=name)
             heapq.heappop(heap)
         return _Found()
-
-    def _cached(self, p: _Pod, shape: _Shape, name: str) -> _Eval:
-        ev = shape.evals.get(name)
-        if ev is None:
-            ev = self._stored(shape, name, self._evaluate(p, shape, name))
-        return ev
 
     def _stored(self, shape: _Shape, name: str, ev: _Eval) -> _Eval:
         self._store(shape, name, ev)
