@@ -7,8 +7,8 @@ in the undo log and undone when the candidate is rejected or backtracked, fixing
 kubernetes/kubernetes#140436).
 
 The search is iterative: each `allocateOne` invocation is a generator frame on an explicit stack, so a pod
-with thousands of devices needs no deeper Python recursion than a pod with one (upstream: staging
-dynamic-resource-allocation structured/internal/incubating/allocator_incubating.go).
+with thousands of devices needs no deeper Python recursion than a pod with one (upstream recurses: kubernetes
+staging/src/k8s.io/dynamic-resource-allocation/structured/internal/incubating/allocator_incubating.go).
 """
 
 from __future__ import annotations
