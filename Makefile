@@ -54,6 +54,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/quantity_ops.py
 	$(BIN)/python bench/startup.py
 	$(BIN)/python bench/simulate_dump.py
+	$(BIN)/python bench/simulate_input_checks.py
 
 clean:
 	rm -rf $(VENV) $(LOCK) .run build *.egg-info .mypy_cache .pytest_cache .ruff_cache

@@ -1,4 +1,4 @@
-"""`dra-capacity simulate`: flags, input reading and output (the logic is allocator/simulate.py).
+"""`dra-capacity simulate`: flags, input reading and output (the logic is the allocator.simulate package).
 
 Imports stay inside the functions: `dra-capacity --help` must not pay for pydantic models, the allocator, the
 CEL engine or the `kubernetes` client.
@@ -40,9 +40,13 @@ SIMULATE_EPILOG = """\
 input: DeviceClass, ResourceSlice, ResourceClaim (resource.k8s.io/v1), Node and Pod (v1) objects, as
 `kubectl get -o yaml|json` prints them (multi-document streams, kind: List), from -f FILE, FILE, '-'
 (standard input) or a directory (-R: recursively); or the cluster's own state with --kubeconfig.
+Namespaces are read for their labels; other kinds are skipped with a note on stderr. Unknown fields are
+warnings (errors with --strict).
   pod mode    the input has Pods without spec.nodeName: placed one at a time, in input order
   claim mode  unallocated ResourceClaims and no pending Pods: allocated together on one node
               (--node, or the only Node in the input)
+pod results: bound, unschedulable, error, gated (spec.schedulingGates), unsupported (uses a scheduler
+feature simulate does not model, named in the reason; never placed).
 
 output: -o json (default) and -o yaml carry, for every pod or claim, the file, document and List item it
 came from, and "devices": capacity used/total per device after the run (numbers in the capacity's base
@@ -138,6 +142,8 @@ def load(args: argparse.Namespace) -> tuple[Inputs, dict[int, Document]]:
             docs += read_documents(files, require_objects=not docs, recursive=args.recursive)
         if args.strict:
             check_strict(docs)
+        else:
+            warn_unknown_fields(docs)
         inputs = load_inputs(docs)
         by_key = {_key(d.kind, d.obj.get("metadata")): d for d in docs if d.kind in ("Pod", "ResourceClaim")}
         origin: dict[int, Document] = {}
@@ -158,11 +164,25 @@ def check_strict(docs: list[Document]) -> None:
     for doc in docs:
         unknown = unknown_fields(doc.obj)
         if unknown:
-            meta = doc.obj.get("metadata")
-            ns = meta.get("namespace") if isinstance(meta, dict) else None
-            name = f"{ns or 'default'}/{doc.name}" if doc.kind in ("Pod", "ResourceClaim") else doc.name
             fields = ", ".join(f'unknown field "{path}"' for path in unknown)
-            raise DocumentError(f'{doc.where}: {doc.kind} "{name}": strict decoding error: {fields}')
+            raise DocumentError(f"{doc.where}: {_label(doc)}: strict decoding error: {fields}")
+
+
+def warn_unknown_fields(docs: list[Document]) -> None:
+    """Without `--strict`: one warning per unknown field, naming file, document, object and path, as kubectl
+    prints the API server's `unknown field` warnings."""
+    from dra_capacity.strict_fields import unknown_fields
+
+    for doc in docs:
+        for path in unknown_fields(doc.obj) or []:
+            print(f'{doc.where}: {_label(doc)}: warning: unknown field "{path}"', file=sys.stderr)
+
+
+def _label(doc: Document) -> str:
+    meta = doc.obj.get("metadata")
+    ns = meta.get("namespace") if isinstance(meta, dict) else None
+    name = f"{ns or 'default'}/{doc.name}" if doc.kind in ("Pod", "ResourceClaim") else doc.name
+    return f'{doc.kind} "{name}"'
 
 
 def _key(kind: str, meta: Any) -> tuple[str, str, str]:
@@ -173,7 +193,15 @@ def _key(kind: str, meta: Any) -> tuple[str, str, str]:
 
 def run_simulate(args: argparse.Namespace) -> int:
     """Load everything, then run claim mode or pod mode; exit 0 whenever the simulation ran."""
-    from allocator.simulate import InputError, UsageError, render_table, run_claims, run_pods
+    from allocator.simulate import (
+        InputError,
+        Simulation,
+        UsageError,
+        render_table,
+        run_claims,
+        run_pods,
+        to_json,
+    )
     from dra_capacity.cluster_source import ClusterReadError
 
     parser: argparse.ArgumentParser = args.parser
@@ -187,25 +215,30 @@ def run_simulate(args: argparse.Namespace) -> int:
     except (DocumentError, InputError, ClusterReadError) as exc:
         error_line(COMMAND, str(exc))
         return EXIT_BAD_INPUT
+    for note in inputs.notes:
+        print(note, file=sys.stderr)
+    sim: Simulation
     try:
         if inputs.pending_pods() or not inputs.unallocated_claims():
-            out, cluster = run_pods(inputs, gates, args.strategy, args.node)
+            sim, cluster = run_pods(inputs, gates, args.strategy, args.node)
+            out = to_json(sim)
             pods = inputs.pending_pods()
             nodes = {n.name: n for n in inputs.nodes}
             for entry, pod in zip(out["pods"], pods, strict=True):
                 _add_origin(entry, origin.get(id(pod)))
                 _add_device_plugin(entry, pod, nodes)
         else:
-            out, cluster = run_claims(inputs, gates, args.node)
+            sim, cluster = run_claims(inputs, gates, args.node)
+            out = to_json(sim)
             for entry, claim in zip(out["claims"], inputs.unallocated_claims(), strict=True):
                 _add_origin(entry, origin.get(id(claim)))
     except UsageError as exc:
         parser.error(str(exc))
         raise  # unreachable
-    for note in _device_plugin_notes(out):
+    for note in [*sim.notes, *_device_plugin_notes(out)]:
         print(note, file=sys.stderr)
     if args.output == "table":
-        text = render_table(out, cluster, inputs.slices)
+        text = render_table(sim, cluster, inputs.slices)
     else:
         out["devices"] = device_summary(cluster, inputs)
         if args.output == "yaml":
@@ -273,7 +306,9 @@ def device_summary(cluster: Cluster, inputs: Inputs) -> list[dict[str, Any]]:
             if not d.capacity:
                 continue
             device = DeviceID(s.spec.driver, s.spec.pool.name, d.name)
+            exclusive = device in cluster.state.dedicated  # allocated whole: all of it is in use
             for cap, (used, total) in sorted(cluster.device_capacity(device).items()):
+                used = total if exclusive else used
                 out.append(
                     {
                         "driver": s.spec.driver,
