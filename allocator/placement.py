@@ -36,6 +36,9 @@ from allocator.cluster import (
     Verdict,
     takes_of,
 )
+from allocator.nodeports import REASON_PORTS, HostPort, host_ports
+from allocator.podfeatures import hold
+from allocator.podindex import PodIndex
 from allocator.predicates import (
     CPU,
     MEMORY,
@@ -53,6 +56,7 @@ from allocator.synthesis import (
     scalar_requests,
     synthesize_for_resources,
 )
+from allocator.topologyfilters import TopologyFilters, topology_filters
 from resourceapi.core_v1 import Container, Node, Pod, PodExtendedResourceClaimStatus
 from resourceapi.extended import ExtendedResourceResolver
 from resourceapi.gates import FeatureGates
@@ -145,7 +149,8 @@ def _format_counts(num_nodes: int, counts: Mapping[str, int]) -> str:
 
 @dataclass
 class Placement:
-    """The decision for one pod; `allocation` and the claims are set only when `result` is BOUND."""
+    """The decision for one pod; `allocation` and the claims are set only when `result` is BOUND (GATED and
+    UNSUPPORTED: a pod never evaluated, allocator/podfeatures.py)."""
 
     pod: Pod
     result: PlacementResult
@@ -176,6 +181,7 @@ class _Eval:
     needs: tuple[str, ...] = ()
     picks: Picks | None = None  # the chosen devices (fast path)
     results: list[AllocationResult] | None = None  # built results (naive path)
+    early: bool = False  # failed before the inter-pod filters (node-only plugins, NodePorts, resource fit)
 
 
 @dataclass
@@ -189,6 +195,7 @@ class _Pod:
     pending: list[ResourceClaim]
     allocated: list[ResourceClaim]
     problem: str | None = None
+    ports: list[HostPort] = field(default_factory=list)  # host ports wanted (NodePorts)
 
 
 @dataclass
@@ -212,6 +219,7 @@ class _Found:
 
     best: str | None = None
     error: str | None = None  # the node whose evaluation failed with an error
+    counts: Counter[str] | None = None  # reasons of the nodes that failed, when the search counted them
 
 
 class Placer:
@@ -232,6 +240,7 @@ class Placer:
         running_pods: Iterable[Pod] = (),
         strategy: Strategy = "binpack",
         naive: bool = False,
+        index: PodIndex | None = None,
         *,
         percentage_of_nodes_to_score: int = 100,
     ) -> None:
@@ -250,13 +259,17 @@ class Placer:
         self._order: DeviceOrder = _DEVICE_ORDER[strategy]
         self._nodes: dict[str, Node] = {n.name: n for n in sorted(nodes, key=lambda n: n.name)}
         self._names = list(self._nodes)
-        self._index = {name: i for i, name in enumerate(self._names)}
+        self._position = {name: i for i, name in enumerate(self._names)}
         self._to_find = num_feasible_nodes_to_find(percentage_of_nodes_to_score, len(self._names))
         self._eager = self._to_find >= len(self._names)  # every node is examined: heaps of all nodes
         self._next_start = 0  # kube-scheduler's nextStartNodeIndex
         self._infos = {name: NodeInfo(name, dict(n.labels)) for name, n in self._nodes.items()}
         self._alloc = {name: allocatable_vector(n) for name, n in self._nodes.items()}
         self._usage: dict[str, NodeUsage] = {name: NodeUsage() for name in self._nodes}
+        running_pods = list(running_pods)
+        # What the inter-pod filters see: by default these nodes and their pods; simulate --node passes
+        # every node, since spreading and affinity count pods beyond the candidate nodes.
+        self._index = index if index is not None else PodIndex.build(self._nodes.values(), running_pods)
         for p in running_pods:
             if p.spec.node_name in self._usage and (p.status is None or p.status.phase not in _TERMINAL):
                 self._usage[p.spec.node_name].add(fit_vector(pod_requests(p)))
@@ -270,24 +283,34 @@ class Placer:
 
     def place(self, pod: Pod, claims: Sequence[ResourceClaim] = ()) -> Placement:
         """Decide for `pod` (its own ResourceClaims in `claims`, in spec.resourceClaims order); no commit."""
+        held = hold(pod)
+        if held is not None:
+            return Placement(pod, PlacementResult(held.result), held.reason)
         prepared = self._prepare(pod, claims)
         if prepared.problem is not None:
             return Placement(pod, PlacementResult.ERROR, prepared.problem)
         if self.core.generation != self._generation:  # the core changed under us: every node may differ
             self._generation = self.core.generation
             self._changes.append(_GLOBAL)
+        # PodTopologySpread and InterPodAffinity depend on other nodes' pods: applied over the evaluations
+        # (which never do), in the default profile's order
+        topology = topology_filters(pod, self._index)
         if self.naive:
             shape = _Shape()
             found = self._walk(
-                lambda name: self._stored(shape, name, self._evaluate(prepared, shape, name, True))
+                lambda name: self._stored(shape, name, self._evaluate(prepared, shape, name, True)),
+                topology=topology,
             )
         else:
             shape = self._shape(prepared)
-            if self._to_find >= len(self._names):
+            if self._eager and topology is None:
                 found = self._best_of_all(prepared, shape)
             else:
+                shape.pending.clear()  # the walk evaluates what it needs
                 found = self._walk(
-                    lambda name: self._stored(shape, name, self._evaluate(prepared, shape, name)), shape.evals
+                    lambda name: self._stored(shape, name, self._evaluate(prepared, shape, name)),
+                    shape.evals,
+                    topology,
                 )
         if found.error is not None:
             # the message names the claims: evaluate that node again with this pod's own claims
@@ -297,7 +320,7 @@ class Placer:
             return Placement(
                 pod,
                 PlacementResult.UNSCHEDULABLE,
-                _format_counts(len(self._names), shape.counts),
+                _format_counts(len(self._names), shape.counts if found.counts is None else found.counts),
                 vector=prepared.vector,
             )
         ev = shape.evals[found.best]
@@ -347,28 +370,43 @@ class Placer:
                     global_change = True
         self._generation = self.core.generation
         self._usage[placement.node].add(placement.vector)
+        self._index.add(placement.pod, placement.node)
         self._changes.append(_GLOBAL if global_change else placement.node)
 
     # --- the node search ------------------------------------------------------------------------------------
 
-    def _walk(self, evaluate: Callable[[str], _Eval], cached: Mapping[str, _Eval] | None = None) -> _Found:
+    def _walk(
+        self,
+        evaluate: Callable[[str], _Eval],
+        cached: Mapping[str, _Eval] | None = None,
+        topology: TopologyFilters | None = None,
+    ) -> _Found:
         """findNodesThatPassFilters, one node at a time: from the previous stop, until enough feasible nodes
         are found or a node fails with an error; the best scored of the feasible ones wins. `cached`: valid
-        evaluations, used instead of `evaluate`."""
+        evaluations, used instead of `evaluate`; `topology`: the inter-pod filters, run after the node-only
+        plugins, NodePorts and resource fit, before DynamicResources."""
         names = self._names
         total = len(names)
         start = self._next_start
         best: tuple[tuple[Any, ...], str] | None = None
         feasible = failed = 0
         error: str | None = None
+        counts: Counter[str] = Counter()
         get = (cached or {}).get
         for i in range(total):
             name = names[(start + i) % total]
             ev = get(name) or evaluate(name)
+            if topology is not None and not ev.early:
+                reasons = topology.reasons(name)
+                if reasons:
+                    counts.update(reasons)
+                    failed += 1
+                    continue
             if ev.error is not None:
                 error = name
                 break
             if ev.key is None:
+                counts.update(ev.reasons)
                 failed += 1
                 continue
             feasible += 1
@@ -378,7 +416,7 @@ class Placer:
                 break
         if total:
             self._next_start = (start + feasible + failed) % total
-        return _Found(best=None if error is not None or best is None else best[1], error=error)
+        return _Found(best=None if error is not None or best is None else best[1], error=error, counts=counts)
 
     def _best_of_all(self, p: _Pod, shape: _Shape) -> _Found:
         """Every node examined (the default): the same outcome as `_walk`, from the shape's heap."""
@@ -386,11 +424,15 @@ class Placer:
             if name not in shape.evals:
                 self._store(shape, name, self._evaluate(p, shape, name))
         shape.pending.clear()
+        if len(shape.evals) < len(self._names):  # a walk that stopped early left some out
+            for name in self._names:
+                if name not in shape.evals:
+                    self._store(shape, name, self._evaluate(p, shape, name))
         total = len(self._names)
         if shape.errors:
             start = self._next_start
-            error = min(shape.errors, key=lambda n: (self._index[n] - start) % total)
-            self._next_start = (start + (self._index[error] - start) % total) % total
+            error = min(shape.errors, key=lambda n: (self._position[n] - start) % total)
+            self._next_start = (start + (self._position[error] - start) % total) % total
             return _Found(error=error)
         heap = shape.heap
         while heap:
@@ -483,10 +525,13 @@ class Placer:
             "init": [_container_shape(c) for c in spec.init_containers or []],
             "containers": [_container_shape(c) for c in spec.containers],
             "overhead": {k: str(v) for k, v in (spec.overhead or {}).items()},
+            "resources": spec.resources.to_api() if spec.resources else None,
             "claims": ids,
         }
+        ports = host_ports(pod)
+        shape_doc["ports"] = ports
         shape_key = json.dumps(shape_doc, sort_keys=True, default=str)
-        return _Pod(pod, shape_key, vector, scalars, pending, allocated, problem)
+        return _Pod(pod, shape_key, vector, scalars, pending, allocated, problem, ports=ports)
 
     def _evaluate(self, p: _Pod, shape: _Shape, name: str, naive: bool = False) -> _Eval:
         """Filter (predicates, then DRA allocation) and, when feasible, score one node for the pod."""
@@ -496,7 +541,9 @@ class Placer:
             static = static_reasons(p.pod, node)
             shape.static[name] = static
         if static:
-            return _Eval(reasons=static)
+            return _Eval(reasons=static, early=True)
+        if p.ports and self._index.ports_conflict(name, p.ports):
+            return _Eval(reasons=[REASON_PORTS], early=True)
         allocatable = node.status.allocatable if node.status else None
         reasons = fit_reasons(
             p.vector,
@@ -505,7 +552,7 @@ class Placer:
             lambda r: r in p.scalars and self.resolver.delegated_to_dra(r, allocatable),
         )
         if reasons:
-            return _Eval(reasons=reasons)
+            return _Eval(reasons=reasons, early=True)
         for c in p.allocated:
             sel = c.status.allocation.node_selector if c.status and c.status.allocation else None
             if sel is not None and not node_selector_matches(sel, node.labels, name):
