@@ -50,6 +50,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/admission_handler.py
 	$(BIN)/python bench/webhook_bench.py
 	$(BIN)/python bench/gpu_shares.py
+	$(BIN)/python bench/claim_pods.py
 	$(BIN)/python bench/allocator_core.py
 	$(BIN)/python bench/quantity_ops.py
 	$(BIN)/python bench/startup.py

@@ -8,27 +8,45 @@ per (device record, request), available counters per pool (until a commit touche
 
 from __future__ import annotations
 
-import sys
 import uuid
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from enum import Enum
 from fractions import Fraction
+from typing import Literal
 
 from allocator.counters import CounterTotals, available_counters
 from allocator.errors import AllocationError
 from allocator.features import Features
 from allocator.ids import DeviceID, PoolID
 from allocator.pools import DeviceRecord, NodePools, Pool, SliceRecord, build_slice, gather_pools
-from allocator.requests import ClaimPlan, plan_claims
-from allocator.results import build_result
-from allocator.search import DEFAULT_MAX_STEPS, Search
+from allocator.requests import ClaimPlan
+from allocator.results import build_result, check_node_selector
+from allocator.search import DEFAULT_MAX_STEPS, DeviceResult, Search
 from allocator.selection import ClassRecord, Matcher, SelectorEngine
 from allocator.state import CommittedState
+from resourceapi.capacity import normalize_name
 from resourceapi.gates import FeatureGates
 from resourceapi.quantity import Format, Quantity
 from resourceapi.resource_v1 import AllocationResult, DeviceClass, ResourceClaim, ResourceSlice
 
-__all__ = ["Allocation", "Cluster", "DeviceID", "DeviceUsage", "NodeInfo"]
+__all__ = [
+    "DEVICE_ORDERS",
+    "Allocation",
+    "Cluster",
+    "Decision",
+    "DeviceID",
+    "DeviceOrder",
+    "DeviceTake",
+    "NodeInfo",
+    "Picks",
+    "Verdict",
+]
+
+DeviceOrder = Literal["first-fit", "most-used", "least-used"]
+"""Candidate order within a node: upstream's (pools, slices, devices), or partly used devices first (fullest
+first: binpack), or fresh devices first (least used first: spread); ties keep upstream's order."""
+DEVICE_ORDERS: tuple[DeviceOrder, ...] = ("first-fit", "most-used", "least-used")
 
 
 @dataclass(frozen=True)
@@ -39,52 +57,94 @@ class NodeInfo:
     labels: Mapping[str, str] = field(default_factory=dict)
 
 
-@dataclass
-class Allocation:
-    """Outcome of `Cluster.allocate`: results (None = no fit) or a fatal error (upstream's message)."""
+class Verdict(Enum):
+    """How an allocation attempt on one node ended, as upstream's `Allocate` separates its outcomes."""
 
+    FITS = "fits"  # results, one per claim
+    NO_FIT = "no fit"  # (nil, nil): the scheduler's "cannot allocate all claims"
+    NODE_FAILURE = "node failure"  # ErrFailedAllocationOnNode or the filter timeout: this node only
+    ERROR = "error"  # any other error: the pod cannot be scheduled now, on any node
+
+
+@dataclass(frozen=True, slots=True)
+class Allocation:
+    """Outcome of `Cluster.allocate`: `results` exactly when the verdict is FITS, `message` for failures."""
+
+    verdict: Verdict
     results: list[AllocationResult] | None = None
-    error: str | None = None
-    node_failure: bool = False  # the error is node-local (invalid pools): unschedulable on this node only
+    message: str = ""
     allocate_one_calls: int = 0  # upstream's NumAllocateOneInvocations statistic
 
     @property
     def fits(self) -> bool:
-        return self.results is not None and self.error is None
-
-
-@dataclass(frozen=True)
-class DeviceUsage:
-    """One device of a node as placement scores it: shareable or dedicated, in use, capacity left."""
-
-    id: DeviceID
-    shareable: bool  # allowMultipleAllocations (with DRAConsumableCapacity on)
-    allocated: bool  # dedicated: allocated; shareable: holds at least one committed share
-    capacity: Mapping[str, tuple[Quantity, Quantity]]  # device's spelling -> (consumed, total)
+        return self.verdict is Verdict.FITS
 
     @property
-    def free_fraction(self) -> Fraction:
-        """Share of the device still free: min over capacities of remaining/total (dedicated: 0 or 1)."""
-        if not self.shareable:
-            return Fraction(0 if self.allocated else 1)
-        fractions = [
-            (total.value - used.value) / total.value
-            for used, total in self.capacity.values()
-            if total.value > 0
-        ]
-        return max(Fraction(0), min(fractions)) if fractions else Fraction(1)
+    def error(self) -> str | None:
+        """The failure's message (node failure or error), None otherwise."""
+        return self.message if self.verdict in (Verdict.NODE_FAILURE, Verdict.ERROR) else None
+
+    @property
+    def node_failure(self) -> bool:
+        return self.verdict is Verdict.NODE_FAILURE
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceTake:
+    """What one allocated device result takes: the whole device, or a share with its consumed amounts
+    (normalized capacity names)."""
+
+    device: DeviceID
+    share: bool
+    amounts: tuple[tuple[str, Fraction], ...] = ()
+
+
+class Picks:
+    """The devices a successful search chose on one node, per claim (API objects: `Cluster.results`)."""
+
+    __slots__ = ("devices", "node_name", "plans")
+
+    def __init__(self, node_name: str, plans: list[ClaimPlan], devices: list[list[DeviceResult]]) -> None:
+        self.node_name = node_name
+        self.plans = plans
+        self.devices = devices
+
+    def takes(self) -> Iterator[DeviceTake]:
+        for claim_devices in self.devices:
+            for r in claim_devices:
+                if r.admin:
+                    continue
+                driver = r.device.id.driver
+                amounts = tuple(
+                    (normalize_name(name, driver), q.value) for name, q in (r.consumed or {}).items()
+                )
+                yield DeviceTake(r.device.id, r.multi, amounts)
+
+
+def takes_of(results: Iterable[AllocationResult]) -> Iterator[DeviceTake]:
+    """The same view of built results (admin results take nothing, as in committed state)."""
+    for result in results:
+        for r in (result.devices.results or []) if result.devices else []:
+            if r.admin_access:
+                continue
+            amounts = tuple(
+                (normalize_name(name, r.driver), q.value) for name, q in (r.consumed_capacity or {}).items()
+            )
+            yield DeviceTake(DeviceID(r.driver, r.pool, r.device), r.share_id is not None, amounts)
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """Outcome of `Cluster.decide`: like `Allocation`, with the chosen devices instead of built results."""
+
+    verdict: Verdict
+    picks: Picks | None = None
+    message: str = ""
+    allocate_one_calls: int = 0
 
 
 def _new_share_id() -> str:
     return str(uuid.uuid4())
-
-
-def _ensure_recursion_depth(plans: Sequence[ClaimPlan]) -> None:
-    """The search recurses once per device, request and claim; make room for pods with very many devices."""
-    depth = sum(max(d.num_devices for d in entries) + 2 for plan in plans for entries in plan.requests)
-    needed = depth + len(plans) + 200
-    if sys.getrecursionlimit() < needed + 1000:
-        sys.setrecursionlimit(needed + 1000)
 
 
 class Cluster:
@@ -108,6 +168,7 @@ class Cluster:
             engine = CelEngine(gates)
         self._matcher = Matcher(engine)
         self._share_ids = share_ids
+        self.generation = 0  # bumped by every change of classes, slices or committed state
         self._classes: dict[str, ClassRecord] = {}
         for cls in classes:
             self.upsert_class(cls)
@@ -118,6 +179,11 @@ class Cluster:
         self._nodes: dict[str, tuple[Mapping[str, str], NodePools]] = {}
         self._devices: dict[DeviceID, DeviceRecord] | None = None
         self._pool_versions: dict[PoolID, int] = {}
+        self._device_used: dict[DeviceID, Fraction | int] = {}  # committed allocated share per device
+        # per node: (its pools' versions, committed sum of device shares, candidates by id, the NodePools)
+        self._node_used: dict[
+            str, tuple[tuple[int, ...], Fraction | int, dict[DeviceID, DeviceRecord], NodePools]
+        ] = {}
         for s in slices:
             self.upsert_slice(s)
         self.state = CommittedState()
@@ -128,9 +194,11 @@ class Cluster:
     def upsert_class(self, cls: DeviceClass) -> None:
         """Add or replace a DeviceClass; cached selector results of the old version are no longer used."""
         self._classes[cls.metadata.name] = ClassRecord(cls)
+        self.generation += 1
 
     def delete_class(self, name: str) -> None:
-        self._classes.pop(name, None)
+        if self._classes.pop(name, None) is not None:
+            self.generation += 1
 
     def upsert_slice(self, model: ResourceSlice) -> None:
         """Add or replace a ResourceSlice (by name); node pool caches are invalidated.
@@ -164,6 +232,9 @@ class Cluster:
     def _invalidate(self) -> None:
         self._nodes.clear()
         self._devices = None
+        self._device_used.clear()
+        self._node_used.clear()
+        self.generation += 1
 
     # --- allocation ----------------------------------------------------------------------------------------
 
@@ -201,13 +272,37 @@ class Cluster:
         return lookup
 
     def allocate(
-        self, node: NodeInfo, claims: Sequence[ResourceClaim], *, max_steps: int | None = DEFAULT_MAX_STEPS
+        self,
+        node: NodeInfo,
+        claims: Sequence[ResourceClaim],
+        *,
+        max_steps: int | None = DEFAULT_MAX_STEPS,
+        order: DeviceOrder = "first-fit",
     ) -> Allocation:
         """All-or-nothing for the claims of one pod, in order; commits nothing.
 
         `max_steps` bounds the search (upstream's filter timeout, counted in allocateOne steps so that results
         stay deterministic; `None` for no bound): past it the node fails with "timed out trying to allocate
-        devices", a node-only failure.
+        devices", a node-only failure. `order` is the candidate order within the node (see `DeviceOrder`).
+        """
+        decision = self.decide(node, claims, max_steps=max_steps, order=order)
+        if decision.picks is None:
+            return Allocation(decision.verdict, None, decision.message, decision.allocate_one_calls)
+        return Allocation(Verdict.FITS, self.results(decision.picks), "", decision.allocate_one_calls)
+
+    def decide(
+        self,
+        node: NodeInfo,
+        claims: Sequence[ResourceClaim],
+        *,
+        max_steps: int | None = DEFAULT_MAX_STEPS,
+        order: DeviceOrder = "first-fit",
+        prefilter: bool = False,
+    ) -> Decision:
+        """`allocate` without building results: the chosen devices, for scoring and a later `results`.
+
+        With `prefilter`, a node where some request has no selectable device with room is "no fit" without
+        a search (see `Search.could_fit`).
         """
         pools = self.node_pools(node)
         search: Search | None = None
@@ -215,37 +310,108 @@ class Cluster:
             search = Search(
                 features=self.features,
                 pools=pools,
-                plans=[],
+                claims=claims,
+                classes=self._classes,
                 matcher=self._matcher,
                 state=self.state,
                 available_counters=self._available_counters(pools),
-                share_ids=self._share_ids,
                 node_name=node.name,
                 labels=node.labels,
                 max_steps=max_steps,
+                candidates=self._ordered(pools.candidates, order),
             )
-            plans = plan_claims(claims, self.features, self._classes, pools, search.all_mode_devices)
-            search.plans = plans
-            search.results = [[] for _ in plans]
-            _ensure_recursion_depth(plans)
+            if prefilter and not search.could_fit():
+                return Decision(Verdict.NO_FIT)
             if not search.run():
-                return Allocation(results=None, allocate_one_calls=search.calls)
-            results = [
-                build_result(plan, devices, node.name, self.features)
-                for plan, devices in zip(plans, search.results, strict=True)
-            ]
-            return Allocation(results=results, allocate_one_calls=search.calls)
-        except RecursionError:
-            return Allocation(
-                error="the claims of this pod need more devices than the search can hold at once",
-                allocate_one_calls=search.calls if search else 0,
-            )
+                return Decision(Verdict.NO_FIT, allocate_one_calls=search.calls)
+            for plan, devices in zip(search.plans, search.results, strict=True):
+                check_node_selector(plan, devices)
+            picks = Picks(node.name, search.plans, search.results)
+            return Decision(Verdict.FITS, picks, allocate_one_calls=search.calls)
         except AllocationError as exc:
-            return Allocation(
-                error=exc.message,
-                node_failure=exc.node_failure,
-                allocate_one_calls=search.calls if search else 0,
-            )
+            verdict = Verdict.NODE_FAILURE if exc.node_failure else Verdict.ERROR
+            return Decision(verdict, None, exc.message, search.calls if search else 0)
+
+    def results(self, picks: Picks) -> list[AllocationResult]:
+        """The API AllocationResults of a decision (one per claim), with fresh share IDs."""
+        return [
+            build_result(plan, devices, picks.node_name, self.features, self._share_ids)
+            for plan, devices in zip(picks.plans, picks.devices, strict=True)
+        ]
+
+    def _ordered(self, candidates: list[DeviceRecord], order: DeviceOrder) -> list[DeviceRecord]:
+        """Candidates in the requested order: only shareable devices holding shares are "partly used"
+        (dedicated devices keep their place: an allocated one is skipped anyway)."""
+        if order == "first-fit" or not self.features.consumable_capacity:
+            return candidates
+        has_shares = self.state.has_shares
+        used = {d.id: self._committed_used(d) for d in candidates if d.allow_multi and has_shares(d.id)}
+        if not used:
+            return candidates
+        zero = Fraction(0)
+        if order == "most-used":
+            return sorted(candidates, key=lambda d: -used.get(d.id, zero))
+        return sorted(candidates, key=lambda d: used.get(d.id, zero))
+
+    # --- usage views for placement -------------------------------------------------------------------------
+
+    def _used(self, record: DeviceRecord, take: tuple[bool, dict[str, Fraction]] | None) -> Fraction | int:
+        """Allocated share of one device: committed state plus `take` (share?, amounts) of a candidate
+        allocation. A shareable device: the mean over its capacities of consumed/value (1 while it holds a
+        share and has no capacity); a dedicated one: 0 or 1."""
+        dev_id = record.id
+        if self.features.consumable_capacity and record.allow_multi:
+            committed = self.state.aggregated.get(dev_id)
+            extra = take[1] if take is not None else None
+            if not committed and not extra:
+                return 1 if take is not None or self.state.has_shares(dev_id) else 0
+            parts = [
+                min(
+                    Fraction(1),
+                    ((committed.get(name, 0) if committed else 0) + (extra.get(name, 0) if extra else 0))
+                    / entry.value,
+                )
+                for name, entry in record.capacity.items()
+                if entry.value > 0
+            ]
+            if parts:
+                return sum(parts, Fraction(0)) / len(parts)
+            return 1
+        return 1 if take is not None or dev_id in self.state.dedicated else 0
+
+    def allocated_share(self, node: NodeInfo, takes: Iterable[DeviceTake] = ()) -> Fraction:
+        """Mean allocated share of the node's usable devices (committed state plus `takes`): what binpack
+        maximizes and spread minimizes. 0 for a node without devices.
+
+        The committed sum is cached per node until a commit touches one of its pools; `takes` are added as
+        the difference they make on their devices."""
+        pools = self.node_pools(node)
+        candidates = pools.candidates
+        if not candidates:
+            return Fraction(0)
+        versions = tuple(self._pool_versions.get(p.id, 0) for p in pools.pools)
+        cached = self._node_used.get(node.name)
+        if cached is None or cached[0] != versions or cached[3] is not pools:
+            total: Fraction | int = sum(self._committed_used(d) for d in candidates)
+            cached = (versions, total, {d.id: d for d in candidates}, pools)
+            self._node_used[node.name] = cached
+        total, by_id = cached[1], cached[2]
+        extra: dict[DeviceID, tuple[bool, dict[str, Fraction]]] = {}
+        for t in takes:
+            _, amounts = extra.setdefault(t.device, (t.share, {}))
+            for name, amount in t.amounts:
+                amounts[name] = amounts.get(name, Fraction(0)) + amount
+        for dev_id, take in extra.items():
+            record = by_id.get(dev_id)
+            if record is not None:
+                total += self._used(record, take) - self._committed_used(record)
+        return Fraction(total, len(candidates))
+
+    def _committed_used(self, record: DeviceRecord) -> Fraction | int:
+        used = self._device_used.get(record.id)
+        if used is None:
+            used = self._device_used[record.id] = self._used(record, None)
+        return used
 
     # --- committed state -----------------------------------------------------------------------------------
 
@@ -258,11 +424,12 @@ class Cluster:
         self._touched(self.state.remove(result, self.features.consumable_capacity))
 
     def _touched(self, devices: set[DeviceID]) -> None:
+        if devices:
+            self.generation += 1
         for device in devices:
+            self._device_used.pop(device, None)
             pool_id = device.pool_id
             self._pool_versions[pool_id] = self._pool_versions.get(pool_id, 0) + 1
-
-    # --- capacity views for placement ----------------------------------------------------------------------
 
     def _device(self, device: DeviceID) -> DeviceRecord | None:
         if self._devices is None:
@@ -284,14 +451,4 @@ class Cluster:
             used = committed.get(name, Fraction(0))
             fmt = entry.quantity.format if used.denominator == 1 else Format.DECIMAL_SI
             out[entry.spelling] = (Quantity.from_fraction(used, fmt), entry.quantity)
-        return out
-
-    def node_usage(self, node: NodeInfo) -> list[DeviceUsage]:
-        """Allocatable devices of the node (first-fit order) with committed usage: binpack/spread input."""
-        out: list[DeviceUsage] = []
-        shareable_on = self.features.consumable_capacity
-        for record in self.node_pools(node).candidates:
-            shareable = shareable_on and record.allow_multi
-            allocated = record.id in self.state.dedicated or (shareable and self.state.has_shares(record.id))
-            out.append(DeviceUsage(record.id, shareable, allocated, self.device_capacity(record.id)))
         return out

@@ -1,11 +1,18 @@
 """Pod placement: node predicates, then DRA allocation on each feasible node, then scoring and the choice.
 
-`Placer` gives exactly what the naive loop "evaluate every node, allocate on every feasible one, take the
-best score (ties: smaller node name)" gives, without repeating work that cannot have changed: a node's
-evaluation for one pod shape depends only on that node's pods and on the devices it sees, so after a commit
-only that node is re-evaluated (every node when the committed devices are not node-local). Per shape, feasible
-nodes sit in a heap keyed by score. `Placer(..., naive=True)` runs the naive loop (the equivalence tests'
-reference).
+The shape of kube-scheduler's cycle (pkg/scheduler/schedule_one.go `findNodesThatPassFilters`,
+`numFeasibleNodesToFind`): nodes are checked in order from where the previous pod's search stopped, until
+enough feasible nodes are found (by default every node: `percentage_of_nodes_to_score=100`), and the best
+scored one wins (ties: the smaller node name). A node is checked cheaply first (predicates, then "does every
+request have a device it could take"), and only then allocated; API results are built for the chosen node
+only.
+
+`Placer` gives exactly the decisions of the naive loop "evaluate each checked node afresh" (`naive=True`,
+the equivalence tests' reference) without repeating work that cannot have changed: a node's evaluation for
+one pod shape (the pod's spec and its claims' specs, not their names, so pods from one template share it)
+depends only on that node's pods and devices, so after a commit only that node is evaluated again (every
+node when the committed devices are not node-local, or when the allocator core changed under the placer).
+In the default mode the feasible nodes of a shape sit in a heap keyed by score.
 """
 
 from __future__ import annotations
@@ -13,13 +20,22 @@ from __future__ import annotations
 import heapq
 import json
 from collections import Counter, OrderedDict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from fractions import Fraction
 from typing import Any, Literal, Protocol
 
-from allocator.cluster import Allocation, NodeInfo
-from allocator.ids import DeviceID
+from allocator.cluster import (
+    Allocation,
+    Decision,
+    DeviceOrder,
+    DeviceTake,
+    NodeInfo,
+    Picks,
+    Verdict,
+    takes_of,
+)
 from allocator.nodeports import REASON_PORTS, HostPort, host_ports
 from allocator.podfeatures import hold
 from allocator.podindex import PodIndex
@@ -45,7 +61,6 @@ from resourceapi.core_v1 import Container, Node, Pod, PodExtendedResourceClaimSt
 from resourceapi.extended import ExtendedResourceResolver
 from resourceapi.gates import FeatureGates
 from resourceapi.names import generate_name
-from resourceapi.quantity import Quantity
 from resourceapi.resource_v1 import (
     AllocationResult,
     ResourceClaim,
@@ -56,9 +71,13 @@ from resourceapi.resource_v1 import (
 
 Strategy = Literal["binpack", "spread"]
 STRATEGIES: tuple[Strategy, ...] = ("binpack", "spread")
+_DEVICE_ORDER: dict[Strategy, DeviceOrder] = {"binpack": "most-used", "spread": "least-used"}
 REASON_CANNOT_ALLOCATE = "cannot allocate all claims"
 REASON_CLAIM_NOT_ON_NODE = "resourceclaim not available on the node"
 NO_NODES_MESSAGE = "no nodes available to schedule pods"
+# kube-scheduler's minFeasibleNodesToFind and minFeasibleNodesPercentageToFind (pkg/scheduler/schedule_one.go)
+MIN_FEASIBLE_NODES_TO_FIND = 100
+MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 _GLOBAL = ""  # change-log marker: every node may have changed
 _MAX_SHAPES = 64  # pod shapes whose per-node evaluations are kept (LRU)
 _TERMINAL = ("Succeeded", "Failed")  # pods that no longer hold node resources
@@ -67,11 +86,48 @@ _TERMINAL = ("Succeeded", "Failed")  # pods that no longer hold node resources
 class AllocatorCore(Protocol):
     """What placement needs of `allocator.cluster.Cluster`."""
 
-    def allocate(self, node: NodeInfo, claims: Sequence[ResourceClaim]) -> Allocation: ...
+    generation: int  # changes whenever classes, slices or committed allocations change
+
+    def allocate(
+        self, node: NodeInfo, claims: Sequence[ResourceClaim], *, order: DeviceOrder = ...
+    ) -> Allocation: ...
+
+    def decide(
+        self,
+        node: NodeInfo,
+        claims: Sequence[ResourceClaim],
+        *,
+        order: DeviceOrder = ...,
+        prefilter: bool = ...,
+    ) -> Decision: ...
+
+    def results(self, picks: Picks) -> list[AllocationResult]: ...
+
+    def allocated_share(self, node: NodeInfo, takes: Iterable[DeviceTake] = ...) -> Fraction: ...
 
     def commit(self, claim: ResourceClaim, result: AllocationResult) -> None: ...
 
-    def device_capacity(self, device: DeviceID) -> Mapping[str, tuple[Quantity, Quantity]]: ...
+
+class PlacementResult(StrEnum):
+    """The decision for one pod, as the scheduler ends a cycle: bound, unschedulable (a FitError: the pod
+    waits for the cluster to change) or error (a Filter error: the pod fails until its input changes)."""
+
+    BOUND = "bound"
+    UNSCHEDULABLE = "unschedulable"
+    ERROR = "error"
+    # pods never evaluated: scheduling gates not yet removed, or a pod feature placement does not model
+    GATED = "gated"
+    UNSUPPORTED = "unsupported"
+
+
+def num_feasible_nodes_to_find(percentage: int, num_all_nodes: int) -> int:
+    """kube-scheduler's numFeasibleNodesToFind: every node below 100 nodes; else `percentage` of them (0:
+    adaptive, 50% minus 1% per 125 nodes, at least 5%), but at least 100."""
+    if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
+        return num_all_nodes
+    if percentage == 0:
+        percentage = max(MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND, 50 - num_all_nodes // 125)
+    return max(MIN_FEASIBLE_NODES_TO_FIND, num_all_nodes * percentage // 100)
 
 
 def fit_error_message(num_nodes: int, reasons: Iterable[Sequence[str]]) -> str:
@@ -93,11 +149,11 @@ def _format_counts(num_nodes: int, counts: Mapping[str, int]) -> str:
 
 @dataclass
 class Placement:
-    """The decision for one pod. `result`: bound | unschedulable | error, or gated | unsupported for a pod
-    never evaluated (allocator/podfeatures.py)."""
+    """The decision for one pod; `allocation` and the claims are set only when `result` is BOUND (GATED and
+    UNSUPPORTED: a pod never evaluated, allocator/podfeatures.py)."""
 
     pod: Pod
-    result: str
+    result: PlacementResult
     reason: str = ""
     node: str | None = None
     claim: ResourceClaim | None = None  # the synthesized claim (status.allocation once committed)
@@ -115,15 +171,16 @@ class Placement:
         return self.extended.status(self.claim.metadata.name)
 
 
-@dataclass
+@dataclass(slots=True)
 class _Eval:
-    """One node's evaluation for one pod shape."""
+    """One node's evaluation for one pod shape: feasible (`key` set), unschedulable (`reasons`) or `error`."""
 
-    reasons: list[str] = field(default_factory=list)
+    reasons: Sequence[str] = ()
     error: str | None = None
     key: tuple[Any, ...] | None = None  # score key when feasible (smaller is better)
     needs: tuple[str, ...] = ()
-    results: list[AllocationResult] = field(default_factory=list)
+    picks: Picks | None = None  # the chosen devices (fast path)
+    results: list[AllocationResult] | None = None  # built results (naive path)
     early: bool = False  # failed before the inter-pod filters (node-only plugins, NodePorts, resource fit)
 
 
@@ -153,10 +210,25 @@ class _Shape:
     errors: set[str] = field(default_factory=set)
     static: dict[str, list[str]] = field(default_factory=dict)
     synth: dict[tuple[str, ...], ExtendedOutcome] = field(default_factory=dict)
+    pending: list[str] = field(default_factory=list)  # nodes to evaluate before the heap is used
+
+
+@dataclass(slots=True)
+class _Found:
+    """What one cycle's node search found: the chosen node's evaluation, or an error node, or neither."""
+
+    best: str | None = None
+    error: str | None = None  # the node whose evaluation failed with an error
+    counts: Counter[str] | None = None  # reasons of the nodes that failed, when the search counted them
 
 
 class Placer:
-    """Places pods one at a time on a set of nodes, reusing one allocator core and its committed state."""
+    """Places pods one at a time on a set of nodes, reusing one allocator core and its committed state.
+
+    `place(pod, claims)` decides (nothing changes), `commit(placement)` makes a bound decision count. The core
+    may also change between cycles (slices, classes, allocations committed or released by someone else): the
+    next `place` notices through `core.generation` and evaluates every node again.
+    """
 
     def __init__(
         self,
@@ -169,16 +241,28 @@ class Placer:
         strategy: Strategy = "binpack",
         naive: bool = False,
         index: PodIndex | None = None,
+        *,
+        percentage_of_nodes_to_score: int = 100,
     ) -> None:
         if strategy not in STRATEGIES:
             raise ValueError(f"unknown strategy {strategy!r} (known: {', '.join(STRATEGIES)})")
+        if not 0 <= percentage_of_nodes_to_score <= 100:
+            raise ValueError(
+                f"percentage of nodes to score must be between 0 and 100, not {percentage_of_nodes_to_score}"
+            )
         self.core = core
         self.gates = gates
         self.resolver = resolver
         self.strategy: Strategy = strategy
         self.naive = naive
+        self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
+        self._order: DeviceOrder = _DEVICE_ORDER[strategy]
         self._nodes: dict[str, Node] = {n.name: n for n in sorted(nodes, key=lambda n: n.name)}
         self._names = list(self._nodes)
+        self._position = {name: i for i, name in enumerate(self._names)}
+        self._to_find = num_feasible_nodes_to_find(percentage_of_nodes_to_score, len(self._names))
+        self._eager = self._to_find >= len(self._names)  # every node is examined: heaps of all nodes
+        self._next_start = 0  # kube-scheduler's nextStartNodeIndex
         self._infos = {name: NodeInfo(name, dict(n.labels)) for name, n in self._nodes.items()}
         self._alloc = {name: allocatable_vector(n) for name, n in self._nodes.items()}
         self._usage: dict[str, NodeUsage] = {name: NodeUsage() for name in self._nodes}
@@ -191,79 +275,62 @@ class Placer:
                 self._usage[p.spec.node_name].add(fit_vector(pod_requests(p)))
         self._local_pools = _node_local_pools(slices)
         self._changes: list[str] = []
+        self._generation = core.generation
         self._shapes: OrderedDict[str, _Shape] = OrderedDict()
         self._claims: dict[tuple[str, str], ResourceClaim] = {}
 
     # --- public ---------------------------------------------------------------------------------------------
 
-    @property
-    def node_names(self) -> list[str]:
-        return list(self._names)
-
     def place(self, pod: Pod, claims: Sequence[ResourceClaim] = ()) -> Placement:
         """Decide for `pod` (its own ResourceClaims in `claims`, in spec.resourceClaims order); no commit."""
         held = hold(pod)
         if held is not None:
-            return Placement(pod, held.result, held.reason)
+            return Placement(pod, PlacementResult(held.result), held.reason)
         prepared = self._prepare(pod, claims)
         if prepared.problem is not None:
-            return Placement(pod, "error", prepared.problem)
+            return Placement(pod, PlacementResult.ERROR, prepared.problem)
+        if self.core.generation != self._generation:  # the core changed under us: every node may differ
+            self._generation = self.core.generation
+            self._changes.append(_GLOBAL)
+        # PodTopologySpread and InterPodAffinity depend on other nodes' pods: applied over the evaluations
+        # (which never do), in the default profile's order
+        topology = topology_filters(pod, self._index)
         if self.naive:
             shape = _Shape()
-            for name in self._names:
-                self._store(shape, name, self._evaluate(prepared, shape, name))
+            found = self._walk(
+                lambda name: self._stored(shape, name, self._evaluate(prepared, shape, name, True)),
+                topology=topology,
+            )
         else:
             shape = self._shape(prepared)
-        topology = topology_filters(pod, self._index)
-        if topology is not None:
-            return self._place_filtered(prepared, shape, topology)
-        if shape.errors:
-            first = min(shape.errors)
-            return Placement(pod, "error", shape.evals[first].error or "", vector=prepared.vector)
-        best = self._best(shape)
-        if best is None:
+            if self._eager and topology is None:
+                found = self._best_of_all(prepared, shape)
+            else:
+                shape.pending.clear()  # the walk evaluates what it needs
+                found = self._walk(
+                    lambda name: self._stored(shape, name, self._evaluate(prepared, shape, name)),
+                    shape.evals,
+                    topology,
+                )
+        if found.error is not None:
+            # the message names the claims: evaluate that node again with this pod's own claims
+            ev = self._evaluate(prepared, _Shape(), found.error, naive=True)
+            return Placement(pod, PlacementResult.ERROR, ev.error or "", vector=prepared.vector)
+        if found.best is None:
             return Placement(
-                pod, "unschedulable", _format_counts(len(self._names), shape.counts), vector=prepared.vector
+                pod,
+                PlacementResult.UNSCHEDULABLE,
+                _format_counts(len(self._names), shape.counts if found.counts is None else found.counts),
+                vector=prepared.vector,
             )
-        return self._bound(prepared, shape, best)
-
-    def _place_filtered(self, prepared: _Pod, shape: _Shape, topology: TopologyFilters) -> Placement:
-        """PodTopologySpread and InterPodAffinity over the shape's evaluations, which never depend on other
-        nodes' pods (so they stay cached): a node that failed before these filters keeps its reasons, one that
-        fails them gets theirs, and the rest keep their DynamicResources outcome, as the default profile's
-        order runs them."""
-        counts: Counter[str] = Counter()
-        errors: list[str] = []
-        best: tuple[tuple[Any, ...], str] | None = None
-        for name in self._names:
-            ev = shape.evals[name]
-            if ev.early:
-                counts.update(ev.reasons)
-                continue
-            reasons = topology.reasons(name)
-            if reasons:
-                counts.update(reasons)
-            elif ev.error is not None:
-                errors.append(name)
-            elif ev.key is None:
-                counts.update(ev.reasons)
-            elif best is None or ev.key < best[0]:
-                best = (ev.key, name)
-        pod = prepared.pod
-        if errors:
-            return Placement(pod, "error", shape.evals[min(errors)].error or "", vector=prepared.vector)
-        if best is None:
-            return Placement(
-                pod, "unschedulable", _format_counts(len(self._names), counts), vector=prepared.vector
-            )
-        return self._bound(prepared, shape, best[1])
-
-    def _bound(self, prepared: _Pod, shape: _Shape, best: str) -> Placement:
-        pod = prepared.pod
-        ev = shape.evals[best]
-        placement = Placement(pod, "bound", node=best, vector=prepared.vector)
-        placement.allocation = [r.model_copy(deep=True) for r in ev.results]
-        placement.user_claims = [c.model_copy(deep=True) for c in prepared.pending]
+        ev = shape.evals[found.best]
+        placement = Placement(pod, PlacementResult.BOUND, node=found.best, vector=prepared.vector)
+        if ev.results is not None:
+            placement.allocation = ev.results
+        elif ev.picks is not None:
+            placement.allocation = self.core.results(ev.picks)
+        # shallow copies: commit replaces their status and nothing else, so the inputs stay untouched
+        placement.user_claims = [c.model_copy() for c in prepared.pending]
         if ev.needs:
             outcome = synthesize_for_resources(pod, list(ev.needs), self.resolver, self.gates)
             placement.extended = outcome
@@ -276,13 +343,15 @@ class Placer:
         The synthesized claim gets `claim_name` (default: a name generated from its generateName, as the API
         server would) and `status.allocation` + `reservedFor`; the pod's own claims get their allocation too.
         """
-        if placement.result != "bound" or placement.node is None:
+        if placement.result is not PlacementResult.BOUND or placement.node is None:
             return
         claims = list(placement.user_claims)
         if placement.claim is not None:
             claim = placement.claim
             claim.metadata.name = claim_name or generate_name(claim.metadata.generate_name or "")
             claims.append(claim)
+        if self.core.generation != self._generation:
+            self._changes.append(_GLOBAL)
         global_change = False
         for claim, result in zip(claims, placement.allocation, strict=True):
             claim.status = ResourceClaimStatus(
@@ -299,9 +368,128 @@ class Placer:
             for dev in (result.devices.results or []) if result.devices else []:
                 if self._local_pools.get((dev.driver, dev.pool)) != placement.node:
                     global_change = True
+        self._generation = self.core.generation
         self._usage[placement.node].add(placement.vector)
         self._index.add(placement.pod, placement.node)
         self._changes.append(_GLOBAL if global_change else placement.node)
+
+    # --- the node search ------------------------------------------------------------------------------------
+
+    def _walk(
+        self,
+        evaluate: Callable[[str], _Eval],
+        cached: Mapping[str, _Eval] | None = None,
+        topology: TopologyFilters | None = None,
+    ) -> _Found:
+        """findNodesThatPassFilters, one node at a time: from the previous stop, until enough feasible nodes
+        are found or a node fails with an error; the best scored of the feasible ones wins. `cached`: valid
+        evaluations, used instead of `evaluate`; `topology`: the inter-pod filters, run after the node-only
+        plugins, NodePorts and resource fit, before DynamicResources."""
+        names = self._names
+        total = len(names)
+        start = self._next_start
+        best: tuple[tuple[Any, ...], str] | None = None
+        feasible = failed = 0
+        error: str | None = None
+        counts: Counter[str] = Counter()
+        get = (cached or {}).get
+        for i in range(total):
+            name = names[(start + i) % total]
+            ev = get(name) or evaluate(name)
+            if topology is not None and not ev.early:
+                reasons = topology.reasons(name)
+                if reasons:
+                    counts.update(reasons)
+                    failed += 1
+                    continue
+            if ev.error is not None:
+                error = name
+                break
+            if ev.key is None:
+                counts.update(ev.reasons)
+                failed += 1
+                continue
+            feasible += 1
+            if best is None or ev.key < best[0]:
+                best = (ev.key, name)
+            if feasible >= self._to_find:
+                break
+        if total:
+            self._next_start = (start + feasible + failed) % total
+        return _Found(best=None if error is not None or best is None else best[1], error=error, counts=counts)
+
+    def _best_of_all(self, p: _Pod, shape: _Shape) -> _Found:
+        """Every node examined (the default): the same outcome as `_walk`, from the shape's heap."""
+        for name in shape.pending:
+            if name not in shape.evals:
+                self._store(shape, name, self._evaluate(p, shape, name))
+        shape.pending.clear()
+        if len(shape.evals) < len(self._names):  # a walk that stopped early left some out
+            for name in self._names:
+                if name not in shape.evals:
+                    self._store(shape, name, self._evaluate(p, shape, name))
+        total = len(self._names)
+        if shape.errors:
+            start = self._next_start
+            error = min(shape.errors, key=lambda n: (self._position[n] - start) % total)
+            self._next_start = (start + (self._position[error] - start) % total) % total
+            return _Found(error=error)
+        heap = shape.heap
+        while heap:
+            _, name, version = heap[0]
+            if shape.version.get(name) == version and shape.evals[name].key is not None:
+                return _Found(best=name)
+            heapq.heappop(heap)
+        return _Found()
+
+    def _stored(self, shape: _Shape, name: str, ev: _Eval) -> _Eval:
+        self._store(shape, name, ev)
+        return ev
+
+    def _shape(self, prepared: _Pod) -> _Shape:
+        """The shape's cache, with the evaluations of nodes changed since its last use dropped."""
+        eager = self._eager
+        shape = self._shapes.get(prepared.key)
+        if shape is None:
+            shape = _Shape(seq=len(self._changes))
+            if eager:
+                shape.pending = list(self._names)
+            self._shapes[prepared.key] = shape
+            if len(self._shapes) > _MAX_SHAPES:
+                self._shapes.popitem(last=False)
+            return shape
+        self._shapes.move_to_end(prepared.key)
+        if shape.seq < len(self._changes):
+            dirty = set(self._changes[shape.seq :])
+            shape.seq = len(self._changes)
+            names = list(shape.evals) if _GLOBAL in dirty else [n for n in dirty if n in shape.evals]
+            for name in names:
+                self._drop(shape, name)
+            if eager:
+                shape.pending.extend(names)
+        return shape
+
+    def _drop(self, shape: _Shape, name: str) -> None:
+        old = shape.evals.pop(name)
+        shape.counts.subtract(old.reasons)
+        shape.errors.discard(name)
+        shape.version[name] = shape.version.get(name, 0) + 1
+
+    def _store(self, shape: _Shape, name: str, ev: _Eval) -> None:
+        if name in shape.evals:
+            self._drop(shape, name)
+        shape.evals[name] = ev
+        shape.counts.update(ev.reasons)
+        version = shape.version.get(name, 0) + 1
+        shape.version[name] = version
+        if ev.error is not None:
+            shape.errors.add(name)
+        if ev.key is not None and self._eager:
+            heap = shape.heap
+            heapq.heappush(heap, (ev.key, name, version))
+            if len(heap) > 2 * len(self._names) + 64:  # mostly stale entries: rebuild from the evaluations
+                heap[:] = [(e.key, n, shape.version[n]) for n, e in shape.evals.items() if e.key is not None]
+                heapq.heapify(heap)
 
     # --- evaluation -----------------------------------------------------------------------------------------
 
@@ -326,7 +514,7 @@ class Placer:
                 ids.append([*key, "allocated"])
             else:
                 pending.append(current)
-                ids.append([*key, current.spec.to_api()])
+                ids.append([key[0], current.spec.to_api()])  # by spec: claims from one template share work
         spec = pod.spec
         shape_doc = {
             "ns": pod.namespace,
@@ -345,50 +533,8 @@ class Placer:
         shape_key = json.dumps(shape_doc, sort_keys=True, default=str)
         return _Pod(pod, shape_key, vector, scalars, pending, allocated, problem, ports=ports)
 
-    def _shape(self, prepared: _Pod) -> _Shape:
-        shape = self._shapes.get(prepared.key)
-        if shape is None:
-            shape = _Shape(seq=len(self._changes))
-            for name in self._names:
-                self._store(shape, name, self._evaluate(prepared, shape, name))
-            self._shapes[prepared.key] = shape
-            if len(self._shapes) > _MAX_SHAPES:
-                self._shapes.popitem(last=False)
-            return shape
-        self._shapes.move_to_end(prepared.key)
-        if shape.seq < len(self._changes):
-            dirty = set(self._changes[shape.seq :])
-            shape.seq = len(self._changes)
-            names = self._names if _GLOBAL in dirty else sorted(dirty)
-            for name in names:
-                self._store(shape, name, self._evaluate(prepared, shape, name))
-        return shape
-
-    def _store(self, shape: _Shape, name: str, ev: _Eval) -> None:
-        old = shape.evals.get(name)
-        if old is not None:
-            shape.counts.subtract(old.reasons)
-        shape.evals[name] = ev
-        shape.counts.update(ev.reasons)
-        version = shape.version.get(name, 0) + 1
-        shape.version[name] = version
-        if ev.error is not None:
-            shape.errors.add(name)
-        else:
-            shape.errors.discard(name)
-        if ev.key is not None:
-            heapq.heappush(shape.heap, (ev.key, name, version))
-
-    def _best(self, shape: _Shape) -> str | None:
-        heap = shape.heap
-        while heap:
-            _, name, version = heap[0]
-            if shape.version.get(name) == version and shape.evals[name].key is not None:
-                return name
-            heapq.heappop(heap)
-        return None
-
-    def _evaluate(self, p: _Pod, shape: _Shape, name: str) -> _Eval:
+    def _evaluate(self, p: _Pod, shape: _Shape, name: str, naive: bool = False) -> _Eval:
+        """Filter (predicates, then DRA allocation) and, when feasible, score one node for the pod."""
         node = self._nodes[name]
         static = shape.static.get(name)
         if static is None:
@@ -429,59 +575,45 @@ class Placer:
                     needs = ()
                 else:
                     claims.append(outcome.claim)
-        results: list[AllocationResult] = []
-        if claims:
-            alloc = self.core.allocate(self._infos[name], claims)
-            if alloc.error is not None:
-                if alloc.node_failure:
-                    return _Eval(reasons=[alloc.error])
-                return _Eval(error=alloc.error)
-            if alloc.results is None:
-                return _Eval(reasons=[REASON_CANNOT_ALLOCATE])
-            results = alloc.results
-        return _Eval(key=self._score(name, p.vector, results), needs=needs, results=results)
+        if not claims:
+            return _Eval(key=self._score(name, p.vector, ()), needs=needs)
+        info = self._infos[name]
+        if naive:
+            alloc = self.core.allocate(info, claims, order=self._order)
+            verdict, message, results = alloc.verdict, alloc.message, alloc.results
+            picks: Picks | None = None
+        else:
+            decision = self.core.decide(info, claims, order=self._order, prefilter=True)
+            verdict, message, picks, results = decision.verdict, decision.message, decision.picks, None
+        if verdict is Verdict.ERROR:
+            return _Eval(error=message)
+        if verdict is Verdict.NODE_FAILURE:
+            return _Eval(reasons=[message])
+        if verdict is Verdict.NO_FIT:
+            return _Eval(reasons=[REASON_CANNOT_ALLOCATE])
+        takes = takes_of(results or ()) if picks is None else picks.takes()
+        return _Eval(key=self._score(name, p.vector, takes), needs=needs, picks=picks, results=results)
 
     # --- scoring --------------------------------------------------------------------------------------------
 
-    def _score(
-        self, name: str, vector: Mapping[str, int], results: Sequence[AllocationResult]
-    ) -> tuple[Any, ...]:
-        """binpack: least capacity left on the allocated devices, then on cpu/memory; spread: the most."""
-        dra = self._device_remaining(results)
-        res = self._resource_remaining(name, vector)
+    def _score(self, name: str, vector: Mapping[str, int], takes: Iterable[DeviceTake]) -> tuple[Any, ...]:
+        """binpack: the most allocated node after this pod (the allocated share of its DRA devices, then of
+        its cpu and memory), so whole devices and whole nodes stay free; spread: the least allocated."""
+        dra = self.core.allocated_share(self._infos[name], takes)
+        res = self._resource_share(name, vector)
         if self.strategy == "spread":
-            return (-dra, -res, name)
-        return (dra, res, name)
+            return (dra, res, name)
+        return (-dra, -res, name)
 
-    def _device_remaining(self, results: Sequence[AllocationResult]) -> Fraction:
-        """Sum over the allocated shared devices of their capacity fraction left after this allocation."""
-        taking: dict[DeviceID, dict[str, Fraction]] = {}
-        for result in results:
-            for dev in (result.devices.results or []) if result.devices else []:
-                if not dev.consumed_capacity:
-                    continue
-                acc = taking.setdefault(DeviceID(dev.driver, dev.pool, dev.device), {})
-                for cap, q in dev.consumed_capacity.items():
-                    acc[cap] = acc.get(cap, Fraction(0)) + q.value
-        total = Fraction(0)
-        for device, consumed in taking.items():
-            fractions: list[Fraction] = []
-            for cap, (used, value) in self.core.device_capacity(device).items():
-                if value.value <= 0:
-                    continue
-                left = value.value - used.value - consumed.get(cap, Fraction(0))
-                fractions.append(left / value.value)
-            if fractions:
-                total += sum(fractions, Fraction(0)) / len(fractions)
-        return total
-
-    def _resource_remaining(self, name: str, vector: Mapping[str, int]) -> Fraction:
+    def _resource_share(self, name: str, vector: Mapping[str, int]) -> Fraction:
+        """Mean requested share of cpu and memory with the pod (kube-scheduler's MostAllocated, equal
+        weights)."""
         alloc = self._alloc[name]
         if alloc is None:
             return Fraction(0)
         usage = self._usage[name]
         parts = [
-            Fraction(alloc[r] - usage.requested.get(r, 0) - vector.get(r, 0), alloc[r])
+            Fraction(usage.requested.get(r, 0) + vector.get(r, 0), alloc[r])
             for r in (CPU, MEMORY)
             if alloc.get(r, 0) > 0
         ]

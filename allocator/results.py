@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from allocator.errors import AllocationError
 from allocator.features import Features
 from allocator.requests import ClaimPlan, RequestData
@@ -18,17 +20,23 @@ from resourceapi.resource_v1 import (
 
 
 def build_result(
-    plan: ClaimPlan, devices: list[DeviceResult], node_name: str, features: Features
+    plan: ClaimPlan,
+    devices: list[DeviceResult],
+    node_name: str,
+    features: Features,
+    share_ids: Callable[[], str],
 ) -> AllocationResult:
-    """One claim's AllocationResult, in upstream's order and shape."""
-    results = [_device_result(r, features) for r in devices]
+    """One claim's AllocationResult, in upstream's order and shape; a fresh share ID per share."""
+    results = [_device_result(r, features, share_ids) for r in devices]
     return AllocationResult(
         devices=DeviceAllocationResult(results=results, config=_configs(plan) or None),
         node_selector=_node_selector(plan, devices, node_name),
     )
 
 
-def _device_result(r: DeviceResult, features: Features) -> DeviceRequestAllocationResult:
+def _device_result(
+    r: DeviceResult, features: Features, share_ids: Callable[[], str]
+) -> DeviceRequestAllocationResult:
     device = r.device
     out = DeviceRequestAllocationResult(
         request=r.request.full_name,
@@ -39,7 +47,7 @@ def _device_result(r: DeviceResult, features: Features) -> DeviceRequestAllocati
         tolerations=list(r.request.tolerations) if r.request.tolerations else None,
         consumed_capacity=dict(r.consumed) if r.consumed else None,
     )
-    out.share_id = r.share_id
+    out.share_id = share_ids() if r.multi else None
     if features.device_binding_and_status:
         out.binding_conditions = device.binding_conditions
         out.binding_failure_conditions = device.binding_failure_conditions
@@ -107,6 +115,29 @@ def _configs(plan: ClaimPlan) -> list[DeviceAllocationConfiguration]:
     return configs
 
 
+def check_node_selector(plan: ClaimPlan, devices: list[DeviceResult]) -> None:
+    """Raise the error `build_result` would raise for these devices' node selectors, without building."""
+    for r in devices:
+        device = r.device
+        slice_record = device.slice
+        name, selector = (
+            (device.node_name, device.node_selector)
+            if slice_record.per_device
+            else (slice_record.node_name, slice_record.node_selector)
+        )
+        if name or device.binds_to_node:
+            return
+        if selector is not None and len(selector.node_selector_terms) > 1:
+            raise AllocationError(_terms_error(plan, len(selector.node_selector_terms)))
+
+
+def _terms_error(plan: ClaimPlan, terms: int) -> str:
+    return (
+        f"create NodeSelector for claim {plan.claim.metadata.name}: unsupported ResourceSlice.NodeSelector "
+        f"with {terms} terms"
+    )
+
+
 def _node_selector(plan: ClaimPlan, devices: list[DeviceResult], node_name: str) -> NodeSelector | None:
     """Upstream createNodeSelector: pin to the node for node-local devices, else merge their selectors."""
     fields: list[NodeSelectorRequirement] = []
@@ -134,10 +165,7 @@ def _node_selector(plan: ClaimPlan, devices: list[DeviceResult], node_name: str)
                 _merge(terms[0].match_fields or [], fields)
                 _merge(terms[0].match_expressions or [], expressions)
             elif len(terms) > 1:
-                raise AllocationError(
-                    f"create NodeSelector for claim {plan.claim.metadata.name}: unsupported "
-                    f"ResourceSlice.NodeSelector with {len(terms)} terms"
-                )
+                raise AllocationError(_terms_error(plan, len(terms)))
     if fields or expressions:
         return NodeSelector(
             node_selector_terms=[

@@ -1,15 +1,20 @@
 """Upstream's depth-first first-fit search (`allocateOne`/`allocateDevice`) with an explicit undo log.
 
-Order: claims, then requests, then devices (pools by driver/pool, slices by name, devices in slice order);
-combinations, not permutations, within one request. Every mutation made for a candidate (counters,
-constraints, in-use marks, in-flight capacity, results) is recorded in the undo log and undone when the
-candidate is rejected or backtracked, fixing upstream's leaks (digest §7.2).
+Order: claims, then requests, then devices (pools by driver/pool, slices by name, devices in slice order,
+unless the caller passes another candidate order); combinations, not permutations, within one request. Every
+mutation made for a candidate (counters, constraints, in-use marks, in-flight capacity, results) is recorded
+in the undo log and undone when the candidate is rejected or backtracked, fixing upstream's leaks (issue
+kubernetes/kubernetes#140436).
+
+The search is iterative: each `allocateOne` invocation is a generator frame on an explicit stack, so a pod
+with thousands of devices needs no deeper Python recursion than a pod with one (upstream recurses: kubernetes
+staging/src/k8s.io/dynamic-resource-allocation/structured/internal/incubating/allocator_incubating.go).
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Generator, Mapping, Sequence
 from fractions import Fraction
 
 from allocator.counters import CounterTotals, InFlightCounters
@@ -17,8 +22,8 @@ from allocator.errors import AllocationError
 from allocator.features import Features
 from allocator.ids import DeviceID, PoolID
 from allocator.pools import DeviceRecord, NodePools
-from allocator.requests import ClaimPlan, RequestData
-from allocator.selection import Matcher, per_device_node_matches
+from allocator.requests import ClaimPlan, RequestData, plan_claims
+from allocator.selection import ClassRecord, Matcher, per_device_node_matches
 from allocator.state import CommittedState
 from resourceapi.capacity import fits
 from resourceapi.limits import ALLOCATION_RESULTS_MAX_SIZE
@@ -26,6 +31,7 @@ from resourceapi.quantity import Quantity
 from resourceapi.resource_v1 import (
     ALLOCATION_MODE_ALL,
     DeviceToleration,
+    ResourceClaim,
 )
 from resourceapi.tolerations import tolerates
 
@@ -35,26 +41,22 @@ SEARCH_TIMED_OUT = "timed out trying to allocate devices"
 # under two seconds per node: a pathological claim makes that node unschedulable instead of hanging.
 DEFAULT_MAX_STEPS = 200_000
 
-
-class _MaxSizeExceeded(Exception):
-    """Upstream errAllocationResultMaxSizeExceeded: more aggressive backtracking for prioritized lists."""
+# Outcomes of one allocateOne frame: upstream's (true, nil), (false, nil), errAllocationResultMaxSizeExceeded.
+_DONE, _FAILED, _MAX_SIZE = 1, 0, 2
+_Frame = Generator[tuple[int, int, int, int, bool, int], int, int]
 
 
 class DeviceResult:
-    """One allocated device of a claim, before conversion to the API result."""
+    """One allocated device of a claim, before conversion to the API result (share IDs are made then)."""
 
-    __slots__ = ("admin", "consumed", "device", "request", "share_id")
+    __slots__ = ("admin", "consumed", "device", "multi", "request")
 
     def __init__(
-        self,
-        request: RequestData,
-        device: DeviceRecord,
-        share_id: str | None,
-        consumed: dict[str, Quantity] | None,
+        self, request: RequestData, device: DeviceRecord, multi: bool, consumed: dict[str, Quantity] | None
     ) -> None:
         self.request = request
         self.device = device
-        self.share_id = share_id
+        self.multi = multi  # a share of an allowMultipleAllocations device: gets a shareID
         self.consumed = consumed
         self.admin = request.admin
 
@@ -70,30 +72,30 @@ def taint_prevents(device: DeviceRecord, tolerations: list[DeviceToleration] | N
 
 
 class Search:
-    """One `Cluster.allocate` call: state of the search over one node's devices for one pod's claims."""
+    """One allocation attempt: one pod's claims on one node's devices, planned (upstream's pre-flight checks,
+    which raise `AllocationError`) when constructed; `run()` searches."""
 
     def __init__(
         self,
         *,
         features: Features,
         pools: NodePools,
-        plans: list[ClaimPlan],
+        claims: Sequence[ResourceClaim],
+        classes: Mapping[str, ClassRecord],
         matcher: Matcher,
         state: CommittedState,
         available_counters: Callable[[PoolID], CounterTotals],
-        share_ids: Callable[[], str],
         node_name: str,
         labels: Mapping[str, str],
         max_steps: int | None = None,
+        candidates: Sequence[DeviceRecord] | None = None,
     ) -> None:
         self.features = features
         self.pools = pools
-        self.candidates = pools.candidates
-        self.plans = plans
+        self.candidates: Sequence[DeviceRecord] = pools.candidates if candidates is None else candidates
         self.matcher = matcher
         self.state = state
         self.available_counters = available_counters
-        self.share_ids = share_ids
         self.node_name = node_name
         self.labels = labels
         self.undo: list[Callable[[], None]] = []
@@ -101,21 +103,67 @@ class Search:
         self.in_flight_capacity: dict[DeviceID, dict[str, Fraction]] = {}
         self.in_flight_shares: dict[DeviceID, int] = {}
         self.counters = InFlightCounters()
-        self.results: list[list[DeviceResult]] = [[] for _ in plans]
         self.calls = 0
         self.max_steps = sys.maxsize if max_steps is None else max_steps
+        self.plans: list[ClaimPlan] = plan_claims(claims, features, classes, pools, self.all_mode_devices)
+        self.results: list[list[DeviceResult]] = [[] for _ in self.plans]
 
     # --- entry ---------------------------------------------------------------------------------------------
 
     def run(self) -> bool:
         """True when a complete solution was found (results hold it)."""
-        try:
-            done = self._allocate_one(0, 0, 0, 0, False, 0)
-        except _MaxSizeExceeded:
+        outcome = self._drive()
+        if outcome == _MAX_SIZE:
             return False
-        if not done and self.pools.any_invalid:
+        if outcome != _DONE:
+            self._no_fit()
+            return False
+        return True
+
+    def could_fit(self) -> bool:
+        """A cheap necessary condition, checked before searching: every request (for a prioritized list: one
+        of its subrequests) has a device it may take, not counting what the search itself would take.
+
+        False only where `run()` would end with "no fit" too: if any selector fails on any device, or a
+        request takes all devices, the answer is True and the search decides (and reports the error).
+        """
+        if any(d.mode == ALLOCATION_MODE_ALL for plan in self.plans for e in plan.requests for d in e):
+            return True
+        possible = True
+        try:
+            for plan in self.plans:
+                for entries in plan.requests:
+                    if not any(self._has_candidate(data) for data in entries):
+                        possible = False
+        except AllocationError:
+            return True
+        if not possible:
+            self._no_fit()
+        return possible
+
+    def _has_candidate(self, data: RequestData) -> bool:
+        """Some device is selectable, not in use, fits the committed capacity and is not tainted against
+        the request. Every device is looked at, so that a selector error anywhere surfaces here."""
+        found = False
+        cc = self.features.consumable_capacity
+        taints = self.features.device_taints
+        for device in self.candidates:
+            if not self.selectable(data, device):
+                continue
+            if found:
+                continue
+            if not data.admin and device.id in self.state.dedicated:
+                continue
+            if cc and not self.capacity_fits(data, device):
+                continue
+            if taints and taint_prevents(device, data.tolerations):
+                continue
+            found = True
+        return found
+
+    def _no_fit(self) -> None:
+        if self.pools.any_invalid:
             raise AllocationError("invalid resource pools were encountered", node_failure=True)
-        return done
 
     # --- checks --------------------------------------------------------------------------------------------
 
@@ -145,9 +193,10 @@ class Search:
         )
 
     def all_mode_devices(self, data: RequestData) -> list[DeviceRecord]:
-        """The fixed device list of an `All` request: selectable and fitting the committed state."""
+        """The fixed device list of an `All` request (pool order): selectable and fitting the committed
+        state."""
         out: list[DeviceRecord] = []
-        for device in self.candidates:
+        for device in self.pools.candidates:
             if not self.selectable(data, device):
                 continue
             if self.features.consumable_capacity and not self.capacity_fits(data, device):
@@ -162,57 +211,70 @@ class Search:
         while len(undo) > mark:
             undo.pop()()
 
-    def _allocate_one(self, ci: int, ri: int, si: int, di: int, in_sub: bool, start: int) -> bool:
-        self.calls += 1
-        if self.calls > self.max_steps:
-            # upstream's filter timeout (ctx deadline checked on every allocateOne call), counted in steps
-            raise AllocationError(SEARCH_TIMED_OUT, node_failure=True)
+    def _drive(self) -> int:
+        """Run allocateOne(0, ...) to completion on an explicit stack of frames."""
+        stack: list[_Frame] = []
+        args: tuple[int, int, int, int, bool, int] | None = (0, 0, 0, 0, False, 0)
+        value = _FAILED
+        while True:
+            if args is not None:
+                self.calls += 1
+                if self.calls > self.max_steps:
+                    # upstream's filter timeout (ctx deadline checked on every allocateOne call), in steps
+                    raise AllocationError(SEARCH_TIMED_OUT, node_failure=True)
+                frame = self._frame(*args)
+                stack.append(frame)
+                send: int | None = None
+            else:
+                if not stack:
+                    return value
+                frame = stack[-1]
+                send = value
+            try:
+                args = frame.send(send)  # type: ignore[arg-type]
+            except StopIteration as stop:
+                stack.pop()
+                value = stop.value
+                args = None
+
+    def _frame(self, ci: int, ri: int, si: int, di: int, in_sub: bool, start: int) -> _Frame:
+        """One allocateOne invocation: yields the next invocation's arguments, receives its outcome."""
         if ci >= len(self.plans):
-            return True
+            return _DONE
         plan = self.plans[ci]
         if ri >= len(plan.requests):
-            try:
-                return self._allocate_one(ci + 1, 0, 0, 0, False, 0)
-            except _MaxSizeExceeded:
-                return False
+            outcome = yield (ci + 1, 0, 0, 0, False, 0)
+            return _FAILED if outcome == _MAX_SIZE else outcome
         entries = plan.requests[ri]
         if not in_sub and entries[0].parent:
             all_exceeded = True
             for sub_index in range(len(entries)):
-                try:
-                    success = self._allocate_one(ci, ri, sub_index, 0, True, 0)
-                except _MaxSizeExceeded:
+                outcome = yield (ci, ri, sub_index, 0, True, 0)
+                if outcome == _MAX_SIZE:
                     continue
                 all_exceeded = False
-                if success:
+                if outcome == _DONE:
                     entries[0].selected_sub = sub_index
-                    return True
-            if all_exceeded:
-                raise _MaxSizeExceeded
-            return False
+                    return _DONE
+            return _MAX_SIZE if all_exceeded else _FAILED
 
         data = entries[si]
         all_mode = data.mode == ALLOCATION_MODE_ALL
         if all_mode and not data.all_devices:
-            return False
+            return _FAILED
         if di >= data.num_devices:
-            return self._allocate_one(ci, ri + 1, 0, 0, False, 0)
+            return (yield (ci, ri + 1, 0, 0, False, 0))
         if len(self.results[ci]) + data.num_devices - di > ALLOCATION_RESULTS_MAX_SIZE:
-            raise _MaxSizeExceeded
+            return _MAX_SIZE
 
         if all_mode:
-            device = data.all_devices[di]
             mark = len(self.undo)
-            if not self._allocate_device(data, device, must=True):
-                return False
-            try:
-                done = self._allocate_one(ci, ri, si, di + 1, in_sub, 0)
-            except BaseException:
+            if not self._allocate_device(data, data.all_devices[di], must=True):
+                return _FAILED
+            outcome = yield (ci, ri, si, di + 1, in_sub, 0)
+            if outcome != _DONE:
                 self._rollback(mark)
-                raise
-            if not done:
-                self._rollback(mark)
-            return done
+            return outcome
 
         candidates = self.candidates
         admin = data.admin
@@ -232,15 +294,13 @@ class Search:
             mark = len(self.undo)
             if not self._allocate_device(data, device, must=False):
                 continue
-            try:
-                done = self._allocate_one(ci, ri, si, di + 1, in_sub, index + 1)
-            except BaseException:
-                self._rollback(mark)
-                raise
-            if done:
-                return True
+            outcome = yield (ci, ri, si, di + 1, in_sub, index + 1)
+            if outcome == _DONE:
+                return _DONE
             self._rollback(mark)
-        return False
+            if outcome == _MAX_SIZE:
+                return _MAX_SIZE
+        return _FAILED
 
     def _allocate_device(self, data: RequestData, device: DeviceRecord, must: bool) -> bool:
         """Check availability and constraints for one candidate and record it; False leaves no trace."""
@@ -285,7 +345,6 @@ class Search:
                 claims.add(ci)
                 undo.append(lambda: claims.discard(ci))
 
-        share_id: str | None = None
         consumed: dict[str, Quantity] | None = None
         if features.consumable_capacity:
             consumption = data.consumption(device)
@@ -298,7 +357,6 @@ class Search:
                 self._rollback(mark)
                 return False
             if multi:
-                share_id = self.share_ids()
                 consumed = consumption.result or None
                 if consumption.amounts:
                     flight = self.in_flight_capacity.setdefault(dev_id, {})
@@ -316,6 +374,6 @@ class Search:
                 undo.append(lambda: shares.__setitem__(dev_id, shares[dev_id] - 1))
 
         results = self.results[ci]
-        results.append(DeviceResult(data, device, share_id, consumed))
+        results.append(DeviceResult(data, device, multi, consumed))
         undo.append(lambda: results.__delitem__(-1))
         return True

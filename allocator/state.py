@@ -17,14 +17,13 @@ from resourceapi.resource_v1 import AllocationResult, DeviceRequestAllocationRes
 class CommittedState:
     """Dedicated devices, shares and aggregated consumed capacity of all committed allocations."""
 
-    __slots__ = ("aggregated", "dedicated", "share_count", "shares", "version")
+    __slots__ = ("aggregated", "dedicated", "share_count", "shares")
 
     def __init__(self) -> None:
         self.dedicated: dict[DeviceID, int] = {}  # device -> number of dedicated results (normally 1)
         self.shares: set[tuple[DeviceID, str]] = set()
         self.share_count: dict[DeviceID, int] = {}
         self.aggregated: dict[DeviceID, dict[str, Fraction]] = {}
-        self.version = 0  # bumped on every change (callers cache derived data per version)
 
     def add_claims(self, claims: Iterable[ResourceClaim], consumable_capacity: bool) -> set[DeviceID]:
         """Add the allocations of all allocated claims; returns the devices touched."""
@@ -48,8 +47,6 @@ class CommittedState:
             device = self._apply_result(result, consumable_capacity, sign)
             if device is not None:
                 touched.add(device)
-        if touched:
-            self.version += 1
         return touched
 
     def _apply_result(

@@ -80,6 +80,14 @@ def add_commands(sub: Any) -> None:
     simulate.add_argument("--node", metavar="NAME", help="the node for claim mode (pod mode: only this node)")
     simulate.add_argument("--strategy", choices=("binpack", "spread"), default="binpack", help="node scoring")
     simulate.add_argument(
+        "--percentage-of-nodes-to-score",
+        type=_percentage,
+        default=100,
+        metavar="N",
+        help="stop a pod's node search after this share of feasible nodes, as kube-scheduler (default 100: "
+        "every node; 0: kube-scheduler's adaptive default; at least 100 nodes are always checked)",
+    )
+    simulate.add_argument(
         "-o", "--output", choices=("json", "yaml", "table"), default="json", help="output format"
     )
     simulate.add_argument(
@@ -123,6 +131,18 @@ def add_commands(sub: Any) -> None:
     )
     add_input_flags(simulate)
     simulate.set_defaults(func=run_simulate, parser=simulate)
+
+
+def _percentage(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"invalid value {text!r}: must be an integer from 0 to 100"
+        ) from None
+    if not 0 <= value <= 100:
+        raise argparse.ArgumentTypeError(f"invalid value {text!r}: must be an integer from 0 to 100")
+    return value
 
 
 def _reads_cluster(args: argparse.Namespace) -> bool:
@@ -234,7 +254,9 @@ def run_simulate(args: argparse.Namespace) -> int:
     sim: Simulation
     try:
         if inputs.pending_pods() or not inputs.unallocated_claims():
-            sim, cluster = run_pods(inputs, gates, args.strategy, args.node)
+            sim, cluster = run_pods(
+                inputs, gates, args.strategy, args.node, percentage=args.percentage_of_nodes_to_score
+            )
             out = to_json(sim)
             pods = inputs.pending_pods()
             nodes = {n.name: n for n in inputs.nodes}

@@ -14,7 +14,14 @@ from dataclasses import dataclass
 from typing import Literal
 
 from allocator.cluster import Cluster, NodeInfo
-from allocator.placement import NO_NODES_MESSAGE, REASON_CANNOT_ALLOCATE, Placement, Placer, Strategy
+from allocator.placement import (
+    NO_NODES_MESSAGE,
+    REASON_CANNOT_ALLOCATE,
+    Placement,
+    PlacementResult,
+    Placer,
+    Strategy,
+)
 from allocator.podfeatures import preemption_note
 from allocator.podindex import PodIndex
 from allocator.simulate.inputs import Inputs, UsageError, pod_claims, scheduling_pod
@@ -107,16 +114,16 @@ class PodOutcome:
     ) -> PodOutcome:
         """`claims`: the pod's own claims as they stand after it (allocated, reserved); default: those
         allocated for it."""
-        bound = p.result == "bound"
+        bound = p.result is PlacementResult.BOUND
         reason = p.reason
-        note = preemption_note(p.pod) if p.result == "unschedulable" else None
+        note = preemption_note(p.pod) if p.result is PlacementResult.UNSCHEDULABLE else None
         if note is not None:
             reason = f"{reason} ({note})"
         own = list(claims) if bound and claims else list(p.user_claims)
         return cls(
             namespace=p.pod.namespace,
             name=p.pod.name,
-            result=p.result,
+            result=p.result.value,  # a plain string in the JSON and YAML output
             reason=reason,
             node=p.node,
             claim=p.claim if bound else None,
@@ -238,9 +245,16 @@ def _unnamed_node_notes(inputs: Inputs, name: str) -> tuple[str, ...]:
 
 
 def run_pods(
-    inputs: Inputs, gates: FeatureGates, strategy: Strategy, node_name: str | None = None
+    inputs: Inputs,
+    gates: FeatureGates,
+    strategy: Strategy,
+    node_name: str | None = None,
+    *,
+    percentage: int = 100,
 ) -> tuple[PodRun, Cluster]:
-    """Pod mode: pending pods placed one at a time, in input order, each seeing the ones before it."""
+    """Pod mode: pending pods placed one at a time, in input order, each seeing the ones before it.
+
+    `percentage`: kube-scheduler's percentageOfNodesToScore (100: every node is examined)."""
     nodes = [n for n in inputs.nodes if node_name is None or n.name == node_name]
     if node_name is not None and not nodes:
         raise UsageError(f"--node {node_name}: pod mode needs a Node of that name in the input")
@@ -249,7 +263,17 @@ def run_pods(
     running = [p for p in inputs.pods if p.spec.node_name]
     namespaces = {ns.metadata.name: ns.metadata.labels or {} for ns in inputs.namespaces}
     index = PodIndex.build(inputs.nodes, running, namespaces)  # every node: spreading counts beyond --node
-    placer = Placer(cluster, gates, resolver, nodes, inputs.slices, running, strategy, index=index)
+    placer = Placer(
+        cluster,
+        gates,
+        resolver,
+        nodes,
+        inputs.slices,
+        running,
+        strategy,
+        index=index,
+        percentage_of_nodes_to_score=percentage,
+    )
     outcomes = []
     known = {c.metadata.name for c in inputs.classes}
     current: dict[tuple[str, str], ResourceClaim] = {}  # claims as this run has left them
@@ -261,11 +285,11 @@ def run_pods(
             # DynamicResources PreFilter: unschedulable on every node, before any Filter (FitError text).
             why = missing if missing is not None else REASON_CLAIM_IN_USE
             reason = f"0/{len(nodes)} nodes are available: {why}." if nodes else NO_NODES_MESSAGE
-            placement = Placement(scheduling_pod(inputs, pod), "unschedulable", reason)
+            placement = Placement(scheduling_pod(inputs, pod), PlacementResult.UNSCHEDULABLE, reason)
         else:
             placement = placer.place(scheduling_pod(inputs, pod), claims)
         placer.commit(placement)
-        after = _reserve(placement, claims, current) if placement.result == "bound" else []
+        after = _reserve(placement, claims, current) if placement.result is PlacementResult.BOUND else []
         outcomes.append(PodOutcome.of(placement, after, inputs.generated.get(id(pod), ())))
     return PodRun(tuple(outcomes)), cluster
 

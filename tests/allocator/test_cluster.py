@@ -6,6 +6,7 @@ rules (§2.4) and share IDs (§2.5).
 from __future__ import annotations
 
 import re
+from fractions import Fraction
 from typing import Any
 
 from dra_objects import (
@@ -317,21 +318,28 @@ def test_invalid_pool_error_is_node_local() -> None:
     assert outcome.node_failure
 
 
-def test_node_usage_reports_remaining_capacity_for_scoring() -> None:
+def test_allocated_share_counts_committed_shares_and_dedicated_devices_for_scoring() -> None:
     core = cluster(
         [device_class()],
         [resource_slice(SLICE1, NODE1, POOL1, DRIVER_A, shared(DEVICE0, {"shares": "4"}), device(DEVICE1))],
         unique_shares=True,
     )
+    assert core.allocated_share(node()) == 0
     pod = claim(CLAIM0, request(REQ0, capacity=capacity(shares="1")))
     results = core.allocate(node(), [pod]).results
     assert results is not None
     core.commit(pod, results[0])
-    usage = {u.id.device: u for u in core.node_usage(node())}
-    assert usage[DEVICE0].shareable and usage[DEVICE0].allocated
-    assert usage[DEVICE0].free_fraction == Quantity.parse("750m").value
-    assert not usage[DEVICE1].shareable and not usage[DEVICE1].allocated
-    assert usage[DEVICE1].free_fraction == 1
+    assert core.allocated_share(node()) == Fraction(1, 8)  # (1/4 of device-0 + 0 of device-1) / 2
+    assert core.device_capacity(DeviceID(DRIVER_A, POOL1, DEVICE0))["shares"] == (
+        Quantity.parse("1"),
+        Quantity.parse("4"),
+    )
+    whole = claim(CLAIM1, request(REQ0))
+    outcome = core.allocate(node(), [whole])
+    assert devices_of(outcome) == [DEVICE1]
+    assert outcome.results is not None
+    core.commit(whole, outcome.results[0])
+    assert core.allocated_share(node()) == Fraction(5, 8)
 
 
 def test_counters_of_equally_named_pools_of_two_drivers_are_separate() -> None:

@@ -191,7 +191,7 @@ def feasible(problem: dict[str, Any]) -> bool:
     return search(0, frozenset())
 
 
-def allocate_problem(problem: dict[str, Any]) -> Any:
+def outcome_slices(problem: dict[str, Any]) -> list[Any]:
     devices = []
     for j, d in enumerate(problem["devices"]):
         body: dict[str, Any] = {
@@ -202,13 +202,7 @@ def allocate_problem(problem: dict[str, Any]) -> Any:
         if d["tainted"]:
             body["taints"] = [{"key": "k", "value": "v", "effect": "NoSchedule"}]
         devices.append(body)
-    toleration: Any = [{"key": "k", "operator": "Exists", "effect": "NoSchedule"}]
-    requests = [
-        request(f"req-{i}", count=count, tolerations=toleration if problem["tolerate"][i] else None)
-        for i, count in enumerate(problem["counts"])
-    ]
-    constraints = [{problem["constraint"]: f"{DRIVER_A}/group"}] if problem["constraint"] else None
-    slices = [
+    return [
         resource_slice(
             SLICE1, NODE1, {"name": POOL1, "generation": 1, "resourceSliceCount": 2}, DRIVER_A, *devices
         ),
@@ -220,8 +214,21 @@ def allocate_problem(problem: dict[str, Any]) -> Any:
             counter_sets=[{"name": "cs", "counters": {"memory": {"value": str(problem["total"])}}}],
         ),
     ]
-    core = Cluster(FeatureGates.defaults(), [device_class()], slices)
-    return core.allocate(node(), [claim("claim-0", *requests, constraints=constraints)])
+
+
+def problem_claim(problem: dict[str, Any]) -> ResourceClaim:
+    toleration: Any = [{"key": "k", "operator": "Exists", "effect": "NoSchedule"}]
+    requests = [
+        request(f"req-{i}", count=count, tolerations=toleration if problem["tolerate"][i] else None)
+        for i, count in enumerate(problem["counts"])
+    ]
+    constraints = [{problem["constraint"]: f"{DRIVER_A}/group"}] if problem["constraint"] else None
+    return claim("claim-0", *requests, constraints=constraints)
+
+
+def allocate_problem(problem: dict[str, Any]) -> Any:
+    core = Cluster(FeatureGates.defaults(), [device_class()], outcome_slices(problem))
+    return core.allocate(node(), [problem_claim(problem)])
 
 
 @settings(max_examples=300, deadline=None)
@@ -234,3 +241,24 @@ def test_the_search_finds_a_solution_exactly_when_one_exists(problem: dict[str, 
         chosen = [int(r.device.split("-")[1]) for r in outcome.results[0].devices.results]
         assert len(chosen) == len(set(chosen)) == sum(problem["counts"])
         assert sum(problem["devices"][j]["memory"] for j in chosen) <= problem["total"]
+
+
+def decide_problem(problem: dict[str, Any], prefilter: bool) -> Any:
+    """`allocate_problem` through `Cluster.decide` (the placer's path), results built from the picks."""
+    from allocator.cluster import Verdict
+
+    outcome = allocate_problem(problem)
+    core = Cluster(FeatureGates.defaults(), [device_class()], outcome_slices(problem))
+    decision = core.decide(node(), [problem_claim(problem)], prefilter=prefilter)
+    results = core.results(decision.picks) if decision.picks is not None else None
+    assert (decision.verdict is Verdict.FITS) == (results is not None)
+    return (decision.verdict, decision.message, [r.to_api() for r in results] if results else None), outcome
+
+
+@settings(max_examples=300, deadline=None)
+@given(constrained_problems())
+def test_the_prefiltered_decision_equals_the_full_allocation(problem: dict[str, Any]) -> None:
+    """The placer's fast path (prefilter, then the search, results built afterwards) decides as `allocate`."""
+    (verdict, message, results), outcome = decide_problem(problem, prefilter=True)
+    assert (verdict, message) == (outcome.verdict, outcome.message)
+    assert results == ([r.to_api() for r in outcome.results] if outcome.results else None)
