@@ -332,7 +332,7 @@ async def post(
     body: bytes,
     path: str = "/validate" + DEADLINE,
     headers: dict[str, str] | None = None,
-    timeout: float = 30.0,
+    timeout: float = 35.0,
 ) -> Hit:
     async with (
         _session(server, limit=1) as http,
@@ -377,9 +377,9 @@ def prepare_nothing() -> list[bytes]:
     return []
 
 
-async def attack_bodies(server: Server, bodies: list[bytes]) -> list[Hit]:
+async def attack_bodies(server: Server, bodies: list[bytes], path: str = "/validate" + DEADLINE) -> list[Hit]:
     """POST every body at once (the attacker does not wait for one answer before sending the next)."""
-    return list(await asyncio.gather(*(post(server, b) for b in bodies)))
+    return list(await asyncio.gather(*(post(server, b, path) for b in bodies)))
 
 
 async def attack_idle(server: Server, count: int = 500, hold: float = 3.0, tls: bool = True) -> list[Hit]:
