@@ -49,6 +49,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/cel_compile.py
 	$(BIN)/python bench/admission_handler.py
 	$(BIN)/python bench/webhook_bench.py
+	$(BIN)/python bench/hostile.py
 	$(BIN)/python bench/gpu_shares.py
 	$(BIN)/python bench/claim_pods.py
 	$(BIN)/python bench/allocator_core.py

@@ -242,9 +242,11 @@ def _session(server: Server, limit: int = 4) -> aiohttp.ClientSession:
     return aiohttp.ClientSession(connector=aiohttp.TCPConnector(ssl=server.ssl_context(), limit=limit))
 
 
-async def _prober(server: Server, watch: Watch, stop: asyncio.Event, interval: float) -> None:
+async def _prober(
+    server: Server, watch: Watch, stop: asyncio.Event, interval: float, timeout_s: float = 1.0
+) -> None:
     """A kubelet-like probe: one GET /healthz every `interval`, 1 s timeout, fresh connection each time."""
-    timeout = aiohttp.ClientTimeout(total=1.0)
+    timeout = aiohttp.ClientTimeout(total=timeout_s)
     while not stop.is_set():
         async with _session(server) as http:
             start = time.perf_counter()
@@ -291,12 +293,12 @@ async def _rss_sampler(server: Server, watch: Watch, stop: asyncio.Event) -> Non
 
 @contextlib.asynccontextmanager
 async def watching(
-    server: Server, legit_body: bytes | None = None, probe_interval: float = 0.1
+    server: Server, legit_body: bytes | None = None, probe_interval: float = 0.1, probe_timeout: float = 1.0
 ) -> AsyncIterator[Watch]:
     watch = Watch(rss_peak=server.rss())
     stop = asyncio.Event()
     tasks = [
-        asyncio.create_task(_prober(server, watch, stop, probe_interval)),
+        asyncio.create_task(_prober(server, watch, stop, probe_interval, probe_timeout)),
         asyncio.create_task(_rss_sampler(server, watch, stop)),
     ]
     if legit_body is not None:
@@ -330,7 +332,7 @@ async def post(
     body: bytes,
     path: str = "/validate" + DEADLINE,
     headers: dict[str, str] | None = None,
-    timeout: float = 30.0,
+    timeout: float = 35.0,
 ) -> Hit:
     async with (
         _session(server, limit=1) as http,
@@ -346,18 +348,38 @@ async def post(
         return Hit(resp.status, len(answer), answer, content_type, dict(resp.headers))
 
 
-async def attack_labels(server: Server) -> list[Hit]:
-    return [await post(server, labels_body())]
+# Bodies are built before an attack starts (`prepare`): building them while the prober runs in this process
+# would delay the prober and be counted against the server.
 
 
-async def attack_annotation_carrier(server: Server) -> list[Hit]:
-    return [await post(server, annotation_carrier_body())]
+def prepare_labels() -> list[bytes]:
+    return [labels_body()]
 
 
-async def attack_selectors(server: Server, reviews: int = 1) -> list[Hit]:
+def prepare_annotation_carrier() -> list[bytes]:
+    return [annotation_carrier_body()]
+
+
+def prepare_selectors(reviews: int = 1) -> list[bytes]:
     nonce = f"{os.getpid()}x{time.monotonic_ns()}"
-    bodies = [selectors_body(f"{nonce}r{r}") for r in range(reviews)]
-    return list(await asyncio.gather(*(post(server, b) for b in bodies)))
+    return [selectors_body(f"{nonce}r{r}") for r in range(reviews)]
+
+
+def prepare_encodings() -> list[bytes]:
+    return [b"\x1f\x8b\x08garbage-not-compressed" * 10]
+
+
+def prepare_surrogates() -> list[bytes]:
+    return list(surrogate_bodies().values())
+
+
+def prepare_nothing() -> list[bytes]:
+    return []
+
+
+async def attack_bodies(server: Server, bodies: list[bytes], path: str = "/validate" + DEADLINE) -> list[Hit]:
+    """POST every body at once (the attacker does not wait for one answer before sending the next)."""
+    return list(await asyncio.gather(*(post(server, b, path) for b in bodies)))
 
 
 async def attack_idle(server: Server, count: int = 500, hold: float = 3.0, tls: bool = True) -> list[Hit]:
@@ -381,27 +403,43 @@ async def attack_idle(server: Server, count: int = 500, hold: float = 3.0, tls: 
     return [Hit(200 if len(writers) == count else 0, per, b"")]
 
 
-async def attack_encodings(server: Server) -> list[Hit]:
+async def attack_encodings(server: Server, bodies: list[bytes]) -> list[Hit]:
     hits = []
     for coding in ("gzip", "br", "zstd", "deflate", "x-unknown"):
         headers = {**JSON_HEADERS, "Content-Encoding": coding}
-        hits.append(await post(server, b"\x1f\x8b\x08garbage-not-compressed" * 10, headers=headers))
+        hits.extend([await post(server, body, headers=headers) for body in bodies])
     return hits
 
 
-async def attack_surrogates(server: Server) -> list[Hit]:
-    return [await post(server, body) for body in surrogate_bodies().values()]
+async def attack_idle_tls(server: Server, _: list[bytes]) -> list[Hit]:
+    return await attack_idle(server)
 
 
-Attack = Callable[[Server], Awaitable[list[Hit]]]
-ATTACKS: dict[str, tuple[str, Attack]] = {
-    "labels_100k": ("100,000 invalid labels (1.9 MB)", attack_labels),
-    "annotations_20k": ("annotation carrier, 20,000 entries", attack_annotation_carrier),
-    "selectors_8x32": ("8 dry-run reviews x 32 unique 10 KiB selectors", lambda s: attack_selectors(s, 8)),
-    "idle_500": ("500 idle TLS connections", attack_idle),
-    "idle_500_tcp": ("500 idle bare TCP connections", lambda s: attack_idle(s, tls=False)),
-    "encodings": ("gzip/br/zstd/deflate/unknown garbage bodies", attack_encodings),
-    "surrogates": ("lone surrogate in CEL, label value, generateName", attack_surrogates),
+async def attack_idle_tcp(server: Server, _: list[bytes]) -> list[Hit]:
+    return await attack_idle(server, tls=False)
+
+
+@dataclass(frozen=True)
+class Attack:
+    label: str
+    prepare: Callable[[], list[bytes]]
+    run: Callable[[Server, list[bytes]], Awaitable[list[Hit]]]
+
+
+ATTACKS: dict[str, Attack] = {
+    "labels_100k": Attack("100,000 invalid labels (1.9 MB)", prepare_labels, attack_bodies),
+    "annotations_20k": Attack(
+        "annotation carrier, 20,000 entries", prepare_annotation_carrier, attack_bodies
+    ),
+    "selectors_8x32": Attack(
+        "8 dry-run reviews x 32 unique 10 KiB selectors", lambda: prepare_selectors(8), attack_bodies
+    ),
+    "idle_500": Attack("500 idle TLS connections", prepare_nothing, attack_idle_tls),
+    "idle_500_tcp": Attack("500 idle bare TCP connections", prepare_nothing, attack_idle_tcp),
+    "encodings": Attack("gzip/br/zstd/deflate/unknown garbage bodies", prepare_encodings, attack_encodings),
+    "surrogates": Attack(
+        "lone surrogate in CEL, label value, generateName", prepare_surrogates, attack_bodies
+    ),
 }
 
 
@@ -442,6 +480,7 @@ async def bench(names: list[str], settle: float) -> int:
     legit = FIXTURE.read_bytes()
     load = os.getloadavg()[0]
     with serve() as server:
+        start_memory = server.rss()
         quiet = await _quiet(server, legit, 3.0)
         print("hostile-client benchmark: dra-capacity serve on loopback, TLS, 10 s caller deadline")
         print(f"load average (1 min) at start: {load:.2f} (a busy machine skews latencies; read the ratios)")
@@ -456,10 +495,11 @@ async def bench(names: list[str], settle: float) -> int:
         )
         print(head)
         for name in names:
-            label, attack = ATTACKS[name]
+            attack = ATTACKS[name]
+            bodies = attack.prepare()
             before = server.rss()
             async with watching(server, legit) as watch:
-                hits = await attack(server)
+                hits = await attack.run(server, bodies)
                 await asyncio.sleep(0.3)
             after, took = await _settle(server, before, settle)
             statuses = ",".join(sorted({str(h.status) for h in hits}))
@@ -472,7 +512,12 @@ async def bench(names: list[str], settle: float) -> int:
                 f"{before / 2**20:>10.0f}/{watch.rss_peak / 2**20:.0f}/{after / 2**20:.0f}"
                 f"{took if took is not None else float('nan'):>9.1f}"
             )
-            print(f"    {label}")
+            print(f"    {attack.label}")
+        await asyncio.sleep(15.0)
+        print(
+            f"memory at start {start_memory / 2**20:.0f} MB, after all attacks and 15 s idle "
+            f"{server.rss() / 2**20:.0f} MB (compiled CEL selectors stay cached)"
+        )
         print("answer B: the largest answer body (for idle_*: RSS bytes per open connection)")
         print("settle s: seconds until RSS was back within 20% of 'before' (nan: not within --settle)")
     return 0

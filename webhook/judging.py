@@ -14,6 +14,8 @@ import gc
 import json
 import os
 import signal
+import threading
+import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -145,11 +147,31 @@ WORKER_NICENESS = 5
 _handler: AdmissionHandler | None = None
 
 
-def start_worker(factory: Callable[[], AdmissionHandler]) -> None:
+def _exit_with(server_pid: int, interval: float = 1.0) -> None:
+    """End this worker when the server process is gone. Workers are forked by multiprocessing's forkserver
+    and hold both ends of their queues, so a server that died (SIGKILL, OOM) would leave them waiting
+    forever, and the forkserver and resource tracker with them."""
+
+    def watch() -> None:
+        while True:
+            time.sleep(interval)
+            try:
+                os.kill(server_pid, 0)
+            except ProcessLookupError:
+                os._exit(0)
+            except OSError:
+                pass
+
+    threading.Thread(target=watch, name="server-watch", daemon=True).start()
+
+
+def start_worker(factory: Callable[[], AdmissionHandler], server_pid: int | None = None) -> None:
     """A worker process's initializer: build and warm the handler once, keep it out of the collector's passes.
     Ctrl-C reaches the whole process group: only the server process handles it. Workers run at a lower CPU
     priority, so on a busy node the event loop (probes, TLS, reading bodies) gets the CPU first."""
     global _handler
+    if server_pid is not None:
+        _exit_with(server_pid)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     with contextlib.suppress(OSError):
         os.nice(WORKER_NICENESS)

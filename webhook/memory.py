@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import gc
 import threading
 import time
 from collections.abc import Callable
@@ -42,16 +43,18 @@ def trim_now() -> bool:
 
 
 def trim_if_due(now: float | None = None) -> None:
-    """Trim when work was done since the last trim and `MIN_INTERVAL` has passed (a periodic caller)."""
+    """Collect and trim when work was done since the last trim and `MIN_INTERVAL` has passed (a periodic
+    caller). The collection frees what only reference cycles kept alive (closed connections: transport and
+    protocol refer to each other), which no trim can hand back while it is still allocated."""
     global _last, _pending
-    if _TRIM is None:
-        return
     now = time.monotonic() if now is None else now
     with _lock:
         if not _pending or now - _last < MIN_INTERVAL:
             return
         _pending, _last = 0, now
-    _TRIM(0)
+    gc.collect()
+    if _TRIM is not None:
+        _TRIM(0)
 
 
 def note_work(size: int) -> None:

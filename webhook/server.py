@@ -463,7 +463,13 @@ class WebhookServer:
         shrink_tls_read_buffer()
         ssl_context = self.reloader.server_context
         self.readiness.certificates_loaded = True
-        self.workers = new_workers(self.limits, self.metrics, self.worker_factory)
+        try:
+            self.workers = new_workers(self.limits, self.metrics, self.worker_factory)
+        except OSError as exc:  # no semaphores for a process pool (no /dev/shm, say)
+            self._log_fallback(exc)
+            if self.worker_factory is not None:
+                self.handler = self.worker_factory()
+            self.workers = new_workers(self.limits, self.metrics)
         app = create_app(
             self.handler,
             metrics=self.metrics,
@@ -572,17 +578,20 @@ class WebhookServer:
         judge on threads of this process instead, and say so."""
         if self.workers is None or self.worker_factory is None or self._app is None:
             raise exc
+        self._log_fallback(exc)
+        handler = await asyncio.to_thread(self.worker_factory)
+        await asyncio.to_thread(handler.warm_up)
+        self.handler = handler
+        self._app[ROUTES_KEY].handler = handler
+        self.workers.use_threads()
+
+    def _log_fallback(self, exc: BaseException) -> None:
         log_event(
             self.logger,
             logging.WARNING,
             "worker processes could not start; judging reviews on threads (a costly review may delay probes)",
             error=f"{type(exc).__name__}: {exc}",
         )
-        handler = await asyncio.to_thread(self.worker_factory)
-        await asyncio.to_thread(handler.warm_up)
-        self.handler = handler
-        self._app[ROUTES_KEY].handler = handler
-        self.workers.use_threads()
 
     async def stop(self) -> None:
         """Graceful stop: close the listeners, let in-flight reviews finish (up to the shutdown timeout),

@@ -24,6 +24,7 @@ import asyncio
 import concurrent.futures
 import contextlib
 import multiprocessing
+import os
 import threading
 from collections.abc import Callable
 from concurrent.futures.process import BrokenProcessPool
@@ -73,6 +74,7 @@ class AdmissionWorkers:
         # Created on first use, inside the running loop.
         self._any_slot: asyncio.Semaphore | None = None
         self._large_slot: asyncio.Semaphore | None = None
+        self._warming: asyncio.Task[None] | None = None
 
     @property
     def kind(self) -> str:
@@ -87,7 +89,7 @@ class AdmissionWorkers:
             self.workers,
             mp_context=multiprocessing.get_context("forkserver"),
             initializer=start_worker,
-            initargs=(self.factory,),
+            initargs=(self.factory, os.getpid()),
         )
 
     @property
@@ -167,11 +169,14 @@ class AdmissionWorkers:
             raise WorkerDied("the worker judging this review stopped") from None
 
     def _replace(self, broken: concurrent.futures.Executor) -> None:
+        """A new pool for a broken one, its processes started at once (they take seconds to warm up)."""
         with self._lock:
             if self._pool is not broken:
                 return
             self._pool = self._new_pool()
         broken.shutdown(wait=False, cancel_futures=True)
+        with contextlib.suppress(RuntimeError):  # no running loop: the next review starts them
+            self._warming = asyncio.get_running_loop().create_task(self.warm_up())
 
     async def warm_up(self) -> None:
         """Start every worker now (processes build and warm their handler), not on the first review."""

@@ -4,8 +4,11 @@ the connection cap, keep-alive and graceful shutdown (handler: the labelled test
 from __future__ import annotations
 
 import asyncio
+import functools
 import gzip
+import io
 import json
+import os
 import ssl
 import threading
 import time
@@ -27,9 +30,11 @@ from server_harness import (
 )
 
 from resourceapi.field import invalid
-from webhook import status
+from webhook import logs, status
 from webhook.envelope import EnvelopeError, parse_timeout
 from webhook.limits import ServerLimits
+from webhook.server import Listen, WebhookServer
+from webhook.tlsreload import CertificateReloader
 
 
 @pytest.fixture
@@ -272,3 +277,30 @@ async def test_surrogate_escape_inside_the_annotation_carrier_is_a_field_error(t
         assert answer["allowed"] is False and answer["status"]["code"] == 422
         (cause,) = answer["status"]["details"]["causes"]
         assert cause["field"] == "metadata.annotations[dra-capacity.io/extended-resource-capacity-requests]"
+
+
+def double_in_server_only(server_pid: int) -> AdmissionDouble:
+    """Builds the test double in the server process; refuses to in a worker process (as a worker would
+    whose process cannot run there)."""
+    if os.getpid() != server_pid:
+        raise OSError("worker processes are not allowed here")
+    return AdmissionDouble()
+
+
+async def test_reviews_are_judged_on_threads_when_worker_processes_cannot_start(tls_dir: Path) -> None:
+    log = io.StringIO()
+    logger = logs.configure(stream=log)
+    reloader = CertificateReloader(tls_dir, interval=3600)
+    reloader.load()
+    factory = functools.partial(double_in_server_only, os.getpid())
+    server = WebhookServer(None, reloader, Listen("127.0.0.1", 0), logger=logger, worker_factory=factory)
+    await server.start()
+    try:
+        await asyncio.wait_for(server.warmed.wait(), 60)
+        assert server.workers is not None and server.workers.kind == "thread"
+        assert "worker processes could not start" in log.getvalue()
+        async with session(tls_dir) as http:
+            resp = await http.post(f"https://127.0.0.1:{server.port}/validate", json=review("t"))
+            assert resp.status == 200 and (await resp.json())["response"]["allowed"] is True
+    finally:
+        await server.stop()
