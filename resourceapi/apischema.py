@@ -2,8 +2,8 @@
 
 The field tree comes from resourceapi/schemas/fields.json, generated from the `kubernetes` client's models
 (themselves generated from the API server's OpenAPI) by scripts/gen_field_schemas.py. `check_fields` walks
-an object once (linear in its size) and returns the first wrong type or missing required field as a
-`FieldProblem`. Unknown fields are skipped here (dra_capacity/strict_fields.py names them).
+an object once (linear in its size): it collects the unknown fields, as strict field validation names them
+(`spec.devices[0].basic`), and returns the first wrong type or missing required field as a `FieldProblem`.
 
 Leniencies, so a valid object is never refused: a string field also takes a number (quantities are strings
 or numbers on the wire, and the generated models do not say which fields are quantities); a required integer
@@ -14,7 +14,7 @@ nothing under `status` is required (the API server does not validate status on c
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -33,27 +33,60 @@ class FieldProblem:
 
 @dataclass
 class FieldReport:
+    unknown: list[str] = field(default_factory=list)
     problem: FieldProblem | None = None
 
 
+# A compiled type: ("s", allowed classes or None for any), ("m", model name), ("l", item), ("d", value).
+_Type = tuple[str, Any]
+_SCALARS: dict[str, frozenset[type] | None] = {
+    "s": frozenset({str, int, float}),  # strings, and numbers for quantities
+    "i": frozenset({int}),
+    "b": frozenset({bool}),
+    "n": frozenset({int, float}),
+    "o": None,
+}
+
+
+def _compile(tp: Any) -> _Type:
+    if isinstance(tp, str):
+        return ("s", _SCALARS[tp]) if tp != "o" else ("s", None)
+    if tp[0] == "m":
+        return ("m", tp[1])
+    return (tp[0], _compile(tp[1]))
+
+
+@dataclass(frozen=True)
+class _Model:
+    fields: dict[str, _Type]
+    required: tuple[str, ...]  # those whose absence is an error (not integers or booleans)
+    names: dict[str, str]  # field -> JSON type name for scalar type errors
+
+
 @cache
-def _schema() -> dict[str, Any]:
-    text = SCHEMA_FILE.read_text()
-    doc: dict[str, Any] = json.loads(text)
-    return doc
+def _schema() -> tuple[dict[str, str], dict[str, _Model]]:
+    doc: dict[str, Any] = json.loads(SCHEMA_FILE.read_text())
+    models: dict[str, _Model] = {}
+    for name, spec in doc["types"].items():
+        raw = spec["fields"]
+        models[name] = _Model(
+            fields={k: _compile(v) for k, v in raw.items()},
+            required=tuple(k for k in spec["required"] if raw[k] not in ("i", "b")),
+            names={k: _TYPE_NAMES.get(v, "") for k, v in raw.items() if isinstance(v, str)},
+        )
+    return doc["kinds"], models
 
 
 def known_kind(api_version: str, kind: str) -> bool:
-    return f"{api_version}/{kind}" in _schema()["kinds"]
+    return f"{api_version}/{kind}" in _schema()[0]
 
 
-def check_fields(api_version: str, kind: str, obj: dict[str, Any]) -> FieldProblem | None:
-    """The first structural problem of an object of a kind in the schema, or None."""
-    schema = _schema()
+def check_fields(api_version: str, kind: str, obj: dict[str, Any]) -> FieldReport:
+    """The unknown fields and the first structural problem of an object of a kind in the schema."""
+    kinds, models = _schema()
     report = FieldReport()
-    root = schema["kinds"][f"{api_version}/{kind}"]
-    _Walker(schema["types"], report).model(obj, root, None, required=True)
-    return report.problem
+    _Walker(models, report).model(obj, kinds[f"{api_version}/{kind}"], None, True)
+    return report
 
 
 # A field path as a chain, formatted only when a problem is reported: (parent, "." | "[", key) or None.
@@ -69,74 +102,101 @@ def _format(path: _Path) -> str:
     return "".join(reversed(parts)).removeprefix(".")
 
 
-def _scalar_ok(value: Any, tp: str) -> bool:
-    cls = value.__class__
-    if tp == "s":
-        return cls is str or cls is int or cls is float or isinstance(value, str)
-    if tp == "b":
-        return cls is bool
-    if tp == "i":
-        return cls is int
-    if tp == "n":
-        return cls is int or cls is float
-    return True  # "o": anything
+_KIND_NAMES = {"l": "array", "d": "object", "m": "object"}
 
 
 class _Walker:
-    def __init__(self, types: dict[str, Any], report: FieldReport) -> None:
-        self.types = types
+    def __init__(self, models: dict[str, _Model], report: FieldReport) -> None:
+        self.models = models
         self.report = report
 
-    def fail(self, path: _Path, message: str) -> None:
+    def fail(self, path: _Path, value: Any, expected: str) -> None:
         if self.report.problem is None:
+            message = f'Invalid value: "{json_type(value)}": must be of type {expected}'
             self.report.problem = FieldProblem(_format(path), message)
 
-    def value(self, value: Any, tp: Any, path: _Path, required: bool) -> None:
-        if value is None:
-            return
-        if tp.__class__ is str:
-            if not _scalar_ok(value, tp):
-                self.fail(path, f'Invalid value: "{json_type(value)}": must be of type {_TYPE_NAMES[tp]}')
-            return
-        kind = tp[0]
-        if kind == "m":
-            self.model(value, tp[1], path, required)
+    def value(self, value: Any, tp: _Type, path: _Path, required: bool, scalar_name: str = "") -> None:
+        kind, arg = tp
+        if kind == "s":
+            if arg is not None and value.__class__ not in arg and not isinstance(value, str):
+                self.fail(path, value, scalar_name or _scalar_name(arg))
+        elif kind == "m":
+            self.model(value, arg, path, required)
         elif kind == "l":
             if value.__class__ is not list:
-                self.fail(path, f'Invalid value: "{json_type(value)}": must be of type array')
+                self.fail(path, value, "array")
                 return
-            sub = tp[1]
             for i, item in enumerate(value):
-                self.value(item, sub, (path, "[", i), required)
+                if item is not None:
+                    self.value(item, arg, (path, "[", i), required)
         else:
             if value.__class__ is not dict:
-                self.fail(path, f'Invalid value: "{json_type(value)}": must be of type object')
+                self.fail(path, value, "object")
                 return
-            sub = tp[1]
-            if sub.__class__ is str:
+            if arg[0] == "s":
+                allowed = arg[1]
+                if allowed is None:
+                    return
                 for key, item in value.items():
-                    if item is not None and not _scalar_ok(item, sub):
-                        self.value(item, sub, (path, "[", key), required)
+                    if item is not None and item.__class__ not in allowed and not isinstance(item, str):
+                        self.fail((path, "[", key), item, _scalar_name(allowed))
                 return
             for key, item in value.items():
-                self.value(item, sub, (path, "[", key), required)
+                if item is not None:
+                    self.value(item, arg, (path, "[", key), required)
 
     def model(self, value: Any, name: str, path: _Path, required: bool) -> None:
+        """One object of a model type; lists of models and maps of scalars are walked inline (the common
+        shapes), the rest through `value`."""
         if value.__class__ is not dict:
-            self.fail(path, f'Invalid value: "{json_type(value)}": must be of type object')
+            self.fail(path, value, "object")
             return
-        spec = self.types[name]
-        fields = spec["fields"]
+        model = self.models[name]
+        fields = model.fields
         for key, item in value.items():
-            sub = fields.get(key)
-            if sub is None or item is None:
+            tp = fields.get(key)
+            if tp is None:
+                self.report.unknown.append(_format((path, ".", key)))
                 continue
-            elif sub.__class__ is str:
-                if not _scalar_ok(item, sub):
-                    self.value(item, sub, (path, ".", key), required)
+            if item is None:
+                continue
+            kind, arg = tp
+            if kind == "s":
+                if arg is not None and item.__class__ not in arg and not isinstance(item, str):
+                    self.fail((path, ".", key), item, model.names[key])
+                continue
+            where = (path, ".", key)
+            below = required and not (path is None and key == "status")
+            if kind == "m":
+                self.model(item, arg, where, below)
+            elif kind == "l" and arg[0] == "m":
+                if item.__class__ is not list:
+                    self.fail(where, item, "array")
+                    continue
+                sub = arg[1]
+                for i, element in enumerate(item):
+                    if element is not None:
+                        self.model(element, sub, (where, "[", i), below)
+            elif kind == "d" and arg[0] == "s":
+                if item.__class__ is not dict:
+                    self.fail(where, item, "object")
+                    continue
+                allowed = arg[1]
+                if allowed is not None:
+                    for k, v in item.items():
+                        if v is not None and v.__class__ not in allowed and not isinstance(v, str):
+                            self.fail((where, "[", k), v, _scalar_name(allowed))
             else:
-                self.value(item, sub, (path, ".", key), required and not (path is None and key == "status"))
-        if required:
-            for key in spec["required"]:
-                if value.get(key) is None and fields[key] not in ("i", "b"):
-                    self.fail((path, ".", key), "Required value")
+                self.value(item, tp, where, below)
+        if required and model.required:
+            for key in model.required:
+                if value.get(key) is None and self.report.problem is None:
+                    self.report.problem = FieldProblem(_format((path, ".", key)), "Required value")
+
+
+def _scalar_name(allowed: frozenset[type]) -> str:
+    if bool in allowed:
+        return "boolean"
+    if str in allowed:
+        return "string"
+    return "number" if float in allowed else "integer"
