@@ -10,12 +10,11 @@ in between. Only this module of the command-line layer imports `kubernetes`, and
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, TextIO
 
+from dra_capacity.kubeclient import ClusterConfigError, api_client
 from resourceapi.documents import Document
 
 DEFAULT_PAGE_SIZE = 500  # kubectl's default --chunk-size
@@ -60,42 +59,6 @@ def _kinds() -> list[_Kind]:
     ]
 
 
-def api_client(kubeconfig: str | None, context: str | None) -> Any:
-    """A client for the cluster, resolved as kubectl does: `--kubeconfig`, else `$KUBECONFIG` or
-    `~/.kube/config` when present, else the pod's in-cluster service account."""
-    from kubernetes import client
-    from kubernetes import config as kube_config
-    from kubernetes.config.config_exception import ConfigException
-
-    config: Any = kube_config  # untyped package
-
-    path = kubeconfig or _default_kubeconfig()
-    try:
-        if path is not None:
-            return config.new_client_from_config(config_file=path, context=context)
-        if context:
-            raise ClusterReadError(
-                f"--context {context}: no kubeconfig (give --kubeconfig or set KUBECONFIG)"
-            )
-        configuration = client.Configuration()
-        config.load_incluster_config(client_configuration=configuration)
-        return client.ApiClient(configuration)
-    except ConfigException as exc:
-        where = path or "in-cluster configuration"
-        raise ClusterReadError(f"{where}: {exc}") from None
-    except OSError as exc:
-        raise ClusterReadError(f"{path}: cannot read: {exc.strerror or exc}") from None
-
-
-def _default_kubeconfig() -> str | None:
-    env = os.environ.get("KUBECONFIG", "")
-    for candidate in env.split(os.pathsep) if env else []:
-        if candidate and Path(candidate).exists():
-            return candidate
-    home = Path.home() / ".kube" / "config"
-    return str(home) if home.exists() else None
-
-
 def read_cluster(
     kubeconfig: str | None,
     context: str | None,
@@ -108,7 +71,10 @@ def read_cluster(
 
     Pods without `spec.nodeName` (pending) are kept only with `pending`: otherwise the pods to place come from
     the files, and the cluster's own pending pods hold nothing yet."""
-    api = api_client(kubeconfig, context)
+    try:
+        api = api_client(kubeconfig, context, kubectl_defaults=True)
+    except ClusterConfigError as exc:
+        raise ClusterReadError(str(exc)) from None
     counts: dict[str, int] = {}
     docs: list[Document] = []
     try:

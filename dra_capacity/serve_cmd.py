@@ -17,11 +17,13 @@ import os
 import signal
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from certs.files import CertFileError, ensure_self_signed
 from dra_capacity.cliopts import add_feature_gates_flag
+from dra_capacity.kubeclient import ClusterConfigError, api_client, in_cluster
 from resourceapi.gates import FeatureGates, GateError
 from webhook import logs
 from webhook.limits import ServerLimits
@@ -101,6 +103,16 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
         help="serve /metrics over plain HTTP on this address instead of on the HTTPS listener",
     )
     add_limit_arguments(parser)
+    parser.add_argument(
+        "--cluster-warnings",
+        choices=("auto", "off"),
+        default="auto",
+        help="warn about DeviceClasses that no published device can serve (auto: when --kubeconfig is "
+        "given or in a pod; reads ResourceSlices and DeviceClasses, never rejects)",
+    )
+    parser.add_argument(
+        "--kubeconfig", metavar="PATH", help="cluster to read for the warnings (default: in-cluster config)"
+    )
     parser.add_argument(
         "--cert-check-interval", type=_positive_float, default=DEFAULT_CHECK_INTERVAL, help=argparse.SUPPRESS
     )
@@ -192,11 +204,42 @@ def _error(message: str) -> int:
     return 2
 
 
-def load_handler(gates: FeatureGates) -> AdmissionHandler:
-    """The DeviceClass admission logic (webhook/admission.py)."""
+@dataclass(frozen=True)
+class ClusterSpec:
+    """Where the cluster-aware warnings read the cluster (picklable: each worker process opens its own)."""
+
+    kubeconfig: str | None  # None: the in-cluster service account
+
+
+def cluster_spec(args: argparse.Namespace) -> ClusterSpec | None:
+    """The cluster behind the cluster-aware warnings, or None when they are off.
+
+    `--cluster-warnings auto` (the default) reads the cluster when a kubeconfig is given or the process runs
+    in a pod. Raises ClusterConfigError for an unusable configuration, before anything else starts."""
+    if args.cluster_warnings == "off" or (not args.kubeconfig and not in_cluster()):
+        return None
+    api_client(args.kubeconfig).close()
+    return ClusterSpec(args.kubeconfig)
+
+
+def load_handler(gates: FeatureGates, cluster: ClusterSpec | None = None) -> AdmissionHandler:
+    """The DeviceClass admission logic (webhook/admission.py), built where it runs (in each worker process).
+
+    With `cluster`, it starts its informer cache of ResourceSlices and DeviceClasses (admission never waits on
+    it), which feeds the cluster-aware warnings and emits an Event on each DeviceClass that the published
+    devices can no longer serve."""
     from webhook.admission import DeviceClassAdmission
 
-    handler: AdmissionHandler = DeviceClassAdmission(gates)
+    source = None
+    if cluster is not None:
+        from webhook.class_events import ClassEvents
+        from webhook.informer import ClusterCache, event_sink
+
+        api = api_client(cluster.kubeconfig)
+        cache = ClusterCache(api, on_view=ClassEvents(gates, event_sink(api)).on_view)
+        cache.start()
+        source = cache.view
+    handler: AdmissionHandler = DeviceClassAdmission(gates, cluster=source)
     return handler
 
 
@@ -209,6 +252,10 @@ def run_serve(
         gates = FeatureGates.parse(args.feature_gates)
     except GateError as exc:
         return _error(f"--feature-gates: {exc}")
+    try:
+        cluster = cluster_spec(args)
+    except ClusterConfigError as exc:
+        return _error(str(exc))
     tls_dir = Path(args.tls_dir)
     logger = logs.configure(root=True)
     try:
@@ -228,7 +275,7 @@ def run_serve(
         reloader.load()
     except CertFileError as exc:
         return _error(str(exc))
-    factory = functools.partial(load or load_handler, gates)
+    factory = functools.partial(load, gates) if load else functools.partial(load_handler, gates, cluster)
     handler: AdmissionHandler | None = None
     try:
         if args.worker_kind == THREAD:

@@ -15,6 +15,8 @@ import sys
 from dataclasses import dataclass
 from typing import Any, TextIO
 
+from pydantic import ValidationError
+
 from dra_capacity import kubectl
 from dra_capacity.cliopts import (
     OutputError,
@@ -31,8 +33,9 @@ from resourceapi import schema
 from resourceapi.documents import Document, DocumentError
 from resourceapi.gates import FeatureGates
 from resourceapi.objects import metadata_of
-from resourceapi.resource_v1 import DeviceClass
+from resourceapi.resource_v1 import DeviceClass, ResourceSlice
 from webhook.admission import VERSIONS, DeviceClassAdmission
+from webhook.cluster_view import ClusterView
 from webhook.dropping import DroppedField, apply_removals, drop_disabled_fields
 from webhook.status import GROUP, KIND
 
@@ -116,6 +119,14 @@ def add_validate_arguments(parser: argparse.ArgumentParser) -> None:
         help="unknown fields are errors, as kubectl --validate=strict (default: warnings)",
     )
     parser.add_argument(
+        "--cluster",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="a dump of the cluster's ResourceSlices and DeviceClasses (kubectl get resourceslices,"
+        "deviceclasses -o yaml): adds the webhook's cluster-aware warnings (never rejections)",
+    )
+    parser.add_argument(
         "-o", "--output", choices=("text", "json", "yaml"), default="text", help="output format"
     )
     add_input_flags(parser)
@@ -132,6 +143,9 @@ def run_validate(args: argparse.Namespace, out: TextIO | None = None, err: TextI
     try:
         docs = read_documents(files, require_objects=True, recursive=args.recursive)
         old_docs = read_documents(args.old, recursive=args.recursive) if args.old else []
+        cluster = (
+            cluster_view(read_documents(args.cluster, recursive=args.recursive)) if args.cluster else None
+        )
     except DocumentError as exc:
         error_line(COMMAND, str(exc), err)
         return EXIT_USAGE
@@ -147,7 +161,7 @@ def run_validate(args: argparse.Namespace, out: TextIO | None = None, err: TextI
             print(f"{doc.where}: skipping {doc.kind} {doc.name!r} (--old): {skip}", file=err)
         elif name := assigned_name(doc.obj):
             olds[name] = doc.obj
-    admission = DeviceClassAdmission(gates)
+    admission = DeviceClassAdmission(gates, cluster=(lambda: cluster) if cluster is not None else None)
     results: list[Result] = []
     for number, doc in enumerate(docs, 1):
         skip = _skip_reason(doc)
@@ -286,3 +300,30 @@ def _skip_reason(doc: Document) -> str:
         known = ", ".join(sorted(f"{GROUP}/{v}" for v in VERSIONS))
         return f"apiVersion {doc.api_version!r} is not one of {known}"
     return ""
+
+
+def cluster_view(docs: list[Document]) -> ClusterView:
+    """The `--cluster` dump as the webhook's informer would see it; other kinds are ignored."""
+    slices: list[ResourceSlice] = []
+    classes: list[DeviceClass] = []
+    for doc in docs:
+        model: type[ResourceSlice] | type[DeviceClass]
+        if doc.kind == "ResourceSlice":
+            model = ResourceSlice
+        elif doc.kind == "DeviceClass":
+            model = DeviceClass
+        else:
+            continue
+        if not doc.api_version.startswith(GROUP + "/"):
+            continue
+        try:
+            parsed = model.model_validate(doc.obj)
+        except ValidationError as exc:
+            error = exc.errors()[0]
+            where = ".".join(str(p) for p in error["loc"])
+            raise DocumentError(f"{doc.where}: {doc.kind} {doc.name!r}: {where}: {error['msg']}") from None
+        if isinstance(parsed, ResourceSlice):
+            slices.append(parsed)
+        else:
+            classes.append(parsed)
+    return ClusterView(slices, classes)

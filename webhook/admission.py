@@ -11,7 +11,7 @@ from __future__ import annotations
 import base64
 import json
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +20,8 @@ from resourceapi.field import FieldError
 from resourceapi.gates import FeatureGates
 from resourceapi.objects import display_name
 from webhook import warning_texts
+from webhook.cluster_view import ClusterView
+from webhook.cluster_warnings import cluster_warnings
 from webhook.dropping import DropResult, drop_disabled_fields
 from webhook.status import GROUP, KIND, internal_status, invalid_status
 from webhook.validation import validate_device_class
@@ -32,6 +34,9 @@ VERSIONS = frozenset({"v1", "v1beta1", "v1beta2"})
 HANDLED_OPERATIONS = frozenset({"CREATE", "UPDATE"})
 FRONT_CACHE_SIZE = 4096
 
+ClusterSource = Callable[[], "ClusterView | None"]
+"""Where the cluster-aware warnings read the cluster from: an informer cache's `view` (None while cold)."""
+
 
 @dataclass
 class AdmissionOutcome:
@@ -42,6 +47,7 @@ class AdmissionOutcome:
     cause_types: list[str] = field(default_factory=list)
     name: str = ""
     operation: str = ""
+    cluster: str = ""  # cluster-aware warnings: "" (no cluster view configured), "used", "cold" (skipped)
 
 
 @dataclass(frozen=True)
@@ -55,8 +61,9 @@ class _Subject:
 class DeviceClassAdmission:
     """The admission logic of one served cluster (its feature gates); stateless apart from the CEL cache."""
 
-    def __init__(self, gates: FeatureGates) -> None:
+    def __init__(self, gates: FeatureGates, cluster: ClusterSource | None = None) -> None:
         self.gates = gates
+        self.cluster = cluster
         self.cache = CelCache()
         self._compiled: dict[str, CompileResult] = {}
 
@@ -96,7 +103,18 @@ class DeviceClassAdmission:
             log.exception("validating DeviceClass %r failed", subject.name)
             return _internal(uid, subject, exc)
         notes = [warning_texts.not_dropped(d.path, d.gate) for d in drop.dropped] + result.warnings
-        return outcome(uid, subject.name, operation, result.errors, notes)
+        cluster = ""
+        if self.cluster is not None:
+            view = self.cluster()
+            cluster = "cold" if view is None else "used"
+            if view is not None:
+                try:
+                    notes += cluster_warnings(drop.obj, view, self.gates, self._compile)
+                except Exception:  # warnings are advice: a bug in them never fails an admission
+                    log.exception("cluster warnings for DeviceClass %r failed", subject.name)
+        result_outcome = outcome(uid, subject.name, operation, result.errors, notes)
+        result_outcome.cluster = cluster
+        return result_outcome
 
     def _compile(self, expression: str, gates: FeatureGates) -> CompileResult:
         """The shared CelCache behind a per-gates dict: the hot path skips key building and locking."""

@@ -70,6 +70,7 @@ class Verdict:
     outcome: str
     warnings: int
     cause_counts: dict[str, int] = field(default_factory=dict)
+    cluster: str = ""  # how the cluster-aware warnings ran: "" (off), "used", "cold" (skipped)
 
 
 @dataclass(frozen=True)
@@ -125,6 +126,7 @@ def judge(call: HandlerCall, body: bytes) -> Judged:
             outcome=FOREIGN if not outcome.handled else (ALLOWED if allowed else DENIED),
             warnings=len(response.get("warnings") or ()),
             cause_counts=dict(collections.Counter(str(c) for c in outcome.cause_types)),
+            cluster=str(getattr(outcome, "cluster", "")),
         )
     except Exception:
         return HandlerBug(review.uid, review.name, review.operation, traceback.format_exc())

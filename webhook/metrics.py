@@ -66,6 +66,13 @@ class WebhookMetrics:
             "notAfter of the serving certificate currently served, as a Unix timestamp.",
             registry=self.registry,
         )
+        self.cluster_warnings = Counter(
+            "dra_capacity_webhook_cluster_warnings",
+            "DeviceClass reviews by how the cluster-aware warnings ran: used (a cluster view was read) or "
+            "cold (no synced view yet, or a failed cache: the warnings were skipped).",
+            ["view"],
+            registry=self.registry,
+        )
         self.ready = Gauge(
             "dra_capacity_webhook_ready",
             "1 once certificates are loaded and the admission handler is warmed up.",
