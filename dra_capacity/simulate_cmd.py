@@ -176,9 +176,7 @@ def load(args: argparse.Namespace) -> tuple[Inputs, dict[int, Origin]]:
             docs += read_documents(files, require_objects=not docs, recursive=args.recursive)
         if args.strict:
             check_strict(docs)
-        else:
-            warn_unknown_fields(docs)
-        inputs = load_inputs(docs, seed=args.seed)
+        inputs = load_inputs(docs, warn_unknown=not args.strict, seed=args.seed)  # warnings from its one walk
         by_key = {_key(d.kind, d.obj.get("metadata")): d for d in docs if d.kind in ("Pod", "ResourceClaim")}
         origin: dict[int, Origin] = {}
         for kind, objs in (("Pod", inputs.pods), ("ResourceClaim", inputs.claims)):
@@ -200,16 +198,6 @@ def check_strict(docs: list[Document]) -> None:
         if unknown:
             fields = ", ".join(f'unknown field "{path}"' for path in unknown)
             raise DocumentError(f"{doc.where}: {_label(doc)}: strict decoding error: {fields}")
-
-
-def warn_unknown_fields(docs: list[Document]) -> None:
-    """Without `--strict`: one warning per unknown field, naming file, document, object and path, as kubectl
-    prints the API server's `unknown field` warnings."""
-    from dra_capacity.strict_fields import unknown_fields
-
-    for doc in docs:
-        for path in unknown_fields(doc.obj) or []:
-            print(f'{doc.where}: {_label(doc)}: warning: unknown field "{path}"', file=sys.stderr)
 
 
 def _label(doc: Document) -> str:

@@ -1,80 +1,103 @@
 """Generate resourceapi/schemas/fields.json: the field names, JSON types and required fields of the kinds
-`simulate` reads, from the `kubernetes` client's models (generated from the API server's OpenAPI).
+`simulate` reads, from kubernetes-validate's Kubernetes 1.37 JSON schemas (the `-local-strict` set, derived
+from the API server's OpenAPI; the same files `simulate --strict` reads, dra_capacity/strict_fields.py).
 
-Run after a `kubernetes` client upgrade: `.venv/bin/python scripts/gen_field_schemas.py`. The runtime never
-imports the client for this; it reads the JSON (resourceapi/apischema.py).
+Run after a kubernetes-validate upgrade: `.venv/bin/python scripts/gen_field_schemas.py`. The runtime walks
+the compact JSON (resourceapi/apischema.py), never the schema files themselves: it is several times faster.
 """
 
 from __future__ import annotations
 
 import json
-import re
 import sys
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import kubernetes.client as client
-
+SCHEMA_SET = "v1.37.0-local-strict"
 ROOTS = {
-    "v1/Pod": "V1Pod",
-    "v1/Node": "V1Node",
-    "v1/Namespace": "V1Namespace",
-    "resource.k8s.io/v1/DeviceClass": "V1DeviceClass",
-    "resource.k8s.io/v1/ResourceSlice": "V1ResourceSlice",
-    "resource.k8s.io/v1/ResourceClaim": "ResourceV1ResourceClaim",
-    "resource.k8s.io/v1/ResourceClaimTemplate": "V1ResourceClaimTemplate",
+    "v1/Pod": "pod-v1",
+    "v1/Node": "node-v1",
+    "v1/Namespace": "namespace-v1",
+    "resource.k8s.io/v1/DeviceClass": "deviceclass-resource-v1",
+    "resource.k8s.io/v1/ResourceSlice": "resourceslice-resource-v1",
+    "resource.k8s.io/v1/ResourceClaim": "resourceclaim-resource-v1",
+    "resource.k8s.io/v1/ResourceClaimTemplate": "resourceclaimtemplate-resource-v1",
 }
-# Fields newer than the client: KEP-6406's DeviceClass field (a CapacityRequirements).
-EXTRA_FIELDS = {"V1DeviceClassSpec": {"extendedResourceCapacityRequests": ["m", "V1CapacityRequirements"]}}
-SCALARS = {"str": "s", "int": "i", "bool": "b", "float": "n", "datetime": "s", "date": "s", "bytes": "s"}
+# Fields newer than every upstream release: KEP-6406's DeviceClass field (a CapacityRequirements).
+EXTRA_FIELDS = {
+    "io.k8s.api.resource.v1.DeviceClassSpec": {
+        "extendedResourceCapacityRequests": ["m", "io.k8s.api.resource.v1.CapacityRequirements"]
+    }
+}
+SCALARS = {"string": "s", "integer": "i", "boolean": "b", "number": "n"}
 OUT = Path(__file__).resolve().parents[1] / "resourceapi" / "schemas" / "fields.json"
 
 
-def parse(tp: str) -> Any:
-    """'List[V1Container]' -> ['l', ['m', 'V1Container']]; 'Dict[str, str]' -> ['d', 's']; 'object' -> 'o'."""
-    m = re.fullmatch(r"List\[(.*)\]", tp)
-    if m:
-        return ["l", parse(m.group(1))]
-    m = re.fullmatch(r"Dict\[str, (.*)\]", tp)
-    if m:
-        return ["d", parse(m.group(1))]
-    if tp in SCALARS:
-        return SCALARS[tp]
-    if tp == "object":
+class Converter:
+    def __init__(self, files: Any) -> None:
+        self.files = files
+        self.defs: dict[str, Any] = json.loads(files.joinpath("_definitions.json").read_text())["$defs"]
+        self.types: dict[str, Any] = {}
+        self.todo: list[tuple[str, dict[str, Any]]] = []
+
+    def model(self, name: str, schema: dict[str, Any]) -> list[Any]:
+        if name not in self.types:
+            self.types[name] = None  # reserved: recursive types terminate
+            self.todo.append((name, schema))
+        return ["m", name]
+
+    def convert(self, schema: dict[str, Any]) -> Any:
+        ref = schema.get("$ref")
+        if isinstance(ref, str):
+            name = ref.partition("#/$defs/")[2]
+            target = self.defs[name]
+            if isinstance(target.get("properties"), dict):
+                return self.model(name, target)
+            return self.convert(target)
+        if schema.get("x-kubernetes-preserve-unknown-fields"):
+            return "o"
+        for key in ("oneOf", "anyOf"):
+            options = schema.get(key)
+            if isinstance(options, list):
+                kinds = {self.convert(o) for o in options if isinstance(o, dict)}
+                return "s" if kinds <= {"s", "i", "n"} else "o"  # quantities, int-or-string
+        all_of = schema.get("allOf")
+        if isinstance(all_of, list) and len(all_of) == 1:
+            return self.convert(all_of[0])
+        types = schema.get("type")
+        names = [t for t in (types if isinstance(types, list) else [types]) if t and t != "null"]
+        kind = names[0] if len(names) == 1 else None
+        if kind in SCALARS:
+            return SCALARS[kind]
+        if kind == "array":
+            items = schema.get("items")
+            return ["l", self.convert(items) if isinstance(items, dict) else "o"]
+        if kind == "object":
+            extra = schema.get("additionalProperties")
+            if isinstance(extra, dict):
+                return ["d", self.convert(extra)]
+            return "o"
         return "o"
-    return ["m", tp]
+
+    def run(self) -> dict[str, Any]:
+        kinds = {}
+        for kind, file in ROOTS.items():
+            root = json.loads(self.files.joinpath(f"{file}.json").read_text())
+            kinds[kind] = self.model(file, root)[1]
+        while self.todo:
+            name, schema = self.todo.pop()
+            fields = {key: self.convert(sub) for key, sub in sorted(schema["properties"].items())}
+            fields.update(EXTRA_FIELDS.get(name, {}))
+            self.types[name] = {"fields": fields, "required": sorted(schema.get("required") or [])}
+        return {"source": f"kubernetes-validate {SCHEMA_SET}", "kinds": kinds, "types": self.types}
 
 
 def main() -> int:
-    types: dict[str, Any] = {}
-    todo = list(ROOTS.values())
-    while todo:
-        name = todo.pop()
-        if name in types:
-            continue
-        cls = getattr(client, name)
-        fields: dict[str, Any] = {}
-        required: list[str] = []
-        for attr, tp in sorted(cls.openapi_types.items()):
-            json_name = cls.attribute_map[attr]
-            fields[json_name] = parse(tp)
-            field = cls.model_fields.get(attr) or cls.model_fields[f"var{attr}"]  # `_exec` -> `var_exec`
-            if field.is_required():
-                required.append(json_name)
-        fields.update(EXTRA_FIELDS.get(name, {}))
-        types[name] = {"fields": fields, "required": required}
-        stack = list(fields.values())
-        while stack:
-            t = stack.pop()
-            if isinstance(t, list):
-                if t[0] == "m":
-                    todo.append(t[1])
-                else:
-                    stack.append(t[1])
-    version = getattr(client, "__version__", "")
-    doc = {"client": version, "kinds": ROOTS, "types": types}
+    files = resources.files("kubernetes_validate").joinpath("kubernetes-json-schema", SCHEMA_SET)
+    doc = Converter(files).run()
     OUT.write_text(json.dumps(doc, sort_keys=True, separators=(",", ":")) + "\n")
-    print(f"{OUT}: {len(types)} types", file=sys.stderr)
+    print(f"{OUT}: {len(doc['types'])} types", file=sys.stderr)
     return 0
 
 

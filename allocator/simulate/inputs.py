@@ -98,7 +98,7 @@ def _label(kind: str, obj: dict[str, Any]) -> str:
     return f'{kind} "{ns}/{name}"' if kind in _NAMESPACED else f'{kind} "{name}"'
 
 
-def load_inputs(docs: Sequence[Document], seed: int | None = None) -> Inputs:
+def load_inputs(docs: Sequence[Document], warn_unknown: bool = True, seed: int | None = None) -> Inputs:
     """Parse and check every object; the first problem raises InputError (nothing is half-processed).
 
     Workloads (Deployments, ReplicaSets, StatefulSets, Jobs) become the pods their controllers would create,
@@ -106,8 +106,8 @@ def load_inputs(docs: Sequence[Document], seed: int | None = None) -> Inputs:
     controller would generate; names and uids drawn from `random.Random(seed)` (reproducible with a seed).
 
     Within one object, what the API server would refuse (a wrong type, a missing required field, a rule of
-    its validation) is an InputError naming the object. Unknown fields are the command's business
-    (dra_capacity/strict_fields.py: warnings, or errors under --strict).
+    its validation) is an InputError naming the object. Unknown fields are warnings in `Inputs.notes`
+    (`warn_unknown=False`: the caller has checked them, as `simulate --strict` does).
     """
     inputs = Inputs()
     seen: dict[tuple[str, str, str], str] = {}
@@ -123,9 +123,11 @@ def load_inputs(docs: Sequence[Document], seed: int | None = None) -> Inputs:
             raise InputError(
                 f"{doc.where}: {label}: apiVersion {doc.api_version!r} is not supported (use {api_version})"
             )
-        structural = check_fields(api_version, kind, doc.obj) if known_kind(api_version, kind) else None
-        if structural is not None:
-            raise InputError(f"{doc.where}: {label}: {structural.path}: {structural.message}")
+        report = check_fields(api_version, kind, doc.obj) if known_kind(api_version, kind) else None
+        if report is not None and warn_unknown:
+            inputs.notes.extend(f'{doc.where}: {label}: warning: unknown field "{p}"' for p in report.unknown)
+        if report is not None and report.problem is not None:
+            raise InputError(f"{doc.where}: {label}: {report.problem.path}: {report.problem.message}")
         try:
             obj = model.model_validate(doc.obj)
         except ValidationError as exc:
