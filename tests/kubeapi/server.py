@@ -493,8 +493,11 @@ class ApiServer:
         if not unknown or directive == "Ignore":
             return
         if directive == "Strict":
+            # transformDecodeError in staging/src/k8s.io/apiserver/pkg/endpoints/handlers/rest.go
             raise statuses.bad_request(
-                "strict decoding error: " + ", ".join(f'unknown field "{p}"' for p in unknown)
+                f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}: '
+                + "strict decoding error: "
+                + ", ".join(f'unknown field "{p}"' for p in unknown)
             )
         for p in unknown:
             ctx.warn(f'unknown field "{p}"')
