@@ -274,6 +274,16 @@ class ApiServer:
         if info.subresource and info.subresource not in rt.subresources:
             raise _route_not_found()
         verb = info.verb
+        if verb in ("create", "update") and request.content_type not in (
+            "application/json",
+            "application/octet-stream",
+        ):
+            # The double decodes JSON only (kubectl's typed clients send protobuf for core types).
+            raise statuses.ApiError(
+                415,
+                "UnsupportedMediaType",
+                "the body of the request was in an unknown format - accepted media types include: application/json",
+            )
         if verb == "get":
             if info.subresource not in ("", "status"):
                 raise _route_not_found()
