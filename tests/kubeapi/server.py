@@ -282,7 +282,8 @@ class ApiServer:
             raise statuses.ApiError(
                 415,
                 "UnsupportedMediaType",
-                "the body of the request was in an unknown format - accepted media types include: application/json",
+                "the body of the request was in an unknown format - accepted media types include: "
+                "application/json",
             )
         if verb == "get":
             if info.subresource not in ("", "status"):
