@@ -351,12 +351,13 @@ class KubeAPIServer:
         finally:
             self.resume()
 
-    def drop_watches(self, resource: str | None = None) -> int:
-        """End the open watch streams (of `resource` if given); returns how many were open."""
+    def drop_watches(self, resource: str | None = None, abort: bool = False) -> int:
+        """End the open watch streams (of `resource` if given): cleanly, or with `abort=True` by resetting
+        the connection; returns how many were open."""
         assert self._loop is not None
 
         async def go() -> int:
-            return self.api.drop_watches(resource)
+            return self.api.drop_watches(resource, abort)
 
         return self.call(go())
 

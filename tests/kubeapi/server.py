@@ -156,7 +156,7 @@ class ApiServer:
         self.bookmark_interval = bookmark_interval
         self.running = asyncio.Event()
         self.running.set()
-        self.watch_tasks: set[tuple[Watcher, web.StreamResponse]] = set()
+        self.watch_tasks: dict[Watcher, web.BaseRequest] = {}
         # Filled in by kubeapi.admission once available: (rt, info, ctx, operation) -> hooks.
         self.admission: Any = None
         self.app = web.Application(client_max_size=MAX_BODY)
@@ -414,8 +414,7 @@ class ApiServer:
             await resp.write_eof()
             return resp
         await resp.prepare(request)
-        entry = (watcher, resp)
-        self.watch_tasks.add(entry)
+        self.watch_tasks[watcher] = request
         deadline = loop.time() + timeout if timeout else None
         try:
             for typ, obj in replay:
@@ -444,7 +443,7 @@ class ApiServer:
             pass
         finally:
             self.store.unwatch(watcher)
-            self.watch_tasks.discard(entry)
+            self.watch_tasks.pop(watcher, None)
         return resp
 
     @staticmethod
@@ -459,11 +458,14 @@ class ApiServer:
         line = json.dumps({"type": typ, "object": obj}, separators=(",", ":")) + "\n"
         await resp.write(line.encode())
 
-    def drop_watches(self, resource: str | None = None) -> int:
-        """End matching watch streams cleanly (the client sees the stream end and must re-watch)."""
+    def drop_watches(self, resource: str | None = None, abort: bool = False) -> int:
+        """End matching watch streams: cleanly (the stream ends, the client must re-watch) or, with `abort`,
+        by resetting the TCP connection mid-stream (the client sees a broken connection)."""
         n = 0
-        for watcher, _resp in list(self.watch_tasks):
+        for watcher, request in list(self.watch_tasks.items()):
             if resource is None or resource in (watcher.rt.key, watcher.rt.plural):
+                if abort and request.transport is not None:
+                    request.transport.abort()
                 watcher.close()
                 n += 1
         return n
