@@ -47,7 +47,8 @@ def test_spec_node_name_cannot_be_patched(kube_client: client.ApiClient) -> None
     assert info.value.status == 422
     assert body["details"]["causes"][0]["field"] == "spec"
     assert body["message"].startswith(
-        'Pod "p" is invalid: spec: Forbidden: pod updates may not change fields other than `spec.containers[*].image`'
+        'Pod "p" is invalid: spec: Forbidden: pod updates may not change fields other than '
+        "`spec.containers[*].image`"
     )
     assert "spec.nodeName" in body["message"]
 
