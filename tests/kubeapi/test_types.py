@@ -109,3 +109,12 @@ def test_service_accounts_and_resource_slices(kube_client: client.ApiClient) -> 
     }
     made = res.create_resource_slice({"metadata": {"generateName": "n1-gpu-"}, "spec": spec})
     assert made.metadata.generation == 1 and made.spec.devices[0].name == "gpu-0"
+
+
+def test_namespaces_carry_their_name_label(kube_api: KubeAPIServer, kube_client: client.ApiClient) -> None:
+    """Namespaces get `kubernetes.io/metadata.name` (NamespaceDefaultLabelName), the built-in ones too, so
+    webhook namespaceSelectors can select them by name."""
+    core = client.CoreV1Api(kube_client)
+    core.create_namespace({"metadata": {"name": "team-a"}})
+    for name in ("team-a", "default", "kube-system"):
+        assert core.read_namespace(name).metadata.labels == {"kubernetes.io/metadata.name": name}
