@@ -59,11 +59,16 @@ def test_reserved_for_requires_an_allocation(res: client.ResourceV1Api) -> None:
 
 
 def test_reserved_for_is_unique_by_uid(res: client.ResourceV1Api) -> None:
-    """validateSet keyed by uid: a second entry with the same uid is a Duplicate value."""
+    """validateSet keyed by uid: a second entry with the same uid is `reservedFor[i]: Duplicate value`."""
     with pytest.raises(client.ApiException) as info:
         _status(res, {"allocation": allocation(), "reservedFor": [POD_REF, {**POD_REF, "name": "q"}]})
-    assert _causes(info.value)[0]["field"] == "status.reservedFor[1].uid"
-    assert _causes(info.value)[0]["type"] == "FieldValueDuplicate"
+    assert _causes(info.value) == [
+        {
+            "type": "FieldValueDuplicate",
+            "field": "status.reservedFor[1]",
+            "message": f'Duplicate value: "{POD_REF["uid"]}"',
+        }
+    ]
 
 
 def test_reserved_for_entries_need_resource_name_and_uid(res: client.ResourceV1Api) -> None:

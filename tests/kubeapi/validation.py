@@ -108,14 +108,15 @@ def validate_claim_status(status: dict[str, Any], old: dict[str, Any], deleting:
     errs: list[FieldError] = []
     reserved = status.get("reservedFor") or []
     rpath = path.child("reservedFor")
-    if len(reserved) > RESERVED_FOR_MAX:
-        errs.append(too_many(rpath, len(reserved), RESERVED_FOR_MAX))
+    if len(reserved) > RESERVED_FOR_MAX:  # validateSet: the size check short-circuits
+        return [too_many(rpath, len(reserved), RESERVED_FOR_MAX)]
     seen: set[str] = set()
     for i, ref in enumerate(reserved):
         errs.extend(_validate_consumer(ref, rpath.index(i)))
+    for i, ref in enumerate(reserved):
         uid = str(ref.get("uid") or "") if isinstance(ref, dict) else ""
-        if uid and uid in seen:
-            errs.append(duplicate(rpath.index(i).child("uid"), uid))
+        if uid in seen:
+            errs.append(duplicate(rpath.index(i), uid))
         seen.add(uid)
     # An unchanged stored allocation is not validated again (it is immutable instead).
     checked = status if old.get("allocation") is None else {"devices": status.get("devices")}
