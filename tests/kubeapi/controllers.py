@@ -133,6 +133,8 @@ class Controllers:
     def _all(self) -> list[tuple[ResourceType, Obj]]:
         out: list[tuple[ResourceType, Obj]] = []
         for rt in TYPES:
+            if rt.storage:  # a second view of another type's objects
+                continue
             items, _ = self.double.store.list(rt)
             out.extend((rt, o) for o in items)
         return out
@@ -188,7 +190,7 @@ class Controllers:
             name = name_of(ns)
             remaining = 0
             for rt in TYPES:
-                if not rt.namespaced:
+                if not rt.namespaced or rt.storage:
                     continue
                 items, _ = self.double.store.list(rt, name)
                 for obj in items:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import datetime
+import json
 
 import pytest
 from kubernetes import client
@@ -118,3 +119,40 @@ def test_namespaces_carry_their_name_label(kube_api: KubeAPIServer, kube_client:
     core.create_namespace({"metadata": {"name": "team-a"}})
     for name in ("team-a", "default", "kube-system"):
         assert core.read_namespace(name).metadata.labels == {"kubernetes.io/metadata.name": name}
+
+
+def test_events_v1_and_core_events_share_storage(
+    kube_api: KubeAPIServer, kube_client: client.ApiClient
+) -> None:
+    """One Event, two representations (pkg/apis/events/v1/conversion.go): an events.k8s.io/v1 write is a core
+    Event with involvedObject/message/reportingComponent, and watches of either API see it."""
+    rv = client.CoreV1Api(kube_client).list_namespaced_event("default").metadata.resource_version
+    client.EventsV1Api(kube_client).create_namespaced_event(
+        "default",
+        {
+            "metadata": {"name": "e1"},
+            "eventTime": "2026-12-01T00:00:00.000000Z",
+            "reason": "Scheduled",
+            "type": "Normal",
+            "note": "bound",
+            "action": "Binding",
+            "reportingController": "dra-capacity.io/binder",
+            "reportingInstance": "b-0",
+            "regarding": {"kind": "Pod", "namespace": "default", "name": "p"},
+        },
+    )
+    core = client.CoreV1Api(kube_client).read_namespaced_event("e1", "default")
+    assert (core.message, core.involved_object.name, core.reporting_component) == (
+        "bound",
+        "p",
+        "dra-capacity.io/binder",
+    )
+    resp = client.CoreV1Api(kube_client).list_namespaced_event(
+        "default", watch=True, resource_version=rv, timeout_seconds=2, _preload_content=False
+    )
+    first = json.loads(resp.readline())
+    resp.release_conn()
+    assert first["type"] == "ADDED" and first["object"]["apiVersion"] == "v1"
+    assert first["object"]["message"] == "bound"
+    kube_api.delete("events", "e1")
+    assert client.EventsV1Api(kube_client).list_namespaced_event("default").items == []
