@@ -198,3 +198,21 @@ def test_kep_field_is_refused_by_a_137_server_under_kubectl_strict_validation(
         'strict decoding error: unknown field "spec.extendedResourceCapacityRequests"'
     )
     assert kube_api.admission.calls == []
+
+
+def test_webhook_down_fails_closed_with_the_apiservers_internal_error(
+    kube_api: KubeAPIServer, cluster: dict[str, str], tmp_path: Path
+) -> None:
+    """With nothing listening behind the Service, the chart's validating webhook (failurePolicy Fail) refuses
+    the write as kube-apiserver does: `Internal error occurred: failed calling webhook ...: connection
+    refused` (the mutating one fails open)."""
+    closed = _free_port()
+    kube_api.admission.services[(NAMESPACE, SERVICE)] = ("127.0.0.1", closed)
+    out = _create(cluster, tmp_path, "down", _device_class("gpu-down", "1"))
+    assert out.returncode == 1
+    assert out.stderr.strip() == (
+        f'Error from server (InternalError): error when creating "{tmp_path / "down.yaml"}": '
+        'Internal error occurred: failed calling webhook "validate.deviceclasses.dra-capacity.io": '
+        f'failed to call webhook: Post "https://{SERVICE}.{NAMESPACE}.svc:443/validate?timeout=5s": '
+        f"dial tcp 127.0.0.1:{closed}: connect: connection refused"
+    )
