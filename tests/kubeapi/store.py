@@ -25,6 +25,15 @@ from .selectors import Predicate
 
 Obj = dict[str, Any]
 ADDED, MODIFIED, DELETED, BOOKMARK, ERROR = "ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR"
+# staging/src/k8s.io/apiserver/pkg/storage/etcd3/store.go
+LIST_EXPIRED = "The resourceVersion for the provided list is too old."
+CONTINUE_EXPIRED = (
+    "The provided continue parameter is too old to display a consistent list result. You can start a new "
+    "list without the continue parameter, or use the continue token in this response to retrieve the "
+    "remainder of the results. Continuing with the provided token results in an inconsistent list - objects "
+    "that were created, modified, or deleted between the time the first chunk was returned and now may show "
+    "up in the list."
+)
 
 
 @dataclass(frozen=True)
@@ -125,6 +134,31 @@ class Store:
                 if not namespace or ns == namespace
             ]
             return items, self.revision
+
+    def list_at(self, rt: ResourceType, namespace: str | None, revision: int) -> builtins.list[Obj]:
+        """The objects as they were at `revision`, rebuilt by undoing the newer events of the history
+        (what etcd serves for resourceVersionMatch=Exact and for a continue token); 410 when compacted."""
+        with self.lock:
+            if revision >= self.revision:
+                return self.list(rt, namespace)[0]
+            if revision < self.compacted_revision:
+                raise statuses.resource_expired(LIST_EXPIRED)
+            state = dict(self.objects[rt.storage_key])
+            for ev in reversed(self.history):
+                if ev.rv <= revision:
+                    break
+                if ev.rt.storage_key != rt.storage_key:
+                    continue
+                key = (namespace_of(ev.obj) if rt.namespaced else "", name_of(ev.obj))
+                if ev.type == ADDED:
+                    state.pop(key, None)
+                elif ev.prev is not None:
+                    state[key] = ev.prev
+            return [
+                from_storage(rt, copy.deepcopy(o))
+                for (ns, _), o in sorted(state.items())
+                if not namespace or ns == namespace
+            ]
 
     # -- writes
     def _next(self) -> int:
