@@ -22,7 +22,7 @@ from aiohttp import web
 
 from certs.authority import Issued, ServingBundle, generate_self_signed
 
-from . import statuses, strategies
+from . import strategies
 from .admission import Admission
 from .controllers import Controllers
 from .faults import Faults, RecordedRequest
@@ -368,7 +368,3 @@ class KubeAPIServer:
         """Wait until the emulated controllers (garbage collector, resourceclaim, namespace, kubelet) have
         nothing left to do."""
         self.call(self.controllers.wait_idle(), timeout)
-
-
-def status_of(e: statuses.ApiError) -> dict[str, Any]:
-    return e.status()
