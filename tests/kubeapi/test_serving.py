@@ -68,13 +68,28 @@ def test_real_kubectl_gets_and_creates(kube_api: KubeAPIServer, tmp_path: Path) 
 
 
 def test_runs_as_a_process(tmp_path: Path) -> None:
-    """`python -m tests.kubeapi --port N --kubeconfig PATH` serves until terminated."""
+    """`python -m tests.kubeapi --port N --kubeconfig PATH --seed FILE` serves, seeded, until terminated."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     kubeconfig = tmp_path / "kc"
+    seed = tmp_path / "seed.yaml"
+    seed.write_text(
+        "apiVersion: v1\nkind: Node\nmetadata:\n  name: n1\n---\napiVersion: v1\nkind: List\nitems:\n"
+        "- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: cm, namespace: team}\n"
+    )
     proc = subprocess.Popen(
-        [sys.executable, "-m", "tests.kubeapi", "--port", str(port), "--kubeconfig", str(kubeconfig)],
+        [
+            sys.executable,
+            "-m",
+            "tests.kubeapi",
+            "--port",
+            str(port),
+            "--kubeconfig",
+            str(kubeconfig),
+            "--seed",
+            str(seed),
+        ],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         text=True,
@@ -88,6 +103,8 @@ def test_runs_as_a_process(tmp_path: Path) -> None:
             time.sleep(0.05)
         api = config.new_client_from_config(config_file=str(kubeconfig))
         assert client.VersionApi(api).get_code().minor == "37"
+        assert client.CoreV1Api(api).read_node("n1").metadata.name == "n1"
+        assert client.CoreV1Api(api).read_namespaced_config_map("cm", "team").metadata.namespace == "team"
     finally:
         proc.terminate()
         proc.wait(10)
