@@ -14,8 +14,8 @@ DOUBLE so that deletions complete as in a cluster:
 * kubelet: a bound pod's graceful deletion is finished (a delete with grace period 0) at once, unless
   `Controllers.kubelet_finishes_deletion` is False.
 
-They write through the registry (not over HTTP), so faults, pauses and admission webhooks do not apply to
-them.
+They write through the registry (not over HTTP), so faults and admission webhooks do not apply to them; a
+pause of the double holds them too.
 Each runs after every committed change, until nothing is left to do; `KubeAPIServer.wait_idle()` waits for
 that.
 """
