@@ -17,7 +17,10 @@ POD_REF = {"resource": "pods", "name": "p", "uid": "11111111-1111-1111-1111-1111
 
 
 def _status(res: client.ResourceV1Api, status: dict[str, Any]) -> Any:
-    return res.patch_namespaced_resource_claim_status("c", "default", {"status": status})
+    """A JSON merge patch: lists replaced as written (a strategic merge would merge reservedFor by uid)."""
+    return res.patch_namespaced_resource_claim_status(
+        "c", "default", {"status": status}, _content_type="application/merge-patch+json"
+    )
 
 
 def _causes(e: client.ApiException) -> list[dict[str, str]]:
