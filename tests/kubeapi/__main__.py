@@ -8,6 +8,8 @@ import sys
 import threading
 from pathlib import Path
 
+import yaml
+
 from .double import KubeAPIServer
 from .resources import KUBERNETES_VERSION
 
@@ -17,11 +19,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=6443)
     parser.add_argument("--kubeconfig", type=Path, required=True, help="where to write the kubeconfig")
+    parser.add_argument(
+        "--seed",
+        type=Path,
+        action="append",
+        default=[],
+        help="YAML/JSON manifests to create at start (no admission)",
+    )
     args = parser.parse_args(argv)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
     with KubeAPIServer(host=args.host, port=args.port) as server:
+        for path in args.seed:
+            for doc in yaml.safe_load_all(path.read_text()):
+                for obj in (doc.get("items") or []) if doc and doc.get("kind") == "List" else [doc]:
+                    if obj:
+                        server.seed(obj)
         server.write_kubeconfig(args.kubeconfig)
         print(
             f"kube-apiserver TEST DOUBLE (models Kubernetes {KUBERNETES_VERSION}) serving {server.url}; "

@@ -30,6 +30,7 @@ import base64
 import copy
 import json
 import ssl
+import urllib.parse
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -81,6 +82,18 @@ class Rejection(Exception):
     def __init__(self, error: statuses.ApiError) -> None:
         super().__init__(error.message)
         self.error = error
+
+
+def x509_error(err: Exception, server_name: str) -> str:
+    """Go's crypto/x509 wording for the common verification failures (Python's ssl reports OpenSSL codes)."""
+    code = getattr(err, "verify_code", None)
+    if code in (2, 18, 19, 20, 21):  # no issuer / self-signed / unable to get local issuer / unable to verify
+        return "x509: certificate signed by unknown authority"
+    if code == 62:  # hostname mismatch (Go also lists the names the certificate is valid for)
+        return f"x509: certificate is not valid for {server_name}"
+    if code in (9, 10):
+        return "x509: certificate has expired or is not yet valid"
+    return f"x509: {getattr(err, 'verify_message', err)}"
 
 
 def _go_duration(seconds: int) -> str:
@@ -314,9 +327,14 @@ class Admission:
         except TimeoutError as e:
             raise CallError(f'Post "{shown}": context deadline exceeded') from e
         except aiohttp.ClientConnectorCertificateError as e:
-            raise CallError(
-                f'Post "{shown}": tls: failed to verify certificate: {e.certificate_error}'
-            ) from e
+            detail = x509_error(e.certificate_error, server_name or urllib.parse.urlsplit(url).hostname or "")
+            raise CallError(f'Post "{shown}": tls: failed to verify certificate: {detail}') from e
+        except aiohttp.ClientConnectorError as e:
+            parts = urllib.parse.urlsplit(url)
+            target = f"{parts.hostname}:{parts.port or 443}"
+            if isinstance(e.os_error, ConnectionRefusedError):
+                raise CallError(f'Post "{shown}": dial tcp {target}: connect: connection refused') from e
+            raise CallError(f'Post "{shown}": dial tcp {target}: {e.os_error}') from e
         except aiohttp.ClientError as e:
             raise CallError(f'Post "{shown}": {e}') from e
         try:

@@ -14,8 +14,8 @@ DOUBLE so that deletions complete as in a cluster:
 * kubelet: a bound pod's graceful deletion is finished (a delete with grace period 0) at once, unless
   `Controllers.kubelet_finishes_deletion` is False.
 
-They write through the registry (not over HTTP), so faults, pauses and admission webhooks do not apply to
-them.
+They write through the registry (not over HTTP), so faults and admission webhooks do not apply to them; a
+pause of the double holds them too.
 Each runs after every committed change, until nothing is left to do; `KubeAPIServer.wait_idle()` waits for
 that.
 """
@@ -133,6 +133,8 @@ class Controllers:
     def _all(self) -> list[tuple[ResourceType, Obj]]:
         out: list[tuple[ResourceType, Obj]] = []
         for rt in TYPES:
+            if rt.storage:  # a second view of another type's objects
+                continue
             items, _ = self.double.store.list(rt)
             out.extend((rt, o) for o in items)
         return out
@@ -188,7 +190,7 @@ class Controllers:
             name = name_of(ns)
             remaining = 0
             for rt in TYPES:
-                if not rt.namespaced:
+                if not rt.namespaced or rt.storage:
                     continue
                 items, _ = self.double.store.list(rt, name)
                 for obj in items:

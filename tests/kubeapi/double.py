@@ -22,7 +22,7 @@ from aiohttp import web
 
 from certs.authority import Issued, ServingBundle, generate_self_signed
 
-from . import statuses
+from . import strategies
 from .admission import Admission
 from .controllers import Controllers
 from .faults import Faults, RecordedRequest
@@ -120,7 +120,7 @@ class KubeAPIServer:
 
     async def _astart(self) -> None:
         for ns in SYSTEM_NAMESPACES:
-            await self.api.registry.create(BY_KEY["namespaces"], "", {"metadata": {"name": ns}})
+            await self._create_namespace(ns)
         self.controllers.start(asyncio.get_running_loop())
         self._runner = web.AppRunner(
             self.api.app, handle_signals=False, access_log=None, shutdown_timeout=0.1
@@ -131,6 +131,11 @@ class KubeAPIServer:
         server: Any = site._server
         self.port = int(server.sockets[0].getsockname()[1])
         self.api.discovery.server_address = f"{self.host}:{self.port}"
+
+    async def _create_namespace(self, name: str) -> None:
+        body: Obj = {"metadata": {"name": name}}
+        strategies.apply_defaults(BY_KEY["namespaces"], body)
+        await self.api.registry.create(BY_KEY["namespaces"], "", body)
 
     async def _astop(self) -> None:
         self.api.running.set()
@@ -255,13 +260,11 @@ class KubeAPIServer:
         ns = str((obj.get("metadata") or {}).get("namespace") or "default") if rt.namespaced else ""
         body = copy.deepcopy(obj)
         status = body.get("status")
-        from . import strategies
-
         strategies.apply_defaults(rt, body)
 
         async def go() -> Obj:
             if rt.namespaced and self.store.get(BY_KEY["namespaces"], "", ns) is None:
-                await self.api.registry.create(BY_KEY["namespaces"], "", {"metadata": {"name": ns}})
+                await self._create_namespace(ns)
             created = await self.api.registry.create(rt, ns, body)
             if status is not None and rt.has_status:
                 meta = created["metadata"]
@@ -351,12 +354,13 @@ class KubeAPIServer:
         finally:
             self.resume()
 
-    def drop_watches(self, resource: str | None = None) -> int:
-        """End the open watch streams (of `resource` if given); returns how many were open."""
+    def drop_watches(self, resource: str | None = None, abort: bool = False) -> int:
+        """End the open watch streams (of `resource` if given): cleanly, or with `abort=True` by resetting
+        the connection; returns how many were open."""
         assert self._loop is not None
 
         async def go() -> int:
-            return self.api.drop_watches(resource)
+            return self.api.drop_watches(resource, abort)
 
         return self.call(go())
 
@@ -364,7 +368,3 @@ class KubeAPIServer:
         """Wait until the emulated controllers (garbage collector, resourceclaim, namespace, kubelet) have
         nothing left to do."""
         self.call(self.controllers.wait_idle(), timeout)
-
-
-def status_of(e: statuses.ApiError) -> dict[str, Any]:
-    return e.status()

@@ -71,12 +71,16 @@ _MERGE_KEYS: dict[str, str] = {
     "status.addresses": "type",
     "secrets": "name",
     "imagePullSecrets": "name",
+    # staging/src/k8s.io/api/resource/v1/types.go ResourceClaimStatus.ReservedFor
+    "status.reservedFor": "uid",
+    # staging/src/k8s.io/api/admissionregistration/v1/types.go (Validating|Mutating)WebhookConfiguration
+    "webhooks": "name",
 }
 
 
 def _merge_key(path: str) -> str | None:
     for suffix, key in _MERGE_KEYS.items():
-        if path == suffix or path.endswith("." + suffix):
+        if path == suffix or (path.endswith("." + suffix) and suffix != "webhooks"):
             return key
     return None
 

@@ -71,7 +71,7 @@ class Registry:
 
     def __init__(self, store: Store) -> None:
         self.store = store
-        # The kubelet finishes a bound pod's graceful deletion at once (see controllers.Kubelet).
+        # The clock of creationTimestamp and deletionTimestamp (a test may replace it).
         self.now = strategies.now_rfc3339
 
     # ------------------------------------------------------------------ helpers
@@ -324,19 +324,17 @@ class Registry:
                 m["deletionGracePeriodSeconds"] = grace
                 if finalizers:
                     m["finalizers"] = finalizers
-                if not finalizers and grace == 0:
-                    pass
-                else:
-                    if options.dry_run:
-                        return DeleteResult(new, False)
-                    if new == old:
-                        return DeleteResult(old, False)
-                    try:
-                        return DeleteResult(self.store.replace(rt, new, rv_of(old)), False)
-                    except statuses.ApiError as e:
-                        if e.reason != "Conflict":
-                            raise
-                        continue
+                # Kept with deletionTimestamp until the finalizers are gone or the grace period is over.
+                if options.dry_run:
+                    return DeleteResult(new, False)
+                if new == old:
+                    return DeleteResult(old, False)
+                try:
+                    return DeleteResult(self.store.replace(rt, new, rv_of(old)), False)
+                except statuses.ApiError as e:
+                    if e.reason != "Conflict":
+                        raise
+                    continue
             if options.dry_run:
                 return DeleteResult(old, True)
             try:

@@ -24,12 +24,13 @@ from .faults import Fault, Faults, RecordedRequest
 from .registry import DeleteOptions, Registry
 from .resources import BY_KEY, Discovery, ResourceType
 from .selectors import SelectorError, parse_field_selector, parse_label_selector, predicate
-from .store import BOOKMARK, ERROR, Obj, Store, Watcher
+from .store import BOOKMARK, CONTINUE_EXPIRED, ERROR, Obj, Store, Watcher
 
 log = logging.getLogger("kubeapi")
 NAMESPACE_SUBRESOURCES = ("status", "finalize")
 TRUE = ("1", "t", "T", "true", "TRUE", "True")
 MAX_BODY = 3 * 1024 * 1024  # kube-apiserver's default request body limit
+FRESHNESS_WAIT = 3.0  # seconds the watch cache waits for a resourceVersion it has not reached
 
 
 @dataclass
@@ -154,9 +155,10 @@ class ApiServer:
         self.faults = Faults()
         self.requests: list[RecordedRequest] = []
         self.bookmark_interval = bookmark_interval
+        self.freshness_wait = FRESHNESS_WAIT
         self.running = asyncio.Event()
         self.running.set()
-        self.watch_tasks: set[tuple[Watcher, web.StreamResponse]] = set()
+        self.watch_tasks: dict[Watcher, web.BaseRequest] = {}
         # Filled in by kubeapi.admission once available: (rt, info, ctx, operation) -> hooks.
         self.admission: Any = None
         self.app = web.Application(client_max_size=MAX_BODY)
@@ -274,6 +276,17 @@ class ApiServer:
         if info.subresource and info.subresource not in rt.subresources:
             raise _route_not_found()
         verb = info.verb
+        if verb in ("create", "update") and request.content_type not in (
+            "application/json",
+            "application/octet-stream",
+        ):
+            # The double decodes JSON only (kubectl's typed clients send protobuf for core types).
+            raise statuses.ApiError(
+                415,
+                "UnsupportedMediaType",
+                "the body of the request was in an unknown format - accepted media types include: "
+                "application/json",
+            )
         if verb == "get":
             if info.subresource not in ("", "status"):
                 raise _route_not_found()
@@ -282,7 +295,7 @@ class ApiServer:
                 raise statuses.not_found(rt, info.name)
             return _json(obj)
         if verb == "list":
-            return self._list(rt, info, ctx)
+            return await self._list(rt, info, ctx)
         if verb == "watch":
             return await self._watch(request, rt, info, ctx)
         if verb == "create":
@@ -346,34 +359,98 @@ class ApiServer:
             raise statuses.bad_request(str(e)) from e
         return predicate(labels, fields)
 
-    def _list(self, rt: ResourceType, info: RequestInfo, ctx: RequestContext) -> web.Response:
-        match = self._selectors(rt, ctx.query)
-        items, rv = self.store.list(rt, info.namespace or None)
-        items = [o for o in items if match(o)]
-        start = 0
-        token = ctx.query.get("continue")
+    async def _fresh(self, wanted: int) -> None:
+        """The watch cache's waitUntilFreshAndBlock: a version newer than the store's is waited for (3 s)."""
+        deadline = asyncio.get_running_loop().time() + self.freshness_wait
+        while self.store.revision < wanted:
+            if asyncio.get_running_loop().time() > deadline:
+                raise statuses.too_large_resource_version(wanted, self.store.revision)
+            await asyncio.sleep(0.02)
+
+    @staticmethod
+    def _resource_version(value: str) -> int:
+        try:
+            return int(value)
+        except ValueError as e:
+            raise statuses.bad_request(f"invalid resource version: {value}") from e
+
+    async def _list(self, rt: ResourceType, info: RequestInfo, ctx: RequestContext) -> web.Response:
+        """LIST with upstream's resourceVersion semantics (api-concepts "Semantics for get and list"):
+        unset or "0" the current state; N (NotOlderThan) at least N, waiting for it; Exact exactly N, rebuilt
+        from the history (410 once compacted); a continue token pages through the snapshot it was cut from."""
+        q = ctx.query
+        match = self._selectors(rt, q)
+        namespace = info.namespace or None
+        rv_param, rv_match = q.get("resourceVersion", ""), q.get("resourceVersionMatch", "")
+        if rv_match and not rv_param:
+            raise statuses.ApiError(
+                422,
+                "Invalid",
+                'ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Forbidden: '
+                "resourceVersionMatch is forbidden unless resourceVersion is provided",
+                {
+                    "group": "meta.k8s.io",
+                    "kind": "ListOptions",
+                    "causes": [
+                        {
+                            "type": "FieldValueForbidden",
+                            "field": "resourceVersionMatch",
+                            "message": "Forbidden: resourceVersionMatch is forbidden unless "
+                            "resourceVersion is provided",
+                        }
+                    ],
+                },
+            )
+        if rv_match not in ("", "Exact", "NotOlderThan"):
+            raise statuses.bad_request(f"unsupported resourceVersionMatch: {rv_match}")
+        token = q.get("continue")
+        after: tuple[str, str] | None = None
         if token:
             try:
                 state = json.loads(base64.b64decode(token))
-                start = int(state["start"])
-                rv = int(state["rv"])
+                revision, after = int(state["rv"]), (str(state["ns"]), str(state["name"]))
             except (ValueError, KeyError, TypeError) as e:
                 raise statuses.bad_request(f"continue key is not valid: {e}") from e
-        limit = int(ctx.query.get("limit") or 0)
-        meta: dict[str, Any] = {"resourceVersion": str(rv)}
-        page = items[start:]
-        if limit > 0 and len(page) > limit:
-            page = page[:limit]
+            try:
+                items = self.store.list_at(rt, namespace, revision)
+            except statuses.ApiError as e:
+                # handleCompactedErrorForPaging: 410 with a token that continues, inconsistently, at "now".
+                expired = statuses.resource_expired(CONTINUE_EXPIRED)
+                current = self.store.revision
+                fresh = {"rv": current, "ns": after[0], "name": after[1]}
+                expired.list_meta = {"continue": base64.b64encode(json.dumps(fresh).encode()).decode()}
+                raise expired from e
+        elif rv_param not in ("", "0"):
+            wanted = self._resource_version(rv_param)
+            await self._fresh(wanted)
+            if rv_match == "Exact":
+                items, revision = self.store.list_at(rt, namespace, wanted), wanted
+            else:
+                items, revision = self.store.list(rt, namespace)
+        else:
+            items, revision = self.store.list(rt, namespace)
+        items = [o for o in items if match(o) and (after is None or self._key(o) > after)]
+        limit = int(q.get("limit") or 0)
+        meta: dict[str, Any] = {"resourceVersion": str(revision)}
+        page = items
+        if limit > 0 and len(items) > limit:
+            page = items[:limit]
+            ns, name = self._key(page[-1])
             meta["continue"] = base64.b64encode(
-                json.dumps({"rv": rv, "start": start + limit}).encode()
+                json.dumps({"rv": revision, "ns": ns, "name": name}).encode()
             ).decode()
-            meta["remainingItemCount"] = len(items) - start - limit
+            meta["remainingItemCount"] = len(items) - limit
         for o in page:
             o.pop("kind", None)
             o.pop("apiVersion", None)
         return self._respond(
             {"kind": f"{rt.kind}List", "apiVersion": rt.api_version, "metadata": meta, "items": page}, ctx
         )
+
+    @staticmethod
+    def _key(obj: Obj) -> tuple[str, str]:
+        m = obj.get("metadata") or {}
+        return (str(m.get("namespace") or ""), str(m.get("name") or ""))
 
     async def _watch(
         self, request: web.Request, rt: ResourceType, info: RequestInfo, ctx: RequestContext
@@ -383,19 +460,14 @@ class ApiServer:
         rv_param = q.get("resourceVersion", "")
         send_initial = q.get("sendInitialEvents") in TRUE
         bookmarks = q.get("allowWatchBookmarks") in TRUE
-        since: int | None
-        if rv_param in ("", "0") or send_initial:
-            since = None
-        else:
-            try:
-                since = int(rv_param)
-            except ValueError as e:
-                raise statuses.bad_request(f"invalid resource version: {rv_param}") from e
+        since = None if rv_param in ("", "0") or send_initial else self._resource_version(rv_param)
         timeout = float(q["timeoutSeconds"]) if q.get("timeoutSeconds") else None
         resp = web.StreamResponse(status=200, headers={"Content-Type": "application/json"})
         resp.enable_chunked_encoding()
         loop = asyncio.get_running_loop()
         try:
+            if since is not None:
+                await self._fresh(since)
             watcher, replay, revision = self.store.watch(rt, info.namespace or None, match, loop, since)
         except statuses.ApiError as e:
             await resp.prepare(request)
@@ -403,8 +475,7 @@ class ApiServer:
             await resp.write_eof()
             return resp
         await resp.prepare(request)
-        entry = (watcher, resp)
-        self.watch_tasks.add(entry)
+        self.watch_tasks[watcher] = request
         deadline = loop.time() + timeout if timeout else None
         try:
             for typ, obj in replay:
@@ -433,7 +504,7 @@ class ApiServer:
             pass
         finally:
             self.store.unwatch(watcher)
-            self.watch_tasks.discard(entry)
+            self.watch_tasks.pop(watcher, None)
         return resp
 
     @staticmethod
@@ -448,11 +519,14 @@ class ApiServer:
         line = json.dumps({"type": typ, "object": obj}, separators=(",", ":")) + "\n"
         await resp.write(line.encode())
 
-    def drop_watches(self, resource: str | None = None) -> int:
-        """End matching watch streams cleanly (the client sees the stream end and must re-watch)."""
+    def drop_watches(self, resource: str | None = None, abort: bool = False) -> int:
+        """End matching watch streams: cleanly (the stream ends, the client must re-watch) or, with `abort`,
+        by resetting the TCP connection mid-stream (the client sees a broken connection)."""
         n = 0
-        for watcher, _resp in list(self.watch_tasks):
+        for watcher, request in list(self.watch_tasks.items()):
             if resource is None or resource in (watcher.rt.key, watcher.rt.plural):
+                if abort and request.transport is not None:
+                    request.transport.abort()
                 watcher.close()
                 n += 1
         return n
@@ -493,8 +567,11 @@ class ApiServer:
         if not unknown or directive == "Ignore":
             return
         if directive == "Strict":
+            # transformDecodeError in staging/src/k8s.io/apiserver/pkg/endpoints/handlers/rest.go
             raise statuses.bad_request(
-                "strict decoding error: " + ", ".join(f'unknown field "{p}"' for p in unknown)
+                f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}: '
+                + "strict decoding error: "
+                + ", ".join(f'unknown field "{p}"' for p in unknown)
             )
         for p in unknown:
             ctx.warn(f'unknown field "{p}"')

@@ -24,12 +24,13 @@ class ApiError(Exception):
         self.details = details
         self.retry_after: int | None = None
         self.status_override: str | None = None
+        self.list_meta: dict[str, Any] = {}
 
     def status(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "kind": "Status",
             "apiVersion": "v1",
-            "metadata": {},
+            "metadata": dict(self.list_meta),
             "status": self.status_override or "Failure",
             "message": self.message,
             "reason": self.reason,
@@ -149,6 +150,19 @@ def timeout(
 def resource_expired(message: str) -> ApiError:
     """errors.NewResourceExpired: 410 Gone, reason Expired."""
     return ApiError(410, "Expired", message)
+
+
+def too_large_resource_version(wanted: int, current: int) -> ApiError:
+    """storage.NewTooLargeResourceVersionError: 504 Timeout with retryAfterSeconds 1."""
+    return ApiError(
+        504,
+        "Timeout",
+        f"Too large resource version: {wanted}, current: {current}",
+        {
+            "causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
+            "retryAfterSeconds": 1,
+        },
+    )
 
 
 def unauthorized() -> ApiError:

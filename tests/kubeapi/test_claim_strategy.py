@@ -17,7 +17,10 @@ POD_REF = {"resource": "pods", "name": "p", "uid": "11111111-1111-1111-1111-1111
 
 
 def _status(res: client.ResourceV1Api, status: dict[str, Any]) -> Any:
-    return res.patch_namespaced_resource_claim_status("c", "default", {"status": status})
+    """A JSON merge patch: lists replaced as written (a strategic merge would merge reservedFor by uid)."""
+    return res.patch_namespaced_resource_claim_status(
+        "c", "default", {"status": status}, _content_type="application/merge-patch+json"
+    )
 
 
 def _causes(e: client.ApiException) -> list[dict[str, str]]:
@@ -59,11 +62,16 @@ def test_reserved_for_requires_an_allocation(res: client.ResourceV1Api) -> None:
 
 
 def test_reserved_for_is_unique_by_uid(res: client.ResourceV1Api) -> None:
-    """validateSet keyed by uid: a second entry with the same uid is a Duplicate value."""
+    """validateSet keyed by uid: a second entry with the same uid is `reservedFor[i]: Duplicate value`."""
     with pytest.raises(client.ApiException) as info:
         _status(res, {"allocation": allocation(), "reservedFor": [POD_REF, {**POD_REF, "name": "q"}]})
-    assert _causes(info.value)[0]["field"] == "status.reservedFor[1].uid"
-    assert _causes(info.value)[0]["type"] == "FieldValueDuplicate"
+    assert _causes(info.value) == [
+        {
+            "type": "FieldValueDuplicate",
+            "field": "status.reservedFor[1]",
+            "message": f'Duplicate value: "{POD_REF["uid"]}"',
+        }
+    ]
 
 
 def test_reserved_for_entries_need_resource_name_and_uid(res: client.ResourceV1Api) -> None:

@@ -215,3 +215,38 @@ def test_delete_collection_with_label_selector(
     core.create_namespaced_config_map("default", configmap("y1", labels={"app": "y"}))
     core.delete_collection_namespaced_config_map("default", label_selector="app=x")
     assert [c["metadata"]["name"] for c in kube_api.list("configmaps", "default")] == ["y1"]
+
+
+def test_strategic_merge_patch_of_claim_reservations_merges_by_uid(
+    kube_api: KubeAPIServer, kube_client: client.ApiClient
+) -> None:
+    """ResourceClaimStatus.reservedFor is `patchStrategy:"merge" patchMergeKey:"uid"`: a patch with one
+    entry adds it to the others (what a scheduler's reservation patch relies on)."""
+    from kubeapi.objects import allocation, claim
+
+    pa, pb = kube_api.seed(pod("a", node="n1")), kube_api.seed(pod("b", node="n1"))
+    a = {"resource": "pods", "name": "a", "uid": pa["metadata"]["uid"]}
+    b = {"resource": "pods", "name": "b", "uid": pb["metadata"]["uid"]}
+    kube_api.seed({**claim("c"), "status": {"allocation": allocation(), "reservedFor": [a]}})
+    out = client.ResourceV1Api(kube_client).patch_namespaced_resource_claim_status(
+        "c", "default", {"status": {"reservedFor": [b]}}
+    )
+    assert [r.name for r in out.status.reserved_for] == ["a", "b"]
+
+
+def test_strategic_merge_patch_of_webhooks_merges_by_name(kube_client: client.ApiClient) -> None:
+    """Webhook configurations' `webhooks` merge by name: a caBundle patch keeps the rest of the webhook."""
+    adm = client.AdmissionregistrationV1Api(kube_client)
+    hook = {
+        "name": "v.example.com",
+        "clientConfig": {"url": "https://127.0.0.1:1/"},
+        "sideEffects": "None",
+        "admissionReviewVersions": ["v1"],
+    }
+    adm.create_validating_webhook_configuration({"metadata": {"name": "v"}, "webhooks": [hook]})
+    out = adm.patch_validating_webhook_configuration(
+        "v", {"webhooks": [{"name": "v.example.com", "clientConfig": {"caBundle": "Q0E="}}]}
+    )
+    (wh,) = out.webhooks
+    assert wh.client_config.ca_bundle == "Q0E=" and wh.client_config.url == "https://127.0.0.1:1/"
+    assert wh.side_effects == "None" and wh.admission_review_versions == ["v1"]

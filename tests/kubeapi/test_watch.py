@@ -152,3 +152,20 @@ def test_watch_timeout_seconds_ends_the_stream(kube_client: client.ApiClient) ->
         )
     )
     assert events == []
+
+
+def test_watch_from_a_future_version_waits_for_it(
+    kube_api: KubeAPIServer, kube_client: client.ApiClient
+) -> None:
+    """waitUntilFreshAndBlock: a watch from a version not reached yet starts once it is reached; if it is not
+    reached, an ERROR event with 504 `Too large resource version`."""
+    core = client.CoreV1Api(kube_client)
+    kube_api.api.freshness_wait = 0.2
+    far = kube_api.revision + 100
+    resp = core.list_namespaced_config_map(
+        "default", watch=True, resource_version=str(far), timeout_seconds=2, _preload_content=False
+    )
+    ev = json.loads(resp.readline())
+    resp.release_conn()
+    assert ev["type"] == "ERROR" and ev["object"]["code"] == 504
+    assert ev["object"]["message"].startswith(f"Too large resource version: {far}, current: ")

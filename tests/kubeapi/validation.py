@@ -9,6 +9,9 @@
   `status.extendedResourceClaimStatus` needs a DNS-subdomain claim name and at least one request mapping,
   each with a known container name, an extended resource name and a DNS-label request name, unique per
   (container, resource); once set it cannot change.
+* Pod spec (`ValidatePodSpec`, `ValidatePodUpdate`): at least one container, each with a unique DNS-label name
+  and an image; on update the spec is immutable except images, activeDeadlineSeconds, added tolerations and
+  removed schedulingGates (upstream appends a Go diff to the message; the double lists the changed paths).
 * DeviceClass basics (`ValidateDeviceClass`): at most 32 selectors each with `cel.expression`, at most 32
   configs each with an opaque driver, a valid `extendedResourceName`.
 
@@ -17,6 +20,7 @@ A struct-valued bad value (Go prints it with %#v) is rendered as JSON here.
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 from typing import Any
@@ -52,6 +56,11 @@ def validate_type(rt: ResourceType, new: Obj, old: Obj | None) -> list[FieldErro
         return immutable("spec", new.get("spec"), old.get("spec"))
     if rt.key == "deviceclasses.resource.k8s.io":
         return validate_device_class(new)
+    if rt.key == "pods":
+        errs = validate_pod_spec(new.get("spec") or {})
+        if old is not None:
+            errs.extend(validate_pod_spec_update(new.get("spec") or {}, old.get("spec") or {}))
+        return errs
     return []
 
 
@@ -99,14 +108,15 @@ def validate_claim_status(status: dict[str, Any], old: dict[str, Any], deleting:
     errs: list[FieldError] = []
     reserved = status.get("reservedFor") or []
     rpath = path.child("reservedFor")
-    if len(reserved) > RESERVED_FOR_MAX:
-        errs.append(too_many(rpath, len(reserved), RESERVED_FOR_MAX))
+    if len(reserved) > RESERVED_FOR_MAX:  # validateSet: the size check short-circuits
+        return [too_many(rpath, len(reserved), RESERVED_FOR_MAX)]
     seen: set[str] = set()
     for i, ref in enumerate(reserved):
         errs.extend(_validate_consumer(ref, rpath.index(i)))
+    for i, ref in enumerate(reserved):
         uid = str(ref.get("uid") or "") if isinstance(ref, dict) else ""
-        if uid and uid in seen:
-            errs.append(duplicate(rpath.index(i).child("uid"), uid))
+        if uid in seen:
+            errs.append(duplicate(rpath.index(i), uid))
         seen.add(uid)
     # An unchanged stored allocation is not validated again (it is immutable instead).
     checked = status if old.get("allocation") is None else {"devices": status.get("devices")}
@@ -129,6 +139,100 @@ def validate_claim_status(status: dict[str, Any], old: dict[str, Any], deleting:
     if old.get("allocation") is not None and status.get("allocation") is not None:
         errs.extend(immutable(path.child("allocation"), status["allocation"], old["allocation"]))
     return errs
+
+
+# ------------------------------------------------------------------ Pod spec
+
+POD_UPDATABLE = (
+    "`spec.containers[*].image`",
+    "`spec.initContainers[*].image`",
+    "`spec.activeDeadlineSeconds`",
+    "`spec.tolerations` (only additions to existing tolerations)",
+    "`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)",
+)
+
+
+def validate_pod_spec(spec: dict[str, Any]) -> list[FieldError]:
+    """ValidatePodSpec, the container basics: at least one container, each named (a unique DNS label) with
+    an image."""
+    path = Path("spec")
+    errs: list[FieldError] = []
+    containers = spec.get("containers") or []
+    if not containers:
+        errs.append(required(path.child("containers")))
+    seen: set[str] = set()
+    for key in ("initContainers", "containers"):
+        for i, c in enumerate(spec.get(key) or []):
+            cpath = path.child(key).index(i)
+            if not isinstance(c, dict):
+                errs.append(required(cpath))
+                continue
+            name = str(c.get("name") or "")
+            if not name:
+                errs.append(required(cpath.child("name")))
+            else:
+                errs.extend(invalid(cpath.child("name"), name, m) for m in names.is_dns1123_label(name))
+                if name in seen:
+                    errs.append(duplicate(cpath.child("name"), name))
+                seen.add(name)
+            if not c.get("image") and key == "containers":
+                errs.append(required(cpath.child("image")))
+    return errs
+
+
+def _changed_paths(old: Any, new: Any, path: str) -> list[str]:
+    if isinstance(old, dict) and isinstance(new, dict):
+        out: list[str] = []
+        for k in sorted(set(old) | set(new)):
+            out.extend(_changed_paths(old.get(k), new.get(k), f"{path}.{k}"))
+        return out
+    if isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
+        out = []
+        for i, (a, b) in enumerate(zip(old, new, strict=True)):
+            out.extend(_changed_paths(a, b, f"{path}[{i}]"))
+        return out
+    return [] if old == new else [path]
+
+
+def validate_pod_spec_update(new: dict[str, Any], old: dict[str, Any]) -> list[FieldError]:
+    """ValidatePodUpdate: the spec is immutable except for the fields in POD_UPDATABLE (and removing
+    schedulingGates). Setting spec.nodeName is the binding subresource's job."""
+    munged = copy.deepcopy(new)
+    for key in ("containers", "initContainers"):
+        for c_new, c_old in zip(munged.get(key) or [], old.get(key) or [], strict=False):
+            if isinstance(c_new, dict) and isinstance(c_old, dict) and "image" in c_old:
+                c_new["image"] = c_old["image"]
+    if munged.get("activeDeadlineSeconds") is not None:
+        munged["activeDeadlineSeconds"] = old.get("activeDeadlineSeconds")
+        if munged["activeDeadlineSeconds"] is None:
+            del munged["activeDeadlineSeconds"]
+    old_tol = old.get("tolerations") or []
+    new_tol = munged.get("tolerations") or []
+    if all(t in new_tol for t in old_tol):
+        if old_tol:
+            munged["tolerations"] = old_tol
+        else:
+            munged.pop("tolerations", None)
+    old_gates = old.get("schedulingGates") or []
+    new_gates = munged.get("schedulingGates") or []
+    if all(g in old_gates for g in new_gates):
+        if old_gates:
+            munged["schedulingGates"] = old_gates
+        else:
+            munged.pop("schedulingGates", None)
+    if (old.get("terminationGracePeriodSeconds") or 0) < 0 and munged.get(
+        "terminationGracePeriodSeconds"
+    ) == 1:
+        munged["terminationGracePeriodSeconds"] = old["terminationGracePeriodSeconds"]
+    if munged == old:
+        return []
+    changed = ", ".join(_changed_paths(old, munged, "spec"))
+    return [
+        forbidden(
+            "spec",
+            f"pod updates may not change fields other than {','.join(POD_UPDATABLE)}\nchanged: {changed}",
+        )
+    ]
 
 
 # ------------------------------------------------------------------ Pod status
