@@ -37,9 +37,11 @@ EXIT_UNSCHEDULABLE = 1
 EXIT_BAD_INPUT = 2
 
 SIMULATE_EPILOG = """\
-input: DeviceClass, ResourceSlice, ResourceClaim (resource.k8s.io/v1), Node and Pod (v1) objects, as
-`kubectl get -o yaml|json` prints them (multi-document streams, kind: List), from -f FILE, FILE, '-'
-(standard input) or a directory (-R: recursively); or the cluster's own state with --kubeconfig.
+input: DeviceClass, ResourceSlice, ResourceClaim, ResourceClaimTemplate (resource.k8s.io/v1), Node and Pod
+(v1) objects, and Deployments, ReplicaSets, StatefulSets and Jobs (their pods), as `kubectl get -o yaml|json`
+prints them (multi-document streams, kind: List), from -f FILE, FILE, '-' (standard input) or a directory
+(-R: recursively); or the cluster's own state with --kubeconfig. A pending pod's template entry without a
+generated claim gets the claim the resourceclaim controller would generate.
 Namespaces are read for their labels; other kinds are skipped with a note on stderr. Unknown fields are
 warnings (errors with --strict).
   pod mode    the input has Pods without spec.nodeName: placed one at a time, in input order
@@ -84,6 +86,14 @@ def add_commands(sub: Any) -> None:
         "--strict",
         action="store_true",
         help="unknown fields (for the Kubernetes 1.37 types) are errors, as kubectl --validate=strict",
+    )
+    simulate.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        metavar="N",
+        help="seed of the random parts of generated names (workload pods, claims from templates, "
+        "pod-template-hash), for reproducible output",
     )
     simulate.add_argument(
         "--fail-unschedulable",
@@ -148,7 +158,7 @@ def load(args: argparse.Namespace) -> tuple[Inputs, dict[int, Origin]]:
             check_strict(docs)
         else:
             warn_unknown_fields(docs)
-        inputs = load_inputs(docs)
+        inputs = load_inputs(docs, seed=args.seed)
         by_key = {_key(d.kind, d.obj.get("metadata")): d for d in docs if d.kind in ("Pod", "ResourceClaim")}
         origin: dict[int, Origin] = {}
         for kind, objs in (("Pod", inputs.pods), ("ResourceClaim", inputs.claims)):
