@@ -153,7 +153,9 @@ def read_documents(
             except OSError as exc:
                 raise DocumentError(f"{p}: cannot read: {exc.strerror or exc}") from None
             text = decode_manifest(data, source)
+            del data  # a dump's bytes need not live on beside its text and its objects
         docs.extend(load_documents(text.removeprefix(_BOM), source))
+        del text
     if require_objects and not docs:
         raise DocumentError(f"{', '.join(_source(p) for p in given)}: no objects found (empty input)")
     return docs

@@ -102,6 +102,17 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="HOST:PORT",
         help="serve /metrics over plain HTTP on this address instead of on the HTTPS listener",
     )
+    parser.add_argument(
+        "--native-rules",
+        choices=("warn", "deny"),
+        default="warn",
+        help=(
+            "findings on fields the API server validates natively (metadata, selectors, config, "
+            "extendedResourceName): 'warn' (default) answers them with warnings and a metric, since the API "
+            "server has already accepted those fields before calling the webhook; 'deny' rejects them. Rules "
+            "the API server lacks (the KEP-6406 field, its annotation) always deny"
+        ),
+    )
     add_limit_arguments(parser)
     parser.add_argument(
         "--cluster-warnings",
@@ -222,13 +233,17 @@ def cluster_spec(args: argparse.Namespace) -> ClusterSpec | None:
     return ClusterSpec(args.kubeconfig)
 
 
-def load_handler(gates: FeatureGates, cluster: ClusterSpec | None = None) -> AdmissionHandler:
-    """The DeviceClass admission logic (webhook/admission.py), built where it runs (in each worker process).
+def load_handler(
+    gates: FeatureGates, cluster: ClusterSpec | None = None, native_rules: str = "warn"
+) -> AdmissionHandler:
+    """The DeviceClass admission logic (webhook/admission.py), built where it runs (in each worker process);
+    `native_rules` is `--native-rules`.
 
     With `cluster`, it starts its informer cache of ResourceSlices and DeviceClasses (admission never waits on
     it), which feeds the cluster-aware warnings and emits an Event on each DeviceClass that the published
     devices can no longer serve."""
     from webhook.admission import DeviceClassAdmission
+    from webhook.native_rules import NativeRules
 
     source = None
     if cluster is not None:
@@ -239,7 +254,7 @@ def load_handler(gates: FeatureGates, cluster: ClusterSpec | None = None) -> Adm
         cache = ClusterCache(api, on_view=ClassEvents(gates, event_sink(api)).on_view)
         cache.start()
         source = cache.view
-    handler: AdmissionHandler = DeviceClassAdmission(gates, cluster=source)
+    handler: AdmissionHandler = DeviceClassAdmission(gates, NativeRules(native_rules), cluster=source)
     return handler
 
 
@@ -275,7 +290,11 @@ def run_serve(
         reloader.load()
     except CertFileError as exc:
         return _error(str(exc))
-    factory = functools.partial(load, gates) if load else functools.partial(load_handler, gates, cluster)
+    factory = (
+        functools.partial(load, gates)
+        if load
+        else functools.partial(load_handler, gates, cluster, args.native_rules)
+    )
     handler: AdmissionHandler | None = None
     try:
         if args.worker_kind == THREAD:

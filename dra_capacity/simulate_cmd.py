@@ -37,9 +37,11 @@ EXIT_UNSCHEDULABLE = 1
 EXIT_BAD_INPUT = 2
 
 SIMULATE_EPILOG = """\
-input: DeviceClass, ResourceSlice, ResourceClaim (resource.k8s.io/v1), Node and Pod (v1) objects, as
-`kubectl get -o yaml|json` prints them (multi-document streams, kind: List), from -f FILE, FILE, '-'
-(standard input) or a directory (-R: recursively); or the cluster's own state with --kubeconfig.
+input: DeviceClass, ResourceSlice, ResourceClaim, ResourceClaimTemplate (resource.k8s.io/v1), Node and Pod
+(v1) objects, and Deployments, ReplicaSets, StatefulSets and Jobs (their pods), as `kubectl get -o yaml|json`
+prints them (multi-document streams, kind: List), from -f FILE, FILE, '-' (standard input) or a directory
+(-R: recursively); or the cluster's own state with --kubeconfig. A pending pod's template entry without a
+generated claim gets the claim the resourceclaim controller would generate.
 Namespaces are read for their labels; other kinds are skipped with a note on stderr. Unknown fields are
 warnings (errors with --strict).
   pod mode    the input has Pods without spec.nodeName: placed one at a time, in input order
@@ -86,6 +88,14 @@ def add_commands(sub: Any) -> None:
         help="unknown fields (for the Kubernetes 1.37 types) are errors, as kubectl --validate=strict",
     )
     simulate.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        metavar="N",
+        help="seed of the random parts of generated names (workload pods, claims from templates, "
+        "pod-template-hash), for reproducible output",
+    )
+    simulate.add_argument(
         "--fail-unschedulable",
         action="store_true",
         help="exit 1 when any pod or claim is not placed (for CI checks)",
@@ -119,9 +129,13 @@ def _reads_cluster(args: argparse.Namespace) -> bool:
     return bool(args.kubeconfig or args.context or args.pending)
 
 
-def load(args: argparse.Namespace) -> tuple[Inputs, dict[int, Document]]:
+Origin = tuple[str, int, int | None]  # file, 1-based document, List item
+
+
+def load(args: argparse.Namespace) -> tuple[Inputs, dict[int, Origin]]:
     """Read the files (and the cluster) and build the checked inputs; raises DocumentError, InputError or
-    ClusterReadError. Also returns, per object id, the document it came from."""
+    ClusterReadError. Also returns, per pod and claim (by object id), where it came from (not the Document:
+    that would keep every raw object alive beside its model)."""
     from allocator.simulate import load_inputs
 
     files = input_paths(args)
@@ -142,15 +156,16 @@ def load(args: argparse.Namespace) -> tuple[Inputs, dict[int, Document]]:
             docs += read_documents(files, require_objects=not docs, recursive=args.recursive)
         if args.strict:
             check_strict(docs)
-        inputs = load_inputs(docs, warn_unknown=not args.strict)  # the warnings come with its one walk
+        # the unknown-field warnings come with load_inputs' one structural walk
+        inputs = load_inputs(docs, seed=args.seed, warn_unknown=not args.strict)
         by_key = {_key(d.kind, d.obj.get("metadata")): d for d in docs if d.kind in ("Pod", "ResourceClaim")}
-        origin: dict[int, Document] = {}
+        origin: dict[int, Origin] = {}
         for kind, objs in (("Pod", inputs.pods), ("ResourceClaim", inputs.claims)):
             for obj in objs:
                 doc = by_key.get((kind, obj.metadata.namespace or "default", obj.metadata.name))
                 if doc is not None:
-                    origin[id(obj)] = doc
-        del docs
+                    origin[id(obj)] = (doc.source, doc.index, doc.item)
+        del docs, by_key
     return inputs, origin
 
 
@@ -251,10 +266,10 @@ def _all_placed(out: dict[str, Any]) -> bool:
     return all(p["result"] == "bound" for p in out["pods"])
 
 
-def _add_origin(entry: dict[str, Any], doc: Document | None) -> None:
+def _add_origin(entry: dict[str, Any], origin: Origin | None) -> None:
     """Where the pod or claim came from: `file`, 1-based `document`, `item` in a List (else null)."""
-    if doc is not None:
-        entry.update(file=doc.source, document=doc.index, item=doc.item)
+    if origin is not None:
+        entry.update(file=origin[0], document=origin[1], item=origin[2])
 
 
 def _add_device_plugin(entry: dict[str, Any], pod: Pod, nodes: dict[str, Node]) -> None:

@@ -56,7 +56,15 @@ def _files() -> Any:
     return resources.files("kubernetes_validate").joinpath("kubernetes-json-schema", SCHEMA_SET)
 
 
+_RESOLVED: dict[int, dict[str, Any]] = {}
+
+
 def _resolve(schema: dict[str, Any]) -> dict[str, Any]:
+    """`$ref` and one-element `allOf` followed to the schema that holds `properties` (memoized per schema)."""
+    key = id(schema)
+    done = _RESOLVED.get(key)
+    if done is not None:
+        return done
     for _ in range(32):  # $ref chains are short; never loop on a malformed file
         ref = schema.get("$ref")
         if not isinstance(ref, str) or "#/$defs/" not in ref:
@@ -64,11 +72,16 @@ def _resolve(schema: dict[str, Any]) -> dict[str, Any]:
         schema = _definitions().get(ref.partition("#/$defs/")[2], {})
     all_of = schema.get("allOf")
     if isinstance(all_of, list) and len(all_of) == 1 and isinstance(all_of[0], dict):
-        return _resolve(all_of[0])
+        schema = _resolve(all_of[0])
+    _RESOLVED[key] = schema  # every schema dict lives in the cached files above: its id is never reused
     return schema
 
 
+_CONTAINERS = (dict, list)
+
+
 def _walk(schema: dict[str, Any], value: Any, path: str, out: list[str], kind: str) -> None:
+    """Only collections are walked into: a scalar has no fields (most calls would be for scalars)."""
     schema = _resolve(schema)
     if schema.get("x-kubernetes-preserve-unknown-fields"):
         return
@@ -76,23 +89,25 @@ def _walk(schema: dict[str, Any], value: Any, path: str, out: list[str], kind: s
         props = schema.get("properties")
         extra = schema.get("additionalProperties")
         if isinstance(props, dict):
-            known = _EXTRA_FIELDS.get((kind, path), set())
+            known = _EXTRA_FIELDS.get((kind, path), ())
             for key, item in value.items():
-                where = f"{path}.{key}" if path else str(key)
                 sub = props.get(key)
-                if isinstance(sub, dict):
-                    _walk(sub, item, where, out, kind)
+                if sub is not None:
+                    if isinstance(item, _CONTAINERS) and isinstance(sub, dict):
+                        _walk(sub, item, f"{path}.{key}" if path else str(key), out, kind)
                 elif key in known:
                     continue
                 elif extra is False:
-                    out.append(where)
-                elif isinstance(extra, dict):
+                    out.append(f"{path}.{key}" if path else str(key))
+                elif isinstance(extra, dict) and isinstance(item, _CONTAINERS):
                     _walk(extra, item, f"{path}[{key}]", out, kind)
         elif isinstance(extra, dict):
             for key, item in value.items():
-                _walk(extra, item, f"{path}[{key}]", out, kind)
+                if isinstance(item, _CONTAINERS):
+                    _walk(extra, item, f"{path}[{key}]", out, kind)
     elif isinstance(value, list):
         items = schema.get("items")
         if isinstance(items, dict):
             for i, item in enumerate(value):
-                _walk(items, item, f"{path}[{i}]", out, kind)
+                if isinstance(item, _CONTAINERS):
+                    _walk(items, item, f"{path}[{i}]", out, kind)

@@ -68,17 +68,35 @@ class Result:
     patch: list[dict[str, Any]]
     doc: Document | None = None
     dropped: list[DroppedField] | None = None
+    native: frozenset[tuple[str, str]] = frozenset()  # (field, message) of causes the API server checks too
+
+    def causes(self) -> list[dict[str, Any]]:
+        """The rejection's causes, each marked `native` when the API server enforces that rule itself."""
+        causes = (self.status or {}).get("details", {}).get("causes", []) if not self.allowed else []
+        out: list[dict[str, Any]] = []
+        for c in causes:
+            field, message = c.get("field", ""), c.get("message", "")
+            native = (field, message) in self.native
+            out.append({"field": field, "type": c.get("type", ""), "message": message, "native": native})
+        return out
+
+    def native_note(self) -> str | None:
+        """For stderr: which causes are native rules (the API server would refuse the object too)."""
+        fields = [c["field"] for c in self.causes() if c["native"]]
+        if not fields:
+            return None
+        where = f"{self.doc.where}: " if self.doc is not None else ""
+        return (
+            f"{where}{kubectl.RESOURCE}/{self.name}: {', '.join(fields)}: native rule: the API server "
+            "refuses this object too, with or without the webhook"
+        )
 
     def as_json(self) -> dict[str, Any]:
-        causes = (self.status or {}).get("details", {}).get("causes", []) if not self.allowed else []
         out: dict[str, Any] = {
             "name": self.name,
             "allowed": self.allowed,
             "warnings": list(self.warnings),
-            "causes": [
-                {"field": c.get("field", ""), "type": c.get("type", ""), "message": c.get("message", "")}
-                for c in causes
-            ],
+            "causes": self.causes(),
             "patch": self.patch,
         }
         if self.doc is not None:
@@ -202,6 +220,9 @@ def render(results: list[Result], output: str, err: TextIO) -> str:
             lines.append(kubectl.render_success(r.name, r.update))
         else:
             print(kubectl.render_status(r.status or {}), file=err)
+            native = r.native_note()
+            if native is not None:
+                print(native, file=err)
     return "".join(line + "\n" for line in lines)
 
 
@@ -273,6 +294,7 @@ def evaluate(
         patch=patch,
         doc=doc,
         dropped=drop_disabled_fields(doc.obj, old, gates).dropped if gates is not None and patch else [],
+        native=frozenset((e.field, e.body()) for e in getattr(outcome, "native", ())),
     )
 
 

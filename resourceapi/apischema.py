@@ -78,6 +78,10 @@ def _schema() -> tuple[dict[str, str], dict[str, _Model]]:
     return doc["kinds"], models
 
 
+def known_kind(api_version: str, kind: str) -> bool:
+    return f"{api_version}/{kind}" in _schema()[0]
+
+
 def check_fields(api_version: str, kind: str, obj: dict[str, Any]) -> FieldReport:
     """The unknown fields and the first structural problem of an object of a kind in the schema."""
     kinds, models = _schema()

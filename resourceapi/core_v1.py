@@ -47,9 +47,17 @@ class Taint(ApiModel):
     time_added: str | None = None
 
 
+class ResourceClaimRef(ApiModel):
+    """A container's use of one of the pod's claims (`resources.claims[]`): all of it, or one request."""
+
+    name: str = ""
+    request: str | None = None
+
+
 class ResourceRequirements(ApiModel):
     requests: dict[str, QuantityField] | None = None
     limits: dict[str, QuantityField] | None = None
+    claims: list[ResourceClaimRef] | None = None
 
     @model_validator(mode="after")
     def _default_requests_from_limits(self) -> ResourceRequirements:

@@ -197,9 +197,9 @@ class Quantity:
         return (a > b) - (a < b)
 
     def sign(self) -> int:
-        """`Quantity.Sign`: -1, 0 or 1."""
-        v = self.value
-        return (v > 0) - (v < 0)
+        """`Quantity.Sign`: -1, 0 or 1 (a Fraction's sign is its numerator's: integer compares)."""
+        n = self.value.numerator
+        return (n > 0) - (n < 0)
 
     def is_zero(self) -> bool:
         return self.value == 0

@@ -70,6 +70,8 @@ class Verdict:
     outcome: str
     warnings: int
     cause_counts: dict[str, int] = field(default_factory=dict)
+    # Native-rule findings answered with warnings (webhook/native_rules.py): (guarded field, cause type) -> n.
+    native_counts: dict[tuple[str, str], int] = field(default_factory=dict)
     cluster: str = ""  # how the cluster-aware warnings ran: "" (off), "used", "cold" (skipped)
 
 
@@ -126,6 +128,7 @@ def judge(call: HandlerCall, body: bytes) -> Judged:
             outcome=FOREIGN if not outcome.handled else (ALLOWED if allowed else DENIED),
             warnings=len(response.get("warnings") or ()),
             cause_counts=dict(collections.Counter(str(c) for c in outcome.cause_types)),
+            native_counts=dict(getattr(outcome, "native_findings", None) or {}),
             cluster=str(getattr(outcome, "cluster", "")),
         )
     except Exception:

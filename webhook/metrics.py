@@ -55,6 +55,13 @@ class WebhookMetrics:
             ["endpoint", "cause_type"],
             registry=self.registry,
         )
+        self.native_rule_findings = Counter(
+            "dra_capacity_webhook_native_rule_findings",
+            "Findings on natively validated fields warned, not denied (--native-rules warn), by guarded "
+            "field (metadata, spec.selectors, spec.config, spec.extendedResourceName, other) and cause type.",
+            ["field", "cause_type"],
+            registry=self.registry,
+        )
         self.certificate_reloads = Counter(
             "dra_capacity_webhook_certificate_reloads",
             "Serving-certificate loads from disk by result (success, failure); the first load counts.",
@@ -111,6 +118,12 @@ class WebhookMetrics:
             "Reviews accepted and not yet answered, queued or being judged.",
             registry=self.registry,
         )
+
+    def native_rule_findings_seen(self, counts: Mapping[tuple[str, str], int]) -> None:
+        """Count native-rule findings, by (guarded field, cause type): both bounded sets
+        (webhook/native_rules.py `RULE_FIELDS`, StatusCause types)."""
+        for (rule, cause_type), n in counts.items():
+            self.native_rule_findings.labels(rule, cause_type).inc(n)
 
     def observe(
         self,

@@ -253,6 +253,7 @@ class AdmissionRoutes:
     def _answer(self, endpoint: str, start: float, verdict: Verdict) -> web.Response:
         elapsed = time.perf_counter() - start
         self.metrics.observe(endpoint, verdict.operation, verdict.outcome, 200, elapsed, verdict.cause_counts)
+        self.metrics.native_rule_findings_seen(verdict.native_counts)
         if verdict.cluster:
             self.metrics.cluster_warnings.labels(verdict.cluster).inc()
         log_decision(

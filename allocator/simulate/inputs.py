@@ -7,6 +7,7 @@ is recorded beside the pod (`Inputs.pod_claims`), and `scheduling_pod` gives pla
 
 from __future__ import annotations
 
+import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -15,11 +16,14 @@ from pydantic import BaseModel, ValidationError
 
 from allocator.simulate.fieldpaths import error_message, field_path
 from allocator.simulate.objectchecks import claim_problem, pod_problem, slice_problem
-from resourceapi.apischema import check_fields
+from allocator.simulate.templates import claim_from_template
+from allocator.simulate.workload_pods import expand
+from resourceapi.apischema import check_fields, known_kind
 from resourceapi.core_v1 import Namespace, Node, Pod, PodResourceClaim
 from resourceapi.documents import Document
 from resourceapi.extended import CapacityCarrierError, class_capacity_requests, is_dra_extended_resource_name
-from resourceapi.resource_v1 import DeviceClass, ResourceClaim, ResourceSlice
+from resourceapi.resource_v1 import DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice
+from resourceapi.workloads_v1 import Deployment, Job, ReplicaSet, StatefulSet, Workload
 
 RESOURCE_API = "resource.k8s.io/v1"
 KINDS: dict[str, tuple[str, type[BaseModel]]] = {
@@ -29,8 +33,23 @@ KINDS: dict[str, tuple[str, type[BaseModel]]] = {
     "Node": ("v1", Node),
     "Pod": ("v1", Pod),
     "Namespace": ("v1", Namespace),
+    "ResourceClaimTemplate": (RESOURCE_API, ResourceClaimTemplate),
+    "Deployment": ("apps/v1", Deployment),
+    "ReplicaSet": ("apps/v1", ReplicaSet),
+    "StatefulSet": ("apps/v1", StatefulSet),
+    "Job": ("batch/v1", Job),
 }
-_NAMESPACED = ("ResourceClaim", "Pod")
+_NAMESPACED = (
+    "ResourceClaim",
+    "Pod",
+    "ResourceClaimTemplate",
+    "Deployment",
+    "ReplicaSet",
+    "StatefulSet",
+    "Job",
+)
+ClaimEntries = tuple[tuple[str, str | None], ...]
+"""A pending pod's `spec.resourceClaims` resolved: (entry name, the ResourceClaim it stands for or None)."""
 
 
 class InputError(ValueError):
@@ -51,8 +70,12 @@ class Inputs:
     nodes: list[Node] = field(default_factory=list)
     pods: list[Pod] = field(default_factory=list)
     namespaces: list[Namespace] = field(default_factory=list)
+    templates: dict[tuple[str, str], ResourceClaimTemplate] = field(default_factory=dict)  # (namespace, name)
+    workloads: list[Workload] = field(default_factory=list)
     where: dict[int, str] = field(default_factory=dict)  # id(object) -> "file: document N: Kind "name""
     claim_names: dict[int, tuple[str, ...]] = field(default_factory=dict)  # id(pending pod) -> its claims
+    entries: dict[int, ClaimEntries] = field(default_factory=dict)  # id(pending pod) -> resolved entries
+    generated: dict[int, tuple[tuple[str, str], ...]] = field(default_factory=dict)  # (entry, claim) per pod
     claims_by_key: dict[tuple[str, str], ResourceClaim] = field(default_factory=dict)  # (namespace, name)
     notes: list[str] = field(default_factory=list)  # for stderr: skipped objects, warnings
 
@@ -75,8 +98,12 @@ def _label(kind: str, obj: dict[str, Any]) -> str:
     return f'{kind} "{ns}/{name}"' if kind in _NAMESPACED else f'{kind} "{name}"'
 
 
-def load_inputs(docs: Sequence[Document], warn_unknown: bool = True) -> Inputs:
+def load_inputs(docs: Sequence[Document], seed: int | None = None, warn_unknown: bool = True) -> Inputs:
     """Parse and check every object; the first problem raises InputError (nothing is half-processed).
+
+    Workloads (Deployments, ReplicaSets, StatefulSets, Jobs) become the pods their controllers would create,
+    and template entries of pending pods without a generated claim get the claim the resourceclaim
+    controller would generate; names and uids drawn from `random.Random(seed)` (reproducible with a seed).
 
     Within one object, what the API server would refuse (a wrong type, a missing required field, a rule of
     its validation) is an InputError naming the object. Unknown fields are warnings in `Inputs.notes`
@@ -96,10 +123,10 @@ def load_inputs(docs: Sequence[Document], warn_unknown: bool = True) -> Inputs:
             raise InputError(
                 f"{doc.where}: {label}: apiVersion {doc.api_version!r} is not supported (use {api_version})"
             )
-        report = check_fields(api_version, kind, doc.obj)
-        if warn_unknown:
+        report = check_fields(api_version, kind, doc.obj) if known_kind(api_version, kind) else None
+        if report is not None and warn_unknown:
             inputs.notes.extend(f'{doc.where}: {label}: warning: unknown field "{p}"' for p in report.unknown)
-        if report.problem is not None:
+        if report is not None and report.problem is not None:
             raise InputError(f"{doc.where}: {label}: {report.problem.path}: {report.problem.message}")
         try:
             obj = model.model_validate(doc.obj)
@@ -132,8 +159,25 @@ def load_inputs(docs: Sequence[Document], warn_unknown: bool = True) -> Inputs:
             inputs.pods.append(obj)
         elif isinstance(obj, Namespace):
             inputs.namespaces.append(obj)
-    _check_references(inputs)
+        elif isinstance(obj, ResourceClaimTemplate):
+            inputs.templates[(ns, meta.name)] = obj
+        elif isinstance(obj, Deployment | ReplicaSet | StatefulSet | Job):
+            inputs.workloads.append(obj)
+    rng = random.Random(seed)
+    _expand_workloads(inputs, rng)
+    _check_references(inputs, rng)
     return inputs
+
+
+def _expand_workloads(inputs: Inputs, rng: random.Random) -> None:
+    """Each workload's pods join the input's pods, after the input's own, in workload order."""
+    for w in inputs.workloads:
+        for i, pod in enumerate(expand(w, rng)):
+            problem = pod_problem(pod)
+            if problem is not None:
+                raise InputError(f"{inputs.where[id(w)]}: spec.template.{problem[0]}: {problem[1]}")
+            inputs.where[id(pod)] = f'{inputs.where[id(w)]}: replica {i}: Pod "{pod.namespace}/{pod.name}"'
+            inputs.pods.append(pod)
 
 
 def object_problem(obj: BaseModel, raw: dict[str, Any]) -> tuple[str, str] | None:
@@ -149,7 +193,7 @@ def object_problem(obj: BaseModel, raw: dict[str, Any]) -> tuple[str, str] | Non
     return None
 
 
-def _check_references(inputs: Inputs) -> None:
+def _check_references(inputs: Inputs, rng: random.Random) -> None:
     """Cross-object checks that stand in for admission: the capacity carrier, and pod claim references
     (the scheduler never sees a pod whose claims cannot be resolved). What a cluster can hold across objects
     (pools inconsistent across slices, a claim naming a missing DeviceClass) is reported per claim."""
@@ -165,8 +209,15 @@ def _check_references(inputs: Inputs) -> None:
         if p.spec.node_name:
             continue  # running: it holds node resources; its claims count only through their allocations
         claim_names: list[str] = []
+        entries: list[tuple[str, str | None]] = []
+        generated: list[tuple[str, str]] = []
         for i, rc in enumerate(p.spec.resource_claims or []):
-            name = _claim_name(inputs.where[id(p)], i, p, rc)
+            name = _claim_name(inputs.where[id(p)], i, p, rc, inputs.templates)
+            if name is _GENERATE:
+                claim = _generate(inputs, p, i, rc, rng)
+                name = claim.metadata.name
+                generated.append((rc.name, name))
+            entries.append((rc.name, name))
             if name is None:
                 continue
             if (p.namespace, name) not in claims:
@@ -177,12 +228,44 @@ def _check_references(inputs: Inputs) -> None:
                 )
             claim_names.append(name)
         inputs.claim_names[id(p)] = tuple(claim_names)
+        inputs.entries[id(p)] = tuple(entries)
+        if generated:
+            inputs.generated[id(p)] = tuple(generated)
 
 
-def _claim_name(where: str, index: int, pod: Pod, rc: PodResourceClaim) -> str | None:
+_GENERATE = "\0generate"  # _claim_name's answer for a template entry whose claim is to be generated
+
+
+def _generate(
+    inputs: Inputs, pod: Pod, index: int, rc: PodResourceClaim, rng: random.Random
+) -> ResourceClaim:
+    """The claim the resourceclaim controller would create for the pod's template entry, added to input."""
+    template = inputs.templates[(pod.namespace, rc.resource_claim_template_name or "")]
+    claim = claim_from_template(pod, rc.name, template, rng)
+    where = inputs.where[id(pod)]
+    problem = claim_problem(claim)
+    if problem is not None:
+        raise InputError(
+            f"{inputs.where[id(template)]}: spec.{problem[0]}: {problem[1]} (in the claim for {where}, entry "
+            f"spec.resourceClaims[{index}])"
+        )
+    inputs.claims.append(claim)
+    inputs.claims_by_key[(pod.namespace, claim.metadata.name)] = claim
+    inputs.where[id(claim)] = f'{where}: ResourceClaim "{pod.namespace}/{claim.metadata.name}" (generated)'
+    return claim
+
+
+def _claim_name(
+    where: str,
+    index: int,
+    pod: Pod,
+    rc: PodResourceClaim,
+    templates: dict[tuple[str, str], ResourceClaimTemplate],
+) -> str | None:
     """The ResourceClaim a pod's entry stands for, as upstream's resourceclaim.Name: its `resourceClaimName`,
     or for a template the claim the controller generated, named in `status.resourceClaimStatuses` (None: the
-    template needs no claim)."""
+    template needs no claim), or `_GENERATE` when the controller has yet to generate it from a template in
+    the input."""
     if rc.resource_claim_name:
         return rc.resource_claim_name
     path = f"{where}: spec.resourceClaims[{index}]"
@@ -195,11 +278,12 @@ def _claim_name(where: str, index: int, pod: Pod, rc: PodResourceClaim) -> str |
         if status.get("name") == rc.name:
             generated = status.get("resourceClaimName")
             return generated if isinstance(generated, str) and generated else None
+    if (pod.namespace, rc.resource_claim_template_name) in templates:
+        return _GENERATE
     raise InputError(
-        f"{path}.resourceClaimTemplateName: Not found: the claim generated from template "
-        f'"{rc.resource_claim_template_name}" (status.resourceClaimStatuses has no entry "{rc.name}"; '
-        "simulate reads ResourceClaims, not templates: give the generated claim and the pod's status, as "
-        "kubectl get prints them, or reference a claim by resourceClaimName)"
+        f"{path}.resourceClaimTemplateName: Not found: "
+        f'"{rc.resource_claim_template_name}" (no ResourceClaimTemplate of that name in namespace '
+        f'{pod.namespace}, and status.resourceClaimStatuses has no entry "{rc.name}")'
     )
 
 
@@ -240,8 +324,7 @@ def scheduling_pod(inputs: Inputs, pod: Pod) -> Pod:
     if not any(rc.resource_claim_template_name for rc in entries):
         return pod
     resolved: list[PodResourceClaim] = []
-    for i, rc in enumerate(entries):
-        name = _claim_name("", i, pod, rc)
+    for entry, name in inputs.entries.get(id(pod), ()):
         if name is not None:
-            resolved.append(PodResourceClaim(name=rc.name, resource_claim_name=name))
+            resolved.append(PodResourceClaim(name=entry, resource_claim_name=name))
     return pod.model_copy(update={"spec": pod.spec.model_copy(update={"resource_claims": resolved})})

@@ -15,11 +15,14 @@ from resourceapi.resource_v1 import AllocationResult, ResourceSlice
 
 
 def _claim_json(c: ClaimOutcome) -> dict[str, Any]:
-    return {
+    out: dict[str, Any] = {
         "namespace": c.namespace,
         "name": c.name,
         "allocation": c.allocation.to_api() if c.allocation else None,
     }
+    if c.reserved_for:
+        out["reservedFor"] = [r.to_api() for r in c.reserved_for]
+    return out
 
 
 def _pod_json(p: PodOutcome) -> dict[str, Any]:
@@ -34,6 +37,25 @@ def _pod_json(p: PodOutcome) -> dict[str, Any]:
     }
     if p.claims:
         entry["claims"] = [_claim_json(c) for c in p.claims]
+    if p.claim_statuses:  # what the resourceclaim controller writes for claims it generated from templates
+        entry["resourceClaimStatuses"] = [{"name": e, "resourceClaimName": c} for e, c in p.claim_statuses]
+    if any(c.devices for c in p.containers):
+        entry["containers"] = [
+            {
+                "name": c.name,
+                "devices": [
+                    {
+                        "claim": d.claim,
+                        "request": d.request,
+                        "driver": d.driver,
+                        "pool": d.pool,
+                        "device": d.device,
+                    }
+                    for d in c.devices
+                ],
+            }
+            for c in p.containers
+        ]
     return entry
 
 

@@ -18,26 +18,56 @@ from allocator.placement import NO_NODES_MESSAGE, REASON_CANNOT_ALLOCATE, Placem
 from allocator.podfeatures import preemption_note
 from allocator.podindex import PodIndex
 from allocator.simulate.inputs import Inputs, UsageError, pod_claims, scheduling_pod
-from resourceapi.core_v1 import PodExtendedResourceClaimStatus
+from resourceapi.core_v1 import Pod, PodExtendedResourceClaimStatus
 from resourceapi.extended import ExtendedResourceResolver
 from resourceapi.gates import FeatureGates
-from resourceapi.resource_v1 import AllocationResult, ResourceClaim, ResourceClaimStatus
+from resourceapi.resource_v1 import (
+    AllocationResult,
+    ResourceClaim,
+    ResourceClaimConsumerReference,
+    ResourceClaimStatus,
+)
 
 ClaimResult = Literal["allocated", "unschedulable", "error"]
 
 
+RESERVED_FOR_MAX_SIZE = 256  # resource.ResourceClaimReservedForMaxSize
+REASON_CLAIM_IN_USE = "resourceclaim in use"  # DynamicResources PreFilter: reservedFor is full
+
+
 @dataclass(frozen=True)
 class ClaimOutcome:
-    """One claim and its allocation (None: not allocated)."""
+    """One claim, its allocation (None: not allocated) and, in pod mode, the pods it is reserved for."""
 
     namespace: str
     name: str
     allocation: AllocationResult | None
+    reserved_for: tuple[ResourceClaimConsumerReference, ...] = ()
 
     @classmethod
     def of(cls, claim: ResourceClaim) -> ClaimOutcome:
         allocation = claim.status.allocation if claim.status else None
-        return cls(claim.metadata.namespace or "default", claim.metadata.name, allocation)
+        reserved = tuple(claim.status.reserved_for or ()) if claim.status else ()
+        return cls(claim.metadata.namespace or "default", claim.metadata.name, allocation, reserved)
+
+
+@dataclass(frozen=True)
+class DeviceUse:
+    """One device a container holds: through which claim and request."""
+
+    claim: str
+    request: str
+    driver: str
+    pool: str
+    device: str
+
+
+@dataclass(frozen=True)
+class ContainerDevices:
+    """The devices of one container of a bound pod (none when it lists no claim in `resources.claims`)."""
+
+    name: str
+    devices: tuple[DeviceUse, ...]
 
 
 @dataclass(frozen=True)
@@ -65,14 +95,24 @@ class PodOutcome:
     claim: ResourceClaim | None
     extended_status: PodExtendedResourceClaimStatus | None
     claims: tuple[ClaimOutcome, ...]
+    claim_statuses: tuple[tuple[str, str], ...] = ()  # (entry, generated claim): resourceClaimStatuses
+    containers: tuple[ContainerDevices, ...] = ()  # bound pods with devices only
 
     @classmethod
-    def of(cls, p: Placement) -> PodOutcome:
+    def of(
+        cls,
+        p: Placement,
+        claims: Sequence[ResourceClaim] = (),
+        generated: tuple[tuple[str, str], ...] = (),
+    ) -> PodOutcome:
+        """`claims`: the pod's own claims as they stand after it (allocated, reserved); default: those
+        allocated for it."""
         bound = p.result == "bound"
         reason = p.reason
         note = preemption_note(p.pod) if p.result == "unschedulable" else None
         if note is not None:
             reason = f"{reason} ({note})"
+        own = list(claims) if bound and claims else list(p.user_claims)
         return cls(
             namespace=p.pod.namespace,
             name=p.pod.name,
@@ -81,8 +121,43 @@ class PodOutcome:
             node=p.node,
             claim=p.claim if bound else None,
             extended_status=p.extended_status if bound else None,
-            claims=tuple(ClaimOutcome.of(c) for c in p.user_claims),
+            claims=tuple(ClaimOutcome.of(c) for c in own),
+            claim_statuses=generated,
+            containers=_container_devices(p, own) if bound else (),
         )
+
+
+def _container_devices(p: Placement, claims: Sequence[ResourceClaim]) -> tuple[ContainerDevices, ...]:
+    """Which container holds which device: `resources.claims` entries for the pod's own claims (a whole
+    claim, or one request and its subrequests), `extendedResourceClaimStatus.requestMappings` for the
+    synthesized one."""
+    by_name = {c.metadata.name: c for c in claims}
+    entry_claim = {rc.name: rc.resource_claim_name for rc in p.pod.spec.resource_claims or []}
+    mappings = p.extended_status.request_mappings if p.extended_status is not None else []
+    out: list[ContainerDevices] = []
+    for container in p.pod.all_containers():
+        uses: list[DeviceUse] = []
+        for ref in container.resources.claims or []:
+            name = entry_claim.get(ref.name)
+            claim = by_name.get(name or "")
+            if claim is not None:
+                uses.extend(_uses(claim, ref.request))
+        if p.claim is not None:
+            for m in mappings:
+                if m.container_name == container.name:
+                    uses.extend(_uses(p.claim, m.request_name))
+        out.append(ContainerDevices(container.name, tuple(uses)))
+    return tuple(out)
+
+
+def _uses(claim: ResourceClaim, request: str | None) -> list[DeviceUse]:
+    allocation = claim.status.allocation if claim.status else None
+    results = (allocation.devices.results or []) if allocation and allocation.devices else []
+    return [
+        DeviceUse(claim.metadata.name, r.request, r.driver, r.pool, r.device)
+        for r in results
+        if request is None or r.request == request or r.request.startswith(f"{request}/")
+    ]
 
 
 @dataclass(frozen=True)
@@ -177,17 +252,59 @@ def run_pods(
     placer = Placer(cluster, gates, resolver, nodes, inputs.slices, running, strategy, index=index)
     outcomes = []
     known = {c.metadata.name for c in inputs.classes}
+    current: dict[tuple[str, str], ResourceClaim] = {}  # claims as this run has left them
     for pod in inputs.pending_pods():
-        claims = pod_claims(inputs, pod)
-        missing = missing_class_reason(
-            [c for c in claims if c.status is None or c.status.allocation is None], known
-        )
-        if missing is not None:
+        claims = [current.get(_key(c), c) for c in pod_claims(inputs, pod)]
+        missing = missing_class_reason([c for c in claims if not _allocated(c)], known)
+        in_use = next((c for c in claims if _allocated(c) and not _can_be_reserved(c, pod)), None)
+        if missing is not None or in_use is not None:
             # DynamicResources PreFilter: unschedulable on every node, before any Filter (FitError text).
-            reason = f"0/{len(nodes)} nodes are available: {missing}." if nodes else NO_NODES_MESSAGE
+            why = missing if missing is not None else REASON_CLAIM_IN_USE
+            reason = f"0/{len(nodes)} nodes are available: {why}." if nodes else NO_NODES_MESSAGE
             placement = Placement(scheduling_pod(inputs, pod), "unschedulable", reason)
         else:
             placement = placer.place(scheduling_pod(inputs, pod), claims)
         placer.commit(placement)
-        outcomes.append(PodOutcome.of(placement))
+        after = _reserve(placement, claims, current) if placement.result == "bound" else []
+        outcomes.append(PodOutcome.of(placement, after, inputs.generated.get(id(pod), ())))
     return PodRun(tuple(outcomes)), cluster
+
+
+def _key(claim: ResourceClaim) -> tuple[str, str]:
+    return (claim.metadata.namespace or "default", claim.metadata.name)
+
+
+def _allocated(claim: ResourceClaim) -> bool:
+    return claim.status is not None and claim.status.allocation is not None
+
+
+def _can_be_reserved(claim: ResourceClaim, pod: Pod) -> bool:
+    """Upstream's resourceclaim.CanBeReserved: room in reservedFor, or already reserved for the pod."""
+    reserved = (claim.status.reserved_for or []) if claim.status else []
+    uid = pod.metadata.uid or ""
+    return len(reserved) < RESERVED_FOR_MAX_SIZE or any(r.uid == uid and r.name == pod.name for r in reserved)
+
+
+def _reserve(
+    placement: Placement, claims: Sequence[ResourceClaim], current: dict[tuple[str, str], ResourceClaim]
+) -> list[ResourceClaim]:
+    """After a bound pod: its new allocations, and the claims it shares (allocated earlier) reserved for it
+    too. Returns the pod's claims in its order, as they now stand."""
+    fresh = {_key(c): c for c in placement.user_claims}
+    out: list[ResourceClaim] = []
+    pod = placement.pod
+    consumer = ResourceClaimConsumerReference(resource="pods", name=pod.name, uid=pod.metadata.uid or "")
+    for c in claims:
+        key = _key(c)
+        if key in fresh:
+            updated = fresh[key]
+        else:
+            updated = c.model_copy(deep=True)
+            assert updated.status is not None
+            reserved = list(updated.status.reserved_for or [])
+            if not any(r.uid == consumer.uid and r.name == consumer.name for r in reserved):
+                reserved.append(consumer)
+            updated.status.reserved_for = reserved
+        current[key] = updated
+        out.append(updated)
+    return out

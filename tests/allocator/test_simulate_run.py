@@ -73,4 +73,5 @@ def test_json_keeps_the_contract_key_order() -> None:
         "node",
         "claim",
         "extendedResourceClaimStatus",
+        "containers",
     ]

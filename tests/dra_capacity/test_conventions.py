@@ -147,7 +147,12 @@ def test_validate_strict_fails_a_typo_as_kubectl_validate_strict_does(
     [result] = json.loads(out)["results"]
     assert result["allowed"] is False
     assert result["causes"] == [
-        {"field": "spec.extendedResourceNmae", "type": "FieldValueInvalid", "message": "unknown field"}
+        {
+            "field": "spec.extendedResourceNmae",
+            "type": "FieldValueInvalid",
+            "message": "unknown field",
+            "native": False,
+        }
     ]
 
 

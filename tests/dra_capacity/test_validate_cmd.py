@@ -64,18 +64,24 @@ def test_valid_class_prints_created_and_exits_0(tmp_path: Path, capsys: pytest.C
 
 
 def test_one_cause_is_printed_inline_and_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["validate", write(tmp_path, "dc.yaml", ONE_ERROR)]) == 1
+    path = write(tmp_path, "dc.yaml", ONE_ERROR)
+    assert main(["validate", path]) == 1
     captured = capsys.readouterr()
     assert captured.out == ""  # rejections go to stderr, as kubectl prints them
-    assert captured.err == 'The DeviceClass "bad-one" is invalid: spec.selectors[0].cel: Required value\n'
+    assert captured.err == (
+        'The DeviceClass "bad-one" is invalid: spec.selectors[0].cel: Required value\n'
+        + native_note(path, "bad-one", "spec.selectors[0].cel", document=1)
+    )
 
 
 def test_several_causes_are_printed_as_a_list(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["validate", write(tmp_path, "dc.yaml", TWO_ERRORS)]) == 1
+    path = write(tmp_path, "dc.yaml", TWO_ERRORS)
+    assert main(["validate", path]) == 1
     assert capsys.readouterr().err == (
         'The DeviceClass "bad-two" is invalid: \n'
         "* spec.selectors[0].cel: Required value\n"
         '* spec.extendedResourceName: Invalid value: "example.com": must be a valid extended resource name\n'
+        + native_note(path, "bad-two", "spec.selectors[0].cel, spec.extendedResourceName", document=1)
     )
 
 
@@ -122,7 +128,10 @@ def test_dash_reads_the_manifests_from_stdin(
     assert main(["validate", "-"]) == 1
     captured = capsys.readouterr()
     assert captured.out == "deviceclass.resource.k8s.io/gpu.nvidia.com-shared-1 created\n"
-    assert captured.err == 'The DeviceClass "bad-one" is invalid: spec.selectors[0].cel: Required value\n'
+    assert captured.err == (
+        'The DeviceClass "bad-one" is invalid: spec.selectors[0].cel: Required value\n'
+        + native_note("<stdin>", "bad-one", "spec.selectors[0].cel")
+    )
 
 
 def test_a_run_that_validated_no_device_class_exits_2(
@@ -192,6 +201,7 @@ def test_json_output_has_the_contract_shape(tmp_path: Path, capsys: pytest.Captu
                         "field": "spec.selectors[0].cel",
                         "type": "FieldValueRequired",
                         "message": "Required value",
+                        "native": True,
                     }
                 ],
                 "patch": [],
@@ -281,8 +291,9 @@ def test_unknown_gate_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFix
 
 def test_console_script_runs_validate(tmp_path: Path) -> None:
     script = Path(sys.executable).parent / "dra-capacity"
+    path = write(tmp_path, "dc.yaml", GOOD, ONE_ERROR)
     proc = subprocess.run(
-        [str(script), "validate", write(tmp_path, "dc.yaml", GOOD, ONE_ERROR)],
+        [str(script), "validate", path],
         capture_output=True,
         text=True,
         timeout=60,
@@ -290,7 +301,10 @@ def test_console_script_runs_validate(tmp_path: Path) -> None:
     )
     assert proc.returncode == 1
     assert proc.stdout == "deviceclass.resource.k8s.io/gpu.nvidia.com-shared-1 created\n"
-    assert proc.stderr == 'The DeviceClass "bad-one" is invalid: spec.selectors[0].cel: Required value\n'
+    assert proc.stderr == (
+        'The DeviceClass "bad-one" is invalid: spec.selectors[0].cel: Required value\n'
+        + native_note(str(path), "bad-one", "spec.selectors[0].cel")
+    )
 
 
 # --- docs/validation.md shows real output -------------------------------------------------------------------
@@ -379,3 +393,30 @@ def test_documented_output_is_what_validate_prints(
     for line in lines:
         cause = re.sub(r'^The DeviceClass "[^"]*" is invalid: (?=.)', "", line)
         assert line in doc.replace("\n# ", "\n") or f"`{cause}`" in doc
+
+
+def native_note(source: str, name: str, field: str, document: int = 2) -> str:
+    """The stderr line that says a rejection's cause is a rule the API server enforces itself."""
+    return (
+        f"{source}: document {document}: deviceclass.resource.k8s.io/{name}: {field}: native rule: the API "
+        "server refuses this object too, with or without the webhook\n"
+    )
+
+
+def test_a_native_rule_is_named_as_such_on_stderr(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Offline every rule rejects (CI stands in for the API server); native ones are said to be native."""
+    assert main(["validate", write(tmp_path, "dc.yaml", ONE_ERROR)]) == 1
+    err = capsys.readouterr().err
+    assert 'The DeviceClass "bad-one" is invalid' in err
+    assert (
+        "deviceclass.resource.k8s.io/bad-one: spec.selectors[0].cel: native rule: the API server refuses"
+        in err
+    )
+
+
+def test_a_kep_6406_rule_is_not_native(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = GOOD.replace('shares: "1"', 'shares: "0"')
+    assert bad != GOOD
+    assert main(["validate", "-o", "json", write(tmp_path, "dc.yaml", bad)]) == 1
+    causes = json.loads(capsys.readouterr().out)["results"][0]["causes"]
+    assert [c["native"] for c in causes] == [False]

@@ -40,7 +40,8 @@ hostile = _load_hostile()
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[Any]:
-    with hostile.serve() as running:
+    # Native findings deny here, so the attacks meet the bounded rejection (warn mode: test_native_rules.py).
+    with hostile.serve(("--native-rules", "deny")) as running:
         yield running
 
 
