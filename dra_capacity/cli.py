@@ -42,6 +42,9 @@ def build_parser() -> argparse.ArgumentParser:
     from dra_capacity import simulate_cmd
 
     simulate_cmd.add_commands(sub)
+    from dra_capacity import bind_cmd
+
+    bind_cmd.add_commands(sub)
     return parser
 
 

@@ -19,6 +19,7 @@ from typing import Any
 
 from certs.files import CertFileError, ensure_self_signed
 from dra_capacity.cliopts import add_feature_gates_flag
+from dra_capacity.routing_setup import add_routing_arguments, start_pod_router
 from resourceapi.gates import FeatureGates, GateError
 from webhook import logs
 from webhook.metrics import WebhookMetrics
@@ -95,6 +96,7 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="HOST:PORT",
         help="serve /metrics over plain HTTP on this address instead of on the HTTPS listener",
     )
+    add_routing_arguments(parser)
     parser.add_argument("--bench-baseline-endpoint", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument(
         "--cert-check-interval", type=_positive_float, default=DEFAULT_CHECK_INTERVAL, help=argparse.SUPPRESS
@@ -143,6 +145,7 @@ def run_serve(args: argparse.Namespace) -> int:
         handler = load_handler(gates)
     except ImportError as exc:  # a broken installation, not bad input; still one line, not a traceback
         return _error(f"cannot load the admission logic: {exc}")
+    pod_router, stop_routing = start_pod_router(args, metrics, logger)
     server = WebhookServer(
         handler,
         reloader,
@@ -151,11 +154,14 @@ def run_serve(args: argparse.Namespace) -> int:
         metrics=metrics,
         logger=logger,
         bench_baseline=args.bench_baseline_endpoint,
+        pod_router=pod_router.mutate,
     )
     try:
         return asyncio.run(_serve(server, args, gates, logger))
     except KeyboardInterrupt:
         return 0
+    finally:
+        stop_routing()
 
 
 def host_port(host: str, port: int | None) -> str:

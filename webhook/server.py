@@ -224,8 +224,10 @@ def create_app(
     bench_baseline: bool = False,
     warmed: asyncio.Event | None = None,
     max_body: int = envelope.MAX_BODY_BYTES,
+    pod_router: HandlerCall | None = None,
 ) -> web.Application:
-    """The webhook's aiohttp application. `bench_baseline` adds the allow-all route used by bench/."""
+    """The webhook's aiohttp application. `bench_baseline` adds the allow-all route used by bench/;
+    `pod_router` serves `/mutate-pods` (webhook/pod_routing.py)."""
     metrics = metrics if metrics is not None else WebhookMetrics()
     readiness = readiness if readiness is not None else Readiness(certificates_loaded=True, warmed_up=True)
     routes = AdmissionRoutes(handler, metrics, readiness, logger or get_logger(), warmed, max_body)
@@ -233,6 +235,8 @@ def create_app(
     app = web.Application(client_max_size=max_body + 1, middlewares=[json_errors])
     app.router.add_post("/validate", routes.endpoint("validate", handler.validate))
     app.router.add_post("/mutate", routes.endpoint("mutate", handler.mutate))
+    if pod_router is not None:
+        app.router.add_post("/mutate-pods", routes.endpoint("mutate-pods", pod_router))
     if bench_baseline:
         app.router.add_post(BASELINE_PATH, routes.endpoint("baseline", allow_all))
 
@@ -313,7 +317,9 @@ class WebhookServer:
         metrics: WebhookMetrics | None = None,
         logger: logging.Logger | None = None,
         bench_baseline: bool = False,
+        pod_router: HandlerCall | None = None,
     ) -> None:
+        self.pod_router = pod_router
         self.handler = handler
         self.reloader = reloader
         self.listen = listen
@@ -340,6 +346,7 @@ class WebhookServer:
             serve_metrics=self.metrics_listen is None,
             bench_baseline=self.bench_baseline,
             warmed=self.warmed,
+            pod_router=self.pod_router,
         )
         self.port = await self._start_site(app, self.listen, ssl_context)
         if self.metrics_listen is not None:
