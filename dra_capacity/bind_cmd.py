@@ -140,7 +140,7 @@ def run_bind(args: argparse.Namespace) -> int:
         configuration = load_configuration(args.kubeconfig, args.context)
     except Exception as exc:
         return _error(f"cannot load the cluster configuration: {exc}")
-    kube = Kube(configuration, pool_size=args.bind_workers + 8)
+    kube = Kube(configuration, pool_size=args.bind_workers + 16)
     metrics = BinderMetrics()
     identity = default_identity()
     elector: LeaderElector | None = None

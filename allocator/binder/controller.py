@@ -158,6 +158,7 @@ class Binder:
         self._deleted_claims: dict[str, Key] = {}  # uid -> key
         self._owned: dict[str, set[Key]] = {}  # pod uid -> its extended-resource claims (informer)
         self._audited: set[str] = set()
+        self._uncertain: set[str] = set()  # pods whose claim create got no clear answer
         self._audit: list[Obj] = []
         self.attempted: set[Key] = set()
         self.errors = 0
@@ -250,8 +251,11 @@ class Binder:
         key = key_of(obj)
         with self.cond:
             if new is not None and self._pending_ours(new):
-                self.queue.add(key, _order(new))
-                self.cond.notify_all()
+                # A status write (ours: the condition, the claim link) is no reason to try again; a new pod,
+                # or a changed spec, is (upstream's isPodUpdated ignores status too).
+                if old is None or not self._pending_ours(old) or old.get("spec") != new.get("spec"):
+                    self.queue.add(key, _order(new))
+                    self.cond.notify_all()
             else:
                 self.queue.remove(key)
             was_on_node = old is not None and bool((old.get("spec") or {}).get("nodeName"))
@@ -458,6 +462,12 @@ class Binder:
                     REASON_SCHEDULER_ERROR,
                 )
                 return
+            uncertain = uid in self._uncertain
+        if uncertain:
+            self._read_claims(key[0])  # a claim may exist that the informer has not shown yet
+            with self.cond:
+                self._uncertain.discard(uid)
+        with self.cond:
             leftovers = self._leftovers(obj, uid)
         if leftovers.action is bodies.LeftoverAction.RESUME:
             assert leftovers.keep is not None
@@ -493,6 +503,13 @@ class Binder:
             result = placement.allocation[-1] if placement.claim is not None else None
         self._hook("placed", obj)
         self._pool.submit(self._bind_task, key, obj, placement, claim, result)
+
+    def _read_claims(self, namespace: str) -> None:
+        """A fresh list of the namespace's claims, assumed where newer than the informer's copies."""
+        data = self.kube.list(RESOURCE_CLAIMS, namespace=namespace)
+        for item in data.get("items") or []:
+            if isinstance(item, dict) and _controller_pod_uid(item) is not None:
+                self._assume_claim(item)
 
     def _leftovers(self, obj: Obj, uid: str) -> bodies.Leftovers:
         objects = self._claim_objects()
@@ -547,7 +564,13 @@ class Binder:
             claim_name: str | None = None
             if claim is not None and result is not None:
                 body = bodies.claim_create_body(claim)
-                created = self.writer.create_claim(body)
+                try:
+                    created = self.writer.create_claim(body)
+                except ApiError as exc:
+                    if exc.transient:
+                        with self.cond:
+                            self._uncertain.add(_pod_uid(pod_obj))
+                    raise
                 self._assume_claim(created)
                 self._hook("claim-created", pod_obj)
                 allocated = self.writer.allocate(
@@ -655,7 +678,8 @@ class Binder:
         assert node is not None and pod is not None
         with self.cond:
             self._inflight[key] = _InFlight(obj, node, None, claim["metadata"].get("uid"))
-            resolver = self._resolver or self.placer().resolver
+            resolver = self.placer().resolver
+            self._placer = None  # the next snapshot counts this pod on its node
         node_obj = self.nodes.get(("", node))
         node_model = _parse(Node, node_obj) if node_obj is not None else None
         allocatable = node_model.status.allocatable if node_model is not None and node_model.status else None

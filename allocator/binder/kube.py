@@ -102,7 +102,8 @@ def load_configuration(kubeconfig: str | None, context: str | None = None) -> An
 class Kube:
     """JSON requests on one `ApiClient` (thread-safe: urllib3's pool is)."""
 
-    def __init__(self, configuration: Any, pool_size: int = 8) -> None:
+    def __init__(self, configuration: Any, pool_size: int = 32) -> None:
+        """`pool_size`: connections kept open; each informer's watch holds one, each bind worker uses one."""
         configuration.connection_pool_maxsize = max(pool_size, 4)
         self.api = k8s_client.ApiClient(configuration)
 
@@ -157,8 +158,10 @@ class Kube:
     def get(self, resource: Resource, namespace: str | None, name: str) -> Obj:
         return self.request("GET", resource.path(namespace, name))
 
-    def list(self, resource: Resource, query: Mapping[str, Any] | None = None) -> Obj:
-        return self.request("GET", resource.path(), query=query, timeout=120.0)
+    def list(
+        self, resource: Resource, query: Mapping[str, Any] | None = None, namespace: str | None = None
+    ) -> Obj:
+        return self.request("GET", resource.path(namespace), query=query, timeout=120.0)
 
     def watch(
         self,

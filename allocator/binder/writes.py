@@ -34,17 +34,17 @@ class Writer:
         self.metrics = metrics
         self.guard = guard
 
-    def _call(self, operation: str, fn: Callable[[], Obj]) -> Obj:
+    def _call(self, operation: str, fn: Callable[[], Obj], retries: int = RETRIES) -> Obj:
         """One write, retried on transient errors (not on conflicts: the caller re-reads first)."""
         delay = 0.05
-        for attempt in range(RETRIES):
+        for attempt in range(retries):
             self.guard()
             try:
                 return fn()
             except ApiError as exc:
                 if exc.status == 409:
                     self.metrics.conflicts.labels(operation).inc()
-                if not exc.transient or attempt == RETRIES - 1:
+                if not exc.transient or attempt == retries - 1:
                     raise
                 self.metrics.retries.labels(operation).inc()
                 time.sleep(delay)
@@ -52,11 +52,14 @@ class Writer:
         raise AssertionError("unreachable")
 
     def create_claim(self, body: Obj) -> Obj:
+        """One POST, never retried: with generateName a lost answer may hide a created claim, and a retry
+        would make a second one. The caller looks for leftovers before the next attempt."""
         ns = body["metadata"]["namespace"]
         try:
             created = self._call(
                 "create-claim",
                 lambda: self.kube.request("POST", RESOURCE_CLAIMS.path(ns), query=_QUERY, body=body),
+                retries=1,
             )
         except ApiError:
             self.metrics.claim_creates.labels("failure").inc()
@@ -78,8 +81,10 @@ class Writer:
             allocation = (current.get("status") or {}).get("allocation")
             if allocation:
                 reserved = (current.get("status") or {}).get("reservedFor") or []
-                if allocation == status["allocation"] and any(r.get("uid") == pod_uid for r in reserved):
-                    return current  # our own write, answered late
+                if _same_devices(allocation, status["allocation"]) and any(
+                    r.get("uid") == pod_uid for r in reserved
+                ):
+                    return current  # our own write, whose answer was lost
                 raise BindError(f"ResourceClaim {ns}/{name} got allocated elsewhere")
             try:
                 if not has_finalizer(current):
@@ -206,3 +211,14 @@ class Writer:
                 current["metadata"].get("uid") != meta.get("uid")
             ):
                 raise BindError(f"pod {ns}/{meta['name']} is already bound elsewhere") from None
+
+
+def _same_devices(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    def devices(x: Mapping[str, Any]) -> list[tuple[Any, ...]]:
+        results = (x.get("devices") or {}).get("results") or []
+        return sorted(
+            (r.get("request"), r.get("driver"), r.get("pool"), r.get("device"), r.get("shareID"))
+            for r in results
+        )
+
+    return devices(a) == devices(b)
