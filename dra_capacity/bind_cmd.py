@@ -213,12 +213,14 @@ def run_bind(args: argparse.Namespace) -> int:
                 signal.signal(sig, lambda *_: done.set())
             done.wait()
             if lost.is_set():
-                code = 1
+                # Stop at once, as kube-scheduler does: no write after this point, and no bind thread
+                # blocked in a request may keep a former leader alive. The restart starts from a fresh view.
+                binder.kill()
                 logger.warning("lease lost: exiting so the process restarts as a standby")
+                for h in logger.handlers:
+                    h.flush()
+                os._exit(1)
     finally:
-        if lost.is_set():
-            # Stop at once; a bind thread blocked in a request must not keep a former leader alive.
-            threading.Timer(5.0, lambda: os._exit(1)).start()
         binder.stop()
         if elector is not None:
             elector.stop(release=not lost.is_set())

@@ -155,6 +155,8 @@ class Informer:
         stream = self.kube.watch(self.resource, query, self.watch_timeout + 30.0, self._set_current)
         try:
             for event in stream:
+                if self._relist.is_set() or self._stop.is_set():
+                    break
                 kind = event.get("type")
                 obj = event.get("object") or {}
                 if kind == "ERROR":
@@ -170,14 +172,14 @@ class Informer:
                     self._apply(obj)
                 elif kind == DELETED:
                     self._delete(obj)
-                if self._relist.is_set() or self._stop.is_set():
-                    break
         finally:
             self._current = None
         return rv
 
     def _set_current(self, response: Any) -> None:
         self._current = response
+        if self._relist.is_set() or self._stop.is_set():
+            self._interrupt()
 
     # --- store updates --------------------------------------------------------------------------------------
 

@@ -1,4 +1,4 @@
-"""Running binders against the kube-apiserver test double, and the invariants every test checks after quiet."""
+"""Running binders against the kube-apiserver test double, and the invariants checked after quiet."""
 
 from __future__ import annotations
 

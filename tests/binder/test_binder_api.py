@@ -1,5 +1,6 @@
 """The binder against the kube-apiserver test double over real HTTPS: the bind sequence, every field the
-kubelet reads, conflicts and lost answers, unschedulable pods, crash recovery at each step, the routing audit."""
+kubelet reads, conflicts and lost answers, unschedulable pods, crash recovery at each step, the routing
+audit."""
 
 from __future__ import annotations
 
@@ -119,7 +120,7 @@ def test_pods_of_other_schedulers_are_not_touched(kube_api: Any) -> None:
     assert [p["metadata"]["name"] for p in bound(kube_api)] == ["mine"]
 
 
-# --- conflicts and lost answers ------------------------------------------------------------------------------
+# --- conflicts and lost answers -----------------------------------------------------------------------------
 
 
 def test_conflict_on_the_claim_status_write_is_retried_after_a_get(kube_api: Any) -> None:
@@ -191,7 +192,7 @@ def test_binding_refused_deletes_the_claim(kube_api: Any) -> None:
     check_invariants(kube_api)
 
 
-# --- unschedulable pods --------------------------------------------------------------------------------------
+# --- unschedulable pods -------------------------------------------------------------------------------------
 
 
 def test_unschedulable_pod_gets_event_and_condition_and_binds_when_capacity_frees(kube_api: Any) -> None:
@@ -278,7 +279,7 @@ def test_pod_with_unsupported_features_is_reported(kube_api: Any) -> None:
     assert not bound(kube_api)
 
 
-# --- crash recovery ------------------------------------------------------------------------------------------
+# --- crash recovery -----------------------------------------------------------------------------------------
 
 
 class Kill:
@@ -329,7 +330,7 @@ def test_resumes_an_allocated_claim_instead_of_allocating_again(kube_api: Any) -
     assert successful_bindings(kube_api)[("default", "web-0")] == 1
 
 
-# --- the routing audit ---------------------------------------------------------------------------------------
+# --- the routing audit --------------------------------------------------------------------------------------
 
 
 def test_pods_that_missed_routing_get_a_warning_event(kube_api: Any) -> None:
