@@ -21,6 +21,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -162,6 +163,8 @@ class Binder:
         self._audit: list[Obj] = []
         self.attempted: set[Key] = set()
         self.errors = 0
+        self.rebuilds = 0  # snapshots built (each relevant cluster change costs one)
+        self.changes: Counter[str] = Counter()  # relevant cluster changes seen, by kind
         self._wire()
 
     # --- lifecycle ------------------------------------------------------------------------------------------
@@ -225,9 +228,10 @@ class Binder:
         self.claims.handlers.append(self._on_claim)
         self.namespaces.handlers.append(lambda kind, old, new: self._invalidate_routing())
 
-    def _changed(self) -> None:
+    def _changed(self, why: str) -> None:
         """Something that may change placement happened: rebuild the snapshot, retry unschedulable pods."""
         with self.cond:
+            self.changes[why] += 1
             self._placer = None
             self.queue.cluster_changed()
             self.cond.notify_all()
@@ -264,7 +268,7 @@ class Binder:
             if new is None or (on_node and (new.get("status") or {}).get("phase") in _TERMINAL):
                 self._bound.pop(key, None)
                 if was_on_node or on_node or key in self._inflight:
-                    self._changed()  # a pod that held node resources is gone: capacity frees up
+                    self._changed("pod-gone")  # a pod that held node resources is gone: capacity frees up
             elif on_node and not was_on_node:
                 node = (new.get("spec") or {}).get("nodeName")
                 flight = self._inflight.get(key)
@@ -273,7 +277,7 @@ class Binder:
                 elif flight is not None and (_pod_uid(flight.pod), flight.node) == (_pod_uid(new), node):
                     pass  # our own Binding, echoed before its answer reached us
                 else:
-                    self._changed()  # bound by someone else
+                    self._changed("pod-bound-elsewhere")  # bound by someone else
             if (
                 new is not None
                 and kind == ADDED
@@ -287,18 +291,18 @@ class Binder:
     def _on_node(self, kind: str, old: Obj | None, new: Obj | None) -> None:
         if kind == "MODIFIED" and old is not None and new is not None and _node_view(old) == _node_view(new):
             return  # a heartbeat or a status condition: nothing placement reads
-        self._changed()
+        self._changed("node")
 
     def _on_class(self, kind: str, old: Obj | None, new: Obj | None) -> None:
         with self.cond:
             self._resolver = None
             self._routed = None
-        self._changed()
+        self._changed("device-class")
 
     def _on_slice(self, kind: str, old: Obj | None, new: Obj | None) -> None:
         if old is not None and new is not None and old.get("spec") == new.get("spec"):
             return
-        self._changed()
+        self._changed("resource-slice")
 
     def _on_claim(self, kind: str, old: Obj | None, new: Obj | None) -> None:
         obj = new if new is not None else old
@@ -321,7 +325,7 @@ class Binder:
                 if assumed is not None and assumed["metadata"].get("uid") == uid:
                     self._assumed_claims.pop(key, None)
                 if (obj.get("status") or {}).get("allocation"):
-                    self._changed()
+                    self._changed("claim-deleted")
                 return
             assumed = self._assumed_claims.get(key)
             if assumed is not None and resource_version(new) >= resource_version(assumed):
@@ -333,7 +337,7 @@ class Binder:
             if _claim_view(old) != _claim_view(new) and (
                 assumed is None or _claim_view(new) != _claim_view(assumed)
             ):
-                self._changed()
+                self._changed("claim-changed")
 
     # --- snapshot -------------------------------------------------------------------------------------------
 
@@ -390,6 +394,7 @@ class Binder:
         with self.cond:
             if self._placer is None:
                 self._placer = self._build_placer()
+                self.rebuilds += 1
             return self._placer
 
     # --- the scheduling loop --------------------------------------------------------------------------------
@@ -606,8 +611,9 @@ class Binder:
     def _assume_claim(self, obj: Obj) -> None:
         with self.cond:
             key = key_of(obj)
-            current = self.claims.get(key)
-            if resource_version(obj) > resource_version(current):
+            # Recorded even when the informer's store already holds this version: its handler may not have
+            # run yet, and must recognize the event as our own write.
+            if resource_version(obj) > resource_version(self._assumed_claims.get(key)):
                 self._assumed_claims[key] = obj
             owner = _controller_pod_uid(obj)
             if owner is not None:
@@ -616,9 +622,9 @@ class Binder:
     def _bound_ok(self, key: Key, pod_obj: Obj, node: str, claim_name: str | None, started: float) -> None:
         with self.cond:
             self._inflight.pop(key, None)
-            current = self.pods.get(key)
-            if current is None or not (current.get("spec") or {}).get("nodeName"):
-                self._bound[key] = (_pod_uid(pod_obj), node)  # until the informer shows the Binding
+            # Until the informer's handler sees the Binding (the store may already show it: handlers run
+            # after the store is updated), so the echo is not taken for someone else's bind.
+            self._bound[key] = (_pod_uid(pod_obj), node)
             self.queue.done_bound(key)
         self.metrics.pods_bound.inc()
         created = _parse_time((pod_obj.get("metadata") or {}).get("creationTimestamp"))

@@ -9,6 +9,7 @@ through the same `ApiClient` (configuration, TLS, authentication, connection poo
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -106,6 +107,8 @@ class Kube:
         """`pool_size`: connections kept open; each informer's watch holds one, each bind worker uses one."""
         configuration.connection_pool_maxsize = max(pool_size, 4)
         self.api = k8s_client.ApiClient(configuration)
+        self._lock = threading.Lock()
+        self.requests_sent = 0  # watches included; for benchmarks and diagnostics
 
     def close(self) -> None:
         self.api.close()  # type: ignore[no-untyped-call]
@@ -122,6 +125,8 @@ class Kube:
         headers = {"Accept": JSON}
         if body is not None:
             headers["Content-Type"] = content_type or JSON
+        with self._lock:
+            self.requests_sent += 1
         params = [(k, _query_value(v)) for k, v in (query or {}).items() if v is not None]
         method_, url, headers_, body_, _ = self.api.param_serialize(
             method, path, query_params=params, header_params=headers, body=body, auth_settings=["BearerToken"]
