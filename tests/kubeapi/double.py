@@ -14,6 +14,7 @@ import ssl
 import tempfile
 import threading
 from collections.abc import Coroutine, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -22,6 +23,7 @@ from aiohttp import web
 from certs.authority import Issued, ServingBundle, generate_self_signed
 
 from . import statuses
+from .admission import Admission
 from .faults import Faults, RecordedRequest
 from .kubeconfig import write_kubeconfig
 from .registry import SYSTEM_NAMESPACES, DeleteOptions
@@ -30,6 +32,15 @@ from .server import ADMIN_USER, ApiServer
 from .store import Obj, Store
 
 T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class HttpResult:
+    """A raw response: status code, the `Warning` header values, the decoded JSON body."""
+
+    status: int
+    warnings: builtins.list[str]
+    body: Any
 
 
 class KubeAPIServer:
@@ -68,11 +79,13 @@ class KubeAPIServer:
         self._thread: threading.Thread | None = None
         self._runner: web.AppRunner | None = None
         self.controllers: Any = None
-        self.admission: Any = None
+        self.admission: Admission
         self._install_extensions()
 
     def _install_extensions(self) -> None:
-        """Admission and the emulated controllers hook in here (added by later modules)."""
+        """The webhook admission plugins, and the emulated controllers."""
+        self.admission = Admission(self)
+        self.api.admission = self.admission
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> KubeAPIServer:
@@ -123,8 +136,7 @@ class KubeAPIServer:
         self.api.drop_watches()
         if self.controllers is not None:
             await self.controllers.stop()
-        if self.admission is not None:
-            await self.admission.close()
+        await self.admission.close()
         if self._runner is not None:
             await self._runner.cleanup()
 
@@ -194,6 +206,35 @@ class KubeAPIServer:
         cfg.api_key = {"authorization": token or self.token}
         cfg.api_key_prefix = {"authorization": "Bearer"}
         return client.ApiClient(cfg)
+
+    def http(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        *,
+        content_type: str = "application/json",
+        token: str | None = None,
+        timeout: float = 30,
+    ) -> HttpResult:
+        """One raw HTTPS request (for bodies the typed client refuses, e.g. unknown fields)."""
+        import json as _json
+
+        import urllib3
+
+        pool = urllib3.PoolManager(ca_certs=str(self.ca_path), cert_reqs="CERT_REQUIRED")
+        data = None if body is None else (body if isinstance(body, bytes) else _json.dumps(body).encode())
+        headers = {"Authorization": f"Bearer {token or self.token}", "Accept": "application/json"}
+        if data is not None:
+            headers["Content-Type"] = content_type
+        resp = pool.request(
+            method, self.url + path, body=data, headers=headers, timeout=timeout, retries=False
+        )
+        try:
+            parsed = _json.loads(resp.data) if resp.data else None
+        except ValueError:
+            parsed = resp.data.decode(errors="replace")
+        return HttpResult(resp.status, resp.headers.getlist("Warning"), parsed)
 
     # ------------------------------------------------------------------ running code on the loop
     def call(self, coro: Coroutine[Any, Any, T], timeout: float = 30) -> T:

@@ -12,19 +12,21 @@ import base64
 import contextlib
 import copy
 import json
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from aiohttp import web
 
-from . import openapi, patches, statuses, strategies
+from . import openapi, patches, schema, statuses, strategies
 from .faults import Fault, Faults, RecordedRequest
 from .registry import DeleteOptions, Registry
 from .resources import BY_KEY, Discovery, ResourceType
 from .selectors import SelectorError, parse_field_selector, parse_label_selector, predicate
 from .store import BOOKMARK, ERROR, Obj, Store, Watcher
 
+log = logging.getLogger("kubeapi")
 NAMESPACE_SUBRESOURCES = ("status", "finalize")
 TRUE = ("1", "t", "T", "true", "TRUE", "True")
 MAX_BODY = 3 * 1024 * 1024  # kube-apiserver's default request body limit
@@ -204,8 +206,11 @@ class ApiServer:
                 return late
         except statuses.ApiError as e:
             resp = _error(e)
-        except asyncio.CancelledError:
+        except (asyncio.CancelledError, ConnectionError):
             raise
+        except Exception as e:  # a bug in the double: answer as kube-apiserver's panic filter would
+            log.exception("kubeapi double: unhandled error for %s %s", request.method, request.path)
+            resp = _error(statuses.internal(f"kubeapi double: {type(e).__name__}: {e}"))
         rec.status = resp.status
         return resp
 
@@ -472,10 +477,27 @@ class ApiServer:
                 if obj.get("apiVersion") != rt.api_version
                 else f"the kind in the data ({obj.get('kind')}) does not match the expected kind ({rt.kind})"
             )
-        if self.admission is not None:
-            obj = self.admission.prune(rt, obj, ctx)
+        self._prune(rt, obj, ctx)
         strategies.apply_defaults(rt, obj)
         return obj
+
+    @staticmethod
+    def _prune(rt: ResourceType, obj: Obj, ctx: RequestContext) -> None:
+        """Unknown fields are dropped; `fieldValidation` says whether that fails, warns or is silent."""
+        directive = ctx.query.get("fieldValidation", "Warn") or "Warn"
+        if directive not in ("Strict", "Warn", "Ignore"):
+            raise statuses.bad_request(
+                f'fieldValidation must be one of "Ignore", "Warn", or "Strict", got "{directive}"'
+            )
+        unknown = schema.prune(rt, obj)
+        if not unknown or directive == "Ignore":
+            return
+        if directive == "Strict":
+            raise statuses.bad_request(
+                "strict decoding error: " + ", ".join(f'unknown field "{p}"' for p in unknown)
+            )
+        for p in unknown:
+            ctx.warn(f'unknown field "{p}"')
 
     def _hooks(
         self, rt: ResourceType, info: RequestInfo, ctx: RequestContext, operation: str
