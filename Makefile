@@ -38,6 +38,8 @@ bench: $(STAMP)
 	$(BIN)/python bench/gpu_shares.py
 	$(BIN)/python bench/allocator_core.py
 	$(BIN)/python bench/quantity_ops.py
+	$(BIN)/python bench/binder_bench.py
+	$(BIN)/python bench/mutate_pods_bench.py
 
 clean:
 	rm -rf $(VENV) .run build *.egg-info .mypy_cache .pytest_cache .ruff_cache

@@ -87,7 +87,7 @@ class Double:
 
 
 def seed(kube: Kube, nodes: int, gpus: int) -> None:
-    kube.request("POST", DEVICE_CLASSES.path(), body=device_class())
+    kube.request("POST", DEVICE_CLASSES.path(), body=device_class(carrier="annotation"))
 
     def one(i: int) -> None:
         name = f"gpu-node-{i:04d}"
