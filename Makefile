@@ -22,6 +22,7 @@ run: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports --no-logo
 
 typecheck: $(STAMP)
 	$(BIN)/mypy

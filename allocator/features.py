@@ -7,10 +7,6 @@ from dataclasses import dataclass
 from resourceapi import gates as g
 from resourceapi.gates import FeatureGates
 
-# Gates dra-capacity does not model (yet); when a FeatureGates lacks them the feature counts as off.
-DRA_DEVICE_BINDING_CONDITIONS = "DRADeviceBindingConditions"
-DRA_RESOURCE_CLAIM_DEVICE_STATUS = "DRAResourceClaimDeviceStatus"
-
 
 def _on(gates: FeatureGates, name: str) -> bool:
     try:
@@ -37,8 +33,8 @@ class Features:
         return Features(
             admin_access=_on(gates, g.DRA_ADMIN_ACCESS),
             consumable_capacity=_on(gates, g.DRA_CONSUMABLE_CAPACITY),
-            device_binding_and_status=_on(gates, DRA_DEVICE_BINDING_CONDITIONS)
-            and _on(gates, DRA_RESOURCE_CLAIM_DEVICE_STATUS),
+            device_binding_and_status=_on(gates, g.DRA_DEVICE_BINDING_CONDITIONS)
+            and _on(gates, g.DRA_RESOURCE_CLAIM_DEVICE_STATUS),
             device_taints=_on(gates, g.DRA_DEVICE_TAINTS),
             list_type_attributes=_on(gates, g.DRA_LIST_TYPE_ATTRIBUTES),
             partitionable_devices=_on(gates, g.DRA_PARTITIONABLE_DEVICES),

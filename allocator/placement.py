@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import heapq
 import json
-import secrets
 from collections import Counter, OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -20,7 +19,6 @@ from fractions import Fraction
 from typing import Any, Literal, Protocol
 
 from allocator.cluster import Allocation, NodeInfo
-from allocator.extended import ExtendedResourceResolver
 from allocator.ids import DeviceID
 from allocator.predicates import (
     CPU,
@@ -40,7 +38,9 @@ from allocator.synthesis import (
     synthesize_for_resources,
 )
 from resourceapi.core_v1 import Container, Node, Pod, PodExtendedResourceClaimStatus
+from resourceapi.extended import ExtendedResourceResolver
 from resourceapi.gates import FeatureGates
+from resourceapi.names import generate_name
 from resourceapi.quantity import Quantity
 from resourceapi.resource_v1 import (
     AllocationResult,
@@ -56,7 +56,6 @@ REASON_CANNOT_ALLOCATE = "cannot allocate all claims"
 REASON_CLAIM_NOT_ON_NODE = "resourceclaim not available on the node"
 NO_NODES_MESSAGE = "no nodes available to schedule pods"
 _GLOBAL = ""  # change-log marker: every node may have changed
-_NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # the API server's generateName alphabet
 _MAX_SHAPES = 64  # pod shapes whose per-node evaluations are kept (LRU)
 _TERMINAL = ("Succeeded", "Failed")  # pods that no longer hold node resources
 
@@ -86,12 +85,6 @@ def _format_counts(num_nodes: int, counts: Mapping[str, int]) -> str:
         return NO_NODES_MESSAGE
     parts = sorted(f"{n} {r}" for r, n in counts.items() if n > 0)
     return f"0/{num_nodes} nodes are available: " + ", ".join(parts) + "."
-
-
-def generate_name(prefix: str) -> str:
-    """A name as the API server makes it from `generateName` (SimpleNameGenerator): the prefix cut to 58
-    characters, then 5 random characters, so the name fits the 63-character limit."""
-    return prefix[:58] + "".join(secrets.choice(_NAME_ALPHABET) for _ in range(5))
 
 
 @dataclass

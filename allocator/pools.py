@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from allocator.capacity import CapacityEntry, capacity_entry, normalize_name
 from allocator.ids import DeviceID, PoolID
+from resourceapi.capacity import CapacityEntry, capacity_entry, normalize_name
 from resourceapi.core_v1 import NodeSelector, NodeSelectorRequirement
 from resourceapi.resource_v1 import (
     DeviceTaint,

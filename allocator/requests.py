@@ -4,17 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
-from allocator.capacity import CapacityNameConflict, Consumption, compute_consumption, normalize_requests
 from allocator.constraints import Constraint, DistinctAttribute, MatchAttribute
 from allocator.errors import AllocationError
 from allocator.features import Features
 from allocator.pools import DeviceRecord, NodePools
 from allocator.selection import ClassRecord
+from resourceapi.capacity import CapacityNameConflict, Consumption, compute_consumption, normalize_requests
+from resourceapi.limits import ALLOCATION_RESULTS_MAX_SIZE
 from resourceapi.quantity import Quantity
 from resourceapi.resource_v1 import (
     ALLOCATION_MODE_ALL,
     ALLOCATION_MODE_EXACT_COUNT,
-    ALLOCATION_RESULTS_MAX_SIZE,
     DeviceRequest,
     DeviceSubRequest,
     DeviceToleration,
@@ -28,8 +28,7 @@ _CapacityKey = tuple[tuple[str, str], ...]
 def claim_label(claim: ResourceClaim) -> str:
     """klog.KObj rendering: `namespace/name`, or `name` without a namespace."""
     meta = claim.metadata
-    name = meta.name or meta.generate_name or ""
-    return f"{meta.namespace}/{name}" if meta.namespace else name
+    return f"{meta.namespace}/{meta.display_name}" if meta.namespace else meta.display_name
 
 
 class RequestData:

@@ -12,7 +12,6 @@ import sys
 from collections.abc import Callable, Mapping
 from fractions import Fraction
 
-from allocator.capacity import fits
 from allocator.counters import CounterTotals, InFlightCounters
 from allocator.errors import AllocationError
 from allocator.features import Features
@@ -21,10 +20,11 @@ from allocator.pools import DeviceRecord, NodePools
 from allocator.requests import ClaimPlan, RequestData
 from allocator.selection import Matcher, per_device_node_matches
 from allocator.state import CommittedState
+from resourceapi.capacity import fits
+from resourceapi.limits import ALLOCATION_RESULTS_MAX_SIZE
 from resourceapi.quantity import Quantity
 from resourceapi.resource_v1 import (
     ALLOCATION_MODE_ALL,
-    ALLOCATION_RESULTS_MAX_SIZE,
     DeviceToleration,
 )
 from resourceapi.tolerations import tolerates

@@ -16,16 +16,16 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from allocator.cluster import Cluster, NodeInfo
-from allocator.extended import (
+from allocator.ids import DeviceID
+from allocator.placement import REASON_CANNOT_ALLOCATE, Placement, Placer, Strategy
+from resourceapi.core_v1 import Node, Pod, PodResourceClaim
+from resourceapi.documents import Document
+from resourceapi.extended import (
     CapacityCarrierError,
     ExtendedResourceResolver,
     class_capacity_requests,
     is_dra_extended_resource_name,
 )
-from allocator.ids import DeviceID
-from allocator.placement import REASON_CANNOT_ALLOCATE, Placement, Placer, Strategy
-from resourceapi.core_v1 import Node, Pod, PodResourceClaim
-from resourceapi.documents import Document
 from resourceapi.gates import FeatureGates
 from resourceapi.jsontypes import json_type
 from resourceapi.resource_v1 import DeviceClass, ResourceClaim, ResourceClaimStatus, ResourceSlice

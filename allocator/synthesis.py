@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from allocator.extended import ExtendedResourceResolver, is_dra_extended_resource_name
 from allocator.predicates import pod_requests
 from resourceapi.core_v1 import (
     EXTENDED_RESOURCE_CLAIM_ANNOTATION,
@@ -22,6 +21,7 @@ from resourceapi.core_v1 import (
     Pod,
     PodExtendedResourceClaimStatus,
 )
+from resourceapi.extended import ExtendedResourceResolver, is_dra_extended_resource_name
 from resourceapi.gates import DRA_EXTENDED_RESOURCE_CAPACITY, FeatureGates
 from resourceapi.meta import ObjectMeta, OwnerReference
 from resourceapi.quantity import Quantity

@@ -23,9 +23,9 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from allocator.cluster import Cluster
-from allocator.extended import ExtendedResourceResolver
 from allocator.placement import Placer
 from resourceapi.core_v1 import Node, Pod
+from resourceapi.extended import ExtendedResourceResolver
 from resourceapi.gates import FeatureGates
 from resourceapi.resource_v1 import DeviceClass, ResourceSlice
 

@@ -22,10 +22,12 @@ from dra_capacity.cliopts import (
     read_documents,
     write_output,
 )
+from resourceapi import schema
 from resourceapi.documents import Document, DocumentError
+from resourceapi.objects import metadata_of
+from resourceapi.resource_v1 import DeviceClass
 from webhook.admission import VERSIONS, DeviceClassAdmission
 from webhook.dropping import apply_removals
-from webhook.objects import metadata_of
 from webhook.status import GROUP, KIND
 
 
@@ -152,61 +154,11 @@ def evaluate(
     )
 
 
-# The DeviceClass fields the API server decodes (resource.k8s.io v1, v1beta1, v1beta2 share them); None: free
-# form (or checked by the admission rules themselves, as the KEP-6406 field is).
-_Schema = dict[str, Any] | None
-_OBJECT_META: _Schema = dict.fromkeys(
-    [
-        "name",
-        "generateName",
-        "namespace",
-        "selfLink",
-        "uid",
-        "resourceVersion",
-        "generation",
-        "creationTimestamp",
-        "deletionTimestamp",
-        "deletionGracePeriodSeconds",
-        "labels",
-        "annotations",
-        "ownerReferences",
-        "finalizers",
-        "managedFields",
-    ]
-)
-_DEVICE_CLASS: _Schema = {
-    "apiVersion": None,
-    "kind": None,
-    "metadata": _OBJECT_META,
-    "spec": {
-        "selectors": [{"cel": {"expression": None}}],
-        "config": [{"opaque": {"driver": None, "parameters": None}}],
-        "extendedResourceName": None,
-        "extendedResourceCapacityRequests": None,
-    },
-}
-
-
 def unknown_fields(obj: dict[str, Any]) -> list[str]:
     """Paths of fields a DeviceClass does not have, as the API server's strict field validation names them
     (`spec.selectors[0].cell`). Webhooks never see them (the API server drops them, or kubectl's default
     `--validate=strict` refuses the write), so a typo would otherwise read as `created`."""
-    out: list[str] = []
-    _walk(obj, _DEVICE_CLASS, "", out)
-    return out
-
-
-def _walk(value: Any, schema: Any, path: str, out: list[str]) -> None:
-    if isinstance(schema, list) and isinstance(value, list):
-        for i, item in enumerate(value):
-            _walk(item, schema[0], f"{path}[{i}]", out)
-    elif isinstance(schema, dict) and isinstance(value, dict):
-        for key, item in value.items():
-            where = f"{path}.{key}" if path else str(key)
-            if key not in schema:
-                out.append(where)
-            else:
-                _walk(item, schema[key], where, out)
+    return schema.unknown_fields(DeviceClass, obj)
 
 
 def assigned_name(obj: dict[str, Any]) -> str:

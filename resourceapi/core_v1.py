@@ -7,8 +7,6 @@ output already carries it and hand-written inputs should behave the same.
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import Field, model_validator
 
 from resourceapi.meta import ApiModel, ObjectMeta
@@ -160,13 +158,3 @@ class Node(ApiModel):
     @property
     def labels(self) -> dict[str, str]:
         return self.metadata.labels or {}
-
-
-def parse_pod(obj: dict[str, Any]) -> Pod:
-    """Validate a Pod dict (raises pydantic.ValidationError)."""
-    return Pod.model_validate(obj)
-
-
-def parse_node(obj: dict[str, Any]) -> Node:
-    """Validate a Node dict (raises pydantic.ValidationError)."""
-    return Node.model_validate(obj)

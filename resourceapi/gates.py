@@ -18,6 +18,10 @@ DRA_EXTENDED_RESOURCE = "DRAExtendedResource"
 DRA_EXTENDED_RESOURCE_CAPACITY = "DRAExtendedResourceCapacity"
 DRA_LIST_TYPE_ATTRIBUTES = "DRAListTypeAttributes"
 DRA_FRACTIONAL_CAPACITY_RANGE = "DRAFractionalCapacityRange"
+# Gates of upstream features dra-capacity does not model: not accepted on the command line; the allocator
+# treats them as off.
+DRA_DEVICE_BINDING_CONDITIONS = "DRADeviceBindingConditions"
+DRA_RESOURCE_CLAIM_DEVICE_STATUS = "DRAResourceClaimDeviceStatus"
 
 KNOWN_GATES: tuple[str, ...] = (
     DRA_ADMIN_ACCESS,

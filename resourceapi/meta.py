@@ -46,3 +46,12 @@ class ObjectMeta(ApiModel):
     annotations: dict[str, str] | None = None
     owner_references: list[OwnerReference] | None = None
     finalizers: list[str] | None = None
+    self_link: str | None = None
+    deletion_grace_period_seconds: int | None = None
+    managed_fields: list[Any] | None = None
+
+    @property
+    def display_name(self) -> str:
+        """The name, or the generateName prefix while no name is assigned (`resourceapi.objects.display_name`
+        for the same rule on raw dicts)."""
+        return self.name or self.generate_name or ""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import re
+import secrets
 
 from resourceapi.field import FieldError, Path, invalid, required, too_long
 
@@ -17,9 +18,13 @@ DNS1123_LABEL_MAX_LENGTH = 63
 DNS1123_SUBDOMAIN_MAX_LENGTH = 253
 LABEL_KEY_NAME_MAX_LENGTH = 63
 DRIVER_NAME_MAX_LENGTH = 63  # resource.DriverNameMaxLength, also the CSI driver limit
-DEVICE_MAX_DOMAIN_LENGTH = 63
 DEVICE_MAX_ID_LENGTH = 32
 DEFAULT_RESOURCE_REQUESTS_PREFIX = "requests."
+# apiserver `names.SimpleNameGenerator`: the generateName prefix cut to maxNameLength 63 - randomLength 5
+# bytes, then 5 random characters from this alphabet (lower-case consonants and digits).
+GENERATED_NAME_BASE_MAX = 58
+GENERATED_NAME_SUFFIX_LENGTH = 5
+NAME_GENERATOR_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 RESOURCE_DEFAULT_NAMESPACE_PREFIX = "kubernetes.io/"
 
 DNS1123_LABEL_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
@@ -218,3 +223,14 @@ def validate_extended_resource_name(name: str, path: Path) -> list[FieldError]:
     if is_extended_resource_name(name):
         return []
     return [invalid(path, name, EXTENDED_RESOURCE_NAME_DETAIL)]
+
+
+def generated_name_base(prefix: str) -> str:
+    """The part of a generateName prefix the API server keeps: at most 58 bytes (Go slices bytes)."""
+    return prefix.encode("utf-8")[:GENERATED_NAME_BASE_MAX].decode("utf-8", errors="replace")
+
+
+def generate_name(prefix: str) -> str:
+    """A name as the API server makes it from `generateName` (SimpleNameGenerator.GenerateName)."""
+    suffix = "".join(secrets.choice(NAME_GENERATOR_ALPHABET) for _ in range(GENERATED_NAME_SUFFIX_LENGTH))
+    return generated_name_base(prefix) + suffix

@@ -8,7 +8,7 @@ names are the aliases (`populate_by_name` also accepts the Python names); unknow
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import Field
 
@@ -31,6 +31,8 @@ class OpaqueDeviceConfiguration(ApiModel):
 
 
 class CapacityRequirements(ApiModel):
+    # Unknown keys are reported by the KEP-6406 rules themselves (resourceapi.capacity_requests).
+    free_form: ClassVar[bool] = True
     requests: dict[str, QuantityField] | None = None
 
 
@@ -254,6 +256,5 @@ class ResourceClaim(ApiModel):
 
 ALLOCATION_MODE_EXACT_COUNT = "ExactCount"
 ALLOCATION_MODE_ALL = "All"
-ALLOCATION_RESULTS_MAX_SIZE = 32
 ALLOCATION_CONFIG_SOURCE_CLASS = "FromClass"
 ALLOCATION_CONFIG_SOURCE_CLAIM = "FromClaim"

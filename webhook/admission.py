@@ -18,9 +18,9 @@ from typing import Any
 from resourceapi.cel import CelCache, CompileResult
 from resourceapi.field import FieldError
 from resourceapi.gates import FeatureGates
+from resourceapi.objects import display_name
 from webhook import warning_texts
 from webhook.dropping import DropResult, drop_disabled_fields
-from webhook.objects import display_name
 from webhook.status import GROUP, KIND, internal_status, invalid_status
 from webhook.validation import validate_device_class
 

@@ -16,12 +16,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from resourceapi.capacity_requests import ANNOTATION, CAPACITY_FIELD, NAME_FIELD
 from resourceapi.gates import DRA_EXTENDED_RESOURCE, DRA_EXTENDED_RESOURCE_CAPACITY, FeatureGates
-from webhook.objects import annotations_of, spec_of
-
-CAPACITY_FIELD = "extendedResourceCapacityRequests"
-NAME_FIELD = "extendedResourceName"
-ANNOTATION = "dra-capacity.io/extended-resource-capacity-requests"
+from resourceapi.objects import annotations_of, spec_of
 
 
 @dataclass(frozen=True)

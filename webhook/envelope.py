@@ -19,16 +19,24 @@ from dataclasses import dataclass
 from typing import Any, NoReturn
 
 from resourceapi.jsontypes import json_type
-from webhook.objects import metadata_of
+from resourceapi.limits import (
+    CEL_SELECTOR_EXPRESSION_MAX_LENGTH,
+    DEVICE_CONFIG_MAX_SIZE,
+    DEVICE_SELECTORS_MAX_SIZE,
+    OPAQUE_PARAMETERS_MAX_LENGTH,
+)
+from resourceapi.objects import metadata_of
 
-SELECTORS_MAX = 32
-CONFIGS_MAX = 32
-FIELD_MAX_BYTES = 10 * 1024  # CELSelectorExpressionMaxLength, OpaqueParametersMaxLength
 WORST_ESCAPE_FACTOR = 6  # "<" -> "\u003c"
 OBJECTS_PER_REVIEW = 2  # object + oldObject
 ENVELOPE_ALLOWANCE = 1024 * 1024
 MAX_BODY_BYTES = (
-    OBJECTS_PER_REVIEW * (SELECTORS_MAX + CONFIGS_MAX) * FIELD_MAX_BYTES * WORST_ESCAPE_FACTOR
+    OBJECTS_PER_REVIEW
+    * (
+        DEVICE_SELECTORS_MAX_SIZE * CEL_SELECTOR_EXPRESSION_MAX_LENGTH
+        + DEVICE_CONFIG_MAX_SIZE * OPAQUE_PARAMETERS_MAX_LENGTH
+    )
+    * WORST_ESCAPE_FACTOR
     + ENVELOPE_ALLOWANCE
 )
 

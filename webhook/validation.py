@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from resourceapi.capacity_requests import OMITTED
 from resourceapi.cel import CompileResult, compile_selector
 from resourceapi.field import (
     ErrorType,
@@ -34,7 +35,16 @@ from resourceapi.field import (
 )
 from resourceapi.gates import FeatureGates
 from resourceapi.jsontypes import json_type
+from resourceapi.limits import (
+    CEL_SELECTOR_EXPRESSION_MAX_LENGTH,
+    DEVICE_CONFIG_MAX_SIZE,
+    DEVICE_SELECTORS_MAX_SIZE,
+    OPAQUE_PARAMETERS_MAX_LENGTH,
+    TOTAL_ANNOTATION_SIZE_LIMIT_BYTES,
+)
 from resourceapi.names import (
+    GENERATED_NAME_SUFFIX_LENGTH,
+    generated_name_base,
     is_extended_resource_name,
     is_qualified_name,
     max_len_bytes_error,
@@ -42,14 +52,9 @@ from resourceapi.names import (
     validate_driver_name,
     validate_object_name,
 )
-from webhook.capacity_requests import OMITTED, check_capacity_requests
-from webhook.objects import display_name, mapping
-from webhook.rawjson import GoJSONError, compact_bytes, loads
-
-SELECTORS_MAX = 32  # DeviceSelectorsMaxSize
-CONFIG_MAX = 32  # DeviceConfigMaxSize
-EXPRESSION_MAX_LENGTH = 10 * 1024  # CELSelectorExpressionMaxLength, bytes
-PARAMETERS_MAX_LENGTH = 10 * 1024  # OpaqueParametersMaxLength, bytes
+from resourceapi.objects import display_name, mapping
+from resourceapi.rawjson import GoJSONError, compact_bytes, loads
+from webhook.capacity_requests import check_capacity_requests
 
 # Compiles a selector expression for the served gates: `compile_selector`, or a `CelCache.compile`.
 Compiler = Callable[[str, FeatureGates], CompileResult]
@@ -61,11 +66,8 @@ LABEL_VALUE_ERR_MSG = (
     "and must start and end with an alphanumeric character"
 )
 _LABEL_VALUE_RE = re.compile(LABEL_VALUE_FMT)
-ANNOTATIONS_MAX_BYTES = 256 * 1024  # TotalAnnotationSizeLimitB
-# apiserver `names.SimpleNameGenerator`: maxNameLength 63 - randomLength 5; any 5 of its random characters
-# (lower-case consonants and digits) judge the same as these.
-GENERATED_NAME_BASE_MAX = 58
-GENERATED_SUFFIX = "xxxxx"
+# Any 5 of the name generator's random characters (lower-case consonants and digits) judge the same as these.
+GENERATED_SUFFIX = "x" * GENERATED_NAME_SUFFIX_LENGTH
 
 METADATA = Path("metadata")
 _PLACEHOLDER = Path("-")
@@ -112,11 +114,11 @@ def validate_device_class(
             spec,
             old_spec,
             "selectors",
-            SELECTORS_MAX,
+            DEVICE_SELECTORS_MAX_SIZE,
             lambda item, p: validate_selector(item, p, gates, compiler),
         )
     )
-    errors.extend(_validate_list(spec, old_spec, "config", CONFIG_MAX, validate_config))
+    errors.extend(_validate_list(spec, old_spec, "config", DEVICE_CONFIG_MAX_SIZE, validate_config))
     name_value = spec.get("extendedResourceName")
     if name_value is not None and (old_spec is None or old_spec.get("extendedResourceName") != name_value):
         errors.extend(validate_extended_resource_name(name_value, SPEC.child("extendedResourceName")))
@@ -165,7 +167,7 @@ def generate_name_errors(generate_name: Any) -> list[FieldError]:
     path = METADATA.child("generateName")
     if not isinstance(generate_name, str):
         return [_type_invalid(path, generate_name, "string")]
-    base = generate_name.encode("utf-8")[:GENERATED_NAME_BASE_MAX].decode("utf-8", errors="replace")
+    base = generated_name_base(generate_name)
     return [_rebadge(e, generate_name) for e in validate_object_name(base + GENERATED_SUFFIX, path)]
 
 
@@ -216,8 +218,8 @@ def validate_annotations(annotations: Any, path: Path) -> list[FieldError]:
         else:
             errors.append(_type_invalid(path, value, "string"))
         total += len(str(key).encode("utf-8"))
-    if total > ANNOTATIONS_MAX_BYTES:
-        errors.append(too_long(path, ANNOTATIONS_MAX_BYTES))
+    if total > TOTAL_ANNOTATION_SIZE_LIMIT_BYTES:
+        errors.append(too_long(path, TOTAL_ANNOTATION_SIZE_LIMIT_BYTES))
     return errors
 
 
@@ -239,10 +241,10 @@ def validate_selector(
         return [_type_invalid(path.child("cel", "expression"), expression, "string")]
     # A character is at most 4 UTF-8 bytes: short expressions need no encoding to be measured.
     if (
-        len(expression) > EXPRESSION_MAX_LENGTH // 4
-        and len(expression.encode("utf-8")) > EXPRESSION_MAX_LENGTH
+        len(expression) > CEL_SELECTOR_EXPRESSION_MAX_LENGTH // 4
+        and len(expression.encode("utf-8")) > CEL_SELECTOR_EXPRESSION_MAX_LENGTH
     ):
-        return [too_long(path.child("cel", "expression"), EXPRESSION_MAX_LENGTH)]
+        return [too_long(path.child("cel", "expression"), CEL_SELECTOR_EXPRESSION_MAX_LENGTH)]
     issues = (compiler or compile_selector)(expression, gates).issues
     if not issues:
         return []
@@ -315,9 +317,9 @@ def _small_object(value: Any) -> bool:
     except (TypeError, ValueError):
         return False
     # One character re-encodes to at most 6 bytes (`\u003c`); short texts need no exact count.
-    if len(text) * 6 <= PARAMETERS_MAX_LENGTH:
+    if len(text) * 6 <= OPAQUE_PARAMETERS_MAX_LENGTH:
         return True
-    return len(compact_bytes(value)) <= PARAMETERS_MAX_LENGTH
+    return len(compact_bytes(value)) <= OPAQUE_PARAMETERS_MAX_LENGTH
 
 
 def validate_parameters(value: Any, path: Path) -> list[FieldError]:
@@ -331,8 +333,8 @@ def validate_parameters(value: Any, path: Path) -> list[FieldError]:
         raw = compact_bytes(value)
     except (TypeError, ValueError) as exc:
         return [invalid(path, OMITTED, f"error parsing data as JSON: {exc}")]
-    if len(raw) > PARAMETERS_MAX_LENGTH:
-        return [too_long(path, PARAMETERS_MAX_LENGTH)]
+    if len(raw) > OPAQUE_PARAMETERS_MAX_LENGTH:
+        return [too_long(path, OPAQUE_PARAMETERS_MAX_LENGTH)]
     if not isinstance(value, dict):
         return [invalid(path, OMITTED, "must be a valid JSON object")]
     return []
@@ -342,8 +344,8 @@ def validate_parameters_raw(raw: bytes, path: Path) -> list[FieldError]:
     """`validateRawExtension` on raw bytes, exactly as upstream orders it (used for raw JSON inputs)."""
     if not raw or raw == b"null":  # RawExtension.UnmarshalJSON keeps no bytes for a literal null
         return [required(path)]
-    if len(raw) > PARAMETERS_MAX_LENGTH:
-        return [too_long(path, PARAMETERS_MAX_LENGTH)]
+    if len(raw) > OPAQUE_PARAMETERS_MAX_LENGTH:
+        return [too_long(path, OPAQUE_PARAMETERS_MAX_LENGTH)]
     try:
         value = loads(raw.decode("utf-8", errors="replace"))
     except GoJSONError as exc:

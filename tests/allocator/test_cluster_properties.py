@@ -26,8 +26,8 @@ from dra_objects import (
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from allocator.capacity import capacity_entry, consumed_amount, violates_policy
 from allocator.cluster import Cluster
+from resourceapi.capacity import capacity_entry, consumed_amount, violates_policy
 from resourceapi.gates import FeatureGates
 from resourceapi.resource_v1 import DeviceCapacity, DeviceRequestAllocationResult, ResourceClaim
 

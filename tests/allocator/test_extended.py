@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from workloads import GPU_SHARED, gpu_class
 
-from allocator.extended import (
+from resourceapi.extended import (
     CapacityCarrierError,
     ExtendedResourceResolver,
     class_capacity_requests,
@@ -112,13 +112,14 @@ def test_class_without_either_carries_no_capacity() -> None:
 @pytest.mark.parametrize(
     ("raw", "message"),
     [
-        ("{", "not valid JSON"),
-        ('["x"]', "must be a JSON object"),
-        ('{"requests": {"shares": "abc"}}', "requests[shares]: quantities must match the regular expression"),
-        ('{"requests": {"shares": "0"}}', 'requests[shares]: Invalid value: "0": must be greater than zero'),
+        ("{", 'Invalid value: "{": error parsing data as JSON: unexpected end of JSON input'),
+        ('["x"]', 'Invalid value: "[\\"x\\"]": must be a valid JSON object'),
+        ('{"requests": {"shares": "abc"}}', 'Invalid value: "abc": quantities must match'),
+        ('{"requests": {"shares": "0"}}', 'Invalid value: "0": must be greater than zero'),
     ],
 )
 def test_malformed_annotation_is_an_error_naming_the_annotation(raw: str, message: str) -> None:
+    """The allocator reports the webhook's error for a carrier: one parser, resourceapi.capacity_requests."""
     with pytest.raises(CapacityCarrierError) as exc:
         parse_capacity_annotation(raw)
     assert "metadata.annotations[dra-capacity.io/extended-resource-capacity-requests]" in str(exc.value)

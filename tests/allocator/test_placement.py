@@ -10,10 +10,11 @@ from hypothesis import strategies as st
 from workloads import GPU_SHARED, gpu_class, gpu_slice, node, pod
 
 from allocator.cluster import Cluster
-from allocator.extended import ExtendedResourceResolver
-from allocator.placement import Placement, Placer, Strategy, fit_error_message, generate_name
+from allocator.placement import Placement, Placer, Strategy, fit_error_message
 from resourceapi.core_v1 import Node, Pod, PodStatus
+from resourceapi.extended import ExtendedResourceResolver
 from resourceapi.gates import FeatureGates
+from resourceapi.names import generate_name
 from resourceapi.resource_v1 import DeviceClass, ResourceClaim, ResourceSlice
 
 GATES = FeatureGates.defaults()

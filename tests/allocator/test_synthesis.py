@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 from workloads import GPU_CLASS, GPU_SHARED, container, gpu_class, node, pod
 
-from allocator.extended import ExtendedResourceResolver
 from allocator.synthesis import REASON_CANNOT_FIT, synthesize_claim, synthesize_for_resources
+from resourceapi.extended import ExtendedResourceResolver
 from resourceapi.gates import FeatureGates
 from resourceapi.quantity import Quantity
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from allocator.capacity import (
+from resourceapi.capacity import (
     CapacityNameConflict,
     compute_consumption,
     consumed_amount,
@@ -18,7 +18,7 @@ from allocator.capacity import (
     normalize_requests,
     violates_policy,
 )
-from allocator.capacity import capacity_entry as entry_of
+from resourceapi.capacity import capacity_entry as entry_of
 from resourceapi.quantity import Quantity
 from resourceapi.resource_v1 import DeviceCapacity
 

@@ -8,20 +8,16 @@ timestamps the smaller name.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from pydantic import ValidationError
-
+from resourceapi.capacity_requests import ANNOTATION, parse_carrier
 from resourceapi.gates import DRA_EXTENDED_RESOURCE, FeatureGates
 from resourceapi.quantity import Quantity
 from resourceapi.resource_v1 import CapacityRequirements, DeviceClass
 
 IMPLICIT_PREFIX = "deviceclass.resource.kubernetes.io/"
-CAPACITY_ANNOTATION = "dra-capacity.io/extended-resource-capacity-requests"
-CAPACITY_ANNOTATION_PATH = f"metadata.annotations[{CAPACITY_ANNOTATION}]"
 _REQUESTS_PREFIX = "requests."
 _EPOCH = datetime(1, 1, 1, tzinfo=UTC)
 
@@ -41,45 +37,18 @@ def class_capacity_requests(device_class: DeviceClass) -> CapacityRequirements |
     """The class's KEP-6406 capacity: the field if set, else the annotation carrier (field wins)."""
     if device_class.spec.extended_resource_capacity_requests is not None:
         return device_class.spec.extended_resource_capacity_requests
-    raw = (device_class.metadata.annotations or {}).get(CAPACITY_ANNOTATION)
+    raw = (device_class.metadata.annotations or {}).get(ANNOTATION)
     if raw is None:
         return None
     return parse_capacity_annotation(raw)
 
 
 def parse_capacity_annotation(raw: str) -> CapacityRequirements:
-    """Parse the annotation's JSON `{"requests": {name: quantity}}`; raises CapacityCarrierError."""
-    try:
-        data = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise CapacityCarrierError(
-            f"{CAPACITY_ANNOTATION_PATH}: Invalid value: not valid JSON: {exc.msg}"
-        ) from None
-    if not isinstance(data, dict) or not isinstance(data.get("requests", {}), dict):
-        raise CapacityCarrierError(
-            f"{CAPACITY_ANNOTATION_PATH}: Invalid value: "
-            'must be a JSON object {"requests": {name: quantity}}'
-        )
-    try:
-        req = CapacityRequirements.model_validate(data)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = err["loc"]
-        key = f"[{loc[1]}]" if len(loc) > 1 else ""
-        raise CapacityCarrierError(
-            f"{CAPACITY_ANNOTATION_PATH}: requests{key}: {_short(err['msg'])}"
-        ) from None
-    for name, q in (req.requests or {}).items():
-        if q.sign() <= 0:
-            raise CapacityCarrierError(
-                f"{CAPACITY_ANNOTATION_PATH}: requests[{name}]: "
-                f'Invalid value: "{q}": must be greater than zero'
-            )
-    return req
-
-
-def _short(msg: str) -> str:
-    return msg.removeprefix("Value error, ")
+    """Parse the annotation carrier with the webhook's rules; raises CapacityCarrierError naming the field."""
+    requirements, errors = parse_carrier(raw)
+    if errors:
+        raise CapacityCarrierError("; ".join(str(e) for e in errors))
+    return requirements or CapacityRequirements()
 
 
 @dataclass(frozen=True)
@@ -146,7 +115,3 @@ class ExtendedResourceResolver:
             return False
         q = (allocatable or {}).get(resource)
         return q is None or q.sign() == 0
-
-    def mapped_names(self) -> list[str]:
-        """Every resource name that resolves (for diagnostics and docs)."""
-        return sorted(self._by_name) if self._enabled else []

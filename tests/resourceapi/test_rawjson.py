@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from webhook.rawjson import GoJSONError, compact_bytes, loads
+from resourceapi.rawjson import GoJSONError, compact_bytes, loads
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,72 @@
+"""Upstream's shared allocator table: adminAccess.
+
+Case names are upstream's (allocatortesting/allocator_testing.go).
+"""
+
+from __future__ import annotations
+
+import pytest
+from builders import (
+    Case,
+    a,
+    admin,
+    admin_request,
+    check_case,
+    features,
+    prior,
+    stable_features_without,
+    two_devices,
+)
+from dra_objects import (
+    CLAIM0,
+    CLAIM1,
+    DEVICE1,
+    DEVICE2,
+    DRIVER_A,
+    NODE1,
+    POOL1,
+    REQ0,
+    SLICE1,
+    claim,
+    device_class,
+    expect,
+    local,
+    one_device_slice,
+    request,
+    result,
+    simple_claim,
+)
+
+CASES: dict[str, Case] = {
+    "admin-access-claims-device-allocating-for-non-admin-access": Case(
+        [simple_claim(), claim(CLAIM1, admin_request(request(REQ0)))],
+        [device_class()],
+        [two_devices()],
+        want=[
+            expect(local(NODE1), result(REQ0, DRIVER_A, POOL1, DEVICE1)),
+            expect(local(NODE1), admin(REQ0, DEVICE1)),
+        ],
+    ),
+    "admin-access-disabled": Case(
+        [claim(CLAIM0, admin_request(request(REQ0)))],
+        [device_class()],
+        [one_device_slice(SLICE1, NODE1, POOL1, DRIVER_A)],
+        feature_gates=stable_features_without("AdminAccess"),
+        error="claim claim-0, request req-0: admin access is requested, but the feature is disabled",
+    ),
+    "admin-access-enabled": Case(
+        [claim(CLAIM0, admin_request(request(REQ0)))],
+        [device_class()],
+        [one_device_slice(SLICE1, NODE1, POOL1, DRIVER_A)],
+        allocated_claims=[
+            prior("other", a(REQ0, DRIVER_A, POOL1, DEVICE1), a(REQ0, DRIVER_A, POOL1, DEVICE2))
+        ],
+        want=[expect(local(NODE1), admin(REQ0, DEVICE1))],
+        feature_gates=features("AdminAccess"),
+    ),
+}
+
+
+@pytest.mark.parametrize("case", CASES.values(), ids=list(CASES))
+def test_allocate_matches_upstream(case: Case) -> None:
+    check_case(case)

@@ -1,0 +1,220 @@
+"""Upstream's shared allocator table: allocationMode: All.
+
+Case names are upstream's (allocatortesting/allocator_testing.go).
+"""
+
+from __future__ import annotations
+
+import pytest
+from builders import (
+    ALL_OR_B,
+    SET1,
+    Case,
+    a,
+    admin,
+    admin_request,
+    check_case,
+    counter_device,
+    counter_set,
+    features,
+    prior,
+    sub,
+    two_devices,
+)
+from dra_objects import (
+    CLAIM0,
+    CLAIM1,
+    CLASS_B,
+    DEVICE1,
+    DEVICE2,
+    DRIVER_A,
+    DRIVER_B,
+    NODE1,
+    NODE2,
+    POOL1,
+    POOL2,
+    REQ0,
+    REQ1,
+    SLICE1,
+    SLICE2,
+    SUB1,
+    all_request,
+    claim,
+    device,
+    device_class,
+    expect,
+    local,
+    one_device_slice,
+    pool,
+    request,
+    resource_slice,
+    result,
+    simple_claim,
+)
+
+CASES: dict[str, Case] = {
+    "all-devices-single": Case(
+        [claim(CLAIM0, all_request(REQ0))],
+        [device_class()],
+        [one_device_slice(SLICE1, NODE1, POOL1, DRIVER_A)],
+        want=[expect(local(NODE1), result(REQ0, DRIVER_A, POOL1, DEVICE1))],
+    ),
+    "all-devices-many": Case(
+        [claim(CLAIM0, all_request(REQ0))],
+        [device_class()],
+        [one_device_slice(SLICE1, NODE1, POOL1, DRIVER_A), one_device_slice(SLICE2, NODE1, POOL2, DRIVER_A)],
+        want=[
+            expect(
+                local(NODE1), result(REQ0, DRIVER_A, POOL1, DEVICE1), result(REQ0, DRIVER_A, POOL2, DEVICE1)
+            )
+        ],
+    ),
+    "all-devices-of-the-incomplete-pool": Case(
+        [claim(CLAIM0, all_request(REQ0))],
+        [device_class()],
+        [resource_slice(SLICE1, NODE1, pool(POOL1, 2), DRIVER_A, device(DEVICE1))],
+        error="claim claim-0, request req-0: asks for all devices, but resource pool driver-a/pool-1 is "
+        "currently "
+        "being updated",
+    ),
+    "all-devices-plus-another": Case(
+        [claim(CLAIM0, all_request(REQ0)), claim(CLAIM1, request(REQ0, CLASS_B))],
+        [device_class(), device_class(CLASS_B, DRIVER_B)],
+        [one_device_slice(SLICE1, NODE1, POOL1, DRIVER_A), one_device_slice(SLICE2, NODE1, POOL1, DRIVER_B)],
+        want=[
+            expect(local(NODE1), result(REQ0, DRIVER_A, POOL1, DEVICE1)),
+            expect(local(NODE1), result(REQ0, DRIVER_B, POOL1, DEVICE1)),
+        ],
+    ),
+    "all-devices-no-solution": Case(
+        [claim(CLAIM0, request(REQ0)), claim(CLAIM1, all_request(REQ0))],
+        [device_class()],
+        [two_devices()],
+    ),
+    "all-devices-slice-without-devices": Case(
+        [claim(CLAIM0, all_request(REQ0))], [device_class()], [resource_slice(SLICE1, NODE1, POOL1, DRIVER_A)]
+    ),
+    "all-devices-some-allocated": Case(
+        [claim(CLAIM0, all_request(REQ0))],
+        [device_class()],
+        [two_devices()],
+        allocated_claims=[prior("other", result(REQ0, DRIVER_A, POOL1, DEVICE1))],
+    ),
+    "all-devices-some-allocated-admin-access": Case(
+        [claim(CLAIM0, admin_request(all_request(REQ0)))],
+        [device_class()],
+        [two_devices()],
+        allocated_claims=[prior("other", result(REQ0, DRIVER_A, POOL1, DEVICE1))],
+        want=[expect(local(NODE1), admin(REQ0, DEVICE1), admin(REQ0, DEVICE2))],
+    ),
+    "all-devices-some-allocating-admin-access": Case(
+        [claim(CLAIM0, admin_request(request(REQ0)), admin_request(all_request(REQ1)))],
+        [device_class()],
+        [two_devices()],
+    ),
+    "allocation-mode-all-with-multi-host-resource-pool": Case(
+        [claim(CLAIM0, all_request(REQ0))],
+        [device_class()],
+        [
+            resource_slice(SLICE1, NODE1, pool(POOL1, 2), DRIVER_A, device(DEVICE1)),
+            resource_slice(SLICE2, NODE2, pool(POOL1, 2), DRIVER_A, device(DEVICE2)),
+        ],
+        want=[expect(local(NODE1), result(REQ0, DRIVER_A, POOL1, DEVICE1))],
+    ),
+    "all-devices-with-consumed-counters": Case(
+        [claim(CLAIM0, all_request(REQ0))],
+        [device_class()],
+        [
+            resource_slice(
+                SLICE1, NODE1, pool(POOL1, 2), DRIVER_A, counter_device(DEVICE1, (SET1, {"memory": "4Gi"}))
+            ),
+            resource_slice(
+                SLICE2, NODE1, pool(POOL1, 2), DRIVER_A, counter_sets=[counter_set(SET1, memory="8Gi")]
+            ),
+        ],
+        want=[expect(local(NODE1), a(REQ0, DRIVER_A, POOL1, DEVICE1))],
+        feature_gates=features("PartitionableDevices"),
+    ),
+    "all-devices-plus-another-reversed": Case(
+        [simple_claim(CLAIM1, cls=CLASS_B), claim(CLAIM0, all_request(REQ0))],
+        [device_class(), device_class(CLASS_B, DRIVER_B)],
+        [one_device_slice(SLICE1, NODE1, POOL1, DRIVER_A), one_device_slice(SLICE2, NODE1, POOL1, DRIVER_B)],
+        want=[
+            expect(local(NODE1), a(REQ0, DRIVER_B, POOL1, DEVICE1)),
+            expect(local(NODE1), a(REQ0, DRIVER_A, POOL1, DEVICE1)),
+        ],
+        feature_gates=features(),
+    ),
+    "all-devices-many-plus-another": Case(
+        [claim(CLAIM0, all_request(REQ0)), simple_claim(CLAIM1, cls=CLASS_B)],
+        [device_class(), device_class(CLASS_B, DRIVER_B)],
+        [
+            resource_slice(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1), device(DEVICE2)),
+            one_device_slice(SLICE2, NODE1, POOL1, DRIVER_B),
+        ],
+        want=[
+            expect(local(NODE1), a(REQ0, DRIVER_A, POOL1, DEVICE1), a(REQ0, DRIVER_A, POOL1, DEVICE2)),
+            expect(local(NODE1), a(REQ0, DRIVER_B, POOL1, DEVICE1)),
+        ],
+        feature_gates=features(),
+    ),
+    "all-devices-many-plus-another-reversed": Case(
+        [simple_claim(CLAIM1, cls=CLASS_B), claim(CLAIM0, all_request(REQ0))],
+        [device_class(), device_class(CLASS_B, DRIVER_B)],
+        [
+            resource_slice(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1), device(DEVICE2)),
+            one_device_slice(SLICE2, NODE1, POOL1, DRIVER_B),
+        ],
+        want=[
+            expect(local(NODE1), a(REQ0, DRIVER_B, POOL1, DEVICE1)),
+            expect(local(NODE1), a(REQ0, DRIVER_A, POOL1, DEVICE1), a(REQ0, DRIVER_A, POOL1, DEVICE2)),
+        ],
+        feature_gates=features(),
+    ),
+    "all-devices-no-solution-reversed": Case(
+        [claim(CLAIM0, all_request(REQ0)), simple_claim(CLAIM1)],
+        [device_class()],
+        [one_device_slice(SLICE1, NODE1, POOL1, DRIVER_A)],
+        feature_gates=features(),
+    ),
+    "all-devices-no-slices": Case(
+        [claim(CLAIM0, all_request(REQ0))], [device_class()], [], feature_gates=features()
+    ),
+    "all-devices-slice-without-devices-prioritized-list": Case(
+        [claim(CLAIM0, ALL_OR_B)],
+        [device_class(), device_class(CLASS_B, DRIVER_B)],
+        [resource_slice(SLICE1, NODE1, POOL1, DRIVER_A), one_device_slice(SLICE2, NODE1, POOL2, DRIVER_B)],
+        want=[expect(local(NODE1), a(sub(REQ0, SUB1), DRIVER_B, POOL2, DEVICE1))],
+        feature_gates=features("PrioritizedList"),
+    ),
+    "all-devices-no-slices-prioritized-list": Case(
+        [claim(CLAIM0, ALL_OR_B)],
+        [device_class(), device_class(CLASS_B, DRIVER_B)],
+        [one_device_slice(SLICE2, NODE1, POOL2, DRIVER_B)],
+        want=[expect(local(NODE1), a(sub(REQ0, SUB1), DRIVER_B, POOL2, DEVICE1))],
+        feature_gates=features("PrioritizedList"),
+    ),
+    "all-devices-some-allocated-prioritized-list": Case(
+        [claim(CLAIM0, ALL_OR_B)],
+        [device_class(), device_class(CLASS_B, DRIVER_B)],
+        [
+            resource_slice(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1), device(DEVICE2)),
+            one_device_slice(SLICE2, NODE1, POOL2, DRIVER_B),
+        ],
+        allocated_claims=[prior("other", a(REQ0, DRIVER_A, POOL1, DEVICE1))],
+        want=[expect(local(NODE1), a(sub(REQ0, SUB1), DRIVER_B, POOL2, DEVICE1))],
+        feature_gates=features("PrioritizedList"),
+    ),
+    "all-devices-invalid-CEL": Case(
+        [claim(CLAIM0, request(REQ0, count=500))],
+        [device_class()],
+        [],
+        error="claim claim-0: number of requested devices 500 exceeds the claim limit of 32",
+        feature_gates=features(),
+    ),
+}
+
+
+@pytest.mark.parametrize("case", CASES.values(), ids=list(CASES))
+def test_allocate_matches_upstream(case: Case) -> None:
+    check_case(case)

@@ -1,0 +1,255 @@
+"""Upstream's shared allocator table: device taints and tolerations.
+
+Case names are upstream's (allocatortesting/allocator_testing.go).
+"""
+
+from __future__ import annotations
+
+import pytest
+from builders import (
+    TAINT_NO_EXECUTE,
+    TAINT_NO_SCHEDULE,
+    TOLERATE_NO_EXECUTE,
+    TOLERATE_NO_SCHEDULE,
+    Case,
+    a,
+    admin,
+    admin_request,
+    check_case,
+    features,
+    prior,
+    stable_features_without,
+    sub,
+)
+from dra_objects import (
+    CLAIM0,
+    CLASS_B,
+    DEVICE1,
+    DEVICE2,
+    DRIVER_A,
+    DRIVER_B,
+    NODE1,
+    POOL1,
+    REQ0,
+    SLICE1,
+    SUB0,
+    SUB1,
+    all_request,
+    claim,
+    device,
+    device_class,
+    expect,
+    local,
+    prioritized,
+    request,
+    resource_slice,
+    result,
+    simple_claim,
+    sub_request,
+)
+
+CASES: dict[str, Case] = {
+    "tainted-two-devices": Case(
+        [simple_claim()],
+        [device_class()],
+        [
+            resource_slice(
+                SLICE1,
+                NODE1,
+                POOL1,
+                DRIVER_A,
+                device(
+                    DEVICE1, taints=[{"key": "taint-key", "value": "taint-value", "effect": "NoSchedule"}]
+                ),
+                device(
+                    DEVICE2, taints=[{"key": "taint-key", "value": "taint-value-2", "effect": "NoExecute"}]
+                ),
+            )
+        ],
+    ),
+    "tainted-two-devices-tolerated": Case(
+        [
+            claim(
+                CLAIM0,
+                request(
+                    REQ0,
+                    tolerations=[
+                        {
+                            "operator": "Equal",
+                            "key": "taint-key",
+                            "value": "taint-value-2",
+                            "effect": "NoExecute",
+                        }
+                    ],
+                ),
+            )
+        ],
+        [device_class()],
+        [
+            resource_slice(
+                SLICE1,
+                NODE1,
+                POOL1,
+                DRIVER_A,
+                device(
+                    DEVICE1, taints=[{"key": "taint-key", "value": "taint-value", "effect": "NoSchedule"}]
+                ),
+                device(
+                    DEVICE2, taints=[{"key": "taint-key", "value": "taint-value-2", "effect": "NoExecute"}]
+                ),
+            )
+        ],
+        want=[
+            expect(
+                local(NODE1),
+                result(
+                    REQ0,
+                    DRIVER_A,
+                    POOL1,
+                    DEVICE2,
+                    tolerations=[
+                        {
+                            "operator": "Equal",
+                            "key": "taint-key",
+                            "value": "taint-value-2",
+                            "effect": "NoExecute",
+                        }
+                    ],
+                ),
+            )
+        ],
+    ),
+    "tainted-no-effect": Case(
+        [simple_claim()],
+        [device_class()],
+        [
+            resource_slice(
+                SLICE1,
+                NODE1,
+                POOL1,
+                DRIVER_A,
+                device(DEVICE1, taints=[{"key": "k", "value": "v", "effect": "None"}]),
+            )
+        ],
+        want=[expect(local(NODE1), result(REQ0, DRIVER_A, POOL1, DEVICE1))],
+    ),
+    "tainted-disabled": Case(
+        [simple_claim()],
+        [device_class()],
+        [
+            resource_slice(
+                SLICE1,
+                NODE1,
+                POOL1,
+                DRIVER_A,
+                device(DEVICE1, taints=[{"key": "k", "value": "v", "effect": "NoSchedule"}]),
+            )
+        ],
+        feature_gates=stable_features_without("DeviceTaints"),
+        want=[expect(local(NODE1), result(REQ0, DRIVER_A, POOL1, DEVICE1))],
+    ),
+    "tainted-one-device-two-taints": Case(
+        [simple_claim()],
+        [device_class()],
+        [
+            resource_slice(
+                SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1, taints=[TAINT_NO_SCHEDULE, TAINT_NO_EXECUTE])
+            )
+        ],
+        feature_gates=features("DeviceTaints"),
+    ),
+    "tainted-two-devices-prioritized-list-tolerated": Case(
+        [
+            claim(
+                CLAIM0,
+                prioritized(REQ0, sub_request(SUB0), sub_request(SUB1, tolerations=[TOLERATE_NO_EXECUTE])),
+            )
+        ],
+        [device_class()],
+        [
+            resource_slice(
+                SLICE1,
+                NODE1,
+                POOL1,
+                DRIVER_A,
+                device(DEVICE1, taints=[TAINT_NO_SCHEDULE]),
+                device(DEVICE2, taints=[TAINT_NO_EXECUTE]),
+            )
+        ],
+        want=[
+            expect(
+                local(NODE1),
+                result(sub(REQ0, SUB1), DRIVER_A, POOL1, DEVICE2, tolerations=[TOLERATE_NO_EXECUTE]),
+            )
+        ],
+        feature_gates=features("DeviceTaints", "PrioritizedList"),
+    ),
+    "tainted-one-device-two-taints-both-tolerated": Case(
+        [claim(CLAIM0, request(REQ0, tolerations=[TOLERATE_NO_SCHEDULE, TOLERATE_NO_EXECUTE]))],
+        [device_class()],
+        [
+            resource_slice(
+                SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1, taints=[TAINT_NO_SCHEDULE, TAINT_NO_EXECUTE])
+            )
+        ],
+        want=[
+            expect(
+                local(NODE1),
+                result(
+                    REQ0, DRIVER_A, POOL1, DEVICE1, tolerations=[TOLERATE_NO_SCHEDULE, TOLERATE_NO_EXECUTE]
+                ),
+            )
+        ],
+        feature_gates=features("DeviceTaints"),
+    ),
+    "tainted-prioritized-list": Case(
+        [claim(CLAIM0, prioritized(REQ0, sub_request(SUB0, CLASS_B), sub_request(SUB1)))],
+        [device_class(), device_class(CLASS_B, DRIVER_B)],
+        [resource_slice(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1, taints=[TAINT_NO_SCHEDULE]))],
+        feature_gates=features("DeviceTaints", "PrioritizedList"),
+    ),
+    "tainted-prioritized-list-disabled": Case(
+        [claim(CLAIM0, prioritized(REQ0, sub_request(SUB0, CLASS_B), sub_request(SUB1)))],
+        [device_class(), device_class(CLASS_B, DRIVER_B)],
+        [resource_slice(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1, taints=[TAINT_NO_SCHEDULE]))],
+        want=[expect(local(NODE1), a(sub(REQ0, SUB1), DRIVER_A, POOL1, DEVICE1))],
+        feature_gates=features("PrioritizedList"),
+    ),
+    "tainted-admin-access": Case(
+        [claim(CLAIM0, admin_request(request(REQ0)))],
+        [device_class()],
+        [resource_slice(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1, taints=[TAINT_NO_SCHEDULE]))],
+        allocated_claims=[
+            prior("other", a(REQ0, DRIVER_A, POOL1, DEVICE1), a(REQ0, DRIVER_A, POOL1, DEVICE2))
+        ],
+        feature_gates=features("DeviceTaints", "AdminAccess"),
+    ),
+    "tainted-admin-access-disabled": Case(
+        [claim(CLAIM0, admin_request(request(REQ0)))],
+        [device_class()],
+        [resource_slice(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1, taints=[TAINT_NO_SCHEDULE]))],
+        allocated_claims=[
+            prior("other", a(REQ0, DRIVER_A, POOL1, DEVICE1), a(REQ0, DRIVER_A, POOL1, DEVICE2))
+        ],
+        want=[expect(local(NODE1), admin(REQ0, DEVICE1))],
+        feature_gates=features("AdminAccess"),
+    ),
+    "tainted-all-devices-single": Case(
+        [claim(CLAIM0, all_request(REQ0))],
+        [device_class()],
+        [resource_slice(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1, taints=[TAINT_NO_SCHEDULE]))],
+        feature_gates=features("DeviceTaints"),
+    ),
+    "tainted-all-devices-single-disabled": Case(
+        [claim(CLAIM0, all_request(REQ0))],
+        [device_class()],
+        [resource_slice(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1, taints=[TAINT_NO_SCHEDULE]))],
+        want=[expect(local(NODE1), a(REQ0, DRIVER_A, POOL1, DEVICE1))],
+        feature_gates=features(),
+    ),
+}
+
+
+@pytest.mark.parametrize("case", CASES.values(), ids=list(CASES))
+def test_allocate_matches_upstream(case: Case) -> None:
+    check_case(case)
