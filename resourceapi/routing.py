@@ -6,10 +6,7 @@ object label), it names no scheduler of its own, and it uses nothing the binder 
 affinity, topology spread, volumes that need volume binding, its own ResourceClaims). Everything works on the
 raw JSON objects: this runs on every pod create in an opted-in namespace.
 
-The name -> class rule is the scheduler's ExtendedResourceCache
-(`pkg/scheduler/framework/plugins/dynamicresources/extended/cache.go`): every class maps
-`deviceclass.resource.kubernetes.io/<class>`; a class's `extendedResourceName` goes to the newest class, on
-equal timestamps the smaller name.
+The name -> class rule is resourceapi.extended's (the scheduler's ExtendedResourceCache).
 """
 
 from __future__ import annotations
@@ -19,12 +16,19 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic import ValidationError
+
+from resourceapi.extended import IMPLICIT_PREFIX, ExtendedResourceResolver
+from resourceapi.gates import DRA_EXTENDED_RESOURCE, FeatureGates
+from resourceapi.resource_v1 import DeviceClass
+
 ROUTING_LABEL = "dra-capacity.io/pod-routing"
 ROUTING_ENABLED = "enabled"
 ROUTING_DISABLED = "disabled"
-CAPACITY_ANNOTATION = "dra-capacity.io/extended-resource-capacity-requests"
-IMPLICIT_PREFIX = "deviceclass.resource.kubernetes.io/"
 DEFAULT_SCHEDULER = "default-scheduler"
+_GATES = FeatureGates.parse(
+    f"{DRA_EXTENDED_RESOURCE}=true"
+)  # routing only happens where the binder maps names
 
 
 class Verdict(enum.Enum):
@@ -54,37 +58,24 @@ class Decision:
         )
 
 
-def _has_capacity(device_class: Mapping[str, Any]) -> bool:
-    spec = device_class.get("spec")
-    if isinstance(spec, dict) and spec.get("extendedResourceCapacityRequests"):
-        return True
-    meta = device_class.get("metadata")
-    annotations = meta.get("annotations") if isinstance(meta, dict) else None
-    return isinstance(annotations, dict) and bool(annotations.get(CAPACITY_ANNOTATION))
-
-
 def routed_resource_names(classes: Iterable[Mapping[str, Any]]) -> frozenset[str]:
-    """The extended-resource names that resolve to a DeviceClass with capacity requests."""
-    out: set[str] = set()
-    explicit: dict[str, tuple[str, str, bool]] = {}  # resource -> (creationTimestamp, name, has capacity)
+    """The extended-resource names that resolve (resourceapi.extended's rule) to a DeviceClass with capacity
+    requests. A class whose annotation carrier is malformed counts too: the binder reports why its pods cannot
+    be placed, where the default scheduler would silently hand out whole devices."""
+    models: list[DeviceClass] = []
     for dc in classes:
-        meta = dc.get("metadata")
-        if not isinstance(meta, dict) or not isinstance(meta.get("name"), str):
-            continue
-        name = meta["name"]
-        capacity = _has_capacity(dc)
-        if capacity:
-            out.add(IMPLICIT_PREFIX + name)
-        spec = dc.get("spec")
-        resource = spec.get("extendedResourceName") if isinstance(spec, dict) else None
-        if not isinstance(resource, str) or not resource:
-            continue
-        created = str(meta.get("creationTimestamp") or "")
-        current = explicit.get(resource)
-        # RFC 3339 timestamps as the API server writes them (UTC, "Z") compare as strings.
-        if current is None or created > current[0] or (created == current[0] and name < current[1]):
-            explicit[resource] = (created, name, capacity)
-    out.update(r for r, (_, _, capacity) in explicit.items() if capacity)
+        try:
+            models.append(DeviceClass.model_validate(dc))
+        except ValidationError:
+            continue  # not a class the API server would have stored; nothing routes to it
+    resolver = ExtendedResourceResolver(models, _GATES)
+    out: set[str] = set()
+    names = {IMPLICIT_PREFIX + m.metadata.name for m in models}
+    names.update(m.spec.extended_resource_name for m in models if m.spec.extended_resource_name)
+    for name in names:
+        resolved = resolver.resolve(name)
+        if resolved is not None and (resolved.capacity is not None or resolved.carrier_error is not None):
+            out.add(name)
     return frozenset(out)
 
 

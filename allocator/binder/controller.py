@@ -59,12 +59,12 @@ from allocator.binder.names import (
 from allocator.binder.queue import SchedulingQueue
 from allocator.binder.writes import BindError, Writer
 from allocator.cluster import Cluster
-from allocator.extended import ExtendedResourceResolver
 from allocator.placement import Placement, Placer, Strategy
 from allocator.predicates import static_reasons
 from allocator.synthesis import dra_resources_on_node, scalar_requests, synthesize_for_resources
 from resourceapi import routing
 from resourceapi.core_v1 import Node, Pod
+from resourceapi.extended import ExtendedResourceResolver
 from resourceapi.gates import FeatureGates
 from resourceapi.resource_v1 import AllocationResult, DeviceClass, ResourceClaim, ResourceSlice
 
@@ -565,6 +565,7 @@ class Binder:
     ) -> None:
         started = time.monotonic()
         created: Obj | None = None
+        linked = False  # the pod's status names the claim
         try:
             claim_name: str | None = None
             if claim is not None and result is not None:
@@ -593,6 +594,7 @@ class Binder:
                 self._hook("claim-allocated", pod_obj)
                 claim_name = allocated["metadata"]["name"]
                 self.writer.patch_pod_status(pod_obj, bodies.extended_status_patch(placement, claim_name))
+                linked = True
                 self._hook("pod-status-patched", pod_obj)
             assert placement.node is not None
             self.writer.bind(pod_obj, placement.node)
@@ -600,11 +602,11 @@ class Binder:
         except Stopped:
             return
         except (ApiError, BindError, ValueError) as exc:
-            self._bind_failed(key, pod_obj, created, str(exc))
+            self._bind_failed(key, pod_obj, created, str(exc), linked)
             return
         except Exception as exc:
             log.exception("bind of %s/%s failed", *key)
-            self._bind_failed(key, pod_obj, created, f"{type(exc).__name__}: {exc}")
+            self._bind_failed(key, pod_obj, created, f"{type(exc).__name__}: {exc}", linked)
             return
         self._bound_ok(key, pod_obj, placement.node, claim_name, started)
 
@@ -643,9 +645,15 @@ class Binder:
             pod_obj, EVENT_NORMAL, REASON_SCHEDULED, f"Successfully assigned {ns}/{name} to {node}"
         )
 
-    def _bind_failed(self, key: Key, pod_obj: Obj, created: Obj | None, message: str) -> None:
-        """Unreserve: delete the claim (finalizer first), report, and retry from a fresh snapshot."""
-        if created is not None:
+    def _bind_failed(
+        self, key: Key, pod_obj: Obj, created: Obj | None, message: str, linked: bool = False
+    ) -> None:
+        """Unreserve: delete the claim (finalizer first), report, and retry from a fresh snapshot.
+
+        Once the pod's status names the claim (`linked`: only the Binding failed) the claim is kept: the retry
+        finds it allocated and reserved for the pod and completes the Binding (crash recovery), and the pod
+        status never has to name a second claim."""
+        if created is not None and not linked:
             try:
                 self._delete_claim(created, "failed-bind")
             except Stopped:
@@ -693,16 +701,18 @@ class Binder:
         outcome = synthesize_for_resources(pod, sorted(needs), resolver, self.gates)
         started = time.monotonic()
         name = claim["metadata"]["name"]
+        linked = bodies.pod_claim_status_name(obj) == name
         try:
             self.writer.ensure_finalizer(claim)
-            if outcome.mappings and bodies.pod_claim_status_name(obj) != name:
+            if outcome.mappings and not linked:
                 patch = {"status": {"extendedResourceClaimStatus": outcome.status(name).to_api()}}
                 self.writer.patch_pod_status(obj, patch)
+                linked = True
             self._hook("pod-status-patched", obj)
             self.writer.bind(obj, node)
             self._hook("bound", obj)
         except (ApiError, BindError) as exc:
-            self._bind_failed(key, obj, claim, str(exc))
+            self._bind_failed(key, obj, claim, str(exc), linked)
             return
         self.metrics.recovered.inc()
         self._bound_ok(key, obj, node, name, started)

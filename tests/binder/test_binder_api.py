@@ -180,13 +180,14 @@ def test_lost_answer_of_the_claim_create_never_leaves_two_claims(kube_api: Any) 
     check_invariants(kube_api)
 
 
-def test_binding_refused_deletes_the_claim(kube_api: Any) -> None:
+def test_refused_binding_is_retried_with_the_claim_the_pod_already_names(kube_api: Any) -> None:
     seed_cluster(kube_api, nodes=1)
     kube_api.seed(pod("web-0"))
     kube_api.faults.fail("create", "pods", 403, subresource="binding", times=1)
-    with running_binder(kube_api):
+    with running_binder(kube_api) as binder:
         wait_for("bound", lambda: bound(kube_api))
-        wait_for("one claim", lambda: len(extended_claims(kube_api)) == 1)
+        assert binder.metrics.recovered._value.get() == 1
+    assert len(kube_api.requests_for("create", "resourceclaims")) == 1
     [failed] = [e for e in events(kube_api, "FailedScheduling") if "binding rejected" in e["message"]]
     assert failed["type"] == "Warning"
     check_invariants(kube_api)
