@@ -265,6 +265,8 @@ class Binder:
             was_on_node = old is not None and bool((old.get("spec") or {}).get("nodeName"))
             on_node = new is not None and bool((new.get("spec") or {}).get("nodeName"))
             bound = self._bound.get(key)
+            if new is None:
+                self.attempted.discard(key)
             if new is None or (on_node and (new.get("status") or {}).get("phase") in _TERMINAL):
                 self._bound.pop(key, None)
                 if was_on_node or on_node or key in self._inflight:
@@ -283,6 +285,7 @@ class Binder:
                 and kind == ADDED
                 and self.options.audit_routing
                 and not on_node
+                and self.is_leader()  # a standby keeps nothing; the leader reports
                 and (new.get("spec") or {}).get("schedulerName") in (None, "", routing.DEFAULT_SCHEDULER)
             ):
                 self._audit.append(new)
