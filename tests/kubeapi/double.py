@@ -24,6 +24,7 @@ from certs.authority import Issued, ServingBundle, generate_self_signed
 
 from . import statuses
 from .admission import Admission
+from .controllers import Controllers
 from .faults import Faults, RecordedRequest
 from .kubeconfig import write_kubeconfig
 from .registry import SYSTEM_NAMESPACES, DeleteOptions
@@ -78,7 +79,7 @@ class KubeAPIServer:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._runner: web.AppRunner | None = None
-        self.controllers: Any = None
+        self.controllers: Controllers
         self.admission: Admission
         self._install_extensions()
 
@@ -86,6 +87,7 @@ class KubeAPIServer:
         """The webhook admission plugins, and the emulated controllers."""
         self.admission = Admission(self)
         self.api.admission = self.admission
+        self.controllers = Controllers(self)
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> KubeAPIServer:
@@ -119,8 +121,7 @@ class KubeAPIServer:
     async def _astart(self) -> None:
         for ns in SYSTEM_NAMESPACES:
             await self.api.registry.create(BY_KEY["namespaces"], "", {"metadata": {"name": ns}})
-        if self.controllers is not None:
-            self.controllers.start(asyncio.get_running_loop())
+        self.controllers.start(asyncio.get_running_loop())
         self._runner = web.AppRunner(
             self.api.app, handle_signals=False, access_log=None, shutdown_timeout=0.1
         )
@@ -134,8 +135,7 @@ class KubeAPIServer:
     async def _astop(self) -> None:
         self.api.running.set()
         self.api.drop_watches()
-        if self.controllers is not None:
-            await self.controllers.stop()
+        await self.controllers.stop()
         await self.admission.close()
         if self._runner is not None:
             await self._runner.cleanup()
@@ -351,20 +351,20 @@ class KubeAPIServer:
         finally:
             self.resume()
 
-    def drop_watches(self, resource: str | None = None) -> int:
-        """End the open watch streams (of `resource` if given); returns how many were open."""
+    def drop_watches(self, resource: str | None = None, abort: bool = False) -> int:
+        """End the open watch streams (of `resource` if given): cleanly, or with `abort=True` by resetting
+        the connection; returns how many were open."""
         assert self._loop is not None
 
         async def go() -> int:
-            return self.api.drop_watches(resource)
+            return self.api.drop_watches(resource, abort)
 
         return self.call(go())
 
     def wait_idle(self, timeout: float = 10) -> None:
         """Wait until the emulated controllers (garbage collector, resourceclaim, namespace, kubelet) have
         nothing left to do."""
-        if self.controllers is not None:
-            self.call(self.controllers.wait_idle(), timeout)
+        self.call(self.controllers.wait_idle(), timeout)
 
 
 def status_of(e: statuses.ApiError) -> dict[str, Any]:

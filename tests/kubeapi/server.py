@@ -156,7 +156,7 @@ class ApiServer:
         self.bookmark_interval = bookmark_interval
         self.running = asyncio.Event()
         self.running.set()
-        self.watch_tasks: set[tuple[Watcher, web.StreamResponse]] = set()
+        self.watch_tasks: dict[Watcher, web.BaseRequest] = {}
         # Filled in by kubeapi.admission once available: (rt, info, ctx, operation) -> hooks.
         self.admission: Any = None
         self.app = web.Application(client_max_size=MAX_BODY)
@@ -274,6 +274,17 @@ class ApiServer:
         if info.subresource and info.subresource not in rt.subresources:
             raise _route_not_found()
         verb = info.verb
+        if verb in ("create", "update") and request.content_type not in (
+            "application/json",
+            "application/octet-stream",
+        ):
+            # The double decodes JSON only (kubectl's typed clients send protobuf for core types).
+            raise statuses.ApiError(
+                415,
+                "UnsupportedMediaType",
+                "the body of the request was in an unknown format - accepted media types include: "
+                "application/json",
+            )
         if verb == "get":
             if info.subresource not in ("", "status"):
                 raise _route_not_found()
@@ -403,8 +414,7 @@ class ApiServer:
             await resp.write_eof()
             return resp
         await resp.prepare(request)
-        entry = (watcher, resp)
-        self.watch_tasks.add(entry)
+        self.watch_tasks[watcher] = request
         deadline = loop.time() + timeout if timeout else None
         try:
             for typ, obj in replay:
@@ -433,7 +443,7 @@ class ApiServer:
             pass
         finally:
             self.store.unwatch(watcher)
-            self.watch_tasks.discard(entry)
+            self.watch_tasks.pop(watcher, None)
         return resp
 
     @staticmethod
@@ -448,11 +458,14 @@ class ApiServer:
         line = json.dumps({"type": typ, "object": obj}, separators=(",", ":")) + "\n"
         await resp.write(line.encode())
 
-    def drop_watches(self, resource: str | None = None) -> int:
-        """End matching watch streams cleanly (the client sees the stream end and must re-watch)."""
+    def drop_watches(self, resource: str | None = None, abort: bool = False) -> int:
+        """End matching watch streams: cleanly (the stream ends, the client must re-watch) or, with `abort`,
+        by resetting the TCP connection mid-stream (the client sees a broken connection)."""
         n = 0
-        for watcher, _resp in list(self.watch_tasks):
+        for watcher, request in list(self.watch_tasks.items()):
             if resource is None or resource in (watcher.rt.key, watcher.rt.plural):
+                if abort and request.transport is not None:
+                    request.transport.abort()
                 watcher.close()
                 n += 1
         return n
@@ -493,8 +506,11 @@ class ApiServer:
         if not unknown or directive == "Ignore":
             return
         if directive == "Strict":
+            # transformDecodeError in staging/src/k8s.io/apiserver/pkg/endpoints/handlers/rest.go
             raise statuses.bad_request(
-                "strict decoding error: " + ", ".join(f'unknown field "{p}"' for p in unknown)
+                f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}: '
+                + "strict decoding error: "
+                + ", ".join(f'unknown field "{p}"' for p in unknown)
             )
         for p in unknown:
             ctx.warn(f'unknown field "{p}"')

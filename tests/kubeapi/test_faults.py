@@ -123,3 +123,22 @@ def test_request_log_records_every_request(kube_api: KubeAPIServer, kube_client:
     assert creates[0].user == "kubernetes-admin"
     gets = kube_api.requests_for("get", "configmaps")
     assert (gets[0].name, gets[0].namespace, gets[0].status) == ("missing", "default", 404)
+
+
+def test_drop_watches_abort_breaks_the_connection(
+    kube_api: KubeAPIServer, kube_client: client.ApiClient
+) -> None:
+    """`abort=True` resets the watch connection: the client's read fails instead of ending cleanly."""
+    core = client.CoreV1Api(kube_client)
+    rv = core.list_namespaced_pod("default").metadata.resource_version
+    resp = core.list_namespaced_pod(
+        "default", watch=True, resource_version=rv, timeout_seconds=20, _preload_content=False
+    )
+    for _ in range(100):
+        if kube_api.drop_watches("pods", abort=True):
+            break
+        time.sleep(0.02)
+    with pytest.raises((urllib3.exceptions.ProtocolError, urllib3.exceptions.HTTPError)):
+        for _chunk in resp.stream(1024):
+            pass
+    resp.release_conn()

@@ -23,11 +23,13 @@ PATH = "/apis/resource.k8s.io/v1/deviceclasses"
 
 
 def test_strict_rejects_unknown_fields(kube_api: KubeAPIServer) -> None:
-    """Strict: 400 `strict decoding error: unknown field "<path>"`. 1.37 has no KEP-6406 field."""
+    """Strict: 400 `<Kind> in version "v1" cannot be handled as a <Kind>: strict decoding error: unknown
+    field "<path>"` (transformDecodeError). 1.37 has no KEP-6406 field."""
     out = kube_api.http("POST", PATH + "?fieldValidation=Strict", _with_unknown())
     assert out.status == 400 and out.body["reason"] == "BadRequest"
-    assert (
-        out.body["message"] == 'strict decoding error: unknown field "spec.extendedResourceCapacityRequests"'
+    assert out.body["message"] == (
+        'DeviceClass in version "v1" cannot be handled as a DeviceClass: '
+        'strict decoding error: unknown field "spec.extendedResourceCapacityRequests"'
     )
     assert kube_api.get("deviceclasses", "dc") is None
 
