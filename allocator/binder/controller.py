@@ -160,6 +160,8 @@ class Binder:
         self._owned: dict[str, set[Key]] = {}  # pod uid -> its extended-resource claims (informer)
         self._audited: set[str] = set()
         self._uncertain: set[str] = set()  # pods whose claim create got no clear answer
+        self._relisting = False
+        self._audit_all = True  # look at every pod for the routing audit (at start, on a routing change)
         self._audit: list[Obj] = []
         self.attempted: set[Key] = set()
         self.errors = 0
@@ -206,9 +208,20 @@ class Binder:
         self._pool.shutdown(wait=False, cancel_futures=True)
 
     def relist(self) -> None:
-        """Fresh pods and claims, as a new leader needs: nothing the previous leader wrote is missed."""
-        for inf in (self.pods, self.claims):
-            inf.relist()
+        """Fresh pods and claims, as a new leader needs: nothing the previous leader wrote is missed. Nothing
+        is placed until both are merged."""
+        with self.cond:
+            self._relisting = True
+        try:
+            for inf in (self.pods, self.claims):
+                try:
+                    inf.resync()
+                except ApiError as exc:
+                    log.warning("relist of %s failed (the watch view is used): %s", inf.resource.plural, exc)
+        finally:
+            with self.cond:
+                self._relisting = False
+                self.cond.notify_all()
 
     def _guard(self) -> None:
         if self._dead or not self.is_leader():
@@ -239,6 +252,7 @@ class Binder:
     def _invalidate_routing(self) -> None:
         with self.cond:
             self._routed = None
+            self._audit_all = True
 
     def _pending_ours(self, pod: Mapping[str, Any]) -> bool:
         spec = pod.get("spec") or {}
@@ -285,7 +299,6 @@ class Binder:
                 and kind == ADDED
                 and self.options.audit_routing
                 and not on_node
-                and self.is_leader()  # a standby keeps nothing; the leader reports
                 and (new.get("spec") or {}).get("schedulerName") in (None, "", routing.DEFAULT_SCHEDULER)
             ):
                 self._audit.append(new)
@@ -300,6 +313,7 @@ class Binder:
         with self.cond:
             self._resolver = None
             self._routed = None
+            self._audit_all = True
         self._changed("device-class")
 
     def _on_slice(self, kind: str, old: Obj | None, new: Obj | None) -> None:
@@ -423,8 +437,11 @@ class Binder:
     def _next(self) -> Key | None:
         with self.cond:
             while not self._stop.is_set():
-                if self.synced() and self.is_leader() and not self._dead:
-                    if self._audit:
+                if self.synced() and self.is_leader() and not self._dead and not self._relisting:
+                    if self._audit_all:
+                        self._audit_all, self._audit = False, []
+                        self._run_audit(self.pods.items())
+                    elif self._audit:
                         batch, self._audit = self._audit, []
                         self._run_audit(batch)
                     key = self.queue.pop(time.monotonic())
@@ -432,6 +449,10 @@ class Binder:
                         return key
                     wait = self.queue.next_ready_in(time.monotonic())
                 else:
+                    if not self.is_leader():
+                        # A standby reports nothing; once leader it looks at every pod.
+                        self._audit.clear()
+                        self._audit_all = True
                     wait = 0.1
                 self._publish_queue()
                 self.cond.wait(wait if wait is not None else 1.0)
@@ -723,13 +744,21 @@ class Binder:
     # --- routing audit --------------------------------------------------------------------------------------
 
     def _run_audit(self, batch: list[Obj]) -> None:
+        if not self.options.audit_routing:
+            return
         """Pods that should have come to this binder but kept the default scheduler (admitted while
         /mutate-pods was down): a warning Event on each, and a counter."""
         if self._routed is None:
             self._routed = routing.routed_resource_names(self.classes.items())
         for pod in batch:
             uid = _pod_uid(pod)
-            if uid in self._audited:
+            spec = pod.get("spec") or {}
+            if (
+                uid in self._audited
+                or spec.get("nodeName")
+                or spec.get("schedulerName") not in (None, "", routing.DEFAULT_SCHEDULER)
+                or (pod.get("metadata") or {}).get("deletionTimestamp")
+            ):
                 continue
             ns = (pod.get("metadata") or {}).get("namespace") or "default"
             ns_obj = self.namespaces.get(("", ns))

@@ -99,11 +99,30 @@ class Informer:
         if self._thread is not None:
             self._thread.join(timeout)
 
-    def relist(self) -> None:
-        """Forget the watch and list again (a new leader's fresh view); `synced` clears until it is done."""
-        self.synced.clear()
-        self._relist.set()
-        self._interrupt()
+    def resync(self) -> None:
+        """A fresh LIST merged into the store now, in the caller's thread (a new leader's view: nothing the
+        previous leader wrote may be missing). Newer objects win by resourceVersion, so the watch, which goes
+        on, never rolls an object back; an object the list lacks is gone unless it is newer than the list."""
+        data = self.kube.list(self.resource, self._query())
+        items = [i for i in data.get("items") or [] if isinstance(i, dict)]
+        list_rv = resource_version(data)
+        events: list[tuple[str, Obj | None, Obj | None]] = []
+        with self.lock:
+            fresh = {key_of(o): o for o in items}
+            for key, obj in fresh.items():
+                old = self._store.get(key)
+                if old is None:
+                    self._store[key] = obj
+                    events.append((ADDED, None, obj))
+                elif resource_version(obj) > resource_version(old):
+                    self._store[key] = obj
+                    events.append((MODIFIED, old, obj))
+            for key, old in list(self._store.items()):
+                if key not in fresh and 0 <= resource_version(old) <= list_rv:
+                    del self._store[key]
+                    events.append((DELETED, old, None))
+        for kind, old_obj, new_obj in events:
+            self._notify(kind, old_obj, new_obj)
 
     def _interrupt(self) -> None:
         current = self._current
@@ -194,6 +213,8 @@ class Informer:
         key = key_of(obj)
         with self.lock:
             old = self._store.get(key)
+            if old is not None and resource_version(obj) < resource_version(old):
+                return  # a resync already stored something newer
             self._store[key] = obj
         self._notify(ADDED if old is None else MODIFIED, old, obj)
 

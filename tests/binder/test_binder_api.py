@@ -219,26 +219,13 @@ def test_unschedulable_pod_gets_event_and_condition_and_binds_when_capacity_free
         [event] = wait_for("event", lambda: events(kube_api, "FailedScheduling"))
         assert event["type"] == "Warning" and event["message"] == cond["message"]
         assert event["involvedObject"]["name"] == "web-2"
-        # web-0 goes away: its claim is released (as the garbage collector and resourceclaim controller do)
+        # web-0 goes away: the double's garbage collector and resourceclaim controller release its claim
         victim = kube_api.get("pods", "web-0")
         claim_name = victim["status"]["extendedResourceClaimStatus"]["resourceClaimName"]
         kube_api.delete("pods", "web-0", grace_period_seconds=0)
-        release(kube_api, claim_name)
+        wait_for("claim released", lambda: kube_api.get("resourceclaims", claim_name) is None)
         wait_for("web-2 bound", lambda: kube_api.get("pods", "web-2")["spec"].get("nodeName"))
     check_invariants(kube_api)
-
-
-def release(api: Any, claim_name: str) -> None:
-    """What the resourceclaim controller and the garbage collector do once a claim's pod is gone."""
-    claim = api.get("resourceclaims", claim_name)
-    if claim is None:
-        return
-    claim["status"].pop("reservedFor", None)
-    claim = api.update(claim, subresource="status")
-    claim["metadata"]["finalizers"] = []
-    api.update(claim)
-    if api.get("resourceclaims", claim_name) is not None:
-        api.delete("resourceclaims", claim_name)
 
 
 def test_unschedulable_pods_leave_the_binder_idle(kube_api: Any) -> None:

@@ -63,8 +63,8 @@ def serve(kube_api: Any, tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str]
             "--kubeconfig",
             str(kube_api.kubeconfig_path),
         ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=(tmp_path / "serve.log").open("w"),
         text=True,
     )
     ctx: ssl.SSLContext | None = None
@@ -118,7 +118,8 @@ def serve(kube_api: Any, tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str]
 
 
 @pytest.fixture
-def bind(kube_api: Any) -> Iterator[subprocess.Popen[str]]:
+def bind(kube_api: Any, tmp_path: Path) -> Iterator[subprocess.Popen[str]]:
+    log = (tmp_path / "bind.log").open("w")
     proc = subprocess.Popen(
         [
             CLI,
@@ -130,14 +131,15 @@ def bind(kube_api: Any) -> Iterator[subprocess.Popen[str]]:
             "--metrics-listen",
             "127.0.0.1:0",
         ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=log,
         text=True,
     )
     try:
         yield proc
     finally:
         stop(proc)
+        log.close()
 
 
 def create(kube: Kube, obj: dict[str, Any], dry_run: bool = False) -> dict[str, Any]:
@@ -211,9 +213,13 @@ def test_pod_admitted_while_routing_is_down_is_reported(kube_api: Any, serve: An
     stop(proc)  # failurePolicy Ignore: creation goes on without routing
     missed = create(kube, pod("missed", "inference", scheduler=None))
     assert missed["spec"]["schedulerName"] == "default-scheduler"
-    [event] = wait_for(
-        "warning", lambda: events(kube_api, "NotRoutedToCapacityBinder", "inference"), timeout=30
-    )
+    try:
+        [event] = wait_for(
+            "warning", lambda: events(kube_api, "NotRoutedToCapacityBinder", "inference"), timeout=30
+        )
+    except AssertionError:
+        print((kube_api.workdir.parent / "bind.log").read_text()[-4000:])
+        raise
     assert event["type"] == "Warning" and event["involvedObject"]["name"] == "missed"
     time.sleep(0.5)
     assert not bound(kube_api, "inference")
