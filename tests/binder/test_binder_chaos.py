@@ -66,37 +66,18 @@ def start(api: Any, hook: Killer | None) -> Binder:
     return binder
 
 
-def collect_garbage(api: Any) -> None:
-    """The garbage collector and the resourceclaim controller: claims of pods that are gone lose their
-    reservation and finalizer and are deleted."""
-    alive = {p["metadata"]["uid"] for p in api.list("pods", namespace=None)}
-    for c in extended_claims(api):
-        owner = next(r["uid"] for r in c["metadata"]["ownerReferences"] if r.get("controller"))
-        if owner in alive:
-            continue
-        status = c.get("status") or {}
-        if status.get("reservedFor"):
-            status.pop("reservedFor")
-            c = api.update(c, subresource="status")
-        if c["metadata"].get("finalizers"):
-            c["metadata"]["finalizers"] = []
-            c = api.update(c)
-        if api.get("resourceclaims", c["metadata"]["name"], namespace=c["metadata"]["namespace"]) is not None:
-            api.delete("resourceclaims", c["metadata"]["name"], namespace=c["metadata"]["namespace"])
-
-
 def quiet(api: Any, binder: Binder) -> None:
-    """Wait until every pending pod was tried, nothing is in flight, and garbage collection changes
-    nothing."""
+    """Wait until every pending pod was tried, nothing is in flight, and the double's emulated controllers
+    (garbage collector, resourceclaim controller) have nothing left to do."""
     for _ in range(50):
-        collect_garbage(api)
+        api.wait_idle()
         keys = binder.pending_keys()
         wait_for("settled", lambda keys=keys: binder.settled(keys), timeout=30)
         time.sleep(0.15)
         if binder.settled(binder.pending_keys()) and all(
             binder.queue.state(k) in (None, "unschedulable") for k in binder.pending_keys()
         ):
-            collect_garbage(api)
+            api.wait_idle()
             time.sleep(0.1)
             if binder.settled(binder.pending_keys()):
                 return
