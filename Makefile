@@ -7,12 +7,25 @@ STAMP := $(VENV)/.installed-stamp
 
 .PHONY: install run test lint typecheck unit bench clean
 
+LOCK := $(VENV).lock
+
+# One set-up at a time: `make run &` then `make test` must not build .venv twice at once (two `python -m venv`
+# into one directory leave it without pip). The second waits on the lock, then finds the stamp fresh.
 $(STAMP): pyproject.toml scripts/fetch_helm.py
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
-	$(BIN)/python scripts/fetch_helm.py $(BIN)/helm
-	touch $(STAMP)
+	@flock $(LOCK) $(MAKE) --no-print-directory venv-locked
+
+.PHONY: venv-locked
+venv-locked:
+	@if [ -f $(STAMP) ] && [ $(STAMP) -nt pyproject.toml ] && [ $(STAMP) -nt scripts/fetch_helm.py ]; then \
+		echo "$(VENV) is up to date"; \
+	else \
+		set -e; \
+		test -x $(BIN)/python || $(PYTHON) -m venv $(VENV); \
+		$(BIN)/python -m pip install --quiet --upgrade pip; \
+		$(BIN)/python -m pip install --quiet -e '.[dev]'; \
+		$(BIN)/python scripts/fetch_helm.py $(BIN)/helm; \
+		touch $(STAMP); \
+	fi
 
 install: $(STAMP)
 
@@ -39,8 +52,11 @@ bench: $(STAMP)
 	$(BIN)/python bench/gpu_shares.py
 	$(BIN)/python bench/allocator_core.py
 	$(BIN)/python bench/quantity_ops.py
+	$(BIN)/python bench/startup.py
+	$(BIN)/python bench/simulate_dump.py
+	$(BIN)/python bench/simulate_input_checks.py
 	$(BIN)/python bench/binder_bench.py
 	$(BIN)/python bench/mutate_pods_bench.py
 
 clean:
-	rm -rf $(VENV) .run build *.egg-info .mypy_cache .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(LOCK) .run build *.egg-info .mypy_cache .pytest_cache .ruff_cache

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from allocator.celfailures import CelFailure
 from allocator.pools import DeviceRecord
 from allocator.selection import Program
 from resourceapi.cel import CelRuntimeError, compile_selector, device_input
@@ -21,10 +22,12 @@ class CelEngine:
     def __init__(self, gates: FeatureGates) -> None:
         self._gates = gates
 
-    def compile(self, expression: str) -> Program | str:
+    def compile(self, expression: str) -> Program | CelFailure:
         result = compile_selector(expression, self._gates, stored=True)
         if result.program is None:
-            return "; ".join(issue.detail for issue in result.issues) or "compilation failed"
+            return CelFailure.compile_error(
+                "; ".join(issue.detail for issue in result.issues) or "compilation failed"
+            )
         program: Program = result.program
         return program
 
@@ -32,10 +35,10 @@ class CelEngine:
         capacity: dict[str, Quantity] = {name: entry.quantity for name, entry in device.capacity.items()}
         return device_input(device.id.driver, device.raw_attributes, capacity, device.allow_multi)
 
-    def evaluate(self, program: Program, device_input: Any) -> bool | str:
+    def evaluate(self, program: Program, device_input: Any) -> bool | CelFailure:
         try:
             return bool(program.matches(device_input))
         except CelRuntimeError as exc:
-            return str(exc)
+            return CelFailure.runtime_error(str(exc))
         except Exception as exc:  # an engine failure is reported as the selector's error, never a traceback
-            return f"{type(exc).__name__}: {exc}"
+            return CelFailure.runtime_error(f"{type(exc).__name__}: {exc}")

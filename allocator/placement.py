@@ -20,6 +20,9 @@ from typing import Any, Literal, Protocol
 
 from allocator.cluster import Allocation, NodeInfo
 from allocator.ids import DeviceID
+from allocator.nodeports import REASON_PORTS, HostPort, host_ports
+from allocator.podfeatures import hold
+from allocator.podindex import PodIndex
 from allocator.predicates import (
     CPU,
     MEMORY,
@@ -37,6 +40,7 @@ from allocator.synthesis import (
     scalar_requests,
     synthesize_for_resources,
 )
+from allocator.topologyfilters import TopologyFilters, topology_filters
 from resourceapi.core_v1 import Container, Node, Pod, PodExtendedResourceClaimStatus
 from resourceapi.extended import ExtendedResourceResolver
 from resourceapi.gates import FeatureGates
@@ -89,7 +93,8 @@ def _format_counts(num_nodes: int, counts: Mapping[str, int]) -> str:
 
 @dataclass
 class Placement:
-    """The decision for one pod. `result`: bound | unschedulable | error."""
+    """The decision for one pod. `result`: bound | unschedulable | error, or gated | unsupported for a pod
+    never evaluated (allocator/podfeatures.py)."""
 
     pod: Pod
     result: str
@@ -119,6 +124,7 @@ class _Eval:
     key: tuple[Any, ...] | None = None  # score key when feasible (smaller is better)
     needs: tuple[str, ...] = ()
     results: list[AllocationResult] = field(default_factory=list)
+    early: bool = False  # failed before the inter-pod filters (node-only plugins, NodePorts, resource fit)
 
 
 @dataclass
@@ -132,6 +138,7 @@ class _Pod:
     pending: list[ResourceClaim]
     allocated: list[ResourceClaim]
     problem: str | None = None
+    ports: list[HostPort] = field(default_factory=list)  # host ports wanted (NodePorts)
 
 
 @dataclass
@@ -161,6 +168,7 @@ class Placer:
         running_pods: Iterable[Pod] = (),
         strategy: Strategy = "binpack",
         naive: bool = False,
+        index: PodIndex | None = None,
     ) -> None:
         if strategy not in STRATEGIES:
             raise ValueError(f"unknown strategy {strategy!r} (known: {', '.join(STRATEGIES)})")
@@ -174,6 +182,10 @@ class Placer:
         self._infos = {name: NodeInfo(name, dict(n.labels)) for name, n in self._nodes.items()}
         self._alloc = {name: allocatable_vector(n) for name, n in self._nodes.items()}
         self._usage: dict[str, NodeUsage] = {name: NodeUsage() for name in self._nodes}
+        running_pods = list(running_pods)
+        # What the inter-pod filters see: by default these nodes and their pods; simulate --node passes
+        # every node, since spreading and affinity count pods beyond the candidate nodes.
+        self._index = index if index is not None else PodIndex.build(self._nodes.values(), running_pods)
         for p in running_pods:
             if p.spec.node_name in self._usage and (p.status is None or p.status.phase not in _TERMINAL):
                 self._usage[p.spec.node_name].add(fit_vector(pod_requests(p)))
@@ -190,6 +202,9 @@ class Placer:
 
     def place(self, pod: Pod, claims: Sequence[ResourceClaim] = ()) -> Placement:
         """Decide for `pod` (its own ResourceClaims in `claims`, in spec.resourceClaims order); no commit."""
+        held = hold(pod)
+        if held is not None:
+            return Placement(pod, held.result, held.reason)
         prepared = self._prepare(pod, claims)
         if prepared.problem is not None:
             return Placement(pod, "error", prepared.problem)
@@ -199,6 +214,9 @@ class Placer:
                 self._store(shape, name, self._evaluate(prepared, shape, name))
         else:
             shape = self._shape(prepared)
+        topology = topology_filters(pod, self._index)
+        if topology is not None:
+            return self._place_filtered(prepared, shape, topology)
         if shape.errors:
             first = min(shape.errors)
             return Placement(pod, "error", shape.evals[first].error or "", vector=prepared.vector)
@@ -207,6 +225,41 @@ class Placer:
             return Placement(
                 pod, "unschedulable", _format_counts(len(self._names), shape.counts), vector=prepared.vector
             )
+        return self._bound(prepared, shape, best)
+
+    def _place_filtered(self, prepared: _Pod, shape: _Shape, topology: TopologyFilters) -> Placement:
+        """PodTopologySpread and InterPodAffinity over the shape's evaluations, which never depend on other
+        nodes' pods (so they stay cached): a node that failed before these filters keeps its reasons, one that
+        fails them gets theirs, and the rest keep their DynamicResources outcome, as the default profile's
+        order runs them."""
+        counts: Counter[str] = Counter()
+        errors: list[str] = []
+        best: tuple[tuple[Any, ...], str] | None = None
+        for name in self._names:
+            ev = shape.evals[name]
+            if ev.early:
+                counts.update(ev.reasons)
+                continue
+            reasons = topology.reasons(name)
+            if reasons:
+                counts.update(reasons)
+            elif ev.error is not None:
+                errors.append(name)
+            elif ev.key is None:
+                counts.update(ev.reasons)
+            elif best is None or ev.key < best[0]:
+                best = (ev.key, name)
+        pod = prepared.pod
+        if errors:
+            return Placement(pod, "error", shape.evals[min(errors)].error or "", vector=prepared.vector)
+        if best is None:
+            return Placement(
+                pod, "unschedulable", _format_counts(len(self._names), counts), vector=prepared.vector
+            )
+        return self._bound(prepared, shape, best[1])
+
+    def _bound(self, prepared: _Pod, shape: _Shape, best: str) -> Placement:
+        pod = prepared.pod
         ev = shape.evals[best]
         placement = Placement(pod, "bound", node=best, vector=prepared.vector)
         placement.allocation = [r.model_copy(deep=True) for r in ev.results]
@@ -247,6 +300,7 @@ class Placer:
                 if self._local_pools.get((dev.driver, dev.pool)) != placement.node:
                     global_change = True
         self._usage[placement.node].add(placement.vector)
+        self._index.add(placement.pod, placement.node)
         self._changes.append(_GLOBAL if global_change else placement.node)
 
     # --- evaluation -----------------------------------------------------------------------------------------
@@ -283,10 +337,13 @@ class Placer:
             "init": [_container_shape(c) for c in spec.init_containers or []],
             "containers": [_container_shape(c) for c in spec.containers],
             "overhead": {k: str(v) for k, v in (spec.overhead or {}).items()},
+            "resources": spec.resources.to_api() if spec.resources else None,
             "claims": ids,
         }
+        ports = host_ports(pod)
+        shape_doc["ports"] = ports
         shape_key = json.dumps(shape_doc, sort_keys=True, default=str)
-        return _Pod(pod, shape_key, vector, scalars, pending, allocated, problem)
+        return _Pod(pod, shape_key, vector, scalars, pending, allocated, problem, ports=ports)
 
     def _shape(self, prepared: _Pod) -> _Shape:
         shape = self._shapes.get(prepared.key)
@@ -338,7 +395,9 @@ class Placer:
             static = static_reasons(p.pod, node)
             shape.static[name] = static
         if static:
-            return _Eval(reasons=static)
+            return _Eval(reasons=static, early=True)
+        if p.ports and self._index.ports_conflict(name, p.ports):
+            return _Eval(reasons=[REASON_PORTS], early=True)
         allocatable = node.status.allocatable if node.status else None
         reasons = fit_reasons(
             p.vector,
@@ -347,7 +406,7 @@ class Placer:
             lambda r: r in p.scalars and self.resolver.delegated_to_dra(r, allocatable),
         )
         if reasons:
-            return _Eval(reasons=reasons)
+            return _Eval(reasons=reasons, early=True)
         for c in p.allocated:
             sel = c.status.allocation.node_selector if c.status and c.status.allocation else None
             if sel is not None and not node_selector_matches(sel, node.labels, name):

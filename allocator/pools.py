@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+from allocator.celfailures import SelectorFailure
 from allocator.ids import DeviceID, PoolID
 from resourceapi.capacity import CapacityEntry, capacity_entry, normalize_name
 from resourceapi.core_v1 import NodeSelector, NodeSelectorRequirement
@@ -68,8 +69,8 @@ class DeviceRecord:
         self.node_selector: NodeSelector | None = None
         self.all_nodes = False
         self.cel_input: Any = None  # built lazily, once
-        self.class_matches: dict[object, bool | str] = {}  # class identity -> match or error message
-        self.request_matches: dict[tuple[str, ...], bool | str] = {}
+        self.class_matches: dict[object, bool | SelectorFailure] = {}  # class identity -> match or failure
+        self.request_matches: dict[tuple[str, ...], bool | SelectorFailure] = {}
         self.consumption: dict[object, Any] = {}  # request capacity key -> consumed amounts (capacity.py)
 
     def __repr__(self) -> str:

@@ -34,6 +34,7 @@ CPU = "cpu"
 MEMORY = "memory"
 EPHEMERAL_STORAGE = "ephemeral-storage"
 PODS = "pods"
+HUGEPAGES_PREFIX = "hugepages-"
 _CORE_ORDER = (CPU, MEMORY, EPHEMERAL_STORAGE)
 _EFFECTS_THAT_BLOCK = ("NoSchedule", "NoExecute")
 
@@ -55,7 +56,8 @@ def _max(into: dict[str, Quantity], items: Mapping[str, Quantity]) -> None:
 
 
 def pod_requests(pod: Pod) -> dict[str, Quantity]:
-    """Upstream's PodRequests: containers summed, sidecars added, max with each init container, + overhead."""
+    """Upstream's PodRequests: containers summed, sidecars added, max with each init container; pod-level
+    `spec.resources.requests` replace that for the resources they may name (PodLevelResources); + overhead."""
     reqs: dict[str, Quantity] = {}
     for c in pod.spec.containers:
         _add(reqs, c.resources.requests)
@@ -73,8 +75,17 @@ def pod_requests(pod: Pod) -> dict[str, Quantity]:
             _add(effective, sidecars)
         _max(init_max, effective)
     _max(reqs, init_max)
+    pod_level = pod.spec.resources.requests if pod.spec.resources is not None else None
+    for name, q in (pod_level or {}).items():
+        if is_pod_level_resource(name):
+            reqs[name] = q
     _add(reqs, pod.spec.overhead)
     return reqs
+
+
+def is_pod_level_resource(name: str) -> bool:
+    """IsSupportedPodLevelResource (component-helpers/resource/helpers.go): cpu, memory, hugepages-*."""
+    return name in (CPU, MEMORY) or name.startswith(HUGEPAGES_PREFIX)
 
 
 def fit_vector(requests: Mapping[str, Quantity]) -> dict[str, int]:
@@ -166,18 +177,23 @@ def static_reasons(pod: Pod, node: Node) -> list[str]:
         return [REASON_NODE_NAME]
     if untolerated_taint(node.spec.taints or [], tolerations) is not None:
         return [REASON_TAINT]
+    if not required_node_affinity_matches(pod, node):
+        return [REASON_AFFINITY]
+    return []
+
+
+def required_node_affinity_matches(pod: Pod, node: Node) -> bool:
+    """nodeaffinity.GetRequiredNodeAffinity(pod).Match(node): the nodeSelector and the required terms."""
     labels = node.labels
     if pod.spec.node_selector and any(labels.get(k) != v for k, v in pod.spec.node_selector.items()):
-        return [REASON_AFFINITY]
+        return False
     affinity = pod.spec.affinity
     required = (
         affinity.node_affinity.required_during_scheduling_ignored_during_execution
         if (affinity and affinity.node_affinity)
         else None
     )
-    if required is not None and not node_selector_matches(required, labels, node.name):
-        return [REASON_AFFINITY]
-    return []
+    return required is None or node_selector_matches(required, labels, node.name)
 
 
 # --- resource fit -------------------------------------------------------------------------------------------

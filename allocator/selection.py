@@ -8,8 +8,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Protocol
 
+from allocator.celfailures import CelFailure, FailureKind, SelectorFailure
 from allocator.errors import AllocationError
 from allocator.pools import DeviceRecord, node_matches
+from resourceapi.cel.cache import program_bytes
 from resourceapi.resource_v1 import DeviceClass
 
 NO_SUCH_KEY_HINT = (
@@ -18,23 +20,31 @@ NO_SUCH_KEY_HINT = (
 )
 
 
+# Compiled programs kept by one Matcher, by estimated memory (resourceapi/cel/cache.py): emptied when full.
+PROGRAMS_MAX_BYTES = 32 * 1024 * 1024
+
+
 class Program(Protocol):
     """A compiled selector."""
 
     def matches(self, device: Any) -> bool: ...
 
+    def ast_size(self) -> int:
+        """Serialized size of its checked AST (the compile cache's weight)."""
+        ...
+
 
 class SelectorEngine(Protocol):
     """What selection needs of CEL: compile once, build a device's input once, evaluate."""
 
-    def compile(self, expression: str) -> Program | str:
-        """The program, or the compile error text (e.g. "compilation failed: ERROR: <input>:1:1: ...")."""
+    def compile(self, expression: str) -> Program | CelFailure:
+        """The program, or the compile failure (e.g. "compilation failed: ERROR: <input>:1:1: ...")."""
         ...
 
     def device_input(self, device: DeviceRecord) -> Any: ...
 
-    def evaluate(self, program: Program, device_input: Any) -> bool | str:
-        """The result, or the runtime error text."""
+    def evaluate(self, program: Program, device_input: Any) -> bool | CelFailure:
+        """The result, or the runtime failure."""
         ...
 
 
@@ -62,32 +72,39 @@ def enhance_runtime_error(text: str) -> str:
 class Matcher:
     """Evaluates class and request selectors against devices, caching per device record."""
 
-    __slots__ = ("_engine", "_programs")
+    __slots__ = ("_engine", "_programs", "_programs_bytes")
 
     def __init__(self, engine: SelectorEngine) -> None:
         self._engine = engine
-        self._programs: dict[str, Program | str] = {}
+        self._programs: dict[str, Program | CelFailure] = {}
+        self._programs_bytes = 0
 
-    def _program(self, expression: str) -> Program | str:
+    def _program(self, expression: str) -> Program | CelFailure:
         program = self._programs.get(expression)
         if program is None:
             program = self._engine.compile(expression)
+            if isinstance(program, CelFailure):
+                weight = program_bytes(expression, None, len(program.message))
+            else:
+                weight = program_bytes(expression, program.ast_size())
+            if self._programs_bytes + weight > PROGRAMS_MAX_BYTES:
+                self._programs.clear()
+                self._programs_bytes = 0
             self._programs[expression] = program
+            self._programs_bytes += weight
         return program
 
-    def _evaluate(
-        self, device: DeviceRecord, selectors: tuple[str | None, ...]
-    ) -> bool | tuple[int, str, bool]:
-        """True/False, or (selector index, error text, is compile error)."""
+    def _evaluate(self, device: DeviceRecord, selectors: tuple[str | None, ...]) -> bool | SelectorFailure:
+        """True/False, or the first selector that failed to compile or to evaluate."""
         for i, expression in enumerate(selectors):
             program = self._program(expression or "")
-            if isinstance(program, str):
-                return (i, program, True)
+            if isinstance(program, CelFailure):
+                return SelectorFailure(i, program)
             if device.cel_input is None:
                 device.cel_input = self._engine.device_input(device)
             result = self._engine.evaluate(program, device.cel_input)
-            if isinstance(result, str):
-                return (i, enhance_runtime_error(result), False)
+            if isinstance(result, CelFailure):
+                return SelectorFailure(i, CelFailure.runtime_error(enhance_runtime_error(result.message)))
             if not result:
                 return False
         return True
@@ -95,44 +112,30 @@ class Matcher:
     def class_matches(self, device: DeviceRecord, cls: ClassRecord) -> bool:
         cached = device.class_matches.get(cls)
         if cached is None:
-            outcome = self._evaluate(device, cls.selectors)
-            cached = outcome if isinstance(outcome, bool) else _encode(outcome)
+            cached = self._evaluate(device, cls.selectors)
             device.class_matches[cls] = cached
         if isinstance(cached, bool):
             return cached
-        index, text, compile_error = _decode(cached)
-        if compile_error:
-            raise AllocationError(f"class {cls.name}: selector #{index}: CEL compile error: {text}")
-        raise AllocationError(
-            f"class {cls.name}: selector #{index} on device {device.id}: CEL runtime error: {text}"
-        )
+        raise _error(f"class {cls.name}", device, cached)
 
     def request_matches(self, device: DeviceRecord, selectors: tuple[str, ...], claim: str) -> bool:
         if not selectors:
             return True
         cached = device.request_matches.get(selectors)
         if cached is None:
-            outcome = self._evaluate(device, selectors)
-            cached = outcome if isinstance(outcome, bool) else _encode(outcome)
+            cached = self._evaluate(device, selectors)
             device.request_matches[selectors] = cached
         if isinstance(cached, bool):
             return cached
-        index, text, compile_error = _decode(cached)
-        if compile_error:
-            raise AllocationError(f"claim {claim}: selector #{index}: CEL compile error: {text}")
-        raise AllocationError(
-            f"claim {claim}: selector #{index} on device {device.id}: CEL runtime error: {text}"
-        )
+        raise _error(f"claim {claim}", device, cached)
 
 
-def _encode(outcome: tuple[int, str, bool]) -> str:
-    index, text, compile_error = outcome
-    return f"{'C' if compile_error else 'R'}{index}:{text}"
-
-
-def _decode(cached: str) -> tuple[int, str, bool]:
-    head, _, text = cached.partition(":")
-    return int(head[1:]), text, head[0] == "C"
+def _error(owner: str, device: DeviceRecord, failed: SelectorFailure) -> AllocationError:
+    """Upstream's wording: compile errors name no device, runtime errors name the device."""
+    where, message = f"{owner}: selector #{failed.index}", failed.failure.message
+    if failed.failure.kind is FailureKind.COMPILE:
+        return AllocationError(f"{where}: CEL compile error: {message}")
+    return AllocationError(f"{where} on device {device.id}: CEL runtime error: {message}")
 
 
 def per_device_node_matches(device: DeviceRecord, node_name: str, labels: Mapping[str, str]) -> bool:

@@ -1,10 +1,11 @@
 """`/mutate-pods` (pod routing) against the allow-all baseline in the same server, over TLS, same run.
 
-The server is the real `dra-capacity serve --bench-baseline-endpoint --kubeconfig ...`, its routing cache fed
-by the kube-apiserver test double (a process) holding a DeviceClass with capacity requests and an opted-in
-namespace, so every review takes the routed path (resource lookup, opt-in check, JSONPatch). Server and load
-generator are pinned to different cores; load: wrk if installed, else an aiohttp client (see
-webhook_bench.py). Targets: >= 80% of the baseline's throughput, p99 within 1 ms of the baseline's.
+The server is `dra-capacity serve --kubeconfig ...` as bench/webhook_baseline.py runs it (its `/mutate`
+admits everything unjudged: the baseline), its routing cache fed by the kube-apiserver test double (a
+process) holding a DeviceClass with capacity requests (annotation carrier) and an opted-in namespace, so
+every review takes the routed path (resource lookup, opt-in check, JSONPatch). Server and load generator
+are pinned to different cores; load: wrk if installed, else an aiohttp client (see webhook_bench.py).
+Targets: >= 80% of the baseline's throughput, p99 within 1 ms of the baseline's.
 
     .venv/bin/python bench/mutate_pods_bench.py [--duration 10] [--connections 16] [--rounds 2]
 """
@@ -31,6 +32,7 @@ sys.path.insert(0, str(ROOT / "tests" / "binder"))
 from gpu_cluster import device_class, pod  # noqa: E402
 from webhook_bench import LUA, Result, _python_load, free_port, pinned, run_wrk, wait_ready  # noqa: E402
 
+BASELINE = "/mutate"  # allow-all in bench/webhook_baseline.py (same server, through the worker pool)
 TARGET_RATIO = 0.80
 TARGET_P99_DELTA_MS = 1.0
 
@@ -135,9 +137,9 @@ def main() -> int:
         tls_dir = tmp / "tls"
         port = free_port()
         base = f"https://127.0.0.1:{port}"
-        cli = str(Path(sys.executable).parent / "dra-capacity")
-        argv = [cli, "serve", "--self-signed", "--listen", f"127.0.0.1:{port}", "--tls-dir", str(tls_dir)]
-        argv += ["--bench-baseline-endpoint", "--kubeconfig", str(kubeconfig)]
+        baseline_server = str(ROOT / "bench" / "webhook_baseline.py")
+        argv = [sys.executable, baseline_server, "--self-signed", "--listen", f"127.0.0.1:{port}"]
+        argv += ["--tls-dir", str(tls_dir), "--kubeconfig", str(kubeconfig)]
         proc = subprocess.Popen(pinned(server_cpu, argv), stderr=subprocess.DEVNULL)
         try:
             wait_ready(base, tls_dir / "ca.crt", proc)
@@ -156,9 +158,9 @@ def main() -> int:
                     _python_load(base + path, body, duration, args.connections, tls_dir / "ca.crt")
                 )
 
-            measure("/bench/allow", 2)
+            measure(BASELINE, 2)
             measure("/mutate-pods", 2)
-            runs: dict[str, list[Result]] = {"/bench/allow": [], "/mutate-pods": []}
+            runs: dict[str, list[Result]] = {BASELINE: [], "/mutate-pods": []}
             for _ in range(args.rounds):
                 for path in runs:
                     runs[path].append(measure(path, args.duration))
@@ -168,7 +170,7 @@ def main() -> int:
             double.terminate()
             double.wait(timeout=30)
     best = {path: max(results, key=lambda r: r.rps) for path, results in runs.items()}
-    baseline, routed = best["/bench/allow"], best["/mutate-pods"]
+    baseline, routed = best[BASELINE], best["/mutate-pods"]
     ratio = routed.rps / baseline.rps
     delta = routed.p99_ms - baseline.p99_ms
     tool = "wrk" if use_wrk else "python aiohttp client"

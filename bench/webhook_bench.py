@@ -1,10 +1,11 @@
 """Webhook throughput and latency over TLS: `/validate` on a realistic DeviceClass vs an allow-all baseline.
 
-The server (`dra-capacity serve --self-signed --bench-baseline-endpoint`) is pinned to one core and the load
-generator to the other (taskset). Load: wrk (Debian package `wrk`) with a Lua script POSTing the review, 16
-keep-alive connections; without wrk, an aiohttp client in this process. The baseline route runs the same
-envelope checks, JSON wrapping, metrics and decision log as /validate, with no admission logic, so the ratio
-is the cost of the rules themselves. Targets: validate >= 70% of baseline throughput, p99 <= 5 ms.
+The server (bench/webhook_baseline.py: `dra-capacity serve` whose `/mutate` allows everything unjudged) is
+pinned to one core and the load generator to the other (taskset). Load: wrk (Debian package `wrk`) with a Lua
+script POSTing the review, 16 keep-alive connections; without wrk, an aiohttp client in this process. The
+baseline route runs the same envelope checks, worker pool, JSON wrapping, metrics and decision log as
+/validate, with no admission logic, so the ratio is the cost of the rules themselves. Targets: validate >=
+70% of baseline throughput, p99 <= 5 ms.
 
     .venv/bin/python bench/webhook_bench.py [--duration 10] [--connections 16] [--python-client]
 """
@@ -31,6 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = ROOT / "bench" / "fixtures" / "deviceclass-realistic.json"
 OUT = ROOT / "bench" / "out"
 TARGET_RATIO = 0.70
+BASELINE = "/mutate"  # allow-all in bench/webhook_baseline.py
 TARGET_P99_MS = 5.0
 
 LUA = """
@@ -162,6 +164,13 @@ def main() -> int:
     parser.add_argument(
         "--python-client", action="store_true", help="use the aiohttp client even if wrk exists"
     )
+    parser.add_argument(
+        "--serve-arg",
+        action="append",
+        default=[],
+        metavar="ARG",
+        help="extra `serve` flag for the server, repeatable (e.g. --serve-arg=--worker-kind=thread)",
+    )
     args = parser.parse_args()
 
     load_before = os.getloadavg()[0]
@@ -175,17 +184,16 @@ def main() -> int:
         tls_dir = Path(tmp) / "tls"
         port = free_port()
         base = f"https://127.0.0.1:{port}"
-        cli = str(Path(sys.executable).parent / "dra-capacity")
         server_argv = [
-            cli,
-            "serve",
+            sys.executable,
+            str(ROOT / "bench" / "webhook_baseline.py"),
             "--self-signed",
             "--listen",
             f"127.0.0.1:{port}",
             "--tls-dir",
             str(tls_dir),
+            *args.serve_arg,
         ]
-        server_argv.append("--bench-baseline-endpoint")
         proc = subprocess.Popen(pinned(server_cpu, server_argv), stderr=subprocess.DEVNULL)
         try:
             wait_ready(base, tls_dir / "ca.crt", proc)
@@ -203,9 +211,9 @@ def main() -> int:
                     _python_load(base + path, body, duration, args.connections, tls_dir / "ca.crt")
                 )
 
-            measure("/bench/allow", 2)  # warm-up: connections, caches, CPU frequency
+            measure(BASELINE, 2)  # warm-up: connections, caches, CPU frequency
             measure("/validate", 2)
-            runs: dict[str, list[Result]] = {"/bench/allow": [], "/validate": []}
+            runs: dict[str, list[Result]] = {BASELINE: [], "/validate": []}
             for _ in range(args.rounds):
                 for path in runs:
                     runs[path].append(measure(path, args.duration))
@@ -214,13 +222,15 @@ def main() -> int:
             proc.wait(timeout=30)
 
     best = {path: max(results, key=lambda r: r.rps) for path, results in runs.items()}
-    baseline, validate = best["/bench/allow"], best["/validate"]
+    baseline, validate = best[BASELINE], best["/validate"]
     ratio = validate.rps / baseline.rps
     tool = "wrk" if use_wrk else "python aiohttp client"
     pinning = (
         f"server on CPU {server_cpu}, load on CPU {client_cpu}" if server_cpu is not None else "not pinned"
     )
     print(f"webhook benchmark: TLS, {args.connections} keep-alive connections, {tool}, {pinning}")
+    if args.serve_arg:
+        print(f"serve flags: {' '.join(args.serve_arg)}")
     load_after = os.getloadavg()[0]
     print(f"load average (1 min) before/after: {load_before:.2f}/{load_after:.2f} (other load skews p99)")
     print(f"fixture: {args.fixture.relative_to(ROOT) if args.fixture.is_relative_to(ROOT) else args.fixture}")

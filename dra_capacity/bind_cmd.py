@@ -17,6 +17,7 @@ import time
 from typing import Any
 
 from dra_capacity.cliopts import add_feature_gates_flag
+from dra_capacity.kubeclient import ClusterConfigError, api_client
 from dra_capacity.serve_cmd import parse_listen
 from resourceapi.gates import FeatureGates, GateError
 
@@ -132,14 +133,16 @@ def run_bind(args: argparse.Namespace) -> int:
         return _error("leader election needs --lease-duration > --renew-deadline > --retry-period")
     from allocator.binder.controller import Binder, BinderOptions
     from allocator.binder.election import LeaderElector, default_identity, pod_namespace
-    from allocator.binder.kube import Kube, load_configuration
+    from allocator.binder.kube import Kube
     from allocator.binder.metrics import BinderMetrics, HealthServer
 
     logger = _configure_logging()
     try:
-        configuration = load_configuration(args.kubeconfig, args.context)
-    except Exception as exc:
-        return _error(f"cannot load the cluster configuration: {exc}")
+        client = api_client(args.kubeconfig, args.context)  # explicit, else in-cluster (a server)
+    except ClusterConfigError as exc:
+        return _error(str(exc))
+    configuration = client.configuration
+    client.close()
     kube = Kube(configuration, pool_size=args.bind_workers + 16)
     metrics = BinderMetrics()
     identity = default_identity()

@@ -34,7 +34,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="dra-capacity",
         description="KEP-6406 DRA extended-resource capacity: DeviceClass admission webhook and allocator.",
+        epilog=MAIN_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.add_argument("--version", action=_VersionAction, nargs=0, help="print the version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     _add_serve(sub)
@@ -48,7 +51,37 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+MAIN_EPILOG = """\
+exit status (every command): 0 success; 1 the tool ran and found a failure (a rejected object, or with
+simulate --fail-unschedulable a pod or claim not placed); 2 bad usage or unreadable input, one line on stderr:
+"dra-capacity COMMAND: error: ...". `dra-capacity COMMAND --help` tells more.
+"""
+
+
+class _VersionAction(argparse.Action):
+    """`--version`: looked up only when asked for (importlib.metadata costs more than the rest of --help)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> None:
+        print(f"{parser.prog} {_version()}")
+        parser.exit()
+
+
+def _version() -> str:
+    """The installed distribution's version (importlib.metadata: no import of the package's modules)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("dra-capacity")
+    except PackageNotFoundError:
+        return "unknown (not installed)"
+
+
 def _add_serve(sub: Any) -> None:
+    """`serve` is registered without importing the server (aiohttp, cryptography, prometheus-client, CEL):
+    its flags live in serve_cmd, imported only when `serve` is the command being run or described."""
+    if _chosen_command() != "serve":
+        sub.add_parser("serve", help="serve the DeviceClass admission webhook over HTTPS")
+        return
     serve = sub.add_parser(
         "serve",
         help="serve the DeviceClass admission webhook over HTTPS",
@@ -68,23 +101,42 @@ def _add_serve(sub: Any) -> None:
 
 
 def _add_validate(sub: Any) -> None:
-    from dra_capacity.validate_cmd import add_validate_arguments
+    help_text = "run the webhook's mutation and validation offline on DeviceClass files"
+    if _chosen_command() != "validate":
+        sub.add_parser("validate", help=help_text)
+        return
+    from dra_capacity.validate_cmd import VALIDATE_EPILOG, add_validate_arguments
 
     validate = sub.add_parser(
         "validate",
-        help="run the webhook's mutation and validation offline on DeviceClass files",
+        help=help_text,
         description="Run exactly the webhook's mutation + validation on every DeviceClass in FILE... "
-        "(other kinds are skipped with a note on stderr). Exit 0 when all are allowed, 1 when any is "
-        "rejected, 2 for bad usage or unreadable input.",
+        "(other kinds are skipped with a note on stderr).",
+        epilog=VALIDATE_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_validate_arguments(validate)
 
 
+_ARGV: list[str] = []
+
+
+def _chosen_command() -> str | None:
+    """The subcommand on the command line being parsed (None: none yet, e.g. `dra-capacity --help`), so that
+    only its module is imported: the other subcommands get a bare parser for the command list."""
+    for arg in _ARGV:
+        if not arg.startswith("-"):
+            return arg
+    return None
+
+
 def _unavailable(reason: str) -> int:
-    raise SystemExit(f"error: serve is not available: {reason}")
+    raise SystemExit(f"dra-capacity serve: error: serve is not available: {reason}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    global _ARGV
+    _ARGV = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 from collections.abc import Callable
 
+from dra_capacity.kubeclient import ClusterConfigError, api_client, in_cluster
 from webhook import logs
 from webhook.metrics import WebhookMetrics
 from webhook.pod_routing import DEFAULT_SCHEDULER_NAME, PodRouter, PodRoutingMetrics
@@ -19,12 +19,7 @@ from webhook.routing_cache import ClusterRoutingCache, RoutingCache
 
 
 def add_routing_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--kubeconfig",
-        default=None,
-        metavar="PATH",
-        help="cluster to read DeviceClasses and Namespaces from for /mutate-pods (default: in-cluster)",
-    )
+    """`--scheduler-name`; the cluster is `serve`'s own `--kubeconfig` (or the in-cluster config)."""
     parser.add_argument(
         "--scheduler-name",
         default=DEFAULT_SCHEDULER_NAME,
@@ -40,7 +35,7 @@ def start_pod_router(
     kubeconfig = getattr(args, "kubeconfig", None)
     scheduler_name = getattr(args, "scheduler_name", DEFAULT_SCHEDULER_NAME)
     routing_metrics = PodRoutingMetrics(metrics.registry)
-    if not kubeconfig and not os.environ.get("KUBERNETES_SERVICE_HOST"):
+    if not kubeconfig and not in_cluster():
         logs.log_event(
             logger,
             logging.INFO,
@@ -48,17 +43,13 @@ def start_pod_router(
             "/mutate-pods admits pods unchanged",
         )
         return PodRouter(RoutingCache(), scheduler_name, routing_metrics), lambda: None
-    from kubernetes import client
-
-    from allocator.binder.kube import load_configuration
-
     try:
-        configuration = load_configuration(kubeconfig)
-    except Exception as exc:
+        client = api_client(kubeconfig)
+    except ClusterConfigError as exc:
         logs.log_event(
             logger, logging.WARNING, "pod routing: cannot load cluster configuration", error=str(exc)
         )
         return PodRouter(RoutingCache(), scheduler_name, routing_metrics), lambda: None
-    cache = ClusterRoutingCache(client.ApiClient(configuration))
+    cache = ClusterRoutingCache(client)
     cache.start()
     return PodRouter(cache, scheduler_name, routing_metrics), cache.stop

@@ -9,22 +9,29 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
+import importlib
 import ipaddress
 import logging
 import os
 import signal
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from certs.files import CertFileError, ensure_self_signed
 from dra_capacity.cliopts import add_feature_gates_flag
+from dra_capacity.kubeclient import ClusterConfigError, api_client, in_cluster
 from dra_capacity.routing_setup import add_routing_arguments, start_pod_router
 from resourceapi.gates import FeatureGates, GateError
 from webhook import logs
+from webhook.limits import ServerLimits
 from webhook.metrics import WebhookMetrics
 from webhook.server import AdmissionHandler, CertificateEvents, Listen, WebhookServer
 from webhook.tlsreload import DEFAULT_CHECK_INTERVAL, CertificateReloader
+from webhook.workers import PROCESS, THREAD, WORKER_KINDS
 
 DEFAULT_LISTEN = "0.0.0.0:8443"
 DEFAULT_TLS_DIR = "/etc/dra-capacity/tls"
@@ -62,7 +69,7 @@ def _positive_float(value: str) -> float:
 
 
 def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
-    """The `serve` flags of cli-contract.md, plus two hidden ones for tests and bench/."""
+    """The `serve` flags of cli-contract.md, the limits, and a hidden one for tests."""
     parser.add_argument(
         "--listen",
         type=parse_listen,
@@ -96,10 +103,114 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="HOST:PORT",
         help="serve /metrics over plain HTTP on this address instead of on the HTTPS listener",
     )
+    parser.add_argument(
+        "--native-rules",
+        choices=("warn", "deny"),
+        default="warn",
+        help=(
+            "findings on fields the API server validates natively (metadata, selectors, config, "
+            "extendedResourceName): 'warn' (default) answers them with warnings and a metric, since the API "
+            "server has already accepted those fields before calling the webhook; 'deny' rejects them. Rules "
+            "the API server lacks (the KEP-6406 field, its annotation) always deny"
+        ),
+    )
+    add_limit_arguments(parser)
+    parser.add_argument(
+        "--cluster-warnings",
+        choices=("auto", "off"),
+        default="auto",
+        help="warn about DeviceClasses that no published device can serve (auto: when --kubeconfig is "
+        "given or in a pod; reads ResourceSlices and DeviceClasses, never rejects)",
+    )
+    parser.add_argument(
+        "--kubeconfig",
+        metavar="PATH",
+        help="cluster to read for the warnings and for /mutate-pods (default: in-cluster config)",
+    )
     add_routing_arguments(parser)
-    parser.add_argument("--bench-baseline-endpoint", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument(
         "--cert-check-interval", type=_positive_float, default=DEFAULT_CHECK_INTERVAL, help=argparse.SUPPRESS
+    )
+
+
+def _positive_int(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number") from None
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"{value!r} must be at least 1")
+    return number
+
+
+_DEFAULTS = ServerLimits()
+
+
+def add_limit_arguments(parser: argparse.ArgumentParser) -> None:
+    """The server's caps and timeouts (webhook/limits.py); the defaults suit kube-apiserver as the client."""
+    group = parser.add_argument_group("limits (see docs/troubleshooting.md)")
+    group.add_argument(
+        "--workers",
+        type=_positive_int,
+        default=_DEFAULTS.workers,
+        metavar="N",
+        help=f"workers judging reviews, off the loop that answers probes (default {_DEFAULTS.workers})",
+    )
+    group.add_argument(
+        "--worker-kind",
+        choices=WORKER_KINDS,
+        default=PROCESS,
+        help="processes: probes never wait for a costly review (about 40 MiB each); threads: no extra "
+        "memory, probes may wait tens of milliseconds (default process)",
+    )
+    group.add_argument(
+        "--max-connections",
+        type=_positive_int,
+        default=_DEFAULTS.max_connections,
+        metavar="N",
+        help=f"open connections on the HTTPS listener; more are closed (default {_DEFAULTS.max_connections})",
+    )
+    group.add_argument(
+        "--max-in-flight-bytes",
+        type=_positive_int,
+        default=_DEFAULTS.in_flight_bytes,
+        metavar="BYTES",
+        help="bytes of review bodies accepted and not yet answered; a review beyond gets 429 "
+        f"(default {_DEFAULTS.in_flight_bytes})",
+    )
+    group.add_argument(
+        "--keepalive-timeout",
+        type=_positive_float,
+        default=_DEFAULTS.keepalive_timeout,
+        metavar="SECONDS",
+        help="close a connection idle this long, or whose request headers are still incomplete "
+        f"(default {_DEFAULTS.keepalive_timeout:g}; keep it above the apiserver's 90 s idle timeout)",
+    )
+    group.add_argument(
+        "--body-timeout",
+        type=_positive_float,
+        default=_DEFAULTS.body_timeout,
+        metavar="SECONDS",
+        help=f"time allowed for a request body to arrive; 408 after (default {_DEFAULTS.body_timeout:g})",
+    )
+    group.add_argument(
+        "--shutdown-timeout",
+        type=_positive_float,
+        default=_DEFAULTS.shutdown_timeout,
+        metavar="SECONDS",
+        help="on SIGTERM, time in-flight reviews get to finish before connections are closed "
+        f"(default {_DEFAULTS.shutdown_timeout:g}; keep it below terminationGracePeriodSeconds)",
+    )
+
+
+def limits_of(args: argparse.Namespace) -> ServerLimits:
+    return ServerLimits(
+        workers=args.workers,
+        max_connections=args.max_connections,
+        in_flight_bytes=args.max_in_flight_bytes,
+        keepalive_timeout=args.keepalive_timeout,
+        body_timeout=args.body_timeout,
+        shutdown_timeout=args.shutdown_timeout,
     )
 
 
@@ -108,20 +219,62 @@ def _error(message: str) -> int:
     return 2
 
 
-def load_handler(gates: FeatureGates) -> AdmissionHandler:
-    """The DeviceClass admission logic (webhook/admission.py)."""
-    from webhook.admission import DeviceClassAdmission
+@dataclass(frozen=True)
+class ClusterSpec:
+    """Where the cluster-aware warnings read the cluster (picklable: each worker process opens its own)."""
 
-    handler: AdmissionHandler = DeviceClassAdmission(gates)
+    kubeconfig: str | None  # None: the in-cluster service account
+
+
+def cluster_spec(args: argparse.Namespace) -> ClusterSpec | None:
+    """The cluster behind the cluster-aware warnings, or None when they are off.
+
+    `--cluster-warnings auto` (the default) reads the cluster when a kubeconfig is given or the process runs
+    in a pod. Raises ClusterConfigError for an unusable configuration, before anything else starts."""
+    if args.cluster_warnings == "off" or (not args.kubeconfig and not in_cluster()):
+        return None
+    api_client(args.kubeconfig).close()
+    return ClusterSpec(args.kubeconfig)
+
+
+def load_handler(
+    gates: FeatureGates, cluster: ClusterSpec | None = None, native_rules: str = "warn"
+) -> AdmissionHandler:
+    """The DeviceClass admission logic (webhook/admission.py), built where it runs (in each worker process);
+    `native_rules` is `--native-rules`.
+
+    With `cluster`, it starts its informer cache of ResourceSlices and DeviceClasses (admission never waits on
+    it), which feeds the cluster-aware warnings and emits an Event on each DeviceClass that the published
+    devices can no longer serve."""
+    from webhook.admission import DeviceClassAdmission
+    from webhook.native_rules import NativeRules
+
+    source = None
+    if cluster is not None:
+        from webhook.class_events import ClassEvents
+        from webhook.informer import ClusterCache, event_sink
+
+        api = api_client(cluster.kubeconfig)
+        cache = ClusterCache(api, on_view=ClassEvents(gates, event_sink(api)).on_view)
+        cache.start()
+        source = cache.view
+    handler: AdmissionHandler = DeviceClassAdmission(gates, NativeRules(native_rules), cluster=source)
     return handler
 
 
-def run_serve(args: argparse.Namespace) -> int:
-    """Run the webhook until SIGTERM/SIGINT; 0 on a clean stop, 2 when it cannot start."""
+def run_serve(
+    args: argparse.Namespace, load: Callable[[FeatureGates], AdmissionHandler] | None = None
+) -> int:
+    """Run the webhook until SIGTERM/SIGINT; 0 on a clean stop, 2 when it cannot start. `load` builds the
+    admission logic (default `load_handler`; bench/ wraps it)."""
     try:
         gates = FeatureGates.parse(args.feature_gates)
     except GateError as exc:
         return _error(f"--feature-gates: {exc}")
+    try:
+        cluster = cluster_spec(args)
+    except ClusterConfigError as exc:
+        return _error(str(exc))
     tls_dir = Path(args.tls_dir)
     logger = logs.configure(root=True)
     try:
@@ -141,8 +294,17 @@ def run_serve(args: argparse.Namespace) -> int:
         reloader.load()
     except CertFileError as exc:
         return _error(str(exc))
+    factory = (
+        functools.partial(load, gates)
+        if load
+        else functools.partial(load_handler, gates, cluster, args.native_rules)
+    )
+    handler: AdmissionHandler | None = None
     try:
-        handler = load_handler(gates)
+        if args.worker_kind == THREAD:
+            handler = factory()
+        else:  # each worker process builds its own; only check here that the code is there
+            importlib.import_module("webhook.admission")
     except ImportError as exc:  # a broken installation, not bad input; still one line, not a traceback
         return _error(f"cannot load the admission logic: {exc}")
     pod_router, stop_routing = start_pod_router(args, metrics, logger)
@@ -153,7 +315,8 @@ def run_serve(args: argparse.Namespace) -> int:
         metrics_listen=args.metrics_listen,
         metrics=metrics,
         logger=logger,
-        bench_baseline=args.bench_baseline_endpoint,
+        limits=limits_of(args),
+        worker_factory=factory if args.worker_kind == PROCESS else None,
         pod_router=pod_router.mutate,
     )
     try:

@@ -1,8 +1,9 @@
 """`dra-capacity validate`: the webhook's mutation + validation, offline, on DeviceClass manifests.
 
-Per object it prints what `kubectl apply` would print against a cluster with the webhook installed (warnings,
-then `created`/`configured` or the native-looking rejection), or one JSON document with `-o json`. Exit codes:
-0 all allowed, 1 any rejected, 2 bad invocation or unreadable input (nothing printed to stdout then).
+Per object it prints what `kubectl apply` would print against a cluster with the webhook installed, on the
+same streams: `created`/`configured` on stdout; warnings, rejections and notes on stderr. `-o json|yaml`
+prints one document on stdout instead. Exit codes: 0 all allowed, 1 any rejected, 2 bad invocation,
+unreadable input or no DeviceClass validated (nothing printed to stdout then).
 """
 
 from __future__ import annotations
@@ -14,26 +15,50 @@ import sys
 from dataclasses import dataclass
 from typing import Any, TextIO
 
+from pydantic import ValidationError
+
 from dra_capacity import kubectl
 from dra_capacity.cliopts import (
     OutputError,
     add_feature_gates_flag,
+    add_input_flags,
+    dump_json,
+    error_line,
+    input_paths,
     parse_gates_or_exit,
     read_documents,
     write_output,
 )
 from resourceapi import schema
 from resourceapi.documents import Document, DocumentError
+from resourceapi.gates import FeatureGates
 from resourceapi.objects import metadata_of
-from resourceapi.resource_v1 import DeviceClass
+from resourceapi.resource_v1 import DeviceClass, ResourceSlice
 from webhook.admission import VERSIONS, DeviceClassAdmission
-from webhook.dropping import apply_removals
+from webhook.cluster_view import ClusterView
+from webhook.dropping import DroppedField, apply_removals, drop_disabled_fields
 from webhook.status import GROUP, KIND
+
+COMMAND = "validate"
+EXIT_OK, EXIT_REJECTED, EXIT_USAGE = 0, 1, 2
+
+VALIDATE_EPILOG = """\
+output: text (default) prints what `kubectl apply` prints with the webhook installed: the
+  `deviceclass.resource.k8s.io/NAME created` lines on stdout; `Warning:` lines, rejections and notes (skipped
+  kinds, fields dropped because their feature gate is off) on stderr. -o json|yaml print one document,
+  {"results": [...]}, each result naming its file, document and List item.
+
+exit status:
+  0  every DeviceClass is allowed
+  1  at least one DeviceClass is rejected (with --strict: also for unknown fields)
+  2  bad usage, unreadable or unparseable input, or no DeviceClass in the input (one line on stderr,
+     "dra-capacity validate: error: ...", nothing on stdout)
+"""
 
 
 @dataclass
 class Result:
-    """The verdict on one DeviceClass document."""
+    """The verdict on one DeviceClass document, and where the document came from."""
 
     name: str
     update: bool
@@ -41,27 +66,60 @@ class Result:
     warnings: list[str]
     status: dict[str, Any] | None
     patch: list[dict[str, Any]]
+    doc: Document | None = None
+    dropped: list[DroppedField] | None = None
+    native: frozenset[tuple[str, str]] = frozenset()  # (field, message) of causes the API server checks too
+
+    def causes(self) -> list[dict[str, Any]]:
+        """The rejection's causes, each marked `native` when the API server enforces that rule itself."""
+        causes = (self.status or {}).get("details", {}).get("causes", []) if not self.allowed else []
+        out: list[dict[str, Any]] = []
+        for c in causes:
+            field, message = c.get("field", ""), c.get("message", "")
+            native = (field, message) in self.native
+            out.append({"field": field, "type": c.get("type", ""), "message": message, "native": native})
+        return out
+
+    def native_note(self) -> str | None:
+        """For stderr: which causes are native rules (the API server would refuse the object too)."""
+        fields = [c["field"] for c in self.causes() if c["native"]]
+        if not fields:
+            return None
+        where = f"{self.doc.where}: " if self.doc is not None else ""
+        return (
+            f"{where}{kubectl.RESOURCE}/{self.name}: {', '.join(fields)}: native rule: the API server "
+            "refuses this object too, with or without the webhook"
+        )
 
     def as_json(self) -> dict[str, Any]:
-        causes = (self.status or {}).get("details", {}).get("causes", []) if not self.allowed else []
-        return {
+        out: dict[str, Any] = {
             "name": self.name,
             "allowed": self.allowed,
             "warnings": list(self.warnings),
-            "causes": [
-                {"field": c.get("field", ""), "type": c.get("type", ""), "message": c.get("message", "")}
-                for c in causes
-            ],
+            "causes": self.causes(),
             "patch": self.patch,
         }
+        if self.doc is not None:
+            out.update(file=self.doc.source, document=self.doc.index, item=self.doc.item)
+        return out
 
     def text(self) -> list[str]:
+        """Every line, in kubectl's order (warnings, then the verdict); see `stdout_lines`."""
         lines = kubectl.render_warnings(self.warnings)
         if self.allowed:
             lines.append(kubectl.render_success(self.name, self.update))
         else:
             lines.append(kubectl.render_status(self.status or {}))
         return lines
+
+    def notes(self) -> list[str]:
+        """Fields the API server would not store because their gate is off, said in words (stderr)."""
+        where = f"{self.doc.where}: " if self.doc is not None else ""
+        return [
+            f"{where}{kubectl.RESOURCE}/{self.name}: {d.path} dropped: feature gate {d.gate} is disabled, "
+            "so the API server does not store it"
+            for d in self.dropped or []
+        ]
 
 
 def add_validate_arguments(parser: argparse.ArgumentParser) -> None:
@@ -73,8 +131,23 @@ def add_validate_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="previous versions of the objects (matched by name): evaluate an update instead of a create",
     )
-    parser.add_argument("-o", "--output", choices=("text", "json"), default="text", help="output format")
-    parser.add_argument("files", nargs="+", metavar="FILE", help="YAML or JSON manifests ('-' for stdin)")
+    parser.add_argument(
+        "--strict",
+        action="store_true",
+        help="unknown fields are errors, as kubectl --validate=strict (default: warnings)",
+    )
+    parser.add_argument(
+        "--cluster",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="a dump of the cluster's ResourceSlices and DeviceClasses (kubectl get resourceslices,"
+        "deviceclasses -o yaml): adds the webhook's cluster-aware warnings (never rejections)",
+    )
+    parser.add_argument(
+        "-o", "--output", choices=("text", "json", "yaml"), default="text", help="output format"
+    )
+    add_input_flags(parser)
     parser.set_defaults(func=run_validate, parser=parser)
 
 
@@ -82,17 +155,23 @@ def run_validate(args: argparse.Namespace, out: TextIO | None = None, err: TextI
     out = out or sys.stdout
     err = err or sys.stderr
     gates = parse_gates_or_exit(args.parser, args.feature_gates)
+    files = input_paths(args)
+    if not files:
+        args.parser.error("no input: give FILE or -f FILE ('-' for standard input)")
     try:
-        docs = read_documents(args.files, require_objects=True)
-        old_docs = read_documents(args.old) if args.old else []
+        docs = read_documents(files, require_objects=True, recursive=args.recursive)
+        old_docs = read_documents(args.old, recursive=args.recursive) if args.old else []
+        cluster = (
+            cluster_view(read_documents(args.cluster, recursive=args.recursive)) if args.cluster else None
+        )
     except DocumentError as exc:
-        print(f"error: {exc}", file=err)
-        return 2
+        error_line(COMMAND, str(exc), err)
+        return EXIT_USAGE
     for doc in [*docs, *old_docs]:
         if not doc.api_version:
             # kubectl cannot decode an object without apiVersion either; skipping it would pass CI silently.
-            print(f"error: {doc.where}: {doc.kind} {doc.name!r}: missing field 'apiVersion'", file=err)
-            return 2
+            error_line(COMMAND, f"{doc.where}: {doc.kind} {doc.name!r}: missing field 'apiVersion'", err)
+            return EXIT_USAGE
     olds: dict[str, dict[str, Any]] = {}
     for doc in old_docs:
         skip = _skip_reason(doc)
@@ -100,7 +179,7 @@ def run_validate(args: argparse.Namespace, out: TextIO | None = None, err: TextI
             print(f"{doc.where}: skipping {doc.kind} {doc.name!r} (--old): {skip}", file=err)
         elif name := assigned_name(doc.obj):
             olds[name] = doc.obj
-    admission = DeviceClassAdmission(gates)
+    admission = DeviceClassAdmission(gates, cluster=(lambda: cluster) if cluster is not None else None)
     results: list[Result] = []
     for number, doc in enumerate(docs, 1):
         skip = _skip_reason(doc)
@@ -108,21 +187,83 @@ def run_validate(args: argparse.Namespace, out: TextIO | None = None, err: TextI
             print(f"{doc.where}: skipping {doc.kind} {doc.name!r}: {skip}", file=err)
             continue
         name = assigned_name(doc.obj)
-        results.append(evaluate(admission, doc, olds.get(name) if name else None, number))
-    if args.output == "json":
-        text = json.dumps({"results": [r.as_json() for r in results]}, indent=2) + "\n"
-    else:
-        text = "".join(line + "\n" for r in results for line in r.text())
+        old = olds.get(name) if name else None
+        result = strict_rejection(doc, old) if args.strict else None
+        results.append(result or evaluate(admission, doc, old, number, gates))
+    if not results:
+        error_line(COMMAND, f"{', '.join(files)}: no DeviceClass found: nothing was validated", err)
+        return EXIT_USAGE
+    text = render(results, args.output, err)
     try:
         write_output(text, out)
     except OutputError as exc:
-        print(f"error: {exc.strerror}", file=err)
-        return 2
-    return 1 if any(not r.allowed for r in results) else 0
+        error_line(COMMAND, str(exc.strerror), err)
+        return EXIT_USAGE
+    return EXIT_REJECTED if any(not r.allowed for r in results) else EXIT_OK
+
+
+def render(results: list[Result], output: str, err: TextIO) -> str:
+    """stdout's text; in text mode, warnings, rejections and notes are written to `err` as they come."""
+    if output == "json":
+        return dump_json({"results": [r.as_json() for r in results]})
+    if output == "yaml":
+        import yaml
+
+        return yaml.safe_dump({"results": [r.as_json() for r in results]}, sort_keys=False)
+    lines: list[str] = []
+    for r in results:
+        for note in r.notes():
+            print(note, file=err)
+        for line in kubectl.render_warnings(r.warnings):
+            print(line, file=err)
+        if r.allowed:
+            lines.append(kubectl.render_success(r.name, r.update))
+        else:
+            print(kubectl.render_status(r.status or {}), file=err)
+            native = r.native_note()
+            if native is not None:
+                print(native, file=err)
+    return "".join(line + "\n" for line in lines)
+
+
+def strict_rejection(doc: Document, old: dict[str, Any] | None) -> Result | None:
+    """kubectl `--validate=strict`: unknown fields fail the write before admission runs, as the API server's
+    strict decoding does (`k8s.io/apimachinery/pkg/runtime/serializer/json`: `strict decoding error:
+    unknown field "spec.x"`)."""
+    unknown = unknown_fields(doc.obj)
+    if not unknown:
+        return None
+    _, _, version = doc.api_version.rpartition("/")
+    fields = ", ".join(f'unknown field "{path}"' for path in unknown)
+    message = (
+        f"{KIND} in version {json.dumps(version)} cannot be handled as a {KIND}: "
+        f"strict decoding error: {fields}"
+    )
+    status = {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "status": "Failure",
+        "message": message,
+        "reason": "BadRequest",
+        "code": 400,
+        "details": {
+            "group": GROUP,
+            "kind": KIND,
+            "name": doc.name,
+            "causes": [
+                {"field": path, "type": "FieldValueInvalid", "message": "unknown field"} for path in unknown
+            ],
+        },
+    }
+    return Result(doc.name, old is not None, False, [], status, [], doc)
 
 
 def evaluate(
-    admission: DeviceClassAdmission, doc: Document, old: dict[str, Any] | None, number: int
+    admission: DeviceClassAdmission,
+    doc: Document,
+    old: dict[str, Any] | None,
+    number: int,
+    gates: FeatureGates | None = None,
 ) -> Result:
     """Mutate, apply the patch, then validate the mutated object: the apiserver's order."""
     group, _, version = doc.api_version.rpartition("/")
@@ -151,6 +292,9 @@ def evaluate(
         + list(response.get("warnings", [])),
         status=response.get("status"),
         patch=patch,
+        doc=doc,
+        dropped=drop_disabled_fields(doc.obj, old, gates).dropped if gates is not None and patch else [],
+        native=frozenset((e.field, e.body()) for e in getattr(outcome, "native", ())),
     )
 
 
@@ -178,3 +322,30 @@ def _skip_reason(doc: Document) -> str:
         known = ", ".join(sorted(f"{GROUP}/{v}" for v in VERSIONS))
         return f"apiVersion {doc.api_version!r} is not one of {known}"
     return ""
+
+
+def cluster_view(docs: list[Document]) -> ClusterView:
+    """The `--cluster` dump as the webhook's informer would see it; other kinds are ignored."""
+    slices: list[ResourceSlice] = []
+    classes: list[DeviceClass] = []
+    for doc in docs:
+        model: type[ResourceSlice] | type[DeviceClass]
+        if doc.kind == "ResourceSlice":
+            model = ResourceSlice
+        elif doc.kind == "DeviceClass":
+            model = DeviceClass
+        else:
+            continue
+        if not doc.api_version.startswith(GROUP + "/"):
+            continue
+        try:
+            parsed = model.model_validate(doc.obj)
+        except ValidationError as exc:
+            error = exc.errors()[0]
+            where = ".".join(str(p) for p in error["loc"])
+            raise DocumentError(f"{doc.where}: {doc.kind} {doc.name!r}: {where}: {error['msg']}") from None
+        if isinstance(parsed, ResourceSlice):
+            slices.append(parsed)
+        else:
+            classes.append(parsed)
+    return ClusterView(slices, classes)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pydantic import Field, model_validator
 
-from resourceapi.meta import ApiModel, ObjectMeta
+from resourceapi.meta import ApiModel, LabelSelector, ObjectMeta
 from resourceapi.quantity import QuantityField
 
 RESTART_POLICY_ALWAYS = "Always"
@@ -47,9 +47,17 @@ class Taint(ApiModel):
     time_added: str | None = None
 
 
+class ResourceClaimRef(ApiModel):
+    """A container's use of one of the pod's claims (`resources.claims[]`): all of it, or one request."""
+
+    name: str = ""
+    request: str | None = None
+
+
 class ResourceRequirements(ApiModel):
     requests: dict[str, QuantityField] | None = None
     limits: dict[str, QuantityField] | None = None
+    claims: list[ResourceClaimRef] | None = None
 
     @model_validator(mode="after")
     def _default_requests_from_limits(self) -> ResourceRequirements:
@@ -83,8 +91,46 @@ class NodeAffinity(ApiModel):
     required_during_scheduling_ignored_during_execution: NodeSelector | None = None
 
 
+class PodAffinityTerm(ApiModel):
+    label_selector: LabelSelector | None = None
+    namespaces: list[str] | None = None
+    topology_key: str = ""
+    namespace_selector: LabelSelector | None = None
+    match_label_keys: list[str] | None = None
+    mismatch_label_keys: list[str] | None = None
+
+
+class WeightedPodAffinityTerm(ApiModel):
+    weight: int
+    pod_affinity_term: PodAffinityTerm
+
+
+class PodAffinity(ApiModel):
+    """Used for both podAffinity and podAntiAffinity (the same fields)."""
+
+    required_during_scheduling_ignored_during_execution: list[PodAffinityTerm] | None = None
+    preferred_during_scheduling_ignored_during_execution: list[WeightedPodAffinityTerm] | None = None
+
+
 class Affinity(ApiModel):
     node_affinity: NodeAffinity | None = None
+    pod_affinity: PodAffinity | None = None
+    pod_anti_affinity: PodAffinity | None = None
+
+
+class TopologySpreadConstraint(ApiModel):
+    max_skew: int
+    topology_key: str
+    when_unsatisfiable: str
+    label_selector: LabelSelector | None = None
+    min_domains: int | None = None
+    node_affinity_policy: str | None = None
+    node_taints_policy: str | None = None
+    match_label_keys: list[str] | None = None
+
+
+class PodSchedulingGate(ApiModel):
+    name: str
 
 
 class PodSpec(ApiModel):
@@ -96,6 +142,9 @@ class PodSpec(ApiModel):
     containers: list[Container] = Field(default_factory=list)
     resource_claims: list[PodResourceClaim] | None = None
     overhead: dict[str, QuantityField] | None = None
+    resources: ResourceRequirements | None = None  # pod-level resources (PodLevelResources)
+    scheduling_gates: list[PodSchedulingGate] | None = None
+    topology_spread_constraints: list[TopologySpreadConstraint] | None = None
 
 
 class ContainerExtendedResourceRequest(ApiModel):
@@ -158,3 +207,11 @@ class Node(ApiModel):
     @property
     def labels(self) -> dict[str, str]:
         return self.metadata.labels or {}
+
+
+class Namespace(ApiModel):
+    """Only its labels matter here (pod affinity terms' namespaceSelector)."""
+
+    api_version: str = "v1"
+    kind: str = "Namespace"
+    metadata: ObjectMeta = Field(default_factory=ObjectMeta)

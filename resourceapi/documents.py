@@ -7,10 +7,9 @@ stream is either parsed whole or rejected whole.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
-
-import yaml
 
 
 class DocumentError(ValueError):
@@ -48,29 +47,6 @@ class Document:
         if isinstance(meta, dict):
             return str(meta.get("name") or meta.get("generateName") or "")
         return ""
-
-
-class _Loader(yaml.SafeLoader):
-    """SafeLoader that keeps timestamps as strings, as Kubernetes does (RFC 3339 text), and refuses duplicate
-    keys, as kubectl's strict YAML decoding does: a repeated key would silently drop what came first."""
-
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        seen: set[Any] = set()
-        for key_node, _ in node.value:
-            key = self.construct_object(key_node, deep=deep)
-            if isinstance(key, str | int | float | bool) or key is None:
-                if key in seen:
-                    raise yaml.constructor.ConstructorError(
-                        None, None, f"key {json.dumps(key)} already set in map", key_node.start_mark
-                    )
-                seen.add(key)
-        return super().construct_mapping(node, deep=deep)
-
-
-_Loader.yaml_implicit_resolvers = {
-    k: [(tag, rx) for tag, rx in v if tag != "tag:yaml.org,2002:timestamp"]
-    for k, v in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
 
 
 def load_documents(text: str, source: str) -> list[Document]:
@@ -111,13 +87,17 @@ def _parse_stream(text: str, source: str) -> list[Any]:
     YAMLOrJSONDecoder does (JSON may be indented with tabs, which YAML forbids); anything else, or JSON that
     fails, as YAML."""
     json_error: DocumentError | None = None
-    if text.lstrip().startswith("{"):
+    if _JSON_START.match(text):
         try:
             return _parse_json_stream(text, source)
         except DocumentError as exc:
             json_error = exc
+    import yaml
+
+    from resourceapi.yaml_events import TooDeep, load_yaml
+
     try:
-        return list(yaml.load_all(text, Loader=_Loader))  # a SafeLoader subclass
+        return load_yaml(text)
     except yaml.YAMLError as exc:
         if json_error is not None:
             raise json_error from None
@@ -125,7 +105,7 @@ def _parse_stream(text: str, source: str) -> list[Any]:
         where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise DocumentError(f"{source}: not valid YAML or JSON{where}: {problem}") from None
-    except RecursionError:
+    except (TooDeep, RecursionError):
         raise DocumentError(f"{source}: not valid YAML or JSON: nested too deeply") from None
 
 
@@ -154,16 +134,21 @@ def _parse_json_stream(text: str, source: str) -> list[Any]:
         docs.append(doc)
 
 
+_JSON_START = re.compile(r"\s*\{")
+
+
 class _DuplicateKey(ValueError):
     pass
 
 
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise _DuplicateKey(f"key {json.dumps(key)} already set in map")
-        out[key] = value
+    out = dict(pairs)  # built in C; the slow search for the culprit runs only when there is one
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _DuplicateKey(f"key {json.dumps(key)} already set in map")
+            seen.add(key)
     return out
 
 

@@ -75,6 +75,12 @@ def _created(device_class: DeviceClass) -> datetime:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
+def winning_class(contenders: Iterable[DeviceClass]) -> DeviceClass:
+    """Of several classes claiming one extendedResourceName, the one upstream maps it to: the newest
+    creationTimestamp, then the smaller name (pkg/scheduler/framework/plugins/dynamicresources/extended)."""
+    return min(contenders, key=lambda c: (-_created(c).timestamp(), c.metadata.name))
+
+
 class ExtendedResourceResolver:
     """Resource name -> DeviceClass, as the scheduler's ExtendedResourceCache sees a set of classes."""
 
@@ -94,9 +100,7 @@ class ExtendedResourceResolver:
             if dc.spec.extended_resource_name:
                 explicit.setdefault(dc.spec.extended_resource_name, []).append(dc)
         for resource, contenders in explicit.items():
-            # Newest creationTimestamp first, then the smaller name.
-            winner = min(contenders, key=lambda c: (-_created(c).timestamp(), c.metadata.name))
-            self._by_name[resource] = resolved[winner.metadata.name]
+            self._by_name[resource] = resolved[winning_class(contenders).metadata.name]
 
     @property
     def enabled(self) -> bool:

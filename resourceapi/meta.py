@@ -55,3 +55,16 @@ class ObjectMeta(ApiModel):
         """The name, or the generateName prefix while no name is assigned (`resourceapi.objects.display_name`
         for the same rule on raw dicts)."""
         return self.name or self.generate_name or ""
+
+
+class LabelSelectorRequirement(ApiModel):
+    key: str
+    operator: str
+    values: list[str] | None = None
+
+
+class LabelSelector(ApiModel):
+    """metav1.LabelSelector: matchLabels and matchExpressions, ANDed; `{}` selects everything."""
+
+    match_labels: dict[str, str] | None = None
+    match_expressions: list[LabelSelectorRequirement] | None = None

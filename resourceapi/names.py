@@ -9,6 +9,7 @@ names, newest rules) and `pkg/apis/core/v1/helper` (`IsExtendedResourceName`). L
 from __future__ import annotations
 
 import functools
+import random
 import re
 import secrets
 
@@ -230,7 +231,9 @@ def generated_name_base(prefix: str) -> str:
     return prefix.encode("utf-8")[:GENERATED_NAME_BASE_MAX].decode("utf-8", errors="replace")
 
 
-def generate_name(prefix: str) -> str:
-    """A name as the API server makes it from `generateName` (SimpleNameGenerator.GenerateName)."""
-    suffix = "".join(secrets.choice(NAME_GENERATOR_ALPHABET) for _ in range(GENERATED_NAME_SUFFIX_LENGTH))
+def generate_name(prefix: str, rng: random.Random | None = None) -> str:
+    """A name as the API server makes it from `generateName` (SimpleNameGenerator.GenerateName); `rng` makes
+    the suffix reproducible (simulate --seed), else it is drawn as the API server draws it."""
+    choice = rng.choice if rng is not None else secrets.choice
+    suffix = "".join(choice(NAME_GENERATOR_ALPHABET) for _ in range(GENERATED_NAME_SUFFIX_LENGTH))
     return generated_name_base(prefix) + suffix

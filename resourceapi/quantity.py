@@ -197,9 +197,9 @@ class Quantity:
         return (a > b) - (a < b)
 
     def sign(self) -> int:
-        """`Quantity.Sign`: -1, 0 or 1."""
-        v = self.value
-        return (v > 0) - (v < 0)
+        """`Quantity.Sign`: -1, 0 or 1 (a Fraction's sign is its numerator's: integer compares)."""
+        n = self.value.numerator
+        return (n > 0) - (n < 0)
 
     def is_zero(self) -> bool:
         return self.value == 0
@@ -267,12 +267,25 @@ class Quantity:
         )
 
 
+_PARSED: dict[str, Quantity] = {}
+_PARSED_MAX = 65536
+
+
 def coerce_quantity(raw: object) -> Quantity:
-    """A Quantity from a Quantity, a string (surrounding space trimmed, as UnmarshalJSON) or a JSON number."""
+    """A Quantity from a Quantity, a string (surrounding space trimmed, as UnmarshalJSON) or a JSON number.
+
+    Strings are parsed once: a cluster dump repeats the same few ("4", "1", "80Gi") tens of thousands of
+    times, and Quantity is immutable, so the parsed value is shared (bounded: starts over when full)."""
     if isinstance(raw, Quantity):
         return raw
     if isinstance(raw, str):
-        return Quantity.parse(raw.strip())
+        cached = _PARSED.get(raw)
+        if cached is None:
+            cached = Quantity.parse(raw.strip())
+            if len(_PARSED) >= _PARSED_MAX:
+                _PARSED.clear()
+            _PARSED[raw] = cached
+        return cached
     if isinstance(raw, bool):
         raise QuantityError(ERR_FORMAT_WRONG)
     if isinstance(raw, int | float):

@@ -254,6 +254,20 @@ class ResourceClaim(ApiModel):
     status: ResourceClaimStatus | None = None
 
 
+class ResourceClaimTemplateSpec(ApiModel):
+    """What the resourceclaim controller copies into each claim it generates: labels, annotations, spec."""
+
+    metadata: ObjectMeta = Field(default_factory=ObjectMeta)
+    spec: ResourceClaimSpec = Field(default_factory=ResourceClaimSpec)
+
+
+class ResourceClaimTemplate(ApiModel):
+    api_version: str = "resource.k8s.io/v1"
+    kind: str = "ResourceClaimTemplate"
+    metadata: ObjectMeta = Field(default_factory=ObjectMeta)
+    spec: ResourceClaimTemplateSpec = Field(default_factory=ResourceClaimTemplateSpec)
+
+
 ALLOCATION_MODE_EXACT_COUNT = "ExactCount"
 ALLOCATION_MODE_ALL = "All"
 ALLOCATION_CONFIG_SOURCE_CLASS = "FromClass"

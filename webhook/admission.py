@@ -9,18 +9,23 @@ request, even one the envelope check would refuse: a member of the wrong type ma
 from __future__ import annotations
 
 import base64
+import collections
 import json
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from resourceapi.cel import CelCache, CompileResult
+from resourceapi.cel.cache import entry_bytes
 from resourceapi.field import FieldError
 from resourceapi.gates import FeatureGates
 from resourceapi.objects import display_name
-from webhook import warning_texts
+from webhook import logs, warning_texts
+from webhook.cluster_view import ClusterView
+from webhook.cluster_warnings import cluster_warnings
 from webhook.dropping import DropResult, drop_disabled_fields
+from webhook.native_rules import MAX_NATIVE_WARNINGS, NativeRules, native_warnings, rule_field
 from webhook.status import GROUP, KIND, internal_status, invalid_status
 from webhook.validation import validate_device_class
 
@@ -30,7 +35,11 @@ RESOURCE = "deviceclasses"
 # resource.k8s.io versions whose DeviceClass has the v1 shape for every field we read.
 VERSIONS = frozenset({"v1", "v1beta1", "v1beta2"})
 HANDLED_OPERATIONS = frozenset({"CREATE", "UPDATE"})
-FRONT_CACHE_SIZE = 4096
+# Estimated bytes (resourceapi/cel/cache.py); its entries are shared with the CelCache.
+FRONT_CACHE_BYTES = 8 * 1024 * 1024
+
+ClusterSource = Callable[[], "ClusterView | None"]
+"""Where the cluster-aware warnings read the cluster from: an informer cache's `view` (None while cold)."""
 
 
 @dataclass
@@ -42,6 +51,10 @@ class AdmissionOutcome:
     cause_types: list[str] = field(default_factory=list)
     name: str = ""
     operation: str = ""
+    native: list[FieldError] = field(default_factory=list)  # findings on natively validated fields
+    # In warn mode, the findings answered with warnings, by (guarded field, cause type), for the metric.
+    native_findings: dict[tuple[str, str], int] = field(default_factory=dict)
+    cluster: str = ""  # cluster-aware warnings: "" (no cluster view configured), "used", "cold" (skipped)
 
 
 @dataclass(frozen=True)
@@ -53,12 +66,25 @@ class _Subject:
 
 
 class DeviceClassAdmission:
-    """The admission logic of one served cluster (its feature gates); stateless apart from the CEL cache."""
+    """The admission logic of one served cluster (its feature gates); stateless apart from the CEL cache.
 
-    def __init__(self, gates: FeatureGates) -> None:
+    `native_rules` says what findings on natively validated fields do (webhook/native_rules.py): DENY (the
+    offline `validate`, and `serve --native-rules deny`) or WARN (`serve`'s default), then the outcome lists
+    each finding in `native_findings` for the server's metric.
+    """
+
+    def __init__(
+        self,
+        gates: FeatureGates,
+        native_rules: NativeRules = NativeRules.DENY,
+        cluster: ClusterSource | None = None,
+    ) -> None:
         self.gates = gates
+        self.native_rules = native_rules
+        self.cluster = cluster
         self.cache = CelCache()
         self._compiled: dict[str, CompileResult] = {}
+        self._compiled_bytes = 0
 
     def warm_up(self) -> None:
         """Build the CEL environment (and check it works) before /readyz reports ready."""
@@ -96,7 +122,54 @@ class DeviceClassAdmission:
             log.exception("validating DeviceClass %r failed", subject.name)
             return _internal(uid, subject, exc)
         notes = [warning_texts.not_dropped(d.path, d.gate) for d in drop.dropped] + result.warnings
-        return outcome(uid, subject.name, operation, result.errors, notes)
+        errors = result.errors
+        warned = result.native if self.native_rules is NativeRules.WARN else []
+        if warned:
+            warned_ids = {id(e) for e in warned}
+            errors = [e for e in errors if id(e) not in warned_ids]
+            notes = native_warnings(warned) + notes
+            self._report_native(subject, warned)
+        cluster = ""
+        if self.cluster is not None:
+            view = self.cluster()
+            cluster = "cold" if view is None else "used"
+            if view is not None:
+                try:
+                    notes += cluster_warnings(drop.obj, view, self.gates, self._compile)
+                except Exception:  # warnings are advice: a bug in them never fails an admission
+                    log.exception("cluster warnings for DeviceClass %r failed", subject.name)
+        verdict = outcome(uid, subject.name, operation, errors, notes)
+        verdict.cluster = cluster
+        verdict.native = result.native
+        verdict.native_findings = dict(
+            collections.Counter((rule_field(e), e.type.cause_type) for e in warned)
+        )
+        return verdict
+
+    def _report_native(self, subject: _Subject, findings: list[FieldError]) -> None:
+        """A log line per finding, naming the rule: the first `MAX_NATIVE_WARNINGS`, then one line counting
+        the rest (an object with 100,000 bad labels must not flood the log)."""
+        for finding in findings[:MAX_NATIVE_WARNINGS]:
+            logs.log_event(
+                log,
+                logging.WARNING,
+                "native rule finding not enforced (--native-rules warn)",
+                name=subject.name,
+                operation=subject.operation,
+                rule=rule_field(finding),
+                field=finding.field,
+                cause_type=finding.type.cause_type,
+                message=finding.body().partition("\n")[0],
+            )
+        if len(findings) > MAX_NATIVE_WARNINGS:
+            logs.log_event(
+                log,
+                logging.WARNING,
+                "more native rule findings not enforced (--native-rules warn)",
+                name=subject.name,
+                operation=subject.operation,
+                count=len(findings) - MAX_NATIVE_WARNINGS,
+            )
 
     def _compile(self, expression: str, gates: FeatureGates) -> CompileResult:
         """The shared CelCache behind a per-gates dict: the hot path skips key building and locking."""
@@ -105,9 +178,12 @@ class DeviceClassAdmission:
         hit = self._compiled.get(expression)
         if hit is None:
             hit = self.cache.compile(expression, gates)
-            if len(self._compiled) >= FRONT_CACHE_SIZE:
+            weight = entry_bytes(hit)
+            if self._compiled_bytes + weight > FRONT_CACHE_BYTES:
                 self._compiled.clear()
+                self._compiled_bytes = 0
             self._compiled[expression] = hit
+            self._compiled_bytes += weight
         return hit
 
 

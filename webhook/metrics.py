@@ -7,6 +7,8 @@ reloads and the serving certificate's expiry, so an alert can fire before the ap
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 
@@ -15,6 +17,11 @@ ALLOWED = "allowed"
 DENIED = "denied"
 ERROR = "error"  # not a well-formed review (4xx) or a handler failure (5xx)
 FOREIGN = "foreign"  # a well-formed review of an object this endpoint does not handle: allowed, counted
+TIMEOUT = "timeout"  # judged too slowly for the caller's deadline: denied with a Timeout status
+BUSY = "busy"  # refused with 429 (too many bytes in flight, or the deadline passed while queued)
+
+# Where a client went away: while sending the body, while its review waited or ran, or before the answer.
+DISCONNECT_STAGES = ("body", "queued", "answer")
 
 # The operation label takes the AdmissionRequest operations; anything else a client sends is counted as
 # "other", so a caller cannot grow the label set (and the process's memory) without bound.
@@ -48,6 +55,13 @@ class WebhookMetrics:
             ["endpoint", "cause_type"],
             registry=self.registry,
         )
+        self.native_rule_findings = Counter(
+            "dra_capacity_webhook_native_rule_findings",
+            "Findings on natively validated fields warned, not denied (--native-rules warn), by guarded "
+            "field (metadata, spec.selectors, spec.config, spec.extendedResourceName, other) and cause type.",
+            ["field", "cause_type"],
+            registry=self.registry,
+        )
         self.certificate_reloads = Counter(
             "dra_capacity_webhook_certificate_reloads",
             "Serving-certificate loads from disk by result (success, failure); the first load counts.",
@@ -59,11 +73,57 @@ class WebhookMetrics:
             "notAfter of the serving certificate currently served, as a Unix timestamp.",
             registry=self.registry,
         )
+        self.cluster_warnings = Counter(
+            "dra_capacity_webhook_cluster_warnings",
+            "DeviceClass reviews by how the cluster-aware warnings ran: used (a cluster view was read) or "
+            "cold (no synced view yet, or a failed cache: the warnings were skipped).",
+            ["view"],
+            registry=self.registry,
+        )
         self.ready = Gauge(
             "dra_capacity_webhook_ready",
             "1 once certificates are loaded and the admission handler is warmed up.",
             registry=self.registry,
         )
+
+        self.disconnects = Counter(
+            "dra_capacity_webhook_client_disconnects",
+            "Clients that closed the connection before their answer, by stage (body, queued, answer).",
+            ["stage"],
+            registry=self.registry,
+        )
+        self.unrouted = Counter(
+            "dra_capacity_webhook_unrouted_requests",
+            "Requests for no endpoint (404) or with a method the endpoint does not take (405), by code.",
+            ["code"],
+            registry=self.registry,
+        )
+        self.connections = Gauge(
+            "dra_capacity_webhook_open_connections",
+            "Connections open on the HTTPS listener, TLS handshakes included.",
+            registry=self.registry,
+        )
+        self.refused_connections = Counter(
+            "dra_capacity_webhook_refused_connections",
+            "Connections closed on arrival because the listener already had --max-connections open.",
+            registry=self.registry,
+        )
+        self.in_flight_bytes = Gauge(
+            "dra_capacity_webhook_in_flight_bytes",
+            "Bytes of review bodies accepted and not yet answered (bounded by --max-in-flight-bytes).",
+            registry=self.registry,
+        )
+        self.in_flight = Gauge(
+            "dra_capacity_webhook_in_flight_reviews",
+            "Reviews accepted and not yet answered, queued or being judged.",
+            registry=self.registry,
+        )
+
+    def native_rule_findings_seen(self, counts: Mapping[tuple[str, str], int]) -> None:
+        """Count native-rule findings, by (guarded field, cause type): both bounded sets
+        (webhook/native_rules.py `RULE_FIELDS`, StatusCause types)."""
+        for (rule, cause_type), n in counts.items():
+            self.native_rule_findings.labels(rule, cause_type).inc(n)
 
     def observe(
         self,
@@ -72,14 +132,14 @@ class WebhookMetrics:
         outcome: str,
         code: int,
         seconds: float,
-        cause_types: list[str] | None = None,
+        cause_counts: Mapping[str, int] | None = None,
     ) -> None:
-        """Count one request to an admission endpoint."""
+        """Count one request to an admission endpoint; `cause_counts` maps StatusCause types to counts."""
         op = operation if operation in OPERATIONS else ("unknown" if not operation else "other")
         self.requests.labels(endpoint, op, outcome, str(code)).inc()
         self.latency.labels(endpoint, outcome).observe(seconds)
-        for cause in cause_types or ():
-            self.rejection_causes.labels(endpoint, cause).inc()
+        for cause, count in (cause_counts or {}).items():
+            self.rejection_causes.labels(endpoint, cause).inc(count)
 
     def render(self) -> bytes:
         return generate_latest(self.registry)

@@ -1,73 +1,60 @@
 """The HTTPS admission server: aiohttp app factory, routes, and the running server with its listeners.
 
-`/validate` and `/mutate` check the envelope (webhook/envelope.py), call the admission handler, and wrap its
-response in an `admission.k8s.io/v1` AdmissionReview that echoes the request's uid. Every answer is counted
-and every decision logged. `/healthz` says the process is alive; `/readyz` turns 200 only once the serving
-certificate is loaded and the handler's `warm_up()` has finished.
+`/validate` and `/mutate` check the envelope (webhook/envelope.py) and hand the body to a worker
+(webhook/workers.py) that parses it, calls the admission handler and encodes the AdmissionReview response
+that echoes the request's uid (webhook/judging.py); the event loop only reads bodies and writes answers, so
+probes are never starved. Every review is answered before the caller's deadline (`?timeout=`), with a
+Timeout denial when it cannot be judged in time. Every answer is counted and every decision logged.
+`/healthz` says the process is alive; `/readyz` turns 200 only once the serving certificate is loaded and the
+workers have warmed up. The limits (webhook/limits.py) are documented in docs/troubleshooting.md.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import gc
 import json
 import logging
 import time
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from collections.abc import AsyncIterator, Awaitable, Callable
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+from typing import Any
 
+import orjson
 from aiohttp import web
 
 from certs.files import ServingPair
 from webhook import envelope
+from webhook.connections import ConnectionGuard, GuardedSite, shrink_tls_read_buffer
+from webhook.judging import (
+    AdmissionHandler,
+    HandlerBug,
+    HandlerCall,
+    Judged,
+    Outcome,
+    Refusal,
+    Verdict,
+    judge,
+    judge_in_worker,
+)
+from webhook.limits import MAX_DEADLINE_SECONDS, ServerLimits
 from webhook.logs import get_logger, log_decision, log_event
-from webhook.metrics import ALLOWED, DENIED, ERROR, FOREIGN, WebhookMetrics
+from webhook.memory import MIN_INTERVAL, note_work, trim_if_due
+from webhook.metrics import BUSY, ERROR, TIMEOUT, WebhookMetrics
+from webhook.status import timeout_status
 from webhook.tlsreload import CertificateReloader
+from webhook.workers import AdmissionWorkers, Busy, WorkerDied
+
+__all__ = ["AdmissionHandler", "Listen", "Outcome", "WebhookServer", "create_app"]
 
 API_VERSION = envelope.API_VERSION
 KIND = envelope.KIND
-BASELINE_PATH = "/bench/allow"
 JSON = "application/json"
-
-
-class Outcome(Protocol):
-    """What an admission handler returns (webhook/admission.py's `AdmissionOutcome`)."""
-
-    response: dict[str, Any]
-    handled: bool
-    cause_types: list[str]
-    name: str
-    operation: str
-
-
-class AdmissionHandler(Protocol):
-    """The admission logic the server calls (webhook/admission.py's `DeviceClassAdmission`)."""
-
-    def warm_up(self) -> None: ...
-
-    def mutate(self, request: dict[str, Any]) -> Outcome: ...
-
-    def validate(self, request: dict[str, Any]) -> Outcome: ...
-
-
-@dataclass
-class AllowAllOutcome:
-    """The baseline handler's answer: allowed, nothing else."""
-
-    response: dict[str, Any]
-    handled: bool = True
-    cause_types: list[str] = field(default_factory=list)
-    name: str = ""
-    operation: str = ""
-
-
-def allow_all(request: dict[str, Any]) -> AllowAllOutcome:
-    """The benchmark baseline: the same envelope and wrapping as /validate, with no admission logic."""
-    return AllowAllOutcome(
-        response={"uid": request["uid"], "allowed": True}, operation=request.get("operation", "")
-    )
+SERVER_HEADER = "dra-capacity"
+METRICS_KEY = web.AppKey("metrics", WebhookMetrics)
 
 
 @dataclass
@@ -107,138 +94,257 @@ def error_response(status: int, message: str, headers: dict[str, str] | None = N
 async def json_errors(
     request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
 ) -> web.StreamResponse:
-    """aiohttp's own 404/405/... become one-line JSON errors like every other refusal."""
+    """aiohttp's own 404/405/... become one-line JSON errors like every other refusal; 404 and 405 counted."""
     try:
         return await handler(request)
     except web.HTTPException as exc:
         if exc.status < 400:
             raise
+        metrics = request.app.get(METRICS_KEY)
+        if metrics is not None and exc.status in (404, 405):
+            metrics.unrouted.labels(str(exc.status)).inc()
         headers = {"Allow": exc.headers["Allow"]} if "Allow" in exc.headers else None
         reason = f"{request.method} {request.path}: {exc.reason.lower()}"
         return error_response(exc.status, reason, headers)
 
 
-HandlerCall = Callable[[dict[str, Any]], Outcome]
+async def _no_server_version(request: web.Request, response: web.StreamResponse) -> None:
+    """No `Server` header naming aiohttp and Python versions (a scanner's first question)."""
+    response.headers["Server"] = SERVER_HEADER
 
 
 class AdmissionRoutes:
-    """The request path shared by /validate, /mutate and the benchmark baseline."""
+    """The request path shared by /validate and /mutate."""
 
     def __init__(
         self,
-        handler: AdmissionHandler,
+        handler: AdmissionHandler | None,
         metrics: WebhookMetrics,
-        readiness: Readiness,
         logger: logging.Logger,
         warmed: asyncio.Event | None,
-        max_body: int = envelope.MAX_BODY_BYTES,
+        limits: ServerLimits,
+        workers: AdmissionWorkers,
     ) -> None:
-        self.max_body = max_body
+        self.limits = limits
+        self.max_body = limits.max_body
         self.handler = handler
         self.metrics = metrics
-        self.readiness = readiness
         self.logger = logger
         self.warmed = warmed
+        self.workers = workers
+        self.inline: dict[str, HandlerCall] = {}  # endpoints judged on the loop (cheap: /mutate-pods)
 
-    def endpoint(self, name: str, call: HandlerCall) -> Callable[[web.Request], Awaitable[web.Response]]:
+    def endpoint(self, name: str) -> Callable[[web.Request], Awaitable[web.Response]]:
         async def handle(request: web.Request) -> web.Response:
-            return await self.admit(request, name, call)
+            return await self.admit(request, name)
 
         return handle
 
-    async def admit(self, request: web.Request, endpoint: str, call: HandlerCall) -> web.Response:
+    def _work(self, endpoint: str, body: bytes) -> Callable[[], Judged]:
+        """The job for a worker: picklable for processes, the handler's bound method for threads."""
+        if self.workers.kind == "process" or self.handler is None:
+            return functools.partial(judge_in_worker, endpoint, body)
+        call: HandlerCall = self.handler.validate if endpoint == "validate" else self.handler.mutate
+        return functools.partial(judge, call, body)
+
+    def _refuse(
+        self, request: web.Request, endpoint: str, start: float, status: int, message: str
+    ) -> web.Response:
+        self.metrics.observe(
+            endpoint, "", BUSY if status == 429 else ERROR, status, time.perf_counter() - start
+        )
+        log_event(
+            self.logger,
+            logging.WARNING,
+            "request refused",
+            endpoint=endpoint,
+            code=status,
+            error=message,
+            remote=request.remote,
+        )
+        refusal = error_response(status, message, {"Retry-After": "1"} if status == 429 else None)
+        if status in (408, 413, 415):
+            refusal.force_close()  # the body was never (fully) read: do not keep the connection for more
+        return refusal
+
+    def _gone(self, request: web.Request, endpoint: str, stage: str, start: float) -> web.Response:
+        """The caller closed the connection: count it, note it at debug level, answer nobody."""
+        self.metrics.disconnects.labels(stage).inc()
+        log_event(
+            self.logger,
+            logging.DEBUG,
+            "client went away before its answer",
+            endpoint=endpoint,
+            stage=stage,
+            remote=request.remote,
+            after_ms=round((time.perf_counter() - start) * 1000, 1),
+        )
+        response = web.Response(status=499)
+        response.force_close()
+        return response
+
+    async def admit(self, request: web.Request, endpoint: str) -> web.Response:
         start = time.perf_counter()
         try:
             envelope.check_content_type(request.content_type if "Content-Type" in request.headers else "")
+            envelope.check_content_encoding(request.headers.get("Content-Encoding"))
+            deadline = envelope.parse_timeout(request.query.get("timeout"))
             envelope.check_length(request.content_length, self.max_body)
-            try:
-                body = await request.read()
-            except web.HTTPRequestEntityTooLarge:
-                raise envelope.too_large(self.max_body) from None
-            review = envelope.parse_review(body)
         except envelope.EnvelopeError as exc:
-            self.metrics.observe(endpoint, "", ERROR, exc.status, time.perf_counter() - start)
-            log_event(
-                self.logger,
-                logging.WARNING,
-                "request refused",
-                endpoint=endpoint,
-                code=exc.status,
-                error=exc.message,
-                remote=request.remote,
-            )
-            refusal = error_response(exc.status, exc.message)
-            if exc.status in (413, 415):
-                refusal.force_close()  # the body was never read: do not keep the connection for more
-            return refusal
-        if self.warmed is not None and not self.warmed.is_set():
-            await self.warmed.wait()
+            return self._refuse(request, endpoint, start, exc.status, exc.message)
+        waited = min(deadline or self.limits.default_deadline, MAX_DEADLINE_SECONDS)
+        answer_by = start + self.limits.answer_within(waited)
+
+        def remaining() -> float:
+            return max(answer_by - time.perf_counter(), 0.0)
+
         try:
-            outcome = call(review.request)
-            response = dict(outcome.response)
-            response["uid"] = review.uid
-            payload = json.dumps(
-                {"apiVersion": API_VERSION, "kind": KIND, "response": response}, separators=(",", ":")
-            ).encode()
-            allowed = bool(response.get("allowed"))
-            outcome_label = FOREIGN if not outcome.handled else (ALLOWED if allowed else DENIED)
-            operation = str(outcome.operation or review.operation)
-            warnings = len(response.get("warnings") or ())
-            causes = [str(c) for c in outcome.cause_types]
-            name = str(outcome.name or review.name)
-        except Exception:
-            # A bug on our side, never bad input: log the traceback, tell the client no more than the uid.
-            self.logger.exception(
-                "admission handler failed",
-                extra={"fields": {"uid": review.uid, "endpoint": endpoint, "name": review.name}},
-            )
-            self.metrics.observe(endpoint, review.operation, ERROR, 500, time.perf_counter() - start)
-            return error_response(
-                500, f"internal error while admitting request {review.uid}; see the webhook log"
-            )
+            reserved = self.workers.reserve(request.content_length or self.max_body)
+        except Busy as exc:
+            return self._refuse(request, endpoint, start, 429, f"webhook busy: {exc}")
+        submitted = False
+        try:
+            try:
+                body = await asyncio.wait_for(request.read(), min(self.limits.body_timeout, remaining()))
+            except web.HTTPRequestEntityTooLarge:
+                too_large = envelope.too_large(self.max_body)
+                return self._refuse(request, endpoint, start, too_large.status, too_large.message)
+            except TimeoutError:
+                return self._refuse(request, endpoint, start, 408, "request body did not arrive in time")
+            except (ConnectionError, asyncio.IncompleteReadError):
+                return self._gone(request, endpoint, "body", start)
+            note_work(len(body))
+            if self.warmed is not None and not self.warmed.is_set():
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self.warmed.wait(), remaining())
+            if _closed(request):
+                return self._gone(request, endpoint, "queued", start)
+            if endpoint in self.inline:
+                return self._answer_judged(request, endpoint, start, judge(self.inline[endpoint], body))
+            submitted = True
+            try:
+                judged = await asyncio.wait_for(
+                    self.workers.run(reserved, self._work(endpoint, body), len(body)), remaining()
+                )
+            except TimeoutError:
+                return self._late(request, endpoint, start, body, waited)
+            except WorkerDied as exc:
+                self.logger.error("admission worker died", extra={"fields": {"endpoint": endpoint}})
+                return self._refuse(request, endpoint, start, 429, f"webhook busy: {exc}; retry")
+        finally:
+            if not submitted:
+                self.workers.release(reserved)
+        return self._answer_judged(request, endpoint, start, judged)
+
+    def _answer_judged(
+        self, request: web.Request, endpoint: str, start: float, judged: Judged
+    ) -> web.Response:
+        if isinstance(judged, Refusal):
+            return self._refuse(request, endpoint, start, judged.status, judged.message)
+        if isinstance(judged, HandlerBug):
+            return self._bug(endpoint, start, judged)
+        if _closed(request):
+            return self._gone(request, endpoint, "answer", start)
+        return self._answer(endpoint, start, judged)
+
+    def _bug(self, endpoint: str, start: float, bug: HandlerBug) -> web.Response:
+        """A bug on our side, never bad input: log the traceback, tell the client no more than the uid."""
+        self.logger.error(
+            "admission handler failed",
+            extra={
+                "fields": {"uid": bug.uid, "endpoint": endpoint, "name": bug.name, "exception": bug.traceback}
+            },
+        )
+        self.metrics.observe(endpoint, bug.operation, ERROR, 500, time.perf_counter() - start)
+        return error_response(500, f"internal error while admitting request {bug.uid}; see the webhook log")
+
+    def _answer(self, endpoint: str, start: float, verdict: Verdict) -> web.Response:
         elapsed = time.perf_counter() - start
-        self.metrics.observe(endpoint, operation, outcome_label, 200, elapsed, causes)
+        self.metrics.observe(endpoint, verdict.operation, verdict.outcome, 200, elapsed, verdict.cause_counts)
+        self.metrics.native_rule_findings_seen(verdict.native_counts)
+        if verdict.cluster:
+            self.metrics.cluster_warnings.labels(verdict.cluster).inc()
         log_decision(
             self.logger,
-            uid=review.uid,
-            name=name,
-            operation=operation,
+            uid=verdict.uid,
+            name=verdict.name,
+            operation=verdict.operation,
             endpoint=endpoint,
-            allowed=allowed,
+            allowed=verdict.allowed,
             duration_ms=elapsed * 1000.0,
-            dry_run=review.dry_run,
-            outcome=outcome_label,
-            warnings=warnings,
-            causes=causes,
+            dry_run=verdict.dry_run,
+            outcome=verdict.outcome,
+            warnings=verdict.warnings,
+            causes=sorted(verdict.cause_counts),
+        )
+        return web.Response(status=200, body=verdict.payload, content_type=JSON)
+
+    def _late(
+        self, request: web.Request, endpoint: str, start: float, body: bytes, waited: float
+    ) -> web.Response:
+        """The deadline is near and the review is not judged: deny it with a Timeout status. Its uid is read
+        here, on the loop, once (at most a few tens of milliseconds for the largest body)."""
+        elapsed = time.perf_counter() - start
+        if _closed(request):
+            return self._gone(request, endpoint, "queued", start)
+        try:
+            review = envelope.parse_review(body)
+        except envelope.EnvelopeError as exc:
+            return self._refuse(request, endpoint, start, exc.status, exc.message)
+        response = {"uid": review.uid, "allowed": False, "status": timeout_status(review.name, elapsed)}
+        payload = orjson.dumps({"apiVersion": API_VERSION, "kind": KIND, "response": response})
+        self.metrics.observe(endpoint, review.operation, TIMEOUT, 200, elapsed)
+        log_event(
+            self.logger,
+            logging.WARNING,
+            "review not judged before the caller's deadline; denied",
+            uid=review.uid,
+            name=review.name,
+            operation=review.operation,
+            endpoint=endpoint,
+            duration_ms=round(elapsed * 1000.0, 3),
+            deadline_s=waited,
         )
         return web.Response(status=200, body=payload, content_type=JSON)
 
 
+ROUTES_KEY = web.AppKey("routes", AdmissionRoutes)
+
+
+def _closed(request: web.Request) -> bool:
+    transport = request.transport
+    return transport is None or transport.is_closing()
+
+
 def create_app(
-    handler: AdmissionHandler,
+    handler: AdmissionHandler | None,
     *,
     metrics: WebhookMetrics | None = None,
     readiness: Readiness | None = None,
     logger: logging.Logger | None = None,
     serve_metrics: bool = True,
-    bench_baseline: bool = False,
     warmed: asyncio.Event | None = None,
-    max_body: int = envelope.MAX_BODY_BYTES,
+    limits: ServerLimits | None = None,
+    workers: AdmissionWorkers | None = None,
     pod_router: HandlerCall | None = None,
 ) -> web.Application:
-    """The webhook's aiohttp application. `bench_baseline` adds the allow-all route used by bench/;
-    `pod_router` serves `/mutate-pods` (webhook/pod_routing.py)."""
+    """The webhook's aiohttp application. Without `workers`, it judges on threads of its own calling
+    `handler`; the workers are shut down with the app."""
     metrics = metrics if metrics is not None else WebhookMetrics()
     readiness = readiness if readiness is not None else Readiness(certificates_loaded=True, warmed_up=True)
-    routes = AdmissionRoutes(handler, metrics, readiness, logger or get_logger(), warmed, max_body)
+    limits = limits if limits is not None else ServerLimits()
+    pool = workers if workers is not None else new_workers(limits, metrics)
+    routes = AdmissionRoutes(handler, metrics, logger or get_logger(), warmed, limits, pool)
     # client_max_size one above the limit: a body of exactly max_body bytes is read, one more is refused.
-    app = web.Application(client_max_size=max_body + 1, middlewares=[json_errors])
-    app.router.add_post("/validate", routes.endpoint("validate", handler.validate))
-    app.router.add_post("/mutate", routes.endpoint("mutate", handler.mutate))
-    if pod_router is not None:
-        app.router.add_post("/mutate-pods", routes.endpoint("mutate-pods", pod_router))
-    if bench_baseline:
-        app.router.add_post(BASELINE_PATH, routes.endpoint("baseline", allow_all))
+    app = web.Application(client_max_size=limits.max_body + 1, middlewares=[json_errors])
+    app[METRICS_KEY] = metrics
+    app[ROUTES_KEY] = routes
+    app.on_response_prepare.append(_no_server_version)
+    app.router.add_post("/validate", routes.endpoint("validate"))
+    app.router.add_post("/mutate", routes.endpoint("mutate"))
+    if pod_router is not None:  # webhook/pod_routing.py, judged on the loop
+        routes.inline["mutate-pods"] = pod_router
+        app.router.add_post("/mutate-pods", routes.endpoint("mutate-pods"))
 
     async def healthz(request: web.Request) -> web.Response:
         return json_response(200, {"status": "ok"})
@@ -252,7 +358,25 @@ def create_app(
     app.router.add_get("/readyz", readyz)
     if serve_metrics:
         add_metrics_route(app, metrics)
+
+    async def pool_lifetime(app: web.Application) -> AsyncIterator[None]:
+        yield
+        pool.shutdown()
+
+    app.cleanup_ctx.append(pool_lifetime)
     return app
+
+
+def new_workers(
+    limits: ServerLimits, metrics: WebhookMetrics, factory: Callable[[], AdmissionHandler] | None = None
+) -> AdmissionWorkers:
+    """The admission workers: processes building their handler with `factory`, or threads without one."""
+
+    def changed(in_flight_bytes: int, reviews: int) -> None:
+        metrics.in_flight_bytes.set(in_flight_bytes)
+        metrics.in_flight.set(reviews)
+
+    return AdmissionWorkers(limits.workers, limits.in_flight_bytes, changed, factory)
 
 
 def add_metrics_route(app: web.Application, metrics: WebhookMetrics) -> None:
@@ -266,6 +390,8 @@ def add_metrics_route(app: web.Application, metrics: WebhookMetrics) -> None:
 def create_metrics_app(metrics: WebhookMetrics) -> web.Application:
     """The separate plain-HTTP metrics listener (`--metrics-listen`)."""
     app = web.Application(middlewares=[json_errors])
+    app[METRICS_KEY] = metrics
+    app.on_response_prepare.append(_no_server_version)
     add_metrics_route(app, metrics)
     return app
 
@@ -305,74 +431,137 @@ class Listen:
 
 
 class WebhookServer:
-    """The running webhook: HTTPS listener, optional metrics listener, certificate reload and warm-up."""
+    """The running webhook: HTTPS listener, optional metrics listener, certificate reload and warm-up.
+
+    Reviews are judged by `handler` on worker threads, or, with `worker_factory` (a picklable callable that
+    builds the handler), in worker processes that each build their own.
+    """
 
     def __init__(
         self,
-        handler: AdmissionHandler,
+        handler: AdmissionHandler | None,
         reloader: CertificateReloader,
         listen: Listen,
         *,
         metrics_listen: Listen | None = None,
         metrics: WebhookMetrics | None = None,
         logger: logging.Logger | None = None,
-        bench_baseline: bool = False,
+        limits: ServerLimits | None = None,
+        worker_factory: Callable[[], AdmissionHandler] | None = None,
         pod_router: HandlerCall | None = None,
     ) -> None:
+        if handler is None and worker_factory is None:
+            raise ValueError("WebhookServer needs a handler or a worker_factory")
         self.pod_router = pod_router
         self.handler = handler
+        self.worker_factory = worker_factory
         self.reloader = reloader
         self.listen = listen
         self.metrics_listen = metrics_listen
         self.metrics = metrics if metrics is not None else WebhookMetrics()
         self.logger = logger or get_logger()
+        self.limits = limits if limits is not None else ServerLimits()
         self.readiness = Readiness()
         self.warmed = asyncio.Event()
-        self.bench_baseline = bench_baseline
+        self.guard = ConnectionGuard(self.limits.max_connections, self.metrics.refused_connections.inc)
+        self.metrics.connections.set_function(lambda: len(self.guard))
+        self.workers: AdmissionWorkers | None = None
+        self._app: web.Application | None = None
         self._runners: list[web.AppRunner] = []
-        self._tasks: list[asyncio.Task[None]] = []
         self.port = 0
         self.metrics_port = 0
 
     async def start(self) -> None:
-        """Bind the listeners (port 0 picks a free one; see `.port`) and start warm-up and reload polling."""
+        """Bind the listeners (port 0 picks a free one; see `.port`). The app's startup starts the warm-up
+        and the certificate polling; its cleanup stops them and the workers."""
+        shrink_tls_read_buffer()
         ssl_context = self.reloader.server_context
         self.readiness.certificates_loaded = True
+        self.workers = new_workers(self.limits, self.metrics, self.worker_factory)
         app = create_app(
             self.handler,
             metrics=self.metrics,
             readiness=self.readiness,
             logger=self.logger,
             serve_metrics=self.metrics_listen is None,
-            bench_baseline=self.bench_baseline,
             warmed=self.warmed,
+            limits=self.limits,
+            workers=self.workers,
             pod_router=self.pod_router,
         )
-        self.port = await self._start_site(app, self.listen, ssl_context)
+        app.cleanup_ctx.append(self._background)
+        self._app = app
+        self.port = await self._start_site(app, self.listen, ssl_context, self.guard)
         if self.metrics_listen is not None:
             self.metrics_port = await self._start_site(
-                create_metrics_app(self.metrics), self.metrics_listen, None
+                create_metrics_app(self.metrics), self.metrics_listen, None, ConnectionGuard(64)
             )
-        self._tasks.append(asyncio.create_task(self.reloader.run()))
-        self._tasks.append(asyncio.create_task(self._warm_up()))
 
-    async def _start_site(self, app: web.Application, listen: Listen, ssl_context: Any) -> int:
+    async def _background(self, app: web.Application) -> AsyncIterator[None]:
+        tasks = [
+            asyncio.create_task(self.reloader.run()),
+            asyncio.create_task(self._warm_up()),
+            asyncio.create_task(self._trim_memory()),
+        ]
+        yield
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+
+    async def _start_site(
+        self, app: web.Application, listen: Listen, ssl_context: Any, guard: ConnectionGuard
+    ) -> int:
+        limits = self.limits
         # lingering_time: a refused oversized upload is drained (so the client reads its 413) for 1 s at most.
+        # keepalive_timeout also bounds how long a request's headers may take (aiohttp closes a connection
+        # whose request is still incomplete when it expires). No request body is ever decompressed.
         runner = web.AppRunner(
-            app, access_log=None, handle_signals=False, shutdown_timeout=5.0, lingering_time=1.0
+            app,
+            access_log=None,
+            handle_signals=False,
+            shutdown_timeout=limits.shutdown_timeout,
+            lingering_time=1.0,
+            keepalive_timeout=limits.keepalive_timeout,
+            auto_decompress=False,
+            max_headers=32,
         )
         await runner.setup()
         self._runners.append(runner)
-        site = web.TCPSite(runner, listen.host, listen.port, ssl_context=ssl_context, reuse_address=True)
+        site = GuardedSite(
+            runner,
+            listen.host,
+            listen.port,
+            guard=guard,
+            ssl_context=ssl_context,
+            handshake_timeout=limits.handshake_timeout,
+        )
         await site.start()
-        server = getattr(site, "_server", None)
-        sockets = getattr(server, "sockets", None) or []
-        return int(sockets[0].getsockname()[1]) if sockets else listen.port
+        ports = [address[1] for address in runner.addresses if isinstance(address, tuple)]
+        return int(ports[0]) if ports else listen.port
+
+    async def _trim_memory(self) -> None:
+        """Every 10 s, when connections came and went or reviews were answered, give freed memory back."""
+        seen = 0
+        while True:
+            await asyncio.sleep(2 * MIN_INTERVAL)
+            served = int(self.guard.accepted)
+            if served != seen:
+                seen = served
+                note_work(1 << 20)
+            trim_if_due()
 
     async def _warm_up(self) -> None:
         started = time.perf_counter()
         try:
-            await asyncio.to_thread(self.handler.warm_up)
+            if self.handler is not None:
+                await asyncio.to_thread(self.handler.warm_up)
+            if self.workers is not None:
+                try:
+                    await self.workers.warm_up()
+                except (OSError, BrokenProcessPool) as exc:
+                    await self._fall_back_to_threads(exc)
         except Exception as exc:
             self.readiness.warm_up_error = f"{type(exc).__name__}: {exc}"
             self.logger.exception("admission warm-up failed; /readyz stays 503")
@@ -385,17 +574,35 @@ class WebhookServer:
         self.metrics.ready.set(1)
         self.warmed.set()
         log_event(
-            self.logger, logging.INFO, "ready", warm_up_ms=round((time.perf_counter() - started) * 1000, 1)
+            self.logger,
+            logging.INFO,
+            "ready",
+            warm_up_ms=round((time.perf_counter() - started) * 1000, 1),
+            workers=self.limits.workers,
+            worker_kind=self.workers.kind if self.workers is not None else "thread",
         )
 
+    async def _fall_back_to_threads(self, exc: BaseException) -> None:
+        """Worker processes cannot start here (no usable temporary directory or /dev/shm, a process limit):
+        judge on threads of this process instead, and say so."""
+        if self.workers is None or self.worker_factory is None or self._app is None:
+            raise exc
+        log_event(
+            self.logger,
+            logging.WARNING,
+            "worker processes could not start; judging reviews on threads (a costly review may delay probes)",
+            error=f"{type(exc).__name__}: {exc}",
+        )
+        handler = await asyncio.to_thread(self.worker_factory)
+        await asyncio.to_thread(handler.warm_up)
+        self.handler = handler
+        self._app[ROUTES_KEY].handler = handler
+        self.workers.use_threads()
+
     async def stop(self) -> None:
-        """Stop polling, then close the listeners, letting in-flight requests finish."""
-        for task in self._tasks:
-            task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
-        self._tasks.clear()
+        """Graceful stop: close the listeners, let in-flight reviews finish (up to the shutdown timeout),
+        close idle keep-alive connections, then stop polling and the workers."""
+        self.readiness.warmed_up = False
         for runner in reversed(self._runners):
             await runner.cleanup()
         self._runners.clear()

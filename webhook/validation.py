@@ -79,10 +79,13 @@ _SPEC_PATHS = {key: SPEC.child(key) for key in ("selectors", "config")}
 
 @dataclass
 class Validation:
-    """The verdict on one DeviceClass: errors in upstream order, and warnings for the user."""
+    """The verdict on one DeviceClass: errors in upstream order, and warnings for the user. `native` holds the
+    errors on fields the API server validates itself (metadata, selectors, config, extendedResourceName):
+    every error except those of the KEP-6406 field and its annotation carrier (webhook/native_rules.py)."""
 
     errors: list[FieldError] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    native: list[FieldError] = field(default_factory=list)
 
 
 def validate_device_class(
@@ -123,6 +126,7 @@ def validate_device_class(
     if name_value is not None and (old_spec is None or old_spec.get("extendedResourceName") != name_value):
         errors.extend(validate_extended_resource_name(name_value, SPEC.child("extendedResourceName")))
 
+    result.native = list(errors)
     verdict = check_capacity_requests(obj, old, gates, display_name(obj))
     errors.extend(verdict.errors)
     result.warnings.extend(verdict.warnings)

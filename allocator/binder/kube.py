@@ -83,20 +83,13 @@ RESOURCE_CLAIMS = Resource("resource.k8s.io/v1", "resourceclaims", True)
 LEASES = Resource("coordination.k8s.io/v1", "leases", True)
 
 
-def load_configuration(kubeconfig: str | None, context: str | None = None) -> Any:
-    """The client configuration: `kubeconfig` if given, else in-cluster, else the default kubeconfig."""
+def load_configuration(kubeconfig: str) -> Any:
+    """A client configuration from a kubeconfig file (tests and benchmarks; `dra-capacity bind` resolves its
+    cluster with dra_capacity/kubeclient.py)."""
     configuration = k8s_client.Configuration()
-    if kubeconfig:
-        k8s_config.load_kube_config(  # type: ignore[no-untyped-call]
-            config_file=kubeconfig, context=context, client_configuration=configuration
-        )
-    else:
-        try:
-            k8s_config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
-        except k8s_config.ConfigException:
-            k8s_config.load_kube_config(  # type: ignore[no-untyped-call]
-                context=context, client_configuration=configuration
-            )
+    k8s_config.load_kube_config(  # type: ignore[no-untyped-call]
+        config_file=kubeconfig, client_configuration=configuration
+    )
     return configuration
 
 

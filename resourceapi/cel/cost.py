@@ -37,6 +37,35 @@ _STRING_SCANS = {
     "lastIndexOf",
 }
 _STRING_RESULTS = {"lowerAscii", "upperAscii", "trim", "replace", "substring", "reverse", "charAt", "quote"}
+_LIST_SCANS = {"isSorted", "sum", "max", "min", "indexOf", "lastIndexOf"}
+_NOMINAL = {
+    "masked",
+    "prefixLength",
+    "family",
+    "isUnspecified",
+    "isLoopback",
+    "isLinkLocalMulticast",
+    "isLinkLocalUnicast",
+    "sign",
+    "asInteger",
+    "isInteger",
+    "asApproximateFloat",
+    "isGreaterThan",
+    "isLessThan",
+    "compareTo",
+    "add",
+    "sub",
+}
+_LIST_EXT = {"slice", "flatten", "reverse", "distinct", "sort", "@sortByAssociatedKeys"}
+_SETS = {"sets.contains", "sets.equivalent", "sets.intersects"}
+# Every function `_library_call` prices (the others take cel-go's default).
+_PRICED = (
+    _LIST_SCANS
+    | _NOMINAL
+    | _LIST_EXT
+    | _SETS
+    | {"url", "find", "findAll", "ip", "containsIP", "containsCIDR", "lists.range"}
+)
 _ZERO_COST = {"_&&_", "_||_", "@not_strictly_false", "!_", "_?_:_"}
 
 
@@ -148,6 +177,9 @@ class _Estimator:
         arg_cost = sum(self.cost(a, scope) for a in args)
         if fn in _ZERO_COST:
             return arg_cost
+        library = self._library_call(e, scope)
+        if library is not None:
+            return arg_cost + library
         if fn == "matches" and len(args) == 2:
             text = _factor(self.size(args[0], scope), _STRING_TRAVERSAL)
             regex = _factor(self.size(args[1], scope), _REGEX_LENGTH)
@@ -169,6 +201,66 @@ class _Estimator:
         if fn in ("split", "join", "replace", "format"):
             return arg_cost + 1 + _factor(sum(self.size(a, scope) for a in args), _STRING_TRAVERSAL)
         return arg_cost + 1
+
+    def _overloads(self, e: Any) -> list[str]:
+        ref = self.checked.reference_map.get(e.id)
+        return list(ref.overload_id) if ref is not None else []
+
+    def _list_element_string(self, e: Any, scope: dict[str, int]) -> int | None:
+        """Size bound of the elements of a list of strings or bytes, None for other lists."""
+        t = self._type(e)
+        if t in ("list(string)", "list(bytes)"):
+            if e.WhichOneof("expr_kind") == "list_expr" and e.list_expr.elements:
+                return max(self.size(x, scope) for x in e.list_expr.elements)
+            return MAX_STRING
+        return None
+
+    def _library_call(self, e: Any, scope: dict[str, int]) -> int | None:
+        """The Kubernetes libraries' `EstimateCallCost` (apiserver `pkg/cel/library/cost.go`), including its
+        quirks (`cidr`, `isIP`, `isCIDR`, global `ip` and `ip.isCanonical` check for a receiver they never
+        have and so take cel-go's default cost of 1); None for functions it does not price."""
+        call = e.call_expr
+        fn = call.function
+        if fn not in _PRICED:
+            return None
+        member = call.HasField("target")
+        ids = self._overloads(e)
+        if fn in _LIST_SCANS and member:
+            size = self.size(call.target, scope)
+            if self._type(call.target) == "string" or (ids and all(i.startswith("string_") for i in ids)):
+                return _factor(size, _STRING_TRAVERSAL)
+            element = self._list_element_string(call.target, scope)
+            per_element = 1 + (_factor(element, _STRING_TRAVERSAL) if element is not None else 0)
+            return size * per_element
+        if fn == "url" and not member and len(call.args) == 1:
+            return _factor(self.size(call.args[0], scope), _STRING_TRAVERSAL)
+        if fn in ("find", "findAll") and member and call.args:
+            text = _factor(self.size(call.target, scope) + 1, _STRING_TRAVERSAL)
+            return text * _factor(self.size(call.args[0], scope), _REGEX_LENGTH)
+        if fn in _NOMINAL or (fn == "ip" and member):
+            return 1
+        if fn in ("containsIP", "containsCIDR") and member and call.args:
+            cost = _factor(16 + 16, _STRING_TRAVERSAL)
+            if fn == "containsCIDR":
+                cost += _factor(16, _STRING_TRAVERSAL) + 1
+            if any(i.endswith("_string") for i in ids):
+                cost += _factor(self.size(call.args[0], scope), _STRING_TRAVERSAL)
+            return cost
+        if fn in _SETS and len(call.args) == 2:
+            # cel-go ext/sets.go `estimateSetsCost(1)`: one comparison per pair of elements.
+            return self.size(call.args[0], scope) * self.size(call.args[1], scope)
+        if fn in _LIST_EXT and member:
+            # cel-go ext/lists.go v3 estimators: linear in the list (sort: n log n).
+            size = self.size(call.target, scope)
+            if fn in ("sort", "@sortByAssociatedKeys"):
+                return max(1, math.ceil(size * math.log2(max(size, 2))))
+            return size
+        if fn == "lists.range" and call.args:
+            arg = call.args[0]
+            if arg.WhichOneof("expr_kind") == "const_expr":
+                return max(0, int(arg.const_expr.int64_value))
+            return MAX_LIST
+        return None
 
 
 def estimate_cost(checked: Any) -> int:

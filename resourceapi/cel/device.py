@@ -21,7 +21,7 @@ from typing import Any
 
 from cel_expr_python import cel
 
-from resourceapi.cel import quantitylib, semverlib
+from resourceapi.cel import formatlib, libraries, netlib, quantitylib, semverlib, urls
 from resourceapi.cel.checked import Expr, serialize_checked, type_name
 from resourceapi.cel.env import evaluation_env
 from resourceapi.cel.messages import QUANTITY_TYPE
@@ -211,10 +211,56 @@ class _Rewriter:
             self._default_empty(e)
             return
         if e.WhichOneof("expr_kind") == "call_expr":
+            if self._library_call(e):
+                return
             if e.id in self.native:
                 self._native_comparison(e)
             else:
                 self._fold_literal(e)
+
+    def _overloads(self, e: Any) -> list[str]:
+        ref = self.checked.reference_map.get(e.id)
+        return list(ref.overload_id) if ref is not None else []
+
+    def _library_call(self, e: Any) -> bool:
+        """Library calls the evaluation environment runs under other names (libraries.py): renamed calls,
+        `validate`/`format.named` wrapped into optionals, `format.<name>()` folded to its value."""
+        call = e.call_expr
+        ids = self._overloads(e)
+        if call.function == libraries.MAP_INSERT:
+            call.function = libraries.RUNTIME_MAP_INSERT
+            return True
+        if ids and all(i.startswith("format.") for i in ids) and not call.args:
+            new = Expr(id=self._id())
+            new.const_expr.string_value = formatlib.constant(call.function.removeprefix("format."))
+            e.CopyFrom(new)
+            return True
+        if ids == [libraries.FORMAT_VALIDATE] or ids == [libraries.FORMAT_NAMED]:
+            runtime = (
+                libraries.RUNTIME_FORMAT_VALIDATE
+                if ids[0] == libraries.FORMAT_VALIDATE
+                else libraries.RUNTIME_FORMAT_NAMED
+            )
+            args = ([call.target] if call.HasField("target") else []) + list(call.args)
+            e.CopyFrom(self._call("optional.ofNonZeroValue", self._call(runtime, *args)))
+            return True
+        if (
+            call.function in ("indexOf", "lastIndexOf")
+            and len(ids) > 1
+            and set(ids) & libraries.LIST_INDEX_OVERLOADS
+        ):
+            # A `dyn` receiver: the checker kept the string and the list overloads; decide at runtime.
+            dyn = libraries.INDEX_OF_DYN if call.function == "indexOf" else libraries.LAST_INDEX_OF_DYN
+            self.checked.reference_map.pop(e.id, None)
+            e.CopyFrom(self._call(dyn, call.target, *call.args))
+            return True
+        names = {libraries.RENAMED.get(i) for i in ids}
+        if ids and len(names) == 1 and None not in names:
+            self.checked.reference_map.pop(e.id, None)
+            args = ([call.target] if call.HasField("target") else []) + list(call.args)
+            e.CopyFrom(self._call(names.pop() or "", *args))
+            return True
+        return False
 
     def _copy(self, e: Any) -> Any:
         """A deep copy with fresh ids; references and types follow the ids (identifiers need them)."""
@@ -328,6 +374,10 @@ class Selector:
         self._checked = checked
         self._program: Any = None
 
+    def ast_size(self) -> int:
+        """Serialized size of the checked AST, in bytes (what the compile caches weigh entries by)."""
+        return int(self._checked.ByteSize())
+
     def _prepare(self) -> Any:
         rewritten = type(self._checked)()
         rewritten.CopyFrom(self._checked)
@@ -355,6 +405,14 @@ class Selector:
         )
 
 
+_TAGGED_TYPES = (
+    (urls.is_value, "kubernetes.URL"),
+    (netlib.is_ip_value, "net.IP"),
+    (netlib.is_cidr_value, "net.CIDR"),
+    (formatlib.is_value, "kubernetes.NamedFormat"),
+)
+
+
 def _budget_message(text: str) -> str:
     if "budget" in text.lower() or "iteration" in text.lower():
         return "operation cancelled: actual cost limit exceeded"
@@ -366,6 +424,9 @@ def _result_type_name(kind: Any, value: Any) -> str:
         return "kubernetes.Quantity"
     if semverlib.is_runtime(value):
         return "kubernetes.Semver"
+    for is_value, name in _TAGGED_TYPES:
+        if is_value(value):
+            return name
     name = str(kind.name())
     base = name.split("<", 1)[0]
     return _TYPE_NAMES.get(base, name)

@@ -18,7 +18,7 @@ from typing import Any
 from cel_expr_python import cel
 from cel_expr_python.ext import ext_bindings, ext_optional, ext_strings
 
-from resourceapi.cel import quantitylib, semverlib
+from resourceapi.cel import libraries, quantitylib, semverlib
 from resourceapi.cel.messages import DEVICE_TYPE, POOL_V134, QUANTITY_TYPE, SEMVER_TYPE, pool_for
 from resourceapi.gates import DRA_CONSUMABLE_CAPACITY, DRA_LIST_TYPE_ATTRIBUTES, FeatureGates
 
@@ -174,24 +174,58 @@ _IMPLS: dict[str, Callable[..., Any]] = {
 }
 
 
+def _kind(t: cel.Type) -> str:
+    """The runtime kind cel-expr-python finds a Python implementation by (all messages are one kind)."""
+    if t.is_message():
+        return "message"
+    return str(t.name()).split("<", 1)[0].lower()
+
+
 def _functions(includes: bool, runtime: bool = False) -> list[cel.FunctionDecl]:
+    decls = _declarations(includes, runtime) + (
+        libraries.runtime_declarations() if runtime else libraries.checking_declarations()
+    )
+    impls = {**_IMPLS, **libraries.RUNTIME_IMPLS} if runtime else _IMPLS
     by_name: dict[str, list[cel.Overload]] = {}
     registered: set[tuple[str, bool, tuple[str, ...]]] = set()
-    for name, overload_id, result, params, member in _declarations(includes, runtime):
-        # cel-expr-python registers a Python implementation per (name, argument kinds), all messages being one
-        # kind: the first overload of each such group carries the (dispatching) implementation.
-        kinds = (name, member, tuple("message" if p.is_message() else p.name() for p in params))
-        if kinds in registered:
+    for name, overload_id, result, params, member in decls:
+        # cel-expr-python registers a Python implementation per (name, argument kinds): the first overload of
+        # each such group carries the (dispatching) implementation. Checking-only declarations carry none.
+        kinds = (name, member, tuple(_kind(p) for p in params))
+        impl = impls.get(name)
+        if kinds in registered or impl is None:
             overload = cel.Overload(overload_id, result, list(params), is_member=member)
         else:
             registered.add(kinds)
-            overload = cel.Overload(overload_id, result, list(params), is_member=member, impl=_IMPLS[name])
+            overload = cel.Overload(overload_id, result, list(params), is_member=member, impl=impl)
         by_name.setdefault(name, []).append(overload)
     return [cel.FunctionDecl(name, overloads) for name, overloads in by_name.items()]
 
 
-def _extensions() -> list[cel.CelExtensionBase]:
-    return [ext_bindings.ExtBindings(), ext_optional.ExtOptional(), ext_strings.ExtStrings()]
+# cel-cpp's own sets, lists (cel-go ext.Lists v3's functions) and two-variable comprehensions. The checking
+# environments exclude the standard `string()` and ordering operators, redeclared with IP's and CIDR's
+# `string()` overloads and cross-type numeric comparisons (libraries.py).
+_NATIVE_EXTENSIONS = """
+extensions:
+  - name: "lists"
+  - name: "sets"
+  - name: "two-var-comprehensions"
+"""
+_CHECKING_CONFIG = (
+    """
+stdlib:
+  exclude_functions:
+    - name: "string"
+"""
+    + "".join(f'    - name: "{op}"\n' for op in libraries.ORDERING_OPERATORS)
+    + _NATIVE_EXTENSIONS
+)
+
+
+def _extensions(runtime: bool) -> list[cel.CelExtensionBase]:
+    """Bindings and optionals; strings natively at runtime only (the checker's copy is in libraries.py)."""
+    exts: list[cel.CelExtensionBase] = [ext_bindings.ExtBindings(), ext_optional.ExtOptional()]
+    return [*exts, ext_strings.ExtStrings()] if runtime else exts
 
 
 @functools.cache
@@ -199,8 +233,9 @@ def checking_env(key: EnvKey) -> cel.Env:
     """The type-checking environment for one gate set; built once per key (environments are immutable)."""
     return cel.NewEnv(
         pool_for(key.allow_multiple_allocations),
+        config=cel.NewEnvConfigFromYaml(_CHECKING_CONFIG),
         variables={"device": cel.Type(DEVICE_TYPE)},
-        extensions=_extensions(),
+        extensions=_extensions(runtime=False),
         functions=_functions(key.includes),
     )
 
@@ -210,7 +245,8 @@ def evaluation_env() -> cel.Env:
     """The environment that runs checked expressions against plain-dict devices (every function declared)."""
     return cel.NewEnv(
         POOL_V134,
+        config=cel.NewEnvConfigFromYaml(_NATIVE_EXTENSIONS),
         variables={"device": cel.Type.DYN},
-        extensions=_extensions(),
+        extensions=_extensions(runtime=True),
         functions=_functions(includes=True, runtime=True),
     )

@@ -16,6 +16,10 @@ from google.protobuf import descriptor_pb2, descriptor_pool, message_factory, st
 QUANTITY_TYPE = "kubernetes.Quantity"
 SEMVER_TYPE = "kubernetes.Semver"
 DEVICE_TYPE = "kubernetes.DRADevice"
+URL_TYPE = "kubernetes.URL"
+FORMAT_TYPE = "kubernetes.NamedFormat"
+IP_TYPE = "net.IP"
+CIDR_TYPE = "net.CIDR"
 
 _F = descriptor_pb2.FieldDescriptorProto
 
@@ -25,7 +29,7 @@ def _file(with_allow_multiple: bool) -> descriptor_pb2.FileDescriptorProto:
         name="dra_capacity/kubernetes_dra.proto", package="kubernetes", syntax="proto3"
     )
     fd.dependency.append("google/protobuf/struct.proto")
-    for name in ("Quantity", "Semver"):
+    for name in ("Quantity", "Semver", "URL", "NamedFormat"):
         msg = fd.message_type.add(name=name)
         msg.field.add(name="value", number=1, type=_F.TYPE_STRING, label=_F.LABEL_OPTIONAL)
     dev = fd.message_type.add(name="DRADevice")
@@ -53,10 +57,20 @@ def _file(with_allow_multiple: bool) -> descriptor_pb2.FileDescriptorProto:
     return fd
 
 
+def _net_file() -> descriptor_pb2.FileDescriptorProto:
+    """`net.IP` and `net.CIDR` (apiserver `pkg/cel/ip.go`, `cidr.go`): opaque values named as upstream."""
+    fd = descriptor_pb2.FileDescriptorProto(name="dra_capacity/net.proto", package="net", syntax="proto3")
+    for name in ("IP", "CIDR"):
+        msg = fd.message_type.add(name=name)
+        msg.field.add(name="value", number=1, type=_F.TYPE_STRING, label=_F.LABEL_OPTIONAL)
+    return fd
+
+
 def _pool(with_allow_multiple: bool) -> descriptor_pool.DescriptorPool:
     pool = descriptor_pool.DescriptorPool()
     pool.AddSerializedFile(struct_pb2.DESCRIPTOR.serialized_pb)
     pool.Add(_file(with_allow_multiple))
+    pool.Add(_net_file())
     return pool
 
 

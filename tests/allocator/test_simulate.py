@@ -98,7 +98,17 @@ def test_pod_entry_has_the_contract_shape(tmp_path: Path, capsys: pytest.Capture
         "node",
         "claim",
         "extendedResourceClaimStatus",
+        "containers",
+        "file",
+        "document",
+        "item",
     }
+    assert (entry["file"], entry["document"], entry["item"]) == (pods, 1, None)
+    (main,) = entry["containers"]
+    (device,) = main["devices"]
+    assert main["name"] == "main"
+    assert device["claim"] == entry["claim"]["metadata"]["name"]
+    assert device["request"] == "container-0-request-0"
     claim = entry["claim"]
     assert claim["metadata"]["generateName"] == "train-extended-resources-"
     assert claim["metadata"]["name"].startswith("train-extended-resources-")
@@ -126,6 +136,9 @@ def test_running_pods_hold_their_node_resources(tmp_path: Path, capsys: pytest.C
             "node": None,
             "claim": None,
             "extendedResourceClaimStatus": None,
+            "file": pods,
+            "document": 2,
+            "item": None,
         }
     ]
 
@@ -278,23 +291,50 @@ def _bad(tmp_path: Path, capsys: pytest.CaptureFixture[str], *objs: Any, text: s
     return err.strip()
 
 
-def test_unknown_kind_is_rejected(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    err = _bad(tmp_path, capsys, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}})
-    assert err.endswith(
-        "bad.yaml: document 1: unsupported kind 'ConfigMap' (simulate reads DeviceClass, "
-        "ResourceSlice, ResourceClaim, Node, Pod)"
+def test_other_kinds_are_skipped_with_a_note(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A cluster export holds many kinds: simulate skips what it does not read, as `validate` does."""
+    extra = _write(tmp_path, "x.yaml", {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}})
+    code, out, err = _run(
+        capsys, "-f", _cluster(tmp_path), "-f", extra, "-f", _write(tmp_path, "p.yaml", pod("p"))
+    )
+    assert code == 0 and json.loads(out)["pods"][0]["result"] == "bound"
+    assert err == (
+        f"{extra}: document 1: skipping ConfigMap 'x': simulate reads DeviceClass, ResourceSlice, "
+        "ResourceClaim, Node, Pod, Namespace, ResourceClaimTemplate, Deployment, ReplicaSet, StatefulSet, "
+        "Job\n"
     )
 
 
-def test_claim_naming_an_unknown_class_is_rejected(
+def test_claim_naming_an_unknown_class_is_a_per_claim_outcome(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    err = _bad(tmp_path, capsys, _claim("a", cls="nope"))
-    assert (
-        'bad.yaml: document 1: ResourceClaim "default/a": spec.devices.requests[0].exactly.deviceClassName: '
-        in err
+    """A cluster can hold a claim whose DeviceClass is gone: the DynamicResources PreFilter makes its pod
+    unschedulable with `request <r>: device class <c> does not exist`; the other pods are placed."""
+    claims = _write(tmp_path, "c.yaml", _claim("a", cls="nope"))
+    pods = _write(
+        tmp_path,
+        "p.yaml",
+        pod("uses-a", resourceClaims=[{"name": "g", "resourceClaimName": "a"}]),
+        pod("plain", {GPU_SHARED: 1}),
     )
-    assert 'Not found: "nope"' in err
+    code, out, _ = _run(capsys, "-f", _cluster(tmp_path), "-f", claims, "-f", pods)
+    first, second = json.loads(out)["pods"]
+    assert code == 0
+    assert (first["result"], first["reason"]) == (
+        "unschedulable",
+        "0/1 nodes are available: request gpu: device class nope does not exist.",
+    )
+    assert second["result"] == "bound"
+
+
+def test_claim_mode_with_an_unknown_class_is_unschedulable(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    claims = _write(tmp_path, "c.yaml", _claim("a", cls="nope"))
+    code, out, _ = _run(capsys, "-f", _cluster(tmp_path), "-f", claims)
+    doc = json.loads(out)
+    assert code == 0 and doc["result"] == "unschedulable"
+    assert doc["reason"] == "request gpu: device class nope does not exist"
 
 
 def test_pod_naming_a_missing_claim_is_rejected(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -302,13 +342,15 @@ def test_pod_naming_a_missing_claim_is_rejected(tmp_path: Path, capsys: pytest.C
     assert 'document 1: Pod "default/p": spec.resourceClaims[0].resourceClaimName: Not found: "ghost"' in err
 
 
-def test_pod_naming_a_claim_template_without_its_generated_claim_is_rejected(
+def test_pod_naming_a_missing_template_without_its_generated_claim_is_rejected(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """The pod could never get its claim: the controller reports the template missing, the pod never runs."""
     err = _bad(tmp_path, capsys, pod("p", resourceClaims=[{"name": "g", "resourceClaimTemplateName": "t"}]))
-    assert (
-        'Pod "default/p": spec.resourceClaims[0].resourceClaimTemplateName: Not found: the claim generated '
-        'from template "t" (status.resourceClaimStatuses has no entry "g"' in err
+    assert err.endswith(
+        'Pod "default/p": spec.resourceClaims[0].resourceClaimTemplateName: Not found: "t" (no '
+        "ResourceClaimTemplate of that name in namespace default, and status.resourceClaimStatuses has no "
+        'entry "g")'
     )
 
 
@@ -433,9 +475,11 @@ def test_an_empty_file_beside_others_is_fine(tmp_path: Path, capsys: pytest.Capt
     assert code == 0
 
 
-def test_directory_given_as_a_file_is_rejected(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_an_empty_directory_is_input_without_objects(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     code, out, err = _run(capsys, "-f", str(tmp_path))
-    assert (code, out) == (2, "") and err.strip().endswith(f"{tmp_path}: cannot read: Is a directory")
+    assert (code, out) == (2, "") and err.strip().endswith(f"{tmp_path}: no objects found (empty input)")
 
 
 def test_binary_file_is_rejected_naming_the_byte(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -463,7 +507,7 @@ def test_malformed_quantity_is_rejected_with_its_field(
             'metadata.labels[gpu]: Invalid value: "boolean": must be of type string',
         ),
         ({"spec": "x"}, 'spec: Invalid value: "string": must be of type object'),
-        ({"spec": {"containers": None}}, 'spec.containers: Invalid value: "null": must be of type array'),
+        ({"spec": {"containers": None}}, "spec.containers: Required value"),
         (
             {"spec": {"containers": [{"name": "c", "resources": {"limits": {"cpu": "two"}}}]}},
             'spec.containers[0].resources.limits[cpu]: Invalid value: "two": quantities must match the '
@@ -479,16 +523,35 @@ def test_malformed_fields_are_reported_in_the_api_servers_words(
     assert f'bad.yaml: document 1: Pod "default/p": {expected}' in _bad(tmp_path, capsys, raw)
 
 
-def test_duplicate_device_name_in_a_pool_is_rejected(
+def test_duplicate_device_name_within_a_slice_is_rejected(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    dup = gpu_slice("n1", 1).to_api()
-    dup["metadata"]["name"] = "second-slice"
+    """ResourceSlice validation (validateResourceSliceSpec): device names are unique within a slice."""
+    dup = gpu_slice("n1", 2).to_api()
+    dup["metadata"]["name"] = "dup"
+    dup["spec"]["devices"][1]["name"] = "gpu-0"
     err = _bad(tmp_path, capsys, dup)
-    assert (
-        'bad.yaml: document 1: ResourceSlice "second-slice": spec.devices[0].name: Duplicate value: "gpu-0"'
-        in err
+    assert err.endswith(
+        'bad.yaml: document 1: ResourceSlice "dup": spec.devices[1].name: Duplicate value: "gpu-0"'
     )
+
+
+def test_duplicate_device_name_across_slices_of_a_pool_makes_the_pool_invalid(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Across slices the API server cannot check; the allocator's GatherPools marks the pool invalid
+    (`duplicate device name`), so allocation fails on that node with `invalid resource pools were
+    encountered`, as upstream."""
+    first = gpu_slice("n1", 1).to_api()
+    first["spec"]["pool"]["resourceSliceCount"] = 2
+    second = gpu_slice("n1", 1).to_api()
+    second["metadata"]["name"] = "second-slice"
+    second["spec"]["pool"]["resourceSliceCount"] = 2
+    cluster = _write(tmp_path, "c.yaml", gpu_class(), node("n1"), first, second)
+    code, out, _ = _run(capsys, "-f", cluster, "-f", _write(tmp_path, "p.yaml", pod("p", {GPU_SHARED: 1})))
+    (entry,) = json.loads(out)["pods"]
+    assert code == 0 and entry["result"] == "unschedulable"
+    assert "invalid resource pools were encountered" in entry["reason"]
 
 
 def test_malformed_annotation_carrier_is_rejected(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -533,7 +596,8 @@ def test_help_names_the_modes_and_exit_status(capsys: pytest.CaptureFixture[str]
     out = capsys.readouterr().out
     assert exc.value.code == 0
     assert "pod mode    the input has Pods without spec.nodeName" in out
-    assert "exit status: 0 whenever the simulation ran" in out
+    assert "  0  the simulation ran (unschedulable pods are a result)" in out
+    assert "  1  with --fail-unschedulable: some pod or claim was not placed" in out
 
 
 class FullDisk(io.StringIO):
@@ -547,4 +611,6 @@ def test_an_output_write_error_exits_2_with_one_line(
     cluster = _cluster(tmp_path)
     monkeypatch.setattr(sys, "stdout", FullDisk())
     assert main(["simulate", "-f", cluster]) == 2
-    assert capsys.readouterr().err == "dra-capacity simulate: cannot write output: No space left on device\n"
+    assert capsys.readouterr().err == (
+        "dra-capacity simulate: error: cannot write output: No space left on device\n"
+    )

@@ -46,9 +46,27 @@ def test_binary_data_names_the_file_and_the_first_bad_byte(tmp_path: Path) -> No
         read_documents([str(path)])
 
 
-def test_a_directory_is_not_a_file(tmp_path: Path) -> None:
-    with pytest.raises(DocumentError, match=r": cannot read: Is a directory$"):
-        read_documents([str(tmp_path)])
+def test_a_directory_reads_its_manifest_files_sorted_as_kubectl_does(tmp_path: Path) -> None:
+    for name in ("b.yaml", "a.json", "c.yml"):
+        (tmp_path / name).write_text(f"kind: ConfigMap\nmetadata: {{name: {name.split('.')[0]}}}\n")
+    (tmp_path / "notes.txt").write_text("not a manifest")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "d.yaml").write_text("kind: ConfigMap\nmetadata: {name: d}\n")
+    docs = read_documents([str(tmp_path)])
+    assert [(Path(d.source).name, d.name) for d in docs] == [("a.json", "a"), ("b.yaml", "b"), ("c.yml", "c")]
+
+
+def test_recursive_reads_subdirectories_in_walk_order(tmp_path: Path) -> None:
+    (tmp_path / "z.yaml").write_text("kind: ConfigMap\nmetadata: {name: z}\n")
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "d.yaml").write_text("kind: ConfigMap\nmetadata: {name: d}\n")
+    docs = read_documents([str(tmp_path)], recursive=True)
+    assert [d.name for d in docs] == ["d", "z"]
+
+
+def test_an_empty_directory_holds_no_objects(tmp_path: Path) -> None:
+    with pytest.raises(DocumentError, match=r"no objects found \(empty input\)$"):
+        read_documents([str(tmp_path)], require_objects=True)
 
 
 def test_dash_reads_standard_input_bytes(monkeypatch: pytest.MonkeyPatch) -> None:

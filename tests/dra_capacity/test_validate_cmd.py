@@ -64,19 +64,24 @@ def test_valid_class_prints_created_and_exits_0(tmp_path: Path, capsys: pytest.C
 
 
 def test_one_cause_is_printed_inline_and_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["validate", write(tmp_path, "dc.yaml", ONE_ERROR)]) == 1
-    assert (
-        capsys.readouterr().out
-        == 'The DeviceClass "bad-one" is invalid: spec.selectors[0].cel: Required value\n'
+    path = write(tmp_path, "dc.yaml", ONE_ERROR)
+    assert main(["validate", path]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""  # rejections go to stderr, as kubectl prints them
+    assert captured.err == (
+        'The DeviceClass "bad-one" is invalid: spec.selectors[0].cel: Required value\n'
+        + native_note(path, "bad-one", "spec.selectors[0].cel", document=1)
     )
 
 
 def test_several_causes_are_printed_as_a_list(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["validate", write(tmp_path, "dc.yaml", TWO_ERRORS)]) == 1
-    assert capsys.readouterr().out == (
+    path = write(tmp_path, "dc.yaml", TWO_ERRORS)
+    assert main(["validate", path]) == 1
+    assert capsys.readouterr().err == (
         'The DeviceClass "bad-two" is invalid: \n'
         "* spec.selectors[0].cel: Required value\n"
         '* spec.extendedResourceName: Invalid value: "example.com": must be a valid extended resource name\n'
+        + native_note(path, "bad-two", "spec.selectors[0].cel, spec.extendedResourceName", document=1)
     )
 
 
@@ -121,19 +126,25 @@ def test_dash_reads_the_manifests_from_stdin(
 ) -> None:
     monkeypatch.setattr(sys, "stdin", io.StringIO(GOOD + "---" + ONE_ERROR))
     assert main(["validate", "-"]) == 1
-    assert capsys.readouterr().out.splitlines() == [
-        "deviceclass.resource.k8s.io/gpu.nvidia.com-shared-1 created",
-        'The DeviceClass "bad-one" is invalid: spec.selectors[0].cel: Required value',
-    ]
+    captured = capsys.readouterr()
+    assert captured.out == "deviceclass.resource.k8s.io/gpu.nvidia.com-shared-1 created\n"
+    assert captured.err == (
+        'The DeviceClass "bad-one" is invalid: spec.selectors[0].cel: Required value\n'
+        + native_note("<stdin>", "bad-one", "spec.selectors[0].cel")
+    )
 
 
-def test_only_skipped_documents_exit_0_with_no_results(
+def test_a_run_that_validated_no_device_class_exits_2(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(["validate", "-o", "json", write(tmp_path, "cm.yaml", CONFIGMAP)]) == 0
+    path = write(tmp_path, "cm.yaml", CONFIGMAP)
+    assert main(["validate", "-o", "json", path]) == 2
     captured = capsys.readouterr()
-    assert json.loads(captured.out) == {"results": []}
+    assert captured.out == ""
     assert "skipping ConfigMap 'cm': not a DeviceClass" in captured.err
+    assert captured.err.endswith(
+        f"dra-capacity validate: error: {path}: no DeviceClass found: nothing was validated\n"
+    )
 
 
 def test_update_ratchets_an_unchanged_invalid_value(
@@ -151,11 +162,12 @@ def test_warnings_come_before_the_verdict(tmp_path: Path, capsys: pytest.Capture
     del doc["spec"]["extendedResourceName"]
     doc["metadata"]["name"] = "gpu-shared"
     assert main(["validate", write(tmp_path, "dc.yaml", yaml.safe_dump(doc))]) == 0
-    assert capsys.readouterr().out.splitlines() == [
+    captured = capsys.readouterr()
+    assert captured.err.splitlines() == [
         "Warning: capacity requests apply only to deviceclass.resource.kubernetes.io/gpu-shared: "
         "extendedResourceName is unset",
-        "deviceclass.resource.k8s.io/gpu-shared created",
     ]
+    assert captured.out == "deviceclass.resource.k8s.io/gpu-shared created\n"
 
 
 def test_other_kinds_are_skipped_with_a_note(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -176,6 +188,9 @@ def test_json_output_has_the_contract_shape(tmp_path: Path, capsys: pytest.Captu
                 "warnings": [],
                 "causes": [],
                 "patch": [{"op": "remove", "path": "/spec/extendedResourceCapacityRequests"}],
+                "file": path,
+                "document": 1,
+                "item": None,
             },
             {
                 "name": "bad-one",
@@ -186,9 +201,13 @@ def test_json_output_has_the_contract_shape(tmp_path: Path, capsys: pytest.Captu
                         "field": "spec.selectors[0].cel",
                         "type": "FieldValueRequired",
                         "message": "Required value",
+                        "native": True,
                     }
                 ],
                 "patch": [],
+                "file": path,
+                "document": 2,
+                "item": None,
             },
         ]
     }
@@ -214,7 +233,7 @@ def test_input_without_any_object_exits_2(tmp_path: Path, capsys: pytest.Capture
     assert main(["validate", "-o", "json", empty]) == 2
     captured = capsys.readouterr()
     assert captured.out == ""
-    assert captured.err == f"error: {empty}: no objects found (empty input)\n"
+    assert captured.err == f"dra-capacity validate: error: {empty}: no objects found (empty input)\n"
 
 
 def test_object_without_api_version_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -222,7 +241,9 @@ def test_object_without_api_version_exits_2(tmp_path: Path, capsys: pytest.Captu
     assert main(["validate", bare]) == 2
     captured = capsys.readouterr()
     assert captured.out == ""
-    assert captured.err == f"error: {bare}: document 2: DeviceClass 'bare': missing field 'apiVersion'\n"
+    assert captured.err == (
+        f"dra-capacity validate: error: {bare}: document 2: DeviceClass 'bare': missing field 'apiVersion'\n"
+    )
 
 
 def test_unknown_fields_are_warned_as_kubectl_field_validation_names_them(
@@ -230,11 +251,12 @@ def test_unknown_fields_are_warned_as_kubectl_field_validation_names_them(
 ) -> None:
     typo = GOOD.replace("  selectors:\n  - cel:\n", "  selector: []\n  selectors:\n  - cell: {}\n    cel:\n")
     assert main(["validate", write(tmp_path, "dc.yaml", typo)]) == 0
-    assert capsys.readouterr().out.splitlines() == [
+    captured = capsys.readouterr()
+    assert captured.err.splitlines() == [
         'Warning: unknown field "spec.selector"',
         'Warning: unknown field "spec.selectors[0].cell"',
-        "deviceclass.resource.k8s.io/gpu.nvidia.com-shared-1 created",
     ]
+    assert captured.out == "deviceclass.resource.k8s.io/gpu.nvidia.com-shared-1 created\n"
 
 
 def test_fields_kubectl_get_prints_are_known(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -257,7 +279,7 @@ def test_an_output_write_error_exits_2_with_one_line(tmp_path: Path) -> None:
     args = build_parser().parse_args(["validate", write(tmp_path, "dc.yaml", GOOD)])
     err = io.StringIO()
     assert run_validate(args, out=FullDisk(), err=err) == 2
-    assert err.getvalue() == "error: cannot write output: No space left on device\n"
+    assert err.getvalue() == "dra-capacity validate: error: cannot write output: No space left on device\n"
 
 
 def test_unknown_gate_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -269,18 +291,20 @@ def test_unknown_gate_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFix
 
 def test_console_script_runs_validate(tmp_path: Path) -> None:
     script = Path(sys.executable).parent / "dra-capacity"
+    path = write(tmp_path, "dc.yaml", GOOD, ONE_ERROR)
     proc = subprocess.run(
-        [str(script), "validate", write(tmp_path, "dc.yaml", GOOD, ONE_ERROR)],
+        [str(script), "validate", path],
         capture_output=True,
         text=True,
         timeout=60,
         check=False,
     )
     assert proc.returncode == 1
-    assert proc.stdout.splitlines() == [
-        "deviceclass.resource.k8s.io/gpu.nvidia.com-shared-1 created",
-        'The DeviceClass "bad-one" is invalid: spec.selectors[0].cel: Required value',
-    ]
+    assert proc.stdout == "deviceclass.resource.k8s.io/gpu.nvidia.com-shared-1 created\n"
+    assert proc.stderr == (
+        'The DeviceClass "bad-one" is invalid: spec.selectors[0].cel: Required value\n'
+        + native_note(str(path), "bad-one", "spec.selectors[0].cel")
+    )
 
 
 # --- docs/validation.md shows real output -------------------------------------------------------------------
@@ -361,10 +385,38 @@ def test_documented_output_is_what_validate_prints(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], manifest: str, gates: str
 ) -> None:
     main(["validate", "--feature-gates", gates, write(tmp_path, "dc.yaml", manifest)])
-    out = capsys.readouterr().out
+    captured = capsys.readouterr()
+    out = captured.out + captured.err
     doc = VALIDATION_DOC.read_text() + (VALIDATION_DOC.parent / "install.md").read_text()
     lines = [line for line in out.splitlines() if "deviceclass.resource.k8s.io/" not in line]
     assert lines
     for line in lines:
         cause = re.sub(r'^The DeviceClass "[^"]*" is invalid: (?=.)', "", line)
         assert line in doc.replace("\n# ", "\n") or f"`{cause}`" in doc
+
+
+def native_note(source: str, name: str, field: str, document: int = 2) -> str:
+    """The stderr line that says a rejection's cause is a rule the API server enforces itself."""
+    return (
+        f"{source}: document {document}: deviceclass.resource.k8s.io/{name}: {field}: native rule: the API "
+        "server refuses this object too, with or without the webhook\n"
+    )
+
+
+def test_a_native_rule_is_named_as_such_on_stderr(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Offline every rule rejects (CI stands in for the API server); native ones are said to be native."""
+    assert main(["validate", write(tmp_path, "dc.yaml", ONE_ERROR)]) == 1
+    err = capsys.readouterr().err
+    assert 'The DeviceClass "bad-one" is invalid' in err
+    assert (
+        "deviceclass.resource.k8s.io/bad-one: spec.selectors[0].cel: native rule: the API server refuses"
+        in err
+    )
+
+
+def test_a_kep_6406_rule_is_not_native(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = GOOD.replace('shares: "1"', 'shares: "0"')
+    assert bad != GOOD
+    assert main(["validate", "-o", "json", write(tmp_path, "dc.yaml", bad)]) == 1
+    causes = json.loads(capsys.readouterr().out)["results"][0]["causes"]
+    assert [c["native"] for c in causes] == [False]

@@ -233,7 +233,29 @@ def webhook_capacity_gate_off(tmp_path: Path) -> Iterator[Webhook]:
     yield from start_webhook(tmp_path, "--feature-gates", "DRAExtendedResourceCapacity=false")
 
 
-def test_kep_story_1_selector_is_rejected_like_native_validation(webhook: Webhook) -> None:
+@pytest.fixture
+def webhook_denying_native(tmp_path: Path) -> Iterator[Webhook]:
+    yield from start_webhook(tmp_path, "--native-rules", "deny")
+
+
+def test_kep_story_1_selector_is_a_one_line_warning_by_default(webhook: Webhook) -> None:
+    """The API server compiles selectors itself before calling the webhook: a native finding only warns."""
+    answer = webhook.post("/validate", review(device_class(selector=KEP_STORY_1_SELECTOR)))
+    response = answer["response"]
+    assert response["allowed"] is True
+    (warning,) = response["warnings"]
+    assert warning.startswith("native rule: spec.selectors[0].cel.expression: compilation failed: 1:")
+    assert "found no matching overload for 'isGreater" in warning and len(warning) <= 120
+    with urllib.request.urlopen(
+        f"https://127.0.0.1:{webhook.port}/metrics", context=webhook.ctx, timeout=10
+    ) as resp:
+        metrics = resp.read().decode()
+    labels = '{cause_type="FieldValueInvalid",field="spec.selectors"}'
+    assert f"dra_capacity_webhook_native_rule_findings_total{labels} 1.0" in metrics
+
+
+def test_kep_story_1_selector_is_rejected_like_native_validation(webhook_denying_native: Webhook) -> None:
+    webhook = webhook_denying_native
     answer = webhook.post("/validate", review(device_class(selector=KEP_STORY_1_SELECTOR)))
     response = answer["response"]
     assert response["uid"] == "e2e-1"

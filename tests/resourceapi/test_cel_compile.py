@@ -165,8 +165,8 @@ def test_message_literals_of_internal_types_are_undeclared() -> None:
     "expression",
     ['url("https://x").getHost() == "x"', 'isCIDR("10.0.0.0/8")', 'ip("10.0.0.1").family() == 4'],
 )
-def test_kubernetes_libraries_outside_the_dra_scope_are_undeclared(expression: str) -> None:
-    assert "undeclared reference to" in issue(expression).detail
+def test_kubernetes_url_ip_and_cidr_libraries_are_declared(expression: str) -> None:
+    assert compile_selector(expression, GATES).issues == []
 
 
 def test_capacity_entries_reached_through_a_binding_are_dyn_to_the_checker() -> None:

@@ -60,3 +60,29 @@ def test_stored_expressions_have_no_cost_limit_as_in_the_scheduler() -> None:
     assert result.issues == []
     assert result.cost > COST_LIMIT
     assert result.program is not None
+
+
+# Costs of the Kubernetes libraries, as apiserver `pkg/cel/library/cost.go` `EstimateCallCost` prices them
+# (argument costs plus the call's own estimate; a list literal costs 10, `device.driver` 2, a comparison 1).
+@pytest.mark.parametrize(
+    ("expression", "cost"),
+    [
+        # a list of strings: size 2 x (1 + ceil(4 x 0.1)) = 4, plus the list 10, device.driver 2, `>=` 1
+        ('["a100", "h100"].indexOf(device.driver) >= 0', 17),
+        # a string receiver: ceil(3 x 0.1) = 1, plus `==` 1
+        ('"abc".indexOf("b") == 1', 2),
+        # a list of ints: 2 x 1, the list 10, `==` 1
+        ("[1, 2].sum() == 3", 13),
+        # containsIP(string): ceil(32 x 0.1) = 4 + ceil(8 x 0.1) = 1 to parse it; `cidr(...)` costs 1
+        ('cidr("10.0.0.0/16").containsIP("10.0.0.1")', 6),
+        # containsCIDR(CIDR): 4 + 2 + 1, two `cidr(...)` at 1 each
+        ('cidr("10.0.0.0/8").containsCIDR(cidr("10.1.0.0/16"))', 9),
+        # find: ceil((63 + 1) x 0.1) = 7 times ceil(15 x 0.25) = 4, device.driver 2, `!=` 1 + ceil(0 x 0.1)
+        ('device.driver.find("gpu[0-9]+rdma0") != ""', 31),
+        # url(string): ceil(19 x 0.1) = 2; getHost 1; `==` 1 + ceil(11 x 0.1) = 2
+        ('url("https://example.com").getHost() == "example.com"', 6),
+        ('ip("10.0.0.1").family() == 4', 3),
+    ],
+)
+def test_library_calls_cost_as_upstream_estimates(expression: str, cost: int) -> None:
+    assert compile_selector(expression, GATES).cost == cost

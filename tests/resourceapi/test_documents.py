@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
+import yaml
 
 from resourceapi.documents import DocumentError, load_documents
+from resourceapi.yaml_events import MAX_DEPTH
 
 CLASS_A = "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata:\n  name: a\n"
 CLASS_B = "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata:\n  name: b\n"
@@ -105,8 +109,14 @@ def test_invalid_yaml_names_source_line_and_column() -> None:
 
 
 def test_invalid_json_names_source_line_and_column() -> None:
-    message = errors_of('{\n\t"kind": "A",\n\t"x": \n}\n', "bad.json")
-    assert message == "bad.json: not valid YAML or JSON (line 4, column 1): Expecting value"
+    message = errors_of('{\n\t"kind": "A",\n\t"x": ]\n}\n', "bad.json")
+    assert message == "bad.json: not valid YAML or JSON (line 3, column 7): Expecting value"
+
+
+def test_json_that_fails_but_is_valid_yaml_loads_as_yaml_as_kubectl_does() -> None:
+    # k8s.io/apimachinery/pkg/util/yaml/decoder.go YAMLOrJSONDecoder: JSON first, then YAML; the JSON error
+    # is reported only when both fail. A flow mapping with tabs and an empty value is valid YAML.
+    assert load_documents('{\n\t"kind": "A",\n\t"x": \n}\n', "f.json")[0].obj == {"kind": "A", "x": None}
 
 
 def test_non_object_document_names_document_and_type() -> None:
@@ -164,3 +174,121 @@ def test_duplicate_keys_are_an_error_naming_the_key(text: str, where: str) -> No
         load_documents(text, "dup.yaml")
     assert str(exc.value).startswith(f"dup.yaml: not valid YAML or JSON {where}: key ")
     assert "already set in map" in str(exc.value)
+
+
+# --- the libyaml event reader keeps PyYAML's safe-loader results and errors ---------------------------------
+
+MIXED = """\
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: m, creationTimestamp: 2026-01-01T00:00:00Z}
+data:
+  plain: text
+  quoted: "123"
+  single: 'yes'
+  int: 42
+  octal: 0o17
+  hex: 0x1F
+  float: 1.5
+  exp: 6.02e+23
+  inf: .inf
+  bool: true
+  yes11: yes
+  null1: null
+  null2: ~
+  empty:
+  date: 2026-01-01
+  folded: >
+    a
+    b
+  literal: |
+    x
+  nested: [1, [2, {a: b}], {c: [d]}]
+  explicit: !!str 12
+  anchor: &a {k: v}
+  alias: *a
+  ? complex
+  : key
+  3: int key
+"""
+
+
+def _pyyaml_reference(text: str) -> Any:
+    """PyYAML's own safe loader, minus implicit timestamps: what the loader promised before libyaml."""
+
+    class Reference(yaml.SafeLoader):
+        pass
+
+    Reference.yaml_implicit_resolvers = {
+        k: [(t, rx) for t, rx in v if t != "tag:yaml.org,2002:timestamp"]
+        for k, v in yaml.SafeLoader.yaml_implicit_resolvers.items()
+    }
+    return list(yaml.load_all(text, Loader=Reference))
+
+
+def test_event_reader_builds_what_pyyaml_builds() -> None:
+    [doc] = load_documents(MIXED, "m.yaml")
+    assert [doc.obj] == _pyyaml_reference(MIXED)
+    assert doc.obj["metadata"]["creationTimestamp"] == "2026-01-01T00:00:00Z"
+    assert doc.obj["data"]["date"] == "2026-01-01"
+    assert doc.obj["data"]["alias"] is doc.obj["data"]["anchor"]
+
+
+def test_merge_keys_and_set_tags_still_load() -> None:
+    text = "kind: A\nbase: &b {x: 1, y: 2}\nderived:\n  <<: *b\n  y: 3\ntags: !!set {p, q}\n"
+    [doc] = load_documents(text, "m.yaml")
+    assert doc.obj["derived"] == {"x": 1, "y": 3}
+    assert doc.obj["tags"] == {"p", "q"}
+
+
+def test_duplicate_keys_under_merge_fallback_are_still_refused() -> None:
+    text = "kind: A\nbase: &b {x: 1}\nd: {<<: *b, z: 1, z: 2}\n"
+    assert "already set in map" in errors_of(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "kind: A\nx: " + "[" * 200_000 + "]" * 200_000 + "\n",
+        "kind: A\nx:\n" + "- " * 100_000 + "x\n",
+        "[" * 600 + "]" * 600,
+    ],
+    ids=["flow-200k", "block-100k", "just-over-the-limit"],
+)
+def test_deep_yaml_is_refused_before_libyaml_can_overflow_the_stack(text: str) -> None:
+    assert errors_of(text).endswith("nested too deeply")
+
+
+def test_deep_yaml_under_merge_fallback_is_refused_too() -> None:
+    text = "kind: A\nb: &b {x: 1}\nd: {<<: *b}\nx: " + "[" * 200_000 + "]" * 200_000 + "\n"
+    assert errors_of(text).endswith("nested too deeply")
+
+
+def test_nesting_up_to_the_limit_loads() -> None:
+    depth = MAX_DEPTH - 1  # the document's own mapping is one level
+    [doc] = load_documents("kind: A\nx: " + "[" * depth + "]" * depth + "\n", "d.yaml")
+    value = doc.obj["x"]
+    for _ in range(depth - 1):
+        value = value[0]
+    assert value == []
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("kind: A\na: *nope\n", "found undefined alias"),
+        ("kind: A\na: &x 1\nb: &x 2\n", "found duplicate anchor 'x'"),
+        ("kind: A\nr: &r [*r]\n", "found a recursive alias"),
+        ("kind: A\n? [a]\n: 1\n", "found unhashable key"),
+        ("kind: A\n1: a\n1: b\n", "key 1 already set in map"),
+        ("kind: A\nx: !foo bar\n", "could not determine a constructor for the tag '!foo'"),
+    ],
+)
+def test_yaml_structure_errors_name_the_line(text: str, message: str) -> None:
+    error = errors_of(text)
+    assert error.startswith("bad.yaml: not valid YAML or JSON (line ")
+    assert message in error
+
+
+def test_anchors_do_not_leak_between_documents() -> None:
+    assert "found undefined alias" in errors_of("kind: A\na: &x 1\n---\nkind: B\nb: *x\n")

@@ -664,3 +664,13 @@ def test_replacing_the_format_recomputes_the_canonical_string() -> None:
 @pytest.mark.parametrize(("text", "value"), [("e3", 0), ("Ki", 0), ("m", 0)])
 def test_a_bare_suffix_parses_as_zero_as_upstream(text: str, value: int) -> None:
     assert q(text).value == value
+
+
+def test_coerced_strings_are_parsed_once_and_errors_every_time() -> None:
+    from resourceapi.quantity import QuantityError, coerce_quantity
+
+    assert coerce_quantity("80Gi") is coerce_quantity("80Gi")
+    assert coerce_quantity(" 80Gi ") == coerce_quantity("80Gi")
+    for _ in range(2):
+        with pytest.raises(QuantityError):
+            coerce_quantity("two")

@@ -19,6 +19,7 @@ import aiohttp
 from certs.authority import ServingBundle, generate_self_signed
 from certs.files import CA_CRT, write_bundle
 from webhook import logs
+from webhook.limits import ServerLimits
 from webhook.metrics import WebhookMetrics
 from webhook.server import CertificateEvents, Listen, WebhookServer
 from webhook.tlsreload import CertificateReloader
@@ -149,8 +150,8 @@ async def running_server(
     *,
     wait_ready: bool = True,
     metrics_listen: Listen | None = None,
-    bench_baseline: bool = False,
     interval: float = 0.05,
+    limits: ServerLimits | None = None,
 ) -> AsyncIterator[Running]:
     """A real HTTPS webhook on 127.0.0.1 (free port), logs captured in `.log`."""
     handler = handler if handler is not None else AdmissionDouble()
@@ -169,7 +170,7 @@ async def running_server(
         metrics_listen=metrics_listen,
         metrics=metrics,
         logger=logger,
-        bench_baseline=bench_baseline,
+        limits=limits,
     )
     await server.start()
     try:

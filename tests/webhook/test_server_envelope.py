@@ -13,7 +13,6 @@ import aiohttp
 import pytest
 from server_harness import (
     ADMISSION_JSON,
-    AdmissionDouble,
     Running,
     device_class,
     make_tls_dir,
@@ -255,8 +254,6 @@ async def test_mutate_endpoint_wraps_the_handler_response(srv: Running, http: ai
     assert (await resp.json())["response"]["uid"] == "m1"
 
 
-async def test_baseline_route_exists_only_when_asked(tls_dir: Path, http: aiohttp.ClientSession) -> None:
-    async with running_server(tls_dir, bench_baseline=True) as with_baseline:
-        assert (await http.post(with_baseline.url + "/bench/allow", json=review("x"))).status == 200
-    async with running_server(tls_dir, AdmissionDouble()) as without:
-        assert (await http.post(without.url + "/bench/allow", json=review("x"))).status == 404
+async def test_the_product_serves_no_benchmark_route(srv: Running, http: aiohttp.ClientSession) -> None:
+    resp = await http.post(srv.url + "/bench/allow", json=review("x"))
+    await _assert_json_error(resp, 404, "POST /bench/allow: not found")

@@ -1,0 +1,328 @@
+"""Simulate's input: every object parsed and checked whole before anything runs.
+
+`load_inputs` raises `InputError` naming file, document, object and field on the first problem, so nothing
+is half-processed. The input objects are never modified afterwards: what a pod's claim entries resolve to
+is recorded beside the pod (`Inputs.pod_claims`), and `scheduling_pod` gives placement its own copy.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from allocator.simulate.fieldpaths import error_message, field_path
+from allocator.simulate.objectchecks import claim_problem, pod_problem, slice_problem
+from allocator.simulate.templates import claim_from_template
+from allocator.simulate.workload_pods import expand
+from resourceapi.apischema import check_fields, known_kind
+from resourceapi.core_v1 import Namespace, Node, Pod, PodResourceClaim
+from resourceapi.documents import Document
+from resourceapi.extended import CapacityCarrierError, class_capacity_requests, is_dra_extended_resource_name
+from resourceapi.resource_v1 import DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice
+from resourceapi.workloads_v1 import Deployment, Job, ReplicaSet, StatefulSet, Workload
+
+RESOURCE_API = "resource.k8s.io/v1"
+KINDS: dict[str, tuple[str, type[BaseModel]]] = {
+    "DeviceClass": (RESOURCE_API, DeviceClass),
+    "ResourceSlice": (RESOURCE_API, ResourceSlice),
+    "ResourceClaim": (RESOURCE_API, ResourceClaim),
+    "Node": ("v1", Node),
+    "Pod": ("v1", Pod),
+    "Namespace": ("v1", Namespace),
+    "ResourceClaimTemplate": (RESOURCE_API, ResourceClaimTemplate),
+    "Deployment": ("apps/v1", Deployment),
+    "ReplicaSet": ("apps/v1", ReplicaSet),
+    "StatefulSet": ("apps/v1", StatefulSet),
+    "Job": ("batch/v1", Job),
+}
+_NAMESPACED = (
+    "ResourceClaim",
+    "Pod",
+    "ResourceClaimTemplate",
+    "Deployment",
+    "ReplicaSet",
+    "StatefulSet",
+    "Job",
+)
+ClaimEntries = tuple[tuple[str, str | None], ...]
+"""A pending pod's `spec.resourceClaims` resolved: (entry name, the ResourceClaim it stands for or None)."""
+
+
+class InputError(ValueError):
+    """Unusable simulate input; the message names file, document, object and field."""
+
+
+class UsageError(ValueError):
+    """A usage problem found only once the input is known (e.g. several Nodes and no --node)."""
+
+
+@dataclass
+class Inputs:
+    """The checked input objects, in input order, each with where it came from."""
+
+    classes: list[DeviceClass] = field(default_factory=list)
+    slices: list[ResourceSlice] = field(default_factory=list)
+    claims: list[ResourceClaim] = field(default_factory=list)
+    nodes: list[Node] = field(default_factory=list)
+    pods: list[Pod] = field(default_factory=list)
+    namespaces: list[Namespace] = field(default_factory=list)
+    templates: dict[tuple[str, str], ResourceClaimTemplate] = field(default_factory=dict)  # (namespace, name)
+    workloads: list[Workload] = field(default_factory=list)
+    where: dict[int, str] = field(default_factory=dict)  # id(object) -> "file: document N: Kind "name""
+    claim_names: dict[int, tuple[str, ...]] = field(default_factory=dict)  # id(pending pod) -> its claims
+    entries: dict[int, ClaimEntries] = field(default_factory=dict)  # id(pending pod) -> resolved entries
+    generated: dict[int, tuple[tuple[str, str], ...]] = field(default_factory=dict)  # (entry, claim) per pod
+    claims_by_key: dict[tuple[str, str], ResourceClaim] = field(default_factory=dict)  # (namespace, name)
+    notes: list[str] = field(default_factory=list)  # for stderr: skipped objects, warnings
+
+    def pending_pods(self) -> list[Pod]:
+        """Pods to place: no node yet, and not being deleted (the scheduler skips those, too)."""
+        return [p for p in self.pods if not p.spec.node_name and not p.metadata.deletion_timestamp]
+
+    def unallocated_claims(self) -> list[ResourceClaim]:
+        return [c for c in self.claims if c.status is None or c.status.allocation is None]
+
+    def allocated_claims(self) -> list[ResourceClaim]:
+        return [c for c in self.claims if c.status is not None and c.status.allocation is not None]
+
+
+def _label(kind: str, obj: dict[str, Any]) -> str:
+    meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    assert isinstance(meta, dict)
+    name = meta.get("name") or meta.get("generateName") or "<unnamed>"
+    ns = meta.get("namespace") or "default"  # where the object would be created, as the rest of the output
+    return f'{kind} "{ns}/{name}"' if kind in _NAMESPACED else f'{kind} "{name}"'
+
+
+def load_inputs(docs: Sequence[Document], seed: int | None = None) -> Inputs:
+    """Parse and check every object; the first problem raises InputError (nothing is half-processed).
+
+    Workloads (Deployments, ReplicaSets, StatefulSets, Jobs) become the pods their controllers would create,
+    and template entries of pending pods without a generated claim get the claim the resourceclaim
+    controller would generate; names and uids drawn from `random.Random(seed)` (reproducible with a seed).
+
+    Within one object, what the API server would refuse (a wrong type, a missing required field, a rule of
+    its validation) is an InputError naming the object. Unknown fields are the command's business
+    (dra_capacity/strict_fields.py: warnings, or errors under --strict).
+    """
+    inputs = Inputs()
+    seen: dict[tuple[str, str, str], str] = {}
+    for doc in docs:
+        kind = doc.kind
+        if kind not in KINDS:
+            reads = ", ".join(KINDS)
+            inputs.notes.append(f"{doc.where}: skipping {kind} {doc.name!r}: simulate reads {reads}")
+            continue
+        api_version, model = KINDS[kind]
+        label = _label(kind, doc.obj)
+        if doc.api_version != api_version:
+            raise InputError(
+                f"{doc.where}: {label}: apiVersion {doc.api_version!r} is not supported (use {api_version})"
+            )
+        structural = check_fields(api_version, kind, doc.obj) if known_kind(api_version, kind) else None
+        if structural is not None:
+            raise InputError(f"{doc.where}: {label}: {structural.path}: {structural.message}")
+        try:
+            obj = model.model_validate(doc.obj)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            raise InputError(
+                f"{doc.where}: {label}: {field_path(model, err['loc'])}: {error_message(err)}"
+            ) from None
+        meta = getattr(obj, "metadata")  # noqa: B009 - every model here has metadata
+        if not meta.name:
+            raise InputError(f"{doc.where}: {label}: metadata.name: Required value")
+        ns = (meta.namespace or "default") if kind in _NAMESPACED else ""
+        key = (kind, ns, meta.name)
+        if key in seen:
+            raise InputError(f"{doc.where}: {label}: duplicate object (first defined at {seen[key]})")
+        seen[key] = doc.where
+        problem = object_problem(obj, doc.obj)
+        if problem is not None:
+            raise InputError(f"{doc.where}: {label}: {problem[0]}: {problem[1]}")
+        inputs.where[id(obj)] = f"{doc.where}: {label}"
+        if isinstance(obj, DeviceClass):
+            inputs.classes.append(obj)
+        elif isinstance(obj, ResourceSlice):
+            inputs.slices.append(obj)
+        elif isinstance(obj, ResourceClaim):
+            inputs.claims.append(obj)
+        elif isinstance(obj, Node):
+            inputs.nodes.append(obj)
+        elif isinstance(obj, Pod):
+            inputs.pods.append(obj)
+        elif isinstance(obj, Namespace):
+            inputs.namespaces.append(obj)
+        elif isinstance(obj, ResourceClaimTemplate):
+            inputs.templates[(ns, meta.name)] = obj
+        elif isinstance(obj, Deployment | ReplicaSet | StatefulSet | Job):
+            inputs.workloads.append(obj)
+    rng = random.Random(seed)
+    _expand_workloads(inputs, rng)
+    _check_references(inputs, rng)
+    return inputs
+
+
+def _expand_workloads(inputs: Inputs, rng: random.Random) -> None:
+    """Each workload's pods join the input's pods, after the input's own, in workload order."""
+    for w in inputs.workloads:
+        for i, pod in enumerate(expand(w, rng)):
+            problem = pod_problem(pod)
+            if problem is not None:
+                raise InputError(f"{inputs.where[id(w)]}: spec.template.{problem[0]}: {problem[1]}")
+            inputs.where[id(pod)] = f'{inputs.where[id(w)]}: replica {i}: Pod "{pod.namespace}/{pod.name}"'
+            inputs.pods.append(pod)
+
+
+def object_problem(obj: BaseModel, raw: dict[str, Any]) -> tuple[str, str] | None:
+    """The first within-object rule the API server would refuse `obj` for (see objectchecks)."""
+    if isinstance(obj, ResourceSlice):
+        spec = raw.get("spec")
+        devices = spec.get("devices") if isinstance(spec, dict) else None
+        return slice_problem(obj, devices if isinstance(devices, list) else None)
+    if isinstance(obj, ResourceClaim):
+        return claim_problem(obj)
+    if isinstance(obj, Pod):
+        return pod_problem(obj)
+    return None
+
+
+def _check_references(inputs: Inputs, rng: random.Random) -> None:
+    """Cross-object checks that stand in for admission: the capacity carrier, and pod claim references
+    (the scheduler never sees a pod whose claims cannot be resolved). What a cluster can hold across objects
+    (pools inconsistent across slices, a claim naming a missing DeviceClass) is reported per claim."""
+    for dc in inputs.classes:
+        try:
+            class_capacity_requests(dc)
+        except CapacityCarrierError as exc:
+            raise InputError(f"{inputs.where[id(dc)]}: {exc}") from None
+    inputs.claims_by_key = {(c.metadata.namespace or "default", c.metadata.name): c for c in inputs.claims}
+    claims = inputs.claims_by_key
+    for p in inputs.pods:
+        _check_pod_resources(inputs.where[id(p)], p)
+        if p.spec.node_name:
+            continue  # running: it holds node resources; its claims count only through their allocations
+        claim_names: list[str] = []
+        entries: list[tuple[str, str | None]] = []
+        generated: list[tuple[str, str]] = []
+        for i, rc in enumerate(p.spec.resource_claims or []):
+            name = _claim_name(inputs.where[id(p)], i, p, rc, inputs.templates)
+            if name is _GENERATE:
+                claim = _generate(inputs, p, i, rc, rng)
+                name = claim.metadata.name
+                generated.append((rc.name, name))
+            entries.append((rc.name, name))
+            if name is None:
+                continue
+            if (p.namespace, name) not in claims:
+                field = "resourceClaimName" if rc.resource_claim_name else "resourceClaimTemplateName"
+                raise InputError(
+                    f"{inputs.where[id(p)]}: spec.resourceClaims[{i}].{field}: Not found: "
+                    f'"{name}" (no ResourceClaim of that name in namespace {p.namespace})'
+                )
+            claim_names.append(name)
+        inputs.claim_names[id(p)] = tuple(claim_names)
+        inputs.entries[id(p)] = tuple(entries)
+        if generated:
+            inputs.generated[id(p)] = tuple(generated)
+
+
+_GENERATE = "\0generate"  # _claim_name's answer for a template entry whose claim is to be generated
+
+
+def _generate(
+    inputs: Inputs, pod: Pod, index: int, rc: PodResourceClaim, rng: random.Random
+) -> ResourceClaim:
+    """The claim the resourceclaim controller would create for the pod's template entry, added to input."""
+    template = inputs.templates[(pod.namespace, rc.resource_claim_template_name or "")]
+    claim = claim_from_template(pod, rc.name, template, rng)
+    where = inputs.where[id(pod)]
+    problem = claim_problem(claim)
+    if problem is not None:
+        raise InputError(
+            f"{inputs.where[id(template)]}: spec.{problem[0]}: {problem[1]} (in the claim for {where}, entry "
+            f"spec.resourceClaims[{index}])"
+        )
+    inputs.claims.append(claim)
+    inputs.claims_by_key[(pod.namespace, claim.metadata.name)] = claim
+    inputs.where[id(claim)] = f'{where}: ResourceClaim "{pod.namespace}/{claim.metadata.name}" (generated)'
+    return claim
+
+
+def _claim_name(
+    where: str,
+    index: int,
+    pod: Pod,
+    rc: PodResourceClaim,
+    templates: dict[tuple[str, str], ResourceClaimTemplate],
+) -> str | None:
+    """The ResourceClaim a pod's entry stands for, as upstream's resourceclaim.Name: its `resourceClaimName`,
+    or for a template the claim the controller generated, named in `status.resourceClaimStatuses` (None: the
+    template needs no claim), or `_GENERATE` when the controller has yet to generate it from a template in
+    the input."""
+    if rc.resource_claim_name:
+        return rc.resource_claim_name
+    path = f"{where}: spec.resourceClaims[{index}]"
+    if not rc.resource_claim_template_name:
+        raise InputError(
+            f'{path}: Invalid value: "{rc.name}": must specify one of: `resourceClaimName`, '
+            "`resourceClaimTemplateName`"
+        )
+    for status in _claim_statuses(pod):
+        if status.get("name") == rc.name:
+            generated = status.get("resourceClaimName")
+            return generated if isinstance(generated, str) and generated else None
+    if (pod.namespace, rc.resource_claim_template_name) in templates:
+        return _GENERATE
+    raise InputError(
+        f"{path}.resourceClaimTemplateName: Not found: "
+        f'"{rc.resource_claim_template_name}" (no ResourceClaimTemplate of that name in namespace '
+        f'{pod.namespace}, and status.resourceClaimStatuses has no entry "{rc.name}")'
+    )
+
+
+def _claim_statuses(pod: Pod) -> list[dict[str, Any]]:
+    extra = (pod.status.model_extra or {}) if pod.status is not None else {}
+    raw = extra.get("resourceClaimStatuses")
+    return [s for s in raw if isinstance(s, dict)] if isinstance(raw, list) else []
+
+
+def _check_pod_resources(where: str, pod: Pod) -> None:
+    """What the API server's pod validation guarantees the scheduler: quantities are not negative, and
+    extended resources (counted in whole devices) are integers. Limits first: a request defaulted from a
+    limit is reported where the user wrote it."""
+    for kind, containers in (
+        ("initContainers", pod.spec.init_containers or []),
+        ("containers", pod.spec.containers),
+    ):
+        for i, c in enumerate(containers):
+            for part, values in (("limits", c.resources.limits), ("requests", c.resources.requests)):
+                for name, q in (values or {}).items():
+                    path = f"{where}: spec.{kind}[{i}].resources.{part}[{name}]"
+                    if q.sign() < 0:
+                        raise InputError(f'{path}: Invalid value: "{q}": must be greater than or equal to 0')
+                    if is_dra_extended_resource_name(name) and not q.is_integer():
+                        raise InputError(f'{path}: Invalid value: "{q}": must be an integer')
+
+
+def pod_claims(inputs: Inputs, pod: Pod) -> list[ResourceClaim]:
+    """A pending pod's own ResourceClaims, in spec.resourceClaims order (templates: the generated claims)."""
+    by_key = inputs.claims_by_key
+    return [by_key[(pod.namespace, name)] for name in inputs.claim_names.get(id(pod), ())]
+
+
+def scheduling_pod(inputs: Inputs, pod: Pod) -> Pod:
+    """The pod as the scheduler sees it once the claim controller has made its claims: template entries
+    point at their generated claims (entries that need none are gone). A copy; the input pod is unchanged."""
+    entries = pod.spec.resource_claims or []
+    if not any(rc.resource_claim_template_name for rc in entries):
+        return pod
+    resolved: list[PodResourceClaim] = []
+    for entry, name in inputs.entries.get(id(pod), ()):
+        if name is not None:
+            resolved.append(PodResourceClaim(name=entry, resource_claim_name=name))
+    return pod.model_copy(update={"spec": pod.spec.model_copy(update={"resource_claims": resolved})})

@@ -1,0 +1,97 @@
+"""Cost of simulate's API-server-style input checks (the field-schema walk and the per-object validation
+rules) next to the bare JSON parse of the same cluster dump, and next to the pydantic model validation that
+loading also does. Prints seconds (best of --repeat) and ratios; the checks' target is well under 1x parse.
+
+    .venv/bin/python bench/simulate_input_checks.py [--nodes 200] [--pods 2000] [--repeat 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "allocator"))
+
+from workloads import GPU_SHARED, gpu_class, gpu_slice, node, pod
+
+from allocator.simulate.inputs import KINDS, object_problem
+from resourceapi.apischema import check_fields
+from resourceapi.documents import load_documents
+
+
+def _dump(nodes: int, pods: int) -> str:
+    """A kubectl-get-like dump: nodes, one 8-GPU slice each, and pods with managedFields and defaults."""
+    objs: list[dict[str, Any]] = [gpu_class().to_api()]
+    objs += [node(f"n{i}").to_api() for i in range(nodes)]
+    objs += [gpu_slice(f"n{i}", 8).to_api() for i in range(nodes)]
+    for j in range(pods):
+        p = pod(f"p{j}", {GPU_SHARED: 1, "cpu": "1"}).to_api()
+        p["metadata"]["labels"] = {"app": "web", "pod-template-hash": "5d4f8"}
+        p["metadata"]["managedFields"] = [
+            {
+                "manager": "kube-controller-manager",
+                "operation": "Update",
+                "apiVersion": "v1",
+                "fieldsType": "FieldsV1",
+                "fieldsV1": {"f:metadata": {"f:labels": {".": {}, "f:app": {}}}},
+            }
+        ]
+        p["spec"].update(
+            {
+                "restartPolicy": "Always",
+                "dnsPolicy": "ClusterFirst",
+                "schedulerName": "default-scheduler",
+                "tolerations": [
+                    {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute"}
+                ],
+            }
+        )
+        p["spec"]["containers"][0].update(
+            {"image": "nginx", "volumeMounts": [{"name": "token", "mountPath": "/var/run/secrets"}]}
+        )
+        objs.append(p)
+    return json.dumps({"apiVersion": "v1", "kind": "List", "items": objs})
+
+
+def _best(fn: Callable[[], object], repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--nodes", type=int, default=200)
+    parser.add_argument("--pods", type=int, default=2000)
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+    text = _dump(args.nodes, args.pods)
+    docs = load_documents(text, "dump.json")
+    parse = _best(lambda: load_documents(text, "dump.json"), args.repeat)
+    walk = _best(lambda: [check_fields(d.api_version, d.kind, d.obj) for d in docs], args.repeat)
+    models = [(KINDS[d.kind][1], d.obj) for d in docs]
+    validate = _best(lambda: [m.model_validate(o) for m, o in models], args.repeat)
+    objects = [m.model_validate(o) for m, o in models]
+    rules = _best(
+        lambda: [object_problem(o, raw) for o, (_, raw) in zip(objects, models, strict=True)], args.repeat
+    )
+    print(f"{len(docs)} objects ({len(text) / 1e6:.1f} MB JSON)")
+    print(f"  bare JSON parse       {parse:8.3f} s   1.00x")
+    print(f"  field-schema walk     {walk:8.3f} s   {walk / parse:.2f}x parse")
+    print(f"  validation rules      {rules:8.3f} s   {rules / parse:.2f}x parse")
+    print(f"  checks together       {walk + rules:8.3f} s   {(walk + rules) / parse:.2f}x parse")
+    print(
+        f"  (pydantic models      {validate:8.3f} s   {validate / parse:.2f}x parse, not part of the checks)"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,75 @@
+"""Startup cost of the command: `dra-capacity --help` and `dra-capacity simulate --help` next to the floor,
+a bare `python -c pass` of the same interpreter. Each is run N times in fresh processes; medians are compared
+(target: within 100 ms of the floor). Also lists the heavy modules each one imported (there should be none:
+aiohttp, prometheus_client, cryptography, cel_expr_python, kubernetes, pydantic).
+
+    .venv/bin/python bench/startup.py            # 15 runs each
+    .venv/bin/python bench/startup.py --runs 30
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HEAVY = ("aiohttp", "prometheus_client", "cryptography", "cel_expr_python", "kubernetes", "pydantic")
+TARGET_MS = 100.0
+
+
+def _script() -> list[str]:
+    exe = Path(sys.executable).with_name("dra-capacity")
+    return [str(exe)] if exe.exists() else [sys.executable, "-m", "dra_capacity"]
+
+
+def median_ms(cmd: list[str], runs: int) -> float:
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+        times.append((time.perf_counter() - start) * 1000)
+    return statistics.median(times)
+
+
+def heavy_imports(args: list[str]) -> list[str]:
+    """Top-level packages from HEAVY that `python -X importtime -m dra_capacity ARGS` imported."""
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "dra_capacity", *args],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    seen = set()
+    for line in proc.stderr.splitlines():
+        name = line.rpartition("|")[2].strip()
+        if name.split(".")[0] in HEAVY:
+            seen.add(name.split(".")[0])
+    return sorted(seen)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--runs", type=int, default=15)
+    args = parser.parse_args()
+    floor = median_ms([sys.executable, "-c", "pass"], args.runs)
+    print(f"python -c pass                     {floor:7.1f} ms (median of {args.runs})")
+    ok = True
+    for extra in (["--help"], ["simulate", "--help"]):
+        ms = median_ms([*_script(), *extra], args.runs)
+        heavy = heavy_imports(extra)
+        over = ms - floor
+        ok &= over <= TARGET_MS and not heavy
+        print(
+            f"dra-capacity {' '.join(extra):20} {ms:7.1f} ms   floor + {over:6.1f} ms "
+            f"(target <= {TARGET_MS:.0f})   heavy imports: {', '.join(heavy) or 'none'}"
+        )
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,138 @@
+"""`dra-capacity simulate` end to end on inputs that use the scheduler features beyond node fit: gated pods,
+anti-affinity, unsupported fields, preemption, and a --node that nothing names."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from workloads import GPU_SHARED, gpu_class, gpu_slice, node, pod
+
+from dra_capacity.cli import main
+
+
+def _write(tmp_path: Path, name: str, *objs: Any) -> str:
+    docs = [o if isinstance(o, dict) else o.to_api() for o in objs]
+    path = tmp_path / name
+    path.write_text(yaml.safe_dump_all(docs, sort_keys=False))
+    return str(path)
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict[str, Any], str]:
+    code = main(["simulate", *argv])
+    captured = capsys.readouterr()
+    return code, json.loads(captured.out) if captured.out else {}, captured.err
+
+
+def _cluster(tmp_path: Path, nodes: int = 2) -> str:
+    names = [f"n{i + 1}" for i in range(nodes)]
+    return _write(
+        tmp_path, "cluster.yaml", gpu_class(), *[node(n) for n in names], *[gpu_slice(n, 1) for n in names]
+    )
+
+
+def _statefulset_pod(i: int) -> dict[str, Any]:
+    raw = pod(f"rdma-{i}", {GPU_SHARED: 1}).to_api()
+    raw["metadata"]["labels"] = {"app": "rdma"}
+    term = {"labelSelector": {"matchLabels": {"app": "rdma"}}, "topologyKey": "kubernetes.io/hostname"}
+    raw["spec"]["affinity"] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}
+    return raw
+
+
+def test_gated_pods_are_reported_and_the_rest_placed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """SchedulingGates: the gated pod is `gated` and holds nothing; the ungated pod after it is bound."""
+    gated = pod("gated", {GPU_SHARED: 4}, schedulingGates=[{"name": "example.com/quota"}])
+    pods = _write(tmp_path, "p.yaml", gated, pod("after", {GPU_SHARED: 4}))
+    cluster = _write(tmp_path, "c.yaml", gpu_class(), node("n1"), gpu_slice("n1", 4, shares=1))
+    code, out, _ = _run(capsys, "-f", cluster, "-f", pods)
+    first, second = out["pods"]
+    assert code == 0
+    assert (first["result"], first["reason"], first["node"], first["claim"]) == (
+        "gated",
+        "waiting for scheduling gates: [example.com/quota]",
+        None,
+        None,
+    )
+    assert second["result"] == "bound"
+
+
+def test_required_anti_affinity_keeps_replicas_apart(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """InterPodAffinity: a StatefulSet with required hostname anti-affinity gets one pod per node."""
+    pods = _write(tmp_path, "p.yaml", *[_statefulset_pod(i) for i in range(3)])
+    _, out, _ = _run(capsys, "-f", _cluster(tmp_path, 2), "-f", pods)
+    assert [p["node"] for p in out["pods"]] == ["n1", "n2", None]
+    assert out["pods"][2]["reason"] == (
+        "0/2 nodes are available: 2 node(s) didn't match pod anti-affinity rules."
+    )
+
+
+def test_node_flag_still_counts_pods_on_other_nodes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--node limits where pods go, not what the inter-pod filters see: upstream counts every node's pods."""
+    running = _statefulset_pod(0)
+    running["spec"]["nodeName"] = "n1"
+    running["metadata"]["name"] = "rdma-running"
+    pods = _write(tmp_path, "p.yaml", running, _statefulset_pod(1))
+    _, out, _ = _run(capsys, "--node", "n1", "-f", _cluster(tmp_path, 2), "-f", pods)
+    assert out["pods"][0]["result"] == "unschedulable"
+
+
+def test_unsupported_pods_are_reported_not_placed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pvc = pod("db", {GPU_SHARED: 1}, volumes=[{"name": "data", "persistentVolumeClaim": {"claimName": "d"}}])
+    pods = _write(tmp_path, "p.yaml", pvc)
+    _, out, _ = _run(capsys, "-f", _cluster(tmp_path, 1), "-f", pods)
+    (entry,) = out["pods"]
+    assert entry["result"] == "unsupported" and entry["node"] is None
+    assert entry["reason"].startswith("not simulated: spec.volumes[0].persistentVolumeClaim (VolumeBinding")
+
+
+def test_unschedulable_pod_that_could_preempt_says_preemption_is_not_simulated(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pods = _write(tmp_path, "p.yaml", pod("big", {"cpu": "100"}, priority=1000))
+    _, out, _ = _run(capsys, "-f", _cluster(tmp_path, 1), "-f", pods)
+    assert out["pods"][0]["reason"] == (
+        "0/1 nodes are available: 1 Insufficient cpu. (preemption of lower-priority pods is not simulated)"
+    )
+
+
+def _claim(name: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {
+            "devices": {
+                "requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com-shared-1"}}]
+            }
+        },
+    }
+
+
+def test_a_node_flag_nothing_names_warns_with_close_matches(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The bare-node contract holds (exit 0, a result), but a typo no longer passes silently."""
+    cluster = _write(tmp_path, "c.yaml", gpu_class(), gpu_slice("worker-1", 1))
+    claims = _write(tmp_path, "claims.yaml", _claim("a"))
+    code, out, err = _run(capsys, "--node", "worker-l", "-f", cluster, "-f", claims)
+    assert code == 0 and out["node"] == "worker-l" and out["result"] == "unschedulable"
+    assert err == (
+        "warning: --node worker-l: no Node and no ResourceSlice names it; simulating a bare node of that "
+        "name, which sees only slices for all nodes or selected by node labels; did you mean 'worker-1'?\n"
+    )
+
+
+def test_a_node_flag_a_slice_names_is_quiet(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cluster = _write(tmp_path, "c.yaml", gpu_class(), gpu_slice("worker-1", 1))
+    claims = _write(tmp_path, "claims.yaml", _claim("a"))
+    code, out, err = _run(capsys, "--node", "worker-1", "-f", cluster, "-f", claims)
+    assert code == 0 and out["result"] == "allocated" and err == ""

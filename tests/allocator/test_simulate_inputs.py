@@ -1,0 +1,329 @@
+"""simulate's input checks, as the API server checks the kinds simulate reads: structure (resourceapi's
+field schema), ResourceSlice/ResourceClaim/Pod validation rules that change what simulate computes, and
+unknown fields (warnings; errors under --strict)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from workloads import GPU_SHARED, gpu_class, gpu_slice, node, pod
+
+from dra_capacity.cli import main
+
+
+def _write(tmp_path: Path, name: str, *objs: Any) -> str:
+    docs = [o if isinstance(o, dict) else o.to_api() for o in objs]
+    path = tmp_path / name
+    path.write_text(yaml.safe_dump_all(docs, sort_keys=False))
+    return str(path)
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(["simulate", *argv])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def _base(tmp_path: Path) -> str:
+    return _write(tmp_path, "base.yaml", gpu_class(), node("n1"))
+
+
+def _slice(**spec: Any) -> dict[str, Any]:
+    raw = gpu_slice("n1", 2).to_api()
+    raw["spec"].update(spec)
+    return {**raw, "spec": {k: v for k, v in raw["spec"].items() if v is not None}}
+
+
+def _refused(tmp_path: Path, capsys: pytest.CaptureFixture[str], obj: dict[str, Any]) -> str:
+    bad = _write(tmp_path, "bad.yaml", obj)
+    code, out, err = _run(
+        capsys, "-f", _base(tmp_path), "-f", bad, "-f", _write(tmp_path, "p.yaml", pod("p"))
+    )
+    assert code == 2 and out == ""
+    return err.strip()
+
+
+# --- ResourceSlice validation (pkg/apis/resource/validation/validation.go, validateResourceSliceSpec) ------
+
+
+@pytest.mark.parametrize(
+    ("spec", "expected"),
+    [
+        (
+            {"nodeName": None},
+            "spec: Required value: exactly one of `nodeName`, `nodeSelector`, `allNodes`, "
+            "`perDeviceNodeSelection` is required",
+        ),
+        (
+            {"allNodes": True},
+            'spec: Invalid value: "{`nodeName`, `allNodes`}": exactly one of `nodeName`, `nodeSelector`, '
+            "`allNodes`, `perDeviceNodeSelection` is required, but multiple fields are set",
+        ),
+        (
+            {"nodeName": None, "allNodes": False},
+            "spec.allNodes: Invalid value: false: must be either unset or set to true",
+        ),
+        (
+            {"sharedCounters": [{"name": "s", "counters": {"mem": {"value": "1"}}}]},
+            'spec: Invalid value: "": only one of `sharedCounters` or `devices` is allowed',
+        ),
+        (
+            {"pool": {"name": "n1", "generation": 1, "resourceSliceCount": 0}},
+            "spec.pool.resourceSliceCount: Invalid value: 0: must be greater than zero",
+        ),
+        ({"driver": None}, "spec.driver: Required value"),
+    ],
+    ids=[
+        "no-node-selection",
+        "two-node-selections",
+        "allNodes-false",
+        "counters-and-devices",
+        "count-0",
+        "driver",
+    ],
+)
+def test_slices_the_api_server_refuses_are_input_errors(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], spec: dict[str, Any], expected: str
+) -> None:
+    err = _refused(tmp_path, capsys, _slice(**spec))
+    assert err.endswith(f'ResourceSlice "n1-gpu.nvidia.com": {expected}')
+
+
+def test_per_device_node_selection_needs_a_choice_on_every_device(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    raw = _slice(nodeName=None, perDeviceNodeSelection=True)
+    raw["spec"]["devices"][0]["nodeName"] = "n1"
+    err = _refused(tmp_path, capsys, raw)
+    assert err.endswith(
+        "spec.devices[1]: Required value: exactly one of `nodeName`, `nodeSelector`, or `allNodes` is "
+        "required when `perDeviceNodeSelection` is set to true in the ResourceSlice spec"
+    )
+
+
+def test_a_v1_slice_with_the_v1beta1_basic_wrapper_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """resource.k8s.io/v1 has no `basic`: the API server would drop (or, strict, refuse) it, leaving devices
+    without attributes or capacity. simulate refuses it, saying why."""
+    raw = _slice()
+    device = raw["spec"]["devices"][0]
+    raw["spec"]["devices"][0] = {"name": device["name"], "basic": {"capacity": device["capacity"]}}
+    err = _refused(tmp_path, capsys, raw)
+    assert (
+        'ResourceSlice "n1-gpu.nvidia.com": spec.devices[0].basic: unknown field: this is the v1beta1 shape'
+        in err
+    )
+
+
+def test_a_counter_set_in_another_slice_of_the_pool_resolves(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Since 1.35 sharedCounters may sit in their own slice of the pool; the device's reference resolves
+    across slices (GatherPools/buildPool), so the pod is bound."""
+    counters = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceSlice",
+        "metadata": {"name": "counters"},
+        "spec": {
+            "driver": "gpu.nvidia.com",
+            "nodeName": "n1",
+            "pool": {"name": "n1", "generation": 1, "resourceSliceCount": 2},
+            "sharedCounters": [{"name": "gpu-mem", "counters": {"memory": {"value": "80Gi"}}}],
+        },
+    }
+    devices = _slice(pool={"name": "n1", "generation": 1, "resourceSliceCount": 2})
+    for d in devices["spec"]["devices"]:
+        d["consumesCounters"] = [{"counterSet": "gpu-mem", "counters": {"memory": {"value": "40Gi"}}}]
+    cluster = _write(tmp_path, "c.yaml", gpu_class(), node("n1"), counters, devices)
+    code, out, _ = _run(capsys, "-f", cluster, "-f", _write(tmp_path, "p.yaml", pod("p", {GPU_SHARED: 1})))
+    assert code == 0 and json.loads(out)["pods"][0]["result"] == "bound"
+
+
+def test_a_counter_set_missing_from_the_pool_is_a_per_claim_outcome(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A reference no slice of the pool resolves makes the pool invalid (`counter set X not found`), an
+    allocation outcome on that node, not an input error (another slice may be on its way)."""
+    devices = _slice()
+    for d in devices["spec"]["devices"]:
+        d["consumesCounters"] = [{"counterSet": "gone", "counters": {"memory": {"value": "40Gi"}}}]
+    cluster = _write(tmp_path, "c.yaml", gpu_class(), node("n1"), devices)
+    code, out, _ = _run(capsys, "-f", cluster, "-f", _write(tmp_path, "p.yaml", pod("p", {GPU_SHARED: 1})))
+    (entry,) = json.loads(out)["pods"]
+    assert code == 0 and entry["result"] == "unschedulable"
+    assert "invalid resource pools were encountered" in entry["reason"]
+
+
+# --- ResourceClaim and Pod validation -----------------------------------------------------------------------
+
+
+def _claim(**request: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {"name": "c", "namespace": "default"},
+        "spec": {"devices": {"requests": [{"name": "gpu", **request}]}},
+    }
+
+
+def test_claim_request_needs_exactly_one_of_exactly_or_first_available(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    err = _refused(tmp_path, capsys, _claim())
+    assert err.endswith(
+        'ResourceClaim "default/c": spec.devices.requests[0]: Required value: exactly one of `exactly` or '
+        "`firstAvailable` is required"
+    )
+
+
+def test_claim_exact_request_needs_a_class(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    err = _refused(tmp_path, capsys, _claim(exactly={"count": 1}))
+    assert err.endswith(
+        'ResourceClaim "default/c": spec.devices.requests[0].exactly.deviceClassName: Required value'
+    )
+
+
+def test_topology_spread_max_skew_must_be_positive(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    constraint = {"maxSkew": 0, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"}
+    err = _refused(tmp_path, capsys, pod("q", topologySpreadConstraints=[constraint]).to_api())
+    assert err.endswith(
+        'Pod "default/q": spec.topologySpreadConstraints[0].maxSkew: Invalid value: 0: '
+        "must be greater than zero"
+    )
+
+
+def test_topology_spread_when_unsatisfiable_must_be_known(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    constraint = {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "Never"}
+    err = _refused(tmp_path, capsys, pod("q", topologySpreadConstraints=[constraint]).to_api())
+    assert err.endswith(
+        'spec.topologySpreadConstraints[0].whenUnsatisfiable: Unsupported value: "Never": supported values: '
+        '"DoNotSchedule", "ScheduleAnyway"'
+    )
+
+
+def test_pod_level_requests_must_cover_the_containers(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Pod-level resources validation: pod-level requests >= the aggregate of container requests."""
+    err = _refused(tmp_path, capsys, pod("q", {"cpu": "2"}, resources={"requests": {"cpu": "1"}}).to_api())
+    assert err.endswith(
+        'Pod "default/q": spec.resources.requests[cpu]: Invalid value: "1": must be greater than or equal to '
+        "aggregate container requests of 2"
+    )
+
+
+def test_pod_level_resources_name_only_supported_resources(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    err = _refused(tmp_path, capsys, pod("q", resources={"requests": {"nvidia.com/gpu": "1"}}).to_api())
+    assert 'spec.resources.requests[nvidia.com/gpu]: Unsupported value: "nvidia.com/gpu"' in err
+
+
+# --- unknown fields -----------------------------------------------------------------------------------------
+
+
+def _typo_claim() -> dict[str, Any]:
+    claim = _claim(
+        exactly={"deviceClassName": "gpu.nvidia.com-shared-1", "selector": [{"cel": {"expression": "true"}}]}
+    )
+    return claim
+
+
+def test_unknown_fields_are_warnings_with_file_document_and_path(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    claims = _write(tmp_path, "claims.yaml", _typo_claim())
+    cluster = _write(tmp_path, "c.yaml", gpu_class(), node("n1"), gpu_slice("n1", 1))
+    code, out, err = _run(capsys, "-f", cluster, "-f", claims)
+    assert code == 0 and json.loads(out)["result"] == "allocated"
+    assert err == (
+        f'{claims}: document 1: ResourceClaim "default/c": warning: unknown field '
+        '"spec.devices.requests[0].exactly.selector"\n'
+    )
+
+
+def test_unknown_fields_are_errors_under_strict(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    claims = _write(tmp_path, "claims.yaml", _typo_claim())
+    cluster = _write(tmp_path, "c.yaml", gpu_class(), node("n1"), gpu_slice("n1", 1))
+    code, out, err = _run(capsys, "--strict", "-f", cluster, "-f", claims)
+    assert code == 2 and out == ""
+    assert err.strip().endswith(
+        'ResourceClaim "default/c": strict decoding error: unknown field '
+        '"spec.devices.requests[0].exactly.selector"'
+    )
+
+
+def test_the_kep_field_is_a_known_device_class_field(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """extendedResourceCapacityRequests (KEP-6406) is newer than the generated schema; it is known."""
+    cluster = _write(tmp_path, "c.yaml", gpu_class(), node("n1"), gpu_slice("n1", 1))
+    code, _, err = _run(
+        capsys, "--strict", "-f", cluster, "-f", _write(tmp_path, "p.yaml", pod("p", {GPU_SHARED: 1}))
+    )
+    assert code == 0 and err == ""
+
+
+def test_kubectl_get_output_has_no_unknown_fields(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A pod as the API server serves it (status, managedFields, defaults) passes --strict."""
+    raw = pod("p", {GPU_SHARED: 1}).to_api()
+    raw["metadata"]["managedFields"] = [
+        {
+            "manager": "kubectl",
+            "operation": "Update",
+            "apiVersion": "v1",
+            "fieldsType": "FieldsV1",
+            "fieldsV1": {"f:spec": {}},
+        }
+    ]
+    raw["spec"].update(
+        {
+            "restartPolicy": "Always",
+            "dnsPolicy": "ClusterFirst",
+            "schedulerName": "default-scheduler",
+            "priority": 0,
+        }
+    )
+    raw["status"] = {
+        "phase": "Pending",
+        "qosClass": "BestEffort",
+        "conditions": [{"type": "PodScheduled", "status": "False"}],
+    }
+    cluster = _write(tmp_path, "c.yaml", gpu_class(), node("n1"), gpu_slice("n1", 1))
+    code, _, err = _run(capsys, "--strict", "-f", cluster, "-f", _write(tmp_path, "p.yaml", raw))
+    assert code == 0 and err == ""
+
+
+def test_a_pool_inconsistent_across_slices_is_an_outcome_not_an_input_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """GatherPools: a pool that announces two slices but has one (a driver mid-update) is incomplete and
+    not allocated from; the API server stores such slices, so simulate runs and reports the pod."""
+    partial = _slice(pool={"name": "n1", "generation": 1, "resourceSliceCount": 2})
+    cluster = _write(tmp_path, "c.yaml", gpu_class(), node("n1"), partial)
+    code, out, _ = _run(capsys, "-f", cluster, "-f", _write(tmp_path, "p.yaml", pod("p", {GPU_SHARED: 1})))
+    (entry,) = json.loads(out)["pods"]
+    assert code == 0 and entry["result"] == "unschedulable"
+    assert entry["reason"] == "0/1 nodes are available: 1 cannot allocate all claims."
+
+
+def test_an_older_generation_of_a_pool_is_ignored(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """GatherPools keeps the highest pool generation: an older slice left behind does not add devices."""
+    old = _slice(pool={"name": "n1", "generation": 1, "resourceSliceCount": 1})
+    old["metadata"]["name"] = "old"
+    new = _slice(pool={"name": "n1", "generation": 2, "resourceSliceCount": 1})
+    new["spec"]["devices"] = new["spec"]["devices"][:1]
+    cluster = _write(tmp_path, "c.yaml", gpu_class(), node("n1"), old, new)
+    code, out, _ = _run(capsys, "-f", cluster, "-f", _write(tmp_path, "p.yaml", pod("p", {GPU_SHARED: 1})))
+    (entry,) = json.loads(out)["pods"]
+    assert code == 0 and entry["result"] == "bound"
+    assert entry["claim"]["status"]["allocation"]["devices"]["results"][0]["device"] == "gpu-0"

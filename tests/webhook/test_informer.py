@@ -1,0 +1,218 @@
+"""The webhook's informer cache of ResourceSlices and DeviceClasses (webhook/informer.py), against the
+kube-apiserver test double over HTTPS (tests/kubeapi), with the official `kubernetes` client.
+
+Client-go's reflector semantics are the model (staging/src/k8s.io/client-go/tools/cache/reflector.go): list in
+pages, watch from the list's resourceVersion, relist on 410 Gone or a dropped stream.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from kubeapi import KubeAPIServer
+
+from resourceapi.gates import FeatureGates
+from webhook.admission import DeviceClassAdmission
+from webhook.informer import ClusterCache
+
+DRIVER = "gpu.nvidia.com"
+
+
+def gpu_slice(node: str, devices: int = 2) -> dict[str, Any]:
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceSlice",
+        "metadata": {"name": f"{node}-gpus"},
+        "spec": {
+            "driver": DRIVER,
+            "nodeName": node,
+            "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
+            "devices": [
+                {
+                    "name": f"gpu-{i}",
+                    "allowMultipleAllocations": True,
+                    "attributes": {"productName": {"string": "NVIDIA H100"}},
+                    "capacity": {"memory": {"value": "80Gi"}, "shares": {"value": "4"}},
+                }
+                for i in range(devices)
+            ],
+        },
+    }
+
+
+def review(requests: dict[str, str]) -> dict[str, Any]:
+    obj = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "DeviceClass",
+        "metadata": {"name": "gpu-shared"},
+        "spec": {
+            "selectors": [{"cel": {"expression": f'device.driver == "{DRIVER}"'}}],
+            "extendedResourceName": "nvidia.com/gpu.shared",
+            "extendedResourceCapacityRequests": {"requests": requests},
+        },
+    }
+    return {
+        "uid": "1",
+        "kind": {"group": "resource.k8s.io", "version": "v1", "kind": "DeviceClass"},
+        "resource": {"group": "resource.k8s.io", "version": "v1", "resource": "deviceclasses"},
+        "operation": "CREATE",
+        "object": obj,
+    }
+
+
+def wait_for(predicate: Any, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.02)
+    raise AssertionError("condition not reached")
+
+
+@pytest.fixture
+def cache(kube_api: KubeAPIServer) -> Iterator[ClusterCache]:
+    kube_api.seed(gpu_slice("node-1"))
+    c = ClusterCache(kube_api.api_client())
+    c.start()
+    assert c.wait_synced(10)
+    yield c
+    c.stop()
+
+
+def test_the_first_view_holds_what_was_listed(cache: ClusterCache) -> None:
+    view = cache.view()
+    assert view is not None
+    assert [d.name for d in view.devices] == ["gpu-0", "gpu-1"]
+
+
+def test_lists_are_read_in_pages(kube_api: KubeAPIServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("webhook.informer.PAGE_SIZE", 2)
+    for i in range(5):
+        kube_api.seed(gpu_slice(f"node-{i}", devices=1))
+    c = ClusterCache(kube_api.api_client())
+    c.start()
+    try:
+        assert c.wait_synced(10)
+        view = c.view()
+        assert view is not None and len(view.devices) == 5
+        lists = [
+            r
+            for r in kube_api.requests_for("list", "resourceslices.resource.k8s.io")
+            if "watch" not in r.query
+        ]
+        assert len(lists) >= 3  # 5 objects, 2 a page
+    finally:
+        c.stop()
+
+
+def test_a_new_slice_reaches_a_new_view(kube_api: KubeAPIServer, cache: ClusterCache) -> None:
+    kube_api.seed(gpu_slice("node-2", devices=3))
+    wait_for(lambda: (v := cache.view()) is not None and len(v.devices) == 5)
+
+
+def test_a_deleted_slice_leaves_the_view(kube_api: KubeAPIServer, cache: ClusterCache) -> None:
+    kube_api.delete("resourceslices", "node-1-gpus")
+    wait_for(lambda: (v := cache.view()) is not None and len(v.devices) == 0)
+
+
+def test_a_dropped_watch_is_resumed_without_losing_changes(
+    kube_api: KubeAPIServer, cache: ClusterCache
+) -> None:
+    kube_api.drop_watches()
+    kube_api.seed(gpu_slice("node-3", devices=1))
+    wait_for(lambda: (v := cache.view()) is not None and len(v.devices) == 3)
+
+
+def test_410_gone_relists(kube_api: KubeAPIServer, cache: ClusterCache) -> None:
+    """An expired resourceVersion: the reflector relists (the official client's watch cannot recover)."""
+    kube_api.compact()
+    kube_api.drop_watches()
+    kube_api.seed(gpu_slice("node-4", devices=1))
+    wait_for(lambda: (v := cache.view()) is not None and len(v.devices) == 3)
+
+
+def test_admission_warns_from_the_cache(cache: ClusterCache) -> None:
+    admission = DeviceClassAdmission(FeatureGates.defaults(), cluster=cache.view)
+    outcome = admission.validate(review({"shraes": "1"}))
+    assert outcome.response["allowed"] is True
+    assert outcome.cluster == "used"
+    assert any('no device has capacity "shraes"' in w for w in outcome.response["warnings"])
+
+
+def test_a_cold_cache_skips_the_warnings_without_waiting(kube_api: KubeAPIServer) -> None:
+    with kube_api.paused():  # the API server answers nothing: the cache stays cold
+        c = ClusterCache(kube_api.api_client())
+        c.start()
+        admission = DeviceClassAdmission(FeatureGates.defaults(), cluster=c.view)
+        start = time.perf_counter()
+        outcome = admission.validate(review({"shraes": "1"}))
+        elapsed = time.perf_counter() - start
+        assert outcome.cluster == "cold"
+        assert "warnings" not in outcome.response
+        assert elapsed < 0.5
+    c.stop()
+
+
+def shares_class() -> dict[str, Any]:
+    obj = review({"shares": "1"})["object"]
+    obj["metadata"]["name"] = "gpu-shared"
+    return dict(obj)
+
+
+def test_a_republished_slice_that_strands_a_class_gets_one_event_on_it(kube_api: KubeAPIServer) -> None:
+    """The driver republishes its slice without the `shares` capacity: every pod of the class would pend."""
+    from webhook.class_events import REASON, ClassEvents
+    from webhook.informer import event_sink
+
+    kube_api.seed(gpu_slice("node-1"))
+    kube_api.seed(shares_class())
+    api = kube_api.api_client()
+    sent: list[dict[str, Any]] = []
+    events = ClassEvents(FeatureGates.defaults(), event_sink(api))
+
+    def on_view(view: Any) -> None:
+        sent.extend(events.on_view(view))
+
+    cache = ClusterCache(api, on_view=on_view)
+    cache.start()
+    try:
+        assert cache.wait_synced(10)
+        time.sleep(0.5)
+        assert sent == []  # the class is fine as published
+        stranded = gpu_slice("node-1")
+        for device in stranded["spec"]["devices"]:
+            del device["capacity"]["shares"]
+        stored = kube_api.get("resourceslices", "node-1-gpus")
+        assert stored is not None
+        stranded["metadata"]["resourceVersion"] = stored["metadata"]["resourceVersion"]
+        kube_api.update(stranded)
+        wait_for(lambda: len(kube_api.list("events.events.k8s.io", namespace="default")) == 1)
+        (event,) = kube_api.list("events.events.k8s.io", namespace="default")
+        assert event["reason"] == REASON and event["type"] == "Warning"
+        assert event["regarding"]["kind"] == "DeviceClass" and event["regarding"]["name"] == "gpu-shared"
+        assert event["note"].startswith('DeviceClass gpu-shared: no device has capacity "shares"')
+        kube_api.seed(gpu_slice("node-9", devices=0))  # another change: the same finding is not sent again
+        time.sleep(0.6)
+        assert len(kube_api.list("events.events.k8s.io", namespace="default")) == 1
+    finally:
+        cache.stop()
+
+
+def test_a_second_replica_reporting_the_same_finding_creates_no_second_event(kube_api: KubeAPIServer) -> None:
+    from resourceapi.resource_v1 import DeviceClass, ResourceSlice
+    from webhook.class_events import ClassEvents
+    from webhook.cluster_view import ClusterView
+    from webhook.informer import event_sink
+
+    slice_ = gpu_slice("node-1")
+    for device in slice_["spec"]["devices"]:
+        del device["capacity"]["shares"]
+    view = ClusterView([ResourceSlice.model_validate(slice_)], [DeviceClass.model_validate(shares_class())])
+    api = kube_api.api_client()
+    first = ClassEvents(FeatureGates.defaults(), event_sink(api)).on_view(view)
+    second = ClassEvents(FeatureGates.defaults(), event_sink(api)).on_view(view)
+    assert len(first) == 1 and len(second) == 1  # both sent it; the API server kept one
+    assert len(kube_api.list("events.events.k8s.io", namespace="default")) == 1

@@ -1,0 +1,174 @@
+"""One review judged from its raw body to its encoded answer: the work a worker does, off the event loop.
+
+`judge` parses the AdmissionReview, calls the handler and encodes the AdmissionReview response; what it
+returns is plain, picklable data (a `Verdict`, a `Refusal` for a body that is not a well-formed review, or a
+`HandlerBug`), so the same function runs on a worker thread or in a worker process (`judge_in_worker`, with
+the handler the process built at start).
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import gc
+import json
+import os
+import signal
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import orjson
+
+from webhook import envelope
+from webhook.memory import start_trimmer, trim_after_burst
+
+# No answer is ever larger (kube-apiserver's own request limit is 3 MiB); webhook/status.py keeps a rejection
+# far below it, and this is the last guard against a bug.
+MAX_RESPONSE_BYTES = 1024 * 1024
+
+# Outcomes of one HTTP request to an admission endpoint (also metric label values).
+ALLOWED = "allowed"
+DENIED = "denied"
+FOREIGN = "foreign"
+
+
+class Outcome(Protocol):
+    """What an admission handler returns (webhook/admission.py's `AdmissionOutcome`)."""
+
+    response: dict[str, Any]
+    handled: bool
+    cause_types: list[str]
+    name: str
+    operation: str
+
+
+class AdmissionHandler(Protocol):
+    """The admission logic the server calls (webhook/admission.py's `DeviceClassAdmission`)."""
+
+    def warm_up(self) -> None: ...
+
+    def mutate(self, request: dict[str, Any]) -> Outcome: ...
+
+    def validate(self, request: dict[str, Any]) -> Outcome: ...
+
+
+HandlerCall = Callable[[dict[str, Any]], Outcome]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A judged review: the encoded answer and the facts the server counts and logs."""
+
+    uid: str
+    name: str
+    operation: str
+    dry_run: bool
+    payload: bytes
+    allowed: bool
+    outcome: str
+    warnings: int
+    cause_counts: dict[str, int] = field(default_factory=dict)
+    # Native-rule findings answered with warnings (webhook/native_rules.py): (guarded field, cause type) -> n.
+    native_counts: dict[tuple[str, str], int] = field(default_factory=dict)
+    cluster: str = ""  # how the cluster-aware warnings ran: "" (off), "used", "cold" (skipped)
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """The body is not a well-formed review: answered with this HTTP status and message."""
+
+    status: int
+    message: str
+
+
+@dataclass(frozen=True)
+class HandlerBug:
+    """The handler raised: a bug on our side, never bad input. Answered 500 naming the uid only."""
+
+    uid: str
+    name: str
+    operation: str
+    traceback: str
+
+
+Judged = Verdict | Refusal | HandlerBug
+
+
+def encode(document: dict[str, Any]) -> bytes:
+    """Compact JSON; a string orjson refuses (a lone surrogate a handler echoed) is escaped by `json`."""
+    try:
+        return orjson.dumps(document)
+    except orjson.JSONEncodeError:
+        return json.dumps(document, separators=(",", ":")).encode()
+
+
+def judge(call: HandlerCall, body: bytes) -> Judged:
+    """Parse, judge and encode one review."""
+    try:
+        review = envelope.parse_review(body)
+    except envelope.EnvelopeError as exc:
+        return Refusal(exc.status, exc.message)
+    try:
+        outcome = call(review.request)
+        response = dict(outcome.response)
+        response["uid"] = review.uid
+        payload = encode({"apiVersion": envelope.API_VERSION, "kind": envelope.KIND, "response": response})
+        if len(payload) > MAX_RESPONSE_BYTES:
+            raise ValueError(f"the answer would be {len(payload)} bytes (limit {MAX_RESPONSE_BYTES})")
+        allowed = bool(response.get("allowed"))
+        verdict = Verdict(
+            uid=review.uid,
+            name=str(outcome.name or review.name),
+            operation=str(outcome.operation or review.operation),
+            dry_run=review.dry_run,
+            payload=payload,
+            allowed=allowed,
+            outcome=FOREIGN if not outcome.handled else (ALLOWED if allowed else DENIED),
+            warnings=len(response.get("warnings") or ()),
+            cause_counts=dict(collections.Counter(str(c) for c in outcome.cause_types)),
+            native_counts=dict(getattr(outcome, "native_findings", None) or {}),
+            cluster=str(getattr(outcome, "cluster", "")),
+        )
+    except Exception:
+        return HandlerBug(review.uid, review.name, review.operation, traceback.format_exc())
+    finally:
+        trim_after_burst(len(body))
+    return verdict
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Worker processes
+
+WORKER_NICENESS = 5
+_handler: AdmissionHandler | None = None
+
+
+def start_worker(factory: Callable[[], AdmissionHandler]) -> None:
+    """A worker process's initializer: build and warm the handler once, keep it out of the collector's passes.
+    Ctrl-C reaches the whole process group: only the server process handles it. Workers run at a lower CPU
+    priority, so on a busy node the event loop (probes, TLS, reading bodies) gets the CPU first."""
+    global _handler
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    with contextlib.suppress(OSError):
+        os.nice(WORKER_NICENESS)
+    handler = factory()
+    handler.warm_up()
+    gc.collect()
+    gc.freeze()
+    start_trimmer()
+    _handler = handler
+
+
+def judge_in_worker(endpoint: str, body: bytes) -> Judged:
+    """`judge` with this worker process's handler; `endpoint` is `validate` or `mutate`."""
+    if _handler is None:
+        raise RuntimeError("worker process not started")
+    call: HandlerCall = _handler.validate if endpoint == "validate" else _handler.mutate
+    return judge(call, body)
+
+
+def worker_ready() -> int:
+    """A no-op that proves a worker process is up (its initializer has run)."""
+    return 0

@@ -1,0 +1,54 @@
+"""The webhook server's resource limits: one home for every cap and timeout `serve` enforces.
+
+Each default is sized for the one client that matters, kube-apiserver, and for the chart's memory limit:
+
+* kube-apiserver sends its own deadline as `?timeout=` (the webhook's `timeoutSeconds`, default 10 s, at most
+  30 s; `staging/src/k8s.io/apiserver/pkg/util/webhook/webhook.go`). A review is answered before it, with a
+  denial that says why, instead of after the caller has given up.
+* Its webhook client keeps idle connections for 90 s (`IdleConnTimeout` from
+  `staging/src/k8s.io/apimachinery/pkg/util/net/http.go` `SetTransportDefaults`) and never retries a POST
+  written to a connection the server had just closed. So the keep-alive timeout is longer than 90 s: the
+  client, not the server, closes idle connections.
+* It never compresses request bodies, so only the identity content coding is accepted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from webhook.envelope import MAX_BODY_BYTES
+
+MiB = 1024 * 1024
+
+# The apiserver's webhook timeout: default and maximum (`admissionregistration/v1` `timeoutSeconds`).
+DEFAULT_DEADLINE_SECONDS = 10.0
+MAX_DEADLINE_SECONDS = 30.0
+
+
+@dataclass(frozen=True)
+class ServerLimits:
+    """Caps and timeouts of one webhook listener (see docs/troubleshooting.md, "Limits")."""
+
+    max_body: int = MAX_BODY_BYTES
+    # Admission runs on this many workers, off the event loop that answers probes: processes (`serve`'s
+    # default, nothing shared with the loop) or threads (the library's default, no extra memory).
+    workers: int = 2
+    # Bodies read and not yet answered, in bytes; a review beyond it is refused with 429 (Retry-After).
+    in_flight_bytes: int = 32 * MiB
+    # Open connections (TLS handshakes included); one more is closed at once.
+    max_connections: int = 512
+    # Idle time before the server closes a keep-alive connection; also bounds a request's header phase.
+    keepalive_timeout: float = 120.0
+    # TLS handshake, and the time allowed for a request body to arrive.
+    handshake_timeout: float = 10.0
+    body_timeout: float = 10.0
+    # When the caller sends no `?timeout=`, the apiserver's default.
+    default_deadline: float = DEFAULT_DEADLINE_SECONDS
+    # Seconds kept in hand before the caller's deadline to write the answer: min(10% of it, this).
+    deadline_margin: float = 1.0
+    # Graceful shutdown: how long in-flight reviews may take to finish before their connections are closed.
+    shutdown_timeout: float = 15.0
+
+    def answer_within(self, deadline: float) -> float:
+        """Seconds a review may take when the caller waits `deadline` seconds."""
+        return max(deadline - min(deadline * 0.1, self.deadline_margin), deadline * 0.5)
