@@ -186,7 +186,7 @@ def test_refused_binding_is_retried_with_the_claim_the_pod_already_names(kube_ap
     kube_api.faults.fail("create", "pods", 403, subresource="binding", times=1)
     with running_binder(kube_api) as binder:
         wait_for("bound", lambda: bound(kube_api))
-        assert binder.metrics.recovered._value.get() == 1
+        wait_for("resumed", lambda: binder.metrics.recovered._value.get() == 1)
     assert len(kube_api.requests_for("create", "resourceclaims")) == 1
     [failed] = [e for e in events(kube_api, "FailedScheduling") if "binding rejected" in e["message"]]
     assert failed["type"] == "Warning"
@@ -312,7 +312,7 @@ def test_resumes_an_allocated_claim_instead_of_allocating_again(kube_api: Any) -
     [before] = extended_claims(kube_api)
     with running_binder(kube_api) as second:
         wait_for("bound", lambda: bound(kube_api))
-        assert second.metrics.recovered._value.get() == 1
+        wait_for("resumed", lambda: second.metrics.recovered._value.get() == 1)
     [after] = extended_claims(kube_api)
     assert after["metadata"]["uid"] == before["metadata"]["uid"]
     assert successful_bindings(kube_api)[("default", "web-0")] == 1
