@@ -24,6 +24,9 @@ def build_parser() -> argparse.ArgumentParser:
     from allocator import cli as allocator_cli
 
     allocator_cli.add_commands(sub)
+    from dra_capacity import certs_cmd
+
+    certs_cmd.add_commands(sub)
     return parser
 
 
