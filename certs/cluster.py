@@ -234,6 +234,38 @@ class CertCluster:
                 changed += [f"{kind}/{ref.name} webhook {name}" for name in touched]
         return changed
 
+    def delete_configs(self) -> list[str]:
+        """Delete the configured webhook configurations (uninstall); what was deleted. Absent is fine."""
+        deleted: list[str] = []
+        for ref in self.configs:
+            for kind in ref.kinds:
+                delete = (
+                    self.admission.delete_validating_webhook_configuration
+                    if kind == VALIDATING
+                    else self.admission.delete_mutating_webhook_configuration
+                )
+                try:
+                    delete(ref.name)
+                except ApiException as exc:
+                    if exc.status == 404:
+                        continue
+                    raise ClusterError(f"{kind} {ref.name}: delete: {_why(exc)}") from None
+                deleted.append(f"{kind}/{ref.name}")
+        return deleted
+
+    def delete_secret(self) -> bool:
+        """Delete the Secret if `certs` made it (managed-by label); True when deleted."""
+        stored = self.read_secret()
+        if stored is None or stored.labels.get(MANAGED_BY_LABEL) != MANAGED_BY:
+            return False
+        try:
+            self.core.delete_namespaced_secret(self.secret, self.namespace)
+        except ApiException as exc:
+            if exc.status == 404:
+                return False
+            raise ClusterError(f"secret {self.namespace}/{self.secret}: delete: {_why(exc)}") from None
+        return True
+
     # --- replicas -----------------------------------------------------------------------------------------
 
     def endpoints(self) -> list[tuple[str, int]]:

@@ -33,7 +33,8 @@ caBundle into the webhook configurations.
               a certificate from the new one
   check       report expiry, key/certificate mismatch, SAN mismatch, and a caBundle that does not verify
               the served certificate; exit 1 on a problem, saying what to run
-  controller  all of the above, leader-elected, inside the webhook Deployment"""
+  controller  all of the above, leader-elected, inside the webhook Deployment
+  cleanup     delete the webhook configurations (the chart's pre-delete hook)"""
 
 
 def _duration(value: str) -> float:
@@ -150,6 +151,16 @@ def add_commands(sub: Any) -> None:
     )
     check.add_argument("-o", "--output", choices=("text", "json"), default="text")
     check.set_defaults(func=run_check)
+
+    cleanup = actions.add_parser(
+        "cleanup",
+        help="delete the webhook configurations (uninstall), and with --delete-secret the managed Secret",
+    )
+    _common(cleanup)
+    cleanup.add_argument(
+        "--delete-secret", action="store_true", help="also delete the Secret, if `certs` created it"
+    )
+    cleanup.set_defaults(func=run_cleanup)
 
     controller = actions.add_parser("controller", help="run init/rotate leader-elected, mirror the files")
     _common(controller)
@@ -368,6 +379,21 @@ def run_check(args: argparse.Namespace) -> int:
         return 0 if report.ok else 1
 
     return _guard("check", body)
+
+
+def run_cleanup(args: argparse.Namespace) -> int:
+    def body() -> int:
+        _, cluster, _ = _setup(args)
+        deleted = cluster.delete_configs()
+        for name in deleted:
+            print(f"certs cleanup: deleted {name}")
+        if args.delete_secret and cluster.delete_secret():
+            print(f"certs cleanup: deleted secret {args.namespace}/{args.secret}")
+        if not deleted:
+            print("certs cleanup: no webhook configuration left to delete")
+        return 0
+
+    return _guard("cleanup", body)
 
 
 def run_controller(args: argparse.Namespace) -> int:
