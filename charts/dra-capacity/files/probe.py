@@ -60,7 +60,7 @@ def attempt():
     ctx = context()
     ok = post(ctx, review("dra-capacity-probe-ok", {"gpu.example.com/shares": "1"}))
     if ok.get("allowed") is not True:
-        raise RuntimeError("a valid DeviceClass was rejected: %s" % ok.get("status", {}).get("message"))
+        raise RuntimeError(f"a valid DeviceClass was rejected: {ok.get('status', {}).get('message')}")
     bad = post(ctx, review("dra-capacity-probe-bad", {"gpu.example.com/shares": "0"}))
     if bad.get("allowed") is not False or bad.get("status", {}).get("code") != 422:
         raise RuntimeError("a DeviceClass with a zero capacity request was not rejected with 422")
@@ -74,13 +74,16 @@ def main():
         try:
             message = attempt()
         except Exception as exc:  # every failure is retried until the deadline, then reported
-            last = "%s: %s" % (type(exc).__name__, exc)
+            last = f"{type(exc).__name__}: {exc}"
         else:
-            print("dra-capacity webhook answers at %s: allowed a valid DeviceClass, rejected: %s" % (URL, message))
+            print(f"dra-capacity webhook answers at {URL}: allowed a valid DeviceClass, rejected: {message}")
             return 0
         if time.monotonic() >= deadline:
-            print("dra-capacity: the webhook at %s did not answer correctly within %ds: %s. %s"
-                  % (URL, TIMEOUT, last, HINT), file=sys.stderr)
+            print(
+                f"dra-capacity: the webhook at {URL} did not answer correctly within {TIMEOUT:.0f}s: "
+                f"{last}. {HINT}",
+                file=sys.stderr,
+            )
             return 1
         time.sleep(2)
 
