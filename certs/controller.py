@@ -43,6 +43,8 @@ watch_module: Any = _watch
 @dataclass(frozen=True)
 class ControllerOptions:
     tls_dir: Path | None = None
+    # Replicas to dial instead of the Service's EndpointSlices (outside a cluster, and in tests).
+    endpoints: tuple[tuple[str, int], ...] | None = None
     resync: float = 30.0
     retry: float = 2.0
     watch: bool = True
@@ -133,7 +135,7 @@ class Controller:
                 self.emit(f"became the leader ({self.elector.identity})")
                 due = True
             if leading and due:
-                outcome = reconcile(self.cluster, self.settings)
+                outcome = reconcile(self.cluster, self.settings, endpoints=self.options.endpoints)
                 self.reconciles += 1
                 if outcome.changed:
                     for line in outcome.lines():

@@ -184,6 +184,13 @@ def add_commands(sub: Any) -> None:
         help="plain-HTTP /healthz and /readyz (default 0.0.0.0:8081; port 0 disables)",
     )
     controller.add_argument(
+        "--endpoint",
+        action="append",
+        type=_endpoint,
+        metavar="HOST:PORT",
+        help="replica to check instead of the Service's EndpointSlices (repeatable)",
+    )
+    controller.add_argument(
         "--resync",
         type=_duration,
         default=30.0,
@@ -414,7 +421,10 @@ def run_controller(args: argparse.Namespace) -> int:
             lease_duration=args.lease_duration,
         )
         options = ControllerOptions(
-            tls_dir=Path(args.tls_dir) if args.tls_dir else None, resync=args.resync, retry=args.retry
+            tls_dir=Path(args.tls_dir) if args.tls_dir else None,
+            endpoints=tuple(args.endpoint) if args.endpoint else None,
+            resync=args.resync,
+            retry=args.retry,
         )
         logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
 

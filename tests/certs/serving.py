@@ -34,12 +34,14 @@ class Replica:
 
 
 @contextlib.contextmanager
-def replicas(tls_dirs: list[Path], ca_pem: Callable[[], bytes], server_name: str) -> Iterator[list[Replica]]:
+def replicas(
+    tls_dirs: list[Path], ca_pem: Callable[[], bytes], server_name: str, ports: list[int] | None = None
+) -> Iterator[list[Replica]]:
     """Start one `serve` per directory (each must already hold a pair); wait until each answers /readyz."""
     started: list[Replica] = []
     try:
-        for d in tls_dirs:
-            port = free_port()
+        for i, d in enumerate(tls_dirs):
+            port = ports[i] if ports else free_port()
             proc = subprocess.Popen(
                 [
                     DRA_CAPACITY,
