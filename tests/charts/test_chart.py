@@ -381,6 +381,13 @@ def test_binder_runs_leader_elected_in_the_release_namespace() -> None:
     assert "--scheduler-name=gpu-binder" in webhook["spec"]["template"]["spec"]["containers"][0]["args"]
 
 
+def test_native_rules_flag_only_when_set() -> None:
+    args = one(objects("webhook.nativeRules=deny"), "Deployment", WEBHOOK)["spec"]["template"]["spec"]
+    assert "--native-rules=deny" in args["containers"][0]["args"]
+    default = one(objects(), "Deployment", WEBHOOK)["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert not [a for a in default if a.startswith("--native-rules")]
+
+
 def test_feature_gates_become_the_flag_of_both_workloads() -> None:
     objs = objects("featureGates.DRAExtendedResource=false", "featureGates.DRAConsumableCapacity=true")
     for name in (WEBHOOK, BINDER):
