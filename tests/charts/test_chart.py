@@ -361,7 +361,7 @@ def test_webhook_replicas_spread_stop_gracefully_and_never_drop_below_the_count_
     assert webhook["lifecycle"]["preStop"] == {"sleep": {"seconds": 5}}
     assert spec["terminationGracePeriodSeconds"] == 30
     assert webhook["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "https", "scheme": "HTTPS"}
-    assert webhook["resources"]["limits"]["memory"] == "256Mi"
+    assert webhook["resources"]["limits"]["memory"] == "512Mi"
 
 
 def test_binder_runs_leader_elected_in_the_release_namespace() -> None:
