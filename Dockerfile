@@ -21,6 +21,9 @@ RUN ["python3", "-m", "venv", "/opt/build"]
 RUN ["/opt/build/bin/pip", "wheel", "--quiet", "--wheel-dir", "/wheels", "--find-links", "/src/build/wheelhouse", "/src"]
 RUN ["python3", "-m", "venv", "--without-pip", "/opt/dra-capacity"]
 RUN ["/opt/build/bin/pip", "--python", "/opt/dra-capacity/bin/python", "install", "--quiet", "--no-index", "--find-links", "/wheels", "--no-compile", "dra-capacity"]
+# The official client ships an asyncio copy of itself (kubernetes/aio, about 68 MB with byte-code) that no
+# dra-capacity module imports (tests/image checks that); leave it out of the image.
+RUN ["/opt/dra-capacity/bin/python", "-c", "import shutil, sysconfig; shutil.rmtree(sysconfig.get_paths()['purelib'] + '/kubernetes/aio')"]
 # Byte-compile once here: the root filesystem is read-only at run time.
 RUN ["/opt/dra-capacity/bin/python", "-m", "compileall", "-q", "/opt/dra-capacity/lib"]
 
