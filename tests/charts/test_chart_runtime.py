@@ -1,11 +1,12 @@
 """The chart's containers, run as the kubelet would run them, against the kube-apiserver test double.
 
-`helm install` itself cannot target the double: it serves none of apps/v1, rbac, policy, batch, networking or
-discovery.k8s.io (Deployments, RBAC, PDBs, Jobs, NetworkPolicies, EndpointSlices) and Helm 4 applies with
-server-side apply, which it does not implement. So this test renders the chart with the real helm, seeds the
-double with the rendered webhook configurations (native validation applies), and runs the rendered
-containers' exact args as processes: per webhook pod, the certs sidecar then the webhook, sharing a
-directory as the pod's emptyDir; then the helm-test probe, then the pre-delete cleanup Job.
+`helm install` itself cannot target the double: it serves no Services and none of apps/v1, rbac, policy,
+batch, networking or discovery.k8s.io, so helm 4.3 fails with `error validating data: the server could not
+find the requested resource` (`no matches for kind "Deployment"` without OpenAPI validation). So this test
+renders the chart with the real helm, seeds the double with the rendered webhook configurations (native
+validation applies), and runs the rendered containers' exact args as processes: per webhook pod, the certs
+sidecar then the webhook, sharing a directory as the pod's emptyDir; then the helm-test probe, then the
+pre-delete cleanup Job.
 """
 
 from __future__ import annotations
