@@ -17,15 +17,9 @@ FROM ${BASE_IMAGE} AS build
 ARG PIP_NO_INDEX=0
 ENV PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1 PYTHONDONTWRITEBYTECODE=1 PIP_NO_INDEX=${PIP_NO_INDEX}
 COPY . /src
-RUN ["python3", "-m", "venv", "/opt/build"]
-RUN ["/opt/build/bin/pip", "wheel", "--quiet", "--wheel-dir", "/wheels", "--find-links", "/src/build/wheelhouse", "/src"]
-RUN ["python3", "-m", "venv", "--without-pip", "/opt/dra-capacity"]
-RUN ["/opt/build/bin/pip", "--python", "/opt/dra-capacity/bin/python", "install", "--quiet", "--no-index", "--find-links", "/wheels", "--no-compile", "dra-capacity"]
-# The official client ships an asyncio copy of itself (kubernetes/aio, about 68 MB with byte-code) that no
-# dra-capacity module imports (tests/image checks that); leave it out of the image.
-RUN ["/opt/dra-capacity/bin/python", "-c", "import shutil, sysconfig; shutil.rmtree(sysconfig.get_paths()['purelib'] + '/kubernetes/aio')"]
-# Byte-compile once here: the root filesystem is read-only at run time.
-RUN ["/opt/dra-capacity/bin/python", "-m", "compileall", "-q", "/opt/dra-capacity/lib"]
+# Wheels built, installed into /opt/dra-capacity from those wheels only (--no-index), byte-compiled: one step
+# (scripts/image_build_stage.py says why and how).
+RUN ["python3", "/src/scripts/image_build_stage.py"]
 
 FROM ${BASE_IMAGE}
 ENV PATH=/opt/dra-capacity/bin:/usr/local/bin:/usr/bin:/bin \
