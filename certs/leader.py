@@ -1,5 +1,5 @@
-"""Leader election on a coordination.k8s.io/v1 Lease, as client-go does it
-(kubernetes/kubernetes staging/src/k8s.io/client-go/tools/leaderelection/leaderelection.go, tryAcquireOrRenew).
+"""Leader election on a coordination.k8s.io/v1 Lease, as client-go does it (kubernetes/kubernetes
+staging/src/k8s.io/client-go/tools/leaderelection/leaderelection.go, tryAcquireOrRenew).
 
 Each candidate reads the Lease; it takes it when the Lease is free, is its own, or has not changed for
 `lease_duration` by the candidate's own monotonic clock (client-go judges expiry from when it *observed* the

@@ -118,7 +118,10 @@ def test_the_leader_restores_a_wiped_ca_bundle_and_a_standby_takes_over(
 def test_only_the_leader_writes(kube_api: KubeAPIServer, tmp_path: Path) -> None:
     """Two candidates at once: exactly one creates the Secret; the other only mirrors it."""
     seed_configs(kube_api)
-    procs = [controller(kube_api, f"pod-{i}", tmp_path / f"r{i}", []) for i in range(2)]
+    # A Lease long enough that a loaded machine never lets it lapse during the test.
+    procs = [
+        controller(kube_api, f"pod-{i}", tmp_path / f"r{i}", [], "--lease-duration", "15") for i in range(2)
+    ]
     try:
         wait_for(lambda: all((tmp_path / f"r{i}" / "tls.crt").exists() for i in range(2)), "files")
         time.sleep(1.0)
