@@ -14,6 +14,7 @@ import ssl
 import tempfile
 import threading
 from collections.abc import Coroutine, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -21,7 +22,9 @@ from aiohttp import web
 
 from certs.authority import Issued, ServingBundle, generate_self_signed
 
-from . import statuses
+from . import statuses, strategies
+from .admission import Admission
+from .controllers import Controllers
 from .faults import Faults, RecordedRequest
 from .kubeconfig import write_kubeconfig
 from .registry import SYSTEM_NAMESPACES, DeleteOptions
@@ -30,6 +33,15 @@ from .server import ADMIN_USER, ApiServer
 from .store import Obj, Store
 
 T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class HttpResult:
+    """A raw response: status code, the `Warning` header values, the decoded JSON body."""
+
+    status: int
+    warnings: builtins.list[str]
+    body: Any
 
 
 class KubeAPIServer:
@@ -67,12 +79,15 @@ class KubeAPIServer:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._runner: web.AppRunner | None = None
-        self.controllers: Any = None
-        self.admission: Any = None
+        self.controllers: Controllers
+        self.admission: Admission
         self._install_extensions()
 
     def _install_extensions(self) -> None:
-        """Admission and the emulated controllers hook in here (added by later modules)."""
+        """The webhook admission plugins, and the emulated controllers."""
+        self.admission = Admission(self)
+        self.api.admission = self.admission
+        self.controllers = Controllers(self)
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> KubeAPIServer:
@@ -105,9 +120,8 @@ class KubeAPIServer:
 
     async def _astart(self) -> None:
         for ns in SYSTEM_NAMESPACES:
-            await self.api.registry.create(BY_KEY["namespaces"], "", {"metadata": {"name": ns}})
-        if self.controllers is not None:
-            self.controllers.start(asyncio.get_running_loop())
+            await self._create_namespace(ns)
+        self.controllers.start(asyncio.get_running_loop())
         self._runner = web.AppRunner(
             self.api.app, handle_signals=False, access_log=None, shutdown_timeout=0.1
         )
@@ -118,13 +132,16 @@ class KubeAPIServer:
         self.port = int(server.sockets[0].getsockname()[1])
         self.api.discovery.server_address = f"{self.host}:{self.port}"
 
+    async def _create_namespace(self, name: str) -> None:
+        body: Obj = {"metadata": {"name": name}}
+        strategies.apply_defaults(BY_KEY["namespaces"], body)
+        await self.api.registry.create(BY_KEY["namespaces"], "", body)
+
     async def _astop(self) -> None:
         self.api.running.set()
         self.api.drop_watches()
-        if self.controllers is not None:
-            await self.controllers.stop()
-        if self.admission is not None:
-            await self.admission.close()
+        await self.controllers.stop()
+        await self.admission.close()
         if self._runner is not None:
             await self._runner.cleanup()
 
@@ -195,6 +212,35 @@ class KubeAPIServer:
         cfg.api_key_prefix = {"authorization": "Bearer"}
         return client.ApiClient(cfg)
 
+    def http(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        *,
+        content_type: str = "application/json",
+        token: str | None = None,
+        timeout: float = 30,
+    ) -> HttpResult:
+        """One raw HTTPS request (for bodies the typed client refuses, e.g. unknown fields)."""
+        import json as _json
+
+        import urllib3
+
+        pool = urllib3.PoolManager(ca_certs=str(self.ca_path), cert_reqs="CERT_REQUIRED")
+        data = None if body is None else (body if isinstance(body, bytes) else _json.dumps(body).encode())
+        headers = {"Authorization": f"Bearer {token or self.token}", "Accept": "application/json"}
+        if data is not None:
+            headers["Content-Type"] = content_type
+        resp = pool.request(
+            method, self.url + path, body=data, headers=headers, timeout=timeout, retries=False
+        )
+        try:
+            parsed = _json.loads(resp.data) if resp.data else None
+        except ValueError:
+            parsed = resp.data.decode(errors="replace")
+        return HttpResult(resp.status, resp.headers.getlist("Warning"), parsed)
+
     # ------------------------------------------------------------------ running code on the loop
     def call(self, coro: Coroutine[Any, Any, T], timeout: float = 30) -> T:
         assert self._loop is not None, "KubeAPIServer not started"
@@ -214,13 +260,11 @@ class KubeAPIServer:
         ns = str((obj.get("metadata") or {}).get("namespace") or "default") if rt.namespaced else ""
         body = copy.deepcopy(obj)
         status = body.get("status")
-        from . import strategies
-
         strategies.apply_defaults(rt, body)
 
         async def go() -> Obj:
             if rt.namespaced and self.store.get(BY_KEY["namespaces"], "", ns) is None:
-                await self.api.registry.create(BY_KEY["namespaces"], "", {"metadata": {"name": ns}})
+                await self._create_namespace(ns)
             created = await self.api.registry.create(rt, ns, body)
             if status is not None and rt.has_status:
                 meta = created["metadata"]
@@ -310,20 +354,20 @@ class KubeAPIServer:
         finally:
             self.resume()
 
-    def drop_watches(self, resource: str | None = None) -> int:
-        """End the open watch streams (of `resource` if given); returns how many were open."""
+    def drop_watches(self, resource: str | None = None, abort: bool = False) -> int:
+        """End the open watch streams (of `resource` if given): cleanly, or with `abort=True` by resetting
+        the connection; returns how many were open."""
         assert self._loop is not None
 
         async def go() -> int:
-            return self.api.drop_watches(resource)
+            return self.api.drop_watches(resource, abort)
 
         return self.call(go())
 
     def wait_idle(self, timeout: float = 10) -> None:
         """Wait until the emulated controllers (garbage collector, resourceclaim, namespace, kubelet) have
         nothing left to do."""
-        if self.controllers is not None:
-            self.call(self.controllers.wait_idle(), timeout)
+        self.call(self.controllers.wait_idle(), timeout)
 
 
 def status_of(e: statuses.ApiError) -> dict[str, Any]:

@@ -340,7 +340,14 @@ class Registry:
             if options.dry_run:
                 return DeleteResult(old, True)
             try:
-                return DeleteResult(self.store.remove(rt, namespace, name, expect_rv=rv_of(old)), True)
+                expect = rv_of(old)
+                if int(strategies.meta(old).get("deletionGracePeriodSeconds") or 0) > 0:
+                    # Finishing a graceful deletion: BeforeDelete shortens the grace period on the stored
+                    # object (a MODIFIED event with deletionGracePeriodSeconds 0), then it is removed.
+                    final = copy.deepcopy(old)
+                    strategies.meta(final)["deletionGracePeriodSeconds"] = 0
+                    expect = rv_of(self.store.replace(rt, final, expect))
+                return DeleteResult(self.store.remove(rt, namespace, name, expect_rv=expect), True)
             except statuses.ApiError as e:
                 if e.reason != "Conflict":
                     raise

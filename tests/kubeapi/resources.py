@@ -32,6 +32,12 @@ class ResourceType:
     generation_fields: tuple[str, ...] = ()
     categories: tuple[str, ...] = ()
     field_labels: tuple[str, ...] = ()
+    # Another type's key when both are views of one storage (events.k8s.io/v1 Events are core Events).
+    storage: str = ""
+
+    @property
+    def storage_key(self) -> str:
+        return self.storage or self.key
 
     @property
     def api_version(self) -> str:
@@ -95,7 +101,11 @@ TYPES: tuple[ResourceType, ...] = (
     ResourceType("", "v1", "configmaps", "configmap", "ConfigMap", True, "V1ConfigMap", ("cm",)),
     ResourceType("", "v1", "serviceaccounts", "serviceaccount", "ServiceAccount", True, "V1ServiceAccount",
                  ("sa",)),
-    ResourceType("events.k8s.io", "v1", "events", "event", "Event", True, "EventsV1Event", ("ev",)),
+    ResourceType("events.k8s.io", "v1", "events", "event", "Event", True, "EventsV1Event", ("ev",),
+                 field_labels=("regarding.kind", "regarding.namespace", "regarding.name", "regarding.uid",
+                               "regarding.apiVersion", "regarding.resourceVersion", "regarding.fieldPath",
+                               "reason", "reportingController", "type"),
+                 storage="events"),
     ResourceType("coordination.k8s.io", "v1", "leases", "lease", "Lease", True, "V1Lease"),
     ResourceType("resource.k8s.io", "v1", "deviceclasses", "deviceclass", "DeviceClass", False,
                  "V1DeviceClass", generation_fields=("spec",)),

@@ -12,19 +12,21 @@ import base64
 import contextlib
 import copy
 import json
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from aiohttp import web
 
-from . import openapi, patches, statuses, strategies
+from . import openapi, patches, schema, statuses, strategies
 from .faults import Fault, Faults, RecordedRequest
 from .registry import DeleteOptions, Registry
 from .resources import BY_KEY, Discovery, ResourceType
 from .selectors import SelectorError, parse_field_selector, parse_label_selector, predicate
 from .store import BOOKMARK, ERROR, Obj, Store, Watcher
 
+log = logging.getLogger("kubeapi")
 NAMESPACE_SUBRESOURCES = ("status", "finalize")
 TRUE = ("1", "t", "T", "true", "TRUE", "True")
 MAX_BODY = 3 * 1024 * 1024  # kube-apiserver's default request body limit
@@ -154,7 +156,7 @@ class ApiServer:
         self.bookmark_interval = bookmark_interval
         self.running = asyncio.Event()
         self.running.set()
-        self.watch_tasks: set[tuple[Watcher, web.StreamResponse]] = set()
+        self.watch_tasks: dict[Watcher, web.BaseRequest] = {}
         # Filled in by kubeapi.admission once available: (rt, info, ctx, operation) -> hooks.
         self.admission: Any = None
         self.app = web.Application(client_max_size=MAX_BODY)
@@ -204,8 +206,11 @@ class ApiServer:
                 return late
         except statuses.ApiError as e:
             resp = _error(e)
-        except asyncio.CancelledError:
+        except (asyncio.CancelledError, ConnectionError):
             raise
+        except Exception as e:  # a bug in the double: answer as kube-apiserver's panic filter would
+            log.exception("kubeapi double: unhandled error for %s %s", request.method, request.path)
+            resp = _error(statuses.internal(f"kubeapi double: {type(e).__name__}: {e}"))
         rec.status = resp.status
         return resp
 
@@ -269,6 +274,17 @@ class ApiServer:
         if info.subresource and info.subresource not in rt.subresources:
             raise _route_not_found()
         verb = info.verb
+        if verb in ("create", "update") and request.content_type not in (
+            "application/json",
+            "application/octet-stream",
+        ):
+            # The double decodes JSON only (kubectl's typed clients send protobuf for core types).
+            raise statuses.ApiError(
+                415,
+                "UnsupportedMediaType",
+                "the body of the request was in an unknown format - accepted media types include: "
+                "application/json",
+            )
         if verb == "get":
             if info.subresource not in ("", "status"):
                 raise _route_not_found()
@@ -398,8 +414,7 @@ class ApiServer:
             await resp.write_eof()
             return resp
         await resp.prepare(request)
-        entry = (watcher, resp)
-        self.watch_tasks.add(entry)
+        self.watch_tasks[watcher] = request
         deadline = loop.time() + timeout if timeout else None
         try:
             for typ, obj in replay:
@@ -428,7 +443,7 @@ class ApiServer:
             pass
         finally:
             self.store.unwatch(watcher)
-            self.watch_tasks.discard(entry)
+            self.watch_tasks.pop(watcher, None)
         return resp
 
     @staticmethod
@@ -443,11 +458,14 @@ class ApiServer:
         line = json.dumps({"type": typ, "object": obj}, separators=(",", ":")) + "\n"
         await resp.write(line.encode())
 
-    def drop_watches(self, resource: str | None = None) -> int:
-        """End matching watch streams cleanly (the client sees the stream end and must re-watch)."""
+    def drop_watches(self, resource: str | None = None, abort: bool = False) -> int:
+        """End matching watch streams: cleanly (the stream ends, the client must re-watch) or, with `abort`,
+        by resetting the TCP connection mid-stream (the client sees a broken connection)."""
         n = 0
-        for watcher, _resp in list(self.watch_tasks):
+        for watcher, request in list(self.watch_tasks.items()):
             if resource is None or resource in (watcher.rt.key, watcher.rt.plural):
+                if abort and request.transport is not None:
+                    request.transport.abort()
                 watcher.close()
                 n += 1
         return n
@@ -472,10 +490,30 @@ class ApiServer:
                 if obj.get("apiVersion") != rt.api_version
                 else f"the kind in the data ({obj.get('kind')}) does not match the expected kind ({rt.kind})"
             )
-        if self.admission is not None:
-            obj = self.admission.prune(rt, obj, ctx)
+        self._prune(rt, obj, ctx)
         strategies.apply_defaults(rt, obj)
         return obj
+
+    @staticmethod
+    def _prune(rt: ResourceType, obj: Obj, ctx: RequestContext) -> None:
+        """Unknown fields are dropped; `fieldValidation` says whether that fails, warns or is silent."""
+        directive = ctx.query.get("fieldValidation", "Warn") or "Warn"
+        if directive not in ("Strict", "Warn", "Ignore"):
+            raise statuses.bad_request(
+                f'fieldValidation must be one of "Ignore", "Warn", or "Strict", got "{directive}"'
+            )
+        unknown = schema.prune(rt, obj)
+        if not unknown or directive == "Ignore":
+            return
+        if directive == "Strict":
+            # transformDecodeError in staging/src/k8s.io/apiserver/pkg/endpoints/handlers/rest.go
+            raise statuses.bad_request(
+                f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}: '
+                + "strict decoding error: "
+                + ", ".join(f'unknown field "{p}"' for p in unknown)
+            )
+        for p in unknown:
+            ctx.warn(f'unknown field "{p}"')
 
     def _hooks(
         self, rt: ResourceType, info: RequestInfo, ctx: RequestContext, operation: str

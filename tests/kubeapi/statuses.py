@@ -23,13 +23,14 @@ class ApiError(Exception):
         self.message = message
         self.details = details
         self.retry_after: int | None = None
+        self.status_override: str | None = None
 
     def status(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "kind": "Status",
             "apiVersion": "v1",
             "metadata": {},
-            "status": "Failure",
+            "status": self.status_override or "Failure",
             "message": self.message,
             "reason": self.reason,
             "code": self.code,

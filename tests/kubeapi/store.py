@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import statuses
-from .resources import ResourceType
+from .eventsconv import from_storage, to_storage
+from .resources import BY_KEY, ResourceType
 from .selectors import Predicate
 
 Obj = dict[str, Any]
@@ -65,8 +66,14 @@ class Watcher:
     queue: asyncio.Queue[tuple[str, Obj] | None] = field(default_factory=asyncio.Queue)
 
     def translate(self, ev: Event) -> tuple[str, Obj] | None:
-        if ev.rt is not self.rt or (self.namespace and namespace_of(ev.obj) != self.namespace):
+        if ev.rt.storage_key != self.rt.storage_key or (
+            self.namespace and namespace_of(ev.obj) != self.namespace
+        ):
             return None
+        if self.rt.storage:
+            obj = from_storage(self.rt, ev.obj)
+            prev = from_storage(self.rt, ev.prev) if ev.prev is not None else None
+            ev = Event(ev.type, ev.rv, self.rt, obj, prev)
         cur = ev.type != DELETED and self.match(ev.obj)
         before = ev.prev is not None and self.match(ev.prev)
         if ev.type == ADDED:
@@ -106,15 +113,15 @@ class Store:
     # -- reads
     def get(self, rt: ResourceType, namespace: str, name: str) -> Obj | None:
         with self.lock:
-            obj = self.objects[rt.key].get((namespace if rt.namespaced else "", name))
-            return copy.deepcopy(obj) if obj is not None else None
+            obj = self.objects[rt.storage_key].get((namespace if rt.namespaced else "", name))
+            return from_storage(rt, copy.deepcopy(obj)) if obj is not None else None
 
     def list(self, rt: ResourceType, namespace: str | None = None) -> tuple[list[Obj], int]:
         """Objects in etcd key order (namespace, then name), and the revision they were read at."""
         with self.lock:
             items = [
-                copy.deepcopy(o)
-                for (ns, _), o in sorted(self.objects[rt.key].items())
+                from_storage(rt, copy.deepcopy(o))
+                for (ns, _), o in sorted(self.objects[rt.storage_key].items())
                 if not namespace or ns == namespace
             ]
             return items, self.revision
@@ -136,45 +143,45 @@ class Store:
     def create(self, rt: ResourceType, obj: Obj) -> Obj:
         with self.lock:
             key = (namespace_of(obj) if rt.namespaced else "", name_of(obj))
-            if key in self.objects[rt.key]:
+            if key in self.objects[rt.storage_key]:
                 raise statuses.already_exists(rt, key[1])
-            stored = copy.deepcopy(obj)
+            stored = to_storage(rt, copy.deepcopy(obj))
             rv = self._next()
             stored["metadata"]["resourceVersion"] = str(rv)
-            self.objects[rt.key][key] = stored
-            self._record(Event(ADDED, rv, rt, stored, None))
-            return copy.deepcopy(stored)
+            self.objects[rt.storage_key][key] = stored
+            self._record(Event(ADDED, rv, BY_KEY[rt.storage_key], stored, None))
+            return from_storage(rt, copy.deepcopy(stored))
 
     def replace(self, rt: ResourceType, obj: Obj, expect_rv: int) -> Obj:
         """Compare-and-swap on resourceVersion: raises the stale-object Conflict when it moved."""
         with self.lock:
             key = (namespace_of(obj) if rt.namespaced else "", name_of(obj))
-            old = self.objects[rt.key].get(key)
+            old = self.objects[rt.storage_key].get(key)
             if old is None:
                 raise statuses.not_found(rt, key[1])
             if rv_of(old) != expect_rv:
                 raise statuses.stale(rt, key[1])
-            stored = copy.deepcopy(obj)
+            stored = to_storage(rt, copy.deepcopy(obj))
             rv = self._next()
             stored["metadata"]["resourceVersion"] = str(rv)
-            self.objects[rt.key][key] = stored
-            self._record(Event(MODIFIED, rv, rt, stored, old))
-            return copy.deepcopy(stored)
+            self.objects[rt.storage_key][key] = stored
+            self._record(Event(MODIFIED, rv, BY_KEY[rt.storage_key], stored, old))
+            return from_storage(rt, copy.deepcopy(stored))
 
     def remove(self, rt: ResourceType, namespace: str, name: str, expect_rv: int | None = None) -> Obj:
         with self.lock:
             key = (namespace if rt.namespaced else "", name)
-            old = self.objects[rt.key].get(key)
+            old = self.objects[rt.storage_key].get(key)
             if old is None:
                 raise statuses.not_found(rt, name)
             if expect_rv is not None and rv_of(old) != expect_rv:
                 raise statuses.stale(rt, name)
-            del self.objects[rt.key][key]
+            del self.objects[rt.storage_key][key]
             rv = self._next()
             last = copy.deepcopy(old)
             last["metadata"]["resourceVersion"] = str(rv)
-            self._record(Event(DELETED, rv, rt, last, old))
-            return copy.deepcopy(last)
+            self._record(Event(DELETED, rv, BY_KEY[rt.storage_key], last, old))
+            return from_storage(rt, copy.deepcopy(last))
 
     # -- watches
     def watch(

@@ -94,9 +94,13 @@ def test_drop_watches_ends_the_stream(kube_api: KubeAPIServer, kube_client: clie
     core = client.CoreV1Api(kube_client)
     rv = core.list_namespaced_pod("default").metadata.resource_version
 
+    dropped: list[float] = []
+
     def drop_when_open() -> None:
-        for _ in range(100):
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline:
             if kube_api.drop_watches("pods"):
+                dropped.append(time.monotonic())
                 return
             time.sleep(0.02)
 
@@ -106,8 +110,9 @@ def test_drop_watches_ends_the_stream(kube_api: KubeAPIServer, kube_client: clie
     events = list(
         watch.Watch().stream(core.list_namespaced_pod, "default", resource_version=rv, timeout_seconds=20)
     )
+    ended = time.monotonic()
     t.join()
-    assert events == [] and time.monotonic() - start < 10
+    assert events == [] and dropped and ended - start < 19
 
 
 def test_request_log_records_every_request(kube_api: KubeAPIServer, kube_client: client.ApiClient) -> None:
@@ -123,3 +128,21 @@ def test_request_log_records_every_request(kube_api: KubeAPIServer, kube_client:
     assert creates[0].user == "kubernetes-admin"
     gets = kube_api.requests_for("get", "configmaps")
     assert (gets[0].name, gets[0].namespace, gets[0].status) == ("missing", "default", 404)
+
+
+def test_drop_watches_abort_breaks_the_connection(
+    kube_api: KubeAPIServer, kube_client: client.ApiClient
+) -> None:
+    """`abort=True` resets the watch connection: the client's read fails instead of ending cleanly."""
+    core = client.CoreV1Api(kube_client)
+    rv = core.list_namespaced_pod("default").metadata.resource_version
+    resp = core.list_namespaced_pod(
+        "default", watch=True, resource_version=rv, timeout_seconds=20, _preload_content=False
+    )
+    deadline = time.monotonic() + 15
+    while not kube_api.drop_watches("pods", abort=True) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    with pytest.raises((urllib3.exceptions.ProtocolError, urllib3.exceptions.HTTPError)):
+        for _chunk in resp.stream(1024):
+            pass
+    resp.release_conn()

@@ -92,3 +92,38 @@ def test_runs_as_a_process(tmp_path: Path) -> None:
         proc.terminate()
         proc.wait(10)
     assert proc.returncode == 0
+
+
+def test_real_kubectl_apply_configure_unchanged_delete(kube_api: KubeAPIServer, tmp_path: Path) -> None:
+    """kubectl apply (client-side: create, then a strategic merge patch with the last-applied annotation),
+    a no-op apply, and kubectl delete -f."""
+    env = {**os.environ, "KUBECONFIG": str(kube_api.kubeconfig_path), "HOME": str(tmp_path)}
+    manifest = tmp_path / "cm.yaml"
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([str(KUBECTL), *args], capture_output=True, text=True, env=env, timeout=60)
+
+    manifest.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: applied\ndata:\n  a: '1'\n")
+    assert run("apply", "-f", str(manifest)).stdout.strip() == "configmap/applied created"
+    manifest.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: applied\ndata:\n  a: '2'\n")
+    assert run("apply", "-f", str(manifest)).stdout.strip() == "configmap/applied configured"
+    assert run("apply", "-f", str(manifest)).stdout.strip() == "configmap/applied unchanged"
+    stored = kube_api.get("configmaps", "applied")
+    assert stored is not None and stored["data"] == {"a": "2"}
+    assert "kubectl.kubernetes.io/last-applied-configuration" in stored["metadata"]["annotations"]
+    assert (
+        run("delete", "-f", str(manifest)).stdout.strip()
+        == 'configmap "applied" deleted from default namespace'
+    )
+    assert kube_api.get("configmaps", "applied") is None
+
+
+def test_protobuf_bodies_are_unsupported_media_type(kube_api: KubeAPIServer) -> None:
+    """The double decodes JSON only: a protobuf body is 415, never misread."""
+    out = kube_api.http(
+        "POST",
+        "/api/v1/namespaces/default/configmaps",
+        b"\x6b\x38\x73\x00",
+        content_type="application/vnd.kubernetes.protobuf",
+    )
+    assert out.status == 415 and out.body["reason"] == "UnsupportedMediaType"
