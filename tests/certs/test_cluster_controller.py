@@ -129,5 +129,7 @@ def test_only_the_leader_writes(kube_api: KubeAPIServer, tmp_path: Path) -> None
         assert len([r for r in creates if r.status == 201]) == 1
         assert (tmp_path / "r0" / "tls.crt").read_bytes() == (tmp_path / "r1" / "tls.crt").read_bytes()
     finally:
+        for p in procs:  # both at once: a leader stopping first hands the Lease over (release on exit)
+            p.terminate()
         logs = [stop(p) for p in procs]
     assert sum("became the leader" in log for log in logs) == 1
