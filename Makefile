@@ -59,6 +59,8 @@ bench: $(STAMP)
 	$(BIN)/python bench/simulate_input_checks.py
 	$(BIN)/python bench/binder_bench.py
 	$(BIN)/python bench/mutate_pods_bench.py
+	$(BIN)/python bench/cluster_warnings.py
+	$(BIN)/python bench/cluster_warnings.py --http
 
 clean:
 	rm -rf $(VENV) $(LOCK) .run build *.egg-info .mypy_cache .pytest_cache .ruff_cache
