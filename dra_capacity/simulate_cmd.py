@@ -191,10 +191,10 @@ def load(args: argparse.Namespace) -> tuple[Inputs, dict[int, Origin]]:
 def check_strict(docs: list[Document]) -> None:
     """`--strict`: the first object with fields its type lacks is an input error naming all of them, in the
     API server's words (`strict decoding error: unknown field "spec.nodeNmae"`)."""
-    from dra_capacity.strict_fields import unknown_fields
+    from resourceapi.apischema import unknown_fields
 
     for doc in docs:
-        unknown = unknown_fields(doc.obj)
+        unknown = unknown_fields(doc.api_version, doc.kind, doc.obj)
         if unknown:
             fields = ", ".join(f'unknown field "{path}"' for path in unknown)
             raise DocumentError(f"{doc.where}: {_label(doc)}: strict decoding error: {fields}")

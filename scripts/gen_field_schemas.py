@@ -1,9 +1,11 @@
 """Generate resourceapi/schemas/fields.json: the field names, JSON types and required fields of the kinds
-`simulate` reads, from kubernetes-validate's Kubernetes 1.37 JSON schemas (the `-local-strict` set, derived
-from the API server's OpenAPI; the same files `simulate --strict` reads, dra_capacity/strict_fields.py).
+`simulate` and `validate` read, from kubernetes-validate's Kubernetes 1.37 JSON schemas (the `-local-strict`
+set, derived from the API server's OpenAPI, kubernetes/kubernetes api/openapi-spec/v3).
 
-Run after a kubernetes-validate upgrade: `.venv/bin/python scripts/gen_field_schemas.py`. The runtime walks
-the compact JSON (resourceapi/apischema.py), never the schema files themselves: it is several times faster.
+Run after a kubernetes-validate upgrade: `.venv/bin/python scripts/gen_field_schemas.py` (kubernetes-validate
+is a dev dependency only; tests/resourceapi/test_apischema.py checks the committed file is this script's
+output). The runtime walks the compact JSON (resourceapi/apischema.py), never the schema files themselves: it
+is several times faster, and the 100 MB schema package stays out of the image.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ ROOTS = {
     "v1/Node": "node-v1",
     "v1/Namespace": "namespace-v1",
     "resource.k8s.io/v1/DeviceClass": "deviceclass-resource-v1",
+    "resource.k8s.io/v1beta2/DeviceClass": "deviceclass-resource-v1beta2",  # validate reads all three
+    "resource.k8s.io/v1beta1/DeviceClass": "deviceclass-resource-v1beta1",
     "resource.k8s.io/v1/ResourceSlice": "resourceslice-resource-v1",
     "resource.k8s.io/v1/ResourceClaim": "resourceclaim-resource-v1",
     "resource.k8s.io/v1/ResourceClaimTemplate": "resourceclaimtemplate-resource-v1",
@@ -28,11 +32,16 @@ ROOTS = {
     "apps/v1/StatefulSet": "statefulset-apps-v1",
     "batch/v1/Job": "job-batch-v1",
 }
-# Fields newer than every upstream release: KEP-6406's DeviceClass field (a CapacityRequirements).
+# Fields newer than every upstream release, as JSON schemas: KEP-6406's DeviceClass field, a
+# CapacityRequirements, as a KEP-6406 API server will type it (`validate` leaves its inside to the carrier's
+# rules, resourceapi/capacity_requests.py, which report unknown keys themselves).
 EXTRA_FIELDS = {
-    "io.k8s.api.resource.v1.DeviceClassSpec": {
-        "extendedResourceCapacityRequests": ["m", "io.k8s.api.resource.v1.CapacityRequirements"]
+    f"io.k8s.api.resource.{version}.DeviceClassSpec": {
+        "extendedResourceCapacityRequests": {
+            "$ref": f"#/$defs/io.k8s.api.resource.{version}.CapacityRequirements"
+        }
     }
+    for version in ("v1", "v1beta2", "v1beta1")
 }
 SCALARS = {"string": "s", "integer": "i", "boolean": "b", "number": "n"}
 OUT = Path(__file__).resolve().parents[1] / "resourceapi" / "schemas" / "fields.json"
@@ -92,15 +101,21 @@ class Converter:
         while self.todo:
             name, schema = self.todo.pop()
             fields = {key: self.convert(sub) for key, sub in sorted(schema["properties"].items())}
-            fields.update(EXTRA_FIELDS.get(name, {}))
+            fields.update({key: self.convert(sub) for key, sub in EXTRA_FIELDS.get(name, {}).items()})
             self.types[name] = {"fields": fields, "required": sorted(schema.get("required") or [])}
         return {"source": f"kubernetes-validate {SCHEMA_SET}", "kinds": kinds, "types": self.types}
 
 
-def main() -> int:
+def generate() -> str:
+    """The text of fields.json, from the installed kubernetes-validate's schema files."""
     files = resources.files("kubernetes_validate").joinpath("kubernetes-json-schema", SCHEMA_SET)
-    doc = Converter(files).run()
-    OUT.write_text(json.dumps(doc, sort_keys=True, separators=(",", ":")) + "\n")
+    return json.dumps(Converter(files).run(), sort_keys=True, separators=(",", ":")) + "\n"
+
+
+def main() -> int:
+    text = generate()
+    OUT.write_text(text)
+    doc = json.loads(text)
     print(f"{OUT}: {len(doc['types'])} types", file=sys.stderr)
     return 0
 

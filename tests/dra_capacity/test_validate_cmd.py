@@ -259,6 +259,36 @@ def test_unknown_fields_are_warned_as_kubectl_field_validation_names_them(
     assert captured.out == "deviceclass.resource.k8s.io/gpu.nvidia.com-shared-1 created\n"
 
 
+def test_unknown_keys_of_the_capacity_requests_are_left_to_their_own_rule(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An unknown key there is reported once, by the carrier's rule (resourceapi/capacity_requests.py), not
+    twice: no unknown-field warning, and under --strict the rule's rejection, not a strict decoding error."""
+    extra = GOOD.replace("    requests:\n", "    limits: {}\n    requests:\n")
+    path = write(tmp_path, "dc.yaml", extra)
+    for flags in ([], ["--strict"]):
+        assert main(["validate", *flags, "-o", "json", path]) == 1
+        (result,) = json.loads(capsys.readouterr().out)["results"]
+        assert result["warnings"] == []
+        assert [(c["field"], c["message"]) for c in result["causes"]] == [
+            (
+                "spec.extendedResourceCapacityRequests",
+                'Invalid value: "<value omitted>": unknown field "limits"',
+            )
+        ]
+
+
+def test_every_served_device_class_version_is_checked_for_unknown_fields(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for version in ("v1beta1", "v1beta2"):
+        typo = GOOD.replace("resource.k8s.io/v1", f"resource.k8s.io/{version}").replace(
+            "  selectors:\n", "  selector: []\n  selectors:\n"
+        )
+        assert main(["validate", write(tmp_path, f"{version}.yaml", typo)]) == 0
+        assert capsys.readouterr().err.splitlines() == ['Warning: unknown field "spec.selector"']
+
+
 def test_fields_kubectl_get_prints_are_known(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     exported = GOOD.replace(
         "  name: gpu.nvidia.com-shared-1\n",
