@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from simulate_cli import run_simulate, write_manifests
-from workloads import GPU_SHARED, gpu_class, gpu_slice, node, pod
+from workloads import GPU_SHARED, gpu_class, gpu_slice, node, pod, share_claim
 
 from dra_capacity.cli import main
 
@@ -21,29 +21,6 @@ def _cluster(tmp_path: Path, nodes: int = 1, gpus: int = 1) -> str:
     return write_manifests(
         tmp_path, "cluster.yaml", gpu_class(), *[node(n) for n in names], *[gpu_slice(n, gpus) for n in names]
     )
-
-
-def _claim(
-    name: str, cls: str = "gpu.nvidia.com-shared-1", shares: str = "1", **status: Any
-) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "ResourceClaim",
-        "metadata": {"name": name, "namespace": "default"},
-        "spec": {
-            "devices": {
-                "requests": [
-                    {
-                        "name": "gpu",
-                        "exactly": {"deviceClassName": cls, "capacity": {"requests": {"shares": shares}}},
-                    }
-                ]
-            }
-        },
-    }
-    if status:
-        out["status"] = status
-    return out
 
 
 # --- pod mode -----------------------------------------------------------------------------------------------
@@ -168,7 +145,9 @@ def test_feature_gates_reach_the_simulation(tmp_path: Path, capsys: pytest.Captu
 
 
 def test_claim_mode_allocates_all_claims_together(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    claims = write_manifests(tmp_path, "claims.yaml", _claim("a", shares="3"), _claim("b", shares="1"))
+    claims = write_manifests(
+        tmp_path, "claims.yaml", share_claim("a", shares="3"), share_claim("b", shares="1")
+    )
     code, out, _ = run_simulate(capsys, "-f", _cluster(tmp_path), "-f", claims)
     doc = json.loads(out)
     assert code == 0
@@ -178,7 +157,9 @@ def test_claim_mode_allocates_all_claims_together(tmp_path: Path, capsys: pytest
 
 
 def test_claim_mode_is_all_or_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    claims = write_manifests(tmp_path, "claims.yaml", _claim("a", shares="3"), _claim("b", shares="2"))
+    claims = write_manifests(
+        tmp_path, "claims.yaml", share_claim("a", shares="3"), share_claim("b", shares="2")
+    )
     code, out, _ = run_simulate(capsys, "-f", _cluster(tmp_path), "-f", claims)
     doc = json.loads(out)
     assert code == 0 and doc["result"] == "unschedulable" and doc["reason"] == "cannot allocate all claims"
@@ -186,7 +167,7 @@ def test_claim_mode_is_all_or_nothing(tmp_path: Path, capsys: pytest.CaptureFixt
 
 
 def test_claim_mode_sees_committed_claims(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    committed = _claim(
+    committed = share_claim(
         "old",
         shares="3",
         allocation={
@@ -204,7 +185,7 @@ def test_claim_mode_sees_committed_claims(tmp_path: Path, capsys: pytest.Capture
             }
         },
     )
-    claims = write_manifests(tmp_path, "claims.yaml", committed, _claim("new", shares="2"))
+    claims = write_manifests(tmp_path, "claims.yaml", committed, share_claim("new", shares="2"))
     _, out, _ = run_simulate(capsys, "-f", _cluster(tmp_path), "-f", claims)
     doc = json.loads(out)
     assert doc["result"] == "unschedulable" and [c["name"] for c in doc["claims"]] == ["new"]
@@ -212,7 +193,7 @@ def test_claim_mode_sees_committed_claims(tmp_path: Path, capsys: pytest.Capture
 
 def test_claim_mode_on_a_bare_node_named_by_flag(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     cluster = write_manifests(tmp_path, "c.yaml", gpu_class(), gpu_slice("n9", 1))
-    claims = write_manifests(tmp_path, "claims.yaml", _claim("a"))
+    claims = write_manifests(tmp_path, "claims.yaml", share_claim("a"))
     _, out, _ = run_simulate(capsys, "--node", "n9", "-f", cluster, "-f", claims)
     assert json.loads(out)["result"] == "allocated"
 
@@ -220,7 +201,7 @@ def test_claim_mode_on_a_bare_node_named_by_flag(tmp_path: Path, capsys: pytest.
 def test_claim_mode_with_several_nodes_needs_node_flag(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    claims = write_manifests(tmp_path, "claims.yaml", _claim("a"))
+    claims = write_manifests(tmp_path, "claims.yaml", share_claim("a"))
     with pytest.raises(SystemExit) as exc:
         main(["simulate", "-f", _cluster(tmp_path, nodes=2), "-f", claims])
     assert exc.value.code == 2
@@ -228,7 +209,7 @@ def test_claim_mode_with_several_nodes_needs_node_flag(
 
 
 def test_claim_mode_error_is_a_result(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    claims = write_manifests(tmp_path, "claims.yaml", _claim("a"))
+    claims = write_manifests(tmp_path, "claims.yaml", share_claim("a"))
     code, out, _ = run_simulate(
         capsys, "--feature-gates", "DRAConsumableCapacity=false", "-f", _cluster(tmp_path), "-f", claims
     )
@@ -301,7 +282,7 @@ def test_claim_naming_an_unknown_class_is_a_per_claim_outcome(
 ) -> None:
     """A cluster can hold a claim whose DeviceClass is gone: the DynamicResources PreFilter makes its pod
     unschedulable with `request <r>: device class <c> does not exist`; the other pods are placed."""
-    claims = write_manifests(tmp_path, "c.yaml", _claim("a", cls="nope"))
+    claims = write_manifests(tmp_path, "c.yaml", share_claim("a", cls="nope"))
     pods = write_manifests(
         tmp_path,
         "p.yaml",
@@ -321,7 +302,7 @@ def test_claim_naming_an_unknown_class_is_a_per_claim_outcome(
 def test_claim_mode_with_an_unknown_class_is_unschedulable(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    claims = write_manifests(tmp_path, "c.yaml", _claim("a", cls="nope"))
+    claims = write_manifests(tmp_path, "c.yaml", share_claim("a", cls="nope"))
     code, out, _ = run_simulate(capsys, "-f", _cluster(tmp_path), "-f", claims)
     doc = json.loads(out)
     assert code == 0 and doc["result"] == "unschedulable"
@@ -368,7 +349,7 @@ def _template_pod(name: str, generated: str | None) -> dict[str, Any]:
 def test_pod_claim_from_a_template_is_the_one_its_status_names(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    pods = write_manifests(tmp_path, "p.yaml", _template_pod("p", "p-g-x7k2p"), _claim("p-g-x7k2p"))
+    pods = write_manifests(tmp_path, "p.yaml", _template_pod("p", "p-g-x7k2p"), share_claim("p-g-x7k2p"))
     code, out, _ = run_simulate(capsys, "-f", _cluster(tmp_path), "-f", pods)
     (entry,) = json.loads(out)["pods"]
     assert code == 0 and entry["result"] == "bound"
@@ -557,7 +538,7 @@ def test_malformed_annotation_carrier_is_rejected(tmp_path: Path, capsys: pytest
 
 
 def test_unsupported_api_version_is_rejected(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    obj = {**_claim("a"), "apiVersion": "resource.k8s.io/v1beta1"}
+    obj = {**share_claim("a"), "apiVersion": "resource.k8s.io/v1beta1"}
     err = _bad(tmp_path, capsys, obj)
     assert "apiVersion 'resource.k8s.io/v1beta1' is not supported (use resource.k8s.io/v1)" in err
 
