@@ -1,4 +1,5 @@
-"""Claim constraints: matchAttribute and distinctAttribute (true pairwise distinctness, digest §1.6 and §7.1).
+"""Claim constraints: matchAttribute and distinctAttribute (true pairwise distinctness, as newer
+`staging/src/k8s.io/dynamic-resource-allocation/structured/internal/experimental/constraint.go`).
 
 Each constraint keeps a stack of the attribute values of the devices added so far; `remove` pops exactly what
 the matching `add` pushed, so backtracking restores the previous state. With DRAListTypeAttributes

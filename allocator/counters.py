@@ -1,4 +1,5 @@
-"""Partitionable devices: counter sets per pool, keyed by (driver, pool) (digest §1.9, §7.12).
+"""Partitionable devices: counter sets per pool, keyed by (driver, pool), as newer upstream (by PoolID):
+`staging/src/k8s.io/dynamic-resource-allocation/structured/internal/experimental/allocator_experimental.go`.
 
 Available counters = counter-set totals minus what committed devices of the pool consume (all slices of the
 pool, also those not targeting the node). In-flight consumption of one `allocate` call is tracked

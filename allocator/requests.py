@@ -1,4 +1,6 @@
-"""Pre-flight checks of a pod's claims and the per-(sub)request data the search uses (digest §1.3)."""
+"""Pre-flight checks of a pod's claims and the per-(sub)request data the search uses (`Allocate` in
+`staging/src/k8s.io/dynamic-resource-allocation/structured/internal/experimental/allocator_experimental.go`).
+"""
 
 from __future__ import annotations
 

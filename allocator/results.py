@@ -1,4 +1,6 @@
-"""From the search's internal results to API AllocationResults: devices, config, nodeSelector (§1.10-11)."""
+"""From the search's internal results to API AllocationResults: devices, config, nodeSelector
+(`staging/src/k8s.io/dynamic-resource-allocation/structured/internal/experimental/allocator_experimental.go`).
+"""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 """Selector matching with caches: class selectors per (class version, device record), request selectors per
 (expressions, device record). A device record lives as long as its slice version, so a slice change drops its
-cached results with it. CEL compile and runtime errors are fatal, with upstream's messages (digest §3).
+cached results with it. CEL compile and runtime errors are fatal, with upstream's messages
+(`staging/src/k8s.io/dynamic-resource-allocation/structured/internal/experimental/allocator_experimental.go`).
 """
 
 from __future__ import annotations

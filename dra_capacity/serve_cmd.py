@@ -1,4 +1,4 @@
-"""`dra-capacity serve`: the admission webhook over HTTPS (shared/spec/cli-contract.md).
+"""`dra-capacity serve`: the admission webhook over HTTPS (flags and limits: docs/install.md).
 
 Startup problems (bad flags, missing or mismatched certificates, a port in use) end with one line on stderr
 and exit 2, never a traceback. SIGTERM and SIGINT stop the server gracefully with exit 0.
@@ -69,7 +69,7 @@ def _positive_float(value: str) -> float:
 
 
 def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
-    """The `serve` flags of cli-contract.md, the limits, and a hidden one for tests."""
+    """The `serve` flags, the limits, and a hidden one for tests."""
     parser.add_argument(
         "--listen",
         type=parse_listen,

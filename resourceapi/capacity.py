@@ -1,8 +1,10 @@
 """Consumable capacity (KEP-5075): the amount one allocation consumes per capacity, policy checks and fit.
 
 Exact arithmetic throughout (`Quantity.value` is a Fraction): range rounding uses exact multiples of the step,
-also for fractional steps (allocator digest §7.4), and the default is compared by value (§7.3). Capacity names
-are normalized as in newer upstream: `shares` on a device of driver `d` is `d/shares` (§7.5).
+also for fractional steps, and the default is compared by value. Capacity names are normalized as in newer
+upstream: `shares` on a device of driver `d` is `d/shares`. Upstream:
+`staging/src/k8s.io/dynamic-resource-allocation/structured/internal/experimental/consumable_capacity.go`;
+the differences are listed in docs/divergences.md.
 """
 
 from __future__ import annotations

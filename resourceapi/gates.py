@@ -1,7 +1,7 @@
 """Feature gates: the names dra-capacity understands, per-release Kubernetes defaults, the product defaults.
 
-Gates describe the cluster being served (see shared cli-contract): none is locked, so a 1.35 cluster can be
-described with `DRAExtendedResource=false`.
+Gates describe the cluster being served (`--feature-gates`, docs/user-guide.md): none is locked, so a 1.35
+cluster can be described with `DRAExtendedResource=false`.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ KNOWN_GATES: tuple[str, ...] = (
     DRA_PRIORITIZED_LIST,
 )
 
-# Kubernetes defaults per release (validation digest §4.1). A gate a release does not know is off.
+# Kubernetes defaults per release (`pkg/features/kube_features.go`). A gate a release does not know is off.
 # DRAExtendedResourceCapacity (KEP-6406) is in no release yet. DRAFractionalCapacityRange in 1.37 defaults to
 # false at the default compatibility version (its `true` entry needs MinCompatibilityVersion 1.37).
 RELEASE_DEFAULTS: dict[str, dict[str, bool]] = {

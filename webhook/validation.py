@@ -5,9 +5,9 @@ Order, paths and messages follow `pkg/apis/resource/validation/validation.go` (n
 come last. All errors are collected (only an over-long list skips its items). Metadata is judged as the API
 server hands it over: a namespace is cleared (the class is cluster-scoped) and a name has been generated.
 
-UPDATE ratchets (DESIGN decisions): a value equal to the stored one is not re-validated. For the atomic lists
-the comparison is per item: an item equal to any item of the old list is skipped, and an unchanged list is
-skipped whole (count included).
+UPDATE ratchets, as upstream's declarative ratcheting (docs/divergences.md): a value equal to the stored one
+is not re-validated. For the atomic lists the comparison is per item: an item equal to any item of the old
+list is skipped, and an unchanged list is skipped whole (count included).
 """
 
 from __future__ import annotations

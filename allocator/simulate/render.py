@@ -1,4 +1,4 @@
-"""Simulate's output: the JSON contract (shapes in the CLI contract, key order included) and the table."""
+"""Simulate's output: the JSON contract (shapes in docs/simulate.md, key order included) and the table."""
 
 from __future__ import annotations
 

@@ -2,7 +2,8 @@
 
 Checking environments declare `device` as the `kubernetes.DRADevice` message (with `allowMultipleAllocations`
 only when DRAConsumableCapacity is on or for stored expressions) and `includes` only with
-DRAListTypeAttributes or for stored expressions (validation digest §5.3). Evaluation uses one environment
+DRAListTypeAttributes or for stored expressions
+(`staging/src/k8s.io/dynamic-resource-allocation/cel/compile.go`). Evaluation uses one environment
 that declares `device` as `dyn` and reads plain dicts; checked expressions move into it with
 `Env.deserialize`. There Quantity and Semver values are tagged strings (quantitylib.py), so its declarations
 use `string` where the checking environments use the message types.
@@ -41,7 +42,10 @@ class EnvKey:
 
     @staticmethod
     def for_gates(gates: FeatureGates, stored: bool = False) -> EnvKey:
-        """NewExpressions honour the gates; StoredExpressions get everything (digest §5.2, §5.3)."""
+        """NewExpressions honour the gates; StoredExpressions get everything.
+
+        As `staging/src/k8s.io/apiserver/pkg/cel/environment/base.go` builds the two environment types.
+        """
         if stored:
             return EnvKey(True, True)
         return EnvKey(gates.enabled(DRA_CONSUMABLE_CAPACITY), gates.enabled(DRA_LIST_TYPE_ATTRIBUTES))

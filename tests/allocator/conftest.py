@@ -1,4 +1,4 @@
-"""Makes this directory's shared builders (`dra_objects`, `workloads`) importable from its subdirectories."""
+"""Makes the shared helpers here (`dra_objects`, `workloads`, `simulate_cli`) importable below."""
 
 from __future__ import annotations
 

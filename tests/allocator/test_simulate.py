@@ -10,53 +10,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
-from workloads import GPU_SHARED, gpu_class, gpu_slice, node, pod
+from simulate_cli import run_simulate, write_manifests
+from workloads import GPU_SHARED, gpu_class, gpu_slice, node, pod, share_claim
 
 from dra_capacity.cli import main
 
 
-def _write(tmp_path: Path, name: str, *objs: Any) -> str:
-    docs = [o if isinstance(o, dict) else o.to_api() for o in objs]
-    path = tmp_path / name
-    path.write_text(yaml.safe_dump_all(docs, sort_keys=False))
-    return str(path)
-
-
 def _cluster(tmp_path: Path, nodes: int = 1, gpus: int = 1) -> str:
     names = [f"n{i + 1}" for i in range(nodes)]
-    return _write(
+    return write_manifests(
         tmp_path, "cluster.yaml", gpu_class(), *[node(n) for n in names], *[gpu_slice(n, gpus) for n in names]
     )
-
-
-def _claim(
-    name: str, cls: str = "gpu.nvidia.com-shared-1", shares: str = "1", **status: Any
-) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "ResourceClaim",
-        "metadata": {"name": name, "namespace": "default"},
-        "spec": {
-            "devices": {
-                "requests": [
-                    {
-                        "name": "gpu",
-                        "exactly": {"deviceClassName": cls, "capacity": {"requests": {"shares": shares}}},
-                    }
-                ]
-            }
-        },
-    }
-    if status:
-        out["status"] = status
-    return out
-
-
-def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(["simulate", *argv])
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 # --- pod mode -----------------------------------------------------------------------------------------------
@@ -65,8 +29,8 @@ def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]
 def test_pod_mode_places_pending_pods_in_input_order(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    pods = _write(tmp_path, "pods.yaml", *[pod(f"p{i}", {GPU_SHARED: 1}) for i in range(5)])
-    code, out, _ = _run(capsys, "-f", _cluster(tmp_path), "-f", pods)
+    pods = write_manifests(tmp_path, "pods.yaml", *[pod(f"p{i}", {GPU_SHARED: 1}) for i in range(5)])
+    code, out, _ = run_simulate(capsys, "-f", _cluster(tmp_path), "-f", pods)
     doc = json.loads(out)
     assert code == 0 and doc["mode"] == "pods"
     assert [(p["name"], p["result"]) for p in doc["pods"]] == [(f"p{i}", "bound") for i in range(4)] + [
@@ -80,15 +44,15 @@ def test_pending_pods_being_deleted_are_not_placed(
 ) -> None:
     deleting = pod("gone", {GPU_SHARED: 1}).to_api()
     deleting["metadata"]["deletionTimestamp"] = "2026-11-29T08:00:00Z"
-    pods = _write(tmp_path, "pods.yaml", deleting, pod("kept", {GPU_SHARED: 1}))
-    code, out, _ = _run(capsys, "-f", _cluster(tmp_path), "-f", pods)
+    pods = write_manifests(tmp_path, "pods.yaml", deleting, pod("kept", {GPU_SHARED: 1}))
+    code, out, _ = run_simulate(capsys, "-f", _cluster(tmp_path), "-f", pods)
     assert code == 0
     assert [p["name"] for p in json.loads(out)["pods"]] == ["kept"]
 
 
 def test_pod_entry_has_the_contract_shape(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    pods = _write(tmp_path, "pods.yaml", pod("train", {GPU_SHARED: 1}))
-    _, out, _ = _run(capsys, "-f", _cluster(tmp_path), "-f", pods)
+    pods = write_manifests(tmp_path, "pods.yaml", pod("train", {GPU_SHARED: 1}))
+    _, out, _ = run_simulate(capsys, "-f", _cluster(tmp_path), "-f", pods)
     entry = json.loads(out)["pods"][0]
     assert set(entry) == {
         "namespace",
@@ -124,9 +88,11 @@ def test_pod_entry_has_the_contract_shape(tmp_path: Path, capsys: pytest.Capture
 
 
 def test_running_pods_hold_their_node_resources(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    cluster = _write(tmp_path, "c.yaml", node("n1", {"cpu": "2"}))
-    pods = _write(tmp_path, "p.yaml", pod("running", {"cpu": "2"}, nodeName="n1"), pod("new", {"cpu": "1"}))
-    _, out, _ = _run(capsys, "-f", cluster, "-f", pods)
+    cluster = write_manifests(tmp_path, "c.yaml", node("n1", {"cpu": "2"}))
+    pods = write_manifests(
+        tmp_path, "p.yaml", pod("running", {"cpu": "2"}, nodeName="n1"), pod("new", {"cpu": "1"})
+    )
+    _, out, _ = run_simulate(capsys, "-f", cluster, "-f", pods)
     assert json.loads(out)["pods"] == [
         {
             "namespace": "default",
@@ -144,21 +110,21 @@ def test_running_pods_hold_their_node_resources(tmp_path: Path, capsys: pytest.C
 
 
 def test_spread_strategy(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    pods = _write(tmp_path, "pods.yaml", pod("a", {GPU_SHARED: 1}), pod("b", {GPU_SHARED: 1}))
-    _, out, _ = _run(capsys, "--strategy", "spread", "-f", _cluster(tmp_path, nodes=2), "-f", pods)
+    pods = write_manifests(tmp_path, "pods.yaml", pod("a", {GPU_SHARED: 1}), pod("b", {GPU_SHARED: 1}))
+    _, out, _ = run_simulate(capsys, "--strategy", "spread", "-f", _cluster(tmp_path, nodes=2), "-f", pods)
     assert [p["node"] for p in json.loads(out)["pods"]] == ["n1", "n2"]
 
 
 def test_node_flag_limits_pod_mode_to_one_node(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    pods = _write(tmp_path, "pods.yaml", pod("a", {GPU_SHARED: 1}))
-    _, out, _ = _run(capsys, "--node", "n2", "-f", _cluster(tmp_path, nodes=2), "-f", pods)
+    pods = write_manifests(tmp_path, "pods.yaml", pod("a", {GPU_SHARED: 1}))
+    _, out, _ = run_simulate(capsys, "--node", "n2", "-f", _cluster(tmp_path, nodes=2), "-f", pods)
     assert json.loads(out)["pods"][0]["node"] == "n2"
 
 
 def test_node_flag_must_name_an_input_node_in_pod_mode(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    pods = _write(tmp_path, "pods.yaml", pod("a", {GPU_SHARED: 1}))
+    pods = write_manifests(tmp_path, "pods.yaml", pod("a", {GPU_SHARED: 1}))
     with pytest.raises(SystemExit) as exc:
         main(["simulate", "--node", "ghost", "-f", _cluster(tmp_path), "-f", pods])
     assert exc.value.code == 2
@@ -166,8 +132,8 @@ def test_node_flag_must_name_an_input_node_in_pod_mode(
 
 
 def test_feature_gates_reach_the_simulation(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    pods = _write(tmp_path, "pods.yaml", pod("a", {GPU_SHARED: 1}))
-    code, out, _ = _run(
+    pods = write_manifests(tmp_path, "pods.yaml", pod("a", {GPU_SHARED: 1}))
+    code, out, _ = run_simulate(
         capsys, "--feature-gates", "DRAExtendedResourceCapacity=false", "-f", _cluster(tmp_path), "-f", pods
     )
     entry = json.loads(out)["pods"][0]
@@ -179,8 +145,10 @@ def test_feature_gates_reach_the_simulation(tmp_path: Path, capsys: pytest.Captu
 
 
 def test_claim_mode_allocates_all_claims_together(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    claims = _write(tmp_path, "claims.yaml", _claim("a", shares="3"), _claim("b", shares="1"))
-    code, out, _ = _run(capsys, "-f", _cluster(tmp_path), "-f", claims)
+    claims = write_manifests(
+        tmp_path, "claims.yaml", share_claim("a", shares="3"), share_claim("b", shares="1")
+    )
+    code, out, _ = run_simulate(capsys, "-f", _cluster(tmp_path), "-f", claims)
     doc = json.loads(out)
     assert code == 0
     assert (doc["mode"], doc["node"], doc["result"], doc["reason"]) == ("claims", "n1", "allocated", "")
@@ -189,15 +157,17 @@ def test_claim_mode_allocates_all_claims_together(tmp_path: Path, capsys: pytest
 
 
 def test_claim_mode_is_all_or_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    claims = _write(tmp_path, "claims.yaml", _claim("a", shares="3"), _claim("b", shares="2"))
-    code, out, _ = _run(capsys, "-f", _cluster(tmp_path), "-f", claims)
+    claims = write_manifests(
+        tmp_path, "claims.yaml", share_claim("a", shares="3"), share_claim("b", shares="2")
+    )
+    code, out, _ = run_simulate(capsys, "-f", _cluster(tmp_path), "-f", claims)
     doc = json.loads(out)
     assert code == 0 and doc["result"] == "unschedulable" and doc["reason"] == "cannot allocate all claims"
     assert [c["allocation"] for c in doc["claims"]] == [None, None]
 
 
 def test_claim_mode_sees_committed_claims(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    committed = _claim(
+    committed = share_claim(
         "old",
         shares="3",
         allocation={
@@ -215,23 +185,23 @@ def test_claim_mode_sees_committed_claims(tmp_path: Path, capsys: pytest.Capture
             }
         },
     )
-    claims = _write(tmp_path, "claims.yaml", committed, _claim("new", shares="2"))
-    _, out, _ = _run(capsys, "-f", _cluster(tmp_path), "-f", claims)
+    claims = write_manifests(tmp_path, "claims.yaml", committed, share_claim("new", shares="2"))
+    _, out, _ = run_simulate(capsys, "-f", _cluster(tmp_path), "-f", claims)
     doc = json.loads(out)
     assert doc["result"] == "unschedulable" and [c["name"] for c in doc["claims"]] == ["new"]
 
 
 def test_claim_mode_on_a_bare_node_named_by_flag(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    cluster = _write(tmp_path, "c.yaml", gpu_class(), gpu_slice("n9", 1))
-    claims = _write(tmp_path, "claims.yaml", _claim("a"))
-    _, out, _ = _run(capsys, "--node", "n9", "-f", cluster, "-f", claims)
+    cluster = write_manifests(tmp_path, "c.yaml", gpu_class(), gpu_slice("n9", 1))
+    claims = write_manifests(tmp_path, "claims.yaml", share_claim("a"))
+    _, out, _ = run_simulate(capsys, "--node", "n9", "-f", cluster, "-f", claims)
     assert json.loads(out)["result"] == "allocated"
 
 
 def test_claim_mode_with_several_nodes_needs_node_flag(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    claims = _write(tmp_path, "claims.yaml", _claim("a"))
+    claims = write_manifests(tmp_path, "claims.yaml", share_claim("a"))
     with pytest.raises(SystemExit) as exc:
         main(["simulate", "-f", _cluster(tmp_path, nodes=2), "-f", claims])
     assert exc.value.code == 2
@@ -239,8 +209,8 @@ def test_claim_mode_with_several_nodes_needs_node_flag(
 
 
 def test_claim_mode_error_is_a_result(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    claims = _write(tmp_path, "claims.yaml", _claim("a"))
-    code, out, _ = _run(
+    claims = write_manifests(tmp_path, "claims.yaml", share_claim("a"))
+    code, out, _ = run_simulate(
         capsys, "--feature-gates", "DRAConsumableCapacity=false", "-f", _cluster(tmp_path), "-f", claims
     )
     doc = json.loads(out)
@@ -257,8 +227,8 @@ def test_claim_mode_error_is_a_result(tmp_path: Path, capsys: pytest.CaptureFixt
 def test_table_has_a_row_per_share_and_a_capacity_summary(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    pods = _write(tmp_path, "pods.yaml", pod("a", {GPU_SHARED: 2}), pod("b", {GPU_SHARED: 1}))
-    code, out, _ = _run(capsys, "-o", "table", "-f", _cluster(tmp_path, gpus=2), "-f", pods)
+    pods = write_manifests(tmp_path, "pods.yaml", pod("a", {GPU_SHARED: 2}), pod("b", {GPU_SHARED: 1}))
+    code, out, _ = run_simulate(capsys, "-o", "table", "-f", _cluster(tmp_path, gpus=2), "-f", pods)
     lines = out.splitlines()
     assert code == 0
     assert lines[0].split() == ["POD", "RESULT", "NODE", "REQUEST", "DEVICE", "SHARE", "CONSUMED"]
@@ -272,8 +242,8 @@ def test_table_has_a_row_per_share_and_a_capacity_summary(
 
 
 def test_table_explains_unschedulable_pods(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    pods = _write(tmp_path, "pods.yaml", pod("big", {GPU_SHARED: 2}))
-    _, out, _ = _run(capsys, "-o", "table", "-f", _cluster(tmp_path, gpus=1), "-f", pods)
+    pods = write_manifests(tmp_path, "pods.yaml", pod("big", {GPU_SHARED: 2}))
+    _, out, _ = run_simulate(capsys, "-o", "table", "-f", _cluster(tmp_path, gpus=1), "-f", pods)
     assert "default/big: unschedulable: 0/1 nodes are available: 1 cannot allocate all claims." in out
 
 
@@ -285,17 +255,19 @@ def _bad(tmp_path: Path, capsys: pytest.CaptureFixture[str], *objs: Any, text: s
     if text is not None:
         path.write_text(text)
     else:
-        _write(tmp_path, "bad.yaml", *objs)
-    code, out, err = _run(capsys, "-f", _cluster(tmp_path), "-f", str(path))
+        write_manifests(tmp_path, "bad.yaml", *objs)
+    code, out, err = run_simulate(capsys, "-f", _cluster(tmp_path), "-f", str(path))
     assert code == 2 and out == ""
     return err.strip()
 
 
 def test_other_kinds_are_skipped_with_a_note(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A cluster export holds many kinds: simulate skips what it does not read, as `validate` does."""
-    extra = _write(tmp_path, "x.yaml", {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}})
-    code, out, err = _run(
-        capsys, "-f", _cluster(tmp_path), "-f", extra, "-f", _write(tmp_path, "p.yaml", pod("p"))
+    extra = write_manifests(
+        tmp_path, "x.yaml", {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}}
+    )
+    code, out, err = run_simulate(
+        capsys, "-f", _cluster(tmp_path), "-f", extra, "-f", write_manifests(tmp_path, "p.yaml", pod("p"))
     )
     assert code == 0 and json.loads(out)["pods"][0]["result"] == "bound"
     assert err == (
@@ -310,14 +282,14 @@ def test_claim_naming_an_unknown_class_is_a_per_claim_outcome(
 ) -> None:
     """A cluster can hold a claim whose DeviceClass is gone: the DynamicResources PreFilter makes its pod
     unschedulable with `request <r>: device class <c> does not exist`; the other pods are placed."""
-    claims = _write(tmp_path, "c.yaml", _claim("a", cls="nope"))
-    pods = _write(
+    claims = write_manifests(tmp_path, "c.yaml", share_claim("a", cls="nope"))
+    pods = write_manifests(
         tmp_path,
         "p.yaml",
         pod("uses-a", resourceClaims=[{"name": "g", "resourceClaimName": "a"}]),
         pod("plain", {GPU_SHARED: 1}),
     )
-    code, out, _ = _run(capsys, "-f", _cluster(tmp_path), "-f", claims, "-f", pods)
+    code, out, _ = run_simulate(capsys, "-f", _cluster(tmp_path), "-f", claims, "-f", pods)
     first, second = json.loads(out)["pods"]
     assert code == 0
     assert (first["result"], first["reason"]) == (
@@ -330,8 +302,8 @@ def test_claim_naming_an_unknown_class_is_a_per_claim_outcome(
 def test_claim_mode_with_an_unknown_class_is_unschedulable(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    claims = _write(tmp_path, "c.yaml", _claim("a", cls="nope"))
-    code, out, _ = _run(capsys, "-f", _cluster(tmp_path), "-f", claims)
+    claims = write_manifests(tmp_path, "c.yaml", share_claim("a", cls="nope"))
+    code, out, _ = run_simulate(capsys, "-f", _cluster(tmp_path), "-f", claims)
     doc = json.loads(out)
     assert code == 0 and doc["result"] == "unschedulable"
     assert doc["reason"] == "request gpu: device class nope does not exist"
@@ -377,8 +349,8 @@ def _template_pod(name: str, generated: str | None) -> dict[str, Any]:
 def test_pod_claim_from_a_template_is_the_one_its_status_names(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    pods = _write(tmp_path, "p.yaml", _template_pod("p", "p-g-x7k2p"), _claim("p-g-x7k2p"))
-    code, out, _ = _run(capsys, "-f", _cluster(tmp_path), "-f", pods)
+    pods = write_manifests(tmp_path, "p.yaml", _template_pod("p", "p-g-x7k2p"), share_claim("p-g-x7k2p"))
+    code, out, _ = run_simulate(capsys, "-f", _cluster(tmp_path), "-f", pods)
     (entry,) = json.loads(out)["pods"]
     assert code == 0 and entry["result"] == "bound"
     assert [c["name"] for c in entry["claims"]] == ["p-g-x7k2p"]
@@ -388,8 +360,8 @@ def test_pod_claim_from_a_template_is_the_one_its_status_names(
 def test_pod_template_entry_whose_status_names_no_claim_needs_none(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    pods = _write(tmp_path, "p.yaml", _template_pod("p", None))
-    code, out, _ = _run(capsys, "-f", _cluster(tmp_path), "-f", pods)
+    pods = write_manifests(tmp_path, "p.yaml", _template_pod("p", None))
+    code, out, _ = run_simulate(capsys, "-f", _cluster(tmp_path), "-f", pods)
     (entry,) = json.loads(out)["pods"]
     assert code == 0 and entry["result"] == "bound" and "claims" not in entry
 
@@ -408,8 +380,8 @@ def test_running_pod_claims_need_not_be_in_the_input(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     running = pod("r", nodeName="n1", resourceClaims=[{"name": "g", "resourceClaimTemplateName": "t"}])
-    pods = _write(tmp_path, "p.yaml", running, pod("new", {GPU_SHARED: 1}))
-    code, out, _ = _run(capsys, "-f", _cluster(tmp_path), "-f", pods)
+    pods = write_manifests(tmp_path, "p.yaml", running, pod("new", {GPU_SHARED: 1}))
+    code, out, _ = run_simulate(capsys, "-f", _cluster(tmp_path), "-f", pods)
     assert code == 0 and [p["result"] for p in json.loads(out)["pods"]] == ["bound"]
 
 
@@ -464,27 +436,27 @@ def test_init_container_quantities_are_checked_too(
 
 def test_empty_input_is_rejected(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "empty.yaml").write_text("# nothing here\n---\n")
-    code, out, err = _run(capsys, "-f", str(tmp_path / "empty.yaml"))
+    code, out, err = run_simulate(capsys, "-f", str(tmp_path / "empty.yaml"))
     assert (code, out) == (2, "")
     assert err.strip().endswith("empty.yaml: no objects found (empty input)")
 
 
 def test_an_empty_file_beside_others_is_fine(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "empty.yaml").write_text("")
-    code, _, _ = _run(capsys, "-f", _cluster(tmp_path), "-f", str(tmp_path / "empty.yaml"))
+    code, _, _ = run_simulate(capsys, "-f", _cluster(tmp_path), "-f", str(tmp_path / "empty.yaml"))
     assert code == 0
 
 
 def test_an_empty_directory_is_input_without_objects(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, out, err = _run(capsys, "-f", str(tmp_path))
+    code, out, err = run_simulate(capsys, "-f", str(tmp_path))
     assert (code, out) == (2, "") and err.strip().endswith(f"{tmp_path}: no objects found (empty input)")
 
 
 def test_binary_file_is_rejected_naming_the_byte(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "blob.yaml").write_bytes(b"kind: \x97\x00")
-    code, out, err = _run(capsys, "-f", str(tmp_path / "blob.yaml"))
+    code, out, err = run_simulate(capsys, "-f", str(tmp_path / "blob.yaml"))
     assert (code, out) == (2, "")
     assert "blob.yaml: cannot read: not UTF-8 or UTF-16 text (byte 0x97 at offset 6)" in err
 
@@ -547,8 +519,10 @@ def test_duplicate_device_name_across_slices_of_a_pool_makes_the_pool_invalid(
     second = gpu_slice("n1", 1).to_api()
     second["metadata"]["name"] = "second-slice"
     second["spec"]["pool"]["resourceSliceCount"] = 2
-    cluster = _write(tmp_path, "c.yaml", gpu_class(), node("n1"), first, second)
-    code, out, _ = _run(capsys, "-f", cluster, "-f", _write(tmp_path, "p.yaml", pod("p", {GPU_SHARED: 1})))
+    cluster = write_manifests(tmp_path, "c.yaml", gpu_class(), node("n1"), first, second)
+    code, out, _ = run_simulate(
+        capsys, "-f", cluster, "-f", write_manifests(tmp_path, "p.yaml", pod("p", {GPU_SHARED: 1}))
+    )
     (entry,) = json.loads(out)["pods"]
     assert code == 0 and entry["result"] == "unschedulable"
     assert "invalid resource pools were encountered" in entry["reason"]
@@ -564,7 +538,7 @@ def test_malformed_annotation_carrier_is_rejected(tmp_path: Path, capsys: pytest
 
 
 def test_unsupported_api_version_is_rejected(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    obj = {**_claim("a"), "apiVersion": "resource.k8s.io/v1beta1"}
+    obj = {**share_claim("a"), "apiVersion": "resource.k8s.io/v1beta1"}
     err = _bad(tmp_path, capsys, obj)
     assert "apiVersion 'resource.k8s.io/v1beta1' is not supported (use resource.k8s.io/v1)" in err
 
@@ -579,7 +553,7 @@ def test_unparseable_file_is_rejected(tmp_path: Path, capsys: pytest.CaptureFixt
 
 
 def test_missing_file_is_rejected(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = _run(capsys, "-f", str(tmp_path / "nope.yaml"))
+    code, out, err = run_simulate(capsys, "-f", str(tmp_path / "nope.yaml"))
     assert code == 2 and out == "" and "nope.yaml: cannot read" in err
 
 

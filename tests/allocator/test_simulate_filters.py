@@ -8,17 +8,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
+from simulate_cli import write_manifests
 from workloads import GPU_SHARED, gpu_class, gpu_slice, node, pod
 
 from dra_capacity.cli import main
-
-
-def _write(tmp_path: Path, name: str, *objs: Any) -> str:
-    docs = [o if isinstance(o, dict) else o.to_api() for o in objs]
-    path = tmp_path / name
-    path.write_text(yaml.safe_dump_all(docs, sort_keys=False))
-    return str(path)
 
 
 def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict[str, Any], str]:
@@ -29,7 +22,7 @@ def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict[str,
 
 def _cluster(tmp_path: Path, nodes: int = 2) -> str:
     names = [f"n{i + 1}" for i in range(nodes)]
-    return _write(
+    return write_manifests(
         tmp_path, "cluster.yaml", gpu_class(), *[node(n) for n in names], *[gpu_slice(n, 1) for n in names]
     )
 
@@ -47,8 +40,8 @@ def test_gated_pods_are_reported_and_the_rest_placed(
 ) -> None:
     """SchedulingGates: the gated pod is `gated` and holds nothing; the ungated pod after it is bound."""
     gated = pod("gated", {GPU_SHARED: 4}, schedulingGates=[{"name": "example.com/quota"}])
-    pods = _write(tmp_path, "p.yaml", gated, pod("after", {GPU_SHARED: 4}))
-    cluster = _write(tmp_path, "c.yaml", gpu_class(), node("n1"), gpu_slice("n1", 4, shares=1))
+    pods = write_manifests(tmp_path, "p.yaml", gated, pod("after", {GPU_SHARED: 4}))
+    cluster = write_manifests(tmp_path, "c.yaml", gpu_class(), node("n1"), gpu_slice("n1", 4, shares=1))
     code, out, _ = _run(capsys, "-f", cluster, "-f", pods)
     first, second = out["pods"]
     assert code == 0
@@ -65,7 +58,7 @@ def test_required_anti_affinity_keeps_replicas_apart(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """InterPodAffinity: a StatefulSet with required hostname anti-affinity gets one pod per node."""
-    pods = _write(tmp_path, "p.yaml", *[_statefulset_pod(i) for i in range(3)])
+    pods = write_manifests(tmp_path, "p.yaml", *[_statefulset_pod(i) for i in range(3)])
     _, out, _ = _run(capsys, "-f", _cluster(tmp_path, 2), "-f", pods)
     assert [p["node"] for p in out["pods"]] == ["n1", "n2", None]
     assert out["pods"][2]["reason"] == (
@@ -80,14 +73,14 @@ def test_node_flag_still_counts_pods_on_other_nodes(
     running = _statefulset_pod(0)
     running["spec"]["nodeName"] = "n1"
     running["metadata"]["name"] = "rdma-running"
-    pods = _write(tmp_path, "p.yaml", running, _statefulset_pod(1))
+    pods = write_manifests(tmp_path, "p.yaml", running, _statefulset_pod(1))
     _, out, _ = _run(capsys, "--node", "n1", "-f", _cluster(tmp_path, 2), "-f", pods)
     assert out["pods"][0]["result"] == "unschedulable"
 
 
 def test_unsupported_pods_are_reported_not_placed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     pvc = pod("db", {GPU_SHARED: 1}, volumes=[{"name": "data", "persistentVolumeClaim": {"claimName": "d"}}])
-    pods = _write(tmp_path, "p.yaml", pvc)
+    pods = write_manifests(tmp_path, "p.yaml", pvc)
     _, out, _ = _run(capsys, "-f", _cluster(tmp_path, 1), "-f", pods)
     (entry,) = out["pods"]
     assert entry["result"] == "unsupported" and entry["node"] is None
@@ -97,7 +90,7 @@ def test_unsupported_pods_are_reported_not_placed(tmp_path: Path, capsys: pytest
 def test_unschedulable_pod_that_could_preempt_says_preemption_is_not_simulated(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    pods = _write(tmp_path, "p.yaml", pod("big", {"cpu": "100"}, priority=1000))
+    pods = write_manifests(tmp_path, "p.yaml", pod("big", {"cpu": "100"}, priority=1000))
     _, out, _ = _run(capsys, "-f", _cluster(tmp_path, 1), "-f", pods)
     assert out["pods"][0]["reason"] == (
         "0/1 nodes are available: 1 Insufficient cpu. (preemption of lower-priority pods is not simulated)"
@@ -121,8 +114,8 @@ def test_a_node_flag_nothing_names_warns_with_close_matches(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The bare-node contract holds (exit 0, a result), but a typo no longer passes silently."""
-    cluster = _write(tmp_path, "c.yaml", gpu_class(), gpu_slice("worker-1", 1))
-    claims = _write(tmp_path, "claims.yaml", _claim("a"))
+    cluster = write_manifests(tmp_path, "c.yaml", gpu_class(), gpu_slice("worker-1", 1))
+    claims = write_manifests(tmp_path, "claims.yaml", _claim("a"))
     code, out, err = _run(capsys, "--node", "worker-l", "-f", cluster, "-f", claims)
     assert code == 0 and out["node"] == "worker-l" and out["result"] == "unschedulable"
     assert err == (
@@ -132,7 +125,7 @@ def test_a_node_flag_nothing_names_warns_with_close_matches(
 
 
 def test_a_node_flag_a_slice_names_is_quiet(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    cluster = _write(tmp_path, "c.yaml", gpu_class(), gpu_slice("worker-1", 1))
-    claims = _write(tmp_path, "claims.yaml", _claim("a"))
+    cluster = write_manifests(tmp_path, "c.yaml", gpu_class(), gpu_slice("worker-1", 1))
+    claims = write_manifests(tmp_path, "claims.yaml", _claim("a"))
     code, out, err = _run(capsys, "--node", "worker-1", "-f", cluster, "-f", claims)
     assert code == 0 and out["result"] == "allocated" and err == ""

@@ -9,27 +9,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
+from simulate_cli import run_simulate, write_manifests
 from workloads import GPU_SHARED, gpu_class, gpu_slice, node, pod
-
-from dra_capacity.cli import main
-
-
-def _write(tmp_path: Path, name: str, *objs: Any) -> str:
-    docs = [o if isinstance(o, dict) else o.to_api() for o in objs]
-    path = tmp_path / name
-    path.write_text(yaml.safe_dump_all(docs, sort_keys=False))
-    return str(path)
-
-
-def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(["simulate", *argv])
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 def _base(tmp_path: Path) -> str:
-    return _write(tmp_path, "base.yaml", gpu_class(), node("n1"))
+    return write_manifests(tmp_path, "base.yaml", gpu_class(), node("n1"))
 
 
 def _slice(**spec: Any) -> dict[str, Any]:
@@ -39,9 +24,9 @@ def _slice(**spec: Any) -> dict[str, Any]:
 
 
 def _refused(tmp_path: Path, capsys: pytest.CaptureFixture[str], obj: dict[str, Any]) -> str:
-    bad = _write(tmp_path, "bad.yaml", obj)
-    code, out, err = _run(
-        capsys, "-f", _base(tmp_path), "-f", bad, "-f", _write(tmp_path, "p.yaml", pod("p"))
+    bad = write_manifests(tmp_path, "bad.yaml", obj)
+    code, out, err = run_simulate(
+        capsys, "-f", _base(tmp_path), "-f", bad, "-f", write_manifests(tmp_path, "p.yaml", pod("p"))
     )
     assert code == 2 and out == ""
     return err.strip()
@@ -139,8 +124,10 @@ def test_a_counter_set_in_another_slice_of_the_pool_resolves(
     devices = _slice(pool={"name": "n1", "generation": 1, "resourceSliceCount": 2})
     for d in devices["spec"]["devices"]:
         d["consumesCounters"] = [{"counterSet": "gpu-mem", "counters": {"memory": {"value": "40Gi"}}}]
-    cluster = _write(tmp_path, "c.yaml", gpu_class(), node("n1"), counters, devices)
-    code, out, _ = _run(capsys, "-f", cluster, "-f", _write(tmp_path, "p.yaml", pod("p", {GPU_SHARED: 1})))
+    cluster = write_manifests(tmp_path, "c.yaml", gpu_class(), node("n1"), counters, devices)
+    code, out, _ = run_simulate(
+        capsys, "-f", cluster, "-f", write_manifests(tmp_path, "p.yaml", pod("p", {GPU_SHARED: 1}))
+    )
     assert code == 0 and json.loads(out)["pods"][0]["result"] == "bound"
 
 
@@ -152,8 +139,10 @@ def test_a_counter_set_missing_from_the_pool_is_a_per_claim_outcome(
     devices = _slice()
     for d in devices["spec"]["devices"]:
         d["consumesCounters"] = [{"counterSet": "gone", "counters": {"memory": {"value": "40Gi"}}}]
-    cluster = _write(tmp_path, "c.yaml", gpu_class(), node("n1"), devices)
-    code, out, _ = _run(capsys, "-f", cluster, "-f", _write(tmp_path, "p.yaml", pod("p", {GPU_SHARED: 1})))
+    cluster = write_manifests(tmp_path, "c.yaml", gpu_class(), node("n1"), devices)
+    code, out, _ = run_simulate(
+        capsys, "-f", cluster, "-f", write_manifests(tmp_path, "p.yaml", pod("p", {GPU_SHARED: 1}))
+    )
     (entry,) = json.loads(out)["pods"]
     assert code == 0 and entry["result"] == "unschedulable"
     assert "invalid resource pools were encountered" in entry["reason"]
@@ -241,9 +230,9 @@ def _typo_claim() -> dict[str, Any]:
 def test_unknown_fields_are_warnings_with_file_document_and_path(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    claims = _write(tmp_path, "claims.yaml", _typo_claim())
-    cluster = _write(tmp_path, "c.yaml", gpu_class(), node("n1"), gpu_slice("n1", 1))
-    code, out, err = _run(capsys, "-f", cluster, "-f", claims)
+    claims = write_manifests(tmp_path, "claims.yaml", _typo_claim())
+    cluster = write_manifests(tmp_path, "c.yaml", gpu_class(), node("n1"), gpu_slice("n1", 1))
+    code, out, err = run_simulate(capsys, "-f", cluster, "-f", claims)
     assert code == 0 and json.loads(out)["result"] == "allocated"
     assert err == (
         f'{claims}: document 1: ResourceClaim "default/c": warning: unknown field '
@@ -252,9 +241,9 @@ def test_unknown_fields_are_warnings_with_file_document_and_path(
 
 
 def test_unknown_fields_are_errors_under_strict(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    claims = _write(tmp_path, "claims.yaml", _typo_claim())
-    cluster = _write(tmp_path, "c.yaml", gpu_class(), node("n1"), gpu_slice("n1", 1))
-    code, out, err = _run(capsys, "--strict", "-f", cluster, "-f", claims)
+    claims = write_manifests(tmp_path, "claims.yaml", _typo_claim())
+    cluster = write_manifests(tmp_path, "c.yaml", gpu_class(), node("n1"), gpu_slice("n1", 1))
+    code, out, err = run_simulate(capsys, "--strict", "-f", cluster, "-f", claims)
     assert code == 2 and out == ""
     assert err.strip().endswith(
         'ResourceClaim "default/c": strict decoding error: unknown field '
@@ -266,9 +255,14 @@ def test_the_kep_field_is_a_known_device_class_field(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """extendedResourceCapacityRequests (KEP-6406) is newer than the generated schema; it is known."""
-    cluster = _write(tmp_path, "c.yaml", gpu_class(), node("n1"), gpu_slice("n1", 1))
-    code, _, err = _run(
-        capsys, "--strict", "-f", cluster, "-f", _write(tmp_path, "p.yaml", pod("p", {GPU_SHARED: 1}))
+    cluster = write_manifests(tmp_path, "c.yaml", gpu_class(), node("n1"), gpu_slice("n1", 1))
+    code, _, err = run_simulate(
+        capsys,
+        "--strict",
+        "-f",
+        cluster,
+        "-f",
+        write_manifests(tmp_path, "p.yaml", pod("p", {GPU_SHARED: 1})),
     )
     assert code == 0 and err == ""
 
@@ -333,8 +327,10 @@ def test_kubectl_get_output_has_no_unknown_fields(tmp_path: Path, capsys: pytest
         "qosClass": "BestEffort",
         "conditions": [{"type": "PodScheduled", "status": "False"}],
     }
-    cluster = _write(tmp_path, "c.yaml", gpu_class(), node("n1"), gpu_slice("n1", 1))
-    code, _, err = _run(capsys, "--strict", "-f", cluster, "-f", _write(tmp_path, "p.yaml", raw))
+    cluster = write_manifests(tmp_path, "c.yaml", gpu_class(), node("n1"), gpu_slice("n1", 1))
+    code, _, err = run_simulate(
+        capsys, "--strict", "-f", cluster, "-f", write_manifests(tmp_path, "p.yaml", raw)
+    )
     assert code == 0 and err == ""
 
 
@@ -344,8 +340,10 @@ def test_a_pool_inconsistent_across_slices_is_an_outcome_not_an_input_error(
     """GatherPools: a pool that announces two slices but has one (a driver mid-update) is incomplete and
     not allocated from; the API server stores such slices, so simulate runs and reports the pod."""
     partial = _slice(pool={"name": "n1", "generation": 1, "resourceSliceCount": 2})
-    cluster = _write(tmp_path, "c.yaml", gpu_class(), node("n1"), partial)
-    code, out, _ = _run(capsys, "-f", cluster, "-f", _write(tmp_path, "p.yaml", pod("p", {GPU_SHARED: 1})))
+    cluster = write_manifests(tmp_path, "c.yaml", gpu_class(), node("n1"), partial)
+    code, out, _ = run_simulate(
+        capsys, "-f", cluster, "-f", write_manifests(tmp_path, "p.yaml", pod("p", {GPU_SHARED: 1}))
+    )
     (entry,) = json.loads(out)["pods"]
     assert code == 0 and entry["result"] == "unschedulable"
     assert entry["reason"] == "0/1 nodes are available: 1 cannot allocate all claims."
@@ -357,8 +355,10 @@ def test_an_older_generation_of_a_pool_is_ignored(tmp_path: Path, capsys: pytest
     old["metadata"]["name"] = "old"
     new = _slice(pool={"name": "n1", "generation": 2, "resourceSliceCount": 1})
     new["spec"]["devices"] = new["spec"]["devices"][:1]
-    cluster = _write(tmp_path, "c.yaml", gpu_class(), node("n1"), old, new)
-    code, out, _ = _run(capsys, "-f", cluster, "-f", _write(tmp_path, "p.yaml", pod("p", {GPU_SHARED: 1})))
+    cluster = write_manifests(tmp_path, "c.yaml", gpu_class(), node("n1"), old, new)
+    code, out, _ = run_simulate(
+        capsys, "-f", cluster, "-f", write_manifests(tmp_path, "p.yaml", pod("p", {GPU_SHARED: 1}))
+    )
     (entry,) = json.loads(out)["pods"]
     assert code == 0 and entry["result"] == "bound"
     assert entry["claim"]["status"]["allocation"]["devices"]["results"][0]["device"] == "gpu-0"

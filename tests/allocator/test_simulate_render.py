@@ -6,17 +6,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
+from simulate_cli import write_manifests
 from workloads import node
 
 from dra_capacity.cli import main
-
-
-def _write(tmp_path: Path, name: str, *objs: Any) -> str:
-    docs = [o if isinstance(o, dict) else o.to_api() for o in objs]
-    path = tmp_path / name
-    path.write_text(yaml.safe_dump_all(docs, sort_keys=False))
-    return str(path)
 
 
 def _class() -> dict[str, Any]:
@@ -72,8 +65,8 @@ def test_exclusive_devices_and_counter_sets_in_the_table(
     """Two dedicated devices (no allowMultipleAllocations): the one with a capacity shows it all used, the
     one without shows `in use`; both consume 40Gi of the pool's 100Gi counter (a counter set in its own
     slice of the pool, as 1.35 allows)."""
-    cluster = _write(tmp_path, "c.yaml", _class(), node("n1"), *_slices())
-    claims = _write(tmp_path, "claims.yaml", _claim("c"))
+    cluster = write_manifests(tmp_path, "c.yaml", _class(), node("n1"), *_slices())
+    claims = write_manifests(tmp_path, "claims.yaml", _claim("c"))
     assert main(["simulate", "-o", "table", "-f", cluster, "-f", claims]) == 0
     out = capsys.readouterr().out
     summary = out.split("\n\n")[1:]

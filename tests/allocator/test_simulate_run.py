@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from workloads import GPU_SHARED, gpu_class, gpu_slice, node, pod
+from workloads import GPU_SHARED, gpu_class, gpu_slice, node, pod, share_claim
 
 from allocator.simulate import ClaimRun, PodRun, load_inputs, run_claims, run_pods
 from allocator.simulate.render import to_json
@@ -18,34 +18,13 @@ def _docs(*objs: Any) -> list[Document]:
     return [Document("in.yaml", i + 1, o if isinstance(o, dict) else o.to_api()) for i, o in enumerate(objs)]
 
 
-def _claim(name: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "ResourceClaim",
-        "metadata": {"name": name, "namespace": "default"},
-        "spec": {
-            "devices": {
-                "requests": [
-                    {
-                        "name": "gpu",
-                        "exactly": {
-                            "deviceClassName": "gpu.nvidia.com-shared-1",
-                            "capacity": {"requests": {"shares": "1"}},
-                        },
-                    }
-                ]
-            }
-        },
-    }
-
-
 def test_pod_mode_leaves_the_input_pods_and_claims_unchanged() -> None:
     template_pod = pod("p", resourceClaims=[{"name": "g", "resourceClaimTemplateName": "t"}]).to_api()
     template_pod["status"] = {
         "phase": "Pending",
         "resourceClaimStatuses": [{"name": "g", "resourceClaimName": "p-g"}],
     }
-    inputs = load_inputs(_docs(gpu_class(), node("n1"), gpu_slice("n1", 1), _claim("p-g"), template_pod))
+    inputs = load_inputs(_docs(gpu_class(), node("n1"), gpu_slice("n1", 1), share_claim("p-g"), template_pod))
     before = [p.model_dump() for p in inputs.pods], [c.model_dump() for c in inputs.claims]
     run, _ = run_pods(inputs, GATES, "binpack")
     assert isinstance(run, PodRun) and run.pods[0].result == "bound"
@@ -54,7 +33,7 @@ def test_pod_mode_leaves_the_input_pods_and_claims_unchanged() -> None:
 
 
 def test_claim_mode_allocates_copies() -> None:
-    inputs = load_inputs(_docs(gpu_class(), node("n1"), gpu_slice("n1", 1), _claim("c")))
+    inputs = load_inputs(_docs(gpu_class(), node("n1"), gpu_slice("n1", 1), share_claim("c")))
     run, _ = run_claims(inputs, GATES, None)
     assert isinstance(run, ClaimRun) and run.result == "allocated" and run.claims[0].allocation is not None
     assert inputs.claims[0].status is None

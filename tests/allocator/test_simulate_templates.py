@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
+from simulate_cli import write_manifests
 from workloads import GPU_DRIVER, node, pod
 
 from allocator.simulate.templates import POD_CLAIM_NAME_ANNOTATION, claim_from_template, claim_generate_name
@@ -79,16 +79,9 @@ def container(name: str, *claims: str) -> dict[str, Any]:
     return {"name": name, "image": "ubuntu", "resources": {"claims": [{"name": c} for c in claims]}}
 
 
-def write(tmp_path: Path, name: str, *objs: Any) -> str:
-    docs = [o if isinstance(o, dict) else o.to_api() for o in objs]
-    path = tmp_path / name
-    path.write_text(yaml.safe_dump_all(docs, sort_keys=False))
-    return str(path)
-
-
 def cluster(tmp_path: Path, nodes: int = 1, gpus: int = 4) -> str:
     names = [f"n{i + 1}" for i in range(nodes)]
-    return write(
+    return write_manifests(
         tmp_path,
         "cluster.yaml",
         gpu_class(),
@@ -163,7 +156,7 @@ def test_three_containers_one_own_device_two_sharing_one_claim(
             {"name": "gpu-shared", "resourceClaimName": "shared-gpu"},
         ],
     }
-    manifests = write(tmp_path, "app.yaml", template(), shared_claim(), pod("pod0", **spec))
+    manifests = write_manifests(tmp_path, "app.yaml", template(), shared_claim(), pod("pod0", **spec))
     code, doc, _ = simulate(capsys, "-f", cluster(tmp_path), "-f", manifests)
     (entry,) = doc["pods"]
     assert code == 0 and entry["result"] == "bound"
@@ -188,7 +181,7 @@ def test_a_deployment_of_8_one_gpu_replicas_fills_two_nodes_of_4(
         "containers": [container("main", "gpu")],
         "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "single-gpu"}],
     }
-    manifests = write(tmp_path, "app.yaml", template(), deployment(8, spec))
+    manifests = write_manifests(tmp_path, "app.yaml", template(), deployment(8, spec))
     code, doc, _ = simulate(capsys, "-f", cluster(tmp_path, nodes=2), "-f", manifests)
     pods = doc["pods"]
     assert code == 0 and [p["result"] for p in pods] == ["bound"] * 8
@@ -206,7 +199,7 @@ def test_the_ninth_replica_of_a_full_cluster_is_unschedulable(
         "containers": [container("main", "gpu")],
         "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "single-gpu"}],
     }
-    manifests = write(tmp_path, "app.yaml", template(), deployment(9, spec))
+    manifests = write_manifests(tmp_path, "app.yaml", template(), deployment(9, spec))
     code, doc, _ = simulate(capsys, "-f", cluster(tmp_path, nodes=2), "-f", manifests)
     assert code == 0 and [p["result"] for p in doc["pods"]].count("bound") == 8
     last = doc["pods"][-1]
@@ -224,7 +217,7 @@ def test_a_template_no_device_can_satisfy_says_why(
         "containers": [container("main", "gpu")],
         "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "single-gpu"}],
     }
-    manifests = write(tmp_path, "app.yaml", big, pod("p", **spec))
+    manifests = write_manifests(tmp_path, "app.yaml", big, pod("p", **spec))
     code, doc, _ = simulate(capsys, "-f", cluster(tmp_path), "-f", manifests)
     (entry,) = doc["pods"]
     assert code == 0
@@ -239,7 +232,7 @@ def test_the_same_seed_gives_the_same_names(tmp_path: Path, capsys: pytest.Captu
         "containers": [container("main", "gpu")],
         "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "single-gpu"}],
     }
-    manifests = write(tmp_path, "app.yaml", template(), deployment(2, spec))
+    manifests = write_manifests(tmp_path, "app.yaml", template(), deployment(2, spec))
     _, first, _ = simulate(capsys, "-f", cluster(tmp_path), "-f", manifests)
     _, second, _ = simulate(capsys, "-f", cluster(tmp_path), "-f", manifests)
     names = [(p["name"], p["resourceClaimStatuses"][0]["resourceClaimName"]) for p in first["pods"]]
@@ -317,7 +310,7 @@ def test_pods_sharing_a_claim_share_its_allocation_and_each_reserve_it(
         )
         for i in range(3)
     ]
-    manifests = write(tmp_path, "app.yaml", shared_claim(), *pods)
+    manifests = write_manifests(tmp_path, "app.yaml", shared_claim(), *pods)
     code, doc, _ = simulate(capsys, "-f", cluster(tmp_path, nodes=2), "-f", manifests)
     entries = doc["pods"]
     assert code == 0 and [p["result"] for p in entries] == ["bound"] * 3
@@ -350,7 +343,7 @@ def test_a_claim_reserved_for_256_pods_takes_no_more(
         containers=[container("c", "g")],
         resourceClaims=[{"name": "g", "resourceClaimName": "shared-gpu"}],
     )
-    manifests = write(tmp_path, "app.yaml", claim, late)
+    manifests = write_manifests(tmp_path, "app.yaml", claim, late)
     code, doc, _ = simulate(capsys, "-f", cluster(tmp_path), "-f", manifests)
     (entry,) = doc["pods"]
     assert code == 0
@@ -372,7 +365,7 @@ def test_an_export_with_the_generated_claims_is_read_as_before(
     ).to_api()
     raw["status"] = {"resourceClaimStatuses": [{"name": "gpu", "resourceClaimName": "p-gpu-abcde"}]}
     generated = shared_claim("p-gpu-abcde")
-    manifests = write(tmp_path, "app.yaml", template(), generated, raw)
+    manifests = write_manifests(tmp_path, "app.yaml", template(), generated, raw)
     code, doc, _ = simulate(capsys, "-f", cluster(tmp_path), "-f", manifests)
     (entry,) = doc["pods"]
     assert code == 0 and entry["result"] == "bound"

@@ -127,3 +127,25 @@ def gpu_slice(node_name: str, gpus: int = 8, shares: int = 4) -> ResourceSlice:
             },
         }
     )
+
+
+def share_claim(name: str, cls: str = GPU_CLASS, shares: str = "1", **status: Any) -> dict[str, Any]:
+    """A ResourceClaim (plain dict, namespace `default`) asking for `shares` of one device of class `cls`."""
+    out: dict[str, Any] = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {
+            "devices": {
+                "requests": [
+                    {
+                        "name": "gpu",
+                        "exactly": {"deviceClassName": cls, "capacity": {"requests": {"shares": shares}}},
+                    }
+                ]
+            }
+        },
+    }
+    if status:
+        out["status"] = status
+    return out

@@ -15,19 +15,12 @@ from server_harness import (
     ADMISSION_JSON,
     Running,
     device_class,
-    make_tls_dir,
     review,
     running_server,
     session,
 )
 
 from webhook.envelope import MAX_BODY_BYTES
-
-
-@pytest.fixture
-def tls_dir(tmp_path: Path) -> Path:
-    make_tls_dir(tmp_path / "tls")
-    return tmp_path / "tls"
 
 
 @pytest.fixture

@@ -23,7 +23,6 @@ from server_harness import (
     DoubleOutcome,
     client_context,
     device_class,
-    make_tls_dir,
     review,
     running_server,
     session,
@@ -35,12 +34,6 @@ from webhook.envelope import EnvelopeError, parse_timeout
 from webhook.limits import ServerLimits
 from webhook.server import Listen, WebhookServer
 from webhook.tlsreload import CertificateReloader
-
-
-@pytest.fixture
-def tls_dir(tmp_path: Path) -> Path:
-    make_tls_dir(tmp_path / "tls")
-    return tmp_path / "tls"
 
 
 class SlowDouble(AdmissionDouble):

@@ -13,19 +13,12 @@ from server_harness import (
     ADMISSION_JSON,
     AdmissionDouble,
     device_class,
-    make_tls_dir,
     review,
     running_server,
     session,
 )
 
 from webhook.server import Listen
-
-
-@pytest.fixture
-def tls_dir(tmp_path: Path) -> Path:
-    make_tls_dir(tmp_path / "tls")
-    return tmp_path / "tls"
 
 
 def _decisions(log: str) -> list[dict[str, Any]]:

@@ -9,13 +9,7 @@ from pathlib import Path
 
 import aiohttp
 import pytest
-from server_harness import ADMISSION_JSON, make_tls_dir, review, running_server, session
-
-
-@pytest.fixture
-def tls_dir(tmp_path: Path) -> Path:
-    make_tls_dir(tmp_path / "tls")
-    return tmp_path / "tls"
+from server_harness import ADMISSION_JSON, review, running_server, session
 
 
 async def test_client_verifying_against_generated_ca_gets_a_review(tls_dir: Path) -> None:
