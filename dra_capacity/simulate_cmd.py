@@ -104,6 +104,12 @@ def add_commands(sub: Any) -> None:
         "pod-template-hash), for reproducible output",
     )
     simulate.add_argument(
+        "--explain",
+        action="store_true",
+        help="say why each pod or claim that did not fit fails, per node and per request (-o table: under "
+        'its line; -o json|yaml: an "explain" list per pod, or in the claim-mode result)',
+    )
+    simulate.add_argument(
         "--fail-unschedulable",
         action="store_true",
         help="exit 1 when any pod or claim is not placed (for CI checks)",
@@ -243,7 +249,12 @@ def run_simulate(args: argparse.Namespace) -> int:
     try:
         if inputs.pending_pods() or not inputs.unallocated_claims():
             sim, cluster = run_pods(
-                inputs, gates, args.strategy, args.node, percentage=args.percentage_of_nodes_to_score
+                inputs,
+                gates,
+                args.strategy,
+                args.node,
+                percentage=args.percentage_of_nodes_to_score,
+                explain=args.explain,
             )
             out = to_json(sim)
             pods = inputs.pending_pods()
@@ -252,7 +263,7 @@ def run_simulate(args: argparse.Namespace) -> int:
                 _add_origin(entry, origin.get(id(pod)))
                 _add_device_plugin(entry, pod, nodes)
         else:
-            sim, cluster = run_claims(inputs, gates, args.node)
+            sim, cluster = run_claims(inputs, gates, args.node, explain=args.explain)
             out = to_json(sim)
             for entry, claim in zip(out["claims"], inputs.unallocated_claims(), strict=True):
                 _add_origin(entry, origin.get(id(claim)))
