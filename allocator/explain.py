@@ -52,7 +52,7 @@ from resourceapi.capacity import (
 from resourceapi.core_v1 import Node, Pod
 from resourceapi.extended import ExtendedResourceResolver
 from resourceapi.gates import FeatureGates
-from resourceapi.quantity import Quantity
+from resourceapi.quantity import Format, Quantity
 from resourceapi.resource_v1 import ALLOCATION_MODE_ALL, ResourceClaim
 from resourceapi.tolerations import tolerates
 
@@ -314,13 +314,15 @@ def _amounts(data: RequestData) -> str:
 
 
 def _note_full(busy: _Busy, data: RequestData, device: DeviceRecord, search: Search) -> None:
-    """Count a device without room for the request; keep the used/total of the least used one."""
+    """Count a device without room for the request; keep the used/total of the least used one. A capacity
+    the request names is reported before one it does not (which takes the policy's default, or all of it)."""
     busy.full += 1
     consumption = data.consumption(device)
     committed = search.state.aggregated.get(device.id, {})
     if consumption is None:
         return
-    for name, amount in consumption.amounts:
+    named = set(normalize_requests(data.capacity or {}, device.id.driver))
+    for name, amount in sorted(consumption.amounts, key=lambda item: item[0] not in named):
         entry = device.capacity[name]
         used = committed.get(name, Fraction(0))
         if used + amount <= entry.value:
@@ -329,7 +331,11 @@ def _note_full(busy: _Busy, data: RequestData, device: DeviceRecord, search: Sea
         if busy.full_headroom is None or headroom > busy.full_headroom:
             busy.full_headroom = headroom
             used_q = Quantity.from_fraction(used, entry.quantity.format)
-            busy.full_detail = f"{used_q}/{entry.quantity} {_short(entry.spelling)} used"
+            short = _short(entry.spelling)
+            busy.full_detail = f"{used_q}/{entry.quantity} {short} used"
+            if name not in named:
+                taken = Quantity.from_fraction(amount, entry.quantity.format)
+                busy.full_detail += f"; {short} not requested, so each allocation takes {taken}"
         return
 
 
@@ -340,11 +346,14 @@ def _counter_shortage(device: DeviceRecord, available: Mapping[str, Mapping[str,
         for counter, amount in counters.items():
             left = have.get(counter, Fraction(0))
             if amount > left:
-                left_q = Quantity.from_fraction(max(left, Fraction(0)))
-                return (
-                    f"counter set {set_name}: {counter} needs {Quantity.from_fraction(amount)}, {left_q} left"
-                )
+                left_q = _amount(max(left, Fraction(0)))
+                return f"counter set {set_name}: {counter} needs {_amount(amount)}, {left_q} left"
     return ""
+
+
+def _amount(value: Fraction) -> Quantity:
+    """A counter amount (its unit's spelling is not kept): binary suffixes for whole numbers, as `80Gi`."""
+    return Quantity.from_fraction(value, Format.BINARY_SI if value.denominator == 1 else Format.DECIMAL_SI)
 
 
 def _taint_text(device: DeviceRecord, data: RequestData) -> str:
