@@ -280,18 +280,20 @@ def _availability(search: Search, data: RequestData, devices: list[DeviceRecord]
     n = len(devices)
     if free == 0 and len(parts) == 1:
         kind = parts[0][0]
+        every = "the one matching device" if n == 1 else f"all {n} matching devices"
         if kind == "full":
-            return f"{prefix}: {_amounts(data)}: all {n} matching devices full ({busy.full_detail})"
+            return f"{prefix}: {_amounts(data)}: {every}{' is' if n == 1 else ''} full ({busy.full_detail})"
         if kind == "allocated":
-            return f"{prefix}: all {n} matching devices are already allocated (dedicated)"
+            return f"{prefix}: {every} {'is' if n == 1 else 'are'} already allocated (dedicated)"
         if kind == "counters":
-            return f"{prefix}: counters exhausted for all {n} matching devices ({busy.counters_detail})"
-        return f"{prefix}: all {n} matching devices have a taint not tolerated ({busy.taint_detail})"
+            return f"{prefix}: counters exhausted for {every} ({busy.counters_detail})"
+        return f"{prefix}: {every} {'has' if n == 1 else 'have'} a taint not tolerated ({busy.taint_detail})"
     why = "; ".join(text for _, text in parts)
     wanted = "all" if data.mode == ALLOCATION_MODE_ALL else str(needed)
     plural = "device" if needed == 1 and wanted != "all" else "devices"
     detail = f" ({why})" if why else ""
-    return f"{prefix}: needs {wanted} {plural}, {free} of {n} matching devices available{detail}"
+    matching = "matching device" if n == 1 else "matching devices"
+    return f"{prefix}: needs {wanted} {plural}, {free} of {n} {matching} available{detail}"
 
 
 def _busy_parts(busy: _Busy) -> list[tuple[str, str]]:

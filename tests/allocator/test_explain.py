@@ -176,7 +176,7 @@ def test_device_taint_tolerated_by_the_request_is_no_reason() -> None:
     rc = claim(tolerations=tolerations)
     assert c.allocate(NODE, [rc]).fits
     assert explain_claims(c, NODE, [claim(count=2, tolerations=tolerations)]) == [
-        "claim ml/train, request gpu: needs 2 devices, 1 of 1 matching devices available"
+        "claim ml/train, request gpu: needs 2 devices, 1 of 1 matching device available"
     ]
 
 
