@@ -53,6 +53,9 @@ feature simulate does not model, named in the reason; never placed).
 output: -o json (default) and -o yaml carry, for every pod or claim, the file, document and List item it
 came from, and "devices": capacity used/total per device after the run (numbers in the capacity's base
 unit). -o table prints one row per device share and the same summary. Notes go to stderr.
+--explain adds, for each pod or claim not placed, the reasons per node and per request (class or request
+selector, capacity name or amount, devices full or allocated, counters, taints, node predicates), grouped
+across nodes: under its line in -o table, as an "explain" list in -o json|yaml.
 
 exit status:
   0  the simulation ran (unschedulable pods are a result)
