@@ -57,6 +57,8 @@ bench: $(STAMP)
 	$(BIN)/python bench/startup.py
 	$(BIN)/python bench/simulate_dump.py
 	$(BIN)/python bench/simulate_input_checks.py
+	$(BIN)/python bench/binder_bench.py
+	$(BIN)/python bench/mutate_pods_bench.py
 
 clean:
 	rm -rf $(VENV) $(LOCK) .run build *.egg-info .mypy_cache .pytest_cache .ruff_cache

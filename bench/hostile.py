@@ -37,6 +37,9 @@ import aiohttp
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = ROOT / "bench" / "fixtures" / "deviceclass-realistic.json"
 JSON_HEADERS = {"Content-Type": "application/json"}
+# The server's costliest configuration for these attacks: every finding on native fields becomes a cause of a
+# denial (with the default `--native-rules warn`, they become a few capped warnings instead).
+WORST_CASE_FLAGS = ("--native-rules", "deny")
 DEADLINE = "?timeout=10s"
 
 
@@ -476,13 +479,14 @@ def _p(values: list[float], q: float) -> float:
     return ordered[min(int(len(ordered) * q), len(ordered) - 1)]
 
 
-async def bench(names: list[str], settle: float) -> int:
+async def bench(names: list[str], settle: float, flags: tuple[str, ...]) -> int:
     legit = FIXTURE.read_bytes()
     load = os.getloadavg()[0]
-    with serve() as server:
+    with serve(flags) as server:
         start_memory = server.rss()
         quiet = await _quiet(server, legit, 3.0)
         print("hostile-client benchmark: dra-capacity serve on loopback, TLS, 10 s caller deadline")
+        print(f"serve flags: {' '.join(flags) or '(defaults)'}")
         print(f"load average (1 min) at start: {load:.2f} (a busy machine skews latencies; read the ratios)")
         print(
             f"quiet /validate latency (realistic DeviceClass, same run): p50 {_p(quiet, 0.5):.1f} ms, "
@@ -527,12 +531,20 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--settle", type=float, default=60.0, help="seconds to wait for RSS to come back")
     parser.add_argument("--only", default="", help="comma-separated attack names (default: all)")
+    parser.add_argument(
+        "--serve-arg",
+        action="append",
+        default=None,
+        metavar="ARG",
+        help=f"a `serve` flag, repeatable (default: {' '.join(WORST_CASE_FLAGS)}, the costliest here)",
+    )
     args = parser.parse_args()
     names = [n for n in args.only.split(",") if n] or list(ATTACKS)
     unknown = [n for n in names if n not in ATTACKS]
     if unknown:
         parser.error(f"unknown attacks {unknown}; known: {', '.join(ATTACKS)}")
-    return asyncio.run(bench(names, args.settle))
+    flags = tuple(args.serve_arg) if args.serve_arg is not None else WORST_CASE_FLAGS
+    return asyncio.run(bench(names, args.settle, flags))
 
 
 if __name__ == "__main__":

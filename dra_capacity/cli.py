@@ -45,6 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
     from dra_capacity import simulate_cmd
 
     simulate_cmd.add_commands(sub)
+    _add_bind(sub)
     return parser
 
 
@@ -95,6 +96,16 @@ def _add_serve(sub: Any) -> None:
     else:
         add_serve_arguments(serve)
         serve.set_defaults(func=run_serve)
+
+
+def _add_bind(sub: Any) -> None:
+    """`bind` is registered without importing the binder (kubernetes, pydantic, the server's flags)."""
+    if _chosen_command() != "bind":
+        sub.add_parser("bind", help="run the binding controller: place and bind pods of its scheduler name")
+        return
+    from dra_capacity import bind_cmd
+
+    bind_cmd.add_commands(sub)
 
 
 def _add_validate(sub: Any) -> None:

@@ -24,6 +24,7 @@ from typing import Any
 from certs.files import CertFileError, ensure_self_signed
 from dra_capacity.cliopts import add_feature_gates_flag
 from dra_capacity.kubeclient import ClusterConfigError, api_client, in_cluster
+from dra_capacity.routing_setup import add_routing_arguments, start_pod_router
 from resourceapi.gates import FeatureGates, GateError
 from webhook import logs
 from webhook.limits import ServerLimits
@@ -122,8 +123,11 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
         "given or in a pod; reads ResourceSlices and DeviceClasses, never rejects)",
     )
     parser.add_argument(
-        "--kubeconfig", metavar="PATH", help="cluster to read for the warnings (default: in-cluster config)"
+        "--kubeconfig",
+        metavar="PATH",
+        help="cluster to read for the warnings and for /mutate-pods (default: in-cluster config)",
     )
+    add_routing_arguments(parser)
     parser.add_argument(
         "--cert-check-interval", type=_positive_float, default=DEFAULT_CHECK_INTERVAL, help=argparse.SUPPRESS
     )
@@ -303,6 +307,7 @@ def run_serve(
             importlib.import_module("webhook.admission")
     except ImportError as exc:  # a broken installation, not bad input; still one line, not a traceback
         return _error(f"cannot load the admission logic: {exc}")
+    pod_router, stop_routing = start_pod_router(args, metrics, logger)
     server = WebhookServer(
         handler,
         reloader,
@@ -312,11 +317,14 @@ def run_serve(
         logger=logger,
         limits=limits_of(args),
         worker_factory=factory if args.worker_kind == PROCESS else None,
+        pod_router=pod_router.mutate,
     )
     try:
         return asyncio.run(_serve(server, args, gates, logger))
     except KeyboardInterrupt:
         return 0
+    finally:
+        stop_routing()
 
 
 def host_port(host: str, port: int | None) -> str:

@@ -23,6 +23,10 @@ ROOTS = {
     "resource.k8s.io/v1/ResourceSlice": "resourceslice-resource-v1",
     "resource.k8s.io/v1/ResourceClaim": "resourceclaim-resource-v1",
     "resource.k8s.io/v1/ResourceClaimTemplate": "resourceclaimtemplate-resource-v1",
+    "apps/v1/Deployment": "deployment-apps-v1",
+    "apps/v1/ReplicaSet": "replicaset-apps-v1",
+    "apps/v1/StatefulSet": "statefulset-apps-v1",
+    "batch/v1/Job": "job-batch-v1",
 }
 # Fields newer than every upstream release: KEP-6406's DeviceClass field (a CapacityRequirements).
 EXTRA_FIELDS = {

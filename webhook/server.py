@@ -132,6 +132,7 @@ class AdmissionRoutes:
         self.logger = logger
         self.warmed = warmed
         self.workers = workers
+        self.inline: dict[str, HandlerCall] = {}  # endpoints judged on the loop (cheap: /mutate-pods)
 
     def endpoint(self, name: str) -> Callable[[web.Request], Awaitable[web.Response]]:
         async def handle(request: web.Request) -> web.Response:
@@ -218,6 +219,8 @@ class AdmissionRoutes:
                     await asyncio.wait_for(self.warmed.wait(), remaining())
             if _closed(request):
                 return self._gone(request, endpoint, "queued", start)
+            if endpoint in self.inline:
+                return self._answer_judged(request, endpoint, start, judge(self.inline[endpoint], body))
             submitted = True
             try:
                 judged = await asyncio.wait_for(
@@ -231,6 +234,11 @@ class AdmissionRoutes:
         finally:
             if not submitted:
                 self.workers.release(reserved)
+        return self._answer_judged(request, endpoint, start, judged)
+
+    def _answer_judged(
+        self, request: web.Request, endpoint: str, start: float, judged: Judged
+    ) -> web.Response:
         if isinstance(judged, Refusal):
             return self._refuse(request, endpoint, start, judged.status, judged.message)
         if isinstance(judged, HandlerBug):
@@ -318,6 +326,7 @@ def create_app(
     warmed: asyncio.Event | None = None,
     limits: ServerLimits | None = None,
     workers: AdmissionWorkers | None = None,
+    pod_router: HandlerCall | None = None,
 ) -> web.Application:
     """The webhook's aiohttp application. Without `workers`, it judges on threads of its own calling
     `handler`; the workers are shut down with the app."""
@@ -333,6 +342,9 @@ def create_app(
     app.on_response_prepare.append(_no_server_version)
     app.router.add_post("/validate", routes.endpoint("validate"))
     app.router.add_post("/mutate", routes.endpoint("mutate"))
+    if pod_router is not None:  # webhook/pod_routing.py, judged on the loop
+        routes.inline["mutate-pods"] = pod_router
+        app.router.add_post("/mutate-pods", routes.endpoint("mutate-pods"))
 
     async def healthz(request: web.Request) -> web.Response:
         return json_response(200, {"status": "ok"})
@@ -436,9 +448,11 @@ class WebhookServer:
         logger: logging.Logger | None = None,
         limits: ServerLimits | None = None,
         worker_factory: Callable[[], AdmissionHandler] | None = None,
+        pod_router: HandlerCall | None = None,
     ) -> None:
         if handler is None and worker_factory is None:
             raise ValueError("WebhookServer needs a handler or a worker_factory")
+        self.pod_router = pod_router
         self.handler = handler
         self.worker_factory = worker_factory
         self.reloader = reloader
@@ -479,6 +493,7 @@ class WebhookServer:
             warmed=self.warmed,
             limits=self.limits,
             workers=self.workers,
+            pod_router=self.pod_router,
         )
         app.cleanup_ctx.append(self._background)
         self._app = app

@@ -1,0 +1,84 @@
+"""core/v1 Events about pods, sent off the bind path by one background thread (best effort, like client-go's
+event recorder: a lost Event never fails or delays a bind)."""
+
+from __future__ import annotations
+
+import logging
+import queue
+import secrets
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+from allocator.binder.claims import now_rfc3339
+from allocator.binder.kube import EVENTS, ApiError, Kube, Obj
+from allocator.binder.names import COMPONENT
+
+log = logging.getLogger("dra_capacity.binder")
+MAX_MESSAGE = 1024  # the API server refuses longer Event messages
+
+
+def event_body(pod: Mapping[str, Any], kind: str, reason: str, message: str, instance: str) -> Obj:
+    meta = pod.get("metadata") or {}
+    now = now_rfc3339()
+    name = str(meta.get("name") or "pod")
+    return {
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": {"name": f"{name[:200]}.{secrets.token_hex(8)}", "namespace": meta.get("namespace")},
+        "involvedObject": {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "namespace": meta.get("namespace"),
+            "name": name,
+            "uid": meta.get("uid"),
+        },
+        "reason": reason,
+        "message": message[:MAX_MESSAGE],
+        "type": kind,
+        "source": {"component": COMPONENT},
+        "reportingComponent": COMPONENT,
+        "reportingInstance": instance,
+        "firstTimestamp": now,
+        "lastTimestamp": now,
+        "count": 1,
+    }
+
+
+class EventSink:
+    def __init__(self, kube: Kube, instance: str, maxsize: int = 10000) -> None:
+        self.kube = kube
+        self.instance = instance
+        self._queue: queue.Queue[Obj | None] = queue.Queue(maxsize)
+        self._thread = threading.Thread(target=self._run, name="binder-events", daemon=True)
+        self.sent = 0
+        self.dropped = 0
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Send what is queued (up to `timeout`), then stop."""
+        try:
+            self._queue.put(None, timeout=timeout)
+        except queue.Full:
+            return
+        self._thread.join(timeout)
+
+    def emit(self, pod: Mapping[str, Any], kind: str, reason: str, message: str) -> None:
+        try:
+            self._queue.put_nowait(event_body(pod, kind, reason, message, self.instance))
+        except queue.Full:
+            self.dropped += 1
+
+    def _run(self) -> None:
+        while True:
+            body = self._queue.get()
+            if body is None:
+                return
+            try:
+                self.kube.request("POST", EVENTS.path(body["metadata"]["namespace"]), body=body, timeout=10.0)
+                self.sent += 1
+            except ApiError as exc:
+                self.dropped += 1
+                log.debug("event not recorded: %s", exc)

@@ -1,0 +1,162 @@
+"""The pending-pod queue: active, backoff and unschedulable pods, as kube-scheduler's scheduling queue.
+
+Upstream: `pkg/scheduler/backend/queue/scheduling_queue.go`. A pod that did not fit waits in the unschedulable
+set until something relevant changes in the cluster (`cluster_changed`), then in backoff (1 s doubling to
+10 s per attempt) before it is tried again: with nothing changing, nothing is retried and the controller
+idles. Errors (API failures) back off and retry without waiting for a change. Pure: the clock is passed in.
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass
+from typing import Any
+
+INITIAL_BACKOFF = 1.0
+MAX_BACKOFF = 10.0
+
+Key = tuple[str, str]
+
+
+@dataclass
+class _Entry:
+    order: Any  # FIFO position (creation timestamp, namespace, name)
+    attempts: int = 0
+    last_attempt: float = 0.0
+    state: str = "active"  # active | backoff | unschedulable | in-flight
+    requeue: bool = False  # changed while in flight: try again when done
+    change_seq: int = -1  # cluster change count when it was found unschedulable
+
+
+class SchedulingQueue:
+    def __init__(self, initial_backoff: float = INITIAL_BACKOFF, max_backoff: float = MAX_BACKOFF) -> None:
+        self.initial_backoff = initial_backoff
+        self.max_backoff = max_backoff
+        self._entries: dict[Key, _Entry] = {}
+        self._active: list[tuple[Any, Key]] = []
+        self._backoff: list[tuple[float, Any, Key]] = []
+        self._changes = 0
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._entries
+
+    def state(self, key: Key) -> str | None:
+        e = self._entries.get(key)
+        return e.state if e else None
+
+    def counts(self) -> dict[str, int]:
+        out = {"active": 0, "backoff": 0, "unschedulable": 0, "in-flight": 0}
+        for e in self._entries.values():
+            out[e.state] += 1
+        return out
+
+    def backoff_for(self, attempts: int) -> float:
+        if attempts <= 0:
+            return 0.0
+        return float(min(self.initial_backoff * 2 ** (attempts - 1), self.max_backoff))
+
+    # --- inputs ---------------------------------------------------------------------------------------------
+
+    def add(self, key: Key, order: Any) -> None:
+        """A pending pod appeared or its spec changed: queue it (an unschedulable one goes to backoff)."""
+        e = self._entries.get(key)
+        if e is None:
+            e = _Entry(order)
+            self._entries[key] = e
+            heapq.heappush(self._active, (order, key))
+        elif e.state == "in-flight":
+            e.requeue = True
+        elif e.state == "unschedulable":
+            self._to_backoff(key, e)
+
+    def remove(self, key: Key) -> None:
+        """The pod is gone or bound (by us or anyone): forget it."""
+        self._entries.pop(key, None)
+
+    def cluster_changed(self) -> None:
+        """Something that may free capacity happened: unschedulable pods become eligible after backoff."""
+        self._changes += 1
+        for key, e in self._entries.items():
+            if e.state == "unschedulable":
+                self._to_backoff(key, e)
+            elif e.state == "in-flight":
+                e.requeue = True
+
+    def _to_backoff(self, key: Key, e: _Entry) -> None:
+        e.state = "backoff"
+        heapq.heappush(self._backoff, (e.last_attempt + self.backoff_for(e.attempts), e.order, key))
+
+    # --- the worker -----------------------------------------------------------------------------------------
+
+    def pop(self, now: float) -> Key | None:
+        """The next pod to try, or None when nothing is ready now."""
+        self._promote(now)
+        while self._active:
+            _, key = heapq.heappop(self._active)
+            e = self._entries.get(key)
+            if e is None or e.state != "active":
+                continue
+            e.state = "in-flight"
+            e.requeue = False
+            return key
+        return None
+
+    def next_ready_in(self, now: float) -> float | None:
+        """Seconds until a backoff pod is ready (0: something is ready now; None: nothing scheduled)."""
+        self._promote(now)
+        if any(
+            self._entries.get(k) is not None and self._entries[k].state == "active" for _, k in self._active
+        ):
+            return 0.0
+        while self._backoff:
+            ready, _, key = self._backoff[0]
+            e = self._entries.get(key)
+            if e is None or e.state != "backoff":
+                heapq.heappop(self._backoff)
+                continue
+            return max(ready - now, 0.0)
+        return None
+
+    def _promote(self, now: float) -> None:
+        while self._backoff and self._backoff[0][0] <= now:
+            _, _, key = heapq.heappop(self._backoff)
+            e = self._entries.get(key)
+            if e is not None and e.state == "backoff":
+                e.state = "active"
+                heapq.heappush(self._active, (e.order, key))
+
+    def done_bound(self, key: Key) -> None:
+        self._entries.pop(key, None)
+
+    def done_unschedulable(self, key: Key, now: float) -> None:
+        """Did not fit: park until a cluster change (one that came in during the attempt counts)."""
+        e = self._entries.get(key)
+        if e is None:
+            return
+        e.attempts += 1
+        e.last_attempt = now
+        if e.requeue:
+            self._to_backoff(key, e)
+        else:
+            e.state = "unschedulable"
+            e.change_seq = self._changes
+
+    def done_error(self, key: Key, now: float) -> None:
+        """An API failure or a conflict: retry after backoff without waiting for a change."""
+        e = self._entries.get(key)
+        if e is None:
+            return
+        e.attempts += 1
+        e.last_attempt = now
+        self._to_backoff(key, e)
+
+    def done_retry_now(self, key: Key) -> None:
+        """Try again at once (a stale leftover claim was just deleted: the retry starts fresh)."""
+        e = self._entries.get(key)
+        if e is None:
+            return
+        e.state = "active"
+        heapq.heappush(self._active, (e.order, key))

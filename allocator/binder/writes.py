@@ -1,0 +1,224 @@
+"""The API writes of the bind sequence, each idempotent and conflict-aware (client-go's RetryOnConflict: on
+409 `get` and try again with the fresh resourceVersion; transient failures retried a few times).
+
+Upstream: `pkg/scheduler/framework/plugins/dynamicresources/dynamicresources.go` (`bindClaim`, `Unreserve`,
+`deleteClaim`) and `pkg/scheduler/framework/plugins/defaultbinder/default_binder.go`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from functools import partial
+from typing import Any
+
+from allocator.binder.claims import binding_body, has_finalizer
+from allocator.binder.kube import PODS, RESOURCE_CLAIMS, STRATEGIC_MERGE_PATCH, ApiError, Kube, Obj
+from allocator.binder.metrics import BinderMetrics
+from allocator.binder.names import DELETE_PROTECTION_FINALIZER, FIELD_MANAGER
+
+RETRIES = 5
+_QUERY = {"fieldManager": FIELD_MANAGER}
+
+
+class BindError(Exception):
+    """A step of the sequence failed for good; the message is what the Event says."""
+
+
+Guard = Callable[[], None]  # raises when this replica may not write any more (lost lease, killed)
+
+
+class Writer:
+    def __init__(self, kube: Kube, metrics: BinderMetrics, guard: Guard) -> None:
+        self.kube = kube
+        self.metrics = metrics
+        self.guard = guard
+
+    def _call(self, operation: str, fn: Callable[[], Obj], retries: int = RETRIES) -> Obj:
+        """One write, retried on transient errors (not on conflicts: the caller re-reads first)."""
+        delay = 0.05
+        for attempt in range(retries):
+            self.guard()
+            try:
+                return fn()
+            except ApiError as exc:
+                if exc.status == 409:
+                    self.metrics.conflicts.labels(operation).inc()
+                if not exc.transient or attempt == retries - 1:
+                    raise
+                self.metrics.retries.labels(operation).inc()
+                time.sleep(delay)
+                delay *= 2
+        raise AssertionError("unreachable")
+
+    def create_claim(self, body: Obj) -> Obj:
+        """One POST, never retried: with generateName a lost answer may hide a created claim, and a retry
+        would make a second one. The caller looks for leftovers before the next attempt."""
+        ns = body["metadata"]["namespace"]
+        try:
+            created = self._call(
+                "create-claim",
+                lambda: self.kube.request("POST", RESOURCE_CLAIMS.path(ns), query=_QUERY, body=body),
+                retries=1,
+            )
+        except ApiError:
+            self.metrics.claim_creates.labels("failure").inc()
+            raise
+        self.metrics.claim_creates.labels("success").inc()
+        return created
+
+    def get_claim(self, namespace: str, name: str) -> Obj:
+        return self._call("get-claim", lambda: self.kube.get(RESOURCE_CLAIMS, namespace, name))
+
+    def allocate(self, claim: Obj, status: Obj, pod_uid: str) -> Obj:
+        """Finalizer (if missing), then `status.allocation` + `reservedFor` via the status subresource."""
+        ns, name = claim["metadata"]["namespace"], claim["metadata"]["name"]
+        current = claim
+        for attempt in range(RETRIES * 4):
+            meta = current["metadata"]
+            if meta.get("deletionTimestamp"):
+                raise BindError(f"ResourceClaim {ns}/{name} is being deleted")
+            allocation = (current.get("status") or {}).get("allocation")
+            if allocation:
+                reserved = (current.get("status") or {}).get("reservedFor") or []
+                if _same_devices(allocation, status["allocation"]) and any(
+                    r.get("uid") == pod_uid for r in reserved
+                ):
+                    return current  # our own write, whose answer was lost
+                raise BindError(f"ResourceClaim {ns}/{name} got allocated elsewhere")
+            try:
+                if not has_finalizer(current):
+                    meta["finalizers"] = [*(meta.get("finalizers") or []), DELETE_PROTECTION_FINALIZER]
+                    current = self._call(
+                        "add-finalizer",
+                        partial(
+                            self.kube.request,
+                            "PUT",
+                            RESOURCE_CLAIMS.path(ns, name),
+                            query=_QUERY,
+                            body=current,
+                        ),
+                    )
+                body = {**current, "status": {**(current.get("status") or {}), **status}}
+                return self._call(
+                    "update-claim-status",
+                    partial(
+                        self.kube.request,
+                        "PUT",
+                        RESOURCE_CLAIMS.path(ns, name, "status"),
+                        query=_QUERY,
+                        body=body,
+                    ),
+                )
+            except ApiError as exc:
+                if exc.status != 409:
+                    raise
+                if attempt:
+                    self.metrics.retries.labels("update-claim-status").inc()
+                current = self.get_claim(ns, name)
+        raise BindError(f"ResourceClaim {ns}/{name}: too many conflicts")
+
+    def ensure_finalizer(self, claim: Obj) -> Obj:
+        ns, name = claim["metadata"]["namespace"], claim["metadata"]["name"]
+        current = claim
+        for _ in range(RETRIES * 4):
+            if has_finalizer(current):
+                return current
+            meta = current["metadata"]
+            meta["finalizers"] = [*(meta.get("finalizers") or []), DELETE_PROTECTION_FINALIZER]
+            try:
+                return self._call(
+                    "add-finalizer",
+                    partial(
+                        self.kube.request, "PUT", RESOURCE_CLAIMS.path(ns, name), query=_QUERY, body=current
+                    ),
+                )
+            except ApiError as exc:
+                if exc.status != 409:
+                    raise
+                current = self.get_claim(ns, name)
+        raise BindError(f"ResourceClaim {ns}/{name}: too many conflicts")
+
+    def delete_claim(self, claim: Mapping[str, Any]) -> None:
+        """Drop the finalizer (get, remove, update; again on conflict), then delete. Gone already is fine."""
+        ns, name = claim["metadata"]["namespace"], claim["metadata"]["name"]
+        uid = claim["metadata"].get("uid")
+        current: Obj = dict(claim)
+        for _ in range(RETRIES * 4):
+            if not has_finalizer(current):
+                break
+            meta = dict(current["metadata"])
+            meta["finalizers"] = [f for f in meta.get("finalizers") or [] if f != DELETE_PROTECTION_FINALIZER]
+            body = {**current, "metadata": meta}
+            try:
+                current = self._call(
+                    "remove-finalizer",
+                    partial(
+                        self.kube.request, "PUT", RESOURCE_CLAIMS.path(ns, name), query=_QUERY, body=body
+                    ),
+                )
+            except ApiError as exc:
+                if exc.not_found:
+                    return
+                if exc.status != 409:
+                    raise
+                try:
+                    current = self.get_claim(ns, name)
+                except ApiError as exc2:
+                    if exc2.not_found:
+                        return
+                    raise
+                if uid and current["metadata"].get("uid") != uid:
+                    return  # a different claim of the same name: ours is gone
+        options: Obj = {"kind": "DeleteOptions", "apiVersion": "v1"}
+        if uid:
+            options["preconditions"] = {"uid": uid}
+        try:
+            self._call(
+                "delete-claim",
+                lambda: self.kube.request("DELETE", RESOURCE_CLAIMS.path(ns, name), body=options),
+            )
+        except ApiError as exc:
+            if exc.not_found or exc.status == 409:  # gone, or replaced by another claim of that name
+                return
+            raise
+
+    def patch_pod_status(self, pod: Mapping[str, Any], patch: Obj) -> Obj:
+        meta = pod["metadata"]
+        path = PODS.path(meta.get("namespace", "default"), meta["name"], "status")
+        return self._call(
+            "patch-pod-status",
+            lambda: self.kube.request(
+                "PATCH", path, query=_QUERY, body=patch, content_type=STRATEGIC_MERGE_PATCH
+            ),
+        )
+
+    def bind(self, pod: Mapping[str, Any], node: str) -> None:
+        meta = pod["metadata"]
+        ns = meta.get("namespace", "default")
+        body = binding_body(pod, node)
+        try:
+            self._call(
+                "create-binding",
+                lambda: self.kube.request("POST", PODS.path(ns, meta["name"], "binding"), body=body),
+            )
+        except ApiError as exc:
+            if exc.status != 409:
+                raise
+            # Already bound: fine when it is this node (our own earlier answer got lost), else a failure.
+            current = self._call("get-pod", lambda: self.kube.get(PODS, ns, meta["name"]))
+            if (current.get("spec") or {}).get("nodeName") != node or (
+                current["metadata"].get("uid") != meta.get("uid")
+            ):
+                raise BindError(f"pod {ns}/{meta['name']} is already bound elsewhere") from None
+
+
+def _same_devices(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    def devices(x: Mapping[str, Any]) -> list[tuple[Any, ...]]:
+        results = (x.get("devices") or {}).get("results") or []
+        return sorted(
+            (r.get("request"), r.get("driver"), r.get("pool"), r.get("device"), r.get("shareID"))
+            for r in results
+        )
+
+    return devices(a) == devices(b)

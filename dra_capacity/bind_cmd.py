@@ -1,0 +1,251 @@
+"""`dra-capacity bind`: the binding controller (allocator/binder/), with leader election and health.
+
+Startup problems (bad flags, no cluster configuration) end with one line on stderr and exit 2. SIGTERM and
+SIGINT stop it cleanly (the lease is released, so a standby takes over at once) with exit 0. A leader that
+loses its lease exits 1 at once, so its Deployment restarts it as a standby with a fresh view.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import signal
+import sys
+import threading
+import time
+from typing import Any
+
+from dra_capacity.cliopts import add_feature_gates_flag
+from dra_capacity.kubeclient import ClusterConfigError, api_client
+from dra_capacity.serve_cmd import parse_listen
+from resourceapi.gates import FeatureGates, GateError
+
+PROG = "dra-capacity bind"
+DEFAULT_METRICS_LISTEN = "0.0.0.0:8080"
+DEFAULT_LEASE_NAME = "dra-capacity-binder"
+ONCE_TIMEOUT = 300.0
+
+
+def _bool(value: str) -> bool:
+    v = value.strip().lower()
+    if v in ("true", "1", "yes"):
+        return True
+    if v in ("false", "0", "no"):
+        return False
+    raise argparse.ArgumentTypeError(f"{value!r}: expected true or false")
+
+
+def _seconds(value: str) -> float:
+    text = value.strip().removesuffix("s")
+    try:
+        number = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r}: expected a duration in seconds (15 or 15s)") from None
+    if not number > 0:
+        raise argparse.ArgumentTypeError(f"{value!r} must be greater than zero")
+    return number
+
+
+def add_commands(sub: Any) -> None:
+    parser = sub.add_parser(
+        "bind",
+        help="run the binding controller: place and bind pods of its scheduler name",
+        description="Place pending pods whose spec.schedulerName is --scheduler-name with the allocator "
+        "core, create and allocate their extended-resource ResourceClaim (KEP-5004 naming, KEP-6406 "
+        "capacity), patch the pod status and bind them. See docs/binder.md.",
+        epilog="endpoints (plain HTTP on --metrics-listen): GET /metrics, GET /healthz (alive), GET /readyz "
+        "(200 once the informers have synced). Exit status: 0 after SIGTERM/SIGINT or a --once run that "
+        "handled every pod; 1 when the lease is lost or --once hit errors; 2 for bad flags or no cluster.",
+    )
+    parser.add_argument("--kubeconfig", default=None, metavar="PATH", help="kubeconfig (default: in-cluster)")
+    parser.add_argument("--context", default=None, metavar="NAME", help="kubeconfig context")
+    parser.add_argument(
+        "--scheduler-name",
+        default="dra-capacity",
+        metavar="NAME",
+        help="spec.schedulerName of the pods to place (default dra-capacity)",
+    )
+    add_feature_gates_flag(parser)
+    parser.add_argument(
+        "--strategy", choices=("binpack", "spread"), default="binpack", help="node scoring (default binpack)"
+    )
+    parser.add_argument(
+        "--leader-elect",
+        type=_bool,
+        nargs="?",
+        const=True,
+        default=True,
+        metavar="BOOL",
+        help="take a coordination.k8s.io/v1 Lease before placing (default true; standby replicas wait)",
+    )
+    parser.add_argument(
+        "--lease-namespace",
+        default=None,
+        metavar="NS",
+        help="namespace of the Lease (default: the pod's own namespace, else default)",
+    )
+    parser.add_argument("--lease-name", default=DEFAULT_LEASE_NAME, metavar="NAME", help=argparse.SUPPRESS)
+    parser.add_argument("--lease-duration", type=_seconds, default=15.0, metavar="SECONDS")
+    parser.add_argument("--renew-deadline", type=_seconds, default=10.0, metavar="SECONDS")
+    parser.add_argument("--retry-period", type=_seconds, default=2.0, metavar="SECONDS")
+    parser.add_argument(
+        "--metrics-listen",
+        type=parse_listen,
+        default=parse_listen(DEFAULT_METRICS_LISTEN),
+        metavar="HOST:PORT",
+        help=f"plain-HTTP address of /metrics, /healthz, /readyz (default {DEFAULT_METRICS_LISTEN})",
+    )
+    parser.add_argument(
+        "--once",
+        action="store_true",
+        help="place the current pending pods once and exit (no lease: do not run beside a controller)",
+    )
+    parser.add_argument("--bind-workers", type=int, default=8, help=argparse.SUPPRESS)
+    parser.set_defaults(func=run_bind)
+
+
+def _error(message: str) -> int:
+    print(f"{PROG}: error: {message}", file=sys.stderr)
+    return 2
+
+
+def _configure_logging() -> logging.Logger:
+    from webhook.logs import JsonFormatter
+
+    logger = logging.getLogger("dra_capacity.binder")
+    for h in list(logger.handlers):
+        logger.removeHandler(h)
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(JsonFormatter())
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    logger.propagate = False
+    return logger
+
+
+def run_bind(args: argparse.Namespace) -> int:
+    try:
+        gates = FeatureGates.parse(args.feature_gates)
+    except GateError as exc:
+        return _error(f"--feature-gates: {exc}")
+    if args.leader_elect and not args.lease_duration > args.renew_deadline > args.retry_period:
+        return _error("leader election needs --lease-duration > --renew-deadline > --retry-period")
+    from allocator.binder.controller import Binder, BinderOptions
+    from allocator.binder.election import LeaderElector, default_identity, pod_namespace
+    from allocator.binder.kube import Kube
+    from allocator.binder.metrics import BinderMetrics, HealthServer
+
+    logger = _configure_logging()
+    try:
+        client = api_client(args.kubeconfig, args.context)  # explicit, else in-cluster (a server)
+    except ClusterConfigError as exc:
+        return _error(str(exc))
+    configuration = client.configuration
+    client.close()
+    kube = Kube(configuration, pool_size=args.bind_workers + 16)
+    metrics = BinderMetrics()
+    identity = default_identity()
+    elector: LeaderElector | None = None
+    lost = threading.Event()
+    done = threading.Event()
+    if args.leader_elect and not args.once:
+        elector = LeaderElector(
+            kube,
+            args.lease_namespace or pod_namespace(),
+            args.lease_name,
+            identity,
+            lease_duration=args.lease_duration,
+            renew_deadline=args.renew_deadline,
+            retry_period=args.retry_period,
+            on_lost=lambda: _set_all(lost, done),
+        )
+    options = BinderOptions(
+        scheduler_name=args.scheduler_name,
+        strategy=args.strategy,
+        bind_workers=args.bind_workers,
+        instance=identity,
+        audit_routing=not args.once,
+    )
+    binder = Binder(
+        kube,
+        gates,
+        options=options,
+        metrics=metrics,
+        is_leader=elector.is_leader if elector else lambda: True,
+    )
+    if elector is not None:
+
+        def started() -> None:
+            metrics.leader.set(1)
+            binder.relist()  # nothing the previous leader wrote may be missing from this view
+
+        elector.on_started = started
+
+    def ready() -> str | None:
+        return None if binder.synced() else "informers not synced"
+
+    try:
+        health = HealthServer(args.metrics_listen.host, args.metrics_listen.port, metrics, ready)
+    except OSError as exc:
+        return _error(
+            f"cannot listen on {args.metrics_listen.host}:{args.metrics_listen.port}: {exc.strerror}"
+        )
+    health.start()
+    binder.start()
+    if elector is not None:
+        elector.start()
+    logger.info(
+        "binder started",
+        extra={
+            "fields": {
+                "scheduler_name": args.scheduler_name,
+                "identity": identity,
+                "leader_elect": elector is not None,
+                "metrics": f"http://{args.metrics_listen.host}:{health.port}/metrics",
+                "feature_gates": str(gates),
+            }
+        },
+    )
+    code = 0
+    try:
+        if args.once:
+            code = _run_once(binder)
+        else:
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                signal.signal(sig, lambda *_: done.set())
+            done.wait()
+            if lost.is_set():
+                # Stop at once, as kube-scheduler does: no write after this point, and no bind thread
+                # blocked in a request may keep a former leader alive. The restart starts from a fresh view.
+                binder.kill()
+                logger.warning("lease lost: exiting so the process restarts as a standby")
+                for h in logger.handlers:
+                    h.flush()
+                os._exit(1)
+    finally:
+        binder.stop()
+        if elector is not None:
+            elector.stop(release=not lost.is_set())
+        health.stop()
+        kube.close()
+    return code
+
+
+def _set_all(*events: threading.Event) -> None:
+    for e in events:
+        e.set()
+
+
+def _run_once(binder: Any) -> int:
+    if not binder.wait_synced(60.0):
+        print(f"{PROG}: error: informers did not sync within 60s", file=sys.stderr)
+        return 1
+    keys = binder.pending_keys()
+    deadline = time.monotonic() + ONCE_TIMEOUT
+    while not binder.settled(keys):
+        if time.monotonic() > deadline:
+            print(f"{PROG}: error: pending pods not settled within {ONCE_TIMEOUT:.0f}s", file=sys.stderr)
+            return 1
+        time.sleep(0.05)
+    return 0 if binder.errors == 0 else 1

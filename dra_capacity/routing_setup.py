@@ -1,0 +1,55 @@
+"""`serve`'s pod routing (`/mutate-pods`): its flags, and the DeviceClass/Namespace cache it reads.
+
+The cache needs the cluster: `--kubeconfig`, else the in-cluster service account. Without either, the endpoint
+still answers and admits every pod unchanged (a cold cache, counted in the metrics), because routing must
+never block a pod.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from collections.abc import Callable
+
+from dra_capacity.kubeclient import ClusterConfigError, api_client, in_cluster
+from webhook import logs
+from webhook.metrics import WebhookMetrics
+from webhook.pod_routing import DEFAULT_SCHEDULER_NAME, PodRouter, PodRoutingMetrics
+from webhook.routing_cache import ClusterRoutingCache, RoutingCache
+
+
+def add_routing_arguments(parser: argparse.ArgumentParser) -> None:
+    """`--scheduler-name`; the cluster is `serve`'s own `--kubeconfig` (or the in-cluster config)."""
+    parser.add_argument(
+        "--scheduler-name",
+        default=DEFAULT_SCHEDULER_NAME,
+        metavar="NAME",
+        help=f"schedulerName /mutate-pods gives routed pods (default {DEFAULT_SCHEDULER_NAME})",
+    )
+
+
+def start_pod_router(
+    args: argparse.Namespace, metrics: WebhookMetrics, logger: logging.Logger
+) -> tuple[PodRouter, Callable[[], None]]:
+    """The router and a function that stops its cache."""
+    kubeconfig = getattr(args, "kubeconfig", None)
+    scheduler_name = getattr(args, "scheduler_name", DEFAULT_SCHEDULER_NAME)
+    routing_metrics = PodRoutingMetrics(metrics.registry)
+    if not kubeconfig and not in_cluster():
+        logs.log_event(
+            logger,
+            logging.INFO,
+            "pod routing: no cluster configured (--kubeconfig or in-cluster); "
+            "/mutate-pods admits pods unchanged",
+        )
+        return PodRouter(RoutingCache(), scheduler_name, routing_metrics), lambda: None
+    try:
+        client = api_client(kubeconfig)
+    except ClusterConfigError as exc:
+        logs.log_event(
+            logger, logging.WARNING, "pod routing: cannot load cluster configuration", error=str(exc)
+        )
+        return PodRouter(RoutingCache(), scheduler_name, routing_metrics), lambda: None
+    cache = ClusterRoutingCache(client)
+    cache.start()
+    return PodRouter(cache, scheduler_name, routing_metrics), cache.stop

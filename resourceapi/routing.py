@@ -1,0 +1,167 @@
+"""Which pods go to the capacity binder: the routing rule shared by `/mutate-pods` and the binder's audit.
+
+A pod is routed when it asks for an extended resource that a DeviceClass with KEP-6406 capacity requests (the
+field `spec.extendedResourceCapacityRequests` or the annotation carrier) maps, it is opted in (namespace or
+object label), it names no scheduler of its own, and it uses nothing the binder cannot place (inter-pod
+affinity, topology spread, volumes that need volume binding, its own ResourceClaims). Everything works on the
+raw JSON objects: this runs on every pod create in an opted-in namespace.
+
+The name -> class rule is resourceapi.extended's (the scheduler's ExtendedResourceCache).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import ValidationError
+
+from resourceapi.extended import IMPLICIT_PREFIX, ExtendedResourceResolver
+from resourceapi.gates import DRA_EXTENDED_RESOURCE, FeatureGates
+from resourceapi.resource_v1 import DeviceClass
+
+ROUTING_LABEL = "dra-capacity.io/pod-routing"
+ROUTING_ENABLED = "enabled"
+ROUTING_DISABLED = "disabled"
+DEFAULT_SCHEDULER = "default-scheduler"
+_GATES = FeatureGates.parse(
+    f"{DRA_EXTENDED_RESOURCE}=true"
+)  # routing only happens where the binder maps names
+
+
+class Verdict(enum.Enum):
+    """What routing does with a pod."""
+
+    ROUTE = "route"  # set spec.schedulerName to the binder's
+    NOT_OPTED_IN = "not-opted-in"
+    NO_CAPACITY_RESOURCE = "no-capacity-resource"  # asks for nothing a capacity class maps
+    OWN_SCHEDULER = "own-scheduler"  # names a scheduler other than the default (or is already routed)
+    UNSUPPORTED = "unsupported"  # uses something the binder cannot place: left alone, with a warning
+
+
+@dataclass(frozen=True)
+class Decision:
+    verdict: Verdict
+    resources: tuple[str, ...] = ()  # the capacity-mapped extended resources the pod asks for
+    unsupported: tuple[str, ...] = ()  # why it is left alone (Verdict.UNSUPPORTED), one phrase each
+
+    def warning(self, scheduler_name: str) -> str | None:
+        """The admission warning for a pod left alone because of unsupported features."""
+        if self.verdict is not Verdict.UNSUPPORTED:
+            return None
+        return (
+            f"dra-capacity: pod not routed to scheduler {scheduler_name!r} although it requests "
+            f"{', '.join(self.resources)}: it uses {', '.join(self.unsupported)}, which the capacity binder "
+            "does not support; the default scheduler will allocate whole devices without capacity requests"
+        )
+
+
+def routed_resource_names(classes: Iterable[Mapping[str, Any]]) -> frozenset[str]:
+    """The extended-resource names that resolve (resourceapi.extended's rule) to a DeviceClass with capacity
+    requests. A class whose annotation carrier is malformed counts too: the binder reports why its pods cannot
+    be placed, where the default scheduler would silently hand out whole devices."""
+    models: list[DeviceClass] = []
+    for dc in classes:
+        try:
+            models.append(DeviceClass.model_validate(dc))
+        except ValidationError:
+            continue  # not a class the API server would have stored; nothing routes to it
+    resolver = ExtendedResourceResolver(models, _GATES)
+    out: set[str] = set()
+    names = {IMPLICIT_PREFIX + m.metadata.name for m in models}
+    names.update(m.spec.extended_resource_name for m in models if m.spec.extended_resource_name)
+    for name in names:
+        resolved = resolver.resolve(name)
+        if resolved is not None and (resolved.capacity is not None or resolved.carrier_error is not None):
+            out.add(name)
+    return frozenset(out)
+
+
+def _containers(spec: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    out: list[Mapping[str, Any]] = []
+    for key in ("initContainers", "containers"):
+        items = spec.get(key)
+        if isinstance(items, list):
+            out.extend(c for c in items if isinstance(c, dict))
+    return out
+
+
+def requested_resources(pod: Mapping[str, Any], names: frozenset[str]) -> tuple[str, ...]:
+    """The resources among `names` that any container requests or limits (sorted)."""
+    spec = pod.get("spec")
+    if not isinstance(spec, dict) or not names:
+        return ()
+    found: set[str] = set()
+    for c in _containers(spec):
+        resources = c.get("resources")
+        if not isinstance(resources, dict):
+            continue
+        for part in ("requests", "limits"):
+            values = resources.get(part)
+            if isinstance(values, dict):
+                found.update(k for k in values if k in names)
+    return tuple(sorted(found))
+
+
+def unsupported_features(pod: Mapping[str, Any]) -> tuple[str, ...]:
+    """What the binder cannot place, in the words of the admission warning."""
+    spec = pod.get("spec")
+    if not isinstance(spec, dict):
+        return ()
+    out: list[str] = []
+    affinity = spec.get("affinity")
+    if isinstance(affinity, dict):
+        if affinity.get("podAffinity"):
+            out.append("inter-pod affinity")
+        if affinity.get("podAntiAffinity"):
+            out.append("inter-pod anti-affinity")
+    if spec.get("topologySpreadConstraints"):
+        out.append("topology spread constraints")
+    volumes = spec.get("volumes")
+    if isinstance(volumes, list):
+        for v in volumes:
+            if not isinstance(v, dict):
+                continue
+            if "persistentVolumeClaim" in v:
+                out.append(f"PersistentVolumeClaim volume {v.get('name', '')!s}".rstrip())
+            elif "ephemeral" in v:
+                out.append(f"generic ephemeral volume {v.get('name', '')!s}".rstrip())
+    if spec.get("resourceClaims"):
+        out.append("spec.resourceClaims")
+    return tuple(out)
+
+
+def opted_in(pod: Mapping[str, Any], namespace_labels: Mapping[str, str] | None) -> bool:
+    """Object label `enabled` opts in, `disabled` opts out; otherwise the namespace label decides."""
+    meta = pod.get("metadata")
+    labels = meta.get("labels") if isinstance(meta, dict) else None
+    value = labels.get(ROUTING_LABEL) if isinstance(labels, dict) else None
+    if value == ROUTING_ENABLED:
+        return True
+    if value == ROUTING_DISABLED:
+        return False
+    return (namespace_labels or {}).get(ROUTING_LABEL) == ROUTING_ENABLED
+
+
+def decide(
+    pod: Mapping[str, Any],
+    names: frozenset[str],
+    namespace_labels: Mapping[str, str] | None,
+    scheduler_name: str,
+) -> Decision:
+    """The routing decision for a pod as created (before any scheduler saw it)."""
+    if not opted_in(pod, namespace_labels):
+        return Decision(Verdict.NOT_OPTED_IN)
+    resources = requested_resources(pod, names)
+    if not resources:
+        return Decision(Verdict.NO_CAPACITY_RESOURCE)
+    spec = pod.get("spec")
+    current = spec.get("schedulerName") if isinstance(spec, dict) else None
+    if current not in (None, "", DEFAULT_SCHEDULER):
+        return Decision(Verdict.OWN_SCHEDULER, resources)
+    unsupported = unsupported_features(pod)
+    if unsupported:
+        return Decision(Verdict.UNSUPPORTED, resources, unsupported)
+    return Decision(Verdict.ROUTE, resources)

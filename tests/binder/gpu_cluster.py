@@ -1,0 +1,89 @@
+"""Builders of the GPU-shares cluster of the binder tests and benchmarks: JSON objects as the API serves them.
+
+A DeviceClass mapping `nvidia.com/gpu.shared` with KEP-6406 capacity `shares: 1`, nodes whose device plugin no
+longer advertises the resource, and one ResourceSlice per node with GPUs of 4 consumable shares each.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+RESOURCE = "nvidia.com/gpu.shared"
+CLASS = "gpu.nvidia.com-shared-1"
+DRIVER = "gpu.nvidia.com"
+SCHEDULER = "dra-capacity"
+
+
+def device_class(name: str = CLASS, *, carrier: str = "field", resource: str = RESOURCE) -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "selectors": [{"cel": {"expression": f'device.driver == "{DRIVER}"'}}],
+        "extendedResourceName": resource,
+    }
+    meta: dict[str, Any] = {"name": name}
+    if carrier == "field":
+        spec["extendedResourceCapacityRequests"] = {"requests": {"shares": "1"}}
+    elif carrier == "annotation":
+        meta["annotations"] = {
+            "dra-capacity.io/extended-resource-capacity-requests": '{"requests":{"shares":"1"}}'
+        }
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": meta, "spec": spec}
+
+
+def node(name: str, cpu: str = "32") -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+        "status": {"allocatable": {"cpu": cpu, "memory": "256Gi", "pods": "110"}, "capacity": {"cpu": cpu}},
+    }
+
+
+def gpu_slice(node_name: str, gpus: int = 1, shares: int = 4) -> dict[str, Any]:
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceSlice",
+        "metadata": {"name": f"{node_name}-{DRIVER}"},
+        "spec": {
+            "driver": DRIVER,
+            "nodeName": node_name,
+            "pool": {"name": node_name, "generation": 1, "resourceSliceCount": 1},
+            "devices": [
+                {
+                    "name": f"gpu-{i}",
+                    "allowMultipleAllocations": True,
+                    "capacity": {"shares": {"value": str(shares)}},
+                }
+                for i in range(gpus)
+            ],
+        },
+    }
+
+
+def pod(
+    name: str,
+    namespace: str = "default",
+    *,
+    shares: int = 1,
+    scheduler: str | None = SCHEDULER,
+    uid: str | None = None,
+    labels: dict[str, str] | None = None,
+    **spec: Any,
+) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "containers": [
+            {
+                "name": "server",
+                "image": "registry.example.com/web:1.4",
+                "resources": {"limits": {RESOURCE: str(shares)}},
+            }
+        ],
+        **spec,
+    }
+    if scheduler is not None:
+        body["schedulerName"] = scheduler
+    meta: dict[str, Any] = {"name": name, "namespace": namespace}
+    if uid is not None:
+        meta["uid"] = uid
+    if labels:
+        meta["labels"] = labels
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": body}

@@ -1,0 +1,339 @@
+"""The binder against the kube-apiserver test double over real HTTPS: the bind sequence, every field the
+kubelet reads, conflicts and lost answers, unschedulable pods, crash recovery at each step, the routing
+audit."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import pytest
+from binder_harness import (
+    bound,
+    check_invariants,
+    events,
+    extended_claims,
+    pods,
+    running_binder,
+    seed_cluster,
+    successful_bindings,
+    wait_for,
+)
+from gpu_cluster import CLASS, RESOURCE, pod
+
+from allocator.binder.controller import STEPS, Stopped
+from allocator.binder.names import CLAIM_ANNOTATION, DELETE_PROTECTION_FINALIZER
+
+
+def assert_kubelet_view(api: Any, p: dict[str, Any]) -> dict[str, Any]:
+    """Everything the kubelet (admission, DRA manager) and the node authorizer read for a bound pod."""
+    node = p["spec"]["nodeName"]
+    ext = p["status"]["extendedResourceClaimStatus"]
+    claim = api.get("resourceclaims", ext["resourceClaimName"], namespace=p["metadata"]["namespace"])
+    assert claim is not None, "pod status names a claim that does not exist"
+    meta = claim["metadata"]
+    assert meta["generateName"] == f"{p['metadata']['name']}-extended-resources-"
+    assert meta["annotations"][CLAIM_ANNOTATION] == "true"
+    assert meta["ownerReferences"] == [
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "name": p["metadata"]["name"],
+            "uid": p["metadata"]["uid"],
+            "controller": True,
+        }
+    ]
+    assert DELETE_PROTECTION_FINALIZER in meta["finalizers"]
+    status = claim["status"]
+    assert status["reservedFor"] == [
+        {"resource": "pods", "name": p["metadata"]["name"], "uid": p["metadata"]["uid"]}
+    ]
+    allocation = status["allocation"]
+    terms = allocation["nodeSelector"]["nodeSelectorTerms"]
+    assert terms == [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}]}]
+    requests = {r["name"]: r for r in claim["spec"]["devices"]["requests"]}
+    results = allocation["devices"]["results"]
+    containers = {c["name"]: c for c in p["spec"].get("initContainers", []) + p["spec"]["containers"]}
+    assert ext["requestMappings"]
+    for m in ext["requestMappings"]:
+        assert m["containerName"] in containers
+        assert m["resourceName"] in containers[m["containerName"]]["resources"]["limits"]
+        assert m["requestName"] in requests
+        assert any(r["request"] == m["requestName"] for r in results)
+    for r in results:
+        assert r["request"] in requests
+        assert requests[r["request"]]["exactly"]["deviceClassName"] == CLASS
+        assert requests[r["request"]]["exactly"]["capacity"] == {"requests": {"shares": "1"}}
+        assert r["driver"] == "gpu.nvidia.com" and r["pool"] == node
+        assert r["consumedCapacity"] == {"shares": "1"}
+        assert str(uuid.UUID(r["shareID"])) == r["shareID"]
+    return claim
+
+
+def test_pods_are_bound_with_a_share_each(kube_api: Any) -> None:
+    seed_cluster(kube_api, nodes=2, gpus=1, shares=4)
+    for i in range(6):
+        kube_api.seed(pod(f"web-{i}"))
+    with running_binder(kube_api):
+        wait_for("6 pods bound", lambda: len(bound(kube_api)) == 6)
+    for p in bound(kube_api):
+        assert_kubelet_view(kube_api, p)
+    placed = sorted(p["spec"]["nodeName"] for p in bound(kube_api))
+    assert placed == ["gpu-node-1"] * 4 + ["gpu-node-2"] * 2  # binpack: fill the first GPU
+    assert len(events(kube_api, "Scheduled")) == 6
+    check_invariants(kube_api)
+
+
+def test_the_writes_follow_upstreams_order(kube_api: Any) -> None:
+    seed_cluster(kube_api, nodes=1)
+    kube_api.seed(pod("web-0"))
+    kube_api.clear_requests()
+    with running_binder(kube_api):
+        wait_for("bound", lambda: bound(kube_api))
+    writes = [
+        (r.verb, r.resource, r.subresource)
+        for r in kube_api.requests
+        if r.verb in ("create", "update", "patch", "delete") and r.resource != "events"
+    ]
+    assert writes == [
+        ("create", "resourceclaims.resource.k8s.io", ""),
+        ("update", "resourceclaims.resource.k8s.io", "status"),
+        ("patch", "pods", "status"),
+        ("create", "pods", "binding"),
+    ]
+
+
+def test_annotation_carrier_is_honored(kube_api: Any) -> None:
+    seed_cluster(kube_api, nodes=1, carrier="annotation")
+    kube_api.seed(pod("web-0"))
+    with running_binder(kube_api):
+        wait_for("bound", lambda: bound(kube_api))
+    assert_kubelet_view(kube_api, bound(kube_api)[0])
+
+
+def test_pods_of_other_schedulers_are_not_touched(kube_api: Any) -> None:
+    seed_cluster(kube_api, nodes=1)
+    kube_api.seed(pod("other", scheduler="default-scheduler"))
+    kube_api.seed(pod("mine"))
+    with running_binder(kube_api, audit_routing=False):
+        wait_for("bound", lambda: bound(kube_api))
+    assert [p["metadata"]["name"] for p in bound(kube_api)] == ["mine"]
+
+
+# --- conflicts and lost answers -----------------------------------------------------------------------------
+
+
+def test_conflict_on_the_claim_status_write_is_retried_after_a_get(kube_api: Any) -> None:
+    seed_cluster(kube_api, nodes=1)
+    kube_api.seed(pod("web-0"))
+    fault = kube_api.faults.fail("update", "resourceclaims", 409, subresource="status", times=2)
+    with running_binder(kube_api) as binder:
+        wait_for("bound", lambda: bound(kube_api))
+        assert binder.metrics.conflicts.labels("update-claim-status")._value.get() == 2
+    assert fault.fired == 2
+    assert len(extended_claims(kube_api)) == 1
+    assert_kubelet_view(kube_api, bound(kube_api)[0])
+    check_invariants(kube_api)
+
+
+def test_lost_answer_of_the_status_write_is_recognized_as_our_own(kube_api: Any) -> None:
+    seed_cluster(kube_api, nodes=1)
+    kube_api.seed(pod("web-0"))
+    kube_api.faults.fail("update", "resourceclaims", 503, subresource="status", after=True)
+    with running_binder(kube_api):
+        wait_for("bound", lambda: bound(kube_api))
+    assert len(extended_claims(kube_api)) == 1
+    assert_kubelet_view(kube_api, bound(kube_api)[0])
+
+
+@pytest.mark.parametrize("code", [409, 500])
+def test_failed_pod_status_patch_deletes_the_claim_and_retries(kube_api: Any, code: int) -> None:
+    seed_cluster(kube_api, nodes=1)
+    kube_api.seed(pod("web-0"))
+    kube_api.faults.fail("patch", "pods", code, subresource="status", times=1 if code == 409 else 5)
+    with running_binder(kube_api):
+        wait_for("bound", lambda: bound(kube_api))
+        wait_for("one claim left", lambda: len(extended_claims(kube_api)) == 1)
+    assert_kubelet_view(kube_api, bound(kube_api)[0])
+    check_invariants(kube_api)
+
+
+def test_lost_answer_of_the_binding_is_recognized(kube_api: Any) -> None:
+    seed_cluster(kube_api, nodes=1)
+    kube_api.seed(pod("web-0"))
+    kube_api.faults.fail("create", "pods", 503, subresource="binding", after=True)
+    with running_binder(kube_api):
+        wait_for("bound", lambda: bound(kube_api))
+        wait_for("Scheduled event", lambda: events(kube_api, "Scheduled"))
+    assert len(extended_claims(kube_api)) == 1
+    assert_kubelet_view(kube_api, bound(kube_api)[0])
+
+
+def test_lost_answer_of_the_claim_create_never_leaves_two_claims(kube_api: Any) -> None:
+    seed_cluster(kube_api, nodes=1)
+    kube_api.seed(pod("web-0"))
+    kube_api.faults.fail("create", "resourceclaims", 503, after=True)
+    with running_binder(kube_api):
+        wait_for("bound", lambda: bound(kube_api))
+        wait_for("one claim", lambda: len(extended_claims(kube_api)) == 1)
+    assert_kubelet_view(kube_api, bound(kube_api)[0])
+    check_invariants(kube_api)
+
+
+def test_refused_binding_is_retried_with_the_claim_the_pod_already_names(kube_api: Any) -> None:
+    seed_cluster(kube_api, nodes=1)
+    kube_api.seed(pod("web-0"))
+    kube_api.faults.fail("create", "pods", 403, subresource="binding", times=1)
+    with running_binder(kube_api) as binder:
+        wait_for("bound", lambda: bound(kube_api))
+        wait_for("resumed", lambda: binder.metrics.recovered._value.get() == 1)
+    assert len(kube_api.requests_for("create", "resourceclaims")) == 1
+    [failed] = [e for e in events(kube_api, "FailedScheduling") if "binding rejected" in e["message"]]
+    assert failed["type"] == "Warning"
+    check_invariants(kube_api)
+
+
+# --- unschedulable pods -------------------------------------------------------------------------------------
+
+
+def test_unschedulable_pod_gets_event_and_condition_and_binds_when_capacity_frees(kube_api: Any) -> None:
+    seed_cluster(kube_api, nodes=1, gpus=1, shares=2)
+    for i in range(3):
+        kube_api.seed(pod(f"web-{i}"))
+    with running_binder(kube_api):
+        wait_for("2 bound", lambda: len(bound(kube_api)) == 2)
+        waiting = wait_for(
+            "condition",
+            lambda: [
+                p
+                for p in pods(kube_api)
+                if any(
+                    c.get("reason") == "Unschedulable" for c in p.get("status", {}).get("conditions") or []
+                )
+            ],
+        )
+        assert [p["metadata"]["name"] for p in waiting] == ["web-2"]
+        [cond] = [c for c in waiting[0]["status"]["conditions"] if c["type"] == "PodScheduled"]
+        assert cond["status"] == "False"
+        assert cond["message"] == "0/1 nodes are available: 1 cannot allocate all claims."
+        [event] = wait_for("event", lambda: events(kube_api, "FailedScheduling"))
+        assert event["type"] == "Warning" and event["message"] == cond["message"]
+        assert event["involvedObject"]["name"] == "web-2"
+        # web-0 goes away: the double's garbage collector and resourceclaim controller release its claim
+        victim = kube_api.get("pods", "web-0")
+        claim_name = victim["status"]["extendedResourceClaimStatus"]["resourceClaimName"]
+        kube_api.delete("pods", "web-0", grace_period_seconds=0)
+        wait_for("claim released", lambda: kube_api.get("resourceclaims", claim_name) is None)
+        wait_for("web-2 bound", lambda: kube_api.get("pods", "web-2")["spec"].get("nodeName"))
+    check_invariants(kube_api)
+
+
+def test_unschedulable_pods_leave_the_binder_idle(kube_api: Any) -> None:
+    seed_cluster(kube_api, nodes=1, gpus=1, shares=1)
+    kube_api.seed(pod("holder"))
+    for i in range(50):
+        kube_api.seed(pod(f"wait-{i:02d}"))
+    with running_binder(kube_api) as binder:
+        wait_for("50 conditions", lambda: len(events(kube_api, "FailedScheduling")) >= 50, timeout=30)
+        wait_for("queue settled", lambda: binder.queue.counts()["unschedulable"] == 50)
+        attempts = binder.metrics.attempts.labels("unschedulable")._value.get()
+        kube_api.clear_requests()
+        import time
+
+        time.sleep(2.0)
+        assert binder.metrics.attempts.labels("unschedulable")._value.get() == attempts
+        writes = [r for r in kube_api.requests if r.verb not in ("get", "list", "watch")]
+        assert writes == []
+
+
+def test_pod_with_unsupported_features_is_reported(kube_api: Any) -> None:
+    seed_cluster(kube_api, nodes=1)
+    kube_api.seed(
+        pod(
+            "web-0",
+            topologySpreadConstraints=[
+                {
+                    "maxSkew": 1,
+                    "topologyKey": "zone",
+                    "whenUnsatisfiable": "DoNotSchedule",
+                    "labelSelector": {},
+                }
+            ],
+        )
+    )
+    with running_binder(kube_api):
+        [event] = wait_for("event", lambda: events(kube_api, "FailedScheduling"))
+    assert "topology spread constraints" in event["message"]
+    assert not bound(kube_api)
+
+
+# --- crash recovery -----------------------------------------------------------------------------------------
+
+
+class Kill:
+    """A crash hook: kills the binder (as a process kill would: no cleanup) at `step` for the first pod."""
+
+    def __init__(self, step: str) -> None:
+        self.step = step
+        self.binder: Any = None
+        self.fired = 0
+
+    def __call__(self, step: str, pod_obj: dict[str, Any]) -> None:
+        if step == self.step and not self.fired:
+            self.fired += 1
+            self.binder.kill()
+            raise Stopped()
+
+
+@pytest.mark.parametrize("step", STEPS)
+def test_restart_after_a_kill_at_each_step(kube_api: Any, step: str) -> None:
+    seed_cluster(kube_api, nodes=1, gpus=1, shares=4)
+    for i in range(3):
+        kube_api.seed(pod(f"web-{i}"))
+    kill = Kill(step)
+    with running_binder(kube_api, hook=kill, bind_workers=1) as first:
+        kill.binder = first
+        wait_for("killed", lambda: kill.fired)
+    with running_binder(kube_api):
+        wait_for("3 bound", lambda: len(bound(kube_api)) == 3)
+        wait_for("3 claims", lambda: len(extended_claims(kube_api)) == 3)
+    for p in bound(kube_api):
+        assert_kubelet_view(kube_api, p)
+    check_invariants(kube_api)
+
+
+def test_resumes_an_allocated_claim_instead_of_allocating_again(kube_api: Any) -> None:
+    seed_cluster(kube_api, nodes=1)
+    kube_api.seed(pod("web-0"))
+    kill = Kill("claim-allocated")
+    with running_binder(kube_api, hook=kill) as first:
+        kill.binder = first
+        wait_for("killed", lambda: kill.fired)
+    [before] = extended_claims(kube_api)
+    with running_binder(kube_api) as second:
+        wait_for("bound", lambda: bound(kube_api))
+        wait_for("resumed", lambda: second.metrics.recovered._value.get() == 1)
+    [after] = extended_claims(kube_api)
+    assert after["metadata"]["uid"] == before["metadata"]["uid"]
+    assert successful_bindings(kube_api)[("default", "web-0")] == 1
+
+
+# --- the routing audit --------------------------------------------------------------------------------------
+
+
+def test_pods_that_missed_routing_get_a_warning_event(kube_api: Any) -> None:
+    seed_cluster(kube_api, nodes=1)
+    kube_api.seed(
+        {
+            "apiVersion": "v1",
+            "kind": "Namespace",
+            "metadata": {"name": "inference", "labels": {"dra-capacity.io/pod-routing": "enabled"}},
+        }
+    )
+    kube_api.seed(pod("missed", "inference", scheduler=None))
+    kube_api.seed(pod("not-opted-in", "default", scheduler=None))
+    with running_binder(kube_api) as binder:
+        [event] = wait_for("event", lambda: events(kube_api, "NotRoutedToCapacityBinder", "inference"))
+        assert binder.metrics.not_routed._value.get() == 1
+    assert event["type"] == "Warning" and RESOURCE in event["message"]
+    assert not events(kube_api, "NotRoutedToCapacityBinder", "default")

@@ -1,0 +1,225 @@
+"""End to end: an unchanged `nvidia.com/gpu.shared: 1` pod, created through the API, is routed by the real
+`dra-capacity serve` (`/mutate-pods`, called by the API double's admission over verified HTTPS) to the real
+`dra-capacity bind`, which allocates it a share and binds it. The API server is the kube-apiserver test
+double; the two commands are subprocesses."""
+
+from __future__ import annotations
+
+import base64
+import signal
+import socket
+import ssl
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "binder"))
+
+from binder_harness import bound, events, kube_for, seed_cluster, wait_for
+from gpu_cluster import pod
+from test_binder_api import assert_kubelet_view
+
+from allocator.binder.kube import PODS, Kube
+
+CLI = str(Path(sys.executable).parent / "dra-capacity")
+LABEL = "dra-capacity.io/pod-routing"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def stop(proc: subprocess.Popen[str]) -> None:
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.fixture
+def serve(kube_api: Any, tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], int]]:
+    port = free_port()
+    tls = tmp_path / "tls"
+    proc = subprocess.Popen(
+        [
+            CLI,
+            "serve",
+            "--listen",
+            f"127.0.0.1:{port}",
+            "--tls-dir",
+            str(tls),
+            "--self-signed",
+            "--kubeconfig",
+            str(kube_api.kubeconfig_path),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=(tmp_path / "serve.log").open("w"),
+        text=True,
+    )
+    ctx: ssl.SSLContext | None = None
+
+    def ready() -> bool:
+        nonlocal ctx
+        if not (tls / "ca.crt").exists():
+            return False
+        ctx = ctx or ssl.create_default_context(cafile=str(tls / "ca.crt"))
+        try:
+            with urllib.request.urlopen(f"https://127.0.0.1:{port}/readyz", context=ctx, timeout=2) as r:
+                return bool(r.status == 200)
+        except OSError:
+            return False
+
+    try:
+        wait_for("serve ready", ready, timeout=60)
+        ca = (tls / "ca.crt").read_bytes()
+        kube_api.seed(
+            {
+                "apiVersion": "admissionregistration.k8s.io/v1",
+                "kind": "MutatingWebhookConfiguration",
+                "metadata": {"name": "dra-capacity-pod-routing"},
+                "webhooks": [
+                    {
+                        "name": "pods.dra-capacity.io",
+                        "clientConfig": {
+                            "url": f"https://127.0.0.1:{port}/mutate-pods",
+                            "caBundle": base64.b64encode(ca).decode(),
+                        },
+                        "rules": [
+                            {
+                                "apiGroups": [""],
+                                "apiVersions": ["v1"],
+                                "operations": ["CREATE"],
+                                "resources": ["pods"],
+                            }
+                        ],
+                        "namespaceSelector": {"matchLabels": {LABEL: "enabled"}},
+                        "failurePolicy": "Ignore",
+                        "sideEffects": "None",
+                        "admissionReviewVersions": ["v1"],
+                        "timeoutSeconds": 5,
+                    }
+                ],
+            }
+        )
+        yield proc, port
+    finally:
+        stop(proc)
+
+
+@pytest.fixture
+def bind(kube_api: Any, tmp_path: Path) -> Iterator[subprocess.Popen[str]]:
+    log = (tmp_path / "bind.log").open("w")
+    proc = subprocess.Popen(
+        [
+            CLI,
+            "bind",
+            "--kubeconfig",
+            str(kube_api.kubeconfig_path),
+            "--lease-namespace",
+            "default",
+            "--metrics-listen",
+            "127.0.0.1:0",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=log,
+        text=True,
+    )
+    try:
+        yield proc
+    finally:
+        stop(proc)
+        log.close()
+
+
+def create(kube: Kube, obj: dict[str, Any], dry_run: bool = False) -> dict[str, Any]:
+    query = {"dryRun": "All"} if dry_run else None
+    return kube.request("POST", PODS.path(obj["metadata"]["namespace"]), body=obj, query=query)
+
+
+def wait_routing_warm(kube: Kube) -> None:
+    """The webhook's cache fills from the API after it is ready: probe with dry-run creates until routed."""
+    probe = pod("probe", "inference", scheduler=None)
+    wait_for(
+        "routing cache warm",
+        lambda: create(kube, probe, dry_run=True)["spec"]["schedulerName"] == "dra-capacity",
+    )
+
+
+def test_unchanged_pod_is_routed_allocated_a_share_and_bound(kube_api: Any, serve: Any, bind: Any) -> None:
+    seed_cluster(kube_api, nodes=2, gpus=1, shares=4)
+    kube_api.seed(
+        {
+            "apiVersion": "v1",
+            "kind": "Namespace",
+            "metadata": {"name": "inference", "labels": {LABEL: "enabled"}},
+        }
+    )
+    kube = kube_for(kube_api)
+    wait_routing_warm(kube)
+    created = [create(kube, pod(f"web-{i}", "inference", scheduler=None)) for i in range(5)]
+    assert {p["spec"]["schedulerName"] for p in created} == {"dra-capacity"}
+    other = create(kube, pod("elsewhere", "default", scheduler=None))
+    assert other["spec"]["schedulerName"] == "default-scheduler"
+    alone = create(
+        kube,
+        pod(
+            "spread",
+            "inference",
+            scheduler=None,
+            topologySpreadConstraints=[
+                {
+                    "maxSkew": 1,
+                    "topologyKey": "zone",
+                    "whenUnsatisfiable": "DoNotSchedule",
+                    "labelSelector": {},
+                }
+            ],
+        ),
+    )
+    assert alone["spec"]["schedulerName"] == "default-scheduler"
+    wait_for("5 bound", lambda: len(bound(kube_api, "inference")) == 5, timeout=60)
+    for p in bound(kube_api, "inference"):
+        assert_kubelet_view(kube_api, p)
+    # the pod spec is unchanged but for the scheduler name
+    for before, after in zip(
+        created, sorted(bound(kube_api, "inference"), key=lambda p: p["metadata"]["name"]), strict=True
+    ):
+        assert before["spec"]["containers"] == after["spec"]["containers"]
+
+
+def test_pod_admitted_while_routing_is_down_is_reported(kube_api: Any, serve: Any, bind: Any) -> None:
+    seed_cluster(kube_api, nodes=1)
+    kube_api.seed(
+        {
+            "apiVersion": "v1",
+            "kind": "Namespace",
+            "metadata": {"name": "inference", "labels": {LABEL: "enabled"}},
+        }
+    )
+    kube = kube_for(kube_api)
+    wait_routing_warm(kube)
+    proc, _ = serve
+    stop(proc)  # failurePolicy Ignore: creation goes on without routing
+    missed = create(kube, pod("missed", "inference", scheduler=None))
+    assert missed["spec"]["schedulerName"] == "default-scheduler"
+    try:
+        [event] = wait_for(
+            "warning", lambda: events(kube_api, "NotRoutedToCapacityBinder", "inference"), timeout=30
+        )
+    except AssertionError:
+        print((kube_api.workdir.parent / "bind.log").read_text()[-4000:])
+        raise
+    assert event["type"] == "Warning" and event["involvedObject"]["name"] == "missed"
+    time.sleep(0.5)
+    assert not bound(kube_api, "inference")
