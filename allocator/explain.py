@@ -205,11 +205,11 @@ def _capacity_stage(data: RequestData, devices: list[DeviceRecord]) -> list[Devi
             continue
         for name, entry in device.capacity.items():
             consumed = consumed_amount(normalized.get(name), entry)
-            if violates_policy(consumed, entry.policy):
-                policy.append((name, normalized.get(name) or consumed))
-                break
             if consumed.value > entry.value:
                 too_large.append((name, consumed, device))
+                break
+            if violates_policy(consumed, entry.policy):
+                policy.append((name, normalized.get(name) or consumed))
                 break
     if served:
         return served

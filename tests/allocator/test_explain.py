@@ -279,3 +279,21 @@ def test_unrequested_capacity_without_default_is_named_as_taking_it_all() -> Non
         "claim ml/train, request gpu: request shares=1: all 8 matching devices full "
         "(80Gi/80Gi memory used; memory not requested, so each allocation takes 80Gi)"
     ]
+
+
+def test_amount_the_request_policy_refuses_is_named() -> None:
+    valid = {"value": "80Gi", "requestPolicy": {"validValues": ["10Gi", "20Gi", "40Gi"]}}
+    device = gpu(0)
+    device["capacity"]["memory"] = valid
+    reasons = explain_claims(cluster(gpu_slice(device)), NODE, [claim(capacity={"memory": "50Gi"})])
+    assert reasons == [
+        "claim ml/train, request gpu: memory=50Gi is not allowed by the requestPolicy of any matching device"
+    ]
+
+
+def test_amount_above_the_device_is_reported_before_its_policy() -> None:
+    ranged = {"value": "4", "requestPolicy": {"validRange": {"min": "1", "max": "4", "step": "1"}}}
+    device = gpu(0)
+    device["capacity"]["shares"] = ranged
+    reasons = explain_claims(cluster(gpu_slice(device)), NODE, [claim(capacity={"shares": "5"})])
+    assert reasons == ["claim ml/train, request gpu: shares 5 > 4 on every matching device"]
