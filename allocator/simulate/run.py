@@ -9,6 +9,7 @@ the placer `scheduling_pod` copies.
 from __future__ import annotations
 
 import difflib
+import json
 from collections.abc import Sequence, Set
 from dataclasses import dataclass
 from typing import Literal
@@ -294,6 +295,8 @@ def run_pods(
         percentage_of_nodes_to_score=percentage,
     )
     context = PodContext(nodes, placer.node_usage, index, resolver, gates)
+    explained: dict[str, tuple[str, ...]] = {}  # equal pods between two changes get the same diagnosis
+    bound = 0
     outcomes = []
     known = {c.metadata.name for c in inputs.classes}
     current: dict[tuple[str, str], ResourceClaim] = {}  # claims as this run has left them
@@ -318,11 +321,26 @@ def run_pods(
                 if early is not None:
                     diagnosis = (early,)
                 else:
-                    diagnosis = tuple(explain_pod(cluster, context, placement.pod, claims))
+                    key = _explain_key(placement.pod, claims, cluster.generation, bound)
+                    diagnosis = explained.get(key)
+                    if diagnosis is None:
+                        diagnosis = tuple(explain_pod(cluster, context, placement.pod, claims))
+                        explained[key] = diagnosis
         placer.commit(placement)
+        bound += placement.result is PlacementResult.BOUND
         after = _reserve(placement, claims, current) if placement.result is PlacementResult.BOUND else []
         outcomes.append(PodOutcome.of(placement, after, inputs.generated.get(id(pod), ()), diagnosis))
     return PodRun(tuple(outcomes)), cluster
+
+
+def _explain_key(pod: Pod, claims: Sequence[ResourceClaim], generation: int, bound: int) -> str:
+    """What a pod's diagnosis depends on: its spec and namespace (not its name), its claims, and the state
+    (the core's generation, the pods bound so far)."""
+    return json.dumps(
+        [pod.namespace, pod.spec.to_api(), [c.to_api() for c in claims], generation, bound],
+        sort_keys=True,
+        default=str,
+    )
 
 
 def _key(claim: ResourceClaim) -> tuple[str, str]:
