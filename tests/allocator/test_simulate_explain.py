@@ -176,3 +176,17 @@ def test_claim_mode_allocated_has_an_empty_explain(
     _, out, _ = _run(capsys, "--explain", "-f", cluster, "-f", _write(tmp_path, "claims.yaml", claim))
     doc = json.loads(out)
     assert doc["result"] == "allocated" and doc["explain"] == []
+
+
+def test_equal_pods_are_diagnosed_again_after_the_state_changed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pods = [pod("big-0", {GPU_SHARED: 2}), *(pod(f"web-{i}", {GPU_SHARED: 1}) for i in range(4))]
+    pods.append(pod("big-1", {GPU_SHARED: 2}))
+    _, out, _ = _run(capsys, "--explain", "-f", _cluster(tmp_path, node("n1")), "-f", _pods(tmp_path, *pods))
+    entries = json.loads(out)["pods"]
+    prefix = "on 1 node: claim default/<extended-resources>, request container-0-request-0: "
+    assert entries[0]["explain"] == [prefix + "needs 2 devices, 1 of 1 matching device available (nodes: n1)"]
+    assert entries[5]["explain"] == [
+        prefix + "request shares=1: the one matching device is full (4/4 shares used) (nodes: n1)"
+    ]
