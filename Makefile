@@ -62,3 +62,16 @@ bench: $(STAMP)
 
 clean:
 	rm -rf $(VENV) $(LOCK) .run build *.egg-info .mypy_cache .pytest_cache .ruff_cache
+
+# The container image, built with podman (not part of `make test`). `make image` falls back to a local Debian
+# base built with mmdebstrap when BASE_IMAGE cannot be pulled; `make image-test` runs the image read-only as
+# UID 65532 with a kubelet-style Secret mount and checks /readyz and two DeviceClass reviews over TLS.
+IMAGE ?= localhost/dra-capacity:dev
+
+.PHONY: image image-test
+
+image: $(STAMP)
+	IMAGE=$(IMAGE) PYTHON=$(BIN)/python scripts/image_build.sh
+
+image-test: image
+	$(BIN)/python scripts/image_test.py --image $(IMAGE)

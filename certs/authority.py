@@ -16,7 +16,10 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-CA_VALIDITY = datetime.timedelta(days=3650)
+# A long-lived private CA (5 years) and a 1-year serving certificate, each renewed at two thirds of its life
+# (certs/lifetime.py), as cert-manager renews its own: short enough to rotate for real, long enough that a
+# stopped controller leaves months to notice.
+CA_VALIDITY = datetime.timedelta(days=5 * 365 + 1)
 SERVING_VALIDITY = datetime.timedelta(days=365)
 # Backdate notBefore a little so a client whose clock lags the server's still accepts a fresh certificate.
 CLOCK_SKEW = datetime.timedelta(minutes=5)
@@ -56,12 +59,14 @@ def _now() -> datetime.datetime:
 
 
 def generate_ca(
-    common_name: str = "dra-capacity webhook CA", validity: datetime.timedelta = CA_VALIDITY
+    common_name: str = "dra-capacity webhook CA",
+    validity: datetime.timedelta = CA_VALIDITY,
+    now: datetime.datetime | None = None,
 ) -> Issued:
     """A self-signed CA that may sign leaf certificates only (path length 0)."""
     key = ec.generate_private_key(ec.SECP256R1())
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
-    now = _now()
+    now = now or _now()
     ski = x509.SubjectKeyIdentifier.from_public_key(key.public_key())
     cert = (
         x509.CertificateBuilder()
@@ -109,16 +114,22 @@ def subject_alternative_names(names: Iterable[str]) -> list[x509.GeneralName]:
 
 
 def issue_serving_certificate(
-    ca: Issued, dns_names: Sequence[str] = (), validity: datetime.timedelta = SERVING_VALIDITY
+    ca: Issued,
+    dns_names: Sequence[str] = (),
+    validity: datetime.timedelta = SERVING_VALIDITY,
+    now: datetime.datetime | None = None,
 ) -> Issued:
-    """A TLS server certificate signed by `ca` for `localhost`, `127.0.0.1` and `dns_names`."""
+    """A TLS server certificate signed by `ca` for `localhost`, `127.0.0.1` and `dns_names`.
+
+    Its common name is the first of `dns_names` (the Service name clients dial), else `localhost`.
+    """
     key = ec.generate_private_key(ec.SECP256R1())
     sans = subject_alternative_names(dns_names)
-    first_dns = next((n.value for n in sans if isinstance(n, x509.DNSName)), "localhost")
-    now = _now()
+    first = next((n for n in dns_names if n.strip()), "localhost").strip()
+    now = now or _now()
     cert = (
         x509.CertificateBuilder()
-        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, str(first_dns))]))
+        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, first[:64])]))
         .issuer_name(ca.certificate.subject)
         .public_key(key.public_key())
         .serial_number(x509.random_serial_number())

@@ -46,6 +46,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     simulate_cmd.add_commands(sub)
     _add_bind(sub)
+    from dra_capacity import certs_cmd
+
+    certs_cmd.add_commands(sub)
     return parser
 
 

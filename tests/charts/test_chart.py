@@ -1,227 +1,498 @@
-"""The Helm chart, rendered and linted by the real helm binary (installed into the venv by `make test`)."""
+"""The Helm chart, rendered and linted by the real helm binary: what each object must say."""
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-import sys
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
+from chart_render import (
+    CHART,
+    CI_VALUES,
+    NAMESPACE,
+    containers,
+    helm,
+    mounts_token,
+    objects,
+    of_kind,
+    one,
+    pod_specs,
+    template,
+)
 
-CHART = Path(__file__).resolve().parents[2] / "charts" / "dra-capacity"
-
-
-def _helm() -> str:
-    beside = Path(sys.executable).parent / "helm"
-    if beside.exists():
-        return str(beside)
-    found = shutil.which("helm")
-    assert found, "helm is not installed: `make install` fetches it (scripts/fetch_helm.py)"
-    return found
-
-
-def _template(*sets: str) -> subprocess.CompletedProcess[str]:
-    args = [_helm(), "template", "rel", str(CHART), "--namespace", "dra-system"]
-    for s in sets:
-        args += ["--set", s]
-    return subprocess.run(args, capture_output=True, text=True, timeout=60)
+WEBHOOK = "rel-dra-capacity-webhook"
+BINDER = "rel-dra-capacity-binder"
+ROUTING = "rel-dra-capacity-pod-routing"
 
 
-def _objects(*sets: str) -> list[dict[str, Any]]:
-    proc = _template(*sets)
-    assert proc.returncode == 0, proc.stderr
-    return [d for d in yaml.safe_load_all(proc.stdout) if d]
+def test_chart_lints_strictly_with_every_ci_values_file() -> None:
+    import subprocess
+
+    for values in [None, *CI_VALUES]:
+        args = [helm(), "lint", "--strict", str(CHART), "--namespace", NAMESPACE]
+        if values is not None:
+            args += ["-f", str(values)]
+        proc = subprocess.run(args, capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 0, f"{values}: {proc.stdout}{proc.stderr}"
 
 
-def _one(objs: list[dict[str, Any]], kind: str) -> dict[str, Any]:
-    found = [o for o in objs if o["kind"] == kind]
-    assert len(found) == 1, f"expected one {kind}, got {len(found)}"
-    return found[0]
+@pytest.mark.parametrize("values", CI_VALUES, ids=lambda p: p.name)
+def test_every_ci_combination_validates_against_kubernetes_1_37(values: Path) -> None:
+    """kubernetes-validate, strict (unknown fields are errors); CRD kinds (cert-manager, Prometheus) have no
+    schema there and are the only ones allowed to be unknown."""
+    import kubernetes_validate
+
+    for obj in objects(values=values):
+        group = obj["apiVersion"].split("/")[0]
+        if group in ("cert-manager.io", "monitoring.coreos.com"):
+            continue
+        kubernetes_validate.validate(obj, "1.37.0", strict=True)
 
 
-def test_chart_lints_cleanly() -> None:
-    proc = subprocess.run([_helm(), "lint", str(CHART)], capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+@pytest.mark.parametrize("values", [None, *CI_VALUES], ids=lambda p: p.name if p else "defaults")
+def test_every_pod_is_pss_restricted_and_gets_no_automatic_token(values: Path | None) -> None:
+    objs = objects(values=values)
+    specs = list(pod_specs(objs))
+    assert specs
+    for name, spec in specs:
+        assert spec["automountServiceAccountToken"] is False, name
+        psc = spec["securityContext"]
+        assert psc["runAsNonRoot"] is True and psc["runAsUser"] == 65532, name
+        assert psc["seccompProfile"]["type"] == "RuntimeDefault", name
+        for c in containers(spec):
+            sc = c["securityContext"]
+            assert sc["allowPrivilegeEscalation"] is False, (name, c["name"])
+            assert sc["readOnlyRootFilesystem"] is True, (name, c["name"])
+            assert sc["capabilities"]["drop"] == ["ALL"], (name, c["name"])
+            assert "privileged" not in sc and "hostNetwork" not in spec
+            assert c["resources"]["limits"]["memory"], (name, c["name"])
 
 
-def test_default_render_has_webhooks_for_deviceclasses_only() -> None:
-    objs = _objects()
-    for kind in ("ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"):
-        cfg = _one(objs, kind)
-        (hook,) = cfg["webhooks"]
-        assert hook["sideEffects"] == "None"
-        assert hook["admissionReviewVersions"] == ["v1"]
-        assert hook["matchPolicy"] == "Equivalent"
-        (rule,) = hook["rules"]
-        assert rule["apiGroups"] == ["resource.k8s.io"]
-        assert rule["resources"] == ["deviceclasses"]
-        assert rule["operations"] == ["CREATE", "UPDATE"]
-        assert hook["timeoutSeconds"] == 5
+def test_only_the_containers_that_call_the_api_get_a_token() -> None:
+    objs = objects()
+    holders = {
+        (owner, c["name"]) for owner, spec in pod_specs(objs) for c in containers(spec) if mounts_token(c)
+    }
+    assert holders == {
+        (WEBHOOK, "certs"),
+        (WEBHOOK, "webhook"),  # pod routing reads DeviceClasses and Namespaces
+        (BINDER, "binder"),
+        ("rel-dra-capacity-cleanup", "cleanup"),
+    }
+    no_routing = objects("webhook.podRouting.enabled=false")
+    webhook = one(no_routing, "Deployment", WEBHOOK)["spec"]["template"]["spec"]
+    assert [c["name"] for c in containers(webhook) if mounts_token(c)] == ["certs"]
 
 
-def test_validating_fails_closed_and_mutating_fails_open_by_default() -> None:
-    objs = _objects()
-    assert _one(objs, "ValidatingWebhookConfiguration")["webhooks"][0]["failurePolicy"] == "Fail"
-    assert _one(objs, "MutatingWebhookConfiguration")["webhooks"][0]["failurePolicy"] == "Ignore"
-    assert (
-        _one(objs, "ValidatingWebhookConfiguration")["webhooks"][0]["clientConfig"]["service"]["path"]
-        == "/validate"
+def _rules(role: dict[str, Any]) -> dict[tuple[str, str, tuple[str, ...]], set[str]]:
+    out: dict[tuple[str, str, tuple[str, ...]], set[str]] = {}
+    for rule in role["rules"]:
+        for group in rule["apiGroups"]:
+            for resource in rule["resources"]:
+                key = (group, resource, tuple(rule.get("resourceNames", ())))
+                out.setdefault(key, set()).update(rule["verbs"])
+    return out
+
+
+def test_binder_rbac_is_exactly_upstreams_binding_set() -> None:
+    """The table of what a binder needs (kube-scheduler's DRA plugin and binder, pkg/scheduler/framework/
+    plugins/dynamicresources), nothing more."""
+    objs = objects()
+    cluster = _rules(one(objs, "ClusterRole", BINDER))
+    assert cluster == {
+        ("", "pods", ()): {"get", "list", "watch"},
+        ("", "pods/status", ()): {"patch"},
+        ("", "pods/binding", ()): {"create"},
+        ("", "nodes", ()): {"get", "list", "watch"},
+        ("resource.k8s.io", "resourceclaims", ()): {"create", "get", "list", "watch", "update", "delete"},
+        ("resource.k8s.io", "resourceclaims/status", ()): {"update", "patch"},
+        ("resource.k8s.io", "resourceclaims/binding", ()): {"update", "patch"},
+        ("resource.k8s.io", "deviceclasses", ()): {"get", "list", "watch"},
+        ("resource.k8s.io", "resourceslices", ()): {"get", "list", "watch"},
+        ("", "events", ()): {"create", "patch"},
+        ("events.k8s.io", "events", ()): {"create", "patch"},
+    }
+    role = one(objs, "Role", BINDER)
+    assert role["metadata"]["namespace"] == NAMESPACE
+    assert _rules(role) == {("coordination.k8s.io", "leases", ()): {"get", "create", "update"}}
+
+
+def test_certificate_controller_rbac_is_scoped_by_name_to_what_the_sidecar_is_told() -> None:
+    objs = objects()
+    args = {
+        c["name"]: c["args"] for c in containers(one(objs, "Deployment", WEBHOOK)["spec"]["template"]["spec"])
+    }
+    flags = dict(a.removeprefix("--").split("=", 1) for a in args["certs"][2:])
+    secret, lease = flags["secret"], flags["lease-name"]
+    role = _rules(one(objs, "Role", "rel-dra-capacity-webhook-certs"))
+    assert role == {
+        ("", "secrets", ()): {"create"},
+        ("", "secrets", (secret,)): {"get", "list", "watch", "update"},
+        ("coordination.k8s.io", "leases", ()): {"create"},
+        ("coordination.k8s.io", "leases", (lease,)): {"get", "update"},
+        ("discovery.k8s.io", "endpointslices", ()): {"list"},
+    }
+    configs = [a.split("=", 1)[1] for a in args["certs"] if a.startswith("--webhook-config=")]
+    assert configs == [f"validating/{WEBHOOK}", f"mutating/{WEBHOOK}", f"mutating/{ROUTING}"]
+    cluster = _rules(one(objs, "ClusterRole", "rel-dra-capacity-webhook-certs"))
+    assert cluster == {
+        ("admissionregistration.k8s.io", "validatingwebhookconfigurations", (WEBHOOK,)): {
+            "get",
+            "list",
+            "watch",
+            "update",
+        },
+        ("admissionregistration.k8s.io", "mutatingwebhookconfigurations", (WEBHOOK, ROUTING)): {
+            "get",
+            "list",
+            "watch",
+            "update",
+        },
+    }
+
+
+def test_routing_rbac_only_reads() -> None:
+    cluster = _rules(one(objects(), "ClusterRole", ROUTING))
+    assert cluster == {
+        ("resource.k8s.io", "deviceclasses", ()): {"get", "list", "watch"},
+        ("", "namespaces", ()): {"get", "list", "watch"},
+    }
+    assert not [o for o in objects("webhook.podRouting.enabled=false") if o["metadata"]["name"] == ROUTING]
+
+
+def test_every_rbac_rule_has_a_comment_saying_why() -> None:
+    for path in [*CHART.glob("templates/rbac-*.yaml"), CHART / "templates" / "hooks.yaml"]:
+        lines = path.read_text().splitlines()
+        for i, line in enumerate(lines):
+            if re.match(r"\s+- apiGroups:", line):
+                assert lines[i - 1].strip().startswith("#"), f"{path.name}:{i + 1}: rule without a comment"
+
+
+def test_deviceclass_webhooks_come_from_one_definition() -> None:
+    objs = objects()
+    vwc = one(objs, "ValidatingWebhookConfiguration", WEBHOOK)
+    (validate,) = vwc["webhooks"]
+    (mutate,) = one(objs, "MutatingWebhookConfiguration", WEBHOOK)["webhooks"]
+    assert validate["failurePolicy"] == "Fail" and mutate["failurePolicy"] == "Ignore"
+    assert validate["clientConfig"]["service"]["path"] == "/validate"
+    assert mutate["clientConfig"]["service"]["path"] == "/mutate"
+    assert mutate.pop("reinvocationPolicy") == "Never"
+    for hook in (validate, mutate):
+        hook.pop("name")
+        hook.pop("failurePolicy")
+        hook["clientConfig"]["service"].pop("path")
+    assert validate == mutate
+    assert validate["sideEffects"] == "None" and validate["admissionReviewVersions"] == ["v1"]
+    assert validate["matchPolicy"] == "Equivalent" and validate["timeoutSeconds"] == 5
+    assert validate["rules"] == [
+        {
+            "apiGroups": ["resource.k8s.io"],
+            "apiVersions": ["v1"],
+            "resources": ["deviceclasses"],
+            "operations": ["CREATE", "UPDATE"],
+            "scope": "Cluster",
+        }
+    ]
+    assert validate["clientConfig"]["service"] == {"name": WEBHOOK, "namespace": NAMESPACE, "port": 443}
+    assert "caBundle" not in validate["clientConfig"]  # self mode: the controller injects it
+
+
+def _matches(selector: dict[str, Any], labels: dict[str, str]) -> bool:
+    """Label selector semantics (k8s.io/apimachinery/pkg/labels): In, NotIn (absent matches NotIn)."""
+    for expr in selector.get("matchExpressions", []):
+        value = labels.get(expr["key"])
+        if expr["operator"] == "In" and value not in expr["values"]:
+            return False
+        if expr["operator"] == "NotIn" and value in expr["values"]:
+            return False
+    return all(labels.get(k) == v for k, v in selector.get("matchLabels", {}).items())
+
+
+@pytest.mark.parametrize("ns_name", ["team-a", "kube-system", NAMESPACE, "monitoring"])
+@pytest.mark.parametrize("ns_label", [None, "enabled"])
+@pytest.mark.parametrize("pod_label", [None, "enabled", "disabled"])
+def test_pod_routing_is_opt_in_by_namespace_or_pod_label_and_never_in_system_namespaces(
+    ns_name: str, ns_label: str | None, pod_label: str | None
+) -> None:
+    objs = objects(values=CHART / "ci" / "existing-secret-values.yaml")  # excludes `monitoring` too
+    hooks = one(objs, "MutatingWebhookConfiguration", ROUTING)["webhooks"]
+    ns_labels = {"kubernetes.io/metadata.name": ns_name} | (
+        {"dra-capacity.io/pod-routing": ns_label} if ns_label else {}
     )
-    assert (
-        _one(objs, "MutatingWebhookConfiguration")["webhooks"][0]["clientConfig"]["service"]["path"]
-        == "/mutate"
-    )
+    pod_labels = {"dra-capacity.io/pod-routing": pod_label} if pod_label else {}
+    called = [
+        h["name"]
+        for h in hooks
+        if _matches(h["namespaceSelector"], ns_labels) and _matches(h["objectSelector"], pod_labels)
+    ]
+    opted_in = pod_label == "enabled" or (ns_label == "enabled" and pod_label != "disabled")
+    excluded = ns_name in ("kube-system", NAMESPACE, "monitoring")
+    assert len(called) == (1 if opted_in and not excluded else 0), called
+    for h in hooks:
+        assert h["rules"] == [
+            {
+                "apiGroups": [""],
+                "apiVersions": ["v1"],
+                "resources": ["pods"],
+                "operations": ["CREATE"],
+                "scope": "Namespaced",
+            }
+        ]
+        assert h["clientConfig"]["service"]["path"] == "/mutate-pods"
+        assert h["failurePolicy"] == "Fail"  # as that ci file sets it
+
+
+def test_pod_routing_fails_open_by_default() -> None:
+    hooks = one(objects(), "MutatingWebhookConfiguration", ROUTING)["webhooks"]
+    assert [h["failurePolicy"] for h in hooks] == ["Ignore", "Ignore"]
+    assert all(h["sideEffects"] == "None" for h in hooks)
+
+
+def test_self_mode_runs_the_certs_controller_as_a_native_sidecar() -> None:
+    spec = one(objects(), "Deployment", WEBHOOK)["spec"]["template"]["spec"]
+    (sidecar,) = spec["initContainers"]
+    assert sidecar["restartPolicy"] == "Always"
+    assert sidecar["args"][:2] == ["certs", "controller"]
+    assert sidecar["startupProbe"]["httpGet"]["path"] == "/readyz"
+    tls = next(v for v in spec["volumes"] if v["name"] == "tls")
+    assert tls["emptyDir"]["medium"] == "Memory"
+    (webhook,) = spec["containers"]
+    assert {m["name"]: m["mountPath"] for m in webhook["volumeMounts"]}["tls"] == "/etc/dra-capacity/tls"
+    assert f"--service={WEBHOOK}" in sidecar["args"]
+    assert f"--namespace={NAMESPACE}" in sidecar["args"]
 
 
 def test_cert_manager_mode_injects_ca_and_issues_leaf_from_a_ca() -> None:
-    objs = _objects()
-    vwc = _one(objs, "ValidatingWebhookConfiguration")
-    assert (
-        vwc["metadata"]["annotations"]["cert-manager.io/inject-ca-from"]
-        == "dra-system/rel-dra-capacity-webhook"
-    )
-    certs = {o["metadata"]["name"]: o for o in objs if o["kind"] == "Certificate"}
-    leaf = certs["rel-dra-capacity-webhook"]
-    assert "rel-dra-capacity-webhook.dra-system.svc" in leaf["spec"]["dnsNames"]
+    objs = objects("tls.mode=cert-manager")
+    for kind in ("ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"):
+        for cfg in of_kind(objs, kind):
+            assert (
+                cfg["metadata"]["annotations"]["cert-manager.io/inject-ca-from"] == f"{NAMESPACE}/{WEBHOOK}"
+            )
+    certs = {o["metadata"]["name"]: o for o in of_kind(objs, "Certificate")}
+    leaf = certs[WEBHOOK]
+    assert f"{WEBHOOK}.{NAMESPACE}.svc" in leaf["spec"]["dnsNames"]
     assert leaf["spec"]["issuerRef"]["name"] == "rel-dra-capacity-ca"
     assert certs["rel-dra-capacity-ca"]["spec"]["isCA"] is True
-
-
-def test_secret_mode_requires_ca_bundle_with_a_clear_message() -> None:
-    proc = _template("tls.mode=secret", "tls.secretName=my-tls")
-    assert proc.returncode != 0
-    assert "tls.mode=secret needs tls.caBundle" in proc.stderr
-
-
-def test_secret_mode_sets_ca_bundle_and_mounts_the_secret() -> None:
-    objs = _objects("tls.mode=secret", "tls.secretName=my-tls", "tls.caBundle=Q0E=")
-    assert not [o for o in objs if o["kind"] in ("Certificate", "Issuer")]
-    hook = _one(objs, "ValidatingWebhookConfiguration")["webhooks"][0]
-    assert hook["clientConfig"]["caBundle"] == "Q0E="
-    dep = _one(objs, "Deployment")
-    assert dep["spec"]["template"]["spec"]["volumes"][0]["secret"]["secretName"] == "my-tls"
-
-
-def test_deployment_is_pss_restricted_and_has_no_api_token() -> None:
-    spec = _one(_objects(), "Deployment")["spec"]["template"]["spec"]
-    assert spec["automountServiceAccountToken"] is False
-    assert spec["securityContext"]["runAsNonRoot"] is True
-    assert spec["securityContext"]["seccompProfile"]["type"] == "RuntimeDefault"
-    (container,) = spec["containers"]
-    sc = container["securityContext"]
-    assert sc["allowPrivilegeEscalation"] is False
-    assert sc["readOnlyRootFilesystem"] is True
-    assert sc["capabilities"]["drop"] == ["ALL"]
-    assert container["readinessProbe"]["httpGet"]["path"] == "/readyz"
-
-
-def test_feature_gates_become_the_serve_flag() -> None:
-    dep = _one(
-        _objects("featureGates.DRAExtendedResource=false", "featureGates.DRAConsumableCapacity=true"),
-        "Deployment",
+    spec = one(objs, "Deployment", WEBHOOK)["spec"]["template"]["spec"]
+    assert "initContainers" not in spec
+    assert not of_kind(objs, "Role") or all(
+        "certs" not in r["metadata"]["name"] for r in of_kind(objs, "Role")
     )
-    args = dep["spec"]["template"]["spec"]["containers"][0]["args"]
-    assert "--feature-gates=DRAConsumableCapacity=true,DRAExtendedResource=false" in args
 
 
-def test_pdb_only_with_more_than_one_replica() -> None:
-    assert [o for o in _objects() if o["kind"] == "PodDisruptionBudget"]
-    assert not [o for o in _objects("replicaCount=1") if o["kind"] == "PodDisruptionBudget"]
+def test_secret_mode_sets_ca_bundle_and_mounts_only_the_serving_pair() -> None:
+    objs = objects("tls.mode=secret", "tls.secretName=my-tls", "tls.caBundle=Q0E=")
+    assert not of_kind(objs, "Certificate") and not of_kind(objs, "Issuer")
+    for cfg in [
+        *of_kind(objs, "ValidatingWebhookConfiguration"),
+        *of_kind(objs, "MutatingWebhookConfiguration"),
+    ]:
+        assert all(h["clientConfig"]["caBundle"] == "Q0E=" for h in cfg["webhooks"])
+    spec = one(objs, "Deployment", WEBHOOK)["spec"]["template"]["spec"]
+    tls = next(v for v in spec["volumes"] if v["name"] == "tls")
+    assert tls["secret"]["secretName"] == "my-tls"
+    assert [i["key"] for i in tls["secret"]["items"]] == ["tls.crt", "tls.key"]
+
+
+@pytest.mark.parametrize(
+    ("sets", "message"),
+    [
+        (["tls.mode=secret", "tls.secretName=my-tls"], "tls.mode=secret needs tls.caBundle"),
+        (["tls.mode=secret", "tls.caBundle=Q0E="], "tls.mode=secret needs tls.secretName"),
+        (["tls.caBundle=Q0E="], "tls.caBundle is only used with tls.mode=secret"),
+        (["webhook.podDisruptionBudget.minAvailable=2"], "or no node could ever be drained"),
+        (["webhook.preStopSleepSeconds=40"], "must be shorter than webhook.terminationGracePeriodSeconds"),
+        (["metrics.port=8443"], "metrics.port=8443 is also webhook.port"),
+        (["tls.self.healthPort=9090"], "tls.self.healthPort=9090 is already used"),
+        (["binder.enabled=false"], "set binder.enabled=true, or podRouting.enabled=false"),
+        (["binder.schedulerName=default-scheduler"], "would compete with kube-scheduler"),
+    ],
+)
+def test_validate_yaml_fails_early_with_a_message(sets: list[str], message: str) -> None:
+    proc = template(*sets)
+    assert proc.returncode != 0
+    assert message in proc.stderr
 
 
 @pytest.mark.parametrize(
     ("setting", "message"),
     [
         ("webhook.timeoutSeconds=60", "maximum"),
-        ("featureGates.NoSuchGate=true", "value must be one of"),
-        ("tls.mode=self", "value must be one of"),
-        ("webhook.failurePolicy=Sometimes", "value must be one of"),
+        ("featureGates.NoSuchGate=true", "NoSuchGate"),
+        ("tls.mode=selfish", "value must be one of"),
+        ("webhook.deviceClasses.validatingFailurePolicy=Sometimes", "value must be one of"),
+        ("webhook.typo=1", "additional properties 'typo' not allowed"),
     ],
 )
 def test_schema_rejects_bad_values(setting: str, message: str) -> None:
-    proc = _template(setting)
+    proc = template(setting)
     assert proc.returncode != 0
     assert message in proc.stderr
 
 
-def test_every_object_carries_the_standard_labels() -> None:
-    for obj in _objects("networkPolicy.enabled=true"):
+def test_schema_knows_every_feature_gate_the_product_knows() -> None:
+    import json
+
+    from resourceapi.gates import KNOWN_GATES
+
+    schema = json.loads((CHART / "values.schema.json").read_text())
+    assert set(schema["properties"]["featureGates"]["propertyNames"]["enum"]) == set(KNOWN_GATES)
+
+
+def test_pdbs_keep_a_webhook_serving_and_exist_only_with_several_replicas() -> None:
+    objs = objects()
+    assert one(objs, "PodDisruptionBudget", WEBHOOK)["spec"]["minAvailable"] == 1
+    assert one(objs, "PodDisruptionBudget", BINDER)["spec"]["maxUnavailable"] == 1
+    single = objects("webhook.replicaCount=1", "binder.replicaCount=1")
+    assert not of_kind(single, "PodDisruptionBudget")
+
+
+def test_webhook_replicas_spread_stop_gracefully_and_never_drop_below_the_count_on_upgrade() -> None:
+    dep = one(objects(), "Deployment", WEBHOOK)
+    assert dep["spec"]["replicas"] == 2
+    assert dep["spec"]["strategy"]["rollingUpdate"]["maxUnavailable"] == 0
+    spec = dep["spec"]["template"]["spec"]
+    keys = [c["topologyKey"] for c in spec["topologySpreadConstraints"]]
+    assert keys == ["kubernetes.io/hostname", "topology.kubernetes.io/zone"]
+    assert all(c["whenUnsatisfiable"] == "ScheduleAnyway" for c in spec["topologySpreadConstraints"])
+    (webhook,) = spec["containers"]
+    assert webhook["lifecycle"]["preStop"] == {"sleep": {"seconds": 5}}
+    assert spec["terminationGracePeriodSeconds"] == 30
+    assert webhook["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "https", "scheme": "HTTPS"}
+    assert webhook["resources"]["limits"]["memory"] == "512Mi"
+
+
+def test_binder_runs_leader_elected_in_the_release_namespace() -> None:
+    dep = one(objects("binder.schedulerName=gpu-binder"), "Deployment", BINDER)
+    assert dep["spec"]["replicas"] == 2
+    (binder,) = dep["spec"]["template"]["spec"]["containers"]
+    assert binder["args"][:5] == [
+        "bind",
+        "--leader-elect=true",
+        f"--lease-namespace={NAMESPACE}",
+        "--scheduler-name=gpu-binder",
+        "--strategy=binpack",
+    ]
+    assert "--metrics-listen=0.0.0.0:8080" in binder["args"]
+    assert binder["readinessProbe"]["httpGet"]["path"] == "/readyz"
+    webhook = one(objects("binder.schedulerName=gpu-binder"), "Deployment", WEBHOOK)
+    assert "--scheduler-name=gpu-binder" in webhook["spec"]["template"]["spec"]["containers"][0]["args"]
+
+
+def test_native_rules_flag_only_when_set() -> None:
+    args = one(objects("webhook.nativeRules=deny"), "Deployment", WEBHOOK)["spec"]["template"]["spec"]
+    assert "--native-rules=deny" in args["containers"][0]["args"]
+    default = one(objects(), "Deployment", WEBHOOK)["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert not [a for a in default if a.startswith("--native-rules")]
+
+
+def test_feature_gates_become_the_flag_of_both_workloads() -> None:
+    objs = objects("featureGates.DRAExtendedResource=false", "featureGates.DRAConsumableCapacity=true")
+    for name in (WEBHOOK, BINDER):
+        spec = one(objs, "Deployment", name)["spec"]["template"]["spec"]
+        main = spec["containers"][0]
+        assert "--feature-gates=DRAConsumableCapacity=true,DRAExtendedResource=false" in main["args"]
+
+
+def test_hooks_clean_up_before_delete_probe_after_install_and_test_through_the_service() -> None:
+    objs = objects()
+    hooks = {(o["kind"], o["metadata"]["name"]): o["metadata"].get("annotations", {}) for o in objs}
+    cleanup = one(objs, "Job", "rel-dra-capacity-cleanup")
+    assert hooks[("Job", "rel-dra-capacity-cleanup")]["helm.sh/hook"] == "pre-delete"
+    for kind in ("ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"):
+        ann = hooks[(kind, "rel-dra-capacity-hooks")]
+        assert ann["helm.sh/hook"] == "pre-delete"
+        assert int(ann["helm.sh/hook-weight"]) < 0  # before the Job
+    (c,) = cleanup["spec"]["template"]["spec"]["containers"]
+    assert c["args"][:2] == ["certs", "cleanup"]
+    assert f"--webhook-config=validating/{WEBHOOK}" in c["args"] and "--delete-secret" in c["args"]
+    cluster = _rules(one(objs, "ClusterRole", "rel-dra-capacity-hooks"))
+    assert cluster == {
+        ("admissionregistration.k8s.io", "validatingwebhookconfigurations", (WEBHOOK,)): {"get", "delete"},
+        ("admissionregistration.k8s.io", "mutatingwebhookconfigurations", (WEBHOOK, ROUTING)): {
+            "get",
+            "delete",
+        },
+    }
+    assert hooks[("Job", "rel-dra-capacity-install-probe")]["helm.sh/hook"] == "post-install,post-upgrade"
+    test_pod = one(objs, "Pod", "rel-dra-capacity-test")
+    assert test_pod["metadata"]["annotations"]["helm.sh/hook"] == "test"
+    env = {e["name"]: e["value"] for e in test_pod["spec"]["containers"][0]["env"]}
+    assert env["WEBHOOK_URL"] == f"https://{WEBHOOK}.{NAMESPACE}.svc:443/validate"
+    assert not [o for o in objects("hooks.cleanup=false") if o["metadata"]["name"].endswith("-cleanup")]
+
+
+def test_network_policies_are_on_by_default_and_only_admit_the_served_ports() -> None:
+    objs = objects()
+    webhook = one(objs, "NetworkPolicy", WEBHOOK)
+    assert webhook["spec"]["policyTypes"] == ["Ingress"]
+    ports = [p["port"] for rule in webhook["spec"]["ingress"] for p in rule["ports"]]
+    assert ports == ["https", "metrics", "certs-health"]
+    assert "from" not in webhook["spec"]["ingress"][0]  # the API server's address is unknown: any source
+    binder = one(objs, "NetworkPolicy", BINDER)
+    assert [p["port"] for r in binder["spec"]["ingress"] for p in r["ports"]] == ["metrics"]
+
+
+def test_every_object_carries_the_standard_labels_and_the_component() -> None:
+    for obj in objects(values=CHART / "ci" / "cert-manager-values.yaml"):
         labels = obj["metadata"]["labels"]
         assert labels["app.kubernetes.io/name"] == "dra-capacity"
         assert labels["app.kubernetes.io/instance"] == "rel"
         assert labels["app.kubernetes.io/managed-by"] == "Helm"
+        assert labels["app.kubernetes.io/part-of"] == "dra-capacity"
 
 
-def test_the_chart_args_start_the_real_server(tmp_path: Path) -> None:
-    """The Deployment's args are accepted by `dra-capacity serve`: with the Secret's files in place (as the
-    chart mounts them, read-only), the webhook answers /readyz over TLS and metrics on the plain-HTTP port."""
-    import socket
-    import ssl
-    import time
-    import urllib.request
+def test_pod_templates_match_their_selectors() -> None:
+    for dep in of_kind(objects(), "Deployment"):
+        selector = dep["spec"]["selector"]["matchLabels"]
+        assert selector.items() <= dep["spec"]["template"]["metadata"]["labels"].items()
 
-    from certs.authority import generate_self_signed
-    from certs.files import write_bundle
 
-    def free_port() -> int:
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            return int(s.getsockname()[1])
+def test_long_names_are_cut_to_dns_labels_keeping_suffixes_distinct() -> None:
+    objs = objects(values=CHART / "ci" / "long-names-values.yaml")
+    by_kind: dict[str, list[str]] = {}
+    for o in objs:
+        name = o["metadata"]["name"]
+        assert len(name) <= 63 and re.fullmatch(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?", name), name
+        by_kind.setdefault(o["kind"], []).append(name)
+    for kind, names in by_kind.items():
+        assert len(names) == len(set(names)), kind
+    assert any(n.endswith("-webhook") for n in by_kind["Deployment"])
+    assert any(n.endswith("-binder") for n in by_kind["Deployment"])
 
-    https_port, metrics_port = free_port(), free_port()
-    dep = _one(_objects(f"webhook.port={https_port}", f"metrics.port={metrics_port}"), "Deployment")
-    (container,) = dep["spec"]["template"]["spec"]["containers"]
-    tls_dir = tmp_path / "tls"
-    write_bundle(tls_dir, generate_self_signed(()))
-    for f in tls_dir.iterdir():
-        f.chmod(0o444)
-    tls_dir.chmod(0o555)
-    mount = container["volumeMounts"][0]["mountPath"]
-    args = [a.replace(mount, str(tls_dir)).replace("0.0.0.0:", "127.0.0.1:") for a in container["args"]]
-    assert args[0] == "serve"
-    proc = subprocess.Popen(
-        [str(Path(sys.executable).parent / "dra-capacity"), *args],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        ctx = ssl.create_default_context(cafile=str(tls_dir / "ca.crt"))
-        deadline = time.monotonic() + 30
-        while True:
-            assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
-            try:
-                probe = container["readinessProbe"]["httpGet"]["path"]
-                url = f"https://127.0.0.1:{https_port}{probe}"
-                with urllib.request.urlopen(url, context=ctx, timeout=2) as resp:
-                    if resp.status == 200:
-                        break
-            except OSError:
-                assert time.monotonic() < deadline, "the webhook never became ready"
-                time.sleep(0.1)
-        with urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics", timeout=5) as resp:
-            assert b"dra_capacity_webhook" in resp.read()
-    finally:
-        proc.terminate()
-        proc.wait(timeout=20)
-        tls_dir.chmod(0o755)
+
+def test_name_and_fullname_overrides() -> None:
+    names = {o["metadata"]["name"] for o in objects("nameOverride=gpu")}
+    assert "rel-gpu-webhook" in names
+    names = {o["metadata"]["name"] for o in objects("fullnameOverride=dc")}
+    assert {"dc-webhook", "dc-binder", "dc-pod-routing"} <= names
+    assert {o["metadata"]["name"] for o in objects(release="dra-capacity")} >= {"dra-capacity-webhook"}
+
+
+def test_monitoring_objects_are_optional() -> None:
+    assert not of_kind(objects(), "ServiceMonitor") and not of_kind(objects(), "PrometheusRule")
+    objs = objects("metrics.serviceMonitor.enabled=true", "metrics.prometheusRule.enabled=true")
+    rules = one(objs, "PrometheusRule")["spec"]["groups"][0]["rules"]
+    alerts = {r["alert"] for r in rules}
+    assert {
+        "DraCapacityWebhookCertificateExpiresSoon",
+        "DraCapacityWebhookErrors",
+        "DraCapacityWebhookCallsFailing",
+        "DraCapacityPodsUnschedulable",
+    } == alerts
+    assert "dra_capacity_webhook_serving_certificate_expiry_timestamp_seconds" in rules[0]["expr"]
+    monitor = one(objs, "ServiceMonitor")
+    assert monitor["spec"]["endpoints"][0]["port"] == "metrics"
 
 
 def test_rendered_manifests_have_no_duplicate_keys() -> None:
     """Strict YAML readers (kubectl, our own loader) refuse a key given twice in one mapping."""
     from resourceapi.documents import load_documents
 
-    proc = _template("networkPolicy.enabled=true")
-    assert proc.returncode == 0, proc.stderr
-    docs = load_documents(proc.stdout, "rendered.yaml")
-    assert {d.kind for d in docs} >= {"Deployment", "Service", "ValidatingWebhookConfiguration"}
-
-
-def test_pod_template_matches_the_deployment_selector() -> None:
-    dep = _one(_objects(), "Deployment")
-    selector = dep["spec"]["selector"]["matchLabels"]
-    labels = dep["spec"]["template"]["metadata"]["labels"]
-    assert selector.items() <= labels.items()
+    for values in [None, *CI_VALUES]:
+        proc = template(values=values)
+        assert proc.returncode == 0, proc.stderr
+        docs = load_documents(proc.stdout, "rendered.yaml")
+        assert {d.kind for d in docs} >= {"Deployment", "Service", "ValidatingWebhookConfiguration"}

@@ -113,6 +113,8 @@ def cluster(kube_api: KubeAPIServer, serve: tuple[int, Path], tmp_path: Path) ->
             "tls.secretName=dra-capacity-tls",
             "--set",
             f"tls.caBundle={ca_bundle}",
+            "--set",
+            "webhook.podRouting.enabled=false",  # the DeviceClass configurations only
             "--show-only",
             "templates/webhooks.yaml",
         ],

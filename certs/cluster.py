@@ -1,0 +1,297 @@
+"""The certificates' view of the cluster, through the official `kubernetes` client: the Secret, the webhook
+configurations' caBundles, and the replicas behind the webhook Service (EndpointSlices).
+
+Every write is conflict-aware: the Secret and the configurations are replaced with the resourceVersion that
+was read, so a concurrent writer makes the write fail with 409 and the caller reconciles again from fresh
+state, never overwriting what it did not see.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from kubernetes import client
+from kubernetes.client import ApiException
+
+from certs.material import (
+    MANAGED_BY,
+    MANAGED_BY_LABEL,
+    SECRET_TYPE,
+    Material,
+    decode_data,
+    encode_data,
+)
+
+VALIDATING = "validatingwebhookconfiguration"
+MUTATING = "mutatingwebhookconfiguration"
+KINDS = (VALIDATING, MUTATING)
+
+
+class ClusterError(Exception):
+    """An API call that failed for a reason other than a conflict; names the object and the status."""
+
+
+class Conflict(Exception):
+    """Someone else changed the object since it was read: read again and retry."""
+
+
+@dataclass(frozen=True)
+class StoredSecret:
+    data: dict[str, bytes]
+    annotations: dict[str, str]
+    labels: dict[str, str]
+    type: str
+    resource_version: str
+    raw: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class WebhookEntry:
+    config_kind: str
+    config_name: str
+    webhook_name: str
+    ca_bundle: bytes | None
+
+
+@dataclass(frozen=True)
+class ConfigRef:
+    """`--webhook-config` value: `validating/NAME`, `mutating/NAME`, or a bare NAME for both kinds."""
+
+    kinds: tuple[str, ...]
+    name: str
+
+    @classmethod
+    def parse(cls, text: str) -> ConfigRef:
+        prefix, sep, name = text.partition("/")
+        if not sep:
+            return cls(KINDS, text)
+        kind = {"validating": VALIDATING, "mutating": MUTATING}.get(prefix.lower())
+        if kind is None or not name:
+            raise ValueError(f"{text!r}: expected NAME, validating/NAME or mutating/NAME")
+        return cls((kind,), name)
+
+
+def _why(exc: ApiException) -> str:
+    return f"HTTP {exc.status} {exc.reason or ''}".strip()
+
+
+class CertCluster:
+    """Reads and writes for one installation: its namespace, Secret, Service and webhook configurations."""
+
+    def __init__(
+        self,
+        api: client.ApiClient,
+        namespace: str,
+        secret: str,
+        service: str,
+        configs: Sequence[ConfigRef] = (),
+    ) -> None:
+        # Typed as Any: the generated client's signatures want its pydantic models, and plain dicts (what the
+        # API speaks, and what we build) are accepted at run time.
+        self.api: Any = api
+        self.namespace = namespace
+        self.secret = secret
+        self.service = service
+        self.configs = tuple(configs)
+        self.core: Any = client.CoreV1Api(api)
+        self.admission: Any = client.AdmissionregistrationV1Api(api)
+        self.discovery: Any = client.DiscoveryV1Api(api)
+
+    def _plain(self, obj: Any) -> dict[str, Any]:
+        plain: dict[str, Any] = self.api.sanitize_for_serialization(obj)
+        return plain
+
+    # --- the Secret -------------------------------------------------------------------------------------
+
+    def read_secret(self) -> StoredSecret | None:
+        try:
+            raw = self._plain(self.core.read_namespaced_secret(self.secret, self.namespace))
+        except ApiException as exc:
+            if exc.status == 404:
+                return None
+            raise ClusterError(f"secret {self.namespace}/{self.secret}: get: {_why(exc)}") from None
+        meta = raw.get("metadata") or {}
+        return StoredSecret(
+            data=decode_data(raw.get("data")),
+            annotations=dict(meta.get("annotations") or {}),
+            labels=dict(meta.get("labels") or {}),
+            type=str(raw.get("type") or ""),
+            resource_version=str(meta.get("resourceVersion") or ""),
+            raw=raw,
+        )
+
+    def write_secret(self, material: Material, stored: StoredSecret | None) -> None:
+        """Create the Secret, or replace it at the resourceVersion read; Conflict when someone was faster."""
+        where = f"secret {self.namespace}/{self.secret}"
+        if stored is None:
+            new: dict[str, Any] = {
+                "apiVersion": "v1",
+                "kind": "Secret",
+                "type": SECRET_TYPE,
+                "metadata": {
+                    "name": self.secret,
+                    "namespace": self.namespace,
+                    "labels": {MANAGED_BY_LABEL: MANAGED_BY},
+                    "annotations": material.annotations(),
+                },
+                "data": encode_data(material.secret_data()),
+            }
+            try:
+                self.core.create_namespaced_secret(self.namespace, new)
+            except ApiException as exc:
+                if exc.status == 409:
+                    raise Conflict(f"{where} was created meanwhile") from None
+                raise ClusterError(f"{where}: create: {_why(exc)}") from None
+            return
+        body: dict[str, Any] = copy.deepcopy(stored.raw)
+        meta = body.setdefault("metadata", {})
+        meta["resourceVersion"] = stored.resource_version
+        meta.setdefault("labels", {})[MANAGED_BY_LABEL] = MANAGED_BY
+        annotations = meta.setdefault("annotations", {})
+        annotations.update(material.annotations())
+        data = decode_data(body.get("data"))
+        data.update(material.secret_data())
+        body["data"] = encode_data(data)
+        try:
+            self.core.replace_namespaced_secret(self.secret, self.namespace, body)
+        except ApiException as exc:
+            if exc.status == 409:
+                raise Conflict(f"{where} changed meanwhile") from None
+            raise ClusterError(f"{where}: update: {_why(exc)}") from None
+
+    # --- webhook configurations -------------------------------------------------------------------------
+
+    def _read_config(self, kind: str, name: str) -> dict[str, Any] | None:
+        read = (
+            self.admission.read_validating_webhook_configuration
+            if kind == VALIDATING
+            else self.admission.read_mutating_webhook_configuration
+        )
+        try:
+            return self._plain(read(name))
+        except ApiException as exc:
+            if exc.status == 404:
+                return None
+            raise ClusterError(f"{kind} {name}: get: {_why(exc)}") from None
+
+    def _ours(self, webhook: dict[str, Any]) -> bool:
+        service = (webhook.get("clientConfig") or {}).get("service") or {}
+        return bool(service.get("name") == self.service and service.get("namespace") == self.namespace)
+
+    def webhook_entries(self) -> tuple[list[WebhookEntry], list[str]]:
+        """Our webhooks (clientConfig pointing at our Service) in the configured configurations, and the
+        `--webhook-config` values that matched no object."""
+        entries: list[WebhookEntry] = []
+        missing: list[str] = []
+        for ref in self.configs:
+            found = False
+            for kind in ref.kinds:
+                config = self._read_config(kind, ref.name)
+                if config is None:
+                    continue
+                found = True
+                for hook in config.get("webhooks") or []:
+                    if not self._ours(hook):
+                        continue
+                    raw = (hook.get("clientConfig") or {}).get("caBundle")
+                    bundle = base64.b64decode(raw) if raw else None
+                    entries.append(WebhookEntry(kind, ref.name, str(hook.get("name", "")), bundle))
+            if not found:
+                missing.append(ref.name if len(ref.kinds) > 1 else f"{ref.kinds[0]}/{ref.name}")
+        return entries, missing
+
+    def inject(self, ca_bundle: bytes) -> list[str]:
+        """Set caBundle of each of our webhooks that does not already hold `ca_bundle`; what was changed."""
+        encoded = base64.b64encode(ca_bundle).decode("ascii")
+        changed: list[str] = []
+        for ref in self.configs:
+            for kind in ref.kinds:
+                config = self._read_config(kind, ref.name)
+                if config is None:
+                    continue
+                touched = []
+                for hook in config.get("webhooks") or []:
+                    if self._ours(hook) and hook["clientConfig"].get("caBundle") != encoded:
+                        hook["clientConfig"]["caBundle"] = encoded
+                        touched.append(str(hook.get("name", "")))
+                if not touched:
+                    continue
+                replace = (
+                    self.admission.replace_validating_webhook_configuration
+                    if kind == VALIDATING
+                    else self.admission.replace_mutating_webhook_configuration
+                )
+                try:
+                    replace(ref.name, config)
+                except ApiException as exc:
+                    if exc.status == 409:
+                        raise Conflict(f"{kind} {ref.name} changed meanwhile") from None
+                    raise ClusterError(f"{kind} {ref.name}: update: {_why(exc)}") from None
+                changed += [f"{kind}/{ref.name} webhook {name}" for name in touched]
+        return changed
+
+    def delete_configs(self) -> list[str]:
+        """Delete the configured webhook configurations (uninstall); what was deleted. Absent is fine."""
+        deleted: list[str] = []
+        for ref in self.configs:
+            for kind in ref.kinds:
+                delete = (
+                    self.admission.delete_validating_webhook_configuration
+                    if kind == VALIDATING
+                    else self.admission.delete_mutating_webhook_configuration
+                )
+                try:
+                    delete(ref.name)
+                except ApiException as exc:
+                    if exc.status == 404:
+                        continue
+                    raise ClusterError(f"{kind} {ref.name}: delete: {_why(exc)}") from None
+                deleted.append(f"{kind}/{ref.name}")
+        return deleted
+
+    def delete_secret(self) -> bool:
+        """Delete the Secret if `certs` made it (managed-by label); True when deleted."""
+        stored = self.read_secret()
+        if stored is None or stored.labels.get(MANAGED_BY_LABEL) != MANAGED_BY:
+            return False
+        try:
+            self.core.delete_namespaced_secret(self.secret, self.namespace)
+        except ApiException as exc:
+            if exc.status == 404:
+                return False
+            raise ClusterError(f"secret {self.namespace}/{self.secret}: delete: {_why(exc)}") from None
+        return True
+
+    # --- replicas -----------------------------------------------------------------------------------------
+
+    def endpoints(self) -> list[tuple[str, int]]:
+        """Ready (and not terminating) addresses of the Service's EndpointSlices, on the `https` port (or the
+        only port): the replicas the API server may call."""
+        try:
+            slices = self._plain(
+                self.discovery.list_namespaced_endpoint_slice(
+                    self.namespace, label_selector=f"kubernetes.io/service-name={self.service}"
+                )
+            )
+        except ApiException as exc:
+            raise ClusterError(
+                f"endpointslices of service {self.namespace}/{self.service}: {_why(exc)}"
+            ) from None
+        out: list[tuple[str, int]] = []
+        for item in slices.get("items") or []:
+            ports = item.get("ports") or []
+            port = next((p.get("port") for p in ports if p.get("name") == "https"), None)
+            if port is None and len(ports) == 1:
+                port = ports[0].get("port")
+            if port is None:
+                continue
+            for endpoint in item.get("endpoints") or []:
+                conditions = endpoint.get("conditions") or {}
+                if conditions.get("ready") is False or conditions.get("terminating") is True:
+                    continue
+                out += [(str(address), int(port)) for address in endpoint.get("addresses") or []]
+        return sorted(set(out))

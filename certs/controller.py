@@ -1,0 +1,206 @@
+"""`certs controller`: keep the webhook's certificates healthy from inside its Deployment.
+
+Every replica runs one (the chart runs it as a native sidecar of the webhook container):
+
+* all of them mirror the Secret's `tls.crt`, `tls.key` and `ca.crt` into the directory the webhook serves
+  from (a shared emptyDir), so the webhook's own hot reload (webhook/tlsreload.py) picks a rotation up within
+  seconds, without waiting for the kubelet's Secret-volume sync;
+* the one holding the Lease reconciles (certs/operations.py): creates the material on first install, renews
+  at two thirds of a lifetime, runs CA rotations, and restores any caBundle that differs from the Secret's
+  `ca.crt` (GitOps tools re-apply the rendered configurations, which carry no caBundle).
+
+Watches on the Secret and on each webhook configuration wake the loop at once; a resync period bounds how
+long any missed event can stay unnoticed. `/healthz` answers while the loop runs; `/readyz` once the
+directory holds a serving pair (the webhook container starts only after that, via the sidecar's startup
+probe).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import http.server
+import logging
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kubernetes import watch as _watch
+
+from certs.cluster import MUTATING, VALIDATING, CertCluster, ClusterError, Conflict
+from certs.files import TLS_CRT, TLS_KEY
+from certs.leader import LeaseElector
+from certs.material import MaterialError
+from certs.operations import NotManaged, mirror_files, reconcile
+from certs.plan import Settings
+
+log = logging.getLogger("dra_capacity.certs")
+watch_module: Any = _watch
+
+
+@dataclass(frozen=True)
+class ControllerOptions:
+    tls_dir: Path | None = None
+    # Replicas to dial instead of the Service's EndpointSlices (outside a cluster, and in tests).
+    endpoints: tuple[tuple[str, int], ...] | None = None
+    resync: float = 30.0
+    retry: float = 2.0
+    watch: bool = True
+
+
+class Controller:
+    """The loop described in the module docstring; `run(stop)` returns when `stop` is set."""
+
+    def __init__(
+        self,
+        cluster: CertCluster,
+        settings: Settings,
+        elector: LeaseElector,
+        options: ControllerOptions,
+        *,
+        emit: Callable[[str], None] | None = None,
+    ) -> None:
+        self.cluster = cluster
+        self.settings = settings
+        self.elector = elector
+        self.options = options
+        self.emit = emit or (lambda line: log.info(line))
+        self.wake = threading.Event()
+        self.healthy = True
+        self.reconciles = 0
+
+    @property
+    def ready(self) -> bool:
+        d = self.options.tls_dir
+        if d is None:
+            return self.healthy
+        return (d / TLS_CRT).exists() and (d / TLS_KEY).exists()
+
+    def _watch(self, stop: threading.Event, what: str, func: Any, *args: Any, **kwargs: Any) -> None:
+        """Wake the loop on every event of one watch; reconnect (relisting) after any error or timeout."""
+        while not stop.is_set():
+            w: Any = watch_module.Watch()
+            try:
+                for _event in w.stream(func, *args, timeout_seconds=60, **kwargs):
+                    self.wake.set()
+                    if stop.is_set():
+                        break
+            except Exception as exc:  # watches end for many reasons (410, timeouts, restarts): reconnect
+                log.debug("watch %s ended: %s", what, exc)
+                stop.wait(self.options.retry)
+            finally:
+                w.stop()
+
+    def _start_watches(self, stop: threading.Event) -> list[threading.Thread]:
+        if not self.options.watch:
+            return []
+        c = self.cluster
+        specs: list[tuple[str, Any, tuple[Any, ...], dict[str, Any]]] = [
+            (
+                f"secret {c.namespace}/{c.secret}",
+                c.core.list_namespaced_secret,
+                (c.namespace,),
+                {"field_selector": f"metadata.name={c.secret}"},
+            )
+        ]
+        for ref in c.configs:
+            for kind in ref.kinds:
+                func = (
+                    c.admission.list_validating_webhook_configuration
+                    if kind == VALIDATING
+                    else c.admission.list_mutating_webhook_configuration
+                )
+                assert kind in (VALIDATING, MUTATING)
+                specs.append(
+                    (f"{kind} {ref.name}", func, (), {"field_selector": f"metadata.name={ref.name}"})
+                )
+        threads = []
+        for what, func, args, kwargs in specs:
+            t = threading.Thread(
+                target=self._watch, args=(stop, what, func, *args), kwargs=kwargs, daemon=True, name=what
+            )
+            t.start()
+            threads.append(t)
+        return threads
+
+    def step(self, due: bool = True) -> bool:
+        """One pass: renew or take the Lease; when `due` (or just elected), reconcile as leader and mirror
+        the Secret into the serving directory. False when it must be retried (conflict, error)."""
+        try:
+            was_leader = self.elector.is_leader
+            leading = self.elector.try_acquire_or_renew()
+            if leading and not was_leader:
+                self.emit(f"became the leader ({self.elector.identity})")
+                due = True
+            if leading and due:
+                outcome = reconcile(self.cluster, self.settings, endpoints=self.options.endpoints)
+                self.reconciles += 1
+                if outcome.changed:
+                    for line in outcome.lines():
+                        self.emit(line)
+            tls_dir = self.options.tls_dir
+            if due and tls_dir is not None and mirror_files(self.cluster.read_secret(), tls_dir):
+                self.emit(f"wrote the serving certificate to {self.options.tls_dir}")
+            self.healthy = True
+            return True
+        except Conflict as exc:
+            log.info("conflict, reconciling again: %s", exc)
+        except (ClusterError, MaterialError, NotManaged, OSError) as exc:
+            self.healthy = False
+            self.emit(f"error: {exc}")
+        return False
+
+    def run(self, stop: threading.Event) -> None:
+        """Renew the Lease every `retry` seconds; reconcile and mirror on a watch event or every `resync`."""
+        threads = self._start_watches(stop)
+        last = float("-inf")
+        retry = False
+        try:
+            while not stop.is_set():
+                due = retry or self.wake.is_set() or time.monotonic() - last >= self.options.resync
+                self.wake.clear()
+                if due:
+                    last = time.monotonic()
+                retry = not self.step(due)
+                self.wake.wait(self.options.retry)
+        finally:
+            with contextlib.suppress(Exception):
+                self.elector.release()
+            for t in threads:
+                t.join(timeout=0.1)
+
+
+class _Health(http.server.BaseHTTPRequestHandler):
+    controller: Controller
+
+    def do_GET(self) -> None:
+        if self.path not in ("/healthz", "/readyz"):
+            self.send_response(404)
+            body = b"not found\n"
+        elif self.path == "/healthz" or self.controller.ready:
+            self.send_response(200)
+            body = b"ok\n"
+        else:
+            self.send_response(503)
+            body = b"not ready\n"
+        self.send_header("Content-Type", "text/plain")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return
+
+
+def health_server(controller: Controller, host: str, port: int) -> http.server.ThreadingHTTPServer:
+    """Plain-HTTP /healthz and /readyz for the kubelet's probes; serve_forever in a thread."""
+    handler = type("Health", (_Health,), {"controller": controller})
+    server = http.server.ThreadingHTTPServer((host, port), handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True, name="certs-health").start()
+    return server
+
+
+__all__: Sequence[str] = ["Controller", "ControllerOptions", "health_server"]
