@@ -332,6 +332,22 @@ class Cluster:
             verdict = Verdict.NODE_FAILURE if exc.node_failure else Verdict.ERROR
             return Decision(verdict, None, exc.message, search.calls if search else 0)
 
+    def plan(self, node: NodeInfo, claims: Sequence[ResourceClaim]) -> Search:
+        """A planned, never-run `Search` of `claims` on `node` over the committed state, for diagnosis
+        (allocator/explain.py reads its checks and plans); raises `AllocationError` as `decide` reports it."""
+        pools = self.node_pools(node)
+        return Search(
+            features=self.features,
+            pools=pools,
+            claims=claims,
+            classes=self._classes,
+            matcher=self._matcher,
+            state=self.state,
+            available_counters=self._available_counters(pools),
+            node_name=node.name,
+            labels=node.labels,
+        )
+
     def results(self, picks: Picks) -> list[AllocationResult]:
         """The API AllocationResults of a decision (one per claim), with fresh share IDs."""
         return [

@@ -373,6 +373,10 @@ class Placer:
         self._index.add(placement.pod, placement.node)
         self._changes.append(_GLOBAL if global_change else placement.node)
 
+    def node_usage(self, name: str) -> NodeUsage:
+        """What the pods on node `name` request so far (running and committed pods), for diagnosis."""
+        return self._usage[name]
+
     # --- the node search ------------------------------------------------------------------------------------
 
     def _walk(

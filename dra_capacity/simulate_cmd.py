@@ -53,6 +53,9 @@ feature simulate does not model, named in the reason; never placed).
 output: -o json (default) and -o yaml carry, for every pod or claim, the file, document and List item it
 came from, and "devices": capacity used/total per device after the run (numbers in the capacity's base
 unit). -o table prints one row per device share and the same summary. Notes go to stderr.
+--explain adds, for each pod or claim not placed, the reasons per node and per request (class or request
+selector, capacity name or amount, devices full or allocated, counters, taints, node predicates), grouped
+across nodes: under its line in -o table, as an "explain" list in -o json|yaml.
 
 exit status:
   0  the simulation ran (unschedulable pods are a result)
@@ -102,6 +105,12 @@ def add_commands(sub: Any) -> None:
         metavar="N",
         help="seed of the random parts of generated names (workload pods, claims from templates, "
         "pod-template-hash), for reproducible output",
+    )
+    simulate.add_argument(
+        "--explain",
+        action="store_true",
+        help="say why each pod or claim that did not fit fails, per node and per request (-o table: under "
+        'its line; -o json|yaml: an "explain" list per pod, or in the claim-mode result)',
     )
     simulate.add_argument(
         "--fail-unschedulable",
@@ -243,7 +252,12 @@ def run_simulate(args: argparse.Namespace) -> int:
     try:
         if inputs.pending_pods() or not inputs.unallocated_claims():
             sim, cluster = run_pods(
-                inputs, gates, args.strategy, args.node, percentage=args.percentage_of_nodes_to_score
+                inputs,
+                gates,
+                args.strategy,
+                args.node,
+                percentage=args.percentage_of_nodes_to_score,
+                explain=args.explain,
             )
             out = to_json(sim)
             pods = inputs.pending_pods()
@@ -252,7 +266,7 @@ def run_simulate(args: argparse.Namespace) -> int:
                 _add_origin(entry, origin.get(id(pod)))
                 _add_device_plugin(entry, pod, nodes)
         else:
-            sim, cluster = run_claims(inputs, gates, args.node)
+            sim, cluster = run_claims(inputs, gates, args.node, explain=args.explain)
             out = to_json(sim)
             for entry, claim in zip(out["claims"], inputs.unallocated_claims(), strict=True):
                 _add_origin(entry, origin.get(id(claim)))

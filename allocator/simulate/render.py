@@ -39,6 +39,8 @@ def _pod_json(p: PodOutcome) -> dict[str, Any]:
         entry["claims"] = [_claim_json(c) for c in p.claims]
     if p.claim_statuses:  # what the resourceclaim controller writes for claims it generated from templates
         entry["resourceClaimStatuses"] = [{"name": e, "resourceClaimName": c} for e, c in p.claim_statuses]
+    if p.explain is not None:
+        entry["explain"] = list(p.explain)
     if any(c.devices for c in p.containers):
         entry["containers"] = [
             {
@@ -62,13 +64,16 @@ def _pod_json(p: PodOutcome) -> dict[str, Any]:
 def to_json(sim: Simulation) -> dict[str, Any]:
     """The result as the contract's JSON document."""
     if isinstance(sim, ClaimRun):
-        return {
+        out: dict[str, Any] = {
             "mode": "claims",
             "node": sim.node,
             "result": sim.result,
             "reason": sim.reason,
             "claims": [_claim_json(c) for c in sim.claims],
         }
+        if sim.explain is not None:
+            out["explain"] = list(sim.explain)
+        return out
     return {"mode": "pods", "pods": [_pod_json(p) for p in sim.pods]}
 
 
@@ -114,6 +119,7 @@ def _result_rows(sim: Simulation) -> tuple[list[list[str]], list[str]]:
             rows.extend(share_rows or [[owner, sim.result, sim.node, "-", "-", "-", "-"]])
         if sim.result != "allocated":
             notes.append(f"{sim.result}: {sim.reason}")
+            notes.extend(f"  {line}" for line in sim.explain or ())
         return rows, notes
     assert isinstance(sim, PodRun)
     for p in sim.pods:
@@ -128,6 +134,7 @@ def _result_rows(sim: Simulation) -> tuple[list[list[str]], list[str]]:
         rows.extend(pod_rows or [[owner, p.result, node, "-", "-", "-", "-"]])
         if p.result != "bound":
             notes.append(f"{owner}: {p.result}: {p.reason}")
+            notes.extend(f"  {line}" for line in p.explain or ())
     return rows, notes
 
 

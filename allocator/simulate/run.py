@@ -9,11 +9,13 @@ the placer `scheduling_pod` copies.
 from __future__ import annotations
 
 import difflib
+import json
 from collections.abc import Sequence, Set
 from dataclasses import dataclass
 from typing import Literal
 
-from allocator.cluster import Cluster, NodeInfo
+from allocator.cluster import Cluster, NodeInfo, Verdict
+from allocator.explain import PodContext, explain_claims, explain_pod
 from allocator.placement import (
     NO_NODES_MESSAGE,
     REASON_CANNOT_ALLOCATE,
@@ -86,6 +88,9 @@ class ClaimRun:
     reason: str
     claims: tuple[ClaimOutcome, ...]
     notes: tuple[str, ...] = ()  # for stderr, never in the JSON
+    explain: tuple[str, ...] | None = (
+        None  # with --explain: why the claims did not fit (allocator/explain.py)
+    )
 
 
 @dataclass(frozen=True)
@@ -104,6 +109,7 @@ class PodOutcome:
     claims: tuple[ClaimOutcome, ...]
     claim_statuses: tuple[tuple[str, str], ...] = ()  # (entry, generated claim): resourceClaimStatuses
     containers: tuple[ContainerDevices, ...] = ()  # bound pods with devices only
+    explain: tuple[str, ...] | None = None  # with --explain: why the pod fits no node, grouped by reason
 
     @classmethod
     def of(
@@ -111,6 +117,7 @@ class PodOutcome:
         p: Placement,
         claims: Sequence[ResourceClaim] = (),
         generated: tuple[tuple[str, str], ...] = (),
+        explain: tuple[str, ...] | None = None,
     ) -> PodOutcome:
         """`claims`: the pod's own claims as they stand after it (allocated, reserved); default: those
         allocated for it."""
@@ -131,6 +138,7 @@ class PodOutcome:
             claims=tuple(ClaimOutcome.of(c) for c in own),
             claim_statuses=generated,
             containers=_container_devices(p, own) if bound else (),
+            explain=explain,
         )
 
 
@@ -178,8 +186,11 @@ class PodRun:
 Simulation = ClaimRun | PodRun
 
 
-def run_claims(inputs: Inputs, gates: FeatureGates, node_name: str | None) -> tuple[ClaimRun, Cluster]:
-    """Claim mode: every unallocated claim, together, all-or-nothing, on one node."""
+def run_claims(
+    inputs: Inputs, gates: FeatureGates, node_name: str | None, *, explain: bool = False
+) -> tuple[ClaimRun, Cluster]:
+    """Claim mode: every unallocated claim, together, all-or-nothing, on one node. `explain`: say why they
+    did not fit (a diagnosis pass, run only then)."""
     if node_name is None:
         if len(inputs.nodes) != 1:
             raise UsageError(
@@ -204,12 +215,19 @@ def run_claims(inputs: Inputs, gates: FeatureGates, node_name: str | None) -> tu
         result, reason, results = "unschedulable", REASON_CANNOT_ALLOCATE, None
     else:
         result, reason, results = "allocated", "", alloc.results
+    why: tuple[str, ...] | None = None
+    if explain:
+        why = ()
+        if result == "unschedulable" and alloc is not None and alloc.verdict is Verdict.NO_FIT:
+            why = tuple(explain_claims(cluster, info, claims))
+        elif result != "allocated":
+            why = (reason,)
     if results is not None:
         for c, r in zip(claims, results, strict=True):
             c.status = ResourceClaimStatus(allocation=r)
             cluster.commit(c, r)
     outcomes = tuple(ClaimOutcome.of(c) for c in claims)
-    return ClaimRun(node_name, result, reason, outcomes, notes), cluster
+    return ClaimRun(node_name, result, reason, outcomes, notes, why), cluster
 
 
 def missing_class_reason(claims: Sequence[ResourceClaim], known: Set[str]) -> str | None:
@@ -251,10 +269,12 @@ def run_pods(
     node_name: str | None = None,
     *,
     percentage: int = 100,
+    explain: bool = False,
 ) -> tuple[PodRun, Cluster]:
     """Pod mode: pending pods placed one at a time, in input order, each seeing the ones before it.
 
-    `percentage`: kube-scheduler's percentageOfNodesToScore (100: every node is examined)."""
+    `percentage`: kube-scheduler's percentageOfNodesToScore (100: every node is examined). `explain`: for
+    each unschedulable pod, why it fits no node (a diagnosis pass, run only for those pods)."""
     nodes = [n for n in inputs.nodes if node_name is None or n.name == node_name]
     if node_name is not None and not nodes:
         raise UsageError(f"--node {node_name}: pod mode needs a Node of that name in the input")
@@ -274,6 +294,9 @@ def run_pods(
         index=index,
         percentage_of_nodes_to_score=percentage,
     )
+    context = PodContext(nodes, placer.node_usage, index, resolver, gates)
+    explained: dict[str, tuple[str, ...]] = {}  # equal pods between two changes get the same diagnosis
+    bound = 0
     outcomes = []
     known = {c.metadata.name for c in inputs.classes}
     current: dict[tuple[str, str], ResourceClaim] = {}  # claims as this run has left them
@@ -288,10 +311,36 @@ def run_pods(
             placement = Placement(scheduling_pod(inputs, pod), PlacementResult.UNSCHEDULABLE, reason)
         else:
             placement = placer.place(scheduling_pod(inputs, pod), claims)
+        diagnosis: tuple[str, ...] | None = None
+        if explain:
+            diagnosis = ()
+            if placement.result is PlacementResult.UNSCHEDULABLE:
+                early = (
+                    missing if missing is not None else REASON_CLAIM_IN_USE if in_use is not None else None
+                )
+                if early is not None:
+                    diagnosis = (early,)
+                else:
+                    key = _explain_key(placement.pod, claims, cluster.generation, bound)
+                    diagnosis = explained.get(key)
+                    if diagnosis is None:
+                        diagnosis = tuple(explain_pod(cluster, context, placement.pod, claims))
+                        explained[key] = diagnosis
         placer.commit(placement)
+        bound += placement.result is PlacementResult.BOUND
         after = _reserve(placement, claims, current) if placement.result is PlacementResult.BOUND else []
-        outcomes.append(PodOutcome.of(placement, after, inputs.generated.get(id(pod), ())))
+        outcomes.append(PodOutcome.of(placement, after, inputs.generated.get(id(pod), ()), diagnosis))
     return PodRun(tuple(outcomes)), cluster
+
+
+def _explain_key(pod: Pod, claims: Sequence[ResourceClaim], generation: int, bound: int) -> str:
+    """What a pod's diagnosis depends on: its spec and namespace (not its name), its claims, and the state
+    (the core's generation, the pods bound so far)."""
+    return json.dumps(
+        [pod.namespace, pod.spec.to_api(), [c.to_api() for c in claims], generation, bound],
+        sort_keys=True,
+        default=str,
+    )
 
 
 def _key(claim: ResourceClaim) -> tuple[str, str]:
