@@ -273,15 +273,15 @@ def test_an_unknown_key_inside_the_kep_field_is_a_warning_and_a_strict_error(
     """The KEP-6406 field is a CapacityRequirements (only `requests`), checked like every other field."""
     dc = gpu_class().to_api()
     dc["spec"]["extendedResourceCapacityRequests"]["limits"] = {}
-    cluster = _write(tmp_path, "c.yaml", dc, node("n1"), gpu_slice("n1", 1))
-    pods = _write(tmp_path, "p.yaml", pod("p", {GPU_SHARED: 1}))
-    code, _, err = _run(capsys, "-f", cluster, "-f", pods)
+    cluster = write_manifests(tmp_path, "c.yaml", dc, node("n1"), gpu_slice("n1", 1))
+    pods = write_manifests(tmp_path, "p.yaml", pod("p", {GPU_SHARED: 1}))
+    code, _, err = run_simulate(capsys, "-f", cluster, "-f", pods)
     assert code == 0
     assert err == (
         f'{cluster}: document 1: DeviceClass "{dc["metadata"]["name"]}": warning: unknown field '
         '"spec.extendedResourceCapacityRequests.limits"\n'
     )
-    code, out, err = _run(capsys, "--strict", "-f", cluster, "-f", pods)
+    code, out, err = run_simulate(capsys, "--strict", "-f", cluster, "-f", pods)
     assert code == 2 and out == ""
     assert err.strip().endswith(
         'strict decoding error: unknown field "spec.extendedResourceCapacityRequests.limits"'
@@ -294,9 +294,14 @@ def test_strict_checks_only_the_kinds_simulate_reads(
     """A kind simulate skips (here a ConfigMap) is noted as skipped, under --strict too: it reads none of its
     fields."""
     config = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}, "dataa": {}}
-    cluster = _write(tmp_path, "c.yaml", gpu_class(), node("n1"), gpu_slice("n1", 1), config)
-    code, _, err = _run(
-        capsys, "--strict", "-f", cluster, "-f", _write(tmp_path, "p.yaml", pod("p", {GPU_SHARED: 1}))
+    cluster = write_manifests(tmp_path, "c.yaml", gpu_class(), node("n1"), gpu_slice("n1", 1), config)
+    code, _, err = run_simulate(
+        capsys,
+        "--strict",
+        "-f",
+        cluster,
+        "-f",
+        write_manifests(tmp_path, "p.yaml", pod("p", {GPU_SHARED: 1})),
     )
     assert code == 0
     assert err.startswith(f"{cluster}: document 4: skipping ConfigMap 'x': simulate reads ")
