@@ -135,8 +135,7 @@ class Controllers:
         for rt in TYPES:
             if rt.storage:  # a second view of another type's objects
                 continue
-            items, _ = self.double.store.list(rt)
-            out.extend((rt, o) for o in items)
+            out.extend((rt, o) for o in self.double.store.snapshot(rt))
         return out
 
     async def _delete(self, rt: ResourceType, obj: Obj, **options: Any) -> bool:
@@ -172,7 +171,7 @@ class Controllers:
         if not self.kubelet_finishes_deletion:
             return False
         changed = False
-        pods, _ = self.double.store.list(BY_KEY["pods"])
+        pods = self.double.store.snapshot(BY_KEY["pods"])
         for pod in pods:
             m = _meta(pod)
             if m.get("deletionTimestamp") and int(m.get("deletionGracePeriodSeconds") or 0) > 0:
@@ -183,7 +182,7 @@ class Controllers:
     async def _namespaces(self) -> bool:
         changed = False
         ns_rt = BY_KEY["namespaces"]
-        namespaces, _ = self.double.store.list(ns_rt)
+        namespaces = self.double.store.snapshot(ns_rt)
         for ns in namespaces:
             if not _meta(ns).get("deletionTimestamp"):
                 continue
@@ -192,7 +191,7 @@ class Controllers:
             for rt in TYPES:
                 if not rt.namespaced or rt.storage:
                     continue
-                items, _ = self.double.store.list(rt, name)
+                items = self.double.store.snapshot(rt, name)
                 for obj in items:
                     remaining += 1
                     if not _meta(obj).get("deletionTimestamp"):
@@ -211,7 +210,7 @@ class Controllers:
     async def _claims(self) -> bool:
         changed = False
         claim_rt, pod_rt = BY_KEY["resourceclaims.resource.k8s.io"], BY_KEY["pods"]
-        claims, _ = self.double.store.list(claim_rt)
+        claims = self.double.store.snapshot(claim_rt)
         for claim in claims:
             ns = namespace_of(claim)
             status = claim.get("status") or {}
@@ -230,7 +229,7 @@ class Controllers:
                 def set_status(new: Obj, valid: list[Any] = valid, has_fin: bool = has_fin) -> None:
                     st = new.setdefault("status", {})
                     if valid:
-                        st["reservedFor"] = valid
+                        st["reservedFor"] = copy.deepcopy(valid)  # entries of the stored (read-only) claim
                     else:
                         st.pop("reservedFor", None)
                         if has_fin:  # allocated by the scheduler: deallocate by clearing the allocation
