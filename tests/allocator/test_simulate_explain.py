@@ -9,35 +9,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
+from simulate_cli import run_simulate, write_manifests
 from workloads import GPU_SHARED, gpu_class, gpu_slice, node, pod
 
-from dra_capacity.cli import main
-
 SUMMARY = "0/2 nodes are available: 2 cannot allocate all claims."
-
-
-def _write(tmp_path: Path, name: str, *objs: Any) -> str:
-    docs = [o if isinstance(o, dict) else o.to_api() for o in objs]
-    path = tmp_path / name
-    path.write_text(yaml.safe_dump_all(docs, sort_keys=False))
-    return str(path)
-
-
-def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(["simulate", *argv])
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 def _cluster(tmp_path: Path, *nodes: Any, cls: Any = None, gpus: int = 1) -> str:
     nodes = nodes or (node("n1"), node("n2"))
     slices = [gpu_slice(n.name, gpus) for n in nodes]
-    return _write(tmp_path, "cluster.yaml", cls or gpu_class(), *nodes, *slices)
+    return write_manifests(tmp_path, "cluster.yaml", cls or gpu_class(), *nodes, *slices)
 
 
 def _pods(tmp_path: Path, *pods: Any) -> str:
-    return _write(tmp_path, "pods.yaml", *pods)
+    return write_manifests(tmp_path, "pods.yaml", *pods)
 
 
 def test_typo_in_the_class_capacity_is_named_on_every_node(
@@ -48,7 +33,7 @@ def test_typo_in_the_class_capacity_is_named_on_every_node(
     assert cls.spec.extended_resource_capacity_requests is not None
     requests = cls.spec.extended_resource_capacity_requests.requests or {}
     cls.spec.extended_resource_capacity_requests.requests = {"shraes": requests["shares"]}
-    code, out, _ = _run(
+    code, out, _ = run_simulate(
         capsys,
         "--explain",
         "-f",
@@ -66,7 +51,7 @@ def test_typo_in_the_class_capacity_is_named_on_every_node(
 
 def test_full_gpus_say_shares_used(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     pods = [pod(f"web-{i}", {GPU_SHARED: 1}) for i in range(9)]
-    _, out, _ = _run(capsys, "--explain", "-f", _cluster(tmp_path), "-f", _pods(tmp_path, *pods))
+    _, out, _ = run_simulate(capsys, "--explain", "-f", _cluster(tmp_path), "-f", _pods(tmp_path, *pods))
     entries = json.loads(out)["pods"]
     assert [e["result"] for e in entries] == ["bound"] * 8 + ["unschedulable"]
     assert all(e["explain"] == [] for e in entries[:8])
@@ -82,7 +67,9 @@ def test_node_taint_and_node_selector_are_said_per_node(
     tainted = node("n1", taints=[{"key": "nvidia.com/gpu", "value": "maintenance", "effect": "NoSchedule"}])
     other = node("n2", labels={"kubernetes.io/hostname": "n2", "gpu": "h100"})
     p = pod("web", {GPU_SHARED: 1}, nodeSelector={"gpu": "a100"})
-    _, out, _ = _run(capsys, "--explain", "-f", _cluster(tmp_path, tainted, other), "-f", _pods(tmp_path, p))
+    _, out, _ = run_simulate(
+        capsys, "--explain", "-f", _cluster(tmp_path, tainted, other), "-f", _pods(tmp_path, p)
+    )
     entry = json.loads(out)["pods"][0]
     assert entry["reason"] == (
         "0/2 nodes are available: 1 node(s) didn't match Pod's node affinity/selector, "
@@ -98,7 +85,7 @@ def test_without_explain_the_output_has_no_explain_key(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     pods = _pods(tmp_path, pod("big", {GPU_SHARED: 2}))
-    _, out, _ = _run(capsys, "-f", _cluster(tmp_path), "-f", pods)
+    _, out, _ = run_simulate(capsys, "-f", _cluster(tmp_path), "-f", pods)
     entry = json.loads(out)["pods"][0]
     assert entry["reason"] == SUMMARY and "explain" not in entry
 
@@ -106,8 +93,8 @@ def test_without_explain_the_output_has_no_explain_key(
 def test_explain_keeps_every_other_key_and_value(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     pods = _pods(tmp_path, *(pod(f"web-{i}", {GPU_SHARED: 1}) for i in range(9)))
     cluster = _cluster(tmp_path)
-    _, plain, _ = _run(capsys, "--seed", "1", "-f", cluster, "-f", pods)
-    _, explained, _ = _run(capsys, "--seed", "1", "--explain", "-f", cluster, "-f", pods)
+    _, plain, _ = run_simulate(capsys, "--seed", "1", "-f", cluster, "-f", pods)
+    _, explained, _ = run_simulate(capsys, "--seed", "1", "--explain", "-f", cluster, "-f", pods)
 
     def view(text: str) -> list[tuple[Any, ...]]:
         return [
@@ -123,7 +110,7 @@ def test_table_prints_the_reasons_under_the_pod_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     pods = _pods(tmp_path, pod("big", {GPU_SHARED: 2}))
-    _, out, err = _run(capsys, "--explain", "-o", "table", "-f", _cluster(tmp_path), "-f", pods)
+    _, out, err = run_simulate(capsys, "--explain", "-o", "table", "-f", _cluster(tmp_path), "-f", pods)
     lines = out.splitlines()
     at = lines.index(f"default/big: unschedulable: {SUMMARY}")
     assert lines[at + 1] == (
@@ -158,8 +145,8 @@ def test_claim_mode_explains_a_capacity_the_devices_lack(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     cluster = _cluster(tmp_path, node("n1"))
-    claims = _write(tmp_path, "claims.yaml", _claim("train", "90Gi"))
-    _, out, _ = _run(capsys, "--explain", "-f", cluster, "-f", claims)
+    claims = write_manifests(tmp_path, "claims.yaml", _claim("train", "90Gi"))
+    _, out, _ = run_simulate(capsys, "--explain", "-f", cluster, "-f", claims)
     doc = json.loads(out)
     assert doc["result"] == "unschedulable" and doc["reason"] == "cannot allocate all claims"
     assert doc["explain"] == [
@@ -173,7 +160,9 @@ def test_claim_mode_allocated_has_an_empty_explain(
     cluster = _cluster(tmp_path, node("n1"))
     claim = _claim("train", "1")
     claim["spec"]["devices"]["requests"][0]["exactly"]["capacity"]["requests"] = {"shares": "1"}
-    _, out, _ = _run(capsys, "--explain", "-f", cluster, "-f", _write(tmp_path, "claims.yaml", claim))
+    _, out, _ = run_simulate(
+        capsys, "--explain", "-f", cluster, "-f", write_manifests(tmp_path, "claims.yaml", claim)
+    )
     doc = json.loads(out)
     assert doc["result"] == "allocated" and doc["explain"] == []
 
@@ -183,7 +172,9 @@ def test_equal_pods_are_diagnosed_again_after_the_state_changed(
 ) -> None:
     pods = [pod("big-0", {GPU_SHARED: 2}), *(pod(f"web-{i}", {GPU_SHARED: 1}) for i in range(4))]
     pods.append(pod("big-1", {GPU_SHARED: 2}))
-    _, out, _ = _run(capsys, "--explain", "-f", _cluster(tmp_path, node("n1")), "-f", _pods(tmp_path, *pods))
+    _, out, _ = run_simulate(
+        capsys, "--explain", "-f", _cluster(tmp_path, node("n1")), "-f", _pods(tmp_path, *pods)
+    )
     entries = json.loads(out)["pods"]
     prefix = "on 1 node: claim default/<extended-resources>, request container-0-request-0: "
     assert entries[0]["explain"] == [prefix + "needs 2 devices, 1 of 1 matching device available (nodes: n1)"]
