@@ -23,7 +23,7 @@ from resourceapi.core_v1 import (
 )
 from resourceapi.extended import ExtendedResourceResolver, is_dra_extended_resource_name
 from resourceapi.gates import DRA_EXTENDED_RESOURCE_CAPACITY, FeatureGates
-from resourceapi.meta import ObjectMeta, OwnerReference
+from resourceapi.meta import ObjectMeta
 from resourceapi.quantity import Quantity
 from resourceapi.resource_v1 import (
     ALLOCATION_MODE_EXACT_COUNT,
@@ -219,16 +219,7 @@ def _claim(pod: Pod, requests: list[DeviceRequest]) -> ResourceClaim:
             namespace=pod.namespace,
             generate_name=f"{pod.name}-extended-resources-",
             annotations={EXTENDED_RESOURCE_CLAIM_ANNOTATION: "true"},
-            owner_references=[
-                OwnerReference(
-                    api_version="v1",
-                    kind="Pod",
-                    name=pod.name,
-                    uid=pod.metadata.uid or "",
-                    controller=True,
-                    block_owner_deletion=True,
-                )
-            ],
+            owner_references=[pod.controller_reference()],
         ),
         spec=ResourceClaimSpec(devices=DeviceClaim(requests=requests)),
     )

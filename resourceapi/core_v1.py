@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pydantic import Field, model_validator
 
-from resourceapi.meta import ApiModel, LabelSelector, ObjectMeta
+from resourceapi.meta import ApiModel, LabelSelector, ObjectMeta, OwnerReference
 from resourceapi.quantity import QuantityField
 
 RESTART_POLICY_ALWAYS = "Always"
@@ -177,6 +177,18 @@ class Pod(ApiModel):
     @property
     def name(self) -> str:
         return self.metadata.name
+
+    def controller_reference(self) -> OwnerReference:
+        """The controller ownerReference a claim made for this pod carries (the resourceclaim controller's
+        and the scheduler's extended-resource claim alike)."""
+        return OwnerReference(
+            api_version="v1",
+            kind="Pod",
+            name=self.name,
+            uid=self.metadata.uid or "",
+            controller=True,
+            block_owner_deletion=True,
+        )
 
     def all_containers(self) -> list[Container]:
         """initContainers followed by containers: the index space of upstream's request names."""

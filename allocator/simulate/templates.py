@@ -14,7 +14,7 @@ from __future__ import annotations
 import random
 
 from resourceapi.core_v1 import Pod
-from resourceapi.meta import ObjectMeta, OwnerReference
+from resourceapi.meta import ObjectMeta
 from resourceapi.names import generate_name
 from resourceapi.resource_v1 import ResourceClaim, ResourceClaimTemplate
 
@@ -51,16 +51,7 @@ def claim_from_template(
             namespace=pod.namespace,
             labels=dict(meta.labels) if meta.labels else None,
             annotations=annotations,
-            owner_references=[
-                OwnerReference(
-                    api_version="v1",
-                    kind="Pod",
-                    name=pod.name,
-                    uid=pod.metadata.uid or "",
-                    controller=True,
-                    block_owner_deletion=True,
-                )
-            ],
+            owner_references=[pod.controller_reference()],
         ),
         spec=template.spec.spec.model_copy(deep=True),
     )
