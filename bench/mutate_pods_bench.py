@@ -1,10 +1,10 @@
 """`/mutate-pods` (pod routing) against the allow-all baseline in the same server, over TLS, same run.
 
-The server is `dra-capacity serve --kubeconfig ...` as bench/webhook_baseline.py runs it (its `/mutate`
-admits everything unjudged: the baseline), its routing cache fed by the kube-apiserver test double (a
-process) holding a DeviceClass with capacity requests (annotation carrier) and an opted-in namespace, so
-every review takes the routed path (resource lookup, opt-in check, JSONPatch). Server and load generator
-are pinned to different cores; load: wrk if installed, else an aiohttp client (see webhook_bench.py).
+The server is `dra-capacity serve --kubeconfig ...` as bench/webhook_baseline.py runs it (its `/bench/allow`
+admits everything unjudged: the baseline), its routing cache fed by the kube-apiserver test double (a process)
+holding a DeviceClass with capacity requests (annotation carrier) and an opted-in namespace, so every review
+takes the routed path (resource lookup, opt-in check, JSONPatch). Server and load generator are pinned to
+different cores; load: wrk if installed, else an aiohttp client (see webhook_bench.py).
 Targets: >= 80% of the baseline's throughput, p99 within 1 ms of the baseline's.
 
     .venv/bin/python bench/mutate_pods_bench.py [--duration 10] [--connections 16] [--rounds 2]
@@ -30,9 +30,17 @@ sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT / "tests" / "binder"))
 
 from gpu_cluster import device_class, pod  # noqa: E402
-from webhook_bench import LUA, Result, _python_load, free_port, pinned, run_wrk, wait_ready  # noqa: E402
+from webhook_bench import (  # noqa: E402
+    BASELINE,  # allow-all, mounted by bench/webhook_baseline.py only
+    LUA,
+    Result,
+    _python_load,
+    free_port,
+    pinned,
+    run_wrk,
+    wait_ready,
+)
 
-BASELINE = "/mutate"  # allow-all in bench/webhook_baseline.py (same server, through the worker pool)
 TARGET_RATIO = 0.80
 TARGET_P99_DELTA_MS = 1.0
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from webhook.envelope import MAX_BODY_BYTES
+from webhook.judging import Cost
 
 MiB = 1024 * 1024
 
@@ -48,6 +49,24 @@ class ServerLimits:
     deadline_margin: float = 1.0
     # Graceful shutdown: how long in-flight reviews may take to finish before their connections are closed.
     shutdown_timeout: float = 15.0
+    # The inline budget: a review whose body is at most `inline_max_body` bytes is judged on the event loop,
+    # without the hand-off to a worker, when its handler has at most `inline_compile_bytes` of its CEL still
+    # to compile and at most `inline_evaluations` selector evaluations against published devices still to
+    # make (webhook/judging.py `Cost`). Measured: CEL compiles at 3-5 us per byte, an evaluation takes a few
+    # microseconds, a small body's other checks well under a millisecond; so an inline review holds the loop
+    # for a few milliseconds at most, and everything costlier waits for a worker. 0 judges every review in
+    # a worker.
+    inline_max_body: int = 32 * 1024
+    inline_compile_bytes: int = 1024
+    inline_evaluations: int = 1024
+
+    def inline(self, size: int, cost: Cost) -> bool:
+        """Whether a review of `size` bytes that would cost its handler `cost` is judged on the event loop."""
+        return (
+            size <= self.inline_max_body
+            and cost.compile_bytes <= self.inline_compile_bytes
+            and cost.evaluations <= self.inline_evaluations
+        )
 
     def answer_within(self, deadline: float) -> float:
         """Seconds a review may take when the caller waits `deadline` seconds."""
