@@ -32,6 +32,7 @@ from aiohttp import web
 from certs.files import ServingPair
 from webhook import envelope
 from webhook.connections import ConnectionGuard, GuardedSite, shrink_tls_read_buffer
+from webhook.inline import InlineAllowance
 from webhook.judging import (
     AdmissionHandler,
     CostedHandler,
@@ -139,6 +140,7 @@ class AdmissionRoutes:
         self.workers = workers
         # Endpoints always judged on the loop (cheap by construction: /mutate-pods, bench/'s baseline).
         self.inline: dict[str, HandlerCall] = {}
+        self.allowance = InlineAllowance(limits.inline_slow_seconds_per_second, limits.inline_free_seconds)
 
     @property
     def handler(self) -> AdmissionHandler | None:
@@ -155,22 +157,27 @@ class AdmissionRoutes:
         return self._handler.validate if endpoint == "validate" else self._handler.mutate
 
     def _inline(self, endpoint: str, body: bytes) -> Judged | None:
-        """Judge the review here, on the loop, when it is small and its handler says it is cheap (the inline
-        budget); None sends it to a worker. A review sent on for its selector evaluations alone makes a
-        bounded share of them here, so the loop's cluster view warms up over the next reviews."""
+        """Judge the review here, on the loop, when it is small, its handler says it is cheap (the inline
+        budget) and slow inline reviews have not used up their share of the loop's time (webhook/inline.py);
+        None sends it to a worker. A review sent on for its selector evaluations alone makes a bounded share
+        of them here, so the loop's cluster view warms up over the next reviews."""
         costed, limits = self._costed, self.limits
-        if costed is None or len(body) > limits.inline_max_body:
+        if costed is None or len(body) > limits.inline_max_body or not self.allowance.open():
             return None
+        started = time.perf_counter()
         try:
-            review = envelope.parse_review(body)
-        except envelope.EnvelopeError as exc:
-            return Refusal(exc.status, exc.message)
-        cost = costed.cost(endpoint, review.request)
-        if limits.inline(len(body), cost):
-            return judge_review(self._call(endpoint), review)
-        if cost.compile_bytes <= limits.inline_compile_bytes:
-            costed.prepare(endpoint, review.request, limits.inline_evaluations)
-        return None
+            try:
+                review = envelope.parse_review(body)
+            except envelope.EnvelopeError as exc:
+                return Refusal(exc.status, exc.message)
+            cost = costed.cost(endpoint, review.request)
+            if limits.inline(len(body), cost):
+                return judge_review(self._call(endpoint), review)
+            if cost.compile_bytes <= limits.inline_compile_bytes:
+                costed.prepare(endpoint, review.request, limits.inline_evaluations)
+            return None
+        finally:
+            self.allowance.charge(time.perf_counter() - started)
 
     def endpoint(self, name: str) -> Callable[[web.Request], Awaitable[web.Response]]:
         async def handle(request: web.Request) -> web.Response:
