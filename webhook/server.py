@@ -170,11 +170,18 @@ class AdmissionRoutes:
                 review = envelope.parse_review(body)
             except envelope.EnvelopeError as exc:
                 return Refusal(exc.status, exc.message)
-            cost = costed.cost(endpoint, review.request)
-            if limits.inline(len(body), cost):
-                return judge_review(self._call(endpoint), review)
-            if cost.compile_bytes <= limits.inline_compile_bytes:
-                costed.prepare(endpoint, review.request, limits.inline_evaluations)
+            try:
+                cost = costed.cost(endpoint, review.request)
+                if limits.inline(len(body), cost):
+                    return judge_review(self._call(endpoint), review)
+                if cost.compile_bytes <= limits.inline_compile_bytes:
+                    costed.prepare(endpoint, review.request, limits.inline_evaluations)
+            except (
+                Exception
+            ):  # a bug in the estimate: the worker judges the review (and reports its own bugs)
+                self.logger.exception(
+                    "estimating a review's cost failed", extra={"fields": {"uid": review.uid}}
+                )
             return None
         finally:
             self.allowance.charge(time.perf_counter() - started)
@@ -267,7 +274,8 @@ class AdmissionRoutes:
                 return self._answer_judged(request, endpoint, start, judge(self.inline[endpoint], body))
             judged_here = self._inline(endpoint, body)
             if judged_here is not None:
-                self.metrics.judged.labels(endpoint, INLINE).inc()
+                if not isinstance(judged_here, Refusal):
+                    self.metrics.judged.labels(endpoint, INLINE).inc()
                 return self._answer_judged(request, endpoint, start, judged_here)
             self.metrics.judged.labels(endpoint, WORKER).inc()
             submitted = True

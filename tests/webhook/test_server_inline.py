@@ -138,6 +138,24 @@ async def test_handler_that_cannot_tell_its_cost_is_judged_by_workers(tls_dir: P
         assert _judged(srv.metrics, "worker") == 1 and _judged(srv.metrics, "inline") == 0
 
 
+class _BrokenEstimate(AdmissionDouble):
+    """TEST DOUBLE: a handler whose cost estimate has a bug."""
+
+    def cost(self, endpoint: str, request: dict[str, Any]) -> Cost:
+        raise RuntimeError("estimate bug")
+
+    def prepare(self, endpoint: str, request: dict[str, Any], evaluations: int) -> None:
+        raise RuntimeError("estimate bug")
+
+
+async def test_a_bug_in_the_cost_estimate_leaves_the_review_to_a_worker(tls_dir: Path) -> None:
+    async with running_server(tls_dir, _BrokenEstimate()) as srv, session(tls_dir) as http:
+        resp = await http.post(srv.url + "/validate", json=review("est"))
+        assert resp.status == 200 and (await resp.json())["response"]["allowed"] is True
+        assert _judged(srv.metrics, "worker") == 1
+        assert "estimating a review's cost failed" in srv.log.getvalue()
+
+
 async def test_malformed_small_body_is_refused_inline_with_400(tls_dir: Path) -> None:
     async with running_server(tls_dir, _handler()) as srv, session(tls_dir) as http:
         resp = await http.post(
