@@ -91,6 +91,19 @@ def tree_cpu_seconds(pid: int) -> float:
     return total
 
 
+def judged_where(url: str, cafile: Path) -> dict[str, float]:
+    """How the server judged /validate reviews: {"inline": n, "worker": m}, from its /metrics."""
+    ctx = ssl.create_default_context(cafile=str(cafile))
+    with urllib.request.urlopen(url + "/metrics", context=ctx, timeout=10) as resp:
+        text = resp.read().decode()
+    out: dict[str, float] = {}
+    for line in text.splitlines():
+        if line.startswith('dra_capacity_webhook_judged_reviews_total{endpoint="validate"'):
+            where = line.split('where="', 1)[1].split('"', 1)[0]
+            out[where] = float(line.rsplit(" ", 1)[1])
+    return out
+
+
 def pinned(cpu: int | None, argv: list[str]) -> list[str]:
     if cpu is None or shutil.which("taskset") is None:
         return argv
@@ -244,6 +257,7 @@ def main() -> int:
             for _ in range(args.rounds):
                 for path in runs:
                     runs[path].append(measure(path, args.duration))
+            where = judged_where(base, tls_dir / "ca.crt")
         finally:
             proc.terminate()
             proc.wait(timeout=30)
@@ -268,6 +282,8 @@ def main() -> int:
     for path, results in runs.items():
         shown = ", ".join(f"{r.rps:.0f} req/s p99 {r.p99_ms:.2f} ms {r.cpu_us:.0f} us CPU" for r in results)
         print(f"  runs {path}: {shown}")
+    shown = ", ".join(f"{n:.0f} {kind}" for kind, n in sorted(where.items())) or "none counted"
+    print(f"/validate reviews judged (whole run, warm-up included): {shown}")
     verdict = "PASS" if ratio >= TARGET_RATIO else "FAIL"
     print(f"throughput ratio validate/baseline: {ratio:.2f} (target >= {TARGET_RATIO:.2f}) {verdict}")
     for label, r in (("baseline", baseline), ("validate", validate)):
