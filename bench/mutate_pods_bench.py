@@ -38,6 +38,7 @@ from webhook_bench import (  # noqa: E402
     free_port,
     pinned,
     run_wrk,
+    tree_cpu_seconds,
     wait_ready,
 )
 
@@ -160,11 +161,15 @@ def main() -> int:
                 os.sched_setaffinity(0, {client_cpu})
 
             def measure(path: str, duration: int) -> Result:
+                cpu_before = tree_cpu_seconds(proc.pid)
                 if use_wrk:
-                    return run_wrk(base + path, body_file, duration, args.connections, client_cpu, lua)
-                return asyncio.run(
-                    _python_load(base + path, body, duration, args.connections, tls_dir / "ca.crt")
-                )
+                    result = run_wrk(base + path, body_file, duration, args.connections, client_cpu, lua)
+                else:
+                    result = asyncio.run(
+                        _python_load(base + path, body, duration, args.connections, tls_dir / "ca.crt")
+                    )
+                result.cpu_us = (tree_cpu_seconds(proc.pid) - cpu_before) / max(result.requests, 1) * 1e6
+                return result
 
             measure(BASELINE, 2)
             measure("/mutate-pods", 2)
@@ -184,9 +189,13 @@ def main() -> int:
     tool = "wrk" if use_wrk else "python aiohttp client"
     print(f"/mutate-pods benchmark: TLS, {args.connections} keep-alive connections, {tool}")
     print(f"load average (1 min) before/after: {load_before:.2f}/{os.getloadavg()[0]:.2f}")
-    print(f"{'endpoint':<22}{'req/s':>10}{'p50 ms':>9}{'p99 ms':>9}{'errors':>8}   (best of {args.rounds})")
+    head = f"{'endpoint':<22}{'req/s':>10}{'p50 ms':>9}{'p99 ms':>9}{'errors':>8}{'CPU us/req':>12}"
+    print(f"{head}   (best of {args.rounds})")
     for label, r in (("baseline (allow-all)", baseline), ("/mutate-pods (routed)", routed)):
-        print(f"{label:<22}{r.rps:>10.0f}{r.p50_ms:>9.2f}{r.p99_ms:>9.2f}{r.errors:>8}")
+        print(f"{label:<22}{r.rps:>10.0f}{r.p50_ms:>9.2f}{r.p99_ms:>9.2f}{r.errors:>8}{r.cpu_us:>12.0f}")
+    for path, results in runs.items():
+        shown = ", ".join(f"{r.rps:.0f} req/s p99 {r.p99_ms:.2f} ms {r.cpu_us:.0f} us CPU" for r in results)
+        print(f"  runs {path}: {shown}")
     verdict = "PASS" if ratio >= TARGET_RATIO else "FAIL"
     print(f"throughput ratio mutate-pods/baseline: {ratio:.2f} (target >= {TARGET_RATIO:.2f}) {verdict}")
     verdict = "PASS" if delta <= TARGET_P99_DELTA_MS else "FAIL"
