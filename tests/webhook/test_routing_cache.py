@@ -32,14 +32,15 @@ def namespace(name: str, labels: dict[str, str]) -> dict[str, Any]:
 
 
 def test_the_cache_is_cold_until_both_lists_are_back(kube_api: KubeAPIServer) -> None:
-    with kube_api.paused():
-        cache = ClusterRoutingCache(kube_api.api_client())
-        cache.start()
-        try:
+    cache = ClusterRoutingCache(kube_api.api_client())
+    try:
+        with kube_api.paused():
+            cache.start()
             time.sleep(0.3)
             assert cache.routed_names() is None and cache.namespace_labels("default") is None
-        finally:
-            cache.stop()
+        wait_for("warm", lambda: cache.routed_names() is not None)
+    finally:
+        cache.stop()
 
 
 def test_classes_and_namespace_labels_follow_the_cluster(kube_api: KubeAPIServer) -> None:
