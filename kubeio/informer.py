@@ -79,6 +79,7 @@ class Informer:
         self.lock = threading.RLock()
         self.relists = 0
         self._fresh = False
+        self._failing = False  # the last list or watch failed (a warning is logged once per run of failures)
         self._store: dict[Key, Obj] = {}
         self._stop = threading.Event()
         self._relist = threading.Event()
@@ -175,8 +176,18 @@ class Informer:
                     continue
                 if self._relist.is_set():
                     continue
-                level = logging.WARNING if self._fresh else logging.DEBUG
-                log.log(level, "watch %s: %s; retrying in %.1fs", self.resource.plural, exc, delay)
+                # The first failure of a run is a warning (RBAC, an unreachable server); its repeats are not.
+                level = logging.DEBUG if self._failing else logging.WARNING
+                self._failing = True
+                answer = f"HTTP {exc.status} {exc.reason}".strip() if exc.status else exc.reason
+                log.log(
+                    level,
+                    "informer %s failed (%s: %s); retrying in %.1fs",
+                    self.resource.plural,
+                    answer,
+                    exc.message[:200],
+                    delay,
+                )
                 self._set_fresh(False)
                 self._stop.wait(delay * (1 + random.random()))
                 delay = min(delay * 2, MAX_BACKOFF)
@@ -200,6 +211,7 @@ class Informer:
         self.relists += 1
         self._replace(items)
         self._fresh = True
+        self._failing = False
         self._changed()
         return rv
 
@@ -245,6 +257,7 @@ class Informer:
         if self._relist.is_set() or self._stop.is_set():
             self._interrupt()
         elif 200 <= int(getattr(response, "status", 0) or 0) < 300:
+            self._failing = False
             self._set_fresh(True)  # the watch is open again: the view is current
 
     def _set_fresh(self, fresh: bool) -> None:

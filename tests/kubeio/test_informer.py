@@ -6,6 +6,7 @@ other failures and resume from the last resourceVersion."""
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -175,6 +176,20 @@ def test_other_failures_back_off_mark_the_view_stale_and_resume(
     assert informer.relists == 1  # resumed from the last resourceVersion
     watches = [r.time for r in kube_api.requests_for("watch", "configmaps")]
     assert watches[-1] - watches[1] >= 0.2  # backed off between attempts
+
+
+def test_a_run_of_failures_is_logged_once_as_a_warning(
+    kube_api: KubeAPIServer, start: Callable[..., tuple[Informer, Recorder]], caplog: pytest.LogCaptureFixture
+) -> None:
+    """RBAC or an unreachable server must be visible in the log, without a line per retry."""
+    kube_api.faults.fail("list", "configmaps", 403, times=3)
+    with caplog.at_level(logging.DEBUG, logger="dra_capacity.kubeio"):
+        informer, _ = start()
+    failures = [
+        r for r in caplog.records if "informer configmaps failed (HTTP 403: injected fault)" in r.getMessage()
+    ]
+    assert [r.levelno for r in failures] == [logging.WARNING, logging.DEBUG, logging.DEBUG]
+    assert informer.fresh
 
 
 def test_a_failing_handler_does_not_stop_the_informer(
