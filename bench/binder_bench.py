@@ -81,6 +81,14 @@ class Double:
         if "serving" not in line:
             raise SystemExit(f"the API double did not start: {line}")
 
+    def cpu_seconds(self) -> float:
+        """The double process's CPU time so far (user + system, from /proc; 0 where there is none)."""
+        try:
+            fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            return 0.0
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
     def stop(self) -> None:
         self.proc.terminate()
         self.proc.wait(10)
@@ -98,13 +106,14 @@ def seed(kube: Kube, nodes: int, gpus: int) -> None:
         list(pool.map(one, range(nodes)))
 
 
-def double_ceiling(kube: Kube, n: int = 200) -> float:
-    """The double's serial GET rate on this machine right now: the API side's ceiling, for context."""
+def double_ceiling(kube: Kube, double: Double, n: int = 200) -> tuple[float, float]:
+    """The double's serial GET rate on this machine right now, and its CPU per GET (ms): the API side's
+    ceiling, for context."""
     kube.request("POST", PODS.path("default"), body=pod("probe", scheduler="nobody"))
-    started = time.perf_counter()
+    cpu0, started = double.cpu_seconds(), time.perf_counter()
     for _ in range(n):
         kube.get(PODS, "default", "probe")
-    return n / (time.perf_counter() - started)
+    return n / (time.perf_counter() - started), (double.cpu_seconds() - cpu0) / n * 1000
 
 
 class Run:
@@ -152,7 +161,7 @@ def measure(nodes: int, total: int, single: int) -> dict[str, Any]:
         double = Double(Path(tmp))
         try:
             kube = Kube(load_configuration(str(double.kubeconfig)))
-            double_rate = double_ceiling(kube)
+            double_rate, double_get_ms = double_ceiling(kube, double)
             gpus = max(1, math.ceil((total + single + 32) / (4 * nodes)))
             seed(kube, nodes, gpus)
             run = Run(Kube(load_configuration(str(double.kubeconfig))))
@@ -170,6 +179,7 @@ def measure(nodes: int, total: int, single: int) -> dict[str, Any]:
                 run.wait_bound("one", run.bound("one") + 1)
             single_s = time.perf_counter() - started
             sent0 = kube.requests_sent
+            dcpu0, creator0 = double.cpu_seconds(), time.thread_time()
             cpu0, started = time.process_time(), time.perf_counter()
             created = 0
             while run.bound("many") < total:
@@ -181,6 +191,8 @@ def measure(nodes: int, total: int, single: int) -> dict[str, Any]:
                         run.cond.wait(0.5)
             elapsed = time.perf_counter() - started
             cpu = time.process_time() - cpu0
+            creator = time.thread_time() - creator0  # this thread: the pod creator
+            double_cpu = double.cpu_seconds() - dcpu0
             sent = kube.requests_sent - sent0
             binder.stop()
             many = [v for k, v in run.latency.items() if k.startswith("many")]
@@ -195,9 +207,12 @@ def measure(nodes: int, total: int, single: int) -> dict[str, Any]:
                 "p50_ms_1_pending": statistics.median(one) * 1000 if one else 0.0,
                 "p99_ms_1_pending": pct(one, 99) * 1000 if one else 0.0,
                 "ms_per_pod_16_pending": elapsed / total * 1000,
-                "cpu_ms_per_pod": cpu / total * 1000,
+                "cpu_ms_per_pod": (cpu - creator) / total * 1000,
+                "creator_cpu_ms_per_pod": creator / total * 1000,
+                "double_cpu_ms_per_pod": double_cpu / total * 1000,
                 "binder_requests_per_pod": sent / total,
                 "double_get_per_s": double_rate,
+                "double_cpu_ms_per_get": double_get_ms,
                 "snapshot_rebuilds": binder.rebuilds,
                 "changes": dict(binder.changes),
                 "errors": binder.errors,

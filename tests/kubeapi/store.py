@@ -125,6 +125,12 @@ class Store:
             obj = self.objects[rt.storage_key].get((namespace if rt.namespaced else "", name))
             return from_storage(rt, copy.deepcopy(obj)) if obj is not None else None
 
+    def peek(self, rt: ResourceType, namespace: str, name: str) -> Obj | None:
+        """The stored object itself, for the emulated controllers: READ-ONLY, as `snapshot`."""
+        with self.lock:
+            obj = self.objects[rt.storage_key].get((namespace if rt.namespaced else "", name))
+            return from_storage(rt, obj) if obj is not None else None
+
     def list(self, rt: ResourceType, namespace: str | None = None) -> tuple[list[Obj], int]:
         """Objects in etcd key order (namespace, then name), and the revision they were read at."""
         with self.lock:
