@@ -30,6 +30,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -123,6 +124,7 @@ class Run:
         self.kube = kube
         self.sent: dict[str, float] = {}
         self.latency: dict[str, float] = {}
+        self.counts: Counter[str] = Counter()  # pods bound, by name prefix
         self.cond = threading.Condition()
         self.n = 0
 
@@ -130,6 +132,8 @@ class Run:
         if step == "bound":
             name = pod_obj["metadata"]["name"]
             with self.cond:
+                if name not in self.latency:
+                    self.counts[name.rsplit("-", 1)[0]] += 1
                 self.latency[name] = time.perf_counter() - self.sent[name]
                 self.cond.notify_all()
 
@@ -141,7 +145,7 @@ class Run:
         self.kube.request("POST", PODS.path("default"), body=pod(name))
 
     def bound(self, prefix: str) -> int:
-        return sum(1 for n in self.latency if n.startswith(prefix))
+        return self.counts[prefix]
 
     def wait_bound(self, prefix: str, count: int, timeout: float = 120.0) -> None:
         deadline = time.monotonic() + timeout

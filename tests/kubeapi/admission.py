@@ -155,7 +155,7 @@ class Admission:
     # ------------------------------------------------------------------ configurations
     def _webhooks(self, kind: str) -> list[tuple[str, dict[str, Any]]]:
         rt = BY_KEY[f"{kind}.admissionregistration.k8s.io"]
-        items, _ = self.double.store.list(rt)
+        items = self.double.store.snapshot(rt)  # read-only: looked at on every request
         out: list[tuple[str, dict[str, Any]]] = []
         for cfg in sorted(items, key=lambda o: str(o["metadata"]["name"])):
             for wh in cfg.get("webhooks") or []:

@@ -10,7 +10,6 @@ double's own controllers and seeds (without): `mutate` runs before the strategy 
 
 from __future__ import annotations
 
-import copy
 import random
 import uuid
 from collections.abc import Awaitable, Callable
@@ -18,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import statuses, strategies
+from .codec import clone
 from .resources import BY_KEY, ResourceType
 from .store import Obj, Store, name_of, namespace_of, rv_of
 
@@ -118,7 +118,7 @@ class Registry:
         validate: ValidateHook | None = None,
         dry_run: bool = False,
     ) -> Obj:
-        obj = copy.deepcopy(body)
+        obj = clone(body)
         obj["apiVersion"], obj["kind"] = rt.api_version, rt.kind
         m = strategies.meta(obj)
         if rt.namespaced:
@@ -177,7 +177,7 @@ class Registry:
             old = self.store.get(rt, namespace, name)
             if old is None:
                 raise statuses.not_found(rt, name)
-            new = compute(copy.deepcopy(old))
+            new = compute(clone(old))
             new["apiVersion"], new["kind"] = rt.api_version, rt.kind
             nm = strategies.meta(new)
             if name_of(new) and name_of(new) != name:
@@ -286,7 +286,7 @@ class Registry:
             self.check_preconditions(rt, old, options.preconditions)
             if validate is not None:
                 await validate(None, old)
-            new = copy.deepcopy(old)
+            new = clone(old)
             m = strategies.meta(new)
             finalizers = list(m.get("finalizers") or [])
             policy = options.propagation_policy
@@ -342,7 +342,7 @@ class Registry:
                 if int(strategies.meta(old).get("deletionGracePeriodSeconds") or 0) > 0:
                     # Finishing a graceful deletion: BeforeDelete shortens the grace period on the stored
                     # object (a MODIFIED event with deletionGracePeriodSeconds 0), then it is removed.
-                    final = copy.deepcopy(old)
+                    final = clone(old)
                     strategies.meta(final)["deletionGracePeriodSeconds"] = 0
                     expect = rv_of(self.store.replace(rt, final, expect))
                 return DeleteResult(self.store.remove(rt, namespace, name, expect_rv=expect), True)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
-import copy
 import json
 import logging
 from collections.abc import Callable
@@ -19,7 +18,8 @@ from typing import Any
 
 from aiohttp import web
 
-from . import openapi, patches, schema, statuses, strategies
+from . import codec, openapi, patches, schema, statuses, strategies
+from .codec import clone
 from .faults import Fault, Faults, RecordedRequest
 from .registry import DeleteOptions, Registry
 from .resources import BY_KEY, Discovery, ResourceType
@@ -96,7 +96,7 @@ def parse_request_info(method: str, path: str, query: dict[str, str]) -> Request
 
 def _json(data: Any, status: int = 200, headers: dict[str, str] | None = None) -> web.Response:
     return web.Response(
-        body=json.dumps(data, separators=(",", ":")).encode(),
+        body=codec.dumps(data),
         status=status,
         content_type="application/json",
         headers=headers,
@@ -172,7 +172,7 @@ class ApiServer:
         body: Any = None
         if raw:
             try:
-                body = json.loads(raw)
+                body = codec.loads(raw)
             except ValueError:
                 body = raw.decode(errors="replace")
         rec = RecordedRequest(
@@ -516,8 +516,7 @@ class ApiServer:
 
     @staticmethod
     async def _send(resp: web.StreamResponse, typ: str, obj: Obj) -> None:
-        line = json.dumps({"type": typ, "object": obj}, separators=(",", ":")) + "\n"
-        await resp.write(line.encode())
+        await resp.write(codec.dumps({"type": typ, "object": obj}) + b"\n")
 
     def drop_watches(self, resource: str | None = None, abort: bool = False) -> int:
         """End matching watch streams: cleanly (the stream ends, the client must re-watch) or, with `abort`,
@@ -540,7 +539,7 @@ class ApiServer:
                 + "): couldn't get version/kind; "
                 "json parse error: invalid JSON body"
             )
-        obj = copy.deepcopy(body)
+        obj = clone(body)
         if (obj.get("apiVersion") and obj.get("apiVersion") != rt.api_version) or (
             obj.get("kind") and obj.get("kind") != rt.kind
         ):
@@ -602,7 +601,7 @@ class ApiServer:
         mutate, validate = self._hooks(rt, info, ctx, "UPDATE")
 
         def compute(_old: Obj) -> Obj:
-            return copy.deepcopy(obj)
+            return clone(obj)
 
         updated = await self.registry.update(
             rt,
@@ -621,7 +620,7 @@ class ApiServer:
     ) -> web.Response:
         ctype = request.content_type
         try:
-            patch = json.loads(raw) if raw else None
+            patch = codec.loads(raw) if raw else None
         except ValueError as e:
             raise statuses.bad_request(f"error decoding patch: {e}") from e
         if ctype not in (patches.MERGE_PATCH, patches.JSON_PATCH, patches.STRATEGIC_MERGE_PATCH):
@@ -735,7 +734,7 @@ class ApiServer:
         old = self.store.get(rt, "", name)
         if old is None:
             raise statuses.not_found(rt, name)
-        new = copy.deepcopy(old)
+        new = clone(old)
         new.setdefault("spec", {})["finalizers"] = finalizers
         m = strategies.meta(new)
         if m.get("deletionTimestamp") and not finalizers and not m.get("finalizers"):
@@ -771,7 +770,7 @@ class ApiServer:
             )
         _mutate, validate = self._hooks(rt, info, ctx, "CREATE")
         if validate is not None:
-            binding = copy.deepcopy(body)
+            binding = clone(body)
             binding.setdefault("metadata", {}).setdefault("namespace", info.namespace)
             await validate(binding, None)
 

@@ -12,13 +12,13 @@ from __future__ import annotations
 import asyncio
 import builtins
 import collections
-import copy
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from . import statuses
+from .codec import clone
 from .eventsconv import from_storage, to_storage
 from .resources import BY_KEY, ResourceType
 from .selectors import Predicate
@@ -123,7 +123,7 @@ class Store:
     def get(self, rt: ResourceType, namespace: str, name: str) -> Obj | None:
         with self.lock:
             obj = self.objects[rt.storage_key].get((namespace if rt.namespaced else "", name))
-            return from_storage(rt, copy.deepcopy(obj)) if obj is not None else None
+            return from_storage(rt, clone(obj)) if obj is not None else None
 
     def peek(self, rt: ResourceType, namespace: str, name: str) -> Obj | None:
         """The stored object itself, for the emulated controllers: READ-ONLY, as `snapshot`."""
@@ -135,7 +135,7 @@ class Store:
         """Objects in etcd key order (namespace, then name), and the revision they were read at."""
         with self.lock:
             items = [
-                from_storage(rt, copy.deepcopy(o))
+                from_storage(rt, clone(o))
                 for (ns, _), o in sorted(self.objects[rt.storage_key].items())
                 if not namespace or ns == namespace
             ]
@@ -172,7 +172,7 @@ class Store:
                 elif ev.prev is not None:
                     state[key] = ev.prev
             return [
-                from_storage(rt, copy.deepcopy(o))
+                from_storage(rt, clone(o))
                 for (ns, _), o in sorted(state.items())
                 if not namespace or ns == namespace
             ]
@@ -196,12 +196,12 @@ class Store:
             key = (namespace_of(obj) if rt.namespaced else "", name_of(obj))
             if key in self.objects[rt.storage_key]:
                 raise statuses.already_exists(rt, key[1])
-            stored = to_storage(rt, copy.deepcopy(obj))
+            stored = to_storage(rt, clone(obj))
             rv = self._next()
             stored["metadata"]["resourceVersion"] = str(rv)
             self.objects[rt.storage_key][key] = stored
             self._record(Event(ADDED, rv, BY_KEY[rt.storage_key], stored, None))
-            return from_storage(rt, copy.deepcopy(stored))
+            return from_storage(rt, clone(stored))
 
     def replace(self, rt: ResourceType, obj: Obj, expect_rv: int) -> Obj:
         """Compare-and-swap on resourceVersion: raises the stale-object Conflict when it moved."""
@@ -212,12 +212,12 @@ class Store:
                 raise statuses.not_found(rt, key[1])
             if rv_of(old) != expect_rv:
                 raise statuses.stale(rt, key[1])
-            stored = to_storage(rt, copy.deepcopy(obj))
+            stored = to_storage(rt, clone(obj))
             rv = self._next()
             stored["metadata"]["resourceVersion"] = str(rv)
             self.objects[rt.storage_key][key] = stored
             self._record(Event(MODIFIED, rv, BY_KEY[rt.storage_key], stored, old))
-            return from_storage(rt, copy.deepcopy(stored))
+            return from_storage(rt, clone(stored))
 
     def remove(self, rt: ResourceType, namespace: str, name: str, expect_rv: int | None = None) -> Obj:
         with self.lock:
@@ -229,10 +229,10 @@ class Store:
                 raise statuses.stale(rt, name)
             del self.objects[rt.storage_key][key]
             rv = self._next()
-            last = copy.deepcopy(old)
+            last = clone(old)
             last["metadata"]["resourceVersion"] = str(rv)
             self._record(Event(DELETED, rv, BY_KEY[rt.storage_key], last, old))
-            return from_storage(rt, copy.deepcopy(last))
+            return from_storage(rt, clone(last))
 
     # -- watches
     def watch(
