@@ -147,7 +147,7 @@ class Registry:
             return obj
         for attempt in range(GENERATE_NAME_ATTEMPTS):
             try:
-                return self.store.create(rt, obj)
+                return self.store.create(rt, obj, adopt=True)  # refused before it is stored, or ours
             except statuses.ApiError as e:
                 if not generated or e.reason != "AlreadyExists" or attempt == GENERATE_NAME_ATTEMPTS - 1:
                     raise
@@ -174,7 +174,7 @@ class Registry:
         write is retried on a concurrent change, as unconditional updates and patches are upstream.
         """
         for _ in range(retries):
-            old = self.store.get(rt, namespace, name)
+            old = self.store.peek(rt, namespace, name)  # READ-ONLY: the stored object
             if old is None:
                 raise statuses.not_found(rt, name)
             new = compute(clone(old))
@@ -223,7 +223,7 @@ class Registry:
             if dry_run:
                 return new
             if new == old:
-                return old  # a no-op update writes nothing and bumps no resourceVersion
+                return clone(old)  # a no-op update writes nothing and bumps no resourceVersion
             try:
                 if (
                     nm.get("deletionTimestamp")
@@ -232,7 +232,7 @@ class Registry:
                 ):
                     self.store.remove(rt, namespace, name, expect_rv=rv_of(old))
                     return new
-                return self.store.replace(rt, new, rv_of(old))
+                return self.store.replace(rt, new, rv_of(old), adopt=True)
             except statuses.ApiError as e:
                 if e.reason != "Conflict" or precondition:
                     raise

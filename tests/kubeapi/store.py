@@ -118,6 +118,7 @@ class Store:
         self.compacted_revision = 0
         self.watchers: set[Watcher] = set()
         self.listeners: list[Callable[[Event], None]] = []
+        self.writes: collections.Counter[str] = collections.Counter()  # by storage key: cache validity
 
     # -- reads
     def get(self, rt: ResourceType, namespace: str, name: str) -> Obj | None:
@@ -183,6 +184,7 @@ class Store:
         return self.revision
 
     def _record(self, ev: Event) -> None:
+        self.writes[ev.rt.storage_key] += 1
         self.history.append(ev)
         while len(self.history) > self.history_limit:
             self.compacted_revision = self.history.popleft().rv
@@ -191,20 +193,22 @@ class Store:
         for listener in list(self.listeners):
             listener(ev)
 
-    def create(self, rt: ResourceType, obj: Obj) -> Obj:
+    def create(self, rt: ResourceType, obj: Obj, *, adopt: bool = False) -> Obj:
+        """Store a new object; `adopt`: the caller hands `obj` over (it is stored as is, not copied)."""
         with self.lock:
             key = (namespace_of(obj) if rt.namespaced else "", name_of(obj))
             if key in self.objects[rt.storage_key]:
                 raise statuses.already_exists(rt, key[1])
-            stored = to_storage(rt, clone(obj))
+            stored = to_storage(rt, obj if adopt else clone(obj))
             rv = self._next()
             stored["metadata"]["resourceVersion"] = str(rv)
             self.objects[rt.storage_key][key] = stored
             self._record(Event(ADDED, rv, BY_KEY[rt.storage_key], stored, None))
             return from_storage(rt, clone(stored))
 
-    def replace(self, rt: ResourceType, obj: Obj, expect_rv: int) -> Obj:
-        """Compare-and-swap on resourceVersion: raises the stale-object Conflict when it moved."""
+    def replace(self, rt: ResourceType, obj: Obj, expect_rv: int, *, adopt: bool = False) -> Obj:
+        """Compare-and-swap on resourceVersion: raises the stale-object Conflict when it moved. `adopt`: as
+        for `create`."""
         with self.lock:
             key = (namespace_of(obj) if rt.namespaced else "", name_of(obj))
             old = self.objects[rt.storage_key].get(key)
@@ -212,7 +216,7 @@ class Store:
                 raise statuses.not_found(rt, key[1])
             if rv_of(old) != expect_rv:
                 raise statuses.stale(rt, key[1])
-            stored = to_storage(rt, clone(obj))
+            stored = to_storage(rt, obj if adopt else clone(obj))
             rv = self._next()
             stored["metadata"]["resourceVersion"] = str(rv)
             self.objects[rt.storage_key][key] = stored
