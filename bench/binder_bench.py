@@ -95,6 +95,20 @@ class Double:
         self.proc.wait(10)
 
 
+def thread_cpu() -> Counter[str]:
+    """CPU seconds of this process's threads so far, by role (from /proc; empty where there is none)."""
+    out: Counter[str] = Counter()
+    tick = os.sysconf("SC_CLK_TCK")
+    for t in threading.enumerate():
+        try:
+            fields = Path(f"/proc/self/task/{t.native_id}/stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, TypeError):
+            continue
+        role = t.name.split("_")[0].rstrip("-0123456789")  # binder-bind_3 -> binder-bind
+        out[role] += (int(fields[11]) + int(fields[12])) / tick
+    return out
+
+
 def seed(kube: Kube, nodes: int, gpus: int) -> None:
     kube.request("POST", DEVICE_CLASSES.path(), body=device_class(carrier="annotation"))
 
@@ -183,7 +197,7 @@ def measure(nodes: int, total: int, single: int) -> dict[str, Any]:
                 run.wait_bound("one", run.bound("one") + 1)
             single_s = time.perf_counter() - started
             sent0 = kube.requests_sent
-            dcpu0, creator0 = double.cpu_seconds(), time.thread_time()
+            dcpu0, creator0, threads0 = double.cpu_seconds(), time.thread_time(), thread_cpu()
             cpu0, started = time.process_time(), time.perf_counter()
             created = 0
             while run.bound("many") < total:
@@ -196,6 +210,8 @@ def measure(nodes: int, total: int, single: int) -> dict[str, Any]:
             elapsed = time.perf_counter() - started
             cpu = time.process_time() - cpu0
             creator = time.thread_time() - creator0  # this thread: the pod creator
+            by_thread = thread_cpu()
+            by_thread.subtract(threads0)
             double_cpu = double.cpu_seconds() - dcpu0
             sent = kube.requests_sent - sent0
             binder.stop()
@@ -214,6 +230,9 @@ def measure(nodes: int, total: int, single: int) -> dict[str, Any]:
                 "cpu_ms_per_pod": (cpu - creator) / total * 1000,
                 "creator_cpu_ms_per_pod": creator / total * 1000,
                 "double_cpu_ms_per_pod": double_cpu / total * 1000,
+                "binder_cpu_ms_per_pod_by_thread": {
+                    k: round(v / total * 1000, 2) for k, v in sorted(by_thread.items()) if k != "MainThread"
+                },
                 "binder_requests_per_pod": sent / total,
                 "double_get_per_s": double_rate,
                 "double_cpu_ms_per_get": double_get_ms,

@@ -330,11 +330,12 @@ class Binder:
         with self.cond:
             if owner is not None:
                 owned = self._owned.setdefault(owner, set())
-                if new is None:
-                    owned.discard(key)
+                assumed = self._assumed_claims.get(key)
+                if new is None and (assumed is None or assumed["metadata"].get("uid") == uid):
+                    owned.discard(key)  # (a newer claim of that name we wrote stays the pod's)
                     if not owned:
                         self._owned.pop(owner, None)
-                else:
+                elif new is not None:
                     owned.add(key)
             if new is None:
                 self._deleted_claims.pop(uid, None)
@@ -548,13 +549,8 @@ class Binder:
         return obj
 
     def _leftovers(self, obj: Obj, uid: str) -> bodies.Leftovers:
-        owned = self._owned.get(uid, set())
-        mine = [c for c in map(self._claim_object, owned) if c is not None]
-        mine += [
-            c
-            for k, c in self._assumed_claims.items()
-            if k not in owned and bodies.is_extended_claim_of(c, uid)
-        ]
+        # `_owned` holds the claims the informer shows controlled by the pod and the ones we wrote for it
+        mine = [c for c in map(self._claim_object, self._owned.get(uid, ())) if c is not None]
         if not mine:
             return bodies.Leftovers(bodies.LeftoverAction.NONE)
         pod = _parse(Pod, obj)
