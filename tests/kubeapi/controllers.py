@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 from . import statuses
 from .registry import FOREGROUND_FINALIZER, ORPHAN_FINALIZER, DeleteOptions
 from .resources import BY_KEY, TYPES, ResourceType
-from .store import DELETED, Event, Obj, name_of, namespace_of
+from .store import DELETED, Event, Obj, call_soon, name_of, namespace_of
 
 if TYPE_CHECKING:
     from .double import KubeAPIServer
@@ -109,7 +109,7 @@ class Controllers:
     def _on_event(self, ev: Event) -> None:
         self._index(ev.rt, ev.type, ev.obj, ev.prev)
         if self._loop is not None:
-            self._loop.call_soon_threadsafe(self.kick)
+            call_soon(self._loop, self.kick)
 
     def _index(self, rt: ResourceType, kind: str, obj: Obj, prev: Obj | None) -> None:
         """Record what a change concerns (the informer handlers of upstream's controllers)."""

@@ -63,6 +63,19 @@ def rv_of(obj: Obj) -> int:
         return -1
 
 
+def call_soon(loop: asyncio.AbstractEventLoop, callback: Callable[..., object], *args: Any) -> None:
+    """`loop.call_soon_threadsafe` without its wake-up write when already on the loop's thread. Both append
+    to the loop's ready queue in call order, so events keep their order whichever thread wrote them."""
+    try:
+        running = asyncio.get_running_loop()
+    except RuntimeError:
+        running = None
+    if running is loop:
+        loop.call_soon(callback, *args)
+    else:
+        loop.call_soon_threadsafe(callback, *args)
+
+
 @dataclass(eq=False)
 class Watcher:
     """One open watch; filters and translates events as the watch cache does
@@ -100,7 +113,7 @@ class Watcher:
     def offer(self, ev: Event) -> None:
         item = self.translate(ev)
         if item is not None:
-            self.loop.call_soon_threadsafe(self.queue.put_nowait, item)
+            call_soon(self.loop, self.queue.put_nowait, item)
 
     def close(self) -> None:
         self.loop.call_soon_threadsafe(self.queue.put_nowait, None)
