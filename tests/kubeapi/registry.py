@@ -80,7 +80,7 @@ class Registry:
         (`plugin/pkg/admission/namespace/lifecycle/admission.go`)."""
         if not rt.namespaced:
             return
-        ns = self.store.get(BY_KEY["namespaces"], "", namespace)
+        ns = self.store.peek(BY_KEY["namespaces"], "", namespace)  # read-only
         if ns is None:
             raise statuses.namespace_not_found(namespace)
         if (ns.get("metadata") or {}).get("deletionTimestamp") and rt.key not in (
@@ -167,17 +167,20 @@ class Registry:
         validate: ValidateHook | None = None,
         dry_run: bool = False,
         retries: int = 10,
+        compute_copies: bool = False,
     ) -> Obj:
         """GuaranteedUpdate: read, compute the new object from the current one, write if unchanged since.
 
         A body carrying metadata.resourceVersion is a precondition (stale: 409 Conflict); without one the
         write is retried on a concurrent change, as unconditional updates and patches are upstream.
+        `compute` gets its own copy of the current object, or with `compute_copies` the stored object itself
+        (read-only: a PUT body or a patch result is a new object anyway).
         """
         for _ in range(retries):
             old = self.store.peek(rt, namespace, name)  # READ-ONLY: the stored object
             if old is None:
                 raise statuses.not_found(rt, name)
-            new = compute(clone(old))
+            new = compute(old if compute_copies else clone(old))
             new["apiVersion"], new["kind"] = rt.api_version, rt.kind
             nm = strategies.meta(new)
             if name_of(new) and name_of(new) != name:

@@ -531,7 +531,9 @@ class ApiServer:
         return n
 
     # ------------------------------------------------------------------ writes
-    def _decode(self, rt: ResourceType, body: Any, ctx: RequestContext) -> Obj:
+    def _decode(self, rt: ResourceType, body: Any, ctx: RequestContext, *, owned: bool = False) -> Obj:
+        """The object a body decodes to (pruned, defaulted); `owned`: `body` is ours to change (a patch
+        result), else it is copied first (the request log keeps the body as sent)."""
         if not isinstance(body, dict):
             raise statuses.bad_request(
                 "the object provided is unrecognized (must be of type "
@@ -539,7 +541,7 @@ class ApiServer:
                 + "): couldn't get version/kind; "
                 "json parse error: invalid JSON body"
             )
-        obj = clone(body)
+        obj = body if owned else clone(body)
         if (obj.get("apiVersion") and obj.get("apiVersion") != rt.api_version) or (
             obj.get("kind") and obj.get("kind") != rt.kind
         ):
@@ -612,6 +614,7 @@ class ApiServer:
             mutate=mutate,
             validate=validate,
             dry_run=ctx.dry_run,
+            compute_copies=True,
         )
         return self._respond(updated, ctx)
 
@@ -648,7 +651,7 @@ class ApiServer:
             patched_rv = (new.get("metadata") or {}).get("resourceVersion")
             if patched_rv == (old.get("metadata") or {}).get("resourceVersion"):
                 strategies.meta(new).pop("resourceVersion", None)
-            return self._decode(rt, new, ctx)
+            return self._decode(rt, new, ctx, owned=True)
 
         updated = await self.registry.update(
             rt,
@@ -659,6 +662,7 @@ class ApiServer:
             mutate=mutate,
             validate=validate,
             dry_run=ctx.dry_run,
+            compute_copies=True,
         )
         return self._respond(updated, ctx)
 
