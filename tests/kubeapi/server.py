@@ -489,15 +489,30 @@ class ApiServer:
                     if left <= 0:
                         break
                     wait = min(wait, left) if wait is not None else left
-                try:
-                    item = await asyncio.wait_for(watcher.queue.get(), wait)
-                except TimeoutError:
-                    if bookmarks and (deadline is None or deadline - loop.time() > 0):
-                        await self._send(resp, BOOKMARK, self._bookmark(rt, self.store.revision))
-                    continue
-                if item is None:
+                if watcher.queue.empty():
+                    try:
+                        first = await asyncio.wait_for(watcher.queue.get(), wait)
+                    except TimeoutError:
+                        if bookmarks and (deadline is None or deadline - loop.time() > 0):
+                            await self._send(resp, BOOKMARK, self._bookmark(rt, self.store.revision))
+                        continue
+                    batch = [first]
+                else:
+                    batch = []
+                # what is queued already goes out in one write (one TLS record for a burst of events)
+                while not watcher.queue.empty():
+                    batch.append(watcher.queue.get_nowait())
+                lines = []
+                ended = False
+                for item in batch:
+                    if item is None:
+                        ended = True
+                        break
+                    lines.append(self._line(item[0], item[1]))
+                if lines:
+                    await resp.write(b"".join(lines))
+                if ended:
                     break
-                await self._send(resp, item[0], item[1])
             with contextlib.suppress(ConnectionError, RuntimeError):
                 await resp.write_eof()
         except (ConnectionError, RuntimeError):
@@ -515,8 +530,12 @@ class ApiServer:
         return {"kind": rt.kind, "apiVersion": rt.api_version, "metadata": meta}
 
     @staticmethod
-    async def _send(resp: web.StreamResponse, typ: str, obj: Obj) -> None:
-        await resp.write(codec.dumps({"type": typ, "object": obj}) + b"\n")
+    def _line(typ: str, obj: Obj) -> bytes:
+        return codec.dumps({"type": typ, "object": obj}) + b"\n"
+
+    @classmethod
+    async def _send(cls, resp: web.StreamResponse, typ: str, obj: Obj) -> None:
+        await resp.write(cls._line(typ, obj))
 
     def drop_watches(self, resource: str | None = None, abort: bool = False) -> int:
         """End matching watch streams: cleanly (the stream ends, the client must re-watch) or, with `abort`,
