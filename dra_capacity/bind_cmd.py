@@ -101,7 +101,7 @@ def add_commands(sub: Any) -> None:
         action="store_true",
         help="place the current pending pods once and exit (no lease: do not run beside a controller)",
     )
-    parser.add_argument("--bind-workers", type=int, default=8, help=argparse.SUPPRESS)
+    parser.add_argument("--bind-workers", type=int, default=16, help=argparse.SUPPRESS)
     parser.set_defaults(func=run_bind)
 
 

@@ -107,7 +107,7 @@ class _InFlight:
 class BinderOptions:
     scheduler_name: str = DEFAULT_SCHEDULER_NAME
     strategy: Strategy = "binpack"
-    bind_workers: int = 8
+    bind_workers: int = 16  # binding cycles in flight at once (kube-scheduler runs each in its own goroutine)
     audit_routing: bool = True
     initial_backoff: float = 1.0
     max_backoff: float = 10.0
