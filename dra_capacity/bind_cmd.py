@@ -135,8 +135,10 @@ def run_bind(args: argparse.Namespace) -> int:
     from allocator.binder.election import LeaderElector, default_identity, pod_namespace
     from allocator.binder.kube import Kube
     from allocator.binder.metrics import BinderMetrics, HealthServer
+    from allocator.binder.process import tune_garbage_collector
 
     logger = _configure_logging()
+    tune_garbage_collector()
     try:
         client = api_client(args.kubeconfig, args.context)  # explicit, else in-cluster (a server)
     except ClusterConfigError as exc:
