@@ -1,19 +1,27 @@
 """Binding throughput and latency of `dra-capacity bind` against the kube-apiserver test double on loopback.
 
 The double runs as its own process (`python -m tests.kubeapi`, pinned to one core when taskset exists); the
-binder and the pod creator run in this process (pinned to the other). Per cluster size N (nodes, each with
-GPUs of 4 shares, a DeviceClass with KEP-6406 capacity):
+binder and the pod creators run in this process (pinned to the other; BINDER_BENCH_PIN=0 pins neither), with
+the garbage-collector setting `dra-capacity bind` uses. Per cluster size N (nodes, each with GPUs of 4 shares,
+a DeviceClass with KEP-6406 capacity):
 
 * 1 pending: create a pod, wait for its Binding, repeat;
-* 16 pending: keep 16 pods pending (a new pod for each one bound) until --pods are bound;
+* 16 pending: keep 16 pods pending (BINDER_BENCH_PENDING), created by 4 threads, a new pod for each one
+  bound, until --pods are bound;
 
-and print pods/s, creation->Binding p50/p99 (client side: create sent -> Binding answered), the binder's
-CPU per pod (this process: binder and pod creator; the double is another process), and the per-pod cost at
-the largest N over the smallest. Targets: >= 200 pods/s with 16 pending; the binder's per-pod CPU at 2,000
-nodes <= 1.5x its cost at 100 nodes. The double's own serial GET rate is printed for context: the binder
-needs 5 writes per pod, so the double's ceiling bounds the throughput.
+and print pods/s, creation->Binding p50/p99 (create sent -> Binding answered), the binder's CPU per pod (this
+process less the pod creators, by thread; its Events included), the creators' and the double's CPU per pod,
+each process's share of its core and the load average, and the per-pod cost at the largest N over the
+smallest. Targets: >= 200 pods/s with 16 pending; the binder's per-pod CPU at 2,000 nodes <= 1.5x its cost
+at 100 nodes. The closing lines turn the CPU per pod into the throughput two idle cores allow: on a busy
+machine (other processes on the cores) the measured rate falls short of it in proportion to the core share
+the two processes got, and the CPU figures are the ones to compare. The double's serial GET rate and CPU per
+GET are printed for context.
 
     .venv/bin/python bench/binder_bench.py [--nodes 100,2000] [--pods 400] [--single 40]
+
+Profiling: `py-spy record --gil -p <pid>` of this process or of the double's (its child) shows where the CPU
+goes; `binder_cpu_ms_per_pod_by_thread` says which threads spend it.
 """
 
 from __future__ import annotations
