@@ -269,6 +269,7 @@ def measure(nodes: int, total: int, single: int) -> dict[str, Any]:
                 "snapshot_rebuilds": binder.rebuilds,
                 "changes": dict(binder.changes),
                 "errors": binder.errors,
+                "events_dropped": binder.events.dropped,
             }
         finally:
             double.stop()
