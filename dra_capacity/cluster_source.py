@@ -1,21 +1,25 @@
 """`simulate --kubeconfig`: a cluster's current state, read with paginated LIST calls (never a write).
 
-Nodes, ResourceSlices, DeviceClasses, ResourceClaims and Pods are listed through the official `kubernetes`
-client in pages of `limit` objects, following `metadata.continue` as `kubectl get --chunk-size` does
-(k8s.io/client-go/tools/pager/pager.go). The raw JSON of each page is kept (`_preload_content=False`): the
-objects reach `simulate` exactly as `kubectl get -o json` would print them, without the client's model classes
-in between. Only this module of the command-line layer imports `kubernetes`, and only when a cluster is read.
+Nodes, ResourceSlices, DeviceClasses, ResourceClaims and Pods are listed with `kubeio`'s client view (raw JSON
+over the official `kubernetes` client's connection pool) in pages of `limit` objects, following
+`metadata.continue` as `kubectl get --chunk-size` does (`kubeio.kube.Kube.pages`). The objects reach
+`simulate` exactly as `kubectl get -o json` would print them, without the client's model classes in between.
+`kubeio` (and with it `kubernetes`) is imported only when a cluster is read.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Iterator
+import contextlib
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, TextIO
+from http import HTTPStatus
+from typing import TYPE_CHECKING, Any, TextIO
 
 from dra_capacity.kubeclient import ClusterConfigError, api_client
 from resourceapi.documents import Document
+
+if TYPE_CHECKING:
+    from kubeio.kube import Kube, Resource
 
 DEFAULT_PAGE_SIZE = 500  # kubectl's default --chunk-size
 
@@ -27,35 +31,18 @@ class ClusterReadError(RuntimeError):
 @dataclass(frozen=True)
 class _Kind:
     kind: str
-    api_version: str
-    resource: str  # plural, for messages and the progress line
-    lister: Callable[[Any], Callable[..., Any]]
+    resource: Resource
 
 
 def _kinds() -> list[_Kind]:
-    from kubernetes import client
+    from kubeio.kube import DEVICE_CLASSES, NODES, PODS, RESOURCE_CLAIMS, RESOURCE_SLICES
 
     return [
-        _Kind("Node", "v1", "nodes", lambda api: client.CoreV1Api(api).list_node),
-        _Kind(
-            "ResourceSlice",
-            "resource.k8s.io/v1",
-            "resourceslices",
-            lambda api: client.ResourceV1Api(api).list_resource_slice,
-        ),
-        _Kind(
-            "DeviceClass",
-            "resource.k8s.io/v1",
-            "deviceclasses",
-            lambda api: client.ResourceV1Api(api).list_device_class,
-        ),
-        _Kind(
-            "ResourceClaim",
-            "resource.k8s.io/v1",
-            "resourceclaims",
-            lambda api: client.ResourceV1Api(api).list_resource_claim_for_all_namespaces,
-        ),
-        _Kind("Pod", "v1", "pods", lambda api: client.CoreV1Api(api).list_pod_for_all_namespaces),
+        _Kind("Node", NODES),
+        _Kind("ResourceSlice", RESOURCE_SLICES),
+        _Kind("DeviceClass", DEVICE_CLASSES),
+        _Kind("ResourceClaim", RESOURCE_CLAIMS),
+        _Kind("Pod", PODS),
     ]
 
 
@@ -75,15 +62,19 @@ def read_cluster(
         api = api_client(kubeconfig, context, kubectl_defaults=True)
     except ClusterConfigError as exc:
         raise ClusterReadError(str(exc)) from None
+    from kubeio.kube import Kube
+
+    kube = Kube.of_client(api)
     counts: dict[str, int] = {}
     docs: list[Document] = []
     try:
         for kind in _kinds():
-            source = f"cluster:{kind.resource}"
-            counts[kind.resource] = 0
+            plural = kind.resource.plural
+            source = f"cluster:{plural}"
+            counts[plural] = 0
             item = 0
-            for obj in _list_all(kind, api, page_size):
-                counts[kind.resource] += 1
+            for obj in _list_all(kind, kube, page_size):
+                counts[plural] += 1
                 _progress(progress, counts)
                 if kind.kind == "Pod" and not pending and not (obj.get("spec") or {}).get("nodeName"):
                     continue
@@ -98,45 +89,37 @@ def read_cluster(
     return docs
 
 
-def _list_all(kind: _Kind, api: Any, page_size: int) -> Iterator[dict[str, Any]]:
-    """One LIST page after another until `metadata.continue` is empty; items get the List's apiVersion and
-    their kind (the API server omits both on list items)."""
-    from kubernetes.client.exceptions import ApiException
-    from urllib3.exceptions import HTTPError
+def _list_all(kind: _Kind, kube: Kube, page_size: int) -> Iterator[dict[str, Any]]:
+    """Every object of `kind`, page after page; items get the List's apiVersion and their kind (the API server
+    omits both on list items)."""
+    from kubeio.kube import ApiError
 
-    lister = kind.lister(api)
-    token: str | None = None
-    while True:
-        kwargs: dict[str, Any] = {"limit": page_size, "_preload_content": False}
-        if token:
-            kwargs["_continue"] = token
-        try:
-            response = lister(**kwargs)
-            page = json.loads(response.data)
-        except ApiException as exc:
-            raise ClusterReadError(f"cannot list {kind.resource}: {_api_reason(exc)}") from None
-        except HTTPError as exc:
-            raise ClusterReadError(f"cannot list {kind.resource}: {exc}") from None
-        except ValueError as exc:
-            raise ClusterReadError(f"cannot list {kind.resource}: the response is not JSON: {exc}") from None
-        for obj in page.get("items") or []:
-            obj.setdefault("apiVersion", page.get("apiVersion") or kind.api_version)
-            obj.setdefault("kind", kind.kind)
-            yield obj
-        token = (page.get("metadata") or {}).get("continue")
-        if not token:
-            return
+    plural = kind.resource.plural
+    try:
+        for page in kube.pages(kind.resource, page_size=page_size):
+            items = page.get("items")
+            if not isinstance(items, list):
+                raise ClusterReadError(f"cannot list {plural}: the answer is not a {kind.kind}List")
+            for obj in items:
+                if isinstance(obj, dict):
+                    obj.setdefault("apiVersion", page.get("apiVersion") or kind.resource.group_version)
+                    obj.setdefault("kind", kind.kind)
+                    yield obj
+    except ApiError as exc:
+        raise ClusterReadError(f"cannot list {plural}: {_api_reason(exc)}") from None
 
 
 def _api_reason(exc: Any) -> str:
-    """`403 Forbidden: <the Status message>`, as kubectl's `Error from server (Forbidden): ...` says it."""
-    message = ""
-    try:
-        message = str(json.loads(exc.body).get("message") or "")
-    except (TypeError, ValueError, AttributeError):
-        message = ""
-    head = f"{exc.status} {exc.reason}".strip()
-    return f"{head}: {message}" if message else head
+    """`403 Forbidden: <the Status message>`, as kubectl's `Error from server (Forbidden): ...` says it; no
+    answer at all: what the connection said."""
+    if exc.status == 0:
+        return str(exc.message)
+    reason = exc.reason
+    if not reason:
+        with contextlib.suppress(ValueError):
+            reason = HTTPStatus(exc.status).phrase
+    head = f"{exc.status} {reason}".strip()
+    return f"{head}: {exc.message}" if exc.message else head
 
 
 def _progress(stream: TextIO | None, counts: dict[str, int], final: bool = False) -> None:

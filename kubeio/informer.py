@@ -196,15 +196,11 @@ class Informer:
         """Every object, read `page_size` at a time with continue tokens (one consistent snapshot), and the
         list's resourceVersion. An expired token answers 410, which relists from the start."""
         items: list[Obj] = []
-        token: str | None = None
-        while True:
-            query = {**self._query(), "limit": self.page_size or None, "continue": token}
-            data = self.kube.list(self.resource, query, namespace=self.namespace)
-            items.extend(i for i in data.get("items") or [] if isinstance(i, dict))
-            meta = data.get("metadata") or {}
-            token = meta.get("continue") or None
-            if not token:
-                return items, str(meta.get("resourceVersion") or "")
+        meta: Obj = {}
+        for page in self.kube.pages(self.resource, self._query(), self.namespace, self.page_size):
+            items.extend(i for i in page.get("items") or [] if isinstance(i, dict))
+            meta = page.get("metadata") or {}
+        return items, str(meta.get("resourceVersion") or "")
 
     def _list(self) -> str:
         items, rv = self._list_pages()

@@ -34,6 +34,7 @@ MERGE_PATCH = "application/merge-patch+json"
 STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
 JSON = "application/json"
 DEFAULT_TIMEOUT = 30.0
+DEFAULT_PAGE_SIZE = 500  # kubectl's default --chunk-size
 AUTH_TTL = 1.0  # seconds a token read from the configuration (and its refresh hook) is reused
 
 
@@ -242,6 +243,28 @@ class Kube:
         self, resource: Resource, query: Mapping[str, Any] | None = None, namespace: str | None = None
     ) -> Obj:
         return self.request("GET", resource.path(namespace), query=query, timeout=120.0)
+
+    def pages(
+        self,
+        resource: Resource,
+        query: Mapping[str, Any] | None = None,
+        namespace: str | None = None,
+        page_size: int = DEFAULT_PAGE_SIZE,
+    ) -> Iterator[Obj]:
+        """LIST answers `page_size` objects at a time, following `metadata.continue` until it is empty
+        (k8s.io/client-go/tools/pager/pager.go): together one consistent snapshot. Raises ApiError; an expired
+        continue token answers 410 Gone, and the caller starts over."""
+        token: str | None = None
+        while True:
+            page = self.list(
+                resource,
+                {**(query or {}), "limit": page_size or None, "continue": token},
+                namespace=namespace,
+            )
+            yield page
+            token = (page.get("metadata") or {}).get("continue") or None
+            if not token:
+                return
 
     def watch(
         self,
