@@ -17,6 +17,7 @@ from allocator.ids import DeviceID, PoolID
 from resourceapi.capacity import CapacityEntry, capacity_entry, normalize_name
 from resourceapi.core_v1 import NodeSelector, NodeSelectorRequirement
 from resourceapi.resource_v1 import (
+    DeviceAttribute,
     DeviceTaint,
     ResourceSlice,
     ResourceSliceSpec,
@@ -115,6 +116,23 @@ def _attribute_value(raw: Mapping[str, Any]) -> AttributeValue:
     return ("unknown", None)
 
 
+_ATTRIBUTE_FIELDS = (("int_", "int"), ("bool_", "bool"), ("string", "string"), ("version", "version"))
+
+
+def _attribute_dict(attr: DeviceAttribute) -> dict[str, Any]:
+    """`attr.model_dump(by_alias=True, exclude_none=True)`, read off the fields (a dump per attribute of
+    every device is most of the cost of indexing a large cluster's slices); list types are extra fields."""
+    raw: dict[str, Any] = {}
+    for name, alias in _ATTRIBUTE_FIELDS:
+        value = getattr(attr, name)
+        if value is not None:
+            raw[alias] = value
+    extra = attr.__pydantic_extra__
+    if extra:
+        raw.update((k, v) for k, v in extra.items() if v is not None)
+    return raw
+
+
 def build_slice(model: ResourceSlice) -> SliceRecord:
     """Convert one ResourceSlice model into lean records (capacity names normalized under the driver)."""
     spec = model.spec
@@ -137,7 +155,7 @@ def build_slice(model: ResourceSlice) -> SliceRecord:
     for dev in spec.devices or ():
         device = DeviceRecord(record, dev.name)
         for attr_name, attr in (dev.attributes or {}).items():
-            raw = attr.model_dump(by_alias=True, exclude_none=True)
+            raw = _attribute_dict(attr)
             device.raw_attributes[attr_name] = raw
             device.attributes[attr_name] = _attribute_value(raw)
         for cap_name, cap in (dev.capacity or {}).items():

@@ -14,6 +14,7 @@ checked AST is rewritten so that:
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -77,12 +78,18 @@ def _split_name(name: str, driver: str) -> tuple[str, str]:
     return (domain, ident) if sep else (driver, name)
 
 
+@functools.lru_cache(maxsize=4096)
+def _version(text: str) -> str:
+    """A version attribute's runtime value; a cluster's devices repeat a few versions thousands of times."""
+    try:
+        return semverlib.to_runtime(Semver.parse(text))
+    except SemverError as exc:
+        raise ValueError(f"parse semantic version: {exc}") from None
+
+
 def _scalar(kind: str, value: Any) -> Any:
     if kind == "version":
-        try:
-            return semverlib.to_runtime(Semver.parse(str(value)))
-        except SemverError as exc:
-            raise ValueError(f"parse semantic version: {exc}") from None
+        return _version(str(value))
     if kind == "int":
         if isinstance(value, bool) or not isinstance(value, int):
             raise ValueError("unsupported attribute value")
