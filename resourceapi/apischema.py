@@ -160,8 +160,8 @@ class _Walker:
                     self.value(item, arg, (path, "[", key), required)
 
     def model(self, value: Any, name: str, path: _Path, required: bool) -> None:
-        """One object of a model type; lists of models and maps of scalars are walked inline (the common
-        shapes), the rest through `value`."""
+        """One object of a model type; lists and maps of models and maps of scalars are walked inline (the
+        common shapes), the rest through `value`."""
         if value.__class__ is not dict:
             self.fail(path, value, "object")
             return
@@ -191,6 +191,14 @@ class _Walker:
                 for i, element in enumerate(item):
                     if element is not None:
                         self.model(element, sub, (where, "[", i), below)
+            elif kind == "d" and arg[0] == "m":  # maps of objects (device attributes, capacities)
+                if item.__class__ is not dict:
+                    self.fail(where, item, "object")
+                    continue
+                sub = arg[1]
+                for k, element in item.items():
+                    if element is not None:
+                        self.model(element, sub, (where, "[", k), below)
             elif kind == "d" and arg[0] == "s":
                 if item.__class__ is not dict:
                     self.fail(where, item, "object")
