@@ -133,6 +133,25 @@ def _attribute_dict(attr: DeviceAttribute) -> dict[str, Any]:
     return raw
 
 
+_ATTRIBUTES_MAX = 1 << 16
+_ATTRIBUTES: dict[int, tuple[DeviceAttribute, dict[str, Any], AttributeValue]] = {}
+
+
+def _attribute(attr: DeviceAttribute) -> tuple[dict[str, Any], AttributeValue]:
+    """The raw dict and the value of an attribute model, once per model: validation shares one model
+    between the devices with an equal attribute (resourceapi/interning.py), and so do the records (neither is
+    ever modified). The entry holds the model, so its id is not reused while cached."""
+    hit = _ATTRIBUTES.get(id(attr))
+    if hit is not None and hit[0] is attr:
+        return hit[1], hit[2]
+    raw = _attribute_dict(attr)
+    value = _attribute_value(raw)
+    if len(_ATTRIBUTES) >= _ATTRIBUTES_MAX:
+        _ATTRIBUTES.clear()
+    _ATTRIBUTES[id(attr)] = (attr, raw, value)
+    return raw, value
+
+
 def build_slice(model: ResourceSlice) -> SliceRecord:
     """Convert one ResourceSlice model into lean records (capacity names normalized under the driver)."""
     spec = model.spec
@@ -155,9 +174,9 @@ def build_slice(model: ResourceSlice) -> SliceRecord:
     for dev in spec.devices or ():
         device = DeviceRecord(record, dev.name)
         for attr_name, attr in (dev.attributes or {}).items():
-            raw = _attribute_dict(attr)
+            raw, value = _attribute(attr)
             device.raw_attributes[attr_name] = raw
-            device.attributes[attr_name] = _attribute_value(raw)
+            device.attributes[attr_name] = value
         for cap_name, cap in (dev.capacity or {}).items():
             device.capacity[normalize_name(cap_name, spec.driver)] = capacity_entry(cap_name, cap)
         device.allow_multi = bool(dev.allow_multiple_allocations)
