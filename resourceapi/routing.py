@@ -2,9 +2,10 @@
 
 A pod is routed when it asks for an extended resource that a DeviceClass with KEP-6406 capacity requests (the
 field `spec.extendedResourceCapacityRequests` or the annotation carrier) maps, it is opted in (namespace or
-object label), it names no scheduler of its own, and it uses nothing the binder cannot place (inter-pod
-affinity, topology spread, volumes that need volume binding, its own ResourceClaims). Everything works on the
-raw JSON objects: this runs on every pod create in an opted-in namespace.
+object label), it names no scheduler of its own, and it uses nothing the binder cannot place (volumes that
+need volume binding, gang scheduling, its own ResourceClaims). Inter-pod (anti-)affinity and topology spread
+are routed: the binder's placement applies the InterPodAffinity and PodTopologySpread filters. Everything
+works on the raw JSON objects: this runs on every pod create in an opted-in namespace.
 
 The name -> class rule is resourceapi.extended's (the scheduler's ExtendedResourceCache).
 """
@@ -21,6 +22,7 @@ from pydantic import ValidationError
 from resourceapi.extended import IMPLICIT_PREFIX, ExtendedResourceResolver
 from resourceapi.gates import DRA_EXTENDED_RESOURCE, FeatureGates
 from resourceapi.resource_v1 import DeviceClass
+from resourceapi.scheduling_fields import UNSUPPORTED_SPEC_FIELDS, UNSUPPORTED_VOLUMES
 
 ROUTING_LABEL = "dra-capacity.io/pod-routing"
 ROUTING_ENABLED = "enabled"
@@ -105,29 +107,31 @@ def requested_resources(pod: Mapping[str, Any], names: frozenset[str]) -> tuple[
     return tuple(sorted(found))
 
 
+_VOLUME_WORDS = {
+    "persistentVolumeClaim": "PersistentVolumeClaim volume",
+    "ephemeral": "generic ephemeral volume",
+}
+
+
 def unsupported_features(pod: Mapping[str, Any]) -> tuple[str, ...]:
-    """What the binder cannot place, in the words of the admission warning."""
+    """What the binder cannot place, in the words of the admission warning: the fields that placement does
+    not model (resourceapi.scheduling_fields: volumes that need volume binding or volume limits, gang
+    scheduling), and the pod's own ResourceClaims, which the binder does not allocate. Inter-pod
+    (anti-)affinity and topology spread are placed as the scheduler's filters place them."""
     spec = pod.get("spec")
     if not isinstance(spec, dict):
         return ()
     out: list[str] = []
-    affinity = spec.get("affinity")
-    if isinstance(affinity, dict):
-        if affinity.get("podAffinity"):
-            out.append("inter-pod affinity")
-        if affinity.get("podAntiAffinity"):
-            out.append("inter-pod anti-affinity")
-    if spec.get("topologySpreadConstraints"):
-        out.append("topology spread constraints")
     volumes = spec.get("volumes")
     if isinstance(volumes, list):
         for v in volumes:
             if not isinstance(v, dict):
                 continue
-            if "persistentVolumeClaim" in v:
-                out.append(f"PersistentVolumeClaim volume {v.get('name', '')!s}".rstrip())
-            elif "ephemeral" in v:
-                out.append(f"generic ephemeral volume {v.get('name', '')!s}".rstrip())
+            for kind in UNSUPPORTED_VOLUMES:
+                if v.get(kind) is not None:
+                    words = _VOLUME_WORDS.get(kind, f"{kind} volume")
+                    out.append(f"{words} {v.get('name', '')!s}".rstrip())
+    out.extend(f"spec.{name}" for name in UNSUPPORTED_SPEC_FIELDS if spec.get(name) is not None)
     if spec.get("resourceClaims"):
         out.append("spec.resourceClaims")
     return tuple(out)

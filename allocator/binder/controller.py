@@ -59,7 +59,7 @@ from allocator.binder.names import (
 from allocator.binder.queue import SchedulingQueue
 from allocator.binder.writes import BindError, Writer
 from allocator.cluster import Cluster
-from allocator.placement import Placement, Placer, Strategy
+from allocator.placement import Placement, PlacementResult, Placer, Strategy
 from allocator.predicates import static_reasons
 from allocator.synthesis import dra_resources_on_node, scalar_requests, synthesize_for_resources
 from resourceapi import routing
@@ -294,6 +294,10 @@ class Binder:
                     pass  # our own Binding, echoed before its answer reached us
                 else:
                     self._changed("pod-bound-elsewhere")  # bound by someone else
+            elif on_node and was_on_node and _labels(old) != _labels(new):
+                # InterPodAffinity and PodTopologySpread match the labels of assigned pods: the queueing hint
+                # of both plugins requeues on an assigned pod's label update
+                self._changed("pod-labels")
             if (
                 new is not None
                 and kind == ADDED
@@ -511,9 +515,14 @@ class Binder:
             placer = self.placer()
             placement = placer.place(pod, [])
             self.metrics.attempts.labels(placement.result).inc()
-            if placement.result != "bound" or placement.node is None:
+            if placement.result is PlacementResult.GATED:
+                self._gated(key, obj, placement.reason)
+                return
+            if placement.result is not PlacementResult.BOUND or placement.node is None:
                 reason = (
-                    REASON_UNSCHEDULABLE if placement.result == "unschedulable" else REASON_SCHEDULER_ERROR
+                    REASON_UNSCHEDULABLE
+                    if placement.result is PlacementResult.UNSCHEDULABLE
+                    else REASON_SCHEDULER_ERROR
                 )
                 self._unschedulable(key, obj, placement.reason, reason)
                 return
@@ -558,6 +567,14 @@ class Binder:
             return node is not None and pod is not None and not static_reasons(pod, node)
 
         return bodies.classify_leftovers(mine, uid, fits)
+
+    def _gated(self, key: Key, obj: Obj, message: str) -> None:
+        """A pod with scheduling gates waits, as the SchedulingGates PreEnqueue plugin keeps it out of the
+        active queue (pkg/scheduler/framework/plugins/schedulinggates/scheduling_gates.go): no Event, no
+        condition write (the API server set PodScheduled=False/SchedulingGated at creation,
+        pkg/registry/core/pod/strategy.go applySchedulingGatedCondition), no retry until its spec changes."""
+        self.queue.remove(key)
+        log_decision(pod=f"{key[0]}/{key[1]}", uid=_pod_uid(obj), result="gated", message=message)
 
     def _unschedulable(self, key: Key, obj: Obj, message: str, reason: str) -> None:
         """FailedScheduling Event and PodScheduled=False; the pod waits for a relevant change."""
@@ -798,6 +815,10 @@ class Binder:
                 if key not in self.attempted or state in ("active", "in-flight"):
                     return False
             return True
+
+
+def _labels(obj: Mapping[str, Any] | None) -> Any:
+    return ((obj or {}).get("metadata") or {}).get("labels")
 
 
 def _controller_pod_uid(claim: Mapping[str, Any]) -> str | None:

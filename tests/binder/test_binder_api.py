@@ -5,6 +5,7 @@ audit."""
 from __future__ import annotations
 
 import uuid
+from collections import Counter
 from typing import Any
 
 import pytest
@@ -19,7 +20,7 @@ from binder_harness import (
     successful_bindings,
     wait_for,
 )
-from gpu_cluster import CLASS, RESOURCE, pod
+from gpu_cluster import CLASS, RESOURCE, device_class, gpu_slice, node, pod
 
 from allocator.binder.controller import STEPS, Stopped
 from allocator.binder.names import CLAIM_ANNOTATION, DELETE_PROTECTION_FINALIZER
@@ -247,24 +248,122 @@ def test_unschedulable_pods_leave_the_binder_idle(kube_api: Any) -> None:
 
 
 def test_pod_with_unsupported_features_is_reported(kube_api: Any) -> None:
+    """A pod naming the binder itself but using a volume that needs volume binding: never placed, reported."""
     seed_cluster(kube_api, nodes=1)
-    kube_api.seed(
-        pod(
-            "web-0",
-            topologySpreadConstraints=[
-                {
-                    "maxSkew": 1,
-                    "topologyKey": "zone",
-                    "whenUnsatisfiable": "DoNotSchedule",
-                    "labelSelector": {},
-                }
-            ],
-        )
-    )
+    kube_api.seed(pod("web-0", volumes=[{"name": "data", "persistentVolumeClaim": {"claimName": "data"}}]))
     with running_binder(kube_api):
         [event] = wait_for("event", lambda: events(kube_api, "FailedScheduling"))
-    assert "topology spread constraints" in event["message"]
+    assert "PersistentVolumeClaim volume data" in event["message"]
     assert not bound(kube_api)
+
+
+def _anti_affinity(app: str) -> dict[str, Any]:
+    return {
+        "podAntiAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [
+                {"labelSelector": {"matchLabels": {"app": app}}, "topologyKey": "kubernetes.io/hostname"}
+            ]
+        }
+    }
+
+
+def test_required_anti_affinity_spreads_a_statefulset_over_nodes(kube_api: Any) -> None:
+    """InterPodAffinity (pkg/scheduler/framework/plugins/interpodaffinity/filtering.go): replicas that must
+    not share a hostname land on distinct nodes, although one node's GPU has shares for all of them; the
+    replica for which no node is left is unschedulable, with the filter's reason."""
+    seed_cluster(kube_api, nodes=3, gpus=1, shares=4)
+    for i in range(4):
+        kube_api.seed(pod(f"rdma-{i}", labels={"app": "rdma"}, affinity=_anti_affinity("rdma")))
+    with running_binder(kube_api):
+        wait_for("3 bound", lambda: len(bound(kube_api)) == 3)
+        [event] = wait_for("event", lambda: events(kube_api, "FailedScheduling"))
+    assert len({p["spec"]["nodeName"] for p in bound(kube_api)}) == 3
+    assert "didn't match pod anti-affinity rules" in event["message"]
+    check_invariants(kube_api)
+
+
+def test_anti_affinity_counts_pods_already_running(kube_api: Any) -> None:
+    """Existing pods count: a running pod with the label keeps the new replica off its node."""
+    seed_cluster(kube_api, nodes=2, gpus=1, shares=4)
+    running = pod("old-0", labels={"app": "rdma"}, scheduler="default-scheduler")
+    running["spec"]["nodeName"] = "gpu-node-1"
+    running["spec"]["containers"][0]["resources"] = {}
+    kube_api.seed(running)
+    kube_api.seed(pod("rdma-0", labels={"app": "rdma"}, affinity=_anti_affinity("rdma")))
+    with running_binder(kube_api):
+        [placed] = wait_for(
+            "bound", lambda: [p for p in bound(kube_api) if p["metadata"]["name"] == "rdma-0"]
+        )
+    assert placed["spec"]["nodeName"] == "gpu-node-2"
+
+
+def test_a_label_change_on_a_running_pod_retries_an_anti_affine_pod(kube_api: Any) -> None:
+    """An assigned pod's label update is an event for InterPodAffinity's queueing hint: the pod it kept off
+    the only node is tried again, and placed."""
+    seed_cluster(kube_api, nodes=1, gpus=1, shares=4)
+    running = pod("old-0", labels={"app": "rdma"}, scheduler="default-scheduler")
+    running["spec"]["nodeName"] = "gpu-node-1"
+    running["spec"]["containers"][0]["resources"] = {}
+    kube_api.seed(running)
+    kube_api.seed(pod("rdma-0", labels={"app": "rdma"}, affinity=_anti_affinity("rdma")))
+    with running_binder(kube_api):
+        wait_for("event", lambda: events(kube_api, "FailedScheduling"))
+        assert not [p for p in bound(kube_api) if p["metadata"]["name"] == "rdma-0"]
+        current = kube_api.get("pods", "old-0")
+        assert current is not None
+        current["metadata"]["labels"] = {"app": "retired"}
+        kube_api.update(current)
+        wait_for("bound", lambda: [p for p in bound(kube_api) if p["metadata"]["name"] == "rdma-0"])
+
+
+def test_topology_spread_do_not_schedule_is_honoured(kube_api: Any) -> None:
+    """PodTopologySpread (pkg/scheduler/framework/plugins/podtopologyspread/filtering.go), maxSkew 1 over
+    zones: four pods on two zones go two and two, although the first zone's node could hold all four."""
+    kube_api.seed(device_class())
+    for name, zone in (("gpu-node-1", "a"), ("gpu-node-2", "b")):
+        n = node(name)
+        n["metadata"]["labels"]["topology.kubernetes.io/zone"] = zone
+        kube_api.seed(n)
+        kube_api.seed(gpu_slice(name, gpus=1, shares=4))
+    spread = [
+        {
+            "maxSkew": 1,
+            "topologyKey": "topology.kubernetes.io/zone",
+            "whenUnsatisfiable": "DoNotSchedule",
+            "labelSelector": {"matchLabels": {"app": "web"}},
+        }
+    ]
+    for i in range(4):
+        kube_api.seed(pod(f"web-{i}", labels={"app": "web"}, topologySpreadConstraints=spread))
+    with running_binder(kube_api, strategy="binpack"):
+        wait_for("4 bound", lambda: len(bound(kube_api)) == 4)
+    nodes = Counter(p["spec"]["nodeName"] for p in bound(kube_api))
+    assert nodes == Counter({"gpu-node-1": 2, "gpu-node-2": 2})
+    check_invariants(kube_api)
+
+
+def test_a_gated_pod_waits_silently_and_is_placed_once_its_gates_are_removed(kube_api: Any) -> None:
+    """SchedulingGates (pkg/scheduler/framework/plugins/schedulinggates/scheduling_gates.go) keeps a gated pod
+    out of the queue: no claim, no Event, no condition write of ours; it holds no capacity, so the ungated pod
+    gets the only share; once its gates are gone it is placed."""
+    seed_cluster(kube_api, nodes=1, gpus=1, shares=1)
+    kube_api.seed(pod("gated", schedulingGates=[{"name": "example.com/quota"}]))
+    kube_api.seed(pod("free"))
+    with running_binder(kube_api) as binder:
+        wait_for("free bound", lambda: [p["metadata"]["name"] for p in bound(kube_api)] == ["free"])
+        wait_for("settled", lambda: binder.settled(binder.pending_keys()))
+        assert events(kube_api, "FailedScheduling") == []
+        [gated] = [p for p in pods(kube_api) if p["metadata"]["name"] == "gated"]
+        [cond] = gated["status"]["conditions"]
+        assert cond["reason"] == "SchedulingGated"
+        assert len(extended_claims(kube_api)) == 1
+        kube_api.delete("pods", "free", grace_period_seconds=0)
+        current = kube_api.get("pods", "gated")
+        assert current is not None
+        del current["spec"]["schedulingGates"]
+        kube_api.update(current)
+        wait_for("gated bound", lambda: [p["metadata"]["name"] for p in bound(kube_api)] == ["gated"])
+    check_invariants(kube_api)
 
 
 # --- crash recovery -----------------------------------------------------------------------------------------

@@ -171,7 +171,7 @@ def test_unchanged_pod_is_routed_allocated_a_share_and_bound(kube_api: Any, serv
     assert {p["spec"]["schedulerName"] for p in created} == {"dra-capacity"}
     other = create(kube, pod("elsewhere", "default", scheduler=None))
     assert other["spec"]["schedulerName"] == "default-scheduler"
-    alone = create(
+    spread = create(
         kube,
         pod(
             "spread",
@@ -180,22 +180,37 @@ def test_unchanged_pod_is_routed_allocated_a_share_and_bound(kube_api: Any, serv
             topologySpreadConstraints=[
                 {
                     "maxSkew": 1,
-                    "topologyKey": "zone",
+                    "topologyKey": "kubernetes.io/hostname",
                     "whenUnsatisfiable": "DoNotSchedule",
                     "labelSelector": {},
                 }
             ],
         ),
     )
-    assert alone["spec"]["schedulerName"] == "default-scheduler"
-    wait_for("5 bound", lambda: len(bound(kube_api, "inference")) == 5, timeout=60)
+    assert spread["spec"]["schedulerName"] == "dra-capacity"  # placement models PodTopologySpread
+    alone = create(
+        kube,
+        pod(
+            "claims-a-volume",
+            "inference",
+            scheduler=None,
+            volumes=[{"name": "data", "persistentVolumeClaim": {"claimName": "data"}}],
+        ),
+    )
+    assert alone["spec"]["schedulerName"] == "default-scheduler"  # volume binding needs kube-scheduler
+    created.append(spread)
+    wait_for("6 bound", lambda: len(bound(kube_api, "inference")) == 6, timeout=60)
     for p in bound(kube_api, "inference"):
         assert_kubelet_view(kube_api, p)
     # the pod spec is unchanged but for the scheduler name
-    for before, after in zip(
-        created, sorted(bound(kube_api, "inference"), key=lambda p: p["metadata"]["name"]), strict=True
-    ):
+    by_name = {p["metadata"]["name"]: p for p in bound(kube_api, "inference")}
+    assert set(by_name) == {p["metadata"]["name"] for p in created}
+    for before in created:
+        after = by_name[before["metadata"]["name"]]
         assert before["spec"]["containers"] == after["spec"]["containers"]
+        assert before["spec"].get("topologySpreadConstraints") == after["spec"].get(
+            "topologySpreadConstraints"
+        )
 
 
 def test_pod_admitted_while_routing_is_down_is_reported(kube_api: Any, serve: Any, bind: Any) -> None:

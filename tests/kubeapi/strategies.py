@@ -144,6 +144,18 @@ def _qos_class(spec: dict[str, Any]) -> str:
 def prepare_for_create(rt: ResourceType, obj: Obj) -> None:
     if rt.key == "pods":
         obj["status"] = {"phase": "Pending", "qosClass": _qos_class(obj.get("spec") or {})}
+        if (obj.get("spec") or {}).get("schedulingGates"):
+            # applySchedulingGatedCondition (pkg/registry/core/pod/strategy.go)
+            obj["status"]["conditions"] = [
+                {
+                    "type": "PodScheduled",
+                    "status": "False",
+                    "lastProbeTime": None,
+                    "lastTransitionTime": now_rfc3339(),
+                    "reason": "SchedulingGated",
+                    "message": "Scheduling is blocked due to non-empty scheduling gates",
+                }
+            ]
     elif rt.key == "resourceclaims.resource.k8s.io":
         obj.pop("status", None)
     elif rt.key == "namespaces":

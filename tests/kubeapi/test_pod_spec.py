@@ -65,3 +65,14 @@ def test_image_tolerations_and_gates_may_change(kube_client: client.ApiClient) -
     assert out.spec.containers[0].image == "registry.example/app:2"
     assert out.spec.scheduling_gates is None and out.spec.tolerations[0].key == "k"
     assert out.metadata.generation == 4
+
+
+def test_a_gated_pod_is_created_with_the_scheduling_gated_condition(kube_client: client.ApiClient) -> None:
+    """applySchedulingGatedCondition (pkg/registry/core/pod/strategy.go): PodScheduled=False,
+    SchedulingGated."""
+    core = client.CoreV1Api(kube_client)
+    gated = core.create_namespaced_pod("default", pod("g", schedulingGates=[{"name": "example.com/wait"}]))
+    [cond] = gated.status.conditions
+    assert (cond.type, cond.status, cond.reason) == ("PodScheduled", "False", "SchedulingGated")
+    assert cond.message == "Scheduling is blocked due to non-empty scheduling gates"
+    assert core.create_namespaced_pod("default", pod("free")).status.conditions is None

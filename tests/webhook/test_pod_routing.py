@@ -111,18 +111,6 @@ def test_init_container_request_counts() -> None:
     ("extra", "phrase"),
     [
         (
-            {"affinity": {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [{}]}}},
-            "inter-pod affinity",
-        ),
-        (
-            {"affinity": {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [{}]}}},
-            "anti-affinity",
-        ),
-        (
-            {"topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "zone"}]},
-            "topology spread constraints",
-        ),
-        (
             {"volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": "data"}}]},
             "PersistentVolumeClaim",
         ),
@@ -130,6 +118,8 @@ def test_init_container_request_counts() -> None:
             {"volumes": [{"name": "scratch", "ephemeral": {"volumeClaimTemplate": {}}}]},
             "generic ephemeral volume",
         ),
+        ({"volumes": [{"name": "fast", "csi": {"driver": "csi.example.com"}}]}, "csi volume fast"),
+        ({"workloadRef": {"name": "training"}}, "spec.workloadRef"),
         ({"resourceClaims": [{"name": "gpu", "resourceClaimName": "gpu"}]}, "spec.resourceClaims"),
     ],
 )
@@ -138,6 +128,23 @@ def test_unsupported_features_leave_the_pod_alone_with_a_warning(extra: dict[str
     assert patch_of(response) is None
     [warning] = response["warnings"]
     assert phrase in warning and RESOURCE in warning and "dra-capacity" in warning
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        {"affinity": {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [{}]}}},
+        {"affinity": {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [{}]}}},
+        {"topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "zone"}]},
+        {"schedulingGates": [{"name": "example.com/wait"}]},
+    ],
+)
+def test_pods_with_affinity_spread_or_gates_are_routed(extra: dict[str, Any]) -> None:
+    """The binder's placement applies InterPodAffinity, PodTopologySpread and SchedulingGates as upstream does
+    (allocator/interpod.py, allocator/topologyspread.py), so these pods go to it, without a warning."""
+    response = routed(PodRouter(cache()), pod("web-0", OPTED_NS, scheduler=None, **extra))
+    assert patch_of(response) is not None
+    assert not response.get("warnings")
 
 
 def test_node_affinity_and_plain_volumes_are_supported() -> None:
