@@ -13,8 +13,8 @@ shared: the wall clock mostly measures the other jobs), the end-to-end wall time
     their sum ÷ the JSON bare parse (target: about 1, checked as <= 1.25);
   * end to end: `dra-capacity simulate -f dump.json` (and .yaml) in a subprocess, wall time and peak RSS
     (targets on JSON at 5,000 nodes: < 30 s, < 2 GiB);
-  * placement: pods/s and µs/pod at N and at 100 nodes, at the same fill (P/N pods per node); target
-    µs/pod(N) <= 1.5 x µs/pod(100).
+  * placement: pods/s and µs/pod at N and at 100 nodes (the best of three runs), at the same fill (P/N pods
+    per node), with the collector as the command runs it; target µs/pod(N) <= 1.5 x µs/pod(100).
 
     .venv/bin/python bench/simulate_dump.py                       # 5,000 nodes, 20,000 pods
     .venv/bin/python bench/simulate_dump.py --nodes 500 --pods 2000
@@ -501,7 +501,7 @@ def placement_pods(nodes: int, pods: int) -> dict[str, float]:
     from allocator.cluster import Cluster
     from allocator.placement import Placer
     from allocator.simulate import load_inputs
-    from dra_capacity.cliopts import bulk_load
+    from dra_capacity.cliopts import bulk_load, young_collections_only
     from resourceapi.documents import Document
     from resourceapi.extended import ExtendedResourceResolver
     from resourceapi.gates import FeatureGates
@@ -517,12 +517,13 @@ def placement_pods(nodes: int, pods: int) -> dict[str, float]:
     )
     pending = inputs.pending_pods()
     bound = 0
-    start = time.process_time()
-    for p in pending:
-        placement = placer.place(p, [])
-        placer.commit(placement)
-        bound += placement.result == "bound"
-    elapsed = time.process_time() - start
+    with young_collections_only():  # as the command runs
+        start = time.process_time()
+        for p in pending:
+            placement = placer.place(p, [])
+            placer.commit(placement)
+            bound += placement.result == "bound"
+        elapsed = time.process_time() - start
     return {
         "pods": len(pending),
         "bound": bound,
@@ -640,7 +641,12 @@ def main() -> int:
             if path is json_path:
                 ok &= e2e["cpu"] < 30 and e2e["rss_mib"] < 2048 and e2e["exit"] == 0
         fill = max(1, args.pods // args.nodes)
-        small = _child("place", "--nodes", "100", "--pods", str(100 * fill))
+        # the small run takes a fraction of a second: the best of three, so one burst of the other jobs on
+        # the machine does not decide it (this makes the ratio, if anything, larger)
+        small = min(
+            (_child("place", "--nodes", "100", "--pods", str(100 * fill)) for _ in range(3)),
+            key=lambda row: row["us_per_pod"],
+        )
         big = _child("place", "--nodes", str(args.nodes), "--pods", str(args.pods))
         for nodes, row in ((100, small), (args.nodes, big)):
             print(
