@@ -41,7 +41,7 @@ sys.path.insert(0, str(ROOT / "tests" / "binder"))
 from gpu_cluster import device_class, gpu_slice, node, pod  # noqa: E402
 
 from allocator.binder.controller import Binder, BinderOptions  # noqa: E402
-from allocator.binder.kube import DEVICE_CLASSES, NODES, PODS, RESOURCE_SLICES, Kube, load_configuration  # noqa: E402
+from kubeio.kube import DEVICE_CLASSES, NODES, PODS, RESOURCE_SLICES, Kube, load_configuration  # noqa: E402
 from resourceapi.gates import FeatureGates  # noqa: E402
 
 TARGET_PODS_PER_S = 200.0

@@ -76,7 +76,7 @@ def start_double(tmp: Path) -> tuple[subprocess.Popen[bytes], Path]:
     if "serving" not in proc.stdout.readline().decode():
         raise SystemExit("the API double did not start")
     sys.path.insert(0, str(ROOT))
-    from allocator.binder.kube import DEVICE_CLASSES, NAMESPACES, Kube, load_configuration
+    from kubeio.kube import DEVICE_CLASSES, NAMESPACES, Kube, load_configuration
 
     kube = Kube(load_configuration(str(kubeconfig)))
     kube.request("POST", DEVICE_CLASSES.path(), body=device_class(carrier="annotation"))

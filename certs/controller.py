@@ -27,17 +27,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kubernetes import watch as _watch
-
 from certs.cluster import MUTATING, VALIDATING, CertCluster, ClusterError, Conflict
 from certs.files import TLS_CRT, TLS_KEY
-from certs.leader import LeaseElector
 from certs.material import MaterialError
 from certs.operations import NotManaged, mirror_files, reconcile
 from certs.plan import Settings
+from kubeio.election import LeaderElector, LeaseError
+from kubeio.informer import Informer
+from kubeio.kube import MUTATING_WEBHOOK_CONFIGURATIONS, SECRETS, VALIDATING_WEBHOOK_CONFIGURATIONS, Kube
 
 log = logging.getLogger("dra_capacity.certs")
-watch_module: Any = _watch
+WATCH_TIMEOUT_SECONDS = 60.0
 
 
 @dataclass(frozen=True)
@@ -57,7 +57,7 @@ class Controller:
         self,
         cluster: CertCluster,
         settings: Settings,
-        elector: LeaseElector,
+        elector: LeaderElector,
         options: ControllerOptions,
         *,
         emit: Callable[[str], None] | None = None,
@@ -78,58 +78,48 @@ class Controller:
             return self.healthy
         return (d / TLS_CRT).exists() and (d / TLS_KEY).exists()
 
-    def _watch(self, stop: threading.Event, what: str, func: Any, *args: Any, **kwargs: Any) -> None:
-        """Wake the loop on every event of one watch; reconnect (relisting) after any error or timeout."""
-        while not stop.is_set():
-            w: Any = watch_module.Watch()
-            try:
-                for _event in w.stream(func, *args, timeout_seconds=60, **kwargs):
-                    self.wake.set()
-                    if stop.is_set():
-                        break
-            except Exception as exc:  # watches end for many reasons (410, timeouts, restarts): reconnect
-                log.debug("watch %s ended: %s", what, exc)
-                stop.wait(self.options.retry)
-            finally:
-                w.stop()
-
-    def _start_watches(self, stop: threading.Event) -> list[threading.Thread]:
+    def _start_watches(self) -> list[Informer]:
+        """One informer on the Secret and one on each webhook configuration; every change wakes the loop
+        (the first list too). Each reconnects and relists on its own (kubeio/informer.py)."""
         if not self.options.watch:
             return []
         c = self.cluster
-        specs: list[tuple[str, Any, tuple[Any, ...], dict[str, Any]]] = [
-            (
-                f"secret {c.namespace}/{c.secret}",
-                c.core.list_namespaced_secret,
-                (c.namespace,),
-                {"field_selector": f"metadata.name={c.secret}"},
+        kube = Kube.of_client(c.api)
+        informers = [
+            Informer(
+                kube,
+                SECRETS,
+                namespace=c.namespace,
+                field_selector=f"metadata.name={c.secret}",
+                watch_timeout=WATCH_TIMEOUT_SECONDS,
             )
         ]
         for ref in c.configs:
             for kind in ref.kinds:
-                func = (
-                    c.admission.list_validating_webhook_configuration
-                    if kind == VALIDATING
-                    else c.admission.list_mutating_webhook_configuration
-                )
                 assert kind in (VALIDATING, MUTATING)
-                specs.append(
-                    (f"{kind} {ref.name}", func, (), {"field_selector": f"metadata.name={ref.name}"})
+                resource = (
+                    VALIDATING_WEBHOOK_CONFIGURATIONS
+                    if kind == VALIDATING
+                    else MUTATING_WEBHOOK_CONFIGURATIONS
                 )
-        threads = []
-        for what, func, args, kwargs in specs:
-            t = threading.Thread(
-                target=self._watch, args=(stop, what, func, *args), kwargs=kwargs, daemon=True, name=what
-            )
-            t.start()
-            threads.append(t)
-        return threads
+                informers.append(
+                    Informer(
+                        kube,
+                        resource,
+                        field_selector=f"metadata.name={ref.name}",
+                        watch_timeout=WATCH_TIMEOUT_SECONDS,
+                    )
+                )
+        for informer in informers:
+            informer.listeners.append(self.wake.set)
+            informer.start()
+        return informers
 
     def step(self, due: bool = True) -> bool:
         """One pass: renew or take the Lease; when `due` (or just elected), reconcile as leader and mirror
         the Secret into the serving directory. False when it must be retried (conflict, error)."""
         try:
-            was_leader = self.elector.is_leader
+            was_leader = self.elector.is_leader()
             leading = self.elector.try_acquire_or_renew()
             if leading and not was_leader:
                 self.emit(f"became the leader ({self.elector.identity})")
@@ -147,14 +137,14 @@ class Controller:
             return True
         except Conflict as exc:
             log.info("conflict, reconciling again: %s", exc)
-        except (ClusterError, MaterialError, NotManaged, OSError) as exc:
+        except (ClusterError, LeaseError, MaterialError, NotManaged, OSError) as exc:
             self.healthy = False
             self.emit(f"error: {exc}")
         return False
 
     def run(self, stop: threading.Event) -> None:
         """Renew the Lease every `retry` seconds; reconcile and mirror on a watch event or every `resync`."""
-        threads = self._start_watches(stop)
+        informers = self._start_watches()
         last = float("-inf")
         retry = False
         try:
@@ -168,8 +158,8 @@ class Controller:
         finally:
             with contextlib.suppress(Exception):
                 self.elector.release()
-            for t in threads:
-                t.join(timeout=0.1)
+            for informer in informers:
+                informer.stop()
 
 
 class _Health(http.server.BaseHTTPRequestHandler):

@@ -113,14 +113,18 @@ def _error(message: str) -> int:
 def _configure_logging() -> logging.Logger:
     from webhook.logs import JsonFormatter
 
-    logger = logging.getLogger("dra_capacity.binder")
-    for h in list(logger.handlers):
-        logger.removeHandler(h)
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(JsonFormatter())
-    logger.addHandler(handler)
-    logger.setLevel(logging.INFO)
-    logger.propagate = False
+    for name in (
+        "dra_capacity.kubeio",
+        "dra_capacity.binder",
+    ):  # the informers and the elector log to the first
+        logger = logging.getLogger(name)
+        for h in list(logger.handlers):
+            logger.removeHandler(h)
+        logger.addHandler(handler)
+        logger.setLevel(logging.INFO)
+        logger.propagate = False
     return logger
 
 
@@ -132,9 +136,9 @@ def run_bind(args: argparse.Namespace) -> int:
     if args.leader_elect and not args.lease_duration > args.renew_deadline > args.retry_period:
         return _error("leader election needs --lease-duration > --renew-deadline > --retry-period")
     from allocator.binder.controller import Binder, BinderOptions
-    from allocator.binder.election import LeaderElector, default_identity, pod_namespace
-    from allocator.binder.kube import Kube
     from allocator.binder.metrics import BinderMetrics, HealthServer
+    from kubeio.election import LeaderElector, default_identity, pod_namespace
+    from kubeio.kube import Kube
 
     logger = _configure_logging()
     try:

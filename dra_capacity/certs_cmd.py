@@ -402,16 +402,19 @@ def run_controller(args: argparse.Namespace) -> int:
         from pathlib import Path
 
         from certs.controller import Controller, ControllerOptions, health_server
-        from certs.leader import LeaseElector
+        from kubeio.election import LeaderElector
+        from kubeio.kube import Kube
 
         api, cluster, settings = _setup(args, args.propagation_delay)
         identity = args.identity or os.environ.get("POD_NAME") or socket.gethostname()
-        elector = LeaseElector(
-            api,
+        # The controller renews from its own loop (every --retry); a Lease request may take the lease's time.
+        elector = LeaderElector(
+            Kube.of_client(api),
             args.lease_namespace or args.namespace,
             args.lease_name or f"{args.secret}-certs"[:63],
             identity,
             lease_duration=args.lease_duration,
+            request_timeout=args.lease_duration,
         )
         options = ControllerOptions(
             tls_dir=Path(args.tls_dir) if args.tls_dir else None,

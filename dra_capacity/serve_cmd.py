@@ -252,7 +252,7 @@ def load_handler(
     source = None
     if cluster is not None:
         from webhook.class_events import ClassEvents
-        from webhook.informer import ClusterCache, event_sink
+        from webhook.cluster_cache import ClusterCache, event_sink
 
         api = api_client(cluster.kubeconfig)
         cache = ClusterCache(api, on_view=ClassEvents(gates, event_sink(api)).on_view)

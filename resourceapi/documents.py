@@ -11,6 +11,9 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from resourceapi.jsontypes import json_type_phrase
+from resourceapi.objects import display_name
+
 
 class DocumentError(ValueError):
     """Input that is not a usable Kubernetes object stream; the message names source and document."""
@@ -43,10 +46,7 @@ class Document:
 
     @property
     def name(self) -> str:
-        meta = self.obj.get("metadata")
-        if isinstance(meta, dict):
-            return str(meta.get("name") or meta.get("generateName") or "")
-        return ""
+        return display_name(self.obj)
 
 
 def load_documents(text: str, source: str) -> list[Document]:
@@ -59,7 +59,9 @@ def load_documents(text: str, source: str) -> list[Document]:
             continue
         number += 1
         if not isinstance(raw, dict):
-            raise DocumentError(f"{source}: document {number}: expected an object, got {_type_name(raw)}")
+            raise DocumentError(
+                f"{source}: document {number}: expected an object, got {json_type_phrase(raw)}"
+            )
         kind = raw.get("kind")
         if not isinstance(kind, str) or not kind:
             raise DocumentError(f"{source}: document {number}: missing field 'kind'")
@@ -150,15 +152,3 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
                 raise _DuplicateKey(f"key {json.dumps(key)} already set in map")
             seen.add(key)
     return out
-
-
-def _type_name(v: object) -> str:
-    if isinstance(v, list):
-        return "a list"
-    if isinstance(v, str):
-        return "a string"
-    if isinstance(v, bool):
-        return "a boolean"
-    if isinstance(v, int | float):
-        return "a number"
-    return type(v).__name__

@@ -20,3 +20,19 @@ def json_type(value: Any) -> str:
     if isinstance(value, dict):
         return "object"
     return type(value).__name__
+
+
+_PHRASES = {
+    "array": "a list",
+    "object": "an object",
+    "string": "a string",
+    "boolean": "a boolean",
+    "number": "a number",
+}
+
+
+def json_type_phrase(value: Any) -> str:
+    """The type in words, as the manifest reader's messages say it (`a list`, `a string`, ...); other values
+    as `json_type` names them."""
+    kind = json_type(value)
+    return _PHRASES.get(kind, kind)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
-from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
+from prometheus_client.exposition import generate_latest
 
 # Outcomes of one HTTP request to an admission endpoint.
 ALLOWED = "allowed"
@@ -28,7 +28,6 @@ DISCONNECT_STAGES = ("body", "queued", "answer")
 OPERATIONS = frozenset({"CREATE", "UPDATE", "DELETE", "CONNECT"})
 
 LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
-CONTENT_TYPE = CONTENT_TYPE_LATEST
 
 
 class WebhookMetrics:

@@ -16,6 +16,7 @@ from typing import Any
 from prometheus_client import CollectorRegistry, Counter
 
 from resourceapi import routing
+from resourceapi.objects import display_name
 from webhook.routing_cache import RoutingCache
 
 DEFAULT_SCHEDULER_NAME = "dra-capacity"
@@ -74,10 +75,7 @@ class PodRouter:
             return RoutingOutcome({"uid": uid, "allowed": True}, handled=False, operation=op)
         if op != "CREATE" or not isinstance(obj, dict) or request.get("subResource"):
             return RoutingOutcome({"uid": uid, "allowed": True}, operation=op)
-        meta = obj.get("metadata")
-        name = ""
-        if isinstance(meta, dict):
-            name = str(meta.get("name") or meta.get("generateName") or "")
+        name = display_name(obj)
         names = self.cache.routed_names()
         if names is None:
             self._cold.inc()

@@ -6,6 +6,8 @@ middle of the longest parts until the whole line fits.
 
 from __future__ import annotations
 
+from resourceapi.extended import IMPLICIT_PREFIX
+
 MAX_WARNING_LENGTH = 120
 _ELLIPSIS = "..."
 
@@ -37,8 +39,7 @@ def fit(template: str, **parts: str) -> str:
 def implicit_name_only(class_name: str) -> str:
     """KEP-6406 request without `extendedResourceName`: only the implicit name gets the capacity."""
     return fit(
-        "capacity requests apply only to deviceclass.resource.kubernetes.io/{name}: "
-        "extendedResourceName is unset",
+        "capacity requests apply only to " + IMPLICIT_PREFIX + "{name}: extendedResourceName is unset",
         name=class_name,
     )
 

@@ -32,18 +32,6 @@ from pydantic import ValidationError
 
 from allocator.binder import claims as bodies
 from allocator.binder.events import EventSink
-from allocator.binder.informers import ADDED, Informer, Key, key_of, resource_version
-from allocator.binder.kube import (
-    DEVICE_CLASSES,
-    NAMESPACES,
-    NODES,
-    PODS,
-    RESOURCE_CLAIMS,
-    RESOURCE_SLICES,
-    ApiError,
-    Kube,
-    Obj,
-)
 from allocator.binder.metrics import BinderMetrics
 from allocator.binder.names import (
     CLAIM_ANNOTATION,
@@ -62,6 +50,18 @@ from allocator.cluster import Cluster
 from allocator.placement import Placement, PlacementResult, Placer, Strategy
 from allocator.predicates import static_reasons
 from allocator.synthesis import dra_resources_on_node, scalar_requests, synthesize_for_resources
+from kubeio.informer import ADDED, Informer, Key, key_of, resource_version
+from kubeio.kube import (
+    DEVICE_CLASSES,
+    NAMESPACES,
+    NODES,
+    PODS,
+    RESOURCE_CLAIMS,
+    RESOURCE_SLICES,
+    ApiError,
+    Kube,
+    Obj,
+)
 from resourceapi import routing
 from resourceapi.core_v1 import Node, Pod
 from resourceapi.extended import ExtendedResourceResolver

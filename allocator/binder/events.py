@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from allocator.binder.claims import now_rfc3339
-from allocator.binder.kube import EVENTS, ApiError, Kube, Obj
 from allocator.binder.names import COMPONENT
+from kubeio.kube import EVENTS, ApiError, Kube, Obj
 
 log = logging.getLogger("dra_capacity.binder")
 MAX_MESSAGE = 1024  # the API server refuses longer Event messages

@@ -13,9 +13,9 @@ from functools import partial
 from typing import Any
 
 from allocator.binder.claims import binding_body, has_finalizer
-from allocator.binder.kube import PODS, RESOURCE_CLAIMS, STRATEGIC_MERGE_PATCH, ApiError, Kube, Obj
 from allocator.binder.metrics import BinderMetrics
 from allocator.binder.names import DELETE_PROTECTION_FINALIZER, FIELD_MANAGER
+from kubeio.kube import PODS, RESOURCE_CLAIMS, STRATEGIC_MERGE_PATCH, ApiError, Kube, Obj
 
 RETRIES = 5
 _QUERY = {"fieldManager": FIELD_MANAGER}

@@ -13,14 +13,15 @@ from typing import Any
 
 from resourceapi.cel.checked import type_name
 from resourceapi.cel.shape import Shape, children, shape_of
+from resourceapi.names import DEVICE_MAX_ID_LENGTH, DRIVER_NAME_MAX_LENGTH
 
 COST_LIMIT = 1_000_000  # resource.k8s.io CELSelectorExpressionMaxCost
 MAX_MAP_ENTRIES = 32
 MAX_STRING = 64
 MAX_LIST = 64
-MAX_DRIVER = 63
-MAX_DOMAIN = 63
-MAX_ID = 32
+MAX_DRIVER = DRIVER_NAME_MAX_LENGTH
+MAX_DOMAIN = DRIVER_NAME_MAX_LENGTH  # a qualified name's domain is validated as a driver name
+MAX_ID = DEVICE_MAX_ID_LENGTH
 INCLUDES_MAX = 48
 _STRING_TRAVERSAL = 0.1
 _REGEX_LENGTH = 0.25

@@ -10,7 +10,8 @@ import datetime
 from collections.abc import Callable
 from typing import Any
 
-_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
+from resourceapi.quantity import MAX_INT64 as _INT64_MAX
+from resourceapi.quantity import MIN_INT64 as _INT64_MIN
 
 
 def same(a: Any, b: Any) -> bool:

@@ -13,12 +13,11 @@ import functools
 from fractions import Fraction
 from typing import Any
 
+from resourceapi.quantity import MAX_INT64 as _INT64_MAX
+from resourceapi.quantity import MIN_INT64 as _INT64_MIN
 from resourceapi.quantity import Quantity, QuantityError
 
 RUNTIME_PREFIX = "\ue000Q"  # a private-use character: no quantity-like string from an API object starts so
-
-_INT64_MIN = -(1 << 63)
-_INT64_MAX = (1 << 63) - 1
 
 
 _E_OFFSET = 500000

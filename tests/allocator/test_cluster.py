@@ -1,6 +1,10 @@
-"""The search's own guarantees beyond upstream's table: every side effect undone (digest §7.2), pairwise
-distinctness (§7.1), committed shares pay counters once (§7.8), capacity names normalized (§7.5), sharing
-rules (§2.4) and share IDs (§2.5).
+"""The search's own guarantees beyond upstream's table (kubernetes/kubernetes
+staging/src/k8s.io/dynamic-resource-allocation/structured/internal/incubating/allocator_incubating.go): every
+side effect undone on backtrack (kubernetes/kubernetes#140436), pairwise distinctness (newer
+structured/internal/experimental/constraint.go), committed shares pay counters once
+(kubernetes/kubernetes#140450), capacity names normalized (newer
+structured/internal/experimental/consumable_capacity.go), sharing rules and share IDs
+(allocator_incubating.go, allocateDevice). The divergences are listed in docs/divergences.md.
 """
 
 from __future__ import annotations

@@ -1,4 +1,6 @@
-"""GatherPools for one node (allocator digest §1.2): relevance, generations, completeness, validity, order."""
+"""GatherPools for one node (kubernetes/kubernetes
+staging/src/k8s.io/dynamic-resource-allocation/structured/internal/incubating/pools_incubating.go): relevance,
+generations, completeness, validity, order."""
 
 from __future__ import annotations
 

@@ -12,9 +12,9 @@ from typing import Any
 from gpu_cluster import device_class, gpu_slice, node
 
 from allocator.binder.controller import Binder, BinderOptions
-from allocator.binder.election import LeaderElector
-from allocator.binder.kube import Kube, load_configuration
 from allocator.binder.names import CLAIM_ANNOTATION
+from kubeio.election import LeaderElector
+from kubeio.kube import Kube, load_configuration
 from resourceapi.gates import FeatureGates
 from resourceapi.quantity import Quantity
 

@@ -1,5 +1,6 @@
-"""The conventions kubectl users expect, shared by `validate` and `simulate` (the CLI contract's "Conventions
-added as the tool grows"): input reading, streams, exit codes, machine output, version and help."""
+"""The conventions kubectl users expect, shared by `validate` and `simulate` (docs/simulate.md, "Input, output
+and exit codes"; docs/validation.md, `dra-capacity validate`): input reading, streams, exit codes, machine
+output, version and help."""
 
 from __future__ import annotations
 

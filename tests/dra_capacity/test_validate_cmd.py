@@ -1,4 +1,5 @@
-"""`dra-capacity validate`: the webhook's mutation + validation offline (cli-contract.md)."""
+"""`dra-capacity validate`: the webhook's mutation + validation offline (docs/validation.md, section
+`dra-capacity validate`)."""
 
 from __future__ import annotations
 

@@ -25,7 +25,7 @@ from binder_harness import bound, events, kube_for, seed_cluster, wait_for
 from gpu_cluster import pod
 from test_binder_api import assert_kubelet_view
 
-from allocator.binder.kube import PODS, Kube
+from kubeio.kube import PODS, Kube
 
 CLI = str(Path(sys.executable).parent / "dra-capacity")
 LABEL = "dra-capacity.io/pod-routing"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCKERFILE = (ROOT / "Dockerfile").read_text()
-PACKAGES = ("resourceapi", "webhook", "allocator", "certs", "dra_capacity")
+PACKAGES = ("resourceapi", "kubeio", "webhook", "allocator", "certs", "dra_capacity")
 
 
 def _final_stage() -> str:

@@ -1,7 +1,9 @@
-"""Consumed capacity per request policy, policy violations and name normalization (allocator digest §2.2-2.3).
+"""Consumed capacity per request policy, policy violations and name normalization (kubernetes/kubernetes
+staging/src/k8s.io/dynamic-resource-allocation/structured/internal/incubating/consumable_capacity.go).
 
-Ported from upstream's consumable_capacity_test.go, plus exact fractional arithmetic (§7.4) and newer
-upstream's name normalization (§7.5).
+Ported from upstream's consumable_capacity_test.go beside it, plus exact fractional arithmetic and newer
+upstream's name normalization (structured/internal/experimental/consumable_capacity.go); both are in
+docs/divergences.md.
 """
 
 from __future__ import annotations

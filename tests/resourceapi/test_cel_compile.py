@@ -1,4 +1,6 @@
-"""compile_selector: upstream's verdicts and messages (validation digest §2.2, §5, §6)."""
+"""compile_selector: upstream's verdicts and messages (kubernetes/kubernetes
+pkg/apis/resource/validation/validation.go, the CEL selector rules, and
+staging/src/k8s.io/dynamic-resource-allocation/cel/compile.go)."""
 
 from __future__ import annotations
 

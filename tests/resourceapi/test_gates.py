@@ -20,7 +20,7 @@ from resourceapi.gates import (
 KNOWN_LIST = ", ".join(KNOWN_GATES)
 
 
-def test_known_gates_are_the_cli_contract_names() -> None:
+def test_known_gates_are_the_names_feature_gates_accepts() -> None:
     assert set(KNOWN_GATES) == {
         "DRAConsumableCapacity",
         "DRAExtendedResource",

@@ -1,22 +1,43 @@
-"""The layering contract in pyproject.toml covers every module of the allocator core (a new core module that
-the contract forgot could import the binding controller unnoticed)."""
+"""The layering contracts in pyproject.toml cover every module they are about: every module of the allocator
+core (a new core module that the contract forgot could import the binding controller or the cluster client
+unnoticed), and every module of `certs/` but its cluster layer (which alone may import the `kubernetes`
+client there)."""
 
 from __future__ import annotations
 
 import tomllib
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_every_allocator_core_module_is_forbidden_to_import_the_binder() -> None:
+def _contracts() -> list[dict[str, Any]]:
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())
-    contracts = config["tool"]["importlinter"]["contracts"]
-    (contract,) = [c for c in contracts if c.get("forbidden_modules") == ["allocator.binder"]]
-    listed = set(contract["source_modules"])
-    core = {
-        f"allocator.{p.stem if p.is_file() else p.name}"
-        for p in (ROOT / "allocator").iterdir()
+    contracts: list[dict[str, Any]] = config["tool"]["importlinter"]["contracts"]
+    return contracts
+
+
+def _modules(package: str) -> set[str]:
+    return {
+        f"{package}.{p.stem if p.is_file() else p.name}"
+        for p in (ROOT / package).iterdir()
         if (p.suffix == ".py" and p.stem != "__init__") or (p.is_dir() and (p / "__init__.py").exists())
-    } - {"allocator.binder"}
-    assert core - listed == set()
+    }
+
+
+def test_every_allocator_core_module_is_forbidden_to_import_the_binder_and_cluster_io() -> None:
+    (contract,) = [c for c in _contracts() if "allocator.binder" in c.get("forbidden_modules", [])]
+    assert {"kubeio", "kubernetes"} <= set(contract["forbidden_modules"])
+    core = _modules("allocator") - {"allocator.binder"}
+    assert core - set(contract["source_modules"]) == set()
+
+
+def test_only_the_certificates_cluster_layer_imports_the_kubernetes_client() -> None:
+    (contract,) = [
+        c
+        for c in _contracts()
+        if c.get("forbidden_modules") == ["kubernetes"] and "webhook" in c["source_modules"]
+    ]
+    assert {"webhook", "allocator"} <= set(contract["source_modules"])
+    assert _modules("certs") - {"certs.cluster"} - set(contract["source_modules"]) == set()

@@ -1,4 +1,6 @@
-"""KEP-6406 `spec.extendedResourceCapacityRequests` and its annotation carrier (DESIGN decisions)."""
+"""KEP-6406 `spec.extendedResourceCapacityRequests` and its annotation carrier: the KEP's stated rules (keys
+validated as kubernetes/kubernetes pkg/apis/resource/validation/validation.go validates capacity names), the
+carrier's rules and the field's precedence as docs/validation.md states them."""
 
 from __future__ import annotations
 

@@ -1,5 +1,7 @@
-"""Gate drop-on-disable (validation digest §4.3, DESIGN decisions): drop on create, keep on update when the
-old object already used the feature, per feature; the annotation follows DRAExtendedResourceCapacity."""
+"""Gate drop-on-disable, upstream's pattern (kubernetes/kubernetes
+pkg/registry/resource/deviceclass/strategy.go, dropDisabledFields): drop on create, keep on update when the
+old object already used the feature, per feature; the annotation follows DRAExtendedResourceCapacity
+(docs/validation.md, "Feature gates: drop on disable")."""
 
 from __future__ import annotations
 

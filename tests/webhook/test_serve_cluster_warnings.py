@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from kubeapi import KubeAPIServer
-from test_informer import gpu_slice, review
+from test_cluster_cache import gpu_slice, review
 from test_server_serve_cmd import free_port, https
 
 CLI = str(Path(sys.executable).parent / "dra-capacity")

@@ -1,9 +1,12 @@
-"""List+watch caches of API objects (client-go's reflector and store, reduced to what the binder needs).
+"""List+watch caches of API objects: client-go's reflector and store, reduced (kubernetes/kubernetes
+staging/src/k8s.io/client-go/tools/cache/reflector.go, store.go).
 
-Each informer lists, then watches from the list's resourceVersion with bookmarks; a `410 Gone` (as an ERROR
-event or as the watch's answer) relists, and the relist's differences reach the handlers as ADDED / MODIFIED /
-DELETED, so nothing is missed across a gap. Other failures back off and resume from the last resourceVersion.
-Handlers run on the informer's thread and must be quick.
+Each informer lists in pages, then watches from the list's resourceVersion with bookmarks; a `410 Gone` (as
+an ERROR event, as the watch's answer, or as an expired continue token) relists, and the relist's differences
+reach the handlers as ADDED / MODIFIED / DELETED, so nothing is missed across a gap. Other failures back off
+(jittered, doubling) and resume from the last resourceVersion. Handlers receive each change; listeners are
+called once per batch (a whole list, one watch event) and whenever `fresh` changes. Both run on the
+informer's thread and must be quick.
 """
 
 from __future__ import annotations
@@ -15,15 +18,20 @@ import threading
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from allocator.binder.kube import ApiError, Kube, Obj, Resource
+from kubeio.kube import ApiError, Kube, Obj, Resource
 
 Key = tuple[str, str]
 Handler = Callable[[str, Obj | None, Obj | None], None]  # (event type, old, new)
+Listener = Callable[[], None]
 ADDED = "ADDED"
 MODIFIED = "MODIFIED"
 DELETED = "DELETED"
+PAGE_SIZE = 500
+"""Objects per LIST page (client-go's pager default)."""
+INITIAL_BACKOFF = 0.2
+MAX_BACKOFF = 5.0
 
-log = logging.getLogger("dra_capacity.binder")
+log = logging.getLogger("dra_capacity.kubeio")
 
 
 def key_of(obj: Mapping[str, Any]) -> Key:
@@ -50,19 +58,28 @@ class Informer:
         kube: Kube,
         resource: Resource,
         *,
+        namespace: str | None = None,
         label_selector: str | None = None,
         field_selector: str | None = None,
         watch_timeout: float = 300.0,
+        page_size: int = PAGE_SIZE,
     ) -> None:
+        """`namespace`: one namespace of a namespaced resource (None: all); `watch_timeout`: seconds a watch
+        stays open before it is renewed from its last resourceVersion."""
         self.kube = kube
         self.resource = resource
+        self.namespace = namespace
         self.label_selector = label_selector
         self.field_selector = field_selector
         self.watch_timeout = watch_timeout
+        self.page_size = page_size
         self.handlers: list[Handler] = []
+        self.listeners: list[Listener] = []
         self.synced = threading.Event()
         self.lock = threading.RLock()
         self.relists = 0
+        self._fresh = False
+        self._failing = False  # the last list or watch failed (a warning is logged once per run of failures)
         self._store: dict[Key, Obj] = {}
         self._stop = threading.Event()
         self._relist = threading.Event()
@@ -82,6 +99,12 @@ class Informer:
     def __len__(self) -> int:
         with self.lock:
             return len(self._store)
+
+    @property
+    def fresh(self) -> bool:
+        """Listed, and no list or watch has failed since the last one that succeeded: readers that would
+        rather say nothing than speak from a stale view (the webhook's warnings) check it."""
+        return self._fresh
 
     # --- lifecycle ------------------------------------------------------------------------------------------
 
@@ -103,9 +126,8 @@ class Informer:
         """A fresh LIST merged into the store now, in the caller's thread (a new leader's view: nothing the
         previous leader wrote may be missing). Newer objects win by resourceVersion, so the watch, which goes
         on, never rolls an object back; an object the list lacks is gone unless it is newer than the list."""
-        data = self.kube.list(self.resource, self._query())
-        items = [i for i in data.get("items") or [] if isinstance(i, dict)]
-        list_rv = resource_version(data)
+        items, rv = self._list_pages()
+        list_rv = int(rv) if rv.isdigit() else -1
         events: list[tuple[str, Obj | None, Obj | None]] = []
         with self.lock:
             fresh = {key_of(o): o for o in items}
@@ -123,6 +145,8 @@ class Informer:
                     events.append((DELETED, old, None))
         for kind, old_obj, new_obj in events:
             self._notify(kind, old_obj, new_obj)
+        if events:
+            self._changed()
 
     def _interrupt(self) -> None:
         current = self._current
@@ -134,7 +158,7 @@ class Informer:
         return {"labelSelector": self.label_selector, "fieldSelector": self.field_selector}
 
     def _run(self) -> None:
-        delay = 0.2
+        delay = INITIAL_BACKOFF
         rv: str | None = None
         while not self._stop.is_set():
             try:
@@ -142,7 +166,7 @@ class Informer:
                     self._relist.clear()
                     rv = self._list()
                     self.synced.set()
-                    delay = 0.2
+                    delay = INITIAL_BACKOFF
                 rv = self._watch(rv)
             except ApiError as exc:
                 if self._stop.is_set():
@@ -152,16 +176,44 @@ class Informer:
                     continue
                 if self._relist.is_set():
                     continue
-                log.debug("watch %s: %s; retrying in %.1fs", self.resource.plural, exc, delay)
+                # The first failure of a run is a warning (RBAC, an unreachable server); its repeats are not.
+                level = logging.DEBUG if self._failing else logging.WARNING
+                self._failing = True
+                answer = f"HTTP {exc.status} {exc.reason}".strip() if exc.status else exc.reason
+                log.log(
+                    level,
+                    "informer %s failed (%s: %s); retrying in %.1fs",
+                    self.resource.plural,
+                    answer,
+                    exc.message[:200],
+                    delay,
+                )
+                self._set_fresh(False)
                 self._stop.wait(delay * (1 + random.random()))
-                delay = min(delay * 2, 5.0)
+                delay = min(delay * 2, MAX_BACKOFF)
+
+    def _list_pages(self) -> tuple[list[Obj], str]:
+        """Every object, read `page_size` at a time with continue tokens (one consistent snapshot), and the
+        list's resourceVersion. An expired token answers 410, which relists from the start."""
+        items: list[Obj] = []
+        token: str | None = None
+        while True:
+            query = {**self._query(), "limit": self.page_size or None, "continue": token}
+            data = self.kube.list(self.resource, query, namespace=self.namespace)
+            items.extend(i for i in data.get("items") or [] if isinstance(i, dict))
+            meta = data.get("metadata") or {}
+            token = meta.get("continue") or None
+            if not token:
+                return items, str(meta.get("resourceVersion") or "")
 
     def _list(self) -> str:
-        data = self.kube.list(self.resource, self._query())
+        items, rv = self._list_pages()
         self.relists += 1
-        items = [i for i in data.get("items") or [] if isinstance(i, dict)]
         self._replace(items)
-        return str((data.get("metadata") or {}).get("resourceVersion") or "")
+        self._fresh = True
+        self._failing = False
+        self._changed()
+        return rv
 
     def _watch(self, rv: str) -> str | None:
         """Watch from `rv`; returns the last seen resourceVersion, or None to relist (410)."""
@@ -171,7 +223,9 @@ class Informer:
             "allowWatchBookmarks": True,
             "timeoutSeconds": int(self.watch_timeout * (1 + random.random() * 0.1)),
         }
-        stream = self.kube.watch(self.resource, query, self.watch_timeout + 30.0, self._set_current)
+        stream = self.kube.watch(
+            self.resource, query, self.watch_timeout + 30.0, self._set_current, namespace=self.namespace
+        )
         try:
             for event in stream:
                 if self._relist.is_set() or self._stop.is_set():
@@ -191,6 +245,9 @@ class Informer:
                     self._apply(obj)
                 elif kind == DELETED:
                     self._delete(obj)
+                else:
+                    continue
+                self._changed()
         finally:
             self._current = None
         return rv
@@ -199,8 +256,23 @@ class Informer:
         self._current = response
         if self._relist.is_set() or self._stop.is_set():
             self._interrupt()
+        elif 200 <= int(getattr(response, "status", 0) or 0) < 300:
+            self._failing = False
+            self._set_fresh(True)  # the watch is open again: the view is current
+
+    def _set_fresh(self, fresh: bool) -> None:
+        if fresh != self._fresh and self.synced.is_set():
+            self._fresh = fresh
+            self._changed()
 
     # --- store updates --------------------------------------------------------------------------------------
+
+    def _changed(self) -> None:
+        for listener in self.listeners:
+            try:
+                listener()
+            except Exception:
+                log.exception("informer listener failed (%s)", self.resource.plural)
 
     def _notify(self, kind: str, old: Obj | None, new: Obj | None) -> None:
         for h in self.handlers:

@@ -1,9 +1,10 @@
 """A JSON view of the API server over the official `kubernetes` client's transport.
 
 The client's generated methods turn objects into its own models, which drop fields they do not know
-(`status.extendedResourceClaimStatus`, KEP-6406 fields); the binder reads and writes plain JSON instead,
-through the same `ApiClient` (configuration, TLS, authentication, connection pool). Non-2xx answers raise
-`ApiError` with the `Status` reason, as client-go's `errors.IsConflict` and friends read it.
+(`status.extendedResourceClaimStatus`, KEP-6406 fields); every informer, the Lease elector and the binder read
+and write plain JSON instead, through the same `ApiClient` (configuration, TLS, authentication, connection
+pool). Non-2xx answers raise `ApiError` with the `Status` reason, as client-go's `errors.IsConflict` and
+friends read it (staging/src/k8s.io/apimachinery/pkg/api/errors/errors.go).
 """
 
 from __future__ import annotations
@@ -77,10 +78,18 @@ PODS = Resource("v1", "pods", True)
 NODES = Resource("v1", "nodes", False)
 NAMESPACES = Resource("v1", "namespaces", False)
 EVENTS = Resource("v1", "events", True)
+SECRETS = Resource("v1", "secrets", True)
+EVENTS_V1 = Resource("events.k8s.io/v1", "events", True)
 DEVICE_CLASSES = Resource("resource.k8s.io/v1", "deviceclasses", False)
 RESOURCE_SLICES = Resource("resource.k8s.io/v1", "resourceslices", False)
 RESOURCE_CLAIMS = Resource("resource.k8s.io/v1", "resourceclaims", True)
 LEASES = Resource("coordination.k8s.io/v1", "leases", True)
+VALIDATING_WEBHOOK_CONFIGURATIONS = Resource(
+    "admissionregistration.k8s.io/v1", "validatingwebhookconfigurations", False
+)
+MUTATING_WEBHOOK_CONFIGURATIONS = Resource(
+    "admissionregistration.k8s.io/v1", "mutatingwebhookconfigurations", False
+)
 
 
 def load_configuration(kubeconfig: str) -> Any:
@@ -102,6 +111,16 @@ class Kube:
         self.api = k8s_client.ApiClient(configuration)
         self._lock = threading.Lock()
         self.requests_sent = 0  # watches included; for benchmarks and diagnostics
+
+    @classmethod
+    def of_client(cls, api: Any) -> Kube:
+        """A view sharing an existing `kubernetes.client.ApiClient` (its pool, as configured by its owner, who
+        also closes it)."""
+        kube = cls.__new__(cls)
+        kube.api = api
+        kube._lock = threading.Lock()
+        kube.requests_sent = 0
+        return kube
 
     def close(self) -> None:
         self.api.close()  # type: ignore[no-untyped-call]
@@ -167,11 +186,14 @@ class Kube:
         query: Mapping[str, Any],
         timeout: float,
         on_response: Callable[[Any], None] | None = None,
+        namespace: str | None = None,
     ) -> Iterator[Obj]:
         """Watch events (`{"type", "object"}`) until the server ends the stream; raises ApiError on a non-2xx
         answer. The caller handles `ERROR` events (410 Gone: relist). `on_response` receives the open urllib3
         response, whose `shutdown()` interrupts a blocking read from another thread."""
-        resp = self._send("GET", resource.path(), {**query, "watch": "true"}, None, None, (10.0, timeout))
+        resp = self._send(
+            "GET", resource.path(namespace), {**query, "watch": "true"}, None, None, (10.0, timeout)
+        )
         raw = resp.response
         if on_response is not None:
             on_response(raw)
