@@ -247,8 +247,11 @@ def _check_references(inputs: Inputs, rng: random.Random) -> None:
             raise InputError(f"{inputs.where[id(dc)]}: {exc}") from None
     inputs.claims_by_key = {(c.metadata.namespace or "default", c.metadata.name): c for c in inputs.claims}
     claims = inputs.claims_by_key
+    checked: set[int] = set()  # specs found valid (pods of one ReplicaSet share theirs: _validate)
     for p in inputs.pods:
-        _check_pod_resources(inputs.where[id(p)], p)
+        if id(p.spec) not in checked:
+            _check_pod_resources(inputs.where[id(p)], p)
+            checked.add(id(p.spec))
         if p.spec.node_name:
             continue  # running: it holds node resources; its claims count only through their allocations
         claim_names: list[str] = []
@@ -347,11 +350,14 @@ def _check_pod_resources(where: str, pod: Pod) -> None:
         for i, c in enumerate(containers):
             for part, values in (("limits", c.resources.limits), ("requests", c.resources.requests)):
                 for name, q in (values or {}).items():
-                    path = f"{where}: spec.{kind}[{i}].resources.{part}[{name}]"
                     if q.sign() < 0:
-                        raise InputError(f'{path}: Invalid value: "{q}": must be greater than or equal to 0')
-                    if is_dra_extended_resource_name(name) and not q.is_integer():
-                        raise InputError(f'{path}: Invalid value: "{q}": must be an integer')
+                        message = "must be greater than or equal to 0"
+                    elif is_dra_extended_resource_name(name) and not q.is_integer():
+                        message = "must be an integer"
+                    else:
+                        continue
+                    path = f"{where}: spec.{kind}[{i}].resources.{part}[{name}]"
+                    raise InputError(f'{path}: Invalid value: "{q}": {message}')
 
 
 def pod_claims(inputs: Inputs, pod: Pod) -> list[ResourceClaim]:
