@@ -27,6 +27,7 @@ from resourceapi.meta import ObjectMeta
 from resourceapi.quantity import Quantity
 from resourceapi.resource_v1 import (
     ALLOCATION_MODE_EXACT_COUNT,
+    CapacityRequirements,
     DeviceClaim,
     DeviceRequest,
     ExactDeviceRequest,
@@ -212,7 +213,8 @@ def _request_and_mappings(
                 return None, mappings
     ridx = sorted(creqs).index(resource)
     name = f"container-{index}-request-{ridx}"
-    exactly = template.model_copy(deep=True)
+    exactly = template.model_copy()
+    exactly.capacity = _own_capacity(template.capacity)
     exactly.count = crq - total
     mappings.append(
         ContainerExtendedResourceRequest(
@@ -220,6 +222,15 @@ def _request_and_mappings(
         )
     )
     return DeviceRequest(name=name, exactly=exactly), mappings
+
+
+def _own_capacity(capacity: CapacityRequirements | None) -> CapacityRequirements | None:
+    """The class's capacity requests, copied for one claim: its own map (Quantity values are immutable, so
+    this is as good as a deep copy, at a fraction of pydantic's deep-copy cost per pod)."""
+    if capacity is None:
+        return None
+    requests = dict(capacity.requests) if capacity.requests is not None else None
+    return capacity.model_copy(update={"requests": requests})
 
 
 def _claim(pod: Pod, requests: list[DeviceRequest]) -> ResourceClaim:

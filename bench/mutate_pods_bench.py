@@ -1,10 +1,10 @@
 """`/mutate-pods` (pod routing) against the allow-all baseline in the same server, over TLS, same run.
 
-The server is `dra-capacity serve --kubeconfig ...` as bench/webhook_baseline.py runs it (its `/mutate`
-admits everything unjudged: the baseline), its routing cache fed by the kube-apiserver test double (a
-process) holding a DeviceClass with capacity requests (annotation carrier) and an opted-in namespace, so
-every review takes the routed path (resource lookup, opt-in check, JSONPatch). Server and load generator
-are pinned to different cores; load: wrk if installed, else an aiohttp client (see webhook_bench.py).
+The server is `dra-capacity serve --kubeconfig ...` as bench/webhook_baseline.py runs it (its `/bench/allow`
+admits everything unjudged: the baseline), its routing cache fed by the kube-apiserver test double (a process)
+holding a DeviceClass with capacity requests (annotation carrier) and an opted-in namespace, so every review
+takes the routed path (resource lookup, opt-in check, JSONPatch). Server and load generator are pinned to
+different cores; load: wrk if installed, else an aiohttp client (see webhook_bench.py).
 Targets: >= 80% of the baseline's throughput, p99 within 1 ms of the baseline's.
 
     .venv/bin/python bench/mutate_pods_bench.py [--duration 10] [--connections 16] [--rounds 2]
@@ -30,9 +30,18 @@ sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT / "tests" / "binder"))
 
 from gpu_cluster import device_class, pod  # noqa: E402
-from webhook_bench import LUA, Result, _python_load, free_port, pinned, run_wrk, wait_ready  # noqa: E402
+from webhook_bench import (  # noqa: E402
+    BASELINE,  # allow-all, mounted by bench/webhook_baseline.py only
+    LUA,
+    Result,
+    _python_load,
+    free_port,
+    pinned,
+    run_wrk,
+    tree_cpu_seconds,
+    wait_ready,
+)
 
-BASELINE = "/mutate"  # allow-all in bench/webhook_baseline.py (same server, through the worker pool)
 TARGET_RATIO = 0.80
 TARGET_P99_DELTA_MS = 1.0
 
@@ -152,11 +161,15 @@ def main() -> int:
                 os.sched_setaffinity(0, {client_cpu})
 
             def measure(path: str, duration: int) -> Result:
+                cpu_before = tree_cpu_seconds(proc.pid)
                 if use_wrk:
-                    return run_wrk(base + path, body_file, duration, args.connections, client_cpu, lua)
-                return asyncio.run(
-                    _python_load(base + path, body, duration, args.connections, tls_dir / "ca.crt")
-                )
+                    result = run_wrk(base + path, body_file, duration, args.connections, client_cpu, lua)
+                else:
+                    result = asyncio.run(
+                        _python_load(base + path, body, duration, args.connections, tls_dir / "ca.crt")
+                    )
+                result.cpu_us = (tree_cpu_seconds(proc.pid) - cpu_before) / max(result.requests, 1) * 1e6
+                return result
 
             measure(BASELINE, 2)
             measure("/mutate-pods", 2)
@@ -176,9 +189,13 @@ def main() -> int:
     tool = "wrk" if use_wrk else "python aiohttp client"
     print(f"/mutate-pods benchmark: TLS, {args.connections} keep-alive connections, {tool}")
     print(f"load average (1 min) before/after: {load_before:.2f}/{os.getloadavg()[0]:.2f}")
-    print(f"{'endpoint':<22}{'req/s':>10}{'p50 ms':>9}{'p99 ms':>9}{'errors':>8}   (best of {args.rounds})")
+    head = f"{'endpoint':<22}{'req/s':>10}{'p50 ms':>9}{'p99 ms':>9}{'errors':>8}{'CPU us/req':>12}"
+    print(f"{head}   (best of {args.rounds})")
     for label, r in (("baseline (allow-all)", baseline), ("/mutate-pods (routed)", routed)):
-        print(f"{label:<22}{r.rps:>10.0f}{r.p50_ms:>9.2f}{r.p99_ms:>9.2f}{r.errors:>8}")
+        print(f"{label:<22}{r.rps:>10.0f}{r.p50_ms:>9.2f}{r.p99_ms:>9.2f}{r.errors:>8}{r.cpu_us:>12.0f}")
+    for path, results in runs.items():
+        shown = ", ".join(f"{r.rps:.0f} req/s p99 {r.p99_ms:.2f} ms {r.cpu_us:.0f} us CPU" for r in results)
+        print(f"  runs {path}: {shown}")
     verdict = "PASS" if ratio >= TARGET_RATIO else "FAIL"
     print(f"throughput ratio mutate-pods/baseline: {ratio:.2f} (target >= {TARGET_RATIO:.2f}) {verdict}")
     verdict = "PASS" if delta <= TARGET_P99_DELTA_MS else "FAIL"

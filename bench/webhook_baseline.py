@@ -1,9 +1,11 @@
-"""The benchmark's allow-all baseline: `dra-capacity serve` whose `/mutate` admits everything unjudged.
+"""The benchmark's allow-all baseline: `dra-capacity serve` with one more endpoint, `/bench/allow`.
 
-Run exactly like `dra-capacity serve` (same flags). `/validate` is the real DeviceClass admission; `/mutate`
-goes through the same server (envelope checks, worker pool, JSON wrapping, metrics, decision log) but answers
-`allowed: true` without looking at the object, so `/validate` against `/mutate` on one server measures the
-cost of the rules themselves. The product has no such endpoint; only this bench script mounts it.
+Run exactly like `dra-capacity serve` (same flags). `/validate` and `/mutate` are the real DeviceClass
+admission. `/bench/allow` goes through the same server (envelope checks, body reading, JSON parsing and
+wrapping, metrics, decision log) and answers `allowed: true` without looking at the object, judged on the
+event loop as a cheap review is; so `/validate` against `/bench/allow` on one server measures the cost of the
+rules themselves (and of a worker, for reviews that need one). The product has no such endpoint; only this
+bench script mounts it.
 
     .venv/bin/python bench/webhook_baseline.py --self-signed --listen 127.0.0.1:8443 --tls-dir DIR
 """
@@ -15,11 +17,10 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
-from dra_capacity.serve_cmd import add_serve_arguments, load_handler, run_serve
-from resourceapi.gates import FeatureGates
-from webhook.server import AdmissionHandler, Outcome
+from dra_capacity.serve_cmd import add_serve_arguments, run_serve
+from webhook.server import Outcome
 
-BASELINE_PATH = "/mutate"
+BASELINE_PATH = "/bench/allow"
 
 
 @dataclass
@@ -33,30 +34,17 @@ class AllowAll:
     operation: str = ""
 
 
-class BaselineAdmission:
-    """The real admission on /validate, allow-all on /mutate."""
-
-    def __init__(self, real: AdmissionHandler) -> None:
-        self.real = real
-
-    def warm_up(self) -> None:
-        self.real.warm_up()
-
-    def validate(self, request: dict[str, Any]) -> Outcome:
-        return self.real.validate(request)
-
-    def mutate(self, request: dict[str, Any]) -> Outcome:
-        return AllowAll({"uid": request["uid"], "allowed": True}, operation=request.get("operation", ""))
-
-
-def baseline_handler(gates: FeatureGates) -> AdmissionHandler:
-    return BaselineAdmission(load_handler(gates))
+def allow_all(request: dict[str, Any]) -> Outcome:
+    operation = request.get("operation")
+    return AllowAll(
+        {"uid": request["uid"], "allowed": True}, operation=operation if isinstance(operation, str) else ""
+    )
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(prog="webhook_baseline", description=__doc__.splitlines()[0])
     add_serve_arguments(parser)
-    return run_serve(parser.parse_args(), load=baseline_handler)
+    return run_serve(parser.parse_args(), inline_routes={BASELINE_PATH.lstrip("/"): allow_all})
 
 
 if __name__ == "__main__":

@@ -101,7 +101,7 @@ def add_commands(sub: Any) -> None:
         action="store_true",
         help="place the current pending pods once and exit (no lease: do not run beside a controller)",
     )
-    parser.add_argument("--bind-workers", type=int, default=8, help=argparse.SUPPRESS)
+    parser.add_argument("--bind-workers", type=int, default=16, help=argparse.SUPPRESS)
     parser.set_defaults(func=run_bind)
 
 
@@ -137,10 +137,12 @@ def run_bind(args: argparse.Namespace) -> int:
         return _error("leader election needs --lease-duration > --renew-deadline > --retry-period")
     from allocator.binder.controller import Binder, BinderOptions
     from allocator.binder.metrics import BinderMetrics, HealthServer
+    from allocator.binder.process import tune_garbage_collector
     from kubeio.election import LeaderElector, default_identity, pod_namespace
     from kubeio.kube import Kube
 
     logger = _configure_logging()
+    tune_garbage_collector()
     try:
         client = api_client(args.kubeconfig, args.context)  # explicit, else in-cluster (a server)
     except ClusterConfigError as exc:

@@ -10,13 +10,12 @@ import argparse
 import asyncio
 import contextlib
 import functools
-import importlib
 import ipaddress
 import logging
 import os
 import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,9 +28,9 @@ from resourceapi.gates import FeatureGates, GateError
 from webhook import logs
 from webhook.limits import ServerLimits
 from webhook.metrics import WebhookMetrics
-from webhook.server import AdmissionHandler, CertificateEvents, Listen, WebhookServer
+from webhook.server import AdmissionHandler, CertificateEvents, HandlerCall, Listen, WebhookServer
 from webhook.tlsreload import DEFAULT_CHECK_INTERVAL, CertificateReloader
-from webhook.workers import PROCESS, THREAD, WORKER_KINDS
+from webhook.workers import PROCESS, WORKER_KINDS
 
 DEFAULT_LISTEN = "0.0.0.0:8443"
 DEFAULT_TLS_DIR = "/etc/dra-capacity/tls"
@@ -263,10 +262,13 @@ def load_handler(
 
 
 def run_serve(
-    args: argparse.Namespace, load: Callable[[FeatureGates], AdmissionHandler] | None = None
+    args: argparse.Namespace,
+    load: Callable[[FeatureGates], AdmissionHandler] | None = None,
+    inline_routes: Mapping[str, HandlerCall] | None = None,
 ) -> int:
     """Run the webhook until SIGTERM/SIGINT; 0 on a clean stop, 2 when it cannot start. `load` builds the
-    admission logic (default `load_handler`; bench/ wraps it)."""
+    admission logic (default `load_handler`); `inline_routes` are extra endpoints judged on the event loop
+    (bench/webhook_baseline.py's allow-all baseline)."""
     try:
         gates = FeatureGates.parse(args.feature_gates)
     except GateError as exc:
@@ -299,12 +301,10 @@ def run_serve(
         if load
         else functools.partial(load_handler, gates, cluster, args.native_rules)
     )
-    handler: AdmissionHandler | None = None
     try:
-        if args.worker_kind == THREAD:
-            handler = factory()
-        else:  # each worker process builds its own; only check here that the code is there
-            importlib.import_module("webhook.admission")
+        # The server's own handler judges the cheap reviews on the event loop (and, with threads, all of
+        # them); each worker process builds its own for the rest.
+        handler = factory()
     except ImportError as exc:  # a broken installation, not bad input; still one line, not a traceback
         return _error(f"cannot load the admission logic: {exc}")
     pod_router, stop_routing = start_pod_router(args, metrics, logger)
@@ -318,6 +318,7 @@ def run_serve(
         limits=limits_of(args),
         worker_factory=factory if args.worker_kind == PROCESS else None,
         pod_router=pod_router.mutate,
+        inline_routes=inline_routes,
     )
     try:
         return asyncio.run(_serve(server, args, gates, logger))

@@ -5,19 +5,28 @@ The client's generated methods turn objects into its own models, which drop fiel
 and write plain JSON instead, through the same `ApiClient` (configuration, TLS, authentication, connection
 pool). Non-2xx answers raise `ApiError` with the `Status` reason, as client-go's `errors.IsConflict` and
 friends read it (staging/src/k8s.io/apimachinery/pkg/api/errors/errors.go).
+
+Requests go straight to the client's urllib3 connection pool with orjson bodies: the client's own request
+path (`param_serialize` walking every body, `call_api`, the kubeconfig refresh hook on every call) was a
+third of the binder's CPU per pod. Its configuration's token is re-read at most once a second; with a proxy
+or client-go style retries configured, the client's own path is used.
 """
 
 from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlencode, urlsplit
 
+import orjson
+import urllib3
 from kubernetes import client as k8s_client
 from kubernetes import config as k8s_config
+from kubernetes.client.rest import RESTResponse
 from kubernetes.watch.watch import iter_resp_lines
 
 Obj = dict[str, Any]
@@ -25,6 +34,7 @@ MERGE_PATCH = "application/merge-patch+json"
 STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
 JSON = "application/json"
 DEFAULT_TIMEOUT = 30.0
+AUTH_TTL = 1.0  # seconds a token read from the configuration (and its refresh hook) is reused
 
 
 class ApiError(Exception):
@@ -111,6 +121,7 @@ class Kube:
         self.api = k8s_client.ApiClient(configuration)
         self._lock = threading.Lock()
         self.requests_sent = 0  # watches included; for benchmarks and diagnostics
+        self._direct()
 
     @classmethod
     def of_client(cls, api: Any) -> Kube:
@@ -120,7 +131,19 @@ class Kube:
         kube.api = api
         kube._lock = threading.Lock()
         kube.requests_sent = 0
+        kube._direct()
         return kube
+
+    def _direct(self) -> None:
+        """The client's connection pool for its host, used directly (none with a proxy or client-go style
+        retries: the client's own path then)."""
+        configuration = self.api.configuration
+        self._auth: tuple[float, dict[str, str]] = (-AUTH_TTL, {})
+        self._pool: Any = None
+        self._prefix = ""
+        if not configuration.proxy and not getattr(configuration, "client_go_retries", False):
+            self._pool = self.api.rest_client.pool_manager.connection_from_url(configuration.host)
+            self._prefix = urlsplit(configuration.host).path.rstrip("/")
 
     def close(self) -> None:
         self.api.close()  # type: ignore[no-untyped-call]
@@ -140,6 +163,8 @@ class Kube:
         with self._lock:
             self.requests_sent += 1
         params = [(k, _query_value(v)) for k, v in (query or {}).items() if v is not None]
+        if self._pool is not None:
+            return self._send_direct(method, path, params, body, headers, timeout)
         method_, url, headers_, body_, _ = self.api.param_serialize(
             method, path, query_params=params, header_params=headers, body=body, auth_settings=["BearerToken"]
         )
@@ -149,6 +174,44 @@ class Kube:
             raise ApiError(0, "ConnectionError", str(exc.reason)) from None
         except Exception as exc:  # urllib3: refused, reset, timed out
             raise ApiError(0, "ConnectionError", f"{type(exc).__name__}: {exc}") from None
+
+    def _auth_headers(self) -> dict[str, str]:
+        """The configuration's credentials (its refresh hook runs at most once per AUTH_TTL)."""
+        at, headers = self._auth
+        now = time.monotonic()
+        if now - at >= AUTH_TTL:
+            headers = {}
+            for setting in self.api.configuration.auth_settings().values():
+                if setting.get("in") == "header" and setting.get("value"):
+                    headers[str(setting["key"])] = str(setting["value"])
+            self._auth = (now, headers)
+        return headers
+
+    def _send_direct(
+        self,
+        method: str,
+        path: str,
+        params: list[tuple[str, str]],
+        body: Any,
+        headers: dict[str, str],
+        timeout: float | tuple[float, float] | None,
+    ) -> Any:
+        url = self._prefix + path + ("?" + urlencode(params) if params else "")
+        headers = {**self.api.default_headers, **headers, **self._auth_headers()}
+        data = None if body is None else _encode(body)
+        if timeout is None:
+            deadline = urllib3.Timeout()
+        elif isinstance(timeout, tuple):
+            deadline = urllib3.Timeout(connect=timeout[0], read=timeout[1])
+        else:
+            deadline = urllib3.Timeout(total=timeout)
+        try:
+            raw = self._pool.urlopen(
+                method, url, body=data, headers=headers, timeout=deadline, preload_content=False
+            )
+        except Exception as exc:  # urllib3: refused, reset, timed out, TLS
+            raise ApiError(0, "ConnectionError", f"{type(exc).__name__}: {exc}") from None
+        return RESTResponse(raw)
 
     def request(
         self,
@@ -203,7 +266,7 @@ class Kube:
                 raise _error(resp.status, _decode(data), data)
             for line in iter_resp_lines(raw):  # type: ignore[no-untyped-call]
                 if line:
-                    yield json.loads(line)
+                    yield orjson.loads(line)
         except ApiError:
             raise
         except Exception as exc:
@@ -218,13 +281,23 @@ def _query_value(value: Any) -> str:
     return str(value)
 
 
+def _encode(body: Any) -> bytes:
+    try:
+        return orjson.dumps(body)
+    except TypeError:  # beyond orjson (an integer over 64 bits): the standard library's encoding
+        return json.dumps(body).encode()
+
+
 def _decode(data: bytes | None) -> Obj:
     if not data:
         return {}
     try:
-        value = json.loads(data)
-    except ValueError:
-        return {}
+        value = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        try:
+            value = json.loads(data)
+        except ValueError:
+            return {}
     return value if isinstance(value, dict) else {}
 
 

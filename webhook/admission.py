@@ -25,6 +25,7 @@ from webhook import logs, warning_texts
 from webhook.cluster_view import ClusterView
 from webhook.cluster_warnings import cluster_warnings
 from webhook.dropping import DropResult, drop_disabled_fields
+from webhook.judging import FREE, Cost
 from webhook.native_rules import MAX_NATIVE_WARNINGS, NativeRules, native_warnings, rule_field
 from webhook.status import GROUP, KIND, internal_status, invalid_status
 from webhook.validation import validate_device_class
@@ -146,6 +147,42 @@ class DeviceClassAdmission:
         )
         return verdict
 
+    def cost(self, endpoint: str, request: dict[str, Any]) -> Cost:
+        """What judging `request` on `endpoint` would still cost this handler (webhook/judging.py `Cost`):
+        the bytes of its selectors' CEL not compiled yet, and, with a cluster view, the selector evaluations
+        on published devices not cached yet. `/mutate` drops fields and compiles nothing. Work linear in the
+        body (metadata, config, capacity requests) is not counted: the server bounds it by the body's size."""
+        if endpoint != "validate":
+            return FREE
+        expressions = _expressions(request)
+        if not expressions:
+            return FREE
+        compile_bytes = sum(
+            len(e.encode("utf-8", "surrogatepass")) for e in expressions if e not in self._compiled
+        )
+        evaluations = 0
+        view = self.cluster() if self.cluster is not None else None
+        if view is not None:
+            evaluations = sum(view.pending(e) for e in expressions)
+        return Cost(compile_bytes, evaluations)
+
+    def prepare(self, endpoint: str, request: dict[str, Any], evaluations: int) -> None:
+        """Make about `evaluations` of the selector evaluations `request` still needs (its selectors already
+        compiled or cheap to compile, the caller has checked `cost`), so a later review of the same class
+        can be judged quickly: bounded steps towards a warm cluster view."""
+        view = self.cluster() if self.cluster is not None and endpoint == "validate" else None
+        if view is None:
+            return
+        for expression in _expressions(request):
+            if evaluations <= 0:
+                return
+            if not view.pending(expression):
+                continue
+            compiled = self._compile(expression, self.gates)
+            if compiled.program is None:
+                continue
+            evaluations -= view.warm(expression, compiled.program, evaluations)
+
     def _report_native(self, subject: _Subject, findings: list[FieldError]) -> None:
         """A log line per finding, naming the rule: the first `MAX_NATIVE_WARNINGS`, then one line counting
         the rest (an object with 100,000 bad labels must not flood the log)."""
@@ -185,6 +222,22 @@ class DeviceClassAdmission:
             self._compiled[expression] = hit
             self._compiled_bytes += weight
         return hit
+
+
+def _expressions(request: Mapping[str, Any]) -> list[str]:
+    """The CEL expressions of `request.object`'s selectors (what validating it may compile), in order."""
+    obj = request.get("object")
+    spec = obj.get("spec") if isinstance(obj, dict) else None
+    selectors = spec.get("selectors") if isinstance(spec, dict) else None
+    if not isinstance(selectors, list):
+        return []
+    out = []
+    for item in selectors:
+        cel = item.get("cel") if isinstance(item, dict) else None
+        expression = cel.get("expression") if isinstance(cel, dict) else None
+        if isinstance(expression, str) and expression:
+            out.append(expression)
+    return out
 
 
 def outcome(

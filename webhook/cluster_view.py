@@ -158,6 +158,26 @@ class ClusterView:
                 self._results.popitem(last=False)
         return outcome
 
+    def pending(self, expression: str) -> int:
+        """Device evaluations `evaluate(expression, ...)` would still make (0 when its result is cached)."""
+        with self._lock:
+            if expression in self._results:
+                return 0
+        return sum(len(r.devices) for r in self._records if expression not in r.results)
+
+    def warm(self, expression: str, program: Selector, budget: int) -> int:
+        """Evaluate `program` on the slices whose result is not cached, until about `budget` devices were
+        evaluated (a whole slice at a time); the evaluations made. Bounded work that makes a later `evaluate`
+        of the same expression cheap."""
+        done = 0
+        for record in self._records:
+            if done >= budget:
+                break
+            if expression not in record.results:
+                _slice_outcome(record, expression, program)
+                done += len(record.devices)
+        return done
+
 
 def _slice_outcome(record: _SliceRecord, expression: str, program: Selector) -> tuple[int, dict[int, str]]:
     hit = record.results.get(expression)

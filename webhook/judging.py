@@ -1,9 +1,13 @@
-"""One review judged from its raw body to its encoded answer: the work a worker does, off the event loop.
+"""One review judged from its raw body to its encoded answer: on the event loop when it is cheap, else in a
+worker.
 
 `judge` parses the AdmissionReview, calls the handler and encodes the AdmissionReview response; what it
 returns is plain, picklable data (a `Verdict`, a `Refusal` for a body that is not a well-formed review, or a
 `HandlerBug`), so the same function runs on a worker thread or in a worker process (`judge_in_worker`, with
-the handler the process built at start).
+the handler the process built at start). `judge_review` is the same for a review already parsed: the server
+uses it on the event loop for a small review whose `Cost` (what the handler would still have to compute:
+CEL to compile, selectors to evaluate against published devices) is within the inline budget
+(webhook/limits.py), so everyday reviews skip the hand-off to a worker.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 import orjson
 
@@ -57,6 +61,32 @@ class AdmissionHandler(Protocol):
 
 
 HandlerCall = Callable[[dict[str, Any]], Outcome]
+
+
+@dataclass(frozen=True)
+class Cost:
+    """What judging one review would still cost a handler, beyond work linear in a small body: bytes of CEL
+    expressions it has not compiled yet, and selector evaluations against published devices it has not
+    cached (webhook/cluster_view.py)."""
+
+    compile_bytes: int = 0
+    evaluations: int = 0
+
+
+FREE = Cost()
+
+
+@runtime_checkable
+class CostedHandler(Protocol):
+    """An admission handler that can say, before judging, what a review would cost it (the server judges a
+    small review on the event loop when the cost is within its inline budget; a handler without these is
+    always judged by a worker)."""
+
+    def cost(self, endpoint: str, request: dict[str, Any]) -> Cost: ...
+
+    def prepare(self, endpoint: str, request: dict[str, Any], evaluations: int) -> None:
+        """Do about `evaluations` of the selector evaluations `cost` counted, so a later review of the same
+        class is cheap (called on the event loop for a review sent to a worker for that cost alone)."""
 
 
 @dataclass(frozen=True)
@@ -113,6 +143,14 @@ def judge(call: HandlerCall, body: bytes) -> Judged:
     except envelope.EnvelopeError as exc:
         return Refusal(exc.status, exc.message)
     try:
+        return judge_review(call, review)
+    finally:
+        trim_after_burst(len(body))
+
+
+def judge_review(call: HandlerCall, review: envelope.Review) -> Judged:
+    """Judge and encode one parsed review."""
+    try:
         outcome = call(review.request)
         response = dict(outcome.response)
         response["uid"] = review.uid
@@ -135,8 +173,6 @@ def judge(call: HandlerCall, body: bytes) -> Judged:
         )
     except Exception:
         return HandlerBug(review.uid, review.name, review.operation, traceback.format_exc())
-    finally:
-        trim_after_burst(len(body))
     return verdict
 
 

@@ -20,6 +20,10 @@ FOREIGN = "foreign"  # a well-formed review of an object this endpoint does not 
 TIMEOUT = "timeout"  # judged too slowly for the caller's deadline: denied with a Timeout status
 BUSY = "busy"  # refused with 429 (too many bytes in flight, or the deadline passed while queued)
 
+# Where a review was judged: on the event loop (small and cheap: the inline budget) or by a worker.
+INLINE = "inline"
+WORKER = "worker"
+
 # Where a client went away: while sending the body, while its review waited or ran, or before the answer.
 DISCONNECT_STAGES = ("body", "queued", "answer")
 
@@ -110,6 +114,12 @@ class WebhookMetrics:
         self.in_flight_bytes = Gauge(
             "dra_capacity_webhook_in_flight_bytes",
             "Bytes of review bodies accepted and not yet answered (bounded by --max-in-flight-bytes).",
+            registry=self.registry,
+        )
+        self.judged = Counter(
+            "dra_capacity_webhook_judged_reviews",
+            "Reviews judged by endpoint and where: inline (small and cheap, on the event loop) or worker.",
+            ["endpoint", "where"],
             registry=self.registry,
         )
         self.in_flight = Gauge(

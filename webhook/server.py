@@ -1,10 +1,13 @@
 """The HTTPS admission server: aiohttp app factory, routes, and the running server with its listeners.
 
-`/validate` and `/mutate` check the envelope (webhook/envelope.py) and hand the body to a worker
-(webhook/workers.py) that parses it, calls the admission handler and encodes the AdmissionReview response
-that echoes the request's uid (webhook/judging.py); the event loop only reads bodies and writes answers, so
-probes are never starved. Every review is answered before the caller's deadline (`?timeout=`), with a
-Timeout denial when it cannot be judged in time. Every answer is counted and every decision logged.
+`/validate` and `/mutate` check the envelope (webhook/envelope.py), then judge the review: parse it, call the
+admission handler and encode the AdmissionReview response that echoes the request's uid (webhook/judging.py).
+A small review that would cost its handler little (its CEL compiled, its selectors' results on the published
+devices cached: the inline budget of webhook/limits.py) is judged right on the event loop, which holds it for
+a few milliseconds at most and skips the hand-off to another process; every other review goes to a worker
+(webhook/workers.py) off the loop, so probes are never starved. Every review is answered before the caller's
+deadline (`?timeout=`), with a Timeout denial when it cannot be judged in time. Every answer is counted and
+every decision logged.
 `/healthz` says the process is alive; `/readyz` turns 200 only once the serving certificate is loaded and the
 workers have warmed up. The limits (webhook/limits.py) are documented in docs/troubleshooting.md.
 """
@@ -18,7 +21,7 @@ import gc
 import json
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Any
@@ -29,8 +32,10 @@ from aiohttp import web
 from certs.files import ServingPair
 from webhook import envelope
 from webhook.connections import ConnectionGuard, GuardedSite, shrink_tls_read_buffer
+from webhook.inline import InlineAllowance
 from webhook.judging import (
     AdmissionHandler,
+    CostedHandler,
     HandlerBug,
     HandlerCall,
     Judged,
@@ -39,16 +44,17 @@ from webhook.judging import (
     Verdict,
     judge,
     judge_in_worker,
+    judge_review,
 )
 from webhook.limits import MAX_DEADLINE_SECONDS, ServerLimits
 from webhook.logs import get_logger, log_decision, log_event
 from webhook.memory import MIN_INTERVAL, note_work, trim_if_due
-from webhook.metrics import BUSY, ERROR, TIMEOUT, WebhookMetrics
+from webhook.metrics import BUSY, ERROR, INLINE, TIMEOUT, WORKER, WebhookMetrics
 from webhook.status import timeout_status
 from webhook.tlsreload import CertificateReloader
 from webhook.workers import AdmissionWorkers, Busy, WorkerDied
 
-__all__ = ["AdmissionHandler", "Listen", "Outcome", "WebhookServer", "create_app"]
+__all__ = ["AdmissionHandler", "HandlerCall", "Listen", "Outcome", "WebhookServer", "create_app"]
 
 API_VERSION = envelope.API_VERSION
 KIND = envelope.KIND
@@ -132,7 +138,53 @@ class AdmissionRoutes:
         self.logger = logger
         self.warmed = warmed
         self.workers = workers
-        self.inline: dict[str, HandlerCall] = {}  # endpoints judged on the loop (cheap: /mutate-pods)
+        # Endpoints always judged on the loop (cheap by construction: /mutate-pods, bench/'s baseline).
+        self.inline: dict[str, HandlerCall] = {}
+        self.allowance = InlineAllowance(limits.inline_slow_seconds_per_second, limits.inline_free_seconds)
+
+    @property
+    def handler(self) -> AdmissionHandler | None:
+        return self._handler
+
+    @handler.setter
+    def handler(self, handler: AdmissionHandler | None) -> None:
+        """The handler judging on the loop (and on worker threads); a costed one judges cheap reviews here."""
+        self._handler = handler
+        self._costed = handler if isinstance(handler, CostedHandler) else None
+
+    def _call(self, endpoint: str) -> HandlerCall:
+        assert self._handler is not None
+        return self._handler.validate if endpoint == "validate" else self._handler.mutate
+
+    def _inline(self, endpoint: str, body: bytes) -> Judged | None:
+        """Judge the review here, on the loop, when it is small, its handler says it is cheap (the inline
+        budget) and slow inline reviews have not used up their share of the loop's time (webhook/inline.py);
+        None sends it to a worker. A review sent on for its selector evaluations alone makes a bounded share
+        of them here, so the loop's cluster view warms up over the next reviews."""
+        costed, limits = self._costed, self.limits
+        if costed is None or len(body) > limits.inline_max_body or not self.allowance.open():
+            return None
+        started = time.thread_time()  # CPU time: a preempted loop (a busy node) has not judged slowly
+        try:
+            try:
+                review = envelope.parse_review(body)
+            except envelope.EnvelopeError as exc:
+                return Refusal(exc.status, exc.message)
+            try:
+                cost = costed.cost(endpoint, review.request)
+                if limits.inline(len(body), cost):
+                    return judge_review(self._call(endpoint), review)
+                if cost.compile_bytes <= limits.inline_compile_bytes:
+                    costed.prepare(endpoint, review.request, limits.inline_evaluations)
+            except (
+                Exception
+            ):  # a bug in the estimate: the worker judges the review (and reports its own bugs)
+                self.logger.exception(
+                    "estimating a review's cost failed", extra={"fields": {"uid": review.uid}}
+                )
+            return None
+        finally:
+            self.allowance.charge(time.thread_time() - started)
 
     def endpoint(self, name: str) -> Callable[[web.Request], Awaitable[web.Response]]:
         async def handle(request: web.Request) -> web.Response:
@@ -144,8 +196,7 @@ class AdmissionRoutes:
         """The job for a worker: picklable for processes, the handler's bound method for threads."""
         if self.workers.kind == "process" or self.handler is None:
             return functools.partial(judge_in_worker, endpoint, body)
-        call: HandlerCall = self.handler.validate if endpoint == "validate" else self.handler.mutate
-        return functools.partial(judge, call, body)
+        return functools.partial(judge, self._call(endpoint), body)
 
     def _refuse(
         self, request: web.Request, endpoint: str, start: float, status: int, message: str
@@ -221,6 +272,12 @@ class AdmissionRoutes:
                 return self._gone(request, endpoint, "queued", start)
             if endpoint in self.inline:
                 return self._answer_judged(request, endpoint, start, judge(self.inline[endpoint], body))
+            judged_here = self._inline(endpoint, body)
+            if judged_here is not None:
+                if not isinstance(judged_here, Refusal):
+                    self.metrics.judged.labels(endpoint, INLINE).inc()
+                return self._answer_judged(request, endpoint, start, judged_here)
+            self.metrics.judged.labels(endpoint, WORKER).inc()
             submitted = True
             try:
                 judged = await asyncio.wait_for(
@@ -327,9 +384,12 @@ def create_app(
     limits: ServerLimits | None = None,
     workers: AdmissionWorkers | None = None,
     pod_router: HandlerCall | None = None,
+    inline_routes: Mapping[str, HandlerCall] | None = None,
 ) -> web.Application:
     """The webhook's aiohttp application. Without `workers`, it judges on threads of its own calling
-    `handler`; the workers are shut down with the app."""
+    `handler`; the workers are shut down with the app. `handler` also judges cheap reviews on the loop. Each
+    of `inline_routes` (path without the leading slash -> call) is one more admission endpoint judged on the
+    loop, as `/mutate-pods` is (bench/webhook_baseline.py mounts its allow-all baseline so)."""
     metrics = metrics if metrics is not None else WebhookMetrics()
     readiness = readiness if readiness is not None else Readiness(certificates_loaded=True, warmed_up=True)
     limits = limits if limits is not None else ServerLimits()
@@ -342,9 +402,12 @@ def create_app(
     app.on_response_prepare.append(_no_server_version)
     app.router.add_post("/validate", routes.endpoint("validate"))
     app.router.add_post("/mutate", routes.endpoint("mutate"))
+    inline = dict(inline_routes or {})
     if pod_router is not None:  # webhook/pod_routing.py, judged on the loop
-        routes.inline["mutate-pods"] = pod_router
-        app.router.add_post("/mutate-pods", routes.endpoint("mutate-pods"))
+        inline["mutate-pods"] = pod_router
+    for name, call in inline.items():
+        routes.inline[name] = call
+        app.router.add_post(f"/{name}", routes.endpoint(name))
 
     async def healthz(request: web.Request) -> web.Response:
         return json_response(200, {"status": "ok"})
@@ -434,7 +497,8 @@ class WebhookServer:
     """The running webhook: HTTPS listener, optional metrics listener, certificate reload and warm-up.
 
     Reviews are judged by `handler` on worker threads, or, with `worker_factory` (a picklable callable that
-    builds the handler), in worker processes that each build their own.
+    builds the handler), in worker processes that each build their own; either way `handler` (when given)
+    judges the small, cheap reviews on the event loop.
     """
 
     def __init__(
@@ -449,10 +513,12 @@ class WebhookServer:
         limits: ServerLimits | None = None,
         worker_factory: Callable[[], AdmissionHandler] | None = None,
         pod_router: HandlerCall | None = None,
+        inline_routes: Mapping[str, HandlerCall] | None = None,
     ) -> None:
         if handler is None and worker_factory is None:
             raise ValueError("WebhookServer needs a handler or a worker_factory")
         self.pod_router = pod_router
+        self.inline_routes = dict(inline_routes or {})
         self.handler = handler
         self.worker_factory = worker_factory
         self.reloader = reloader
@@ -481,7 +547,7 @@ class WebhookServer:
             self.workers = new_workers(self.limits, self.metrics, self.worker_factory)
         except OSError as exc:  # no semaphores for a process pool (no /dev/shm, say)
             self._log_fallback(exc)
-            if self.worker_factory is not None:
+            if self.worker_factory is not None and self.handler is None:
                 self.handler = self.worker_factory()
             self.workers = new_workers(self.limits, self.metrics)
         app = create_app(
@@ -494,6 +560,7 @@ class WebhookServer:
             limits=self.limits,
             workers=self.workers,
             pod_router=self.pod_router,
+            inline_routes=self.inline_routes,
         )
         app.cleanup_ctx.append(self._background)
         self._app = app
@@ -594,10 +661,11 @@ class WebhookServer:
         if self.workers is None or self.worker_factory is None or self._app is None:
             raise exc
         self._log_fallback(exc)
-        handler = await asyncio.to_thread(self.worker_factory)
-        await asyncio.to_thread(handler.warm_up)
-        self.handler = handler
-        self._app[ROUTES_KEY].handler = handler
+        if self.handler is None:
+            handler = await asyncio.to_thread(self.worker_factory)
+            await asyncio.to_thread(handler.warm_up)
+            self.handler = handler
+            self._app[ROUTES_KEY].handler = handler
         self.workers.use_threads()
 
     def _log_fallback(self, exc: BaseException) -> None:

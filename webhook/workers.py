@@ -1,6 +1,7 @@
 """Admission off the event loop: a bounded pool of workers and a budget of review bytes in flight.
 
-The event loop only reads bodies and writes answers, so `/healthz` and `/readyz` stay quick while a costly
+The event loop judges only small, cheap reviews itself (webhook/server.py, the inline budget of
+webhook/limits.py); every other review comes here, so `/healthz` and `/readyz` stay quick while a costly
 review (a 100,000-label object, 32 fresh 10 KiB CEL selectors) is being judged.
 
 * Worker processes (the default of `serve`) share nothing with the event loop, not even the interpreter

@@ -107,7 +107,7 @@ class _InFlight:
 class BinderOptions:
     scheduler_name: str = DEFAULT_SCHEDULER_NAME
     strategy: Strategy = "binpack"
-    bind_workers: int = 8
+    bind_workers: int = 16  # binding cycles in flight at once (kube-scheduler runs each in its own goroutine)
     audit_routing: bool = True
     initial_backoff: float = 1.0
     max_backoff: float = 10.0
@@ -334,11 +334,12 @@ class Binder:
         with self.cond:
             if owner is not None:
                 owned = self._owned.setdefault(owner, set())
-                if new is None:
-                    owned.discard(key)
+                assumed = self._assumed_claims.get(key)
+                if new is None and (assumed is None or assumed["metadata"].get("uid") == uid):
+                    owned.discard(key)  # (a newer claim of that name we wrote stays the pod's)
                     if not owned:
                         self._owned.pop(owner, None)
-                else:
+                elif new is not None:
                     owned.add(key)
             if new is None:
                 self._deleted_claims.pop(uid, None)
@@ -526,21 +527,17 @@ class Binder:
                 )
                 self._unschedulable(key, obj, placement.reason, reason)
                 return
-            claim = placement.claim
-            if claim is not None:
-                claim = claim.model_copy(deep=True)
-                claim.status = None
-            placer.commit(placement, "pending-" + uid[:40])  # in flight: counted before it is written
+            # The create body is taken before the commit names the claim and sets its status; the committed
+            # claim itself (the placer keeps no reference to it) is the in-flight allocation.
+            body = None
             if placement.claim is not None and placement.allocation:
-                assert claim is not None
-                in_memory = placement.claim.model_copy(deep=True)
-                flight = _InFlight(obj, placement.node, in_memory)
-            else:
-                flight = _InFlight(obj, placement.node, None)
+                body = bodies.claim_create_body(placement.claim)
+            placer.commit(placement, "pending-" + uid[:40])  # in flight: counted before it is written
+            flight = _InFlight(obj, placement.node, placement.claim if body is not None else None)
             self._inflight[key] = flight
             result = placement.allocation[-1] if placement.claim is not None else None
         self._hook("placed", obj)
-        self._pool.submit(self._bind_task, key, obj, placement, claim, result)
+        self._pool.submit(self._bind_task, key, obj, placement, body, result)
 
     def _read_claims(self, namespace: str) -> None:
         """A fresh list of the namespace's claims, assumed where newer than the informer's copies."""
@@ -549,14 +546,20 @@ class Binder:
             if isinstance(item, dict) and _controller_pod_uid(item) is not None:
                 self._assume_claim(item)
 
+    def _claim_object(self, key: Key) -> Obj | None:
+        """One claim as `_claim_objects` has it (the newer of the informer's and our write's; None once we
+        deleted it), without building the whole map."""
+        obj = self.claims.get(key)
+        assumed = self._assumed_claims.get(key)
+        if assumed is not None and resource_version(assumed) > resource_version(obj):
+            obj = assumed
+        if obj is not None and obj["metadata"].get("uid") in self._deleted_claims:
+            return None
+        return obj
+
     def _leftovers(self, obj: Obj, uid: str) -> bodies.Leftovers:
-        objects = self._claim_objects()
-        mine = [objects[k] for k in self._owned.get(uid, ()) if k in objects]
-        mine += [
-            c
-            for k, c in self._assumed_claims.items()
-            if k not in self._owned.get(uid, ()) and bodies.is_extended_claim_of(c, uid)
-        ]
+        # `_owned` holds the claims the informer shows controlled by the pod and the ones we wrote for it
+        mine = [c for c in map(self._claim_object, self._owned.get(uid, ())) if c is not None]
         if not mine:
             return bodies.Leftovers(bodies.LeftoverAction.NONE)
         pod = _parse(Pod, obj)
@@ -601,7 +604,7 @@ class Binder:
         key: Key,
         pod_obj: Obj,
         placement: Placement,
-        claim: ResourceClaim | None,
+        body: Obj | None,
         result: AllocationResult | None,
     ) -> None:
         started = time.monotonic()
@@ -609,8 +612,7 @@ class Binder:
         linked = False  # the pod's status names the claim
         try:
             claim_name: str | None = None
-            if claim is not None and result is not None:
-                body = bodies.claim_create_body(claim)
+            if body is not None and result is not None:
                 try:
                     created = self.writer.create_claim(body)
                 except ApiError as exc:

@@ -65,6 +65,10 @@ class EventSink:
             return
         self._thread.join(timeout)
 
+    def backlog(self) -> int:
+        """Events queued and not sent yet."""
+        return self._queue.qsize()
+
     def emit(self, pod: Mapping[str, Any], kind: str, reason: str, message: str) -> None:
         try:
             self._queue.put_nowait(event_body(pod, kind, reason, message, self.instance))

@@ -111,6 +111,8 @@ class Admission:
         self._ssl: dict[bytes, ssl.SSLContext] = {}
         self._cel: dict[str, Any] = {}
         self.calls: list[dict[str, Any]] = []  # every AdmissionReview sent: {"webhook", "review", "response"}
+        # the webhooks of each configuration kind, kept until a configuration of that kind is written
+        self._configured: dict[str, tuple[int, list[tuple[str, dict[str, Any]]]]] = {}
 
     async def close(self) -> None:
         if self._session is not None:
@@ -155,11 +157,18 @@ class Admission:
     # ------------------------------------------------------------------ configurations
     def _webhooks(self, kind: str) -> list[tuple[str, dict[str, Any]]]:
         rt = BY_KEY[f"{kind}.admissionregistration.k8s.io"]
-        items, _ = self.double.store.list(rt)
+        store = self.double.store
+        with store.lock:
+            version = store.writes[rt.storage_key]
+            cached = self._configured.get(kind)
+            if cached is not None and cached[0] == version:
+                return cached[1]
+            items = store.snapshot(rt)  # read-only: stored objects are replaced, never changed in place
         out: list[tuple[str, dict[str, Any]]] = []
         for cfg in sorted(items, key=lambda o: str(o["metadata"]["name"])):
             for wh in cfg.get("webhooks") or []:
                 out.append((str(cfg["metadata"]["name"]), wh))
+        self._configured[kind] = (version, out)
         return out
 
     # ------------------------------------------------------------------ matching

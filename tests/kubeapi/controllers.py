@@ -17,7 +17,10 @@ DOUBLE so that deletions complete as in a cluster:
 They write through the registry (not over HTTP), so faults and admission webhooks do not apply to them; a
 pause of the double holds them too.
 Each runs after every committed change, until nothing is left to do; `KubeAPIServer.wait_idle()` waits for
-that.
+that. Like upstream's controllers (informer handlers feeding work queues) they look only at what a change can
+concern: the changed object, the claims that name a changed pod, the dependents of a deleted owner and the
+owners of a changed dependent, found through indexes kept from the store's events. A full pass over the
+store after every write made each write cost O(objects).
 """
 
 from __future__ import annotations
@@ -26,12 +29,13 @@ import asyncio
 import contextlib
 import copy
 import logging
+import threading
 from typing import TYPE_CHECKING, Any
 
 from . import statuses
 from .registry import FOREGROUND_FINALIZER, ORPHAN_FINALIZER, DeleteOptions
 from .resources import BY_KEY, TYPES, ResourceType
-from .store import Event, Obj, name_of, namespace_of
+from .store import DELETED, Event, Obj, call_soon, name_of, namespace_of
 
 if TYPE_CHECKING:
     from .double import KubeAPIServer
@@ -39,6 +43,11 @@ if TYPE_CHECKING:
 log = logging.getLogger("kubeapi.controllers")
 CLAIM_FINALIZER = "resource.kubernetes.io/delete-protection"
 NAMESPACE_FINALIZER = "kubernetes"
+PODS = "pods"
+CLAIMS = "resourceclaims.resource.k8s.io"
+NAMESPACES = "namespaces"
+Ref = tuple[str, str, str]  # (type key, namespace, name)
+PodKey = tuple[str, str]  # (namespace, name)
 
 
 def _meta(obj: Obj) -> dict[str, Any]:
@@ -65,13 +74,30 @@ class Controllers:
         self._done = 0
         self._cond: asyncio.Condition | None = None
         self._wake: asyncio.Event | None = None
+        # Work and indexes, fed by the store's events (any thread, under the store's lock) and read by the
+        # controllers' task; `_lock` guards them and is never held across a store call.
+        self._lock = threading.Lock()
+        self._dirty_pods: set[PodKey] = set()  # kubelet: pods to look at
+        self._dirty_claims: set[PodKey] = set()  # resourceclaim controller: (namespace, claim name)
+        self._dirty_objects: set[Ref] = set()  # garbage collector
+        self._terminating: set[str] = set()  # namespaces being deleted
+        self._by_uid: dict[str, Ref] = {}
+        self._dependents: dict[str, set[Ref]] = {}  # owner uid -> objects naming it in ownerReferences
+        self._claims_of_pod: dict[PodKey, set[str]] = {}  # pod -> claims naming it (reservedFor, owner)
+        self._pods_of_claim: dict[PodKey, set[str]] = {}  # claim -> the pod names indexed for it
 
     # ------------------------------------------------------------------ lifecycle
     def start(self, loop: asyncio.AbstractEventLoop) -> None:
         self._loop = loop
         self._cond = asyncio.Condition()
         self._wake = asyncio.Event()
-        self.double.store.listeners.append(self._on_event)
+        store = self.double.store
+        with store.lock:  # index what is stored already, atomically with subscribing to what comes next
+            store.listeners.append(self._on_event)
+            for rt in TYPES:
+                if not rt.storage:
+                    for obj in store.snapshot(rt):
+                        self._index(rt, "ADDED", obj, None)
         self._task = loop.create_task(self._run())
 
     async def stop(self) -> None:
@@ -80,9 +106,66 @@ class Controllers:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
 
-    def _on_event(self, _ev: Event) -> None:
+    def _on_event(self, ev: Event) -> None:
+        self._index(ev.rt, ev.type, ev.obj, ev.prev)
         if self._loop is not None:
-            self._loop.call_soon_threadsafe(self.kick)
+            call_soon(self._loop, self.kick)
+
+    def _index(self, rt: ResourceType, kind: str, obj: Obj, prev: Obj | None) -> None:
+        """Record what a change concerns (the informer handlers of upstream's controllers)."""
+        ns, name = namespace_of(obj), name_of(obj)
+        m = _meta(obj)
+        uid = str(m.get("uid") or "")
+        ref: Ref = (rt.key, ns, name)
+        gone = kind == DELETED
+        owners = {str(r.get("uid")) for r in _owner_refs(obj) + _owner_refs(prev)}
+        with self._lock:
+            if gone:
+                if self._by_uid.get(uid) == ref:
+                    del self._by_uid[uid]
+                for owner in owners:
+                    deps = self._dependents.get(owner)
+                    if deps is not None:
+                        deps.discard(ref)
+                        if not deps:
+                            del self._dependents[owner]
+            else:
+                if uid:
+                    self._by_uid[uid] = ref
+                for owner in owners:
+                    self._dependents.setdefault(owner, set()).add(ref)
+            self._dirty_objects.add(ref)
+            # a dependent changed or went: an owner in foreground deletion may be released
+            for owner in owners:
+                found = self._by_uid.get(owner)
+                if found is not None:
+                    self._dirty_objects.add(found)
+            if gone or m.get("deletionTimestamp"):
+                self._dirty_objects.update(self._dependents.get(uid, ()))
+            if rt.key == PODS:
+                if not gone:
+                    self._dirty_pods.add((ns, name))
+                self._dirty_claims.update((ns, c) for c in self._claims_of_pod.get((ns, name), ()))
+            elif rt.key == CLAIMS:
+                ckey = (ns, name)
+                for pod_name in self._pods_of_claim.pop(ckey, set()):
+                    claims = self._claims_of_pod.get((ns, pod_name))
+                    if claims is not None:
+                        claims.discard(name)
+                        if not claims:
+                            del self._claims_of_pod[(ns, pod_name)]
+                if not gone:
+                    pods = _claim_pod_names(obj)
+                    if pods:
+                        self._pods_of_claim[ckey] = pods
+                        for pod_name in pods:
+                            self._claims_of_pod.setdefault((ns, pod_name), set()).add(name)
+                    self._dirty_claims.add(ckey)
+            elif rt.key == NAMESPACES:
+                if gone:
+                    self._terminating.discard(name)
+                elif m.get("deletionTimestamp"):
+                    self._terminating.add(name)
 
     def kick(self) -> None:
         self._requested += 1
@@ -119,24 +202,33 @@ class Controllers:
 
     # ------------------------------------------------------------------ one pass of every controller
     async def sync_once(self) -> bool:
-        changed = False
-        changed |= await self._kubelet()
-        changed |= await self._namespaces()
-        changed |= await self._claims()
-        changed |= await self._garbage_collector()
-        return changed
+        """Work off what the changes since the last pass concern; True when that produced more work."""
+        with self._lock:
+            pods, self._dirty_pods = self._dirty_pods, set()
+            claims, self._dirty_claims = self._dirty_claims, set()
+            objects, self._dirty_objects = self._dirty_objects, set()
+            terminating = sorted(self._terminating)
+        try:
+            await self._kubelet(pods)
+            await self._namespaces(terminating)
+            await self._claims(claims)
+            await self._garbage_collector(objects)
+        except BaseException:
+            with self._lock:  # not lost: retried with the next change
+                self._dirty_pods |= pods
+                self._dirty_claims |= claims
+                self._dirty_objects |= objects
+            raise
+        with self._lock:
+            return bool(self._dirty_pods or self._dirty_claims or self._dirty_objects)
 
     @property
     def _registry(self) -> Any:
         return self.double.api.registry
 
-    def _all(self) -> list[tuple[ResourceType, Obj]]:
-        out: list[tuple[ResourceType, Obj]] = []
-        for rt in TYPES:
-            if rt.storage:  # a second view of another type's objects
-                continue
-            out.extend((rt, o) for o in self.double.store.snapshot(rt))
-        return out
+    def _peek(self, key: str, namespace: str, name: str) -> Obj | None:
+        """The stored object, READ-ONLY (changes go through the registry, which works on a copy)."""
+        return self.double.store.peek(BY_KEY[key], namespace, name)
 
     async def _delete(self, rt: ResourceType, obj: Obj, **options: Any) -> bool:
         try:
@@ -154,7 +246,7 @@ class Controllers:
         rv = _meta(obj).get("resourceVersion")
 
         def compute(current: Obj) -> Obj:
-            new = copy.deepcopy(current)
+            new = current  # the registry's own copy
             change(new)
             new["metadata"]["resourceVersion"] = rv
             return new
@@ -167,26 +259,25 @@ class Controllers:
         return True
 
     # ------------------------------------------------------------------ kubelet
-    async def _kubelet(self) -> bool:
+    async def _kubelet(self, pods: set[PodKey]) -> None:
         if not self.kubelet_finishes_deletion:
-            return False
-        changed = False
-        pods = self.double.store.snapshot(BY_KEY["pods"])
-        for pod in pods:
+            with self._lock:  # looked at once the kubelet emulation is back
+                self._dirty_pods |= pods
+            return
+        for ns, name in sorted(pods):
+            pod = self._peek(PODS, ns, name)
+            if pod is None:
+                continue
             m = _meta(pod)
             if m.get("deletionTimestamp") and int(m.get("deletionGracePeriodSeconds") or 0) > 0:
-                changed |= await self._delete(BY_KEY["pods"], pod, grace_period_seconds=0)
-        return changed
+                await self._delete(BY_KEY[PODS], pod, grace_period_seconds=0)
 
     # ------------------------------------------------------------------ namespace controller
-    async def _namespaces(self) -> bool:
-        changed = False
-        ns_rt = BY_KEY["namespaces"]
-        namespaces = self.double.store.snapshot(ns_rt)
-        for ns in namespaces:
-            if not _meta(ns).get("deletionTimestamp"):
+    async def _namespaces(self, terminating: list[str]) -> None:
+        for name in terminating:
+            ns = self._peek(NAMESPACES, "", name)
+            if ns is None or not _meta(ns).get("deletionTimestamp"):
                 continue
-            name = name_of(ns)
             remaining = 0
             for rt in TYPES:
                 if not rt.namespaced or rt.storage:
@@ -195,7 +286,7 @@ class Controllers:
                 for obj in items:
                     remaining += 1
                     if not _meta(obj).get("deletionTimestamp"):
-                        changed |= await self._delete(rt, obj, grace_period_seconds=0)
+                        await self._delete(rt, obj, grace_period_seconds=0)
             if remaining == 0 and NAMESPACE_FINALIZER in ((ns.get("spec") or {}).get("finalizers") or []):
                 finalizers = [f for f in ns["spec"]["finalizers"] if f != NAMESPACE_FINALIZER]
                 try:
@@ -203,22 +294,20 @@ class Controllers:
                 except statuses.ApiError as e:
                     if e.code not in (404, 409):
                         raise
-                changed = True
-        return changed
 
     # ------------------------------------------------------------------ resourceclaim controller
-    async def _claims(self) -> bool:
-        changed = False
-        claim_rt, pod_rt = BY_KEY["resourceclaims.resource.k8s.io"], BY_KEY["pods"]
-        claims = self.double.store.snapshot(claim_rt)
-        for claim in claims:
-            ns = namespace_of(claim)
+    async def _claims(self, keys: set[PodKey]) -> None:
+        claim_rt = BY_KEY[CLAIMS]
+        for ns, claim_name in sorted(keys):
+            claim = self._peek(CLAIMS, ns, claim_name)
+            if claim is None:
+                continue
             status = claim.get("status") or {}
             reserved = status.get("reservedFor") or []
             valid = []
             for ref in reserved:
                 if ref.get("apiGroup", "") == "" and ref.get("resource") == "pods":
-                    pod = self.double.store.get(pod_rt, ns, str(ref.get("name")))
+                    pod = self._peek(PODS, ns, str(ref.get("name")))
                     if pod is None or _meta(pod).get("uid") != ref.get("uid") or pod_done(pod):
                         continue
                 valid.append(ref)
@@ -236,19 +325,17 @@ class Controllers:
                             st.pop("allocation", None)
 
                 await self._update(claim_rt, claim, set_status, "status")
-                fresh = self.double.store.get(claim_rt, ns, name_of(claim))
+                fresh = self._peek(CLAIMS, ns, claim_name)
                 if fresh is not None and has_fin and (fresh.get("status") or {}).get("allocation") is None:
                     await self._update(claim_rt, fresh, lambda new: _drop_finalizer(new, CLAIM_FINALIZER))
-                changed = True
             elif has_fin and deleting and not valid:
                 if status.get("allocation") is not None:
                     await self._update(
                         claim_rt, claim, lambda new: new["status"].pop("allocation", None), "status"
                     )
-                fresh = self.double.store.get(claim_rt, ns, name_of(claim))
+                fresh = self._peek(CLAIMS, ns, claim_name)
                 if fresh is not None:
                     await self._update(claim_rt, fresh, lambda new: _drop_finalizer(new, CLAIM_FINALIZER))
-                changed = True
             if not valid and not _meta(claim).get("deletionTimestamp"):
                 owner = next(
                     (
@@ -259,21 +346,35 @@ class Controllers:
                     None,
                 )
                 if owner is not None:
-                    pod = self.double.store.get(pod_rt, ns, str(owner.get("name")))
+                    pod = self._peek(PODS, ns, str(owner.get("name")))
                     if pod is not None and (_meta(pod).get("uid") != owner.get("uid") or pod_done(pod)):
-                        changed |= await self._delete(claim_rt, claim)
-        return changed
+                        await self._delete(claim_rt, claim)
 
     # ------------------------------------------------------------------ garbage collector
-    async def _garbage_collector(self) -> bool:
-        changed = False
-        everything = self._all()
-        uids: dict[str, tuple[ResourceType, Obj]] = {
-            str(_meta(o).get("uid")): (rt, o) for rt, o in everything
-        }
+    def _lookup(self, uid: str) -> tuple[ResourceType, Obj] | None:
+        with self._lock:
+            ref = self._by_uid.get(uid)
+        if ref is None:
+            return None
+        obj = self._peek(*ref)
+        if obj is None or str(_meta(obj).get("uid")) != uid:
+            return None
+        return BY_KEY[ref[0]], obj
 
+    def _dependents_of(self, owner: Obj) -> list[tuple[ResourceType, Obj]]:
+        uid = _meta(owner).get("uid")
+        with self._lock:
+            refs = sorted(self._dependents.get(str(uid), ()))
+        out = []
+        for ref in refs:
+            obj = self._peek(*ref)
+            if obj is not None and any(r.get("uid") == uid for r in _meta(obj).get("ownerReferences") or []):
+                out.append((BY_KEY[ref[0]], obj))
+        return out
+
+    async def _garbage_collector(self, refs: set[Ref]) -> None:
         def owner_present(dep_rt: ResourceType, dep: Obj, ref: dict[str, Any]) -> bool:
-            found = uids.get(str(ref.get("uid")))
+            found = self._lookup(str(ref.get("uid")))
             if found is None:
                 return False
             owner_rt, owner = found
@@ -281,32 +382,27 @@ class Controllers:
                 not owner_rt.namespaced or not dep_rt.namespaced or namespace_of(owner) == namespace_of(dep)
             )
 
-        def dependents(owner: Obj) -> list[tuple[ResourceType, Obj]]:
-            uid = _meta(owner).get("uid")
-            return [
-                (rt, o)
-                for rt, o in everything
-                if any(r.get("uid") == uid for r in _meta(o).get("ownerReferences") or [])
-            ]
-
-        for rt, obj in everything:
+        for key, ns, name in sorted(refs):
+            rt = BY_KEY[key]
+            obj = self._peek(key, ns, name)
+            if obj is None:
+                continue
             m = _meta(obj)
             fins = m.get("finalizers") or []
             if m.get("deletionTimestamp") and ORPHAN_FINALIZER in fins:
                 uid = m.get("uid")
-                for drt, dep in dependents(obj):
+                for drt, dep in self._dependents_of(obj):
                     await self._update(drt, dep, lambda new, uid=uid: _drop_owner(new, str(uid)))
                 await self._update(rt, obj, lambda new: _drop_finalizer(new, ORPHAN_FINALIZER))
-                changed = True
                 continue
             if m.get("deletionTimestamp") and FOREGROUND_FINALIZER in fins:
-                deps = dependents(obj)
+                deps = self._dependents_of(obj)
                 for drt, dep in deps:
                     if not _meta(dep).get("deletionTimestamp"):
-                        changed |= await self._delete(drt, dep, propagation_policy="Foreground")
+                        await self._delete(drt, dep, propagation_policy="Foreground")
                 blocking = [
                     d
-                    for _drt, d in deps
+                    for _drt, d in self._dependents_of(obj)
                     if any(
                         r.get("uid") == m.get("uid") and r.get("blockOwnerDeletion")
                         for r in _meta(d).get("ownerReferences") or []
@@ -314,19 +410,33 @@ class Controllers:
                 ]
                 if not blocking:
                     await self._update(rt, obj, lambda new: _drop_finalizer(new, FOREGROUND_FINALIZER))
-                    changed = True
                 continue
-            refs = m.get("ownerReferences") or []
-            if not refs or m.get("deletionTimestamp"):
+            owners = m.get("ownerReferences") or []
+            if not owners or m.get("deletionTimestamp"):
                 continue
-            present = [r for r in refs if owner_present(rt, obj, r)]
+            present = [r for r in owners if owner_present(rt, obj, r)]
             if not present:
-                changed |= await self._delete(rt, obj)
-            elif len(present) < len(refs):
+                await self._delete(rt, obj)
+            elif len(present) < len(owners):
                 keep = [r.get("uid") for r in present]
                 await self._update(rt, obj, lambda new, keep=keep: _keep_owners(new, keep))
-                changed = True
-        return changed
+
+
+def _owner_refs(obj: Obj | None) -> list[dict[str, Any]]:
+    if obj is None:
+        return []
+    return [r for r in _meta(obj).get("ownerReferences") or [] if isinstance(r, dict) and r.get("uid")]
+
+
+def _claim_pod_names(claim: Obj) -> set[str]:
+    """The pods a claim's controller looks at: its reservedFor pods and its controlling pod."""
+    names = {
+        str(r.get("name"))
+        for r in (claim.get("status") or {}).get("reservedFor") or []
+        if isinstance(r, dict) and r.get("resource") == "pods" and r.get("apiGroup", "") == ""
+    }
+    names.update(str(r.get("name")) for r in _owner_refs(claim) if r.get("kind") == "Pod")
+    return names
 
 
 def _drop_owner(obj: Obj, uid: str) -> None:

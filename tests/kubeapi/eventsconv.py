@@ -4,9 +4,9 @@ form, field for field as `pkg/apis/events/v1/conversion.go` does."""
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
+from .codec import clone
 from .resources import ResourceType
 
 EVENTS_V1 = "events.events.k8s.io"
@@ -24,7 +24,7 @@ _BACK = {v: k for k, v in _RENAMES.items()}
 
 
 def _rename(obj: dict[str, Any], table: dict[str, str], api_version: str) -> dict[str, Any]:
-    out = {table.get(k, k): copy.deepcopy(v) for k, v in obj.items()}
+    out = {table.get(k, k): clone(v) for k, v in obj.items()}
     out["apiVersion"] = api_version
     out["kind"] = "Event"
     return out

@@ -9,10 +9,11 @@ and `meta/v1/types.go`); other lists are replaced, as atomic lists are. `$patch:
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 import jsonpatch
+
+from .codec import clone
 
 MERGE_PATCH = "application/merge-patch+json"
 JSON_PATCH = "application/json-patch+json"
@@ -27,8 +28,8 @@ class PatchError(ValueError):
 def merge_patch(target: Any, patch: Any) -> Any:
     """RFC 7386."""
     if not isinstance(patch, dict):
-        return copy.deepcopy(patch)
-    result = copy.deepcopy(target) if isinstance(target, dict) else {}
+        return clone(patch)
+    result = clone(target) if isinstance(target, dict) else {}
     for key, value in patch.items():
         if value is None:
             result.pop(key, None)
@@ -88,13 +89,13 @@ def _merge_key(path: str) -> str | None:
 def strategic_merge_patch(target: Any, patch: Any) -> Any:
     if not isinstance(patch, dict):
         raise PatchError("strategic merge patch must be a JSON object")
-    return _smp_map(copy.deepcopy(target) if isinstance(target, dict) else {}, patch, "")
+    return _smp_map(clone(target) if isinstance(target, dict) else {}, patch, "")
 
 
 def _smp_map(original: dict[str, Any], patch: dict[str, Any], path: str) -> dict[str, Any]:
     directive = patch.get("$patch")
     if directive == "replace":
-        return {k: copy.deepcopy(v) for k, v in patch.items() if k != "$patch"}
+        return {k: clone(v) for k, v in patch.items() if k != "$patch"}
     if directive == "delete":
         return {}
     retain = patch.get("$retainKeys")
@@ -119,7 +120,7 @@ def _smp_map(original: dict[str, Any], patch: dict[str, Any], path: str) -> dict
         elif isinstance(value, list):
             result[key] = _smp_list(result.get(key), value, sub)
         else:
-            result[key] = copy.deepcopy(value)
+            result[key] = clone(value)
     if isinstance(retain, list):
         result = {k: v for k, v in result.items() if k in retain}
     return result
@@ -131,14 +132,14 @@ def _smp_list(original: Any, patch: list[Any], path: str) -> list[Any]:
         if key is not None:
             original = []
         else:
-            return [copy.deepcopy(v) for v in patch if not (isinstance(v, dict) and "$patch" in v)]
+            return [clone(v) for v in patch if not (isinstance(v, dict) and "$patch" in v)]
     if any(isinstance(v, dict) and v.get("$patch") == "replace" for v in patch):
-        return [copy.deepcopy(v) for v in patch if not (isinstance(v, dict) and "$patch" in v)]
-    result: list[Any] = copy.deepcopy(original)
+        return [clone(v) for v in patch if not (isinstance(v, dict) and "$patch" in v)]
+    result: list[Any] = clone(original)
     if key == "":
         for v in patch:
             if v not in result:
-                result.append(copy.deepcopy(v))
+                result.append(clone(v))
         return result
     for item in patch:
         if not isinstance(item, dict):
@@ -151,7 +152,7 @@ def _smp_list(original: Any, patch: list[Any], path: str) -> list[Any]:
                 result.pop(idx)
             continue
         if idx is None:
-            result.append({k: copy.deepcopy(v) for k, v in item.items() if not k.startswith("$")})
+            result.append({k: clone(v) for k, v in item.items() if not k.startswith("$")})
         else:
             result[idx] = _smp_map(result[idx], item, path)
     return result

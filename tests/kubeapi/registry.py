@@ -10,7 +10,6 @@ double's own controllers and seeds (without): `mutate` runs before the strategy 
 
 from __future__ import annotations
 
-import copy
 import random
 import uuid
 from collections.abc import Awaitable, Callable
@@ -18,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import statuses, strategies
+from .codec import clone
 from .resources import BY_KEY, ResourceType
 from .store import Obj, Store, name_of, namespace_of, rv_of
 
@@ -80,7 +80,7 @@ class Registry:
         (`plugin/pkg/admission/namespace/lifecycle/admission.go`)."""
         if not rt.namespaced:
             return
-        ns = self.store.get(BY_KEY["namespaces"], "", namespace)
+        ns = self.store.peek(BY_KEY["namespaces"], "", namespace)  # read-only
         if ns is None:
             raise statuses.namespace_not_found(namespace)
         if (ns.get("metadata") or {}).get("deletionTimestamp") and rt.key not in (
@@ -118,7 +118,7 @@ class Registry:
         validate: ValidateHook | None = None,
         dry_run: bool = False,
     ) -> Obj:
-        obj = copy.deepcopy(body)
+        obj = clone(body)
         obj["apiVersion"], obj["kind"] = rt.api_version, rt.kind
         m = strategies.meta(obj)
         if rt.namespaced:
@@ -147,7 +147,7 @@ class Registry:
             return obj
         for attempt in range(GENERATE_NAME_ATTEMPTS):
             try:
-                return self.store.create(rt, obj)
+                return self.store.create(rt, obj, adopt=True)  # refused before it is stored, or ours
             except statuses.ApiError as e:
                 if not generated or e.reason != "AlreadyExists" or attempt == GENERATE_NAME_ATTEMPTS - 1:
                     raise
@@ -167,17 +167,20 @@ class Registry:
         validate: ValidateHook | None = None,
         dry_run: bool = False,
         retries: int = 10,
+        compute_copies: bool = False,
     ) -> Obj:
         """GuaranteedUpdate: read, compute the new object from the current one, write if unchanged since.
 
         A body carrying metadata.resourceVersion is a precondition (stale: 409 Conflict); without one the
         write is retried on a concurrent change, as unconditional updates and patches are upstream.
+        `compute` gets its own copy of the current object, or with `compute_copies` the stored object itself
+        (read-only: a PUT body or a patch result is a new object anyway).
         """
         for _ in range(retries):
-            old = self.store.get(rt, namespace, name)
+            old = self.store.peek(rt, namespace, name)  # READ-ONLY: the stored object
             if old is None:
                 raise statuses.not_found(rt, name)
-            new = compute(copy.deepcopy(old))
+            new = compute(old if compute_copies else clone(old))
             new["apiVersion"], new["kind"] = rt.api_version, rt.kind
             nm = strategies.meta(new)
             if name_of(new) and name_of(new) != name:
@@ -223,7 +226,7 @@ class Registry:
             if dry_run:
                 return new
             if new == old:
-                return old  # a no-op update writes nothing and bumps no resourceVersion
+                return clone(old)  # a no-op update writes nothing and bumps no resourceVersion
             try:
                 if (
                     nm.get("deletionTimestamp")
@@ -232,7 +235,7 @@ class Registry:
                 ):
                     self.store.remove(rt, namespace, name, expect_rv=rv_of(old))
                     return new
-                return self.store.replace(rt, new, rv_of(old))
+                return self.store.replace(rt, new, rv_of(old), adopt=True)
             except statuses.ApiError as e:
                 if e.reason != "Conflict" or precondition:
                     raise
@@ -286,7 +289,7 @@ class Registry:
             self.check_preconditions(rt, old, options.preconditions)
             if validate is not None:
                 await validate(None, old)
-            new = copy.deepcopy(old)
+            new = clone(old)
             m = strategies.meta(new)
             finalizers = list(m.get("finalizers") or [])
             policy = options.propagation_policy
@@ -342,7 +345,7 @@ class Registry:
                 if int(strategies.meta(old).get("deletionGracePeriodSeconds") or 0) > 0:
                     # Finishing a graceful deletion: BeforeDelete shortens the grace period on the stored
                     # object (a MODIFIED event with deletionGracePeriodSeconds 0), then it is removed.
-                    final = copy.deepcopy(old)
+                    final = clone(old)
                     strategies.meta(final)["deletionGracePeriodSeconds"] = 0
                     expect = rv_of(self.store.replace(rt, final, expect))
                 return DeleteResult(self.store.remove(rt, namespace, name, expect_rv=expect), True)

@@ -32,34 +32,62 @@ def _model(name: str) -> tuple[dict[str, str], dict[str, str]] | None:
     return {amap[k]: v for k, v in types.items()}, {}
 
 
-def _prune(type_name: str, value: Any, path: str, unknown: list[str]) -> None:
+_PRIMITIVE, _LIST, _DICT, _MODEL = 0, 1, 2, 3
+Path = tuple[Any, str] | None  # (parent path, "key" | "[i]"), joined only for an unknown field
+
+
+@functools.cache
+def _shape(type_name: str) -> tuple[int, str, dict[str, str]]:
+    """What a type string is: a primitive, a list or map of an inner type, or a model with its fields."""
     if type_name in _PRIMITIVES:
-        return
+        return _PRIMITIVE, "", {}
     m = _CONTAINER.fullmatch(type_name)
     if m:
-        kind, inner = m.group(1), m.group(2)
-        if kind == "List" and isinstance(value, list):
-            for i, item in enumerate(value):
-                _prune(inner, item, f"{path}[{i}]", unknown)
-        elif kind == "Dict" and isinstance(value, dict):
-            for k, item in value.items():
-                _prune(inner, item, f"{path}[{k}]", unknown)
-        return
+        return (_LIST if m.group(1) == "List" else _DICT), m.group(2), {}
     model = _model(type_name)
-    if model is None or not isinstance(value, dict):
+    if model is None:
+        return _PRIMITIVE, "", {}
+    return _MODEL, "", model[0]
+
+
+def _path(path: Path) -> str:
+    parts: list[str] = []
+    while path is not None:
+        path, segment = path
+        parts.append(segment)
+    out = ""
+    for segment in reversed(parts):
+        out += segment if segment.startswith("[") or not out else "." + segment
+    return out
+
+
+def _prune(type_name: str, value: Any, path: Path, unknown: list[str]) -> None:
+    kind, inner, fields = _shape(type_name)
+    if kind == _PRIMITIVE:
         return
-    fields = model[0]
+    if kind == _LIST:
+        if isinstance(value, list):
+            for i, item in enumerate(value):
+                _prune(inner, item, (path, f"[{i}]"), unknown)
+        return
+    if kind == _DICT:
+        if isinstance(value, dict):
+            for k, item in value.items():
+                _prune(inner, item, (path, f"[{k}]"), unknown)
+        return
+    if not isinstance(value, dict):
+        return
     for key in list(value):
-        sub = f"{path}.{key}" if path else key
-        if key not in fields:
-            unknown.append(sub)
+        field = fields.get(key)
+        if field is None:
+            unknown.append(_path((path, key)))
             del value[key]
         else:
-            _prune(fields[key], value[key], sub, unknown)
+            _prune(field, value[key], (path, key), unknown)
 
 
 def prune(rt: ResourceType, obj: dict[str, Any]) -> list[str]:
     """Drop the fields the 1.37 type does not have (in place); return their paths, in document order."""
     unknown: list[str] = []
-    _prune(rt.client_model, obj, "", unknown)
+    _prune(rt.client_model, obj, None, unknown)
     return unknown

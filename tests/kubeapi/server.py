@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
-import copy
 import json
 import logging
 from collections.abc import Callable
@@ -19,7 +18,8 @@ from typing import Any
 
 from aiohttp import web
 
-from . import openapi, patches, schema, statuses, strategies
+from . import codec, openapi, patches, schema, statuses, strategies
+from .codec import clone
 from .faults import Fault, Faults, RecordedRequest
 from .registry import DeleteOptions, Registry
 from .resources import BY_KEY, Discovery, ResourceType
@@ -96,7 +96,7 @@ def parse_request_info(method: str, path: str, query: dict[str, str]) -> Request
 
 def _json(data: Any, status: int = 200, headers: dict[str, str] | None = None) -> web.Response:
     return web.Response(
-        body=json.dumps(data, separators=(",", ":")).encode(),
+        body=codec.dumps(data),
         status=status,
         content_type="application/json",
         headers=headers,
@@ -172,7 +172,7 @@ class ApiServer:
         body: Any = None
         if raw:
             try:
-                body = json.loads(raw)
+                body = codec.loads(raw)
             except ValueError:
                 body = raw.decode(errors="replace")
         rec = RecordedRequest(
@@ -489,15 +489,30 @@ class ApiServer:
                     if left <= 0:
                         break
                     wait = min(wait, left) if wait is not None else left
-                try:
-                    item = await asyncio.wait_for(watcher.queue.get(), wait)
-                except TimeoutError:
-                    if bookmarks and (deadline is None or deadline - loop.time() > 0):
-                        await self._send(resp, BOOKMARK, self._bookmark(rt, self.store.revision))
-                    continue
-                if item is None:
+                if watcher.queue.empty():
+                    try:
+                        first = await asyncio.wait_for(watcher.queue.get(), wait)
+                    except TimeoutError:
+                        if bookmarks and (deadline is None or deadline - loop.time() > 0):
+                            await self._send(resp, BOOKMARK, self._bookmark(rt, self.store.revision))
+                        continue
+                    batch = [first]
+                else:
+                    batch = []
+                # what is queued already goes out in one write (one TLS record for a burst of events)
+                while not watcher.queue.empty():
+                    batch.append(watcher.queue.get_nowait())
+                lines = []
+                ended = False
+                for item in batch:
+                    if item is None:
+                        ended = True
+                        break
+                    lines.append(self._line(item[0], item[1]))
+                if lines:
+                    await resp.write(b"".join(lines))
+                if ended:
                     break
-                await self._send(resp, item[0], item[1])
             with contextlib.suppress(ConnectionError, RuntimeError):
                 await resp.write_eof()
         except (ConnectionError, RuntimeError):
@@ -515,9 +530,12 @@ class ApiServer:
         return {"kind": rt.kind, "apiVersion": rt.api_version, "metadata": meta}
 
     @staticmethod
-    async def _send(resp: web.StreamResponse, typ: str, obj: Obj) -> None:
-        line = json.dumps({"type": typ, "object": obj}, separators=(",", ":")) + "\n"
-        await resp.write(line.encode())
+    def _line(typ: str, obj: Obj) -> bytes:
+        return codec.dumps({"type": typ, "object": obj}) + b"\n"
+
+    @classmethod
+    async def _send(cls, resp: web.StreamResponse, typ: str, obj: Obj) -> None:
+        await resp.write(cls._line(typ, obj))
 
     def drop_watches(self, resource: str | None = None, abort: bool = False) -> int:
         """End matching watch streams: cleanly (the stream ends, the client must re-watch) or, with `abort`,
@@ -532,7 +550,9 @@ class ApiServer:
         return n
 
     # ------------------------------------------------------------------ writes
-    def _decode(self, rt: ResourceType, body: Any, ctx: RequestContext) -> Obj:
+    def _decode(self, rt: ResourceType, body: Any, ctx: RequestContext, *, owned: bool = False) -> Obj:
+        """The object a body decodes to (pruned, defaulted); `owned`: `body` is ours to change (a patch
+        result), else it is copied first (the request log keeps the body as sent)."""
         if not isinstance(body, dict):
             raise statuses.bad_request(
                 "the object provided is unrecognized (must be of type "
@@ -540,7 +560,7 @@ class ApiServer:
                 + "): couldn't get version/kind; "
                 "json parse error: invalid JSON body"
             )
-        obj = copy.deepcopy(body)
+        obj = body if owned else clone(body)
         if (obj.get("apiVersion") and obj.get("apiVersion") != rt.api_version) or (
             obj.get("kind") and obj.get("kind") != rt.kind
         ):
@@ -602,7 +622,7 @@ class ApiServer:
         mutate, validate = self._hooks(rt, info, ctx, "UPDATE")
 
         def compute(_old: Obj) -> Obj:
-            return copy.deepcopy(obj)
+            return clone(obj)
 
         updated = await self.registry.update(
             rt,
@@ -613,6 +633,7 @@ class ApiServer:
             mutate=mutate,
             validate=validate,
             dry_run=ctx.dry_run,
+            compute_copies=True,
         )
         return self._respond(updated, ctx)
 
@@ -621,7 +642,7 @@ class ApiServer:
     ) -> web.Response:
         ctype = request.content_type
         try:
-            patch = json.loads(raw) if raw else None
+            patch = codec.loads(raw) if raw else None
         except ValueError as e:
             raise statuses.bad_request(f"error decoding patch: {e}") from e
         if ctype not in (patches.MERGE_PATCH, patches.JSON_PATCH, patches.STRATEGIC_MERGE_PATCH):
@@ -649,7 +670,7 @@ class ApiServer:
             patched_rv = (new.get("metadata") or {}).get("resourceVersion")
             if patched_rv == (old.get("metadata") or {}).get("resourceVersion"):
                 strategies.meta(new).pop("resourceVersion", None)
-            return self._decode(rt, new, ctx)
+            return self._decode(rt, new, ctx, owned=True)
 
         updated = await self.registry.update(
             rt,
@@ -660,6 +681,7 @@ class ApiServer:
             mutate=mutate,
             validate=validate,
             dry_run=ctx.dry_run,
+            compute_copies=True,
         )
         return self._respond(updated, ctx)
 
@@ -735,7 +757,7 @@ class ApiServer:
         old = self.store.get(rt, "", name)
         if old is None:
             raise statuses.not_found(rt, name)
-        new = copy.deepcopy(old)
+        new = clone(old)
         new.setdefault("spec", {})["finalizers"] = finalizers
         m = strategies.meta(new)
         if m.get("deletionTimestamp") and not finalizers and not m.get("finalizers"):
@@ -771,7 +793,7 @@ class ApiServer:
             )
         _mutate, validate = self._hooks(rt, info, ctx, "CREATE")
         if validate is not None:
-            binding = copy.deepcopy(body)
+            binding = clone(body)
             binding.setdefault("metadata", {}).setdefault("namespace", info.namespace)
             await validate(binding, None)
 

@@ -12,13 +12,13 @@ from __future__ import annotations
 import asyncio
 import builtins
 import collections
-import copy
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from . import statuses
+from .codec import clone
 from .eventsconv import from_storage, to_storage
 from .resources import BY_KEY, ResourceType
 from .selectors import Predicate
@@ -63,6 +63,19 @@ def rv_of(obj: Obj) -> int:
         return -1
 
 
+def call_soon(loop: asyncio.AbstractEventLoop, callback: Callable[..., object], *args: Any) -> None:
+    """`loop.call_soon_threadsafe` without its wake-up write when already on the loop's thread. Both append
+    to the loop's ready queue in call order, so events keep their order whichever thread wrote them."""
+    try:
+        running = asyncio.get_running_loop()
+    except RuntimeError:
+        running = None
+    if running is loop:
+        loop.call_soon(callback, *args)
+    else:
+        loop.call_soon_threadsafe(callback, *args)
+
+
 @dataclass(eq=False)
 class Watcher:
     """One open watch; filters and translates events as the watch cache does
@@ -100,7 +113,7 @@ class Watcher:
     def offer(self, ev: Event) -> None:
         item = self.translate(ev)
         if item is not None:
-            self.loop.call_soon_threadsafe(self.queue.put_nowait, item)
+            call_soon(self.loop, self.queue.put_nowait, item)
 
     def close(self) -> None:
         self.loop.call_soon_threadsafe(self.queue.put_nowait, None)
@@ -118,18 +131,25 @@ class Store:
         self.compacted_revision = 0
         self.watchers: set[Watcher] = set()
         self.listeners: list[Callable[[Event], None]] = []
+        self.writes: collections.Counter[str] = collections.Counter()  # by storage key: cache validity
 
     # -- reads
     def get(self, rt: ResourceType, namespace: str, name: str) -> Obj | None:
         with self.lock:
             obj = self.objects[rt.storage_key].get((namespace if rt.namespaced else "", name))
-            return from_storage(rt, copy.deepcopy(obj)) if obj is not None else None
+            return from_storage(rt, clone(obj)) if obj is not None else None
+
+    def peek(self, rt: ResourceType, namespace: str, name: str) -> Obj | None:
+        """The stored object itself, for the emulated controllers: READ-ONLY, as `snapshot`."""
+        with self.lock:
+            obj = self.objects[rt.storage_key].get((namespace if rt.namespaced else "", name))
+            return from_storage(rt, obj) if obj is not None else None
 
     def list(self, rt: ResourceType, namespace: str | None = None) -> tuple[list[Obj], int]:
         """Objects in etcd key order (namespace, then name), and the revision they were read at."""
         with self.lock:
             items = [
-                from_storage(rt, copy.deepcopy(o))
+                from_storage(rt, clone(o))
                 for (ns, _), o in sorted(self.objects[rt.storage_key].items())
                 if not namespace or ns == namespace
             ]
@@ -166,7 +186,7 @@ class Store:
                 elif ev.prev is not None:
                     state[key] = ev.prev
             return [
-                from_storage(rt, copy.deepcopy(o))
+                from_storage(rt, clone(o))
                 for (ns, _), o in sorted(state.items())
                 if not namespace or ns == namespace
             ]
@@ -177,6 +197,7 @@ class Store:
         return self.revision
 
     def _record(self, ev: Event) -> None:
+        self.writes[ev.rt.storage_key] += 1
         self.history.append(ev)
         while len(self.history) > self.history_limit:
             self.compacted_revision = self.history.popleft().rv
@@ -185,20 +206,22 @@ class Store:
         for listener in list(self.listeners):
             listener(ev)
 
-    def create(self, rt: ResourceType, obj: Obj) -> Obj:
+    def create(self, rt: ResourceType, obj: Obj, *, adopt: bool = False) -> Obj:
+        """Store a new object; `adopt`: the caller hands `obj` over (it is stored as is, not copied)."""
         with self.lock:
             key = (namespace_of(obj) if rt.namespaced else "", name_of(obj))
             if key in self.objects[rt.storage_key]:
                 raise statuses.already_exists(rt, key[1])
-            stored = to_storage(rt, copy.deepcopy(obj))
+            stored = to_storage(rt, obj if adopt else clone(obj))
             rv = self._next()
             stored["metadata"]["resourceVersion"] = str(rv)
             self.objects[rt.storage_key][key] = stored
             self._record(Event(ADDED, rv, BY_KEY[rt.storage_key], stored, None))
-            return from_storage(rt, copy.deepcopy(stored))
+            return from_storage(rt, clone(stored))
 
-    def replace(self, rt: ResourceType, obj: Obj, expect_rv: int) -> Obj:
-        """Compare-and-swap on resourceVersion: raises the stale-object Conflict when it moved."""
+    def replace(self, rt: ResourceType, obj: Obj, expect_rv: int, *, adopt: bool = False) -> Obj:
+        """Compare-and-swap on resourceVersion: raises the stale-object Conflict when it moved. `adopt`: as
+        for `create`."""
         with self.lock:
             key = (namespace_of(obj) if rt.namespaced else "", name_of(obj))
             old = self.objects[rt.storage_key].get(key)
@@ -206,12 +229,12 @@ class Store:
                 raise statuses.not_found(rt, key[1])
             if rv_of(old) != expect_rv:
                 raise statuses.stale(rt, key[1])
-            stored = to_storage(rt, copy.deepcopy(obj))
+            stored = to_storage(rt, obj if adopt else clone(obj))
             rv = self._next()
             stored["metadata"]["resourceVersion"] = str(rv)
             self.objects[rt.storage_key][key] = stored
             self._record(Event(MODIFIED, rv, BY_KEY[rt.storage_key], stored, old))
-            return from_storage(rt, copy.deepcopy(stored))
+            return from_storage(rt, clone(stored))
 
     def remove(self, rt: ResourceType, namespace: str, name: str, expect_rv: int | None = None) -> Obj:
         with self.lock:
@@ -223,10 +246,10 @@ class Store:
                 raise statuses.stale(rt, name)
             del self.objects[rt.storage_key][key]
             rv = self._next()
-            last = copy.deepcopy(old)
+            last = clone(old)
             last["metadata"]["resourceVersion"] = str(rv)
             self._record(Event(DELETED, rv, BY_KEY[rt.storage_key], last, old))
-            return from_storage(rt, copy.deepcopy(last))
+            return from_storage(rt, clone(last))
 
     # -- watches
     def watch(

@@ -11,7 +11,6 @@ Upstream homes: `staging/src/k8s.io/apiserver/pkg/registry/rest/create.go` and `
 from __future__ import annotations
 
 import base64
-import copy
 import datetime
 import re
 from typing import Any
@@ -19,6 +18,7 @@ from typing import Any
 from resourceapi import names
 from resourceapi.field import FieldError, Path, forbidden, invalid, required, too_long
 
+from .codec import clone
 from .resources import ResourceType
 from .store import Obj
 
@@ -167,7 +167,7 @@ def prepare_for_create(rt: ResourceType, obj: Obj) -> None:
 
 def _copy_field(dst: Obj, src: Obj, key: str) -> None:
     if key in src:
-        dst[key] = copy.deepcopy(src[key])
+        dst[key] = clone(src[key])
     else:
         dst.pop(key, None)
 
@@ -184,13 +184,13 @@ def prepare_for_update(rt: ResourceType, new: Obj, old: Obj) -> None:
 def prepare_for_status_update(rt: ResourceType, new: Obj, old: Obj) -> None:
     """The status endpoint: only status changes (plus, for pods, labels and annotations)."""
     keep = {k: v for k, v in new.items() if k == "status"}
-    new_meta = copy.deepcopy(meta(new))
+    new_meta = clone(meta(new))
     for k in list(new):
         if k != "status":
             del new[k]
     for k, v in old.items():
         if k != "status":
-            new[k] = copy.deepcopy(v)
+            new[k] = clone(v)
     new.update(keep)
     if rt.key == "pods":
         # podStatusStrategy: labels and annotations may change through pods/status; owner refs may not.

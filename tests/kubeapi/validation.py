@@ -20,7 +20,6 @@ A struct-valued bad value (Go prints it with %#v) is rendered as JSON here.
 
 from __future__ import annotations
 
-import copy
 import json
 import re
 from typing import Any
@@ -28,6 +27,7 @@ from typing import Any
 from resourceapi import names
 from resourceapi.field import ErrorType, FieldError, Path, duplicate, forbidden, invalid, required, too_many
 
+from .codec import clone
 from .resources import ResourceType
 from .store import Obj
 
@@ -197,7 +197,7 @@ def _changed_paths(old: Any, new: Any, path: str) -> list[str]:
 def validate_pod_spec_update(new: dict[str, Any], old: dict[str, Any]) -> list[FieldError]:
     """ValidatePodUpdate: the spec is immutable except for the fields in POD_UPDATABLE (and removing
     schedulingGates). Setting spec.nodeName is the binding subresource's job."""
-    munged = copy.deepcopy(new)
+    munged = clone(new)
     for key in ("containers", "initContainers"):
         for c_new, c_old in zip(munged.get(key) or [], old.get(key) or [], strict=False):
             if isinstance(c_new, dict) and isinstance(c_old, dict) and "image" in c_old:
