@@ -53,6 +53,7 @@ from allocator.predicates import (
 from allocator.synthesis import (
     ExtendedOutcome,
     dra_resources_on_node,
+    for_pod,
     scalar_requests,
     synthesize_for_resources,
 )
@@ -332,7 +333,11 @@ class Placer:
         # shallow copies: commit replaces their status and nothing else, so the inputs stay untouched
         placement.user_claims = [c.model_copy() for c in prepared.pending]
         if ev.needs:
-            outcome = synthesize_for_resources(pod, list(ev.needs), self.resolver, self.gates)
+            cached = shape.synth.get(ev.needs)
+            if cached is not None:  # the claim the evaluation allocated for, with this pod's metadata
+                outcome = for_pod(cached, pod)
+            else:
+                outcome = synthesize_for_resources(pod, list(ev.needs), self.resolver, self.gates)
             placement.extended = outcome
             placement.claim = outcome.claim
         return placement

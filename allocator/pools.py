@@ -17,6 +17,7 @@ from allocator.ids import DeviceID, PoolID
 from resourceapi.capacity import CapacityEntry, capacity_entry, normalize_name
 from resourceapi.core_v1 import NodeSelector, NodeSelectorRequirement
 from resourceapi.resource_v1 import (
+    DeviceAttribute,
     DeviceTaint,
     ResourceSlice,
     ResourceSliceSpec,
@@ -115,6 +116,42 @@ def _attribute_value(raw: Mapping[str, Any]) -> AttributeValue:
     return ("unknown", None)
 
 
+_ATTRIBUTE_FIELDS = (("int_", "int"), ("bool_", "bool"), ("string", "string"), ("version", "version"))
+
+
+def _attribute_dict(attr: DeviceAttribute) -> dict[str, Any]:
+    """`attr.model_dump(by_alias=True, exclude_none=True)`, read off the fields (a dump per attribute of
+    every device is most of the cost of indexing a large cluster's slices); list types are extra fields."""
+    raw: dict[str, Any] = {}
+    for name, alias in _ATTRIBUTE_FIELDS:
+        value = getattr(attr, name)
+        if value is not None:
+            raw[alias] = value
+    extra = attr.__pydantic_extra__
+    if extra:
+        raw.update((k, v) for k, v in extra.items() if v is not None)
+    return raw
+
+
+_ATTRIBUTES_MAX = 1 << 16
+_ATTRIBUTES: dict[int, tuple[DeviceAttribute, dict[str, Any], AttributeValue]] = {}
+
+
+def _attribute(attr: DeviceAttribute) -> tuple[dict[str, Any], AttributeValue]:
+    """The raw dict and the value of an attribute model, once per model: validation shares one model
+    between the devices with an equal attribute (resourceapi/interning.py), and so do the records (neither is
+    ever modified). The entry holds the model, so its id is not reused while cached."""
+    hit = _ATTRIBUTES.get(id(attr))
+    if hit is not None and hit[0] is attr:
+        return hit[1], hit[2]
+    raw = _attribute_dict(attr)
+    value = _attribute_value(raw)
+    if len(_ATTRIBUTES) >= _ATTRIBUTES_MAX:
+        _ATTRIBUTES.clear()
+    _ATTRIBUTES[id(attr)] = (attr, raw, value)
+    return raw, value
+
+
 def build_slice(model: ResourceSlice) -> SliceRecord:
     """Convert one ResourceSlice model into lean records (capacity names normalized under the driver)."""
     spec = model.spec
@@ -137,9 +174,9 @@ def build_slice(model: ResourceSlice) -> SliceRecord:
     for dev in spec.devices or ():
         device = DeviceRecord(record, dev.name)
         for attr_name, attr in (dev.attributes or {}).items():
-            raw = attr.model_dump(by_alias=True, exclude_none=True)
+            raw, value = _attribute(attr)
             device.raw_attributes[attr_name] = raw
-            device.attributes[attr_name] = _attribute_value(raw)
+            device.attributes[attr_name] = value
         for cap_name, cap in (dev.capacity or {}).items():
             device.capacity[normalize_name(cap_name, spec.driver)] = capacity_entry(cap_name, cap)
         device.allow_multi = bool(dev.allow_multiple_allocations)

@@ -160,6 +160,17 @@ def synthesize_for_resources(
     return ExtendedOutcome(claim=_claim(pod, requests), mappings=mappings)
 
 
+def for_pod(outcome: ExtendedOutcome, pod: Pod) -> ExtendedOutcome:
+    """`outcome` (synthesized for a pod of the same shape: namespace, containers and their requests) for
+    `pod`: what `synthesize_for_resources` would return for it, without building the requests again. The new
+    claim has the pod's own metadata (generateName, owner) and shares the requests and mappings, which are
+    never modified once synthesized."""
+    if outcome.claim is None:
+        return outcome
+    requests = outcome.claim.spec.devices.requests or []
+    return ExtendedOutcome(claim=_claim(pod, list(requests)), mappings=outcome.mappings)
+
+
 def gate_off_reason(resource: str, class_name: str) -> str:
     """Why a capacity-carrying class cannot serve pods with DRAExtendedResourceCapacity off (KEP-6406)."""
     return (

@@ -9,11 +9,12 @@ Measured in one run, next to each other, each step in a fresh process; times are
 shared: the wall clock mostly measures the other jobs), the end-to-end wall time is printed beside:
   * bare parse: `yaml.load_all(text, Loader=yaml.CSafeLoader)` and `json.loads(text)` of the same files;
   * load: the command's own reader (`dra_capacity.cliopts.read_documents`), and ÷ bare parse (target <= 2);
-  * model: `allocator.simulate.load_inputs` (pydantic models and cross-checks) and the cluster index;
+  * model: `allocator.simulate.load_inputs` (pydantic models and cross-checks) and the cluster index, and
+    their sum ÷ the JSON bare parse (target: about 1, checked as <= 1.25);
   * end to end: `dra-capacity simulate -f dump.json` (and .yaml) in a subprocess, wall time and peak RSS
     (targets on JSON at 5,000 nodes: < 30 s, < 2 GiB);
-  * placement: pods/s and µs/pod at N and at 100 nodes, at the same fill (P/N pods per node); target
-    µs/pod(N) <= 1.5 x µs/pod(100).
+  * placement: pods/s and µs/pod at N and at 100 nodes (the best of three runs), at the same fill (P/N pods
+    per node), with the collector as the command runs it; target µs/pod(N) <= 1.5 x µs/pod(100).
 
     .venv/bin/python bench/simulate_dump.py                       # 5,000 nodes, 20,000 pods
     .venv/bin/python bench/simulate_dump.py --nodes 500 --pods 2000
@@ -42,6 +43,7 @@ sys.path.insert(0, str(ROOT))
 import orjson  # noqa: E402
 import yaml  # noqa: E402
 
+MODEL_TARGET = 1.25  # model building "about as much as the parse"
 GPUS_PER_NODE = 8
 SHARES_PER_GPU = 4
 DRIVER = "gpu.nvidia.com"
@@ -499,7 +501,7 @@ def placement_pods(nodes: int, pods: int) -> dict[str, float]:
     from allocator.cluster import Cluster
     from allocator.placement import Placer
     from allocator.simulate import load_inputs
-    from dra_capacity.cliopts import bulk_load
+    from dra_capacity.cliopts import bulk_load, young_collections_only
     from resourceapi.documents import Document
     from resourceapi.extended import ExtendedResourceResolver
     from resourceapi.gates import FeatureGates
@@ -515,12 +517,13 @@ def placement_pods(nodes: int, pods: int) -> dict[str, float]:
     )
     pending = inputs.pending_pods()
     bound = 0
-    start = time.process_time()
-    for p in pending:
-        placement = placer.place(p, [])
-        placer.commit(placement)
-        bound += placement.result == "bound"
-    elapsed = time.process_time() - start
+    with young_collections_only():  # as the command runs
+        start = time.process_time()
+        for p in pending:
+            placement = placer.place(p, [])
+            placer.commit(placement)
+            bound += placement.result == "bound"
+        elapsed = time.process_time() - start
     return {
         "pods": len(pending),
         "bound": bound,
@@ -605,9 +608,11 @@ def main() -> int:
             flush=True,
         )
         ok = True
+        bare: dict[str, float] = {}
         for path in (yaml_path, json_path):
             fmt = path.suffix[1:].upper()
             load = _child("load", "--path", str(path))
+            bare[fmt] = load["bare"]
             ratio = load["load"] / load["bare"]
             ok &= ratio <= 2
             print(
@@ -617,13 +622,17 @@ def main() -> int:
             )
         extra = ["--profile", "model"] if args.profile else []
         model = _child("model", "--path", str(json_path), *extra)
+        built = model["model"] + model["index"]
+        ratio = built / bare["JSON"]
+        ok &= ratio <= MODEL_TARGET
         print(
-            f"model (pydantic + checks) {model['model']:6.2f}s   cluster index {model['index']:6.2f}s",
+            f"model (pydantic + checks) {model['model']:6.2f}s   cluster index {model['index']:6.2f}s   "
+            f"model build / JSON bare parse {ratio:4.2f} (target about 1: <= {MODEL_TARGET})",
             flush=True,
         )
         for path in (json_path, yaml_path):
             e2e = _child("e2e", "--path", str(path))
-            target = "  (targets < 30 s CPU, < 2048 MiB)" if path is json_path else ""
+            target = "  (targets < 30 s, < 2048 MiB)" if path is json_path else "  (no target)"
             print(
                 f"end to end simulate -f {path.name}: {e2e['seconds']:6.2f}s wall, {e2e['cpu']:6.2f}s CPU   "
                 f"peak RSS {e2e['rss_mib']:7.1f} MiB   exit {e2e['exit']}{target}",
@@ -632,11 +641,17 @@ def main() -> int:
             if path is json_path:
                 ok &= e2e["cpu"] < 30 and e2e["rss_mib"] < 2048 and e2e["exit"] == 0
         fill = max(1, args.pods // args.nodes)
-        small = _child("place", "--nodes", "100", "--pods", str(100 * fill))
+        # the small run takes a fraction of a second: the best of three, so one burst of the other jobs on
+        # the machine does not decide it (this makes the ratio, if anything, larger)
+        small = min(
+            (_child("place", "--nodes", "100", "--pods", str(100 * fill)) for _ in range(3)),
+            key=lambda row: row["us_per_pod"],
+        )
         big = _child("place", "--nodes", str(args.nodes), "--pods", str(args.pods))
-        for row in (small, big):
+        for nodes, row in ((100, small), (args.nodes, big)):
             print(
-                f"placement {row['pods']:>6} pods: {row['pods'] / row['seconds']:8.1f} pods/s   "
+                f"placement {nodes:>5} nodes {row['pods']:>6} pods: "
+                f"{row['pods'] / row['seconds']:8.1f} pods/s   "
                 f"{row['us_per_pod']:7.1f} us/pod   bound {row['bound']}",
                 flush=True,
             )

@@ -109,6 +109,22 @@ def bulk_load() -> Iterator[None]:
             gc.enable()
 
 
+@contextmanager
+def young_collections_only() -> Iterator[None]:
+    """The cyclic garbage collector's full passes off for a batch run (young generations still collected).
+
+    A full pass walks every live container; a simulate run over a cluster dump keeps hundreds of thousands
+    of results alive until it prints them, so the passes its allocations trigger cost a quarter of the run
+    (measured: 1,000 nodes, 4,000 pods, 6.4 s -> 4.7 s) and find almost nothing: the cycles it makes (a
+    search's undo log) die young and are collected there."""
+    threshold = gc.get_threshold()
+    gc.set_threshold(threshold[0], threshold[1], 1 << 30)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*threshold)
+
+
 def dump_json(doc: object) -> str:
     """`json.dumps(doc, indent=2)` plus a newline, byte for byte, through orjson (a 20,000-pod result is tens
     of MB: Python's own encoder is pure Python once `indent` is set). Falls back to `json` for what orjson

@@ -21,6 +21,7 @@ from dra_capacity.cliopts import (
     parse_gates_or_exit,
     read_documents,
     write_output,
+    young_collections_only,
 )
 from resourceapi.documents import Document, DocumentError
 
@@ -224,6 +225,11 @@ def _key(kind: str, meta: Any) -> tuple[str, str, str]:
 
 def run_simulate(args: argparse.Namespace) -> int:
     """Load everything, then run claim mode or pod mode; exit 0 whenever the simulation ran."""
+    with young_collections_only():
+        return _simulate(args)
+
+
+def _simulate(args: argparse.Namespace) -> int:
     from allocator.simulate import (
         InputError,
         Simulation,

@@ -19,6 +19,7 @@ nothing under `status` is required (the API server does not validate status on c
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -95,12 +96,22 @@ def unknown_fields(api_version: str, kind: str, obj: dict[str, Any]) -> list[str
     return check_fields(api_version, kind, obj).unknown
 
 
-def check_fields(api_version: str, kind: str, obj: dict[str, Any]) -> FieldReport:
-    """The unknown fields and the first structural problem of an object of a kind in the schema."""
+def check_fields(
+    api_version: str, kind: str, obj: dict[str, Any], parts: Mapping[str, bytes] | None = None
+) -> FieldReport:
+    """The unknown fields and the first structural problem of an object of a kind in the schema.
+
+    `parts`: top-level fields with the JSON text of their value (resourceapi.interning.json_key). What they
+    add to the report is remembered by that text, so objects that repeat them (the pods of one ReplicaSet
+    share their spec and status) are walked once; the report is the same either way."""
     kinds, models = _schema()
     report = FieldReport()
-    _Walker(models, report).model(obj, kinds[f"{api_version}/{kind}"], None, True)
+    _Walker(models, report, parts).model(obj, kinds[f"{api_version}/{kind}"], None, True)
     return report
+
+
+PARTS_MAX = 4096  # remembered top-level parts; starts over when full
+_PARTS: dict[tuple[str, str, bytes], tuple[tuple[str, ...], FieldProblem | None]] = {}
 
 
 # A field path as a chain, formatted only when a problem is reported: (parent, "." | "[", key) or None.
@@ -120,9 +131,27 @@ _KIND_NAMES = {"l": "array", "d": "object", "m": "object"}
 
 
 class _Walker:
-    def __init__(self, models: dict[str, _Model], report: FieldReport) -> None:
+    def __init__(
+        self, models: dict[str, _Model], report: FieldReport, parts: Mapping[str, bytes] | None = None
+    ) -> None:
         self.models = models
         self.report = report
+        self.parts = parts
+
+    def part(self, value: Any, name: str, field: str, key: bytes) -> None:
+        """A remembered top-level field: its unknown fields and problem, found once per JSON text."""
+        memo = (name, field, key)
+        found = _PARTS.get(memo)
+        if found is None:
+            sub = FieldReport()
+            _Walker(self.models, sub).model(value, name, (None, ".", field), field != "status")
+            found = (tuple(sub.unknown), sub.problem)
+            if len(_PARTS) >= PARTS_MAX:
+                _PARTS.clear()
+            _PARTS[memo] = found
+        self.report.unknown.extend(found[0])
+        if self.report.problem is None:
+            self.report.problem = found[1]
 
     def fail(self, path: _Path, value: Any, expected: str) -> None:
         if self.report.problem is None:
@@ -160,8 +189,8 @@ class _Walker:
                     self.value(item, arg, (path, "[", key), required)
 
     def model(self, value: Any, name: str, path: _Path, required: bool) -> None:
-        """One object of a model type; lists of models and maps of scalars are walked inline (the common
-        shapes), the rest through `value`."""
+        """One object of a model type; lists and maps of models and maps of scalars are walked inline (the
+        common shapes), the rest through `value`."""
         if value.__class__ is not dict:
             self.fail(path, value, "object")
             return
@@ -182,7 +211,10 @@ class _Walker:
             where = (path, ".", key)
             below = required and not (path is None and key == "status")
             if kind == "m":
-                self.model(item, arg, where, below)
+                if path is None and self.parts is not None and key in self.parts:
+                    self.part(item, arg, key, self.parts[key])
+                else:
+                    self.model(item, arg, where, below)
             elif kind == "l" and arg[0] == "m":
                 if item.__class__ is not list:
                     self.fail(where, item, "array")
@@ -191,6 +223,14 @@ class _Walker:
                 for i, element in enumerate(item):
                     if element is not None:
                         self.model(element, sub, (where, "[", i), below)
+            elif kind == "d" and arg[0] == "m":  # maps of objects (device attributes, capacities)
+                if item.__class__ is not dict:
+                    self.fail(where, item, "object")
+                    continue
+                sub = arg[1]
+                for k, element in item.items():
+                    if element is not None:
+                        self.model(element, sub, (where, "[", k), below)
             elif kind == "d" and arg[0] == "s":
                 if item.__class__ is not dict:
                     self.fail(where, item, "object")

@@ -161,6 +161,14 @@ class Quantity:
     def __repr__(self) -> str:
         return f"Quantity({str(self)!r})"
 
+    # Immutable, so a copy is the object itself: `model_copy(deep=True)` of a model holding quantities
+    # (a synthesized request per placed pod) would otherwise rebuild each through pickling's protocol.
+    def __copy__(self) -> Quantity:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Quantity:
+        return self
+
     # --- comparison ---------------------------------------------------------------------------------
 
     def __eq__(self, other: object) -> bool:

@@ -8,11 +8,12 @@ names are the aliases (`populate_by_name` also accepts the Python names); unknow
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
 from pydantic import Field
 
 from resourceapi.core_v1 import NodeSelector
+from resourceapi.interning import interned
 from resourceapi.meta import ApiModel, ObjectMeta
 from resourceapi.quantity import QuantityField
 
@@ -113,10 +114,15 @@ class DeviceTaint(ApiModel):
     time_added: str | None = None
 
 
+# Validated once per distinct value and shared between devices (resourceapi/interning.py): never modify them.
+AttributeMap = Annotated[dict[str, DeviceAttribute], interned()]
+CapacityMap = Annotated[dict[str, DeviceCapacity], interned()]
+
+
 class Device(ApiModel):
     name: str = ""
-    attributes: dict[str, DeviceAttribute] | None = None
-    capacity: dict[str, DeviceCapacity] | None = None
+    attributes: AttributeMap | None = None
+    capacity: CapacityMap | None = None
     consumes_counters: list[DeviceCounterConsumption] | None = None
     node_name: str | None = None
     node_selector: NodeSelector | None = None

@@ -22,6 +22,7 @@ from resourceapi.apischema import check_fields, known_kind
 from resourceapi.core_v1 import Namespace, Node, Pod, PodResourceClaim
 from resourceapi.documents import Document
 from resourceapi.extended import CapacityCarrierError, class_capacity_requests, is_dra_extended_resource_name
+from resourceapi.interning import json_key
 from resourceapi.resource_v1 import DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice
 from resourceapi.workloads_v1 import Deployment, Job, ReplicaSet, StatefulSet, Workload
 
@@ -123,13 +124,14 @@ def load_inputs(docs: Sequence[Document], warn_unknown: bool = True, seed: int |
             raise InputError(
                 f"{doc.where}: {label}: apiVersion {doc.api_version!r} is not supported (use {api_version})"
             )
-        report = check_fields(api_version, kind, doc.obj) if known_kind(api_version, kind) else None
+        parts = _shared_parts(kind, doc.obj)
+        report = check_fields(api_version, kind, doc.obj, parts) if known_kind(api_version, kind) else None
         if report is not None and warn_unknown:
             inputs.notes.extend(f'{doc.where}: {label}: warning: unknown field "{p}"' for p in report.unknown)
         if report is not None and report.problem is not None:
             raise InputError(f"{doc.where}: {label}: {report.problem.path}: {report.problem.message}")
         try:
-            obj = model.model_validate(doc.obj)
+            obj = _validate(model, kind, doc.obj, parts)
         except ValidationError as exc:
             err = exc.errors()[0]
             raise InputError(
@@ -169,6 +171,47 @@ def load_inputs(docs: Sequence[Document], warn_unknown: bool = True, seed: int |
     return inputs
 
 
+# Top-level fields that the objects of a kind repeat verbatim: the pods of one ReplicaSet, Job or
+# StatefulSet share their spec and, while pending, their status. Each distinct one is checked and validated
+# once, and the pods share its model (input objects are never modified).
+SHARED_PARTS: dict[str, tuple[str, ...]] = {"Pod": ("spec", "status")}
+_SHARED_MAX = 4096  # distinct parts remembered; starts over when full
+_shared: dict[tuple[str, str, bytes], BaseModel] = {}
+
+
+def _shared_parts(kind: str, raw: dict[str, Any]) -> dict[str, bytes] | None:
+    """The JSON text of each of the object's repeated parts (resourceapi.interning.json_key), None if none."""
+    names = SHARED_PARTS.get(kind)
+    if names is None:
+        return None
+    parts: dict[str, bytes] = {}
+    for name in names:
+        value = raw.get(name)
+        key = json_key(value) if value.__class__ is dict else None
+        if key is not None:
+            parts[name] = key
+    return parts or None
+
+
+def _validate(model: type[BaseModel], kind: str, raw: dict[str, Any], parts: dict[str, bytes] | None) -> Any:
+    """`model.model_validate(raw)`, with the repeated parts' models shared: when every part was validated
+    before, the rest is validated alone and the parts set on it (their errors, if any, were raised then)."""
+    if parts is None:
+        return model.model_validate(raw)
+    known = {name: _shared.get((kind, name, key)) for name, key in parts.items()}
+    if all(m is not None for m in known.values()):
+        obj = model.model_validate({k: v for k, v in raw.items() if k not in parts})
+        for name, part in known.items():
+            setattr(obj, name, part)
+        return obj
+    obj = model.model_validate(raw)
+    if len(_shared) + len(parts) > _SHARED_MAX:
+        _shared.clear()
+    for name, key in parts.items():
+        _shared[(kind, name, key)] = getattr(obj, name)
+    return obj
+
+
 def _expand_workloads(inputs: Inputs, rng: random.Random) -> None:
     """Each workload's pods join the input's pods, after the input's own, in workload order."""
     for w in inputs.workloads:
@@ -204,8 +247,11 @@ def _check_references(inputs: Inputs, rng: random.Random) -> None:
             raise InputError(f"{inputs.where[id(dc)]}: {exc}") from None
     inputs.claims_by_key = {(c.metadata.namespace or "default", c.metadata.name): c for c in inputs.claims}
     claims = inputs.claims_by_key
+    checked: set[int] = set()  # specs found valid (pods of one ReplicaSet share theirs: _validate)
     for p in inputs.pods:
-        _check_pod_resources(inputs.where[id(p)], p)
+        if id(p.spec) not in checked:
+            _check_pod_resources(inputs.where[id(p)], p)
+            checked.add(id(p.spec))
         if p.spec.node_name:
             continue  # running: it holds node resources; its claims count only through their allocations
         claim_names: list[str] = []
@@ -304,11 +350,14 @@ def _check_pod_resources(where: str, pod: Pod) -> None:
         for i, c in enumerate(containers):
             for part, values in (("limits", c.resources.limits), ("requests", c.resources.requests)):
                 for name, q in (values or {}).items():
-                    path = f"{where}: spec.{kind}[{i}].resources.{part}[{name}]"
                     if q.sign() < 0:
-                        raise InputError(f'{path}: Invalid value: "{q}": must be greater than or equal to 0')
-                    if is_dra_extended_resource_name(name) and not q.is_integer():
-                        raise InputError(f'{path}: Invalid value: "{q}": must be an integer')
+                        message = "must be greater than or equal to 0"
+                    elif is_dra_extended_resource_name(name) and not q.is_integer():
+                        message = "must be an integer"
+                    else:
+                        continue
+                    path = f"{where}: spec.{kind}[{i}].resources.{part}[{name}]"
+                    raise InputError(f'{path}: Invalid value: "{q}": {message}')
 
 
 def pod_claims(inputs: Inputs, pod: Pod) -> list[ResourceClaim]:

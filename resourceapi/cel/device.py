@@ -14,6 +14,7 @@ checked AST is rewritten so that:
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -27,11 +28,13 @@ from resourceapi.cel.env import evaluation_env
 from resourceapi.cel.messages import QUANTITY_TYPE
 from resourceapi.cel.shape import Shape, children, shape_of
 from resourceapi.quantity import Quantity, QuantityError
+from resourceapi.resource_v1 import DeviceAttribute
 from resourceapi.semver import Semver, SemverError
 
 # What an attribute is made of (resource.k8s.io DeviceAttribute; list forms with DRAListTypeAttributes).
 _SCALAR_KINDS = ("int", "bool", "string", "version")
 _LIST_KINDS = {"ints": "int", "bools": "bool", "strings": "string", "versions": "version"}
+_MODEL_FIELDS = (("int", "int_"), ("bool", "bool_"), ("string", "string"), ("version", "version"))
 
 # Quantity member comparisons that run natively on runtime strings when both operands are Quantities.
 _NATIVE_MEMBER = {"isGreaterThan", "isLessThan", "compareTo"}
@@ -75,12 +78,18 @@ def _split_name(name: str, driver: str) -> tuple[str, str]:
     return (domain, ident) if sep else (driver, name)
 
 
+@functools.lru_cache(maxsize=4096)
+def _version(text: str) -> str:
+    """A version attribute's runtime value; a cluster's devices repeat a few versions thousands of times."""
+    try:
+        return semverlib.to_runtime(Semver.parse(text))
+    except SemverError as exc:
+        raise ValueError(f"parse semantic version: {exc}") from None
+
+
 def _scalar(kind: str, value: Any) -> Any:
     if kind == "version":
-        try:
-            return semverlib.to_runtime(Semver.parse(str(value)))
-        except SemverError as exc:
-            raise ValueError(f"parse semantic version: {exc}") from None
+        return _version(str(value))
     if kind == "int":
         if isinstance(value, bool) or not isinstance(value, int):
             raise ValueError("unsupported attribute value")
@@ -96,7 +105,15 @@ def _scalar(kind: str, value: Any) -> Any:
 
 def attribute_value(raw: Any) -> Any:
     """The CEL value of one API attribute (`{"int": 1}`, `{"version": "1.2.3"}`, `{"strings": [...]}`)."""
-    if hasattr(raw, "model_dump"):
+    if isinstance(raw, DeviceAttribute):
+        # the model's own fields first, as its dump would list them (a dump per attribute per device costs
+        # seconds on a 5,000-node cluster); list types are extra fields
+        for kind, name in _MODEL_FIELDS:
+            value = getattr(raw, name)
+            if value is not None:
+                return _scalar(kind, value)
+        raw = {k: v for k, v in (raw.__pydantic_extra__ or {}).items() if v is not None}
+    elif hasattr(raw, "model_dump"):
         raw = raw.model_dump(by_alias=True, exclude_none=True)
     if isinstance(raw, Mapping):
         for kind in _SCALAR_KINDS:

@@ -42,6 +42,7 @@ def _decimal_digits(m: Fraction) -> tuple[str, int]:
     return text.rstrip("0"), len(text) - k
 
 
+@functools.lru_cache(maxsize=8192)  # device capacities repeat a few values across a whole cluster
 def runtime_value(value: Fraction) -> str:
     """The evaluation-time CEL value of an exact value: sign, exponent, digits, so that string order is
     numeric order (negative `0`, exponent and digits complemented, `~` end mark; zero `1`; positive `2`)."""

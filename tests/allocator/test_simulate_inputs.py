@@ -367,3 +367,55 @@ def test_an_older_generation_of_a_pool_is_ignored(tmp_path: Path, capsys: pytest
     (entry,) = json.loads(out)["pods"]
     assert code == 0 and entry["result"] == "bound"
     assert entry["claim"]["status"]["allocation"]["devices"]["results"][0]["device"] == "gpu-0"
+
+
+# --- pods that repeat one spec (a ReplicaSet's): checked and validated once, reported per pod ------------
+
+
+def _replica(name: str, **spec: Any) -> dict[str, Any]:
+    raw = pod(name, {GPU_SHARED: 1}).to_api()
+    raw["spec"].update(spec)
+    return raw
+
+
+def test_a_repeated_spec_warns_for_every_pod(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pods = write_manifests(tmp_path, "p.yaml", _replica("a", nodeNmae="n1"), _replica("b", nodeNmae="n1"))
+    cluster = write_manifests(tmp_path, "c.yaml", gpu_class(), node("n1"), gpu_slice("n1", 2))
+    code, out, err = run_simulate(capsys, "-f", cluster, "-f", pods)
+    assert code == 0 and [p["result"] for p in json.loads(out)["pods"]] == ["bound", "bound"]
+    assert err == (
+        f'{pods}: document 1: Pod "default/a": warning: unknown field "spec.nodeNmae"\n'
+        f'{pods}: document 2: Pod "default/b": warning: unknown field "spec.nodeNmae"\n'
+    )
+
+
+def test_a_repeated_spec_is_a_strict_error_for_its_first_pod(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pods = write_manifests(tmp_path, "p.yaml", _replica("a"), _replica("b", nodeNmae="n1"))
+    code, out, err = run_simulate(capsys, "--strict", "-f", _base(tmp_path), "-f", pods)
+    assert code == 2 and out == ""
+    assert err.strip().endswith('Pod "default/b": strict decoding error: unknown field "spec.nodeNmae"')
+
+
+def test_a_wrong_type_in_a_repeated_spec_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    good = write_manifests(tmp_path, "good.yaml", _replica("a"), _replica("b"))
+    bad = write_manifests(tmp_path, "bad.yaml", _replica("c", nodeName=7), _replica("d", nodeName=7))
+    code, out, err = run_simulate(capsys, "-f", _base(tmp_path), "-f", good, "-f", bad)
+    assert code == 2 and out == ""
+    assert err.strip().endswith(
+        f'{bad}: document 1: Pod "default/c": spec.nodeName: Invalid value: "number": must be of type string'
+    )
+
+
+def test_pods_with_one_spec_share_its_model_and_keep_their_own_metadata(tmp_path: Path) -> None:
+    from allocator.simulate import load_inputs
+    from resourceapi.documents import Document
+
+    docs = [Document("p.yaml", i + 1, _replica(n)) for i, n in enumerate(("a", "b"))]
+    a, b = load_inputs(docs).pods
+    assert a.spec is b.spec
+    assert (a.name, b.name) == ("a", "b")
+    assert a.spec.to_api() == _replica("a")["spec"]

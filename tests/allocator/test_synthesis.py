@@ -392,3 +392,18 @@ def test_upstream_create_requests_and_mappings_mappings(
     outcome = synthesize_for_resources(p, sorted(requested & set(ALL_UPSTREAM)), resolver, GATES)
     got = sorted(_mappings(outcome), key=lambda m: (m[2], m[0]))
     assert got == want
+
+
+def test_a_claim_for_another_pod_of_the_shape_is_the_one_synthesis_makes_for_it() -> None:
+    """Placement builds a bound pod's claim from the one its shape's evaluation allocated for (for_pod):
+    the same requests and mappings as synthesizing for that pod, with its own metadata."""
+    from allocator.synthesis import for_pod
+
+    resolver = ExtendedResourceResolver([gpu_class()], GATES)
+    first, second = (pod(name, {GPU: 2}) for name in ("first", "second"))
+    direct = synthesize_for_resources(second, [GPU], resolver, GATES)
+    derived = for_pod(synthesize_for_resources(first, [GPU], resolver, GATES), second)
+    assert derived.claim is not None and direct.claim is not None
+    assert derived.claim.to_api() == direct.claim.to_api()
+    assert _mappings(derived) == _mappings(direct)
+    assert derived.claim.metadata.generate_name == "second-extended-resources-"

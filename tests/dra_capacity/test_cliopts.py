@@ -125,3 +125,15 @@ def test_a_closed_pipe_stays_a_broken_pipe(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setattr(sys, "stdout", FailingStream(BrokenPipeError(errno.EPIPE, "Broken pipe")))
     with pytest.raises(BrokenPipeError):
         write_output("x")
+
+
+def test_a_batch_run_keeps_young_collections_and_restores_the_thresholds() -> None:
+    import gc
+
+    from dra_capacity.cliopts import young_collections_only
+
+    before = gc.get_threshold()
+    with young_collections_only():
+        inside = gc.get_threshold()
+    assert inside[:2] == before[:2] and inside[2] > before[2]
+    assert gc.get_threshold() == before

@@ -4,6 +4,7 @@ names them, for every kind `simulate` and `validate` check; the committed schema
 from __future__ import annotations
 
 import importlib.util
+import json
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -142,3 +143,23 @@ def test_values_of_the_wrong_type_are_not_unknown_fields() -> None:
         "spec.selectors",
         'Invalid value: "string": must be of type array',
     )
+
+
+@pytest.mark.parametrize(
+    "pod",
+    [
+        {"spec": {"containers": [{"name": "c", "imagee": "x"}], "nodeNmae": "n"}, "zz": 1},
+        {"spec": {"containers": [{"name": "c"}], "nodeName": True}, "status": {"phase": False}},
+        {"metadata": {"name": 1}, "spec": {"containers": [{"nme": "c"}]}},
+        {"spec": {}, "status": {"conditions": [{"x": 1}]}},
+    ],
+)
+def test_remembered_parts_give_the_same_report(pod: dict[str, Any]) -> None:
+    """A top-level part walked once and remembered by its JSON text reports as the whole walk does, in
+    document order, each time it is seen."""
+    parts: dict[str, bytes] = {n: json.dumps(pod[n]).encode() for n in ("spec", "status") if n in pod}
+    plain = check_fields("v1", "Pod", pod)
+    assert plain.unknown or plain.problem is not None
+    for _ in range(2):
+        remembered = check_fields("v1", "Pod", pod, parts)
+        assert (remembered.unknown, remembered.problem) == (plain.unknown, plain.problem)

@@ -674,3 +674,11 @@ def test_coerced_strings_are_parsed_once_and_errors_every_time() -> None:
     for _ in range(2):
         with pytest.raises(QuantityError):
             coerce_quantity("two")
+
+
+def test_a_copy_of_a_quantity_is_the_quantity_itself() -> None:
+    """Quantities are immutable: copying a model that holds one (a synthesized request) shares it."""
+    import copy
+
+    q = Quantity.parse("80Gi")
+    assert copy.copy(q) is q and copy.deepcopy(q) is q

@@ -1,0 +1,62 @@
+"""Device attribute and capacity maps validated once per distinct value (resourceapi/interning.py)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from pydantic import ValidationError
+
+from resourceapi.interning import json_key
+from resourceapi.resource_v1 import Device
+
+DEVICE = {
+    "name": "gpu-0",
+    "attributes": {"brand": {"string": "Nvidia"}, "index": {"int": 0}},
+    "capacity": {"shares": {"value": "4", "requestPolicy": {"default": "1"}}},
+}
+
+
+def test_equal_values_share_one_model() -> None:
+    a, b = Device.model_validate(DEVICE), Device.model_validate(DEVICE)
+    assert a.attributes is not None and b.attributes is not None
+    assert a.attributes["brand"] is b.attributes["brand"]
+    assert a.capacity is not None and b.capacity is not None
+    assert a.capacity["shares"] is b.capacity["shares"]
+
+
+def test_result_is_that_of_the_plain_map_in_input_order() -> None:
+    Device.model_validate(DEVICE)
+    raw = {"name": "d", "attributes": {"new": {"bool": True}, "brand": {"string": "Nvidia"}}}
+    device = Device.model_validate(raw)
+    assert device.to_api() == raw
+    assert list(device.attributes or {}) == ["new", "brand"]
+
+
+def test_errors_keep_the_plain_maps_locations() -> None:
+    Device.model_validate(DEVICE)
+    with pytest.raises(ValidationError) as exc:
+        Device.model_validate(
+            {"name": "d", "attributes": {"brand": {"string": "Nvidia"}, "x": {"int": "one"}}}
+        )
+    assert exc.value.errors()[0]["loc"] == ("attributes", "x", "int")
+    with pytest.raises(ValidationError) as exc:
+        Device.model_validate({"name": "d", "capacity": {"shares": {"value": "four"}}})
+    assert exc.value.errors()[0]["loc"] == ("capacity", "shares", "value")
+
+
+def test_a_value_that_failed_is_not_remembered() -> None:
+    bad = {"name": "d", "attributes": {"x": {"int": "one"}}}
+    for _ in range(2):
+        with pytest.raises(ValidationError):
+            Device.model_validate(bad)
+
+
+def test_values_a_check_tells_apart_get_distinct_keys() -> None:
+    assert json_key({"int": 1}) != json_key({"int": True}) != json_key({"int": 1.0})
+    assert json_key({"int": math.nan}) is None  # orjson writes NaN as null
+    assert json_key({"int": None}) is None
+    assert json_key({"int": 1 << 70}) is None  # beyond JSON's 64-bit integers
+    Device.model_validate({"name": "d", "attributes": {"x": {"int": None}}})
+    with pytest.raises(ValidationError):
+        Device.model_validate({"name": "d", "attributes": {"x": {"int": math.nan}}})
