@@ -38,6 +38,9 @@ T = TypeVar("T")
 # A realistic DeviceClass review is 2-4 KiB; 32 KiB holds at most a few CEL selectors of the 10 KiB maximum.
 SMALL_BODY_BYTES = 32 * 1024
 
+SHUTDOWN_WAIT_SECONDS = 5.0
+"""At shutdown, how long the server waits for its workers to exit (in-flight reviews have been drained by
+then; a worker still busy is left to end on its own)."""
 PROCESS = "process"
 THREAD = "thread"
 WORKER_KINDS = (PROCESS, THREAD)
@@ -192,6 +195,17 @@ class AdmissionWorkers:
         self._pool = self._new_pool()
         old.shutdown(wait=False, cancel_futures=True)
 
-    def shutdown(self) -> None:
-        """Drop queued work and let running work end on its own (a review is never interrupted)."""
-        self._pool.shutdown(wait=False, cancel_futures=True)
+    def shutdown(self, timeout: float = SHUTDOWN_WAIT_SECONDS) -> None:
+        """Drop queued work, let running work end on its own (a review is never interrupted), and wait up to
+        `timeout` seconds for the workers to exit. A process pool still winding down when the interpreter
+        exits races the exit hook of concurrent.futures (`_python_exit` wakes the pool's manager thread while
+        that thread closes its wake-up pipe), which then prints "Exception ignored in: <module 'threading'>"
+        to stderr, outside the JSON log. The wait runs on a thread of its own, so a worker busy with a long
+        review delays the exit by `timeout` at most."""
+        pool = self._pool
+        closer = threading.Thread(
+            target=pool.shutdown, kwargs={"wait": True, "cancel_futures": True}, name="workers-shutdown"
+        )
+        closer.daemon = True
+        closer.start()
+        closer.join(timeout)
