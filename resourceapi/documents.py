@@ -11,6 +11,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
+
 from resourceapi.jsontypes import json_type_phrase
 from resourceapi.objects import display_name
 
@@ -112,6 +114,9 @@ def _parse_stream(text: str, source: str) -> list[Any]:
 
 
 def _parse_json_stream(text: str, source: str) -> list[Any]:
+    fast = _single_json_document(text)
+    if fast is not None:
+        return fast
     decoder = json.JSONDecoder(object_pairs_hook=_unique_keys)
     docs: list[Any] = []
     pos, end = 0, len(text)
@@ -137,6 +142,30 @@ def _parse_json_stream(text: str, source: str) -> list[Any]:
 
 
 _JSON_START = re.compile(r"\s*\{")
+_ESCAPED_COLON = re.compile(r"\\u003[aA]")  # a regex: its search skips to each backslash at C speed
+
+
+def _single_json_document(text: str) -> list[Any] | None:
+    """The common case without a Python call per object: `text` is one JSON document, read by `json` without
+    the duplicate-refusing hook (that hook is most of the exact reader's cost), and it certainly holds no
+    duplicate key; None otherwise, and the exact reader below takes over (its errors and its duplicate-key
+    refusal are then the answer). The values are `json`'s own, so nothing is read differently.
+
+    The certificate counts colons. In the text they are one per key, plus those written inside strings; in
+    orjson's compact encoding of what was read, one per key that survived, plus every colon of the strings
+    that survived, each written as itself. A key read twice drops a key (and the value read first, with the
+    keys and colons inside it) from the encoding, so the text then holds more colons than the encoding; with
+    no duplicate the two counts are equal. That holds as long as the text spells no colon as an escape
+    (`\\u003a`): such text, and what orjson cannot encode (integers beyond 64 bits, lone surrogates), go to
+    the exact reader."""
+    if _ESCAPED_COLON.search(text):
+        return None
+    try:
+        doc = json.loads(text)
+        compact = orjson.dumps(doc)
+    except (ValueError, RecursionError, TypeError):
+        return None  # not one document, nested too deeply, or not encodable: the exact reader says which
+    return [doc] if text.count(":") == compact.count(b":") else None
 
 
 class _DuplicateKey(ValueError):
