@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from resourceapi.jsontypes import json_type
+from resourceapi.schema_structs import proves_clean
 
 SCHEMA_FILE = Path(__file__).resolve().parent / "schemas" / "fields.json"  # package data (pyproject.toml)
 _TYPE_NAMES = {"s": "string", "i": "integer", "b": "boolean", "n": "number"}
@@ -88,22 +89,39 @@ def known_kind(api_version: str, kind: str) -> bool:
     return f"{api_version}/{kind}" in _schema()[0]
 
 
-def unknown_fields(api_version: str, kind: str, obj: dict[str, Any]) -> list[str] | None:
+def unknown_fields(api_version: str, kind: str, obj: dict[str, Any], plain: bool = False) -> list[str] | None:
     """Paths of the fields `obj` has that its type lacks, in document order; None for a kind not in the
-    schema."""
+    schema. `plain`: as for `check_fields`."""
     if not known_kind(api_version, kind):
         return None
-    return check_fields(api_version, kind, obj).unknown
+    return check_fields(api_version, kind, obj, plain=plain).unknown
 
 
 def check_fields(
-    api_version: str, kind: str, obj: dict[str, Any], parts: Mapping[str, bytes] | None = None
+    api_version: str,
+    kind: str,
+    obj: dict[str, Any],
+    parts: Mapping[str, bytes] | None = None,
+    plain: bool = False,
 ) -> FieldReport:
     """The unknown fields and the first structural problem of an object of a kind in the schema.
 
     `parts`: top-level fields with the JSON text of their value (resourceapi.interning.json_key). What they
     add to the report is remembered by that text, so objects that repeat them (the pods of one ReplicaSet
-    share their spec and status) are walked once; the report is the same either way."""
+    share their spec and status) are walked once; the report is the same either way.
+
+    `plain`: the object holds JSON's own types only (resourceapi.documents.Document.plain). Most such objects
+    are clean: resourceapi.schema_structs proves that in C first, and the walk in Python runs only for the
+    others (its report is the answer)."""
+    if plain and proves_clean(f"{api_version}/{kind}", obj, parts):
+        return FieldReport()
+    return walk_fields(api_version, kind, obj, parts)
+
+
+def walk_fields(
+    api_version: str, kind: str, obj: dict[str, Any], parts: Mapping[str, bytes] | None = None
+) -> FieldReport:
+    """`check_fields` by the walk alone (what the fast proof must agree with)."""
     kinds, models = _schema()
     report = FieldReport()
     _Walker(models, report, parts).model(obj, kinds[f"{api_version}/{kind}"], None, True)
@@ -161,7 +179,7 @@ class _Walker:
     def value(self, value: Any, tp: _Type, path: _Path, required: bool, scalar_name: str = "") -> None:
         kind, arg = tp
         if kind == "s":
-            if arg is not None and value.__class__ not in arg and not isinstance(value, str):
+            if arg is not None and value.__class__ not in arg and not _str_ok(value, arg):
                 self.fail(path, value, scalar_name or _scalar_name(arg))
         elif kind == "m":
             self.model(value, arg, path, required)
@@ -181,7 +199,7 @@ class _Walker:
                 if allowed is None:
                     return
                 for key, item in value.items():
-                    if item is not None and item.__class__ not in allowed and not isinstance(item, str):
+                    if item is not None and item.__class__ not in allowed and not _str_ok(item, allowed):
                         self.fail((path, "[", key), item, _scalar_name(allowed))
                 return
             for key, item in value.items():
@@ -205,7 +223,7 @@ class _Walker:
                 continue
             kind, arg = tp
             if kind == "s":
-                if arg is not None and item.__class__ not in arg and not isinstance(item, str):
+                if arg is not None and item.__class__ not in arg and not _str_ok(item, arg):
                     self.fail((path, ".", key), item, model.names[key])
                 continue
             where = (path, ".", key)
@@ -238,7 +256,7 @@ class _Walker:
                 allowed = arg[1]
                 if allowed is not None:
                     for k, v in item.items():
-                        if v is not None and v.__class__ not in allowed and not isinstance(v, str):
+                        if v is not None and v.__class__ not in allowed and not _str_ok(v, allowed):
                             self.fail((where, "[", k), v, _scalar_name(allowed))
             else:
                 self.value(item, tp, where, below)
@@ -246,6 +264,12 @@ class _Walker:
             for key in model.required:
                 if value.get(key) is None and self.report.problem is None:
                     self.report.problem = FieldProblem(_format((path, ".", key)), "Required value")
+
+
+def _str_ok(value: Any, allowed: frozenset[type]) -> bool:
+    """A string of a subclass of str, in a string field (called only when the class itself is not allowed:
+    an integer, boolean or number field takes no string)."""
+    return str in allowed and isinstance(value, str)
 
 
 def _scalar_name(allowed: frozenset[type]) -> str:

@@ -29,6 +29,7 @@ class Document:
     index: int
     obj: dict[str, Any]
     item: int | None = None
+    plain: bool = True  # collections are lists and dicts only (not YAML's sets and pairs: yaml_events)
 
     @property
     def where(self) -> str:
@@ -53,7 +54,7 @@ class Document:
 
 def load_documents(text: str, source: str) -> list[Document]:
     """Parse every object in `text`; `kind: List` (and `*List`) wrappers are flattened into their items."""
-    raw_docs = _parse_stream(text, source)
+    raw_docs, plain = _parse_stream(text, source)
     out: list[Document] = []
     number = 0
     for raw in raw_docs:
@@ -80,20 +81,20 @@ def load_documents(text: str, source: str) -> list[Document]:
                     raise DocumentError(
                         f"{source}: document {number}, items[{i}]: expected an object with 'kind'"
                     )
-                out.append(Document(source, number, item, i))
+                out.append(Document(source, number, item, i, plain))
             continue
-        out.append(Document(source, number, raw))
+        out.append(Document(source, number, raw, plain=plain))
     return out
 
 
-def _parse_stream(text: str, source: str) -> list[Any]:
+def _parse_stream(text: str, source: str) -> tuple[list[Any], bool]:
     """A stream that starts with `{` is read as concatenated JSON objects first, as kubectl's
     YAMLOrJSONDecoder does (JSON may be indented with tabs, which YAML forbids); anything else, or JSON that
     fails, as YAML."""
     json_error: DocumentError | None = None
     if _JSON_START.match(text):
         try:
-            return _parse_json_stream(text, source)
+            return _parse_json_stream(text, source), True
         except DocumentError as exc:
             json_error = exc
     import yaml
@@ -162,10 +163,21 @@ def _single_json_document(text: str) -> list[Any] | None:
         return None
     try:
         doc = json.loads(text)
-        compact = orjson.dumps(doc)
+        colons = _encoded_colons(doc)
     except (ValueError, RecursionError, TypeError):
         return None  # not one document, nested too deeply, or not encodable: the exact reader says which
-    return [doc] if text.count(":") == compact.count(b":") else None
+    return [doc] if text.count(":") == colons else None
+
+
+def _encoded_colons(doc: Any) -> int:
+    """The colons of orjson's compact encoding of `doc`; a List's items are encoded one at a time, so that no
+    buffer as large as the dump is ever filled (on a large dump, touching that much new memory costs more than
+    encoding it)."""
+    items = doc.get("items") if doc.__class__ is dict else None
+    if items.__class__ is not list:
+        return orjson.dumps(doc).count(b":")
+    dumps = orjson.dumps
+    return dumps({**doc, "items": []}).count(b":") + sum(dumps(item).count(b":") for item in items)
 
 
 class _DuplicateKey(ValueError):

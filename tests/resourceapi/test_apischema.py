@@ -163,3 +163,20 @@ def test_remembered_parts_give_the_same_report(pod: dict[str, Any]) -> None:
     for _ in range(2):
         remembered = check_fields("v1", "Pod", pod, parts)
         assert (remembered.unknown, remembered.problem) == (plain.unknown, plain.problem)
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "expected"),
+    [("hostNetwork", "true", "boolean"), ("priority", "1", "integer"), ("nodeName", True, "string")],
+)
+def test_an_integer_or_boolean_field_takes_no_string(field: str, value: Any, expected: str) -> None:
+    """Only a string field is lenient (it takes numbers, for quantities); the API server's decoder refuses
+    `"true"` for a boolean and `"1"` for an integer."""
+    pod = {"spec": {"containers": [{"name": "c"}], field: value}}
+    problem = check_fields("v1", "Pod", pod).problem
+    assert problem is not None
+    kind = "boolean" if value is True else "string"
+    assert (problem.path, problem.message) == (
+        f"spec.{field}",
+        f'Invalid value: "{kind}": must be of type {expected}',
+    )

@@ -116,7 +116,14 @@ def test_a_kubectl_dump_takes_the_fast_path() -> None:
 
 
 keys = st.sampled_from(["a", "b", "kind", 'a"', "a\\", "x:y", " ", ""])
-scalars = st.one_of(st.integers(-5, 5), st.booleans(), st.none(), st.sampled_from(["v", 'q"', "t : u", "\\"]))
+scalars = st.one_of(
+    st.integers(-5, 5),
+    st.integers(),  # beyond 64 bits too
+    st.floats(allow_nan=False, allow_infinity=False),  # read as `json` reads them, every digit
+    st.booleans(),
+    st.none(),
+    st.sampled_from(["v", 'q"', "t : u", "\\", "\u00e9\U0001f600", "\x1f"]),
+)
 values = st.recursive(
     scalars,
     lambda inner: st.lists(inner, max_size=3) | st.lists(st.tuples(keys, inner), max_size=4),
@@ -139,3 +146,15 @@ def render(value: Any, sep: str) -> str:
 def test_the_fast_path_answers_as_the_exact_reader(pairs: list[tuple[str, Any]], sep: str) -> None:
     text = render([("kind", "A"), *pairs], sep)
     assert outcome(fast_or_exact, text) == outcome(exact, text)
+
+
+@settings(max_examples=600, deadline=None)
+@given(number=st.from_regex(r"\A-?(0|[1-9][0-9]{0,24})(\.[0-9]{1,30})?([eE][+-]?[0-9]{1,3})?\Z"))
+def test_every_number_is_read_as_json_reads_it(number: str) -> None:
+    """orjson's reading of a number as written (long mantissas, exponents out of range) is `json`'s, to the
+    last bit, or it declines and the exact reader reads it."""
+    text = f'{{"kind": "A", "n": {number}, "l": [{number}]}}'
+    fast, slow = outcome(fast_or_exact, text), outcome(exact, text)
+    assert fast == slow
+    if fast[0] == "ok":
+        assert repr(fast[1][0]["n"]) == repr(slow[1][0]["n"])  # -0.0 and 0.0 compare equal
