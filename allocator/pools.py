@@ -18,6 +18,7 @@ from resourceapi.capacity import CapacityEntry, capacity_entry, normalize_name
 from resourceapi.core_v1 import NodeSelector, NodeSelectorRequirement
 from resourceapi.resource_v1 import (
     DeviceAttribute,
+    DeviceCapacity,
     DeviceTaint,
     ResourceSlice,
     ResourceSliceSpec,
@@ -32,9 +33,9 @@ class DeviceRecord:
     """One device of one slice version: what the search, selectors and capacity bookkeeping need."""
 
     __slots__ = (
+        "_attributes",
         "all_nodes",
         "allow_multi",
-        "attributes",
         "binding_conditions",
         "binding_failure_conditions",
         "binds_to_node",
@@ -57,8 +58,9 @@ class DeviceRecord:
         self.slice = slice_record
         self.name = name
         self.id = DeviceID(slice_record.driver, slice_record.pool, name)
-        self.attributes: dict[str, AttributeValue] = {}
-        self.raw_attributes: dict[str, dict[str, Any]] = {}
+        # The slice model's own map (shared, never modified): CEL reads the models (resourceapi/cel/device.py)
+        self.raw_attributes: Mapping[str, DeviceAttribute] = _NO_ATTRIBUTES
+        self._attributes: dict[str, AttributeValue] | None = None
         self.capacity: dict[str, CapacityEntry] = {}  # keyed by normalized (qualified) name
         self.allow_multi = False
         self.consumes: tuple[tuple[str, dict[str, Fraction]], ...] = ()
@@ -74,8 +76,20 @@ class DeviceRecord:
         self.request_matches: dict[tuple[str, ...], bool | SelectorFailure] = {}
         self.consumption: dict[object, Any] = {}  # request capacity key -> consumed amounts (capacity.py)
 
+    @property
+    def attributes(self) -> dict[str, AttributeValue]:
+        """The attributes as (type, value), for matchAttribute and distinctAttribute; worked out on first use
+        (most devices only ever meet selectors, which read `raw_attributes`)."""
+        values = self._attributes
+        if values is None:
+            values = self._attributes = {name: _attribute(a)[2] for name, a in self.raw_attributes.items()}
+        return values
+
     def __repr__(self) -> str:
         return f"DeviceRecord({self.id})"
+
+
+_NO_ATTRIBUTES: Mapping[str, DeviceAttribute] = {}
 
 
 @dataclass(eq=False)
@@ -137,19 +151,36 @@ _ATTRIBUTES_MAX = 1 << 16
 _ATTRIBUTES: dict[int, tuple[DeviceAttribute, dict[str, Any], AttributeValue]] = {}
 
 
-def _attribute(attr: DeviceAttribute) -> tuple[dict[str, Any], AttributeValue]:
+def _attribute(attr: DeviceAttribute) -> tuple[DeviceAttribute, dict[str, Any], AttributeValue]:
     """The raw dict and the value of an attribute model, once per model: validation shares one model
     between the devices with an equal attribute (resourceapi/interning.py), and so do the records (neither is
     ever modified). The entry holds the model, so its id is not reused while cached."""
     hit = _ATTRIBUTES.get(id(attr))
     if hit is not None and hit[0] is attr:
-        return hit[1], hit[2]
+        return hit
     raw = _attribute_dict(attr)
-    value = _attribute_value(raw)
+    entry = (attr, raw, _attribute_value(raw))
     if len(_ATTRIBUTES) >= _ATTRIBUTES_MAX:
         _ATTRIBUTES.clear()
-    _ATTRIBUTES[id(attr)] = (attr, raw, value)
-    return raw, value
+    _ATTRIBUTES[id(attr)] = entry
+    return entry
+
+
+_CAPACITIES: dict[tuple[int, str], tuple[DeviceCapacity, CapacityEntry]] = {}
+
+
+def _capacity(spelling: str, cap: DeviceCapacity) -> CapacityEntry:
+    """The record of a capacity model under one spelling, once per model, as for attributes (a
+    `CapacityEntry` is never modified either)."""
+    key = (id(cap), spelling)
+    hit = _CAPACITIES.get(key)
+    if hit is not None and hit[0] is cap:
+        return hit[1]
+    entry = capacity_entry(spelling, cap)
+    if len(_CAPACITIES) >= _ATTRIBUTES_MAX:
+        _CAPACITIES.clear()
+    _CAPACITIES[key] = (cap, entry)
+    return entry
 
 
 def build_slice(model: ResourceSlice) -> SliceRecord:
@@ -171,14 +202,13 @@ def build_slice(model: ResourceSlice) -> SliceRecord:
         ],
         spec=spec,
     )
+    driver = spec.driver
     for dev in spec.devices or ():
         device = DeviceRecord(record, dev.name)
-        for attr_name, attr in (dev.attributes or {}).items():
-            raw, value = _attribute(attr)
-            device.raw_attributes[attr_name] = raw
-            device.attributes[attr_name] = value
+        if dev.attributes:
+            device.raw_attributes = dev.attributes
         for cap_name, cap in (dev.capacity or {}).items():
-            device.capacity[normalize_name(cap_name, spec.driver)] = capacity_entry(cap_name, cap)
+            device.capacity[normalize_name(cap_name, driver)] = _capacity(cap_name, cap)
         device.allow_multi = bool(dev.allow_multiple_allocations)
         device.consumes = tuple(
             (cc.counter_set, {n: c.value.value for n, c in cc.counters.items()})

@@ -6,10 +6,12 @@ API field names are the aliases (`populate_by_name` also accepts the Python name
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
+
+from resourceapi.interning import interned_items
 
 
 class ApiModel(BaseModel):
@@ -44,7 +46,8 @@ class ObjectMeta(ApiModel):
     deletion_timestamp: str | None = None
     labels: dict[str, str] | None = None
     annotations: dict[str, str] | None = None
-    owner_references: list[OwnerReference] | None = None
+    # shared between the objects that repeat them (resourceapi/interning.py): never modify one
+    owner_references: Annotated[list[OwnerReference], interned_items(OwnerReference)] | None = None
     finalizers: list[str] | None = None
     self_link: str | None = None
     deletion_grace_period_seconds: int | None = None

@@ -115,8 +115,8 @@ class DeviceTaint(ApiModel):
 
 
 # Validated once per distinct value and shared between devices (resourceapi/interning.py): never modify them.
-AttributeMap = Annotated[dict[str, DeviceAttribute], interned()]
-CapacityMap = Annotated[dict[str, DeviceCapacity], interned()]
+AttributeMap = Annotated[dict[str, DeviceAttribute], interned(DeviceAttribute)]
+CapacityMap = Annotated[dict[str, DeviceCapacity], interned(DeviceCapacity)]
 
 
 class Device(ApiModel):

@@ -114,41 +114,43 @@ def load_inputs(docs: Sequence[Document], warn_unknown: bool = True, seed: int |
     seen: dict[tuple[str, str, str], str] = {}
     for doc in docs:
         kind = doc.kind
+        where = doc.where
         if kind not in KINDS:
             reads = ", ".join(KINDS)
-            inputs.notes.append(f"{doc.where}: skipping {kind} {doc.name!r}: simulate reads {reads}")
+            inputs.notes.append(f"{where}: skipping {kind} {doc.name!r}: simulate reads {reads}")
             continue
         api_version, model = KINDS[kind]
         label = _label(kind, doc.obj)
         if doc.api_version != api_version:
             raise InputError(
-                f"{doc.where}: {label}: apiVersion {doc.api_version!r} is not supported (use {api_version})"
+                f"{where}: {label}: apiVersion {doc.api_version!r} is not supported (use {api_version})"
             )
         parts = _shared_parts(kind, doc.obj)
-        report = check_fields(api_version, kind, doc.obj, parts) if known_kind(api_version, kind) else None
+        known = known_kind(api_version, kind)
+        report = check_fields(api_version, kind, doc.obj, parts, doc.plain) if known else None
         if report is not None and warn_unknown:
-            inputs.notes.extend(f'{doc.where}: {label}: warning: unknown field "{p}"' for p in report.unknown)
+            inputs.notes.extend(f'{where}: {label}: warning: unknown field "{p}"' for p in report.unknown)
         if report is not None and report.problem is not None:
-            raise InputError(f"{doc.where}: {label}: {report.problem.path}: {report.problem.message}")
+            raise InputError(f"{where}: {label}: {report.problem.path}: {report.problem.message}")
         try:
             obj = _validate(model, kind, doc.obj, parts)
         except ValidationError as exc:
             err = exc.errors()[0]
             raise InputError(
-                f"{doc.where}: {label}: {field_path(model, err['loc'])}: {error_message(err)}"
+                f"{where}: {label}: {field_path(model, err['loc'])}: {error_message(err)}"
             ) from None
         meta = getattr(obj, "metadata")  # noqa: B009 - every model here has metadata
         if not meta.name:
-            raise InputError(f"{doc.where}: {label}: metadata.name: Required value")
+            raise InputError(f"{where}: {label}: metadata.name: Required value")
         ns = (meta.namespace or "default") if kind in _NAMESPACED else ""
         key = (kind, ns, meta.name)
         if key in seen:
-            raise InputError(f"{doc.where}: {label}: duplicate object (first defined at {seen[key]})")
-        seen[key] = doc.where
+            raise InputError(f"{where}: {label}: duplicate object (first defined at {seen[key]})")
+        seen[key] = where
         problem = object_problem(obj, doc.obj)
         if problem is not None:
-            raise InputError(f"{doc.where}: {label}: {problem[0]}: {problem[1]}")
-        inputs.where[id(obj)] = f"{doc.where}: {label}"
+            raise InputError(f"{where}: {label}: {problem[0]}: {problem[1]}")
+        inputs.where[id(obj)] = f"{where}: {label}"
         if isinstance(obj, DeviceClass):
             inputs.classes.append(obj)
         elif isinstance(obj, ResourceSlice):
@@ -195,15 +197,13 @@ def _shared_parts(kind: str, raw: dict[str, Any]) -> dict[str, bytes] | None:
 
 def _validate(model: type[BaseModel], kind: str, raw: dict[str, Any], parts: dict[str, bytes] | None) -> Any:
     """`model.model_validate(raw)`, with the repeated parts' models shared: when every part was validated
-    before, the rest is validated alone and the parts set on it (their errors, if any, were raised then)."""
+    before, the rest is validated with the parts' models in their place (their errors, if any, were raised
+    then)."""
     if parts is None:
         return model.model_validate(raw)
     known = {name: _shared.get((kind, name, key)) for name, key in parts.items()}
     if all(m is not None for m in known.values()):
-        obj = model.model_validate({k: v for k, v in raw.items() if k not in parts})
-        for name, part in known.items():
-            setattr(obj, name, part)
-        return obj
+        return model.model_validate({**raw, **known})  # a model instance is taken as it is
     obj = model.model_validate(raw)
     if len(_shared) + len(parts) > _SHARED_MAX:
         _shared.clear()
@@ -232,8 +232,19 @@ def object_problem(obj: BaseModel, raw: dict[str, Any]) -> tuple[str, str] | Non
     if isinstance(obj, ResourceClaim):
         return claim_problem(obj)
     if isinstance(obj, Pod):
-        return pod_problem(obj)
+        spec = obj.spec
+        if _VALID_SPECS.get(id(spec)) is spec:  # the pods of one ReplicaSet share their spec (_validate)
+            return None
+        problem = pod_problem(obj)  # which reads the spec alone
+        if problem is None:
+            if len(_VALID_SPECS) >= _SHARED_MAX:
+                _VALID_SPECS.clear()
+            _VALID_SPECS[id(spec)] = spec  # held, so its id is not reused while remembered
+        return problem
     return None
+
+
+_VALID_SPECS: dict[int, Any] = {}
 
 
 def _check_references(inputs: Inputs, rng: random.Random) -> None:

@@ -95,6 +95,8 @@ def slice_problem(s: ResourceSlice, raw_devices: list[object] | None) -> Problem
         return problem
     per_device = bool(spec.per_device_node_selection)
     for i, d in enumerate(spec.devices or []):
+        if not per_device and not d.node_name and d.node_selector is None and d.all_nodes is None:
+            continue  # the common device: no node selection of its own, and none required
         chosen: list[str] = []
         if d.node_name:
             chosen.append("`nodeName`")

@@ -8,6 +8,7 @@ import pytest
 from pydantic import ValidationError
 
 from resourceapi.interning import json_key
+from resourceapi.meta import ObjectMeta
 from resourceapi.resource_v1 import Device
 
 DEVICE = {
@@ -55,8 +56,36 @@ def test_a_value_that_failed_is_not_remembered() -> None:
 def test_values_a_check_tells_apart_get_distinct_keys() -> None:
     assert json_key({"int": 1}) != json_key({"int": True}) != json_key({"int": 1.0})
     assert json_key({"int": math.nan}) is None  # orjson writes NaN as null
-    assert json_key({"int": None}) is None
+    assert json_key({"a": [None, {"b": -math.inf}]}) is None
+    assert json_key({"int": None}) == b'{"int":null}'  # a null that is one
+    assert json_key({"int": None}) != json_key({"int": math.nan})
     assert json_key({"int": 1 << 70}) is None  # beyond JSON's 64-bit integers
     Device.model_validate({"name": "d", "attributes": {"x": {"int": None}}})
     with pytest.raises(ValidationError):
         Device.model_validate({"name": "d", "attributes": {"x": {"int": math.nan}}})
+
+
+def test_one_field_values_that_compare_equal_are_kept_apart() -> None:
+    """One-field objects are keyed by field, value and class: `1` and `true` compare equal in Python, but a
+    quantity takes one and refuses the other."""
+    Device.model_validate({"name": "d", "capacity": {"c": {"value": 1}}})
+    with pytest.raises(ValidationError) as exc:
+        Device.model_validate({"name": "d", "capacity": {"c": {"value": True}}})
+    assert exc.value.errors()[0]["loc"] == ("capacity", "c", "value")
+    Device.model_validate({"name": "d", "attributes": {"a": {"int": 1}}})
+    device = Device.model_validate({"name": "d", "attributes": {"a": {"bool": True}}})
+    assert device.attributes is not None and device.attributes["a"].bool_ is True
+
+
+def test_list_items_are_shared_and_errors_keep_the_plain_lists_locations() -> None:
+    owner = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "rs", "uid": "u", "controller": True}
+    a = ObjectMeta.model_validate({"name": "a", "ownerReferences": [owner]})
+    b = ObjectMeta.model_validate({"name": "b", "ownerReferences": [dict(owner)]})
+    assert a.owner_references is not None and b.owner_references is not None
+    assert a.owner_references is not b.owner_references  # each object's own list
+    assert a.owner_references[0] is b.owner_references[0]
+    assert b.to_api()["ownerReferences"] == [owner]
+    with pytest.raises(ValidationError) as exc:
+        ObjectMeta.model_validate({"name": "c", "ownerReferences": [owner, {"name": ["x"]}]})
+    assert exc.value.errors()[0]["loc"] == ("ownerReferences", 1, "name")
+    assert ObjectMeta.model_validate({"name": "d", "ownerReferences": None}).owner_references is None
