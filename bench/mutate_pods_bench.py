@@ -13,7 +13,6 @@ Targets: >= 80% of the baseline's throughput, p99 within 1 ms of the baseline's.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import os
 import shutil
@@ -32,13 +31,10 @@ sys.path.insert(0, str(ROOT / "tests" / "binder"))
 from gpu_cluster import device_class, pod  # noqa: E402
 from webhook_bench import (  # noqa: E402
     BASELINE,  # allow-all, mounted by bench/webhook_baseline.py only
-    LUA,
-    Result,
-    _python_load,
+    Load,
     free_port,
     pinned,
-    run_wrk,
-    tree_cpu_seconds,
+    print_table,
     wait_ready,
 )
 
@@ -153,30 +149,8 @@ def main() -> int:
         try:
             wait_ready(base, tls_dir / "ca.crt", proc)
             wait_routed(base + "/mutate-pods", tls_dir / "ca.crt", body)
-            lua = tmp / "post.lua"
-            lua.write_text(LUA)
-            body_file = tmp / "body.json"
-            body_file.write_bytes(body)
-            if client_cpu is not None and not use_wrk:
-                os.sched_setaffinity(0, {client_cpu})
-
-            def measure(path: str, duration: int) -> Result:
-                cpu_before = tree_cpu_seconds(proc.pid)
-                if use_wrk:
-                    result = run_wrk(base + path, body_file, duration, args.connections, client_cpu, lua)
-                else:
-                    result = asyncio.run(
-                        _python_load(base + path, body, duration, args.connections, tls_dir / "ca.crt")
-                    )
-                result.cpu_us = (tree_cpu_seconds(proc.pid) - cpu_before) / max(result.requests, 1) * 1e6
-                return result
-
-            measure(BASELINE, 2)
-            measure("/mutate-pods", 2)
-            runs: dict[str, list[Result]] = {BASELINE: [], "/mutate-pods": []}
-            for _ in range(args.rounds):
-                for path in runs:
-                    runs[path].append(measure(path, args.duration))
+            load = Load(proc, base, tls_dir / "ca.crt", body, args.connections, use_wrk, client_cpu)
+            runs = load.rounds(tmp, [BASELINE, "/mutate-pods"], args.duration, args.rounds)
         finally:
             proc.terminate()
             proc.wait(timeout=30)
@@ -189,13 +163,7 @@ def main() -> int:
     tool = "wrk" if use_wrk else "python aiohttp client"
     print(f"/mutate-pods benchmark: TLS, {args.connections} keep-alive connections, {tool}")
     print(f"load average (1 min) before/after: {load_before:.2f}/{os.getloadavg()[0]:.2f}")
-    head = f"{'endpoint':<22}{'req/s':>10}{'p50 ms':>9}{'p99 ms':>9}{'errors':>8}{'CPU us/req':>12}"
-    print(f"{head}   (best of {args.rounds})")
-    for label, r in (("baseline (allow-all)", baseline), ("/mutate-pods (routed)", routed)):
-        print(f"{label:<22}{r.rps:>10.0f}{r.p50_ms:>9.2f}{r.p99_ms:>9.2f}{r.errors:>8}{r.cpu_us:>12.0f}")
-    for path, results in runs.items():
-        shown = ", ".join(f"{r.rps:.0f} req/s p99 {r.p99_ms:.2f} ms {r.cpu_us:.0f} us CPU" for r in results)
-        print(f"  runs {path}: {shown}")
+    print_table([("baseline (allow-all)", baseline), ("/mutate-pods (routed)", routed)], runs, args.rounds)
     verdict = "PASS" if ratio >= TARGET_RATIO else "FAIL"
     print(f"throughput ratio mutate-pods/baseline: {ratio:.2f} (target >= {TARGET_RATIO:.2f}) {verdict}")
     verdict = "PASS" if delta <= TARGET_P99_DELTA_MS else "FAIL"

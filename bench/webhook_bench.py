@@ -190,6 +190,59 @@ async def _python_load(url: str, body: bytes, duration: float, connections: int,
     )
 
 
+@dataclass
+class Load:
+    """Load on one running server: wrk (or the aiohttp client) on the client CPU, and the server process
+    tree's CPU per request."""
+
+    proc: subprocess.Popen[bytes]
+    base: str
+    cafile: Path
+    body: bytes
+    connections: int
+    use_wrk: bool
+    client_cpu: int | None
+
+    def rounds(self, workdir: Path, paths: list[str], duration: int, rounds: int) -> dict[str, list[Result]]:
+        """A 2 s warm-up of each path (connections, caches, CPU frequency), then `rounds` alternating runs."""
+        lua = workdir / "post.lua"
+        lua.write_text(LUA)
+        body_file = workdir / "body.json"
+        body_file.write_bytes(self.body)
+        if self.client_cpu is not None and not self.use_wrk:
+            os.sched_setaffinity(0, {self.client_cpu})
+
+        def measure(path: str, seconds: int) -> Result:
+            cpu_before = tree_cpu_seconds(self.proc.pid)
+            if self.use_wrk:
+                result = run_wrk(self.base + path, body_file, seconds, self.connections, self.client_cpu, lua)
+            else:
+                result = asyncio.run(
+                    _python_load(self.base + path, self.body, seconds, self.connections, self.cafile)
+                )
+            used = tree_cpu_seconds(self.proc.pid) - cpu_before
+            result.cpu_us = used / max(result.requests, 1) * 1e6
+            return result
+
+        for path in paths:
+            measure(path, 2)
+        runs: dict[str, list[Result]] = {path: [] for path in paths}
+        for _ in range(rounds):
+            for path in paths:
+                runs[path].append(measure(path, duration))
+        return runs
+
+
+def print_table(rows: list[tuple[str, Result]], runs: dict[str, list[Result]], rounds: int) -> None:
+    head = f"{'endpoint':<22}{'req/s':>10}{'p50 ms':>9}{'p99 ms':>9}{'errors':>8}{'CPU us/req':>12}"
+    print(f"{head}   (best of {rounds})")
+    for label, r in rows:
+        print(f"{label:<22}{r.rps:>10.0f}{r.p50_ms:>9.2f}{r.p99_ms:>9.2f}{r.errors:>8}{r.cpu_us:>12.0f}")
+    for path, results in runs.items():
+        shown = ", ".join(f"{r.rps:.0f} req/s p99 {r.p99_ms:.2f} ms {r.cpu_us:.0f} us CPU" for r in results)
+        print(f"  runs {path}: {shown}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--duration", type=int, default=10, help="seconds per measured run (default 10)")
@@ -232,31 +285,8 @@ def main() -> int:
         proc = subprocess.Popen(pinned(server_cpu, server_argv), stderr=subprocess.DEVNULL)
         try:
             wait_ready(base, tls_dir / "ca.crt", proc)
-            lua = Path(tmp) / "post.lua"
-            lua.write_text(LUA)
-            body_file = Path(tmp) / "body.json"
-            body_file.write_bytes(body)
-            if client_cpu is not None and not use_wrk:
-                os.sched_setaffinity(0, {client_cpu})
-
-            def measure(path: str, duration: int) -> Result:
-                cpu_before = tree_cpu_seconds(proc.pid)
-                if use_wrk:
-                    result = run_wrk(base + path, body_file, duration, args.connections, client_cpu, lua)
-                else:
-                    result = asyncio.run(
-                        _python_load(base + path, body, duration, args.connections, tls_dir / "ca.crt")
-                    )
-                used = tree_cpu_seconds(proc.pid) - cpu_before
-                result.cpu_us = used / max(result.requests, 1) * 1e6
-                return result
-
-            measure(BASELINE, 2)  # warm-up: connections, caches, CPU frequency
-            measure("/validate", 2)
-            runs: dict[str, list[Result]] = {BASELINE: [], "/validate": []}
-            for _ in range(args.rounds):
-                for path in runs:
-                    runs[path].append(measure(path, args.duration))
+            load = Load(proc, base, tls_dir / "ca.crt", body, args.connections, use_wrk, client_cpu)
+            runs = load.rounds(Path(tmp), [BASELINE, "/validate"], args.duration, args.rounds)
             where = judged_where(base, tls_dir / "ca.crt")
         finally:
             proc.terminate()
@@ -275,13 +305,7 @@ def main() -> int:
     load_after = os.getloadavg()[0]
     print(f"load average (1 min) before/after: {load_before:.2f}/{load_after:.2f} (other load skews p99)")
     print(f"fixture: {args.fixture.relative_to(ROOT) if args.fixture.is_relative_to(ROOT) else args.fixture}")
-    head = f"{'endpoint':<22}{'req/s':>10}{'p50 ms':>9}{'p99 ms':>9}{'errors':>8}{'CPU us/req':>12}"
-    print(f"{head}   (best of {args.rounds})")
-    for label, r in (("baseline (allow-all)", baseline), ("/validate", validate)):
-        print(f"{label:<22}{r.rps:>10.0f}{r.p50_ms:>9.2f}{r.p99_ms:>9.2f}{r.errors:>8}{r.cpu_us:>12.0f}")
-    for path, results in runs.items():
-        shown = ", ".join(f"{r.rps:.0f} req/s p99 {r.p99_ms:.2f} ms {r.cpu_us:.0f} us CPU" for r in results)
-        print(f"  runs {path}: {shown}")
+    print_table([("baseline (allow-all)", baseline), ("/validate", validate)], runs, args.rounds)
     shown = ", ".join(f"{n:.0f} {kind}" for kind, n in sorted(where.items())) or "none counted"
     print(f"/validate reviews judged (whole run, warm-up included): {shown}")
     verdict = "PASS" if ratio >= TARGET_RATIO else "FAIL"
