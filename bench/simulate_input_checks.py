@@ -5,7 +5,7 @@ the pydantic model validation that loading also does. Prints CPU seconds (best o
 and ratios; targets: the checks well under 1x parse, and reading with the checks (the load budget they must
 fit in) at most 2x parse.
 
-    .venv/bin/python bench/simulate_input_checks.py [--nodes 200] [--pods 2000] [--repeat 5]
+    .venv/bin/python bench/simulate_input_checks.py [--nodes 200] [--pods 2000] [--repeat 9]
 """
 
 from __future__ import annotations
@@ -83,7 +83,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nodes", type=int, default=200)
     parser.add_argument("--pods", type=int, default=2000)
-    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--repeat", type=int, default=9)
     args = parser.parse_args()
     text = _dump(args.nodes, args.pods)
     docs = load_documents(text, "dump.json")

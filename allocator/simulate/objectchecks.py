@@ -87,9 +87,9 @@ def slice_problem(s: ResourceSlice, raw_devices: list[object] | None) -> Problem
         )
     if spec.shared_counters is not None and spec.devices is not None:
         return "spec", 'Invalid value: "": only one of `sharedCounters` or `devices` is allowed'
-    problem = _duplicate((d.name for d in spec.devices or []), "spec.devices")
-    if problem:
-        return problem
+    names = [d.name for d in spec.devices or ()]
+    if len(set(names)) != len(names):
+        return _duplicate(names, "spec.devices")
     problem = _duplicate((c.name for c in spec.shared_counters or []), "spec.sharedCounters")
     if problem:
         return problem
