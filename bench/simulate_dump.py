@@ -6,8 +6,8 @@ Written to a temporary directory, in YAML and in JSON, each generated in a few s
 emitter, not PyYAML's pure-Python dumper).
 
 Measured in one run, next to each other, each step in a fresh process; times are CPU seconds (the machine is
-shared: the wall clock mostly measures the other jobs), the end-to-end wall time is printed beside; the load
-and model steps are each the best of --runs (3) runs:
+shared: the wall clock mostly measures the other jobs), the end-to-end wall time is printed beside; each load
+and model step is the best of --runs (3) runs, taken in turn round after round:
   * bare parse: `yaml.load_all(text, Loader=yaml.CSafeLoader)` and `json.loads(text)` of the same files;
   * load: the command's own reader (`resourceapi.documents.load_documents`) on the same text in memory, and
     ÷ bare parse (target <= 2); reading and decoding the file is printed apart (both sides need it);
@@ -621,11 +621,22 @@ def _child(phase: str, *extra: str) -> dict[str, Any]:
     return result
 
 
-def _best(runs: int, phase: str, *extra: str) -> dict[str, Any]:
-    """Each figure the smallest of `runs` runs of the phase, each in a fresh process: the CPU time of one run
-    varies by a third with what else the machine does (most of it page faults, whose cost varies the most)."""
-    rows = [_child(phase, *extra) for _ in range(runs)]
-    return {k: min(r[k] for r in rows) if isinstance(rows[0][k], float) else rows[0][k] for k in rows[0]}
+def _best_interleaved(runs: int, phases: list[tuple[str, list[str]]]) -> list[dict[str, Any]]:
+    """Each figure of each phase the smallest of `runs` runs, each in a fresh process, the phases taken in
+    turn round after round: the CPU time of one run varies by a third with what else the machine does (page
+    faults cost the most, and vary the most), and a slow spell then falls on every phase alike, not on the
+    one measured during it."""
+    rows: list[list[dict[str, Any]]] = [[] for _ in phases]
+    for _ in range(runs):
+        for i, (phase, extra) in enumerate(phases):
+            rows[i].append(_child(phase, *extra))
+    return [
+        {
+            k: min(r[k] for r in phase_rows) if isinstance(phase_rows[0][k], float) else phase_rows[0][k]
+            for k in phase_rows[0]
+        }
+        for phase_rows in rows
+    ]
 
 
 def main() -> int:
@@ -636,7 +647,7 @@ def main() -> int:
     parser.add_argument("--pods", type=int, default=20000)
     parser.add_argument("--profile", choices=("model",), help="print a cProfile of the model building")
     parser.add_argument(
-        "--runs", type=int, default=3, help="runs of each load and model phase, the best taken (default 3)"
+        "--runs", type=int, default=3, help="rounds of the load and model phases, the best taken (default 3)"
     )
     parser.add_argument("--keep", metavar="DIR", help="write the dump here and keep it")
     parser.add_argument(
@@ -665,9 +676,20 @@ def main() -> int:
         )
         ok = True
         loads: dict[str, dict[str, float]] = {}
-        for path in (yaml_path, json_path):
-            fmt = path.suffix[1:].upper()
-            load = loads[fmt] = _best(args.runs, "load", "--path", str(path))
+        extra = ["--profile", "model"] if args.profile else []
+        json_arg = ["--path", str(json_path)]
+        loads["YAML"], loads["JSON"], model, unchecked, checked = _best_interleaved(
+            args.runs,
+            [
+                ("load", ["--path", str(yaml_path)]),
+                ("load", json_arg),
+                ("model", json_arg + extra),
+                ("unchecked", json_arg),
+                ("checks", json_arg),
+            ],
+        )
+        for fmt in ("YAML", "JSON"):
+            load = loads[fmt]
             ratio = load["load"] / load["bare"]
             ok &= ratio <= 2
             print(
@@ -676,10 +698,7 @@ def main() -> int:
                 f"{load['objects']} objects",
                 flush=True,
             )
-        extra = ["--profile", "model"] if args.profile else []
-        model = _best(1 if args.profile else args.runs, "model", "--path", str(json_path), *extra)
-        unchecked = _best(args.runs, "unchecked", "--path", str(json_path))
-        checks = _best(args.runs, "checks", "--path", str(json_path))["checks"]
+        checks = checked["checks"]
         bare = loads["JSON"]["bare"]
         ratio = (loads["JSON"]["load"] + checks) / bare
         ok &= ratio <= 2
