@@ -163,17 +163,20 @@ def _single_json_document(text: str) -> list[Any] | None:
         return None
     try:
         doc = json.loads(text)
-        colons = _encoded_colons(doc)
+        colons = _encoded_colons(doc, len(text) > _LARGE)
     except (ValueError, RecursionError, TypeError):
         return None  # not one document, nested too deeply, or not encodable: the exact reader says which
     return [doc] if text.count(":") == colons else None
 
 
-def _encoded_colons(doc: Any) -> int:
-    """The colons of orjson's compact encoding of `doc`; a List's items are encoded one at a time, so that no
-    buffer as large as the dump is ever filled (on a large dump, touching that much new memory costs more than
-    encoding it)."""
-    items = doc.get("items") if doc.__class__ is dict else None
+_LARGE = 1 << 24  # characters: a text above this has its List items encoded one at a time
+
+
+def _encoded_colons(doc: Any, large: bool) -> int:
+    """The colons of orjson's compact encoding of `doc`; a large List's items are encoded one at a time, so
+    that no buffer as large as the dump is ever filled (touching that much new memory costs more than encoding
+    it), a small one's in one call."""
+    items = doc.get("items") if large and doc.__class__ is dict else None
     if items.__class__ is not list:
         return orjson.dumps(doc).count(b":")
     dumps = orjson.dumps

@@ -158,3 +158,20 @@ def test_every_number_is_read_as_json_reads_it(number: str) -> None:
     assert fast == slow
     if fast[0] == "ok":
         assert repr(fast[1][0]["n"]) == repr(slow[1][0]["n"])  # -0.0 and 0.0 compare equal
+
+
+@settings(max_examples=200, deadline=None)
+@given(items=st.lists(st.tuples(keys, values), max_size=4), sep=st.sampled_from(["", " "]))
+def test_a_large_lists_items_are_counted_one_at_a_time_as_one_encoding(
+    items: list[tuple[str, Any]], sep: str
+) -> None:
+    """A large text's List items are encoded one at a time (no buffer as large as the dump): the colons
+    counted are those of the one encoding, and a duplicate inside an item is still refused."""
+    body = render([("kind", "A"), *items], sep)
+    text = f'{{"apiVersion": "v1", "kind": "List", "metadata": {{"a": 1}}, "items": [{body}, {body}]}}'
+    expected = outcome(exact, text)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(documents, "_LARGE", 0)
+        assert outcome(fast_or_exact, text) == expected
+    doc = json.loads(text)
+    assert documents._encoded_colons(doc, True) == documents._encoded_colons(doc, False)
