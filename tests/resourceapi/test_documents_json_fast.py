@@ -174,4 +174,11 @@ def test_a_large_lists_items_are_counted_one_at_a_time_as_one_encoding(
         patch.setattr(documents, "_LARGE", 0)
         assert outcome(fast_or_exact, text) == expected
     doc = json.loads(text)
-    assert documents._encoded_colons(doc, True) == documents._encoded_colons(doc, False)
+
+    def colons(large: bool) -> int | None:
+        try:
+            return documents._encoded_colons(doc, large)
+        except TypeError:  # not encodable (an integer beyond 64 bits): the exact reader reads it
+            return None
+
+    assert colons(True) == colons(False)
