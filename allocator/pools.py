@@ -82,7 +82,7 @@ class DeviceRecord:
         (most devices only ever meet selectors, which read `raw_attributes`)."""
         values = self._attributes
         if values is None:
-            values = self._attributes = {name: _attribute(a)[2] for name, a in self.raw_attributes.items()}
+            values = self._attributes = {name: _attribute(a) for name, a in self.raw_attributes.items()}
         return values
 
     def __repr__(self) -> str:
@@ -148,22 +148,21 @@ def _attribute_dict(attr: DeviceAttribute) -> dict[str, Any]:
 
 
 _ATTRIBUTES_MAX = 1 << 16
-_ATTRIBUTES: dict[int, tuple[DeviceAttribute, dict[str, Any], AttributeValue]] = {}
+_ATTRIBUTES: dict[int, tuple[DeviceAttribute, AttributeValue]] = {}
 
 
-def _attribute(attr: DeviceAttribute) -> tuple[DeviceAttribute, dict[str, Any], AttributeValue]:
-    """The raw dict and the value of an attribute model, once per model: validation shares one model
-    between the devices with an equal attribute (resourceapi/interning.py), and so do the records (neither is
-    ever modified). The entry holds the model, so its id is not reused while cached."""
+def _attribute(attr: DeviceAttribute) -> AttributeValue:
+    """The value of an attribute model, once per model: validation shares one model between the devices
+    with an equal attribute (resourceapi/interning.py), and so do the records (neither is ever modified). The
+    entry holds the model, so its id is not reused while cached."""
     hit = _ATTRIBUTES.get(id(attr))
     if hit is not None and hit[0] is attr:
-        return hit
-    raw = _attribute_dict(attr)
-    entry = (attr, raw, _attribute_value(raw))
+        return hit[1]
+    value = _attribute_value(_attribute_dict(attr))
     if len(_ATTRIBUTES) >= _ATTRIBUTES_MAX:
         _ATTRIBUTES.clear()
-    _ATTRIBUTES[id(attr)] = entry
-    return entry
+    _ATTRIBUTES[id(attr)] = (attr, value)
+    return value
 
 
 _CAPACITIES: dict[tuple[int, str], tuple[DeviceCapacity, CapacityEntry]] = {}

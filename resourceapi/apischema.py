@@ -71,8 +71,16 @@ class _Model:
 
 
 @cache
-def _schema() -> tuple[dict[str, str], dict[str, _Model]]:
+def schema_document() -> dict[str, Any]:
+    """fields.json as read: `kinds` (`apiVersion/kind` -> model name) and `types` (model name -> fields and
+    required fields), for the walk here and for resourceapi.schema_structs."""
     doc: dict[str, Any] = json.loads(SCHEMA_FILE.read_text())
+    return doc
+
+
+@cache
+def _schema() -> tuple[dict[str, str], dict[str, _Model]]:
+    doc = schema_document()
     models: dict[str, _Model] = {}
     for name, spec in doc["types"].items():
         raw = spec["fields"]

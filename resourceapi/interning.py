@@ -52,16 +52,24 @@ class _Pool:
                     key = json_key(raw)
             model = models.get(key) if key is not None else None
             if model is None:
-                try:
-                    model = self.validate(raw)
-                except ValidationError:
+                model = self.remember(raw, key)
+                if model is None:
                     return handler(value)  # raises with the plain map's errors and locations
-                if key is not None:
-                    if len(models) >= MAX_ENTRIES:
-                        models.clear()
-                    models[key] = model
             out[name] = model
         return out
+
+    def remember(self, raw: Any, key: Hashable | None) -> Any:
+        """A value not seen before, validated as the plain container validates each of its values, and kept
+        under `key` (if it has one); None if it fails (the container's handler then gives the errors)."""
+        try:
+            model = self.validate(raw)
+        except ValidationError:
+            return None
+        if key is not None:
+            if len(self.models) >= MAX_ENTRIES:
+                self.models.clear()
+            self.models[key] = model
+        return model
 
 
 class _ListPool(_Pool):
@@ -76,14 +84,9 @@ class _ListPool(_Pool):
             key = json_key(raw) if raw.__class__ is dict else None
             model = models.get(key) if key is not None else None
             if model is None:
-                try:
-                    model = self.validate(raw)
-                except ValidationError:
+                model = self.remember(raw, key)
+                if model is None:
                     return handler(value)  # raises with the plain list's errors and locations
-                if key is not None:
-                    if len(models) >= MAX_ENTRIES:
-                        models.clear()
-                    models[key] = model
             out.append(model)
         return out
 

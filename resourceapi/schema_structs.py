@@ -12,14 +12,13 @@ Structs that forbid unknown fields and spell the walk's rules exactly:
   integer or a boolean), which must hold a value; nothing under a top-level `status` is required.
 
 When the conversion succeeds the walk has nothing to say, so it is skipped; when it fails, for whatever
-reason (msgspec also refuses integers beyond 64 bits and map keys that are not strings, which the walk
-takes), the walk runs and its report is the answer. So the fast path never changes a report, only its cost;
+reason (msgspec also refuses map keys that are not strings, which the walk takes), the walk runs and its
+report is the answer. So the fast path never changes a report, only its cost;
 tests/resourceapi/test_schema_structs.py checks the two agree on generated objects.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from functools import cache
 from typing import Any, ForwardRef, Optional, Union
@@ -86,9 +85,9 @@ class _Compiler:
 
 @cache
 def _compiler() -> tuple[dict[str, str], _Compiler]:
-    from resourceapi.apischema import SCHEMA_FILE  # which imports this module
+    from resourceapi.apischema import schema_document  # which imports this module
 
-    doc: dict[str, Any] = json.loads(SCHEMA_FILE.read_text())
+    doc = schema_document()
     return doc["kinds"], _Compiler(doc["types"])
 
 

@@ -112,6 +112,7 @@ def load_inputs(docs: Sequence[Document], warn_unknown: bool = True, seed: int |
     """
     inputs = Inputs()
     seen: dict[tuple[str, str, str], str] = {}
+    valid_specs: set[int] = set()
     for doc in docs:
         kind = doc.kind
         where = doc.where
@@ -147,7 +148,7 @@ def load_inputs(docs: Sequence[Document], warn_unknown: bool = True, seed: int |
         if key in seen:
             raise InputError(f"{where}: {label}: duplicate object (first defined at {seen[key]})")
         seen[key] = where
-        problem = object_problem(obj, doc.obj)
+        problem = object_problem(obj, doc.obj, valid_specs)
         if problem is not None:
             raise InputError(f"{where}: {label}: {problem[0]}: {problem[1]}")
         inputs.where[id(obj)] = f"{where}: {label}"
@@ -223,8 +224,12 @@ def _expand_workloads(inputs: Inputs, rng: random.Random) -> None:
             inputs.pods.append(pod)
 
 
-def object_problem(obj: BaseModel, raw: dict[str, Any]) -> tuple[str, str] | None:
-    """The first within-object rule the API server would refuse `obj` for (see objectchecks)."""
+def object_problem(
+    obj: BaseModel, raw: dict[str, Any], valid_specs: set[int] | None = None
+) -> tuple[str, str] | None:
+    """The first within-object rule the API server would refuse `obj` for (see objectchecks).
+    `valid_specs`: the ids of pod specs found valid so far in this run (the pods of one ReplicaSet share
+    theirs: _validate), each checked once; the caller holds the specs, so their ids are not reused."""
     if isinstance(obj, ResourceSlice):
         spec = raw.get("spec")
         devices = spec.get("devices") if isinstance(spec, dict) else None
@@ -232,19 +237,13 @@ def object_problem(obj: BaseModel, raw: dict[str, Any]) -> tuple[str, str] | Non
     if isinstance(obj, ResourceClaim):
         return claim_problem(obj)
     if isinstance(obj, Pod):
-        spec = obj.spec
-        if _VALID_SPECS.get(id(spec)) is spec:  # the pods of one ReplicaSet share their spec (_validate)
+        if valid_specs is not None and id(obj.spec) in valid_specs:
             return None
         problem = pod_problem(obj)  # which reads the spec alone
-        if problem is None:
-            if len(_VALID_SPECS) >= _SHARED_MAX:
-                _VALID_SPECS.clear()
-            _VALID_SPECS[id(spec)] = spec  # held, so its id is not reused while remembered
+        if problem is None and valid_specs is not None:
+            valid_specs.add(id(obj.spec))
         return problem
     return None
-
-
-_VALID_SPECS: dict[int, Any] = {}
 
 
 def _check_references(inputs: Inputs, rng: random.Random) -> None:
