@@ -42,7 +42,10 @@ def test_controllers_create_rotate_the_ca_without_a_failed_request_and_retire_th
     seed_configs(kube_api)
     dirs = [tmp_path / "r0", tmp_path / "r1"]
     ports = [free_port(), free_port()]
-    procs = [controller(kube_api, f"pod-{i}", d, ports) for i, d in enumerate(dirs)]
+    # The traffic below learns a new bundle every 0.25 s, but on a loaded machine (CI's two cores under the
+    # whole suite) its loop lagged past a 1 s propagation delay; 3 s keeps the API server's "a little late".
+    delay = ("--propagation-delay", "3")
+    procs = [controller(kube_api, f"pod-{i}", d, ports, *delay) for i, d in enumerate(dirs)]
     try:
         wait_for(lambda: all((d / "tls.crt").exists() and (d / "tls.key").exists() for d in dirs), "files")
         wait_for(lambda: ca_bundles(kube_api)[VWC] is not None, "caBundle injected")
