@@ -17,7 +17,6 @@ from allocator.ids import DeviceID, PoolID
 from resourceapi.capacity import CapacityEntry, capacity_entry, normalize_name
 from resourceapi.core_v1 import NodeSelector, NodeSelectorRequirement
 from resourceapi.resource_v1 import (
-    DeviceAttribute,
     DeviceCapacity,
     DeviceTaint,
     ResourceSlice,
@@ -58,10 +57,12 @@ class DeviceRecord:
         self.slice = slice_record
         self.name = name
         self.id = DeviceID(slice_record.driver, slice_record.pool, name)
-        # The slice model's own map (shared, never modified): CEL reads the models (resourceapi/cel/device.py)
-        self.raw_attributes: Mapping[str, DeviceAttribute] = _NO_ATTRIBUTES
+        # The slice model's own map of the API's attribute objects (never modified): CEL reads them as they
+        # are (resourceapi/cel/device.py)
+        self.raw_attributes: Mapping[str, Mapping[str, Any]] = _NO_ATTRIBUTES
         self._attributes: dict[str, AttributeValue] | None = None
-        self.capacity: dict[str, CapacityEntry] = {}  # keyed by normalized (qualified) name
+        # keyed by normalized (qualified) name; shared between the devices with an equal map: never modify it
+        self.capacity: dict[str, CapacityEntry] = _NO_CAPACITY
         self.allow_multi = False
         self.consumes: tuple[tuple[str, dict[str, Fraction]], ...] = ()
         self.taints: tuple[DeviceTaint, ...] = ()
@@ -82,14 +83,15 @@ class DeviceRecord:
         (most devices only ever meet selectors, which read `raw_attributes`)."""
         values = self._attributes
         if values is None:
-            values = self._attributes = {name: _attribute(a) for name, a in self.raw_attributes.items()}
+            values = self._attributes = {name: _attribute_value(a) for name, a in self.raw_attributes.items()}
         return values
 
     def __repr__(self) -> str:
         return f"DeviceRecord({self.id})"
 
 
-_NO_ATTRIBUTES: Mapping[str, DeviceAttribute] = {}
+_NO_ATTRIBUTES: Mapping[str, Mapping[str, Any]] = {}
+_NO_CAPACITY: dict[str, CapacityEntry] = {}
 
 
 @dataclass(eq=False)
@@ -130,56 +132,42 @@ def _attribute_value(raw: Mapping[str, Any]) -> AttributeValue:
     return ("unknown", None)
 
 
-_ATTRIBUTE_FIELDS = (("int_", "int"), ("bool_", "bool"), ("string", "string"), ("version", "version"))
-
-
-def _attribute_dict(attr: DeviceAttribute) -> dict[str, Any]:
-    """`attr.model_dump(by_alias=True, exclude_none=True)`, read off the fields (a dump per attribute of
-    every device is most of the cost of indexing a large cluster's slices); list types are extra fields."""
-    raw: dict[str, Any] = {}
-    for name, alias in _ATTRIBUTE_FIELDS:
-        value = getattr(attr, name)
-        if value is not None:
-            raw[alias] = value
-    extra = attr.__pydantic_extra__
-    if extra:
-        raw.update((k, v) for k, v in extra.items() if v is not None)
-    return raw
-
-
-_ATTRIBUTES_MAX = 1 << 16
-_ATTRIBUTES: dict[int, tuple[DeviceAttribute, AttributeValue]] = {}
-
-
-def _attribute(attr: DeviceAttribute) -> AttributeValue:
-    """The value of an attribute model, once per model: validation shares one model between the devices
-    with an equal attribute (resourceapi/interning.py), and so do the records (neither is ever modified). The
-    entry holds the model, so its id is not reused while cached."""
-    hit = _ATTRIBUTES.get(id(attr))
-    if hit is not None and hit[0] is attr:
-        return hit[1]
-    value = _attribute_value(_attribute_dict(attr))
-    if len(_ATTRIBUTES) >= _ATTRIBUTES_MAX:
-        _ATTRIBUTES.clear()
-    _ATTRIBUTES[id(attr)] = (attr, value)
-    return value
-
+_RECORDS_MAX = 1 << 16  # entries of each cache below; it starts over when full
 
 _CAPACITIES: dict[tuple[int, str], tuple[DeviceCapacity, CapacityEntry]] = {}
 
 
 def _capacity(spelling: str, cap: DeviceCapacity) -> CapacityEntry:
-    """The record of a capacity model under one spelling, once per model, as for attributes (a
-    `CapacityEntry` is never modified either)."""
+    """The record of a capacity model under one spelling, once per model: validation shares one model
+    between the devices with an equal capacity (resourceapi/interning.py), and so do the records (neither is
+    ever modified). The entry holds the model, so its id is not reused while cached."""
     key = (id(cap), spelling)
     hit = _CAPACITIES.get(key)
     if hit is not None and hit[0] is cap:
         return hit[1]
     entry = capacity_entry(spelling, cap)
-    if len(_CAPACITIES) >= _ATTRIBUTES_MAX:
+    if len(_CAPACITIES) >= _RECORDS_MAX:
         _CAPACITIES.clear()
     _CAPACITIES[key] = (cap, entry)
     return entry
+
+
+_CAPACITY_MAPS: dict[tuple[int, str], tuple[Mapping[str, DeviceCapacity], dict[str, CapacityEntry]]] = {}
+
+
+def _capacities(caps: Mapping[str, DeviceCapacity], driver: str) -> dict[str, CapacityEntry]:
+    """A device's capacity records by normalized name, once per capacity map and driver: validation shares
+    one map between the devices that advertise equal ones (resourceapi/interning.py), and the records then
+    share one dict (never modified either)."""
+    key = (id(caps), driver)
+    hit = _CAPACITY_MAPS.get(key)
+    if hit is not None and hit[0] is caps:
+        return hit[1]
+    records = {normalize_name(name, driver): _capacity(name, cap) for name, cap in caps.items()}
+    if len(_CAPACITY_MAPS) >= _RECORDS_MAX:
+        _CAPACITY_MAPS.clear()
+    _CAPACITY_MAPS[key] = (caps, records)
+    return records
 
 
 def build_slice(model: ResourceSlice) -> SliceRecord:
@@ -206,8 +194,8 @@ def build_slice(model: ResourceSlice) -> SliceRecord:
         device = DeviceRecord(record, dev.name)
         if dev.attributes:
             device.raw_attributes = dev.attributes
-        for cap_name, cap in (dev.capacity or {}).items():
-            device.capacity[normalize_name(cap_name, driver)] = _capacity(cap_name, cap)
+        if dev.capacity:
+            device.capacity = _capacities(dev.capacity, driver)
         device.allow_multi = bool(dev.allow_multiple_allocations)
         device.consumes = tuple(
             (cc.counter_set, {n: c.value.value for n, c in cc.counters.items()})

@@ -1,21 +1,20 @@
 """One validated model per distinct value of a small sub-object that a cluster repeats on every device.
 
-A 5,000-node dump holds 400,000 device attributes and 80,000 capacities, nearly all of them one of a few
-dozen values (`{"string": "Hopper"}`, `{"value": "4", "requestPolicy": {...}}`); validating each one again
-is most of the cost of modelling the ResourceSlices, and keeping each one apart most of their memory.
-`interned` validates a map's values once per distinct JSON text and shares the model, so it suits models
-that are never modified after validation (the device attribute and capacity models); `interned_items` does
-the same for a list's items (owner references).
+A 5,000-node dump holds 80,000 device capacities, nearly all of them one of a few values (`{"value": "4",
+"requestPolicy": {...}}`); validating each one again was most of the cost of modelling the ResourceSlices,
+and keeping each one apart most of their memory. `interned` validates a map's values once per distinct JSON
+text and shares the model, so it suits models that are never modified after validation (the device capacity
+model); with `whole`, equal maps are shared too (one lookup per device). `interned_items` does the same for a
+list's items (owner references). `raw_objects` keeps a map of objects as it was read (device attributes:
+resourceapi.resource_v1.AttributeMap).
 
 What is validated, the result and the errors (with their locations) are exactly those of the plain map: a
 value not seen before is validated as the plain map validates each value (its model's `model_validate`),
 only values that validated are remembered, and a map with any value that fails goes to the plain map's
-validator, whose errors are the answer.
-"""
+validator, whose errors are the answer."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Hashable
 from typing import Any
 
@@ -72,6 +71,30 @@ class _Pool:
         return model
 
 
+class _WholeMapPool(_Pool):
+    """The same, and whole maps too: the devices of a cluster's GPUs advertise equal capacity maps (their
+    attribute maps differ, by the uuid at least), so the map itself is validated once per distinct JSON
+    text and shared (never modify one): one lookup per device instead of one per entry."""
+
+    def __init__(self, model: type[BaseModel]) -> None:
+        super().__init__(model)
+        self.maps: dict[bytes, dict[str, Any]] = {}
+
+    def __call__(self, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        if value.__class__ is not dict or not value:
+            return handler(value)
+        key = json_key(value)
+        if key is None:
+            return super().__call__(value, handler)
+        out = self.maps.get(key)
+        if out is None:
+            out = super().__call__(value, handler)  # raises with the plain map's errors
+            if len(self.maps) >= MAX_ENTRIES:
+                self.maps.clear()
+            self.maps[key] = out
+        return out
+
+
 class _ListPool(_Pool):
     """The same for the items of a list (the owner references that the pods of one ReplicaSet repeat)."""
 
@@ -100,24 +123,33 @@ def json_key(raw: Any) -> bytes | None:
         text = orjson.dumps(raw)
     except (TypeError, orjson.JSONEncodeError):
         return None
-    return None if b"null" in text and not _finite(raw) else text
+    # NaN and the infinities read back as None, so the text is not the value's: compared in C (a walk in
+    # Python cost more than the encoding); a tuple, which reads back as a list, is then not shared either
+    return None if b"null" in text and orjson.loads(text) != raw else text
 
 
-def _finite(raw: Any) -> bool:
-    """No float in `raw` is NaN or infinite."""
-    kind = raw.__class__
-    if kind is float:
-        return math.isfinite(raw)
-    if kind is dict:
-        return all(_finite(v) for v in raw.values())
-    if kind is list:
-        return all(_finite(v) for v in raw)
-    return True
+def interned(model: type[BaseModel], whole: bool = False) -> WrapValidator:
+    """The annotation: `Annotated[dict[str, Model], interned(Model)]`, one pool per use; `whole`: the maps
+    themselves are shared too (for maps that repeat whole, as device capacities do)."""
+    return WrapValidator(_WholeMapPool(model) if whole else _Pool(model))
 
 
-def interned(model: type[BaseModel]) -> WrapValidator:
-    """The annotation: `Annotated[dict[str, Model], interned(Model)]`, one pool per use."""
-    return WrapValidator(_Pool(model))
+def _raw_objects(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+    """A map of string to object, its objects kept as they are (no model, no copy: the map is the model's
+    own, its values the input's); anything else goes to the plain `dict[str, dict[str, Any]]` validator,
+    whose errors and locations are the answer."""
+    if value.__class__ is dict and set(map(type, value)) <= _STR and set(map(type, value.values())) <= _DICT:
+        return dict(value)
+    return handler(value)
+
+
+_STR = {str}
+_DICT = {dict}
+
+
+def raw_objects() -> WrapValidator:
+    """The annotation: `Annotated[dict[str, dict[str, Any]], raw_objects()]`."""
+    return WrapValidator(_raw_objects)
 
 
 def interned_items(model: type[BaseModel]) -> WrapValidator:

@@ -13,7 +13,7 @@ from typing import Annotated, Any, ClassVar
 from pydantic import Field
 
 from resourceapi.core_v1 import NodeSelector
-from resourceapi.interning import interned
+from resourceapi.interning import interned, raw_objects
 from resourceapi.meta import ApiModel, ObjectMeta
 from resourceapi.quantity import QuantityField
 
@@ -68,7 +68,8 @@ class ResourcePool(ApiModel):
 
 
 class DeviceAttribute(ApiModel):
-    """One typed value: one of int/bool/string/version is set (list types are kept as extra fields)."""
+    """One typed value: one of int/bool/string/version is set (list types are kept as extra fields). The
+    shape of the objects in `Device.attributes`, which keeps them as raw dicts (see AttributeMap)."""
 
     int_: int | None = Field(default=None, alias="int")
     bool_: bool | None = Field(default=None, alias="bool")
@@ -114,9 +115,15 @@ class DeviceTaint(ApiModel):
     time_added: str | None = None
 
 
-# Validated once per distinct value and shared between devices (resourceapi/interning.py): never modify them.
-AttributeMap = Annotated[dict[str, DeviceAttribute], interned(DeviceAttribute)]
-CapacityMap = Annotated[dict[str, DeviceCapacity], interned(DeviceCapacity)]
+# A device's attributes are the API's own objects (`{"string": "Hopper"}`), kept as they were read: a
+# 5,000-node cluster has 400,000 of them, and a model of each cost a third of modelling its slices. Their
+# types are checked where the object comes in (the API server, or `simulate`'s field schema check,
+# resourceapi/apischema.py, before any model is built); readers take them as DeviceAttribute describes
+# (resourceapi.cel.device.attribute_value, allocator.pools). Never modify them.
+AttributeMap = Annotated[dict[str, dict[str, Any]], raw_objects()]
+# Capacities are validated once per distinct value, and whole maps once per distinct map, and shared between
+# devices (resourceapi/interning.py): never modify them.
+CapacityMap = Annotated[dict[str, DeviceCapacity], interned(DeviceCapacity, whole=True)]
 
 
 class Device(ApiModel):

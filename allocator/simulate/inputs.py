@@ -121,29 +121,38 @@ def load_inputs(docs: Sequence[Document], warn_unknown: bool = True, seed: int |
             inputs.notes.append(f"{where}: skipping {kind} {doc.name!r}: simulate reads {reads}")
             continue
         api_version, model = KINDS[kind]
-        label = _label(kind, doc.obj)
         if doc.api_version != api_version:
             raise InputError(
-                f"{where}: {label}: apiVersion {doc.api_version!r} is not supported (use {api_version})"
+                f"{where}: {_label(kind, doc.obj)}: apiVersion {doc.api_version!r} is not supported "
+                f"(use {api_version})"
             )
         parts = _shared_parts(kind, doc.obj)
         known = known_kind(api_version, kind)
         report = check_fields(api_version, kind, doc.obj, parts, doc.plain) if known else None
-        if report is not None and warn_unknown:
+        if report is not None and report.unknown and warn_unknown:
+            label = _label(kind, doc.obj)
             inputs.notes.extend(f'{where}: {label}: warning: unknown field "{p}"' for p in report.unknown)
         if report is not None and report.problem is not None:
-            raise InputError(f"{where}: {label}: {report.problem.path}: {report.problem.message}")
+            raise InputError(
+                f"{where}: {_label(kind, doc.obj)}: {report.problem.path}: {report.problem.message}"
+            )
         try:
             obj = _validate(model, kind, doc.obj, parts)
         except ValidationError as exc:
             err = exc.errors()[0]
             raise InputError(
-                f"{where}: {label}: {field_path(model, err['loc'])}: {error_message(err)}"
+                f"{where}: {_label(kind, doc.obj)}: {field_path(model, err['loc'])}: {error_message(err)}"
             ) from None
         meta = getattr(obj, "metadata")  # noqa: B009 - every model here has metadata
         if not meta.name:
-            raise InputError(f"{where}: {label}: metadata.name: Required value")
-        ns = (meta.namespace or "default") if kind in _NAMESPACED else ""
+            raise InputError(f"{where}: {_label(kind, doc.obj)}: metadata.name: Required value")
+        # _label's, from the model: the name is set, the namespace `default` when unset
+        if kind in _NAMESPACED:
+            ns = meta.namespace or "default"
+            label = f'{kind} "{ns}/{meta.name}"'
+        else:
+            ns = ""
+            label = f'{kind} "{meta.name}"'
         key = (kind, ns, meta.name)
         if key in seen:
             raise InputError(f"{where}: {label}: duplicate object (first defined at {seen[key]})")
@@ -152,16 +161,17 @@ def load_inputs(docs: Sequence[Document], warn_unknown: bool = True, seed: int |
         if problem is not None:
             raise InputError(f"{where}: {label}: {problem[0]}: {problem[1]}")
         inputs.where[id(obj)] = f"{where}: {label}"
-        if isinstance(obj, DeviceClass):
-            inputs.classes.append(obj)
-        elif isinstance(obj, ResourceSlice):
+        # the most numerous kinds first (a dump's pods, nodes and slices)
+        if kind == "Pod":
+            inputs.pods.append(obj)
+        elif kind == "Node":
+            inputs.nodes.append(obj)
+        elif kind == "ResourceSlice":
             inputs.slices.append(obj)
+        elif isinstance(obj, DeviceClass):
+            inputs.classes.append(obj)
         elif isinstance(obj, ResourceClaim):
             inputs.claims.append(obj)
-        elif isinstance(obj, Node):
-            inputs.nodes.append(obj)
-        elif isinstance(obj, Pod):
-            inputs.pods.append(obj)
         elif isinstance(obj, Namespace):
             inputs.namespaces.append(obj)
         elif isinstance(obj, ResourceClaimTemplate):

@@ -419,3 +419,29 @@ def test_pods_with_one_spec_share_its_model_and_keep_their_own_metadata(tmp_path
     assert a.spec is b.spec
     assert (a.name, b.name) == ("a", "b")
     assert a.spec.to_api() == _replica("a")["spec"]
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        (
+            {"int": "one"},
+            'spec.devices[0].attributes[index].int: Invalid value: "string": must be of type integer',
+        ),
+        (
+            {"bool": 1},
+            'spec.devices[0].attributes[index].bool: Invalid value: "number": must be of type boolean',
+        ),
+        ("one", 'spec.devices[0].attributes[index]: Invalid value: "string": must be of type object'),
+    ],
+    ids=["int-as-string", "bool-as-number", "not-an-object"],
+)
+def test_a_device_attribute_of_the_wrong_type_is_an_input_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], value: Any, expected: str
+) -> None:
+    """The slice model keeps attributes as the API's own maps (resourceapi.resource_v1.AttributeMap): their
+    types are the field schema's to check, as the API server's, before any model is built."""
+    raw = _slice()
+    raw["spec"]["devices"][0]["attributes"]["index"] = value
+    err = _refused(tmp_path, capsys, raw)
+    assert err.endswith(f'ResourceSlice "n1-gpu.nvidia.com": {expected}')

@@ -1,7 +1,9 @@
-"""Device attribute and capacity maps validated once per distinct value (resourceapi/interning.py)."""
+"""Device capacity maps validated once per distinct value, device attributes kept as read
+(resourceapi/interning.py)."""
 
 from __future__ import annotations
 
+import copy
 import math
 
 import pytest
@@ -19,11 +21,30 @@ DEVICE = {
 
 
 def test_equal_values_share_one_model() -> None:
-    a, b = Device.model_validate(DEVICE), Device.model_validate(DEVICE)
-    assert a.attributes is not None and b.attributes is not None
-    assert a.attributes["brand"] is b.attributes["brand"]
+    a, b = Device.model_validate(DEVICE), Device.model_validate(copy.deepcopy(DEVICE))
     assert a.capacity is not None and b.capacity is not None
-    assert a.capacity["shares"] is b.capacity["shares"]
+    assert a.capacity is b.capacity  # equal maps: one map
+    other = Device.model_validate({"name": "d", "capacity": {**DEVICE["capacity"], "memory": {"value": "1"}}})
+    assert other.capacity is not None and other.capacity is not a.capacity
+    assert other.capacity["shares"] is a.capacity["shares"]  # equal values: one model
+
+
+def test_attributes_are_the_inputs_own_objects_in_a_map_of_the_models_own() -> None:
+    raw = copy.deepcopy(DEVICE)
+    device = Device.model_validate(raw)
+    assert device.attributes == raw["attributes"]
+    assert device.attributes is not raw["attributes"]
+    assert device.attributes["brand"] is raw["attributes"]["brand"]
+    assert device.to_api() == raw
+
+
+def test_an_attribute_that_is_not_an_object_keeps_the_plain_maps_error() -> None:
+    with pytest.raises(ValidationError) as exc:
+        Device.model_validate({"name": "d", "attributes": {"brand": {"string": "x"}, "x": "one"}})
+    assert exc.value.errors()[0]["loc"] == ("attributes", "x")
+    with pytest.raises(ValidationError) as exc:
+        Device.model_validate({"name": "d", "attributes": ["one"]})
+    assert exc.value.errors()[0]["loc"] == ("attributes",)
 
 
 def test_result_is_that_of_the_plain_map_in_input_order() -> None:
@@ -38,16 +59,16 @@ def test_errors_keep_the_plain_maps_locations() -> None:
     Device.model_validate(DEVICE)
     with pytest.raises(ValidationError) as exc:
         Device.model_validate(
-            {"name": "d", "attributes": {"brand": {"string": "Nvidia"}, "x": {"int": "one"}}}
+            {"name": "d", "capacity": {"memory": {"value": "1"}, "x": {"value": "4", "requestPolicy": 3}}}
         )
-    assert exc.value.errors()[0]["loc"] == ("attributes", "x", "int")
+    assert exc.value.errors()[0]["loc"] == ("capacity", "x", "requestPolicy")
     with pytest.raises(ValidationError) as exc:
         Device.model_validate({"name": "d", "capacity": {"shares": {"value": "four"}}})
     assert exc.value.errors()[0]["loc"] == ("capacity", "shares", "value")
 
 
 def test_a_value_that_failed_is_not_remembered() -> None:
-    bad = {"name": "d", "attributes": {"x": {"int": "one"}}}
+    bad = {"name": "d", "capacity": {"x": {"value": "four"}}}
     for _ in range(2):
         with pytest.raises(ValidationError):
             Device.model_validate(bad)
@@ -60,9 +81,10 @@ def test_values_a_check_tells_apart_get_distinct_keys() -> None:
     assert json_key({"int": None}) == b'{"int":null}'  # a null that is one
     assert json_key({"int": None}) != json_key({"int": math.nan})
     assert json_key({"int": 1 << 70}) is None  # beyond JSON's 64-bit integers
-    Device.model_validate({"name": "d", "attributes": {"x": {"int": None}}})
+    assert json_key({"a": (1, None)}) is None  # a tuple reads back as a list: not shared
+    Device.model_validate({"name": "d", "capacity": {"x": {"value": "1", "requestPolicy": None}}})
     with pytest.raises(ValidationError):
-        Device.model_validate({"name": "d", "attributes": {"x": {"int": math.nan}}})
+        Device.model_validate({"name": "d", "capacity": {"x": {"value": math.nan, "requestPolicy": None}}})
 
 
 def test_one_field_values_that_compare_equal_are_kept_apart() -> None:
@@ -72,9 +94,12 @@ def test_one_field_values_that_compare_equal_are_kept_apart() -> None:
     with pytest.raises(ValidationError) as exc:
         Device.model_validate({"name": "d", "capacity": {"c": {"value": True}}})
     assert exc.value.errors()[0]["loc"] == ("capacity", "c", "value")
-    Device.model_validate({"name": "d", "attributes": {"a": {"int": 1}}})
-    device = Device.model_validate({"name": "d", "attributes": {"a": {"bool": True}}})
-    assert device.attributes is not None and device.attributes["a"].bool_ is True
+    Device.model_validate({"name": "d", "capacity": {"c": {"value": "1", "requestPolicy": {"default": 1}}}})
+    with pytest.raises(ValidationError) as exc:
+        Device.model_validate(
+            {"name": "d", "capacity": {"c": {"value": "1", "requestPolicy": {"default": True}}}}
+        )
+    assert exc.value.errors()[0]["loc"] == ("capacity", "c", "requestPolicy", "default")
 
 
 def test_list_items_are_shared_and_errors_keep_the_plain_lists_locations() -> None:
