@@ -26,6 +26,11 @@ and model step is the best of --runs (3) runs, taken in turn round after round:
     .venv/bin/python bench/simulate_dump.py                       # 5,000 nodes, 20,000 pods
     .venv/bin/python bench/simulate_dump.py --nodes 500 --pods 2000
     .venv/bin/python bench/simulate_dump.py --profile model       # cProfile of the model building
+    .venv/bin/python bench/simulate_dump.py --instructions --nodes 500 --pods 2000
+
+--instructions counts instead, under valgrind's callgrind, the instructions of the bare JSON parse and of
+building the model (each step in its own process, less the same process without it): a figure that is the
+same run after run, where the CPU times above move with the machine's other jobs.
 """
 
 from __future__ import annotations
@@ -548,6 +553,65 @@ def measure_model(path: Path, profile: bool, unchecked: bool = False) -> dict[st
     return {"model": t_model, "index": t_index, "bare": t_bare, "ratio": (t_model + t_index) / t_bare}
 
 
+def count_step(path: Path, mode: str) -> dict[str, Any]:
+    """One step for the instruction count (`--instructions`), run under callgrind by the parent: `none`
+    (the imports alone), `bare` (json.loads of the text), `docs` (the command's reader) and `model` (the
+    reader, then load_inputs without the checks and the cluster index, as the model phase)."""
+    from allocator.cluster import Cluster
+    from allocator.simulate import inputs as simulate_inputs
+    from allocator.simulate import load_inputs
+    from dra_capacity.cliopts import read_documents
+    from resourceapi.apischema import FieldReport
+    from resourceapi.gates import FeatureGates
+
+    clean = FieldReport()
+    setattr(simulate_inputs, "check_fields", lambda *_args: clean)  # noqa: B010
+    setattr(simulate_inputs, "object_problem", lambda *_args: None)  # noqa: B010
+    gc.disable()
+    if mode == "bare":
+        json.loads(path.read_text())
+    elif mode == "docs":
+        read_documents([str(path)])
+    elif mode == "model":
+        inputs = load_inputs(read_documents([str(path)]))
+        Cluster(FeatureGates.defaults(), inputs.classes, inputs.slices, inputs.allocated_claims())
+    return {"mode": mode}
+
+
+def _instructions(mode: str, path: Path) -> int:
+    """Instructions the step executes, counted by callgrind (the same count run after run, whatever else
+    the machine does)."""
+    proc = subprocess.run(
+        [
+            "valgrind",
+            "--tool=callgrind",
+            "--callgrind-out-file=/dev/null",
+            sys.executable,
+            __file__,
+            "--phase",
+            "count",
+            "--mode",
+            mode,
+            "--path",
+            str(path),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    found = re.search(r"Collected : (\d+)", proc.stderr)
+    if proc.returncode != 0 or not found:
+        raise SystemExit(f"callgrind on step {mode} failed:\n{proc.stdout}{proc.stderr}")
+    return int(found.group(1))
+
+
+def instruction_ratio(path: Path) -> tuple[int, int]:
+    """Instructions of the bare JSON parse and of building the model (each less its baseline: the imports,
+    the reader)."""
+    counts = {mode: _instructions(mode, path) for mode in ("none", "bare", "docs", "model")}
+    return counts["bare"] - counts["none"], counts["model"] - counts["docs"]
+
+
 def placement_pods(nodes: int, pods: int) -> dict[str, float]:
     """µs per placed pod for `pods` pods on `nodes` nodes, built in memory (no files)."""
     from allocator.cluster import Cluster
@@ -617,6 +681,9 @@ def _phase(args: argparse.Namespace) -> dict[str, Any]:
     if args.phase == "e2e":
         assert path
         return end_to_end(path)
+    if args.phase == "count":
+        assert path
+        return count_step(path, args.mode)
     return placement_pods(args.nodes, args.pods)
 
 
@@ -664,8 +731,15 @@ def main() -> int:
     parser.add_argument("--keep", metavar="DIR", help="write the dump here and keep it")
     parser.add_argument(
         "--phase",
-        choices=("generate", "load", "checks", "model", "unchecked", "e2e", "place"),
+        choices=("generate", "load", "checks", "model", "unchecked", "e2e", "place", "count"),
         help=argparse.SUPPRESS,
+    )
+    parser.add_argument("--mode", default="none", help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--instructions",
+        action="store_true",
+        help="only count, under valgrind's callgrind, the instructions of building the model and of the bare "
+        "JSON parse (use a small dump: --nodes 500 --pods 2000 takes a few minutes)",
     )
     parser.add_argument("--path", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -690,6 +764,15 @@ def main() -> int:
         loads: dict[str, dict[str, float]] = {}
         extra = ["--profile", "model"] if args.profile else []
         json_arg = ["--path", str(json_path)]
+        if args.instructions:
+            bare_ir, model_ir = instruction_ratio(json_path)
+            ratio = model_ir / bare_ir
+            print(
+                f"instructions: JSON bare parse {bare_ir / 1e6:.0f}M   model (load_inputs without the "
+                f"checks, and the cluster index) {model_ir / 1e6:.0f}M   model/bare {ratio:.2f} "
+                f"(target about 1: <= {MODEL_TARGET})"
+            )
+            return 0 if ratio <= MODEL_TARGET else 1
         rounds = _interleaved(
             args.runs,
             [
