@@ -105,6 +105,8 @@ def _scalar(kind: str, value: Any) -> Any:
 
 def attribute_value(raw: Any) -> Any:
     """The CEL value of one API attribute (`{"int": 1}`, `{"version": "1.2.3"}`, `{"strings": [...]}`)."""
+    if raw.__class__ is dict:  # as a slice model keeps them (resourceapi.resource_v1.AttributeMap)
+        return _map_value(raw)
     if isinstance(raw, DeviceAttribute):
         # the model's own fields first, as its dump would list them (a dump per attribute per device costs
         # seconds on a 5,000-node cluster); list types are extra fields
@@ -116,12 +118,19 @@ def attribute_value(raw: Any) -> Any:
     elif hasattr(raw, "model_dump"):
         raw = raw.model_dump(by_alias=True, exclude_none=True)
     if isinstance(raw, Mapping):
-        for kind in _SCALAR_KINDS:
-            if raw.get(kind) is not None:
-                return _scalar(kind, raw[kind])
-        for kind, elem in _LIST_KINDS.items():
-            if raw.get(kind) is not None and isinstance(raw[kind], list):
-                return [_scalar(elem, v) for v in raw[kind]]
+        return _map_value(raw)
+    raise ValueError("unsupported attribute value")
+
+
+def _map_value(raw: Mapping[str, Any]) -> Any:
+    for kind in _SCALAR_KINDS:
+        value = raw.get(kind)
+        if value is not None:
+            return _scalar(kind, value)
+    for kind, elem in _LIST_KINDS.items():
+        values = raw.get(kind)
+        if values is not None and isinstance(values, list):
+            return [_scalar(elem, v) for v in values]
     raise ValueError("unsupported attribute value")
 
 
