@@ -519,26 +519,32 @@ def measure_checks(path: Path) -> dict[str, float]:
     return {"checks": t_checks}
 
 
+def _without_checks() -> None:
+    """`load_inputs` with the API-server-style input checks (the field schema, the per-object rules)
+    switched off; one report for all, so the stand-in's own cost is not counted as the model's."""
+    from allocator.simulate import inputs as simulate_inputs
+    from resourceapi.apischema import FieldReport
+
+    clean = FieldReport()
+    setattr(simulate_inputs, "check_fields", lambda *_args: clean)  # noqa: B010
+    setattr(simulate_inputs, "object_problem", lambda *_args: None)  # noqa: B010
+
+
 def measure_model(path: Path, profile: bool, unchecked: bool = False) -> dict[str, float]:
     """`load_inputs` and the cluster index; `unchecked`: with the API-server-style input checks (the field
     schema and the per-object rules) switched off, so that a run without them, in its own process with cold
     caches, tells the cost of building the model from the cost of the checks."""
     from allocator.cluster import Cluster
-    from allocator.simulate import inputs as simulate_inputs
     from allocator.simulate import load_inputs
     from dra_capacity.cliopts import read_documents
-    from resourceapi.apischema import FieldReport
     from resourceapi.gates import FeatureGates
 
     if unchecked:
-        clean = FieldReport()  # one report for all: the stand-in's own cost is not the model's
-        setattr(simulate_inputs, "check_fields", lambda *_args: clean)  # noqa: B010
-        setattr(simulate_inputs, "object_problem", lambda *_args: None)  # noqa: B010
-    # The bare parse of the same text, in this process and just before, kept alive (so the model, too,
-    # builds on fresh memory): the run's own yardstick, under the same load of the other jobs.
-    text = path.read_text()
-    parsed, t_bare = _timed(_paused, json.loads, text)
-    del text
+        _without_checks()
+    # Unchecked (the model's own figure): the bare parse of the same text, in this process and just before,
+    # kept alive (so the model, too, builds on fresh memory), the run's yardstick under the same load of the
+    # other jobs.
+    parsed, t_bare = _timed(_paused, json.loads, path.read_text()) if unchecked else (None, 0.0)
     docs = _paused(read_documents, [str(path)])
     profiler = cProfile.Profile() if profile else None
     if profiler:
@@ -550,6 +556,8 @@ def measure_model(path: Path, profile: bool, unchecked: bool = False) -> dict[st
         profiler.disable()
         pstats.Stats(profiler, stream=sys.stderr).sort_stats("cumulative").print_stats(35)
     del parsed
+    if not unchecked:
+        return {"model": t_model, "index": t_index}
     return {"model": t_model, "index": t_index, "bare": t_bare, "ratio": (t_model + t_index) / t_bare}
 
 
@@ -558,15 +566,11 @@ def count_step(path: Path, mode: str) -> dict[str, Any]:
     (the imports alone), `bare` (json.loads of the text), `docs` (the command's reader) and `model` (the
     reader, then load_inputs without the checks and the cluster index, as the model phase)."""
     from allocator.cluster import Cluster
-    from allocator.simulate import inputs as simulate_inputs
     from allocator.simulate import load_inputs
     from dra_capacity.cliopts import read_documents
-    from resourceapi.apischema import FieldReport
     from resourceapi.gates import FeatureGates
 
-    clean = FieldReport()
-    setattr(simulate_inputs, "check_fields", lambda *_args: clean)  # noqa: B010
-    setattr(simulate_inputs, "object_problem", lambda *_args: None)  # noqa: B010
+    _without_checks()
     gc.disable()
     if mode == "bare":
         json.loads(path.read_text())
@@ -784,7 +788,7 @@ def main() -> int:
             ],
         )
         loads["YAML"], loads["JSON"], model, unchecked, checked = (_best(rows) for rows in rounds)
-        model_ratios = sorted(r["ratio"] for r in rounds[3])
+        model_ratios = sorted(r["ratio"] for r in rounds[3])  # the unchecked runs
         for fmt in ("YAML", "JSON"):
             load = loads[fmt]
             ratio = load["load"] / load["bare"]

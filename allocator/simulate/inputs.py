@@ -92,11 +92,17 @@ class Inputs:
 
 
 def _label(kind: str, obj: dict[str, Any]) -> str:
+    """The object named in messages, from its raw fields (before, or instead of, its model)."""
     meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
     assert isinstance(meta, dict)
     name = meta.get("name") or meta.get("generateName") or "<unnamed>"
-    ns = meta.get("namespace") or "default"  # where the object would be created, as the rest of the output
-    return f'{kind} "{ns}/{name}"' if kind in _NAMESPACED else f'{kind} "{name}"'
+    return _named(kind, meta.get("namespace") or "", name)
+
+
+def _named(kind: str, namespace: str, name: str) -> str:
+    """`Pod "ns/name"` or `Node "name"`; an unset namespace is `default`, where the object would be created,
+    as the rest of the output says."""
+    return f'{kind} "{namespace or "default"}/{name}"' if kind in _NAMESPACED else f'{kind} "{name}"'
 
 
 def load_inputs(docs: Sequence[Document], warn_unknown: bool = True, seed: int | None = None) -> Inputs:
@@ -146,13 +152,8 @@ def load_inputs(docs: Sequence[Document], warn_unknown: bool = True, seed: int |
         meta = getattr(obj, "metadata")  # noqa: B009 - every model here has metadata
         if not meta.name:
             raise InputError(f"{where}: {_label(kind, doc.obj)}: metadata.name: Required value")
-        # _label's, from the model: the name is set, the namespace `default` when unset
-        if kind in _NAMESPACED:
-            ns = meta.namespace or "default"
-            label = f'{kind} "{ns}/{meta.name}"'
-        else:
-            ns = ""
-            label = f'{kind} "{meta.name}"'
+        ns = (meta.namespace or "default") if kind in _NAMESPACED else ""
+        label = _named(kind, ns, meta.name)
         key = (kind, ns, meta.name)
         if key in seen:
             raise InputError(f"{where}: {label}: duplicate object (first defined at {seen[key]})")
@@ -161,22 +162,22 @@ def load_inputs(docs: Sequence[Document], warn_unknown: bool = True, seed: int |
         if problem is not None:
             raise InputError(f"{where}: {label}: {problem[0]}: {problem[1]}")
         inputs.where[id(obj)] = f"{where}: {label}"
-        # the most numerous kinds first (a dump's pods, nodes and slices)
+        # by kind (one model each, KINDS), the most numerous first: a dump's pods, nodes and slices
         if kind == "Pod":
             inputs.pods.append(obj)
         elif kind == "Node":
             inputs.nodes.append(obj)
         elif kind == "ResourceSlice":
             inputs.slices.append(obj)
-        elif isinstance(obj, DeviceClass):
+        elif kind == "DeviceClass":
             inputs.classes.append(obj)
-        elif isinstance(obj, ResourceClaim):
+        elif kind == "ResourceClaim":
             inputs.claims.append(obj)
-        elif isinstance(obj, Namespace):
+        elif kind == "Namespace":
             inputs.namespaces.append(obj)
-        elif isinstance(obj, ResourceClaimTemplate):
+        elif kind == "ResourceClaimTemplate":
             inputs.templates[(ns, meta.name)] = obj
-        elif isinstance(obj, Deployment | ReplicaSet | StatefulSet | Job):
+        else:  # Deployment, ReplicaSet, StatefulSet, Job
             inputs.workloads.append(obj)
     rng = random.Random(seed)
     _expand_workloads(inputs, rng)

@@ -28,13 +28,11 @@ from resourceapi.cel.env import evaluation_env
 from resourceapi.cel.messages import QUANTITY_TYPE
 from resourceapi.cel.shape import Shape, children, shape_of
 from resourceapi.quantity import Quantity, QuantityError
-from resourceapi.resource_v1 import DeviceAttribute
 from resourceapi.semver import Semver, SemverError
 
 # What an attribute is made of (resource.k8s.io DeviceAttribute; list forms with DRAListTypeAttributes).
 _SCALAR_KINDS = ("int", "bool", "string", "version")
 _LIST_KINDS = {"ints": "int", "bools": "bool", "strings": "string", "versions": "version"}
-_MODEL_FIELDS = (("int", "int_"), ("bool", "bool_"), ("string", "string"), ("version", "version"))
 
 # Quantity member comparisons that run natively on runtime strings when both operands are Quantities.
 _NATIVE_MEMBER = {"isGreaterThan", "isLessThan", "compareTo"}
@@ -104,22 +102,15 @@ def _scalar(kind: str, value: Any) -> Any:
 
 
 def attribute_value(raw: Any) -> Any:
-    """The CEL value of one API attribute (`{"int": 1}`, `{"version": "1.2.3"}`, `{"strings": [...]}`)."""
-    if raw.__class__ is dict:  # as a slice model keeps them (resourceapi.resource_v1.AttributeMap)
-        return _map_value(raw)
-    if isinstance(raw, DeviceAttribute):
-        # the model's own fields first, as its dump would list them (a dump per attribute per device costs
-        # seconds on a 5,000-node cluster); list types are extra fields
-        for kind, name in _MODEL_FIELDS:
-            value = getattr(raw, name)
-            if value is not None:
-                return _scalar(kind, value)
-        raw = {k: v for k, v in (raw.__pydantic_extra__ or {}).items() if v is not None}
-    elif hasattr(raw, "model_dump"):
-        raw = raw.model_dump(by_alias=True, exclude_none=True)
-    if isinstance(raw, Mapping):
-        return _map_value(raw)
-    raise ValueError("unsupported attribute value")
+    """The CEL value of one API attribute (`{"int": 1}`, `{"version": "1.2.3"}`, `{"strings": [...]}`): a
+    dict as a slice model keeps them (resourceapi.resource_v1.AttributeMap), another mapping, or a
+    `DeviceAttribute` model (its dump; list types are extra fields)."""
+    if raw.__class__ is not dict:
+        if hasattr(raw, "model_dump"):
+            raw = raw.model_dump(by_alias=True, exclude_none=True)
+        if not isinstance(raw, Mapping):
+            raise ValueError("unsupported attribute value")
+    return _map_value(raw)
 
 
 def _map_value(raw: Mapping[str, Any]) -> Any:
