@@ -17,6 +17,7 @@ from allocator.ids import DeviceID, PoolID
 from resourceapi.capacity import CapacityEntry, capacity_entry, normalize_name
 from resourceapi.core_v1 import NodeSelector, NodeSelectorRequirement
 from resourceapi.resource_v1 import (
+    Device,
     DeviceCapacity,
     DeviceTaint,
     ResourceSlice,
@@ -53,25 +54,37 @@ class DeviceRecord:
         "taints",
     )
 
-    def __init__(self, slice_record: SliceRecord, name: str) -> None:
+    def __init__(self, slice_record: SliceRecord, dev: Device) -> None:
+        """The record of device model `dev` of `slice_record`: each slot set once, from the model (a slice's
+        devices are most of a cluster's objects)."""
         self.slice = slice_record
-        self.name = name
+        name = self.name = dev.name
         self.id = DeviceID(slice_record.driver, slice_record.pool, name)
         # The slice model's own map of the API's attribute objects (never modified): CEL reads them as they
         # are (resourceapi/cel/device.py)
-        self.raw_attributes: Mapping[str, Mapping[str, Any]] = _NO_ATTRIBUTES
+        attributes = dev.attributes
+        self.raw_attributes: Mapping[str, Mapping[str, Any]] = attributes if attributes else _NO_ATTRIBUTES
         self._attributes: dict[str, AttributeValue] | None = None
         # keyed by normalized (qualified) name; shared between the devices with an equal map: never modify it
-        self.capacity: dict[str, CapacityEntry] = _NO_CAPACITY
-        self.allow_multi = False
-        self.consumes: tuple[tuple[str, dict[str, Fraction]], ...] = ()
-        self.taints: tuple[DeviceTaint, ...] = ()
-        self.binding_conditions: list[str] | None = None
-        self.binding_failure_conditions: list[str] | None = None
-        self.binds_to_node = False
-        self.node_name = ""
-        self.node_selector: NodeSelector | None = None
-        self.all_nodes = False
+        caps = dev.capacity
+        self.capacity: dict[str, CapacityEntry] = (
+            _capacities(caps, slice_record.driver) if caps else _NO_CAPACITY
+        )
+        self.allow_multi = bool(dev.allow_multiple_allocations)
+        counters = dev.consumes_counters
+        self.consumes: tuple[tuple[str, dict[str, Fraction]], ...] = (
+            tuple((cc.counter_set, {n: c.value.value for n, c in cc.counters.items()}) for cc in counters)
+            if counters
+            else ()
+        )
+        taints = dev.taints
+        self.taints: tuple[DeviceTaint, ...] = tuple(taints) if taints else ()
+        self.binding_conditions: list[str] | None = dev.binding_conditions
+        self.binding_failure_conditions: list[str] | None = dev.binding_failure_conditions
+        self.binds_to_node = bool(dev.binds_to_node)
+        self.node_name = dev.node_name or ""
+        self.node_selector: NodeSelector | None = dev.node_selector
+        self.all_nodes = bool(dev.all_nodes)
         self.cel_input: Any = None  # built lazily, once
         self.class_matches: dict[object, bool | SelectorFailure] = {}  # class identity -> match or failure
         self.request_matches: dict[tuple[str, ...], bool | SelectorFailure] = {}
@@ -189,26 +202,7 @@ def build_slice(model: ResourceSlice) -> SliceRecord:
         ],
         spec=spec,
     )
-    driver = spec.driver
-    for dev in spec.devices or ():
-        device = DeviceRecord(record, dev.name)
-        if dev.attributes:
-            device.raw_attributes = dev.attributes
-        if dev.capacity:
-            device.capacity = _capacities(dev.capacity, driver)
-        device.allow_multi = bool(dev.allow_multiple_allocations)
-        device.consumes = tuple(
-            (cc.counter_set, {n: c.value.value for n, c in cc.counters.items()})
-            for cc in dev.consumes_counters or ()
-        )
-        device.taints = tuple(dev.taints or ())
-        device.binding_conditions = dev.binding_conditions
-        device.binding_failure_conditions = dev.binding_failure_conditions
-        device.binds_to_node = bool(dev.binds_to_node)
-        device.node_name = dev.node_name or ""
-        device.node_selector = dev.node_selector
-        device.all_nodes = bool(dev.all_nodes)
-        record.devices.append(device)
+    record.devices = [DeviceRecord(record, dev) for dev in spec.devices or ()]
     return record
 
 

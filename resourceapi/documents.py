@@ -7,6 +7,7 @@ stream is either parsed whole or rejected whole.
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -30,6 +31,9 @@ class Document:
     obj: dict[str, Any]
     item: int | None = None
     plain: bool = True  # collections are lists and dicts only (not YAML's sets and pairs: yaml_events)
+    # no number reads as NaN or an infinity (known from a JSON text; False when not known): its JSON
+    # encoding's `null`s are then nulls of the object (resourceapi.interning.json_key)
+    finite: bool = False
 
     @property
     def where(self) -> str:
@@ -54,7 +58,7 @@ class Document:
 
 def load_documents(text: str, source: str) -> list[Document]:
     """Parse every object in `text`; `kind: List` (and `*List`) wrappers are flattened into their items."""
-    raw_docs, plain = _parse_stream(text, source)
+    raw_docs, plain, finite = _parse_stream(text, source)
     out: list[Document] = []
     number = 0
     for raw in raw_docs:
@@ -81,20 +85,22 @@ def load_documents(text: str, source: str) -> list[Document]:
                     raise DocumentError(
                         f"{source}: document {number}, items[{i}]: expected an object with 'kind'"
                     )
-                out.append(Document(source, number, item, i, plain))
+                out.append(Document(source, number, item, i, plain, finite))
             continue
-        out.append(Document(source, number, raw, plain=plain))
+        out.append(Document(source, number, raw, plain=plain, finite=finite))
     return out
 
 
-def _parse_stream(text: str, source: str) -> tuple[list[Any], bool]:
+def _parse_stream(text: str, source: str) -> tuple[list[Any], bool, bool]:
     """A stream that starts with `{` is read as concatenated JSON objects first, as kubectl's
     YAMLOrJSONDecoder does (JSON may be indented with tabs, which YAML forbids); anything else, or JSON that
-    fails, as YAML."""
+    fails, as YAML. With the documents: whether their collections are plain (Document.plain) and whether
+    every number is finite (Document.finite: known for JSON; YAML's are not looked at)."""
     json_error: DocumentError | None = None
     if _JSON_START.match(text):
+        numbers = _Numbers()
         try:
-            return _parse_json_stream(text, source), True
+            return _parse_json_stream(text, source, numbers), True, numbers.finite
         except DocumentError as exc:
             json_error = exc
     import yaml
@@ -102,7 +108,8 @@ def _parse_stream(text: str, source: str) -> tuple[list[Any], bool]:
     from resourceapi.yaml_events import TooDeep, load_yaml
 
     try:
-        return load_yaml(text)
+        docs, plain = load_yaml(text)
+        return docs, plain, False
     except yaml.YAMLError as exc:
         if json_error is not None:
             raise json_error from None
@@ -114,11 +121,37 @@ def _parse_stream(text: str, source: str) -> tuple[list[Any], bool]:
         raise DocumentError(f"{source}: not valid YAML or JSON: nested too deeply") from None
 
 
-def _parse_json_stream(text: str, source: str) -> list[Any]:
-    fast = _single_json_document(text)
+_CONSTANTS = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
+
+
+class _Numbers:
+    """`json`'s hooks for the numbers that read as NaN or an infinity (`NaN`, `Infinity`, `-Infinity`, and a
+    float beyond the double range such as `1e400`), read as `json` reads them; `finite` says none was read.
+    A float literal costs a call (Kubernetes objects hold few: their quantities are strings), the other
+    numbers none."""
+
+    def __init__(self) -> None:
+        self.finite = True
+
+    def constant(self, text: str) -> float:
+        self.finite = False
+        return _CONSTANTS[text]  # as json's own table: one object each (a NaN is then equal to itself)
+
+    def real(self, text: str) -> float:
+        value = float(text)
+        if value - value != 0.0:  # an infinity (a literal cannot read as NaN)
+            self.finite = False
+        return value
+
+
+def _parse_json_stream(text: str, source: str, numbers: _Numbers) -> list[Any]:
+    fast = _single_json_document(text, numbers)
     if fast is not None:
         return fast
-    decoder = json.JSONDecoder(object_pairs_hook=_unique_keys)
+    numbers.finite = True  # read again, from the start
+    decoder = json.JSONDecoder(
+        object_pairs_hook=_unique_keys, parse_constant=numbers.constant, parse_float=numbers.real
+    )
     docs: list[Any] = []
     pos, end = 0, len(text)
     while True:
@@ -146,7 +179,7 @@ _JSON_START = re.compile(r"\s*\{")
 _ESCAPED_COLON = re.compile(r"\\u003[aA]")  # a regex: its search skips to each backslash at C speed
 
 
-def _single_json_document(text: str) -> list[Any] | None:
+def _single_json_document(text: str, numbers: _Numbers) -> list[Any] | None:
     """The common case without a Python call per object: `text` is one JSON document, read by `json` without
     the duplicate-refusing hook (that hook is most of the exact reader's cost), and it certainly holds no
     duplicate key; None otherwise, and the exact reader below takes over (its errors and its duplicate-key
@@ -162,7 +195,7 @@ def _single_json_document(text: str) -> list[Any] | None:
     if _ESCAPED_COLON.search(text):
         return None
     try:
-        doc = json.loads(text)
+        doc = json.loads(text, parse_constant=numbers.constant, parse_float=numbers.real)
         colons = _encoded_colons(doc, len(text) > _LARGE)
     except (ValueError, RecursionError, TypeError):
         return None  # not one document, nested too deeply, or not encodable: the exact reader says which

@@ -114,18 +114,20 @@ class _ListPool(_Pool):
         return out
 
 
-def json_key(raw: Any) -> bytes | None:
+def json_key(raw: Any, finite: bool = False) -> bytes | None:
     """The JSON text of a raw value, a key that tells apart every two values a check could tell apart (`1`,
     `1.0` and `true` differ); None when it has none: not JSON (an integer beyond 64 bits, a key that is not a
     string), or holding NaN or an infinity, which orjson writes as `null` (a text with `null` is looked at
-    again for them: a pending pod's status holds `"lastProbeTime": null`)."""
+    again for them: a pending pod's status holds `"lastProbeTime": null`), unless `finite` says the value
+    holds none (resourceapi.documents.Document.finite: its reader saw every number) and holds lists, not
+    tuples."""
     try:
         text = orjson.dumps(raw)
     except (TypeError, orjson.JSONEncodeError):
         return None
     # NaN and the infinities read back as None, so the text is not the value's: compared in C (a walk in
     # Python cost more than the encoding); a tuple, which reads back as a list, is then not shared either
-    return None if b"null" in text and orjson.loads(text) != raw else text
+    return None if not finite and b"null" in text and orjson.loads(text) != raw else text
 
 
 def interned(model: type[BaseModel], whole: bool = False) -> WrapValidator:

@@ -445,3 +445,21 @@ def test_a_device_attribute_of_the_wrong_type_is_an_input_error(
     raw["spec"]["devices"][0]["attributes"]["index"] = value
     err = _refused(tmp_path, capsys, raw)
     assert err.endswith(f'ResourceSlice "n1-gpu.nvidia.com": {expected}')
+
+
+@pytest.mark.parametrize("number", ["NaN", "Infinity", "-Infinity", "1e400"])
+def test_a_json_number_that_reads_as_nan_or_infinity_is_not_taken_for_a_null(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], number: str
+) -> None:
+    # orjson writes NaN and the infinities as `null`, so a JSON text whose reader saw one keys its pods'
+    # specs with the read-back check (resourceapi.documents.Document.finite): pod b is checked on its own
+    a, b = _replica("a", activeDeadlineSeconds=None), _replica("b", activeDeadlineSeconds=None)
+    field = '"activeDeadlineSeconds": '
+    pods = tmp_path / "p.json"
+    pods.write_text(json.dumps(a) + "\n" + json.dumps(b).replace(field + "null", field + number))
+    code, out, err = run_simulate(capsys, "-f", _base(tmp_path), "-f", str(pods))
+    assert code == 2 and out == ""
+    assert err.strip().endswith(
+        f'{pods}: document 2: Pod "default/b": spec.activeDeadlineSeconds: Invalid value: "number": '
+        "must be of type integer"
+    )

@@ -64,6 +64,25 @@ def test_json_document() -> None:
     assert (doc.kind, doc.name) == ("DeviceClass", "j")
 
 
+@pytest.mark.parametrize(
+    ("text", "finite"),
+    [
+        ('{"kind": "A", "x": 1.5, "y": 1e308, "z": null}', True),
+        ('{"kind": "A", "x": NaN}', False),
+        ('{"kind": "A", "x": Infinity}', False),
+        ('{"kind": "A", "x": -Infinity}', False),
+        ('{"kind": "A", "x": 1e400}', False),  # beyond the double range: json reads an infinity
+        ('{"kind": "A"}\n{"kind": "B", "x": -1e999}', False),  # the stream's documents together
+        ('{"kind": "A", "x": 1e400, "n": 123456789012345678901234567890}', False),  # the exact reader's
+        ('{"kind": "A", "x": 1.5, "n": 123456789012345678901234567890}', True),
+        ('{"kind": "A"}\n{"kind": "B", "x": 2e9}', True),
+        ("kind: A\nx: 1\n", False),  # YAML's numbers are not looked at
+    ],
+)
+def test_a_json_reader_says_whether_every_number_is_finite(text: str, finite: bool) -> None:
+    assert {d.finite for d in load_documents(text, "f.json")} == {finite}
+
+
 def test_json_indented_with_tabs_loads_as_kubectl_does() -> None:
     text = '{\n\t"kind": "DeviceClass",\n\t"metadata": {\n\t\t"name": "t"\n\t}\n}\n'
     assert [d.name for d in load_documents(text, "t.json")] == ["t"]

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 import pytest
@@ -17,9 +18,9 @@ from resourceapi.documents import DocumentError, load_documents
 def exact(text: str) -> list[Any]:
     """The exact reader alone (the fast path switched off)."""
     original = documents._single_json_document
-    documents._single_json_document = lambda _text: None  # type: ignore[assignment]
+    documents._single_json_document = lambda _text, _numbers: None  # type: ignore[assignment]
     try:
-        return [d.obj for d in load_documents(text, "x.json")]
+        return [(d.obj, d.finite) for d in load_documents(text, "x.json")]
     finally:
         documents._single_json_document = original  # type: ignore[assignment]
 
@@ -32,7 +33,7 @@ def outcome(load: Any, text: str) -> tuple[str, Any]:
 
 
 def fast_or_exact(text: str) -> list[Any]:
-    return [d.obj for d in load_documents(text, "x.json")]
+    return [(d.obj, d.finite) for d in load_documents(text, "x.json")]
 
 
 @pytest.mark.parametrize(
@@ -109,10 +110,10 @@ def test_a_kubectl_dump_takes_the_fast_path() -> None:
         ],
     }
     text = json.dumps(dump, indent=4)
-    assert documents._single_json_document(text) == [dump]
+    assert documents._single_json_document(text, documents._Numbers()) == [dump]
     # Go's encoder (kubectl -o json) escapes <, > and & in strings
     go_style = text.replace(">", "\\u003e").replace("<", "\\u003c").replace("&", "\\u0026")
-    assert documents._single_json_document(go_style) == [dump]
+    assert documents._single_json_document(go_style, documents._Numbers()) == [dump]
 
 
 keys = st.sampled_from(["a", "b", "kind", 'a"', "a\\", "x:y", " ", ""])
@@ -157,7 +158,9 @@ def test_every_number_is_read_as_json_reads_it(number: str) -> None:
     fast, slow = outcome(fast_or_exact, text), outcome(exact, text)
     assert fast == slow
     if fast[0] == "ok":
-        assert repr(fast[1][0]["n"]) == repr(slow[1][0]["n"])  # -0.0 and 0.0 compare equal
+        ((obj, finite),) = fast[1]
+        assert repr(obj["n"]) == repr(slow[1][0][0]["n"]) == repr(json.loads(text)["n"])  # -0.0 == 0.0
+        assert finite == math.isfinite(json.loads(text)["n"])
 
 
 @settings(max_examples=200, deadline=None)
