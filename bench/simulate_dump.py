@@ -506,7 +506,7 @@ def measure_checks(path: Path) -> dict[str, float]:
     rows = []
     for d in docs:
         model = KINDS[d.kind][1]
-        parts = _shared_parts(d.kind, d.obj, d.finite and d.plain)
+        parts = _shared_parts(d.kind, d.obj, d.finite)
         rows.append((d, parts, _validate(model, d.kind, d.obj, parts)))
 
     def checks() -> None:

@@ -31,8 +31,9 @@ class Document:
     obj: dict[str, Any]
     item: int | None = None
     plain: bool = True  # collections are lists and dicts only (not YAML's sets and pairs: yaml_events)
-    # no number reads as NaN or an infinity (known from a JSON text; False when not known): its JSON
-    # encoding's `null`s are then nulls of the object (resourceapi.interning.json_key)
+    # read from a JSON text in which no number reads as NaN or an infinity (so lists and dicts only, too);
+    # False when not known: the object's JSON encoding then has a `null` only where the object has one
+    # (resourceapi.interning.json_key)
     finite: bool = False
 
     @property
@@ -139,7 +140,7 @@ class _Numbers:
 
     def real(self, text: str) -> float:
         value = float(text)
-        if value - value != 0.0:  # an infinity (a literal cannot read as NaN)
+        if math.isinf(value):  # a literal cannot read as NaN
             self.finite = False
         return value
 

@@ -137,9 +137,9 @@ def interned(model: type[BaseModel], whole: bool = False) -> WrapValidator:
 
 
 def _raw_objects(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-    """A map of string to object, its objects kept as they are (no model, no copy: the map is copied, the
-    model's own, its values are the input's); anything else goes to the plain `dict[str, dict[str, Any]]`
-    validator, whose errors and locations are the answer."""
+    """A map of string to object, its objects kept as they are (no model per object: the map is a copy, the
+    model's own, and its values are the input's objects); anything else goes to the plain
+    `dict[str, dict[str, Any]]` validator, whose errors and locations are the answer."""
     if value.__class__ is dict and set(map(type, value)) <= _STR and set(map(type, value.values())) <= _DICT:
         return dict(value)
     return handler(value)

@@ -132,7 +132,7 @@ def load_inputs(docs: Sequence[Document], warn_unknown: bool = True, seed: int |
                 f"{where}: {_label(kind, doc.obj)}: apiVersion {doc.api_version!r} is not supported "
                 f"(use {api_version})"
             )
-        parts = _shared_parts(kind, doc.obj, doc.finite and doc.plain)
+        parts = _shared_parts(kind, doc.obj, doc.finite)
         known = known_kind(api_version, kind)
         report = check_fields(api_version, kind, doc.obj, parts, doc.plain) if known else None
         if report is not None and report.unknown and warn_unknown:
@@ -195,7 +195,7 @@ _shared: dict[tuple[str, str, bytes], BaseModel] = {}
 
 def _shared_parts(kind: str, raw: dict[str, Any], finite: bool = False) -> dict[str, bytes] | None:
     """The JSON text of each of the object's repeated parts (resourceapi.interning.json_key), None if none;
-    `finite`: the object holds finite numbers and plain lists and dicts only (a JSON document's)."""
+    `finite`: the object holds finite numbers and lists and dicts only (resourceapi.documents.Document)."""
     names = SHARED_PARTS.get(kind)
     if names is None:
         return None
