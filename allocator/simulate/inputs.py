@@ -399,3 +399,44 @@ def scheduling_pod(inputs: Inputs, pod: Pod) -> Pod:
         if name is not None:
             resolved.append(PodResourceClaim(name=entry, resource_claim_name=name))
     return pod.model_copy(update={"spec": pod.spec.model_copy(update={"resource_claims": resolved})})
+
+
+@dataclass(frozen=True)
+class ObjectProblem:
+    """Why simulate's input checks refuse one object, staged as the API server refuses it: `decode` (the
+    request body cannot become the object: an unknown field under strict field validation, a wrong JSON type,
+    a bad quantity; HTTP 400) or `validate` (a validation rule; HTTP 422 with this cause)."""
+
+    stage: str
+    path: str
+    message: str
+
+
+DECODE, VALIDATE = "decode", "validate"
+
+
+def check_object(kind: str, raw: dict[str, Any], strict: bool = True) -> list[ObjectProblem]:
+    """Simulate's per-object input checks (`load_inputs`, in its order) on one raw object of a kind simulate
+    reads, as a library entry: the unknown fields (each a problem when `strict`), then the first wrong type
+    or missing required field, then the first within-object rule (objectchecks). [] when simulate accepts
+    the object. References between objects are not checked here (they need the whole input)."""
+    if kind not in KINDS:
+        raise ValueError(f"simulate does not read {kind}")
+    api_version, model = KINDS[kind]
+    report = check_fields(api_version, kind, raw) if known_kind(api_version, kind) else None
+    if report is not None:
+        if strict and report.unknown:
+            return [ObjectProblem(DECODE, p, f'unknown field "{p}"') for p in report.unknown]
+        if report.problem is not None:
+            stage = VALIDATE if report.problem.message.startswith("Required value") else DECODE
+            return [ObjectProblem(stage, report.problem.path, report.problem.message)]
+    try:
+        obj = model.model_validate(raw)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        stage = VALIDATE if err["type"] == "missing" else DECODE
+        return [ObjectProblem(stage, field_path(model, err["loc"]), error_message(err))]
+    if not getattr(obj, "metadata").name:  # noqa: B009 - every model here has metadata
+        return [ObjectProblem(VALIDATE, "metadata.name", "Required value: name or generateName is required")]
+    problem = object_problem(obj, raw)
+    return [] if problem is None else [ObjectProblem(VALIDATE, problem[0], problem[1])]

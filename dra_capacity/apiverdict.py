@@ -1,0 +1,122 @@
+"""What dra-capacity says the API server answers to a create, as a library entry: the verdict, the HTTP code
+(201, 400 for a body the server cannot decode, 422 with causes for a validation rule) and every cause.
+
+Two checkers stand behind it, the ones the commands use (no copy of either here):
+
+* DeviceClasses: `dra-capacity validate` (the webhook's mutation + validation, every rule an error), after
+  strict decoding's unknown-field check (`validate --strict`). Only native causes count: the KEP-6406 field
+  and its annotation carrier are dra-capacity's own rules, which the API server has nothing to say about.
+* ResourceClaims, ResourceClaimTemplates and ResourceSlices: simulate's per-object input checks
+  (`allocator.simulate.inputs.check_object`), which report the first problem only.
+
+The differential harness (tests/differential/) compares these verdicts with a real kube-apiserver's.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from allocator.simulate.inputs import DECODE, check_object
+from dra_capacity.validate_cmd import evaluate, unknown_fields
+from resourceapi.apischema import check_fields
+from resourceapi.documents import Document
+from resourceapi.field import ErrorType
+from resourceapi.gates import FeatureGates
+from webhook.admission import DeviceClassAdmission
+from webhook.native_rules import NativeRules
+
+CREATED, BAD_REQUEST, INVALID = 201, 400, 422
+DEVICE_CLASS = "DeviceClass"
+SIMULATE_KINDS = ("ResourceClaim", "ResourceClaimTemplate", "ResourceSlice")
+_REASONS = sorted(((t.text, t.cause_type) for t in ErrorType if t is not ErrorType.TYPE_INVALID), reverse=True)
+
+
+@dataclass(frozen=True)
+class Cause:
+    """One StatusCause: `field` path, `reason` (FieldValueInvalid ...) and `message` (without the field)."""
+
+    field: str
+    reason: str
+    message: str
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """An answer to a create: allowed (`code` 201), refused undecoded (400, `message`, no causes) or invalid
+    (422, `causes` in order)."""
+
+    allowed: bool
+    code: int
+    causes: tuple[Cause, ...] = ()
+    message: str = ""
+
+
+ACCEPTED = Verdict(True, CREATED)
+
+
+def decode_message(kind: str, version: str, detail: str) -> str:
+    """The 400 message of a body the API server cannot decode into the kind (apimachinery's serializer)."""
+    return f"{kind} in version {json.dumps(version)} cannot be handled as a {kind}: {detail}"
+
+
+def strict_message(kind: str, version: str, unknown: list[str]) -> str:
+    """Strict field validation's 400 message for unknown fields, in the order they appear."""
+    fields = ", ".join(f'unknown field "{path}"' for path in unknown)
+    return decode_message(kind, version, f"strict decoding error: {fields}")
+
+
+def reason_of(message: str) -> str:
+    """The StatusCause reason of a field error's text (`Invalid value: ...` -> FieldValueInvalid)."""
+    for text, cause_type in _REASONS:
+        if message.startswith(text):
+            return cause_type
+    return ErrorType.INVALID.cause_type
+
+
+class Judge:
+    """Verdicts for many objects of one served cluster (its feature gates), sharing one CEL cache."""
+
+    def __init__(self, gates: FeatureGates | None = None) -> None:
+        self.gates = gates or FeatureGates.defaults()
+        self.admission = DeviceClassAdmission(self.gates, NativeRules.DENY)
+        self._number = 0
+
+    def judge(self, obj: dict[str, object]) -> Verdict:
+        """The verdict on creating `obj` (a DeviceClass or a kind simulate checks)."""
+        kind = obj.get("kind")
+        if kind == DEVICE_CLASS:
+            return self.device_class(obj)
+        if kind in SIMULATE_KINDS:
+            return simulate_object(str(kind), obj)
+        raise ValueError(f"no checker for kind {kind!r}")
+
+    def device_class(self, obj: dict[str, object]) -> Verdict:
+        self._number += 1
+        doc = Document("differential", self._number, obj)
+        version = doc.api_version.rpartition("/")[2]
+        unknown = unknown_fields(doc)
+        if unknown:
+            return Verdict(False, BAD_REQUEST, (), strict_message(DEVICE_CLASS, version, unknown))
+        problem = check_fields(doc.api_version, DEVICE_CLASS, obj).problem
+        if problem is not None and not problem.message.startswith("Required value"):
+            detail = f"{problem.path}: {problem.message}"
+            return Verdict(False, BAD_REQUEST, (), decode_message(DEVICE_CLASS, version, detail))
+        result = evaluate(self.admission, doc, None, self._number, self.gates)
+        causes = tuple(Cause(c["field"], c["type"], c["message"]) for c in result.causes() if c["native"])
+        return Verdict(False, INVALID, causes) if causes else ACCEPTED
+
+
+def simulate_object(kind: str, obj: dict[str, object]) -> Verdict:
+    """Simulate's input checks on one object, as the API server's answer would read."""
+    problems = check_object(kind, dict(obj))
+    if not problems:
+        return ACCEPTED
+    version = str(obj.get("apiVersion", "")).rpartition("/")[2]
+    if problems[0].stage == DECODE:
+        unknown = [p.path for p in problems if p.message == f'unknown field "{p.path}"']
+        if unknown:
+            return Verdict(False, BAD_REQUEST, (), strict_message(kind, version, unknown))
+        first = problems[0]
+        return Verdict(False, BAD_REQUEST, (), decode_message(kind, version, f"{first.path}: {first.message}"))
+    return Verdict(False, INVALID, tuple(Cause(p.path, reason_of(p.message), p.message) for p in problems))

@@ -1,0 +1,99 @@
+"""What the real kube-apiserver answers: a dry-run create (`dryRun=All`, `fieldValidation=Strict`) per object,
+through the real `kubernetes` client, kept as a `Verdict` (dra_capacity/apiverdict.py) to compare with ours."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from kubernetes import client as k8s
+
+from dra_capacity.apiverdict import CREATED, Cause, Verdict
+
+NAMESPACE = "differential"
+_PLURALS = {
+    "DeviceClass": "deviceclasses",
+    "ResourceClaim": "resourceclaims",
+    "ResourceClaimTemplate": "resourceclaimtemplates",
+    "ResourceSlice": "resourceslices",
+}
+_NAMESPACED = frozenset({"ResourceClaim", "ResourceClaimTemplate"})
+DRY_RUN = [("dryRun", "All"), ("fieldValidation", "Strict")]
+
+
+def collection_path(obj: dict[str, Any], namespace: str = NAMESPACE) -> str:
+    """The URL path to POST `obj` to (its apiVersion and kind; namespaced kinds in `namespace`)."""
+    api_version = obj.get("apiVersion")
+    kind = obj.get("kind")
+    if not isinstance(api_version, str) or kind not in _PLURALS:
+        raise ValueError(f"cannot send {api_version}/{kind}")
+    group_version = api_version if "/" in api_version else f"core/{api_version}"
+    base = f"/apis/{group_version}"
+    if kind in _NAMESPACED:
+        base += f"/namespaces/{namespace}"
+    return f"{base}/{_PLURALS[str(kind)]}"
+
+
+def verdict_of(status: int, body: bytes) -> Verdict:
+    """The server's answer as a Verdict: 2xx allowed; otherwise the Status' code, causes and message."""
+    if 200 <= status < 300:
+        return Verdict(True, CREATED)
+    try:
+        doc = json.loads(body)
+    except ValueError:
+        return Verdict(False, status, (), body.decode("utf-8", "replace"))
+    details = doc.get("details") or {}
+    causes = tuple(
+        Cause(c.get("field", ""), c.get("reason", ""), c.get("message", "")) for c in details.get("causes") or []
+    )
+    return Verdict(False, int(doc.get("code") or status), causes, doc.get("message", ""))
+
+
+class Server:
+    """Dry-run creates against one API server, from a few threads (each with its own connection pool)."""
+
+    def __init__(self, configuration: k8s.Configuration, workers: int = 4) -> None:
+        self.configuration = configuration
+        self.workers = workers
+        self._local = threading.local()
+
+    def _api(self) -> k8s.ApiClient:
+        api = getattr(self._local, "api", None)
+        if api is None:
+            api = self._local.api = k8s.ApiClient(self.configuration)
+        return api
+
+    def request(
+        self, method: str, path: str, body: Any = None, query: list[tuple[str, str]] | None = None
+    ) -> tuple[int, bytes]:
+        """One request with a JSON body; the status and the raw response body (errors are answers here)."""
+        api = self._api()
+        params = api.param_serialize(
+            method,
+            path,
+            query_params=query or [],
+            header_params={"Content-Type": "application/json", "Accept": "application/json"},
+            body=body,
+            auth_settings=["BearerToken"],
+        )
+        response = api.call_api(*params, _request_timeout=60)
+        return int(response.status), bytes(response.read())
+
+    def ensure_namespace(self, name: str = NAMESPACE) -> None:
+        body = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
+        status, text = self.request("POST", "/api/v1/namespaces", body)
+        if status not in (201, 409):
+            raise RuntimeError(f"creating namespace {name}: {status} {text[:200]!r}")
+
+    def dry_run(self, obj: dict[str, Any]) -> Verdict:
+        """Create `obj` with dryRun=All and fieldValidation=Strict; nothing is stored."""
+        status, body = self.request("POST", collection_path(obj), obj, DRY_RUN)
+        return verdict_of(status, body)
+
+    def dry_run_many(self, objs: Iterable[dict[str, Any]]) -> Iterator[Verdict]:
+        """`dry_run` for each object, in order, `workers` at a time."""
+        with ThreadPoolExecutor(self.workers) as pool:
+            yield from pool.map(self.dry_run, objs)
