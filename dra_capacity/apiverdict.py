@@ -29,7 +29,9 @@ from webhook.native_rules import NativeRules
 CREATED, BAD_REQUEST, INVALID = 201, 400, 422
 DEVICE_CLASS = "DeviceClass"
 SIMULATE_KINDS = ("ResourceClaim", "ResourceClaimTemplate", "ResourceSlice")
-_REASONS = sorted(((t.text, t.cause_type) for t in ErrorType if t is not ErrorType.TYPE_INVALID), reverse=True)
+_REASONS = sorted(
+    ((t.text, t.cause_type) for t in ErrorType if t is not ErrorType.TYPE_INVALID), reverse=True
+)
 
 
 @dataclass(frozen=True)
@@ -118,5 +120,7 @@ def simulate_object(kind: str, obj: dict[str, object]) -> Verdict:
         if unknown:
             return Verdict(False, BAD_REQUEST, (), strict_message(kind, version, unknown))
         first = problems[0]
-        return Verdict(False, BAD_REQUEST, (), decode_message(kind, version, f"{first.path}: {first.message}"))
+        return Verdict(
+            False, BAD_REQUEST, (), decode_message(kind, version, f"{first.path}: {first.message}")
+        )
     return Verdict(False, INVALID, tuple(Cause(p.path, reason_of(p.message), p.message) for p in problems))

@@ -13,7 +13,7 @@ import random
 import re
 import secrets
 
-from resourceapi.field import FieldError, Path, invalid, required, too_long
+from resourceapi.field import OMIT, ErrorType, FieldError, Path, invalid, required, too_long
 
 DNS1123_LABEL_MAX_LENGTH = 63
 DNS1123_SUBDOMAIN_MAX_LENGTH = 253
@@ -224,6 +224,49 @@ def validate_extended_resource_name(name: str, path: Path) -> list[FieldError]:
     if is_extended_resource_name(name):
         return []
     return [invalid(path, name, EXTENDED_RESOURCE_NAME_DETAIL)]
+
+
+EXTENDED_RESOURCE_NAME_NO_DOMAIN = "a name must be a domain-prefixed path, such as 'example.com/my-prop'"
+EXTENDED_RESOURCE_NAME_NATIVE = 'must not have "kubernetes.io/" domain'
+EXTENDED_RESOURCE_NAME_REQUESTS = 'must not have "requests." prefix'
+
+
+def extended_resource_name_messages(name: str) -> list[str]:
+    """The declarative format `k8s-extended-resource-name` (DeviceClass `spec.extendedResourceName`, 1.37):
+    every reason `is_extended_resource_name` would say no, as measured against kube-apiserver v1.37.2
+    (tests/differential): no domain, or a `kubernetes.io/` domain; a `requests.` prefix; then the qualified
+    name checks of `requests.<name>`."""
+    errs: list[str] = []
+    if "/" not in name:
+        errs.append(EXTENDED_RESOURCE_NAME_NO_DOMAIN)
+    elif RESOURCE_DEFAULT_NAMESPACE_PREFIX in name:
+        errs.append(EXTENDED_RESOURCE_NAME_NATIVE)
+    if name.startswith(DEFAULT_RESOURCE_REQUESTS_PREFIX):
+        errs.append(EXTENDED_RESOURCE_NAME_REQUESTS)
+    errs.extend(is_qualified_name(DEFAULT_RESOURCE_REQUESTS_PREFIX + name))
+    return errs
+
+
+DNS1123_SUBDOMAIN_CASELESS_ERR_MSG = (
+    "an RFC 1123 subdomain must consist of alphanumeric characters, '-' or '.', "
+    "and must start and end with an alphanumeric character"
+)
+
+
+def validate_opaque_driver_name(name: str, path: Path) -> list[FieldError]:
+    """An opaque configuration's `driver` under 1.37's declarative validation (format
+    `k8s-long-name-caseless`, max length 63), as kube-apiserver v1.37.2 reports it: Required when empty, else
+    the case-insensitive subdomain check, then Too long in characters."""
+    if not name:
+        return [required(path, "")]
+    errs: list[FieldError] = []
+    if not _DNS1123_SUBDOMAIN_RE.fullmatch(name.lower()):
+        message = regex_error(DNS1123_SUBDOMAIN_CASELESS_ERR_MSG, DNS1123_SUBDOMAIN_FMT, "Example.com")
+        errs.append(invalid(path, name, message))
+    if _go_len(name) > DRIVER_NAME_MAX_LENGTH:
+        detail = f"may not be more than {DRIVER_NAME_MAX_LENGTH} characters"
+        errs.append(FieldError(ErrorType.TOO_LONG, str(path), OMIT, detail))
+    return errs
 
 
 def generated_name_base(prefix: str) -> str:

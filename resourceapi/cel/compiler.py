@@ -137,6 +137,8 @@ def translate_compile_error(raw: str, source: str, parsed: Any = None) -> str:
             ln, col = int(m.group(1)), int(m.group(2))
             msg = _translate_message(m.group(3), source_lines, ln, col, parsed)
             snippet = _snippet(source_lines[ln - 1], col - 1) if 1 <= ln <= len(source_lines) else ""
+            if not source:  # cel-go places an empty input's error at column 0, and has no line to show
+                col, snippet = 0, ""
             out.append(f"ERROR: <input>:{ln}:{col}: {msg}{snippet}")
         elif not out:
             out.append(line)

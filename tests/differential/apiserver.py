@@ -2,8 +2,8 @@
 Kubernetes 1.37's default feature gates, a static token in `system:masters`.
 
 The binaries come from `scripts/controlplane.py` (`~/.cache/dra-capacity/controlplane/<version>/`, or
-`$DRA_CAPACITY_CONTROLPLANE_DIR`). `ControlPlane` starts both in a temporary directory and stops them (by their
-own process ids) on `stop()`; `client()` is a `kubernetes` ApiClient for it.
+`$DRA_CAPACITY_CONTROLPLANE_DIR`). `ControlPlane` starts both in a temporary directory and stops them (by
+their own process ids) on `stop()`; `client()` is a `kubernetes` ApiClient for it.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ def bin_dir() -> Path:
 
 
 def available() -> str:
-    """"" when etcd and kube-apiserver are built, else what is missing."""
+    """ "" when etcd and kube-apiserver are built, else what is missing."""
     missing = [name for name in ("etcd", "kube-apiserver") if not (bin_dir() / name).is_file()]
     return f"missing {', '.join(missing)} in {bin_dir()} (run `make controlplane`)" if missing else ""
 

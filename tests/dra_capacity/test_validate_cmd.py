@@ -81,7 +81,8 @@ def test_several_causes_are_printed_as_a_list(tmp_path: Path, capsys: pytest.Cap
     assert capsys.readouterr().err == (
         'The DeviceClass "bad-two" is invalid: \n'
         "* spec.selectors[0].cel: Required value\n"
-        '* spec.extendedResourceName: Invalid value: "example.com": must be a valid extended resource name\n'
+        '* spec.extendedResourceName: Invalid value: "example.com": a name must be a domain-prefixed path, '
+        "such as 'example.com/my-prop'\n"
         + native_note(path, "bad-two", "spec.selectors[0].cel, spec.extendedResourceName", document=1)
     )
 

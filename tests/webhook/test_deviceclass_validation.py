@@ -20,6 +20,12 @@ DNS1123_SUBDOMAIN = (
     "start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is "
     "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
 )
+DNS1123_SUBDOMAIN_CASELESS = (
+    "an RFC 1123 subdomain must consist of alphanumeric characters, '-' or '.', and must start and end with "
+    "an alphanumeric character (e.g. 'Example.com', regex used for validation is "
+    "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
+)
+NO_DOMAIN = "a name must be a domain-prefixed path, such as 'example.com/my-prop'"
 NO_SUCH_VAR = "compilation failed: ERROR: <input>:1:1: undeclared reference to 'noSuchVar'"
 MAX = 10 * 1024
 
@@ -147,13 +153,13 @@ CREATE_CASES: dict[str, tuple[dict[str, Any], list[str]]] = {
     "good-extended-resource-name": (device_class(extendedResourceName="example.com/gpu"), []),
     "bad-extended-resource-name": (
         device_class(extendedResourceName="example.com"),
-        ['spec.extendedResourceName: Invalid value: "example.com": must be a valid extended resource name'],
+        [f'spec.extendedResourceName: Invalid value: "example.com": {NO_DOMAIN}'],
     ),
     "implicit-extended-resource-name-is-rejected": (
         device_class(extendedResourceName="deviceclass.resource.kubernetes.io/foo"),
         [
             'spec.extendedResourceName: Invalid value: "deviceclass.resource.kubernetes.io/foo": '
-            "must be a valid extended resource name"
+            'must not have "kubernetes.io/" domain'
         ],
     ),
     "too-many-selectors": (
@@ -180,12 +186,13 @@ CREATE_CASES: dict[str, tuple[dict[str, Any], list[str]]] = {
             )
         ),
         [
-            "spec.config[1].opaque.driver: Required value",
             "spec.config[1].opaque.parameters: Required value",
             'spec.config[2].opaque.parameters: Invalid value: "<value omitted>": must be a valid JSON object',
             "spec.config[3].opaque.parameters: Required value",
             "spec.config[4].opaque: Required value",
             "spec.config[6].opaque.parameters: Too long: may not be more than 10240 bytes",
+            # 1.37 validates the driver declaratively: reported after every handwritten error
+            "spec.config[1].opaque.driver: Required value",
         ],
     ),
     "driver-uppercase-is-lowercased-first": (
@@ -194,11 +201,11 @@ CREATE_CASES: dict[str, tuple[dict[str, Any], list[str]]] = {
     ),
     "driver-too-long": (
         device_class(config=[config("a" * 64, parameters={})]),
-        ["spec.config[0].opaque.driver: Too long: may not be more than 63 bytes"],
+        ["spec.config[0].opaque.driver: Too long: may not be more than 63 characters"],
     ),
     "driver-not-dns": (
         device_class(config=[config("-gpu", parameters={})]),
-        [f'spec.config[0].opaque.driver: Invalid value: "-gpu": {DNS1123_SUBDOMAIN}'],
+        [f'spec.config[0].opaque.driver: Invalid value: "-gpu": {DNS1123_SUBDOMAIN_CASELESS}'],
     ),
     "expression-too-long-is-not-compiled": (
         device_class(selectors=[{"cel": {"expression": "x" * (MAX + 1)}}]),
@@ -213,11 +220,11 @@ CREATE_CASES: dict[str, tuple[dict[str, Any], list[str]]] = {
             **device_class("Bad_Name", selectors=[{}], config=[{}], extendedResourceName="x"),
             "metadata": {"name": "Bad_Name", "namespace": "ns"},
         },
-        [
-            f'metadata.name: Invalid value: "Bad_Name": {DNS1123_SUBDOMAIN}',
+        [  # kube-apiserver 1.37's order: the handwritten rules, then the declarative ones
             "spec.selectors[0].cel: Required value",
             "spec.config[0].opaque: Required value",
-            'spec.extendedResourceName: Invalid value: "x": must be a valid extended resource name',
+            f'metadata.name: Invalid value: "Bad_Name": {DNS1123_SUBDOMAIN}',
+            f'spec.extendedResourceName: Invalid value: "x": {NO_DOMAIN}',
         ],
     ),
     "wrong-json-types-are-type-invalid": (
@@ -225,8 +232,8 @@ CREATE_CASES: dict[str, tuple[dict[str, Any], list[str]]] = {
         [
             'metadata: Invalid value: "string": must be of type object',
             "metadata.name: Required value: name or generateName is required",
-            'spec.selectors: Invalid value: "string": must be of type array',
             'spec.config[0].opaque: Invalid value: "array": must be of type object',
+            'spec.selectors: Invalid value: "string": must be of type array',
         ],
     ),
     "kep-field-errors-follow-upstream-errors": (
@@ -238,7 +245,7 @@ CREATE_CASES: dict[str, tuple[dict[str, Any], list[str]]] = {
         ),
         [
             "spec.selectors[0].cel: Required value",
-            'spec.extendedResourceName: Invalid value: "x": must be a valid extended resource name',
+            f'spec.extendedResourceName: Invalid value: "x": {NO_DOMAIN}',
             'spec.extendedResourceCapacityRequests.requests[shares]: Invalid value: "0": '
             "must be greater than zero",
         ],
@@ -412,7 +419,7 @@ UPDATE_CASES: dict[str, tuple[dict[str, Any], dict[str, Any], list[str]]] = {
     "changed-invalid-extended-resource-name": (
         device_class(extendedResourceName="example.com/gpu"),
         device_class(extendedResourceName="example.com"),
-        ['spec.extendedResourceName: Invalid value: "example.com": must be a valid extended resource name'],
+        [f'spec.extendedResourceName: Invalid value: "example.com": {NO_DOMAIN}'],
     ),
 }
 

@@ -1,0 +1,154 @@
+"""Comparing our verdict with the real API server's, and naming each disagreement by a key that
+docs/divergences.md can list.
+
+A key is `Kind|category|field|reason`, the field with indices and map keys as `[*]`:
+
+* `we-deny` / `we-allow`: the verdicts differ (we refuse what the server accepts / the reverse); the field and
+  reason are those of the first cause of the side that refuses (`-` for a 400).
+* `code`: both refuse, with different HTTP codes.
+* `cause-missing` / `cause-extra`: a (field, reason) the server gives and we do not / we give and it does not.
+* `message`: a cause matched by field and reason, or a 400, whose messages differ; CEL messages equal once
+  their type text is masked are not disagreements but counted as `cel-type-text` (DESIGN, "CEL messages").
+* `order`: the same causes in another order.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from dra_capacity.apiverdict import Cause, Verdict
+
+_INDEX = re.compile(r"\[[^\]]*\]")
+# The type text cel-cpp and cel-go render differently: overload argument lists and type names in quotes.
+_CEL_TYPES = re.compile(r"(applied to |type |found |expected )'[^'\n]*'")
+DIVERGENCES = Path(__file__).resolve().parents[2] / "docs" / "divergences.md"
+_LISTED = re.compile(r"differential-key: `([^`]+)`")
+
+
+def generic(path: str) -> str:
+    """`spec.selectors[3].cel` -> `spec.selectors[*].cel`."""
+    return _INDEX.sub("[*]", path)
+
+
+def cel_masked(message: str) -> str:
+    return _CEL_TYPES.sub(r"\1'…'", message)
+
+
+@dataclass(frozen=True)
+class Disagreement:
+    key: str
+    detail: str
+
+
+@dataclass
+class Comparison:
+    """The disagreements found on one object, and the CEL type-text differences (allowed, counted)."""
+
+    disagreements: list[Disagreement] = field(default_factory=list)
+    cel_type_text: int = 0
+
+    @property
+    def verdict(self) -> bool:
+        """Whether the verdicts themselves differ."""
+        return any(d.key.split("|")[1] in ("we-deny", "we-allow") for d in self.disagreements)
+
+
+def _key(kind: str, category: str, path: str, reason: str) -> str:
+    return f"{kind}|{category}|{generic(path) or '-'}|{reason or '-'}"
+
+
+def _first(verdict: Verdict) -> tuple[str, str]:
+    if verdict.causes:
+        return verdict.causes[0].field, verdict.causes[0].reason
+    return "-", str(verdict.code)
+
+
+def compare(kind: str, ours: Verdict, theirs: Verdict) -> Comparison:
+    out = Comparison()
+    add = out.disagreements.append
+    if ours.allowed != theirs.allowed:
+        category = "we-deny" if theirs.allowed else "we-allow"
+        path, reason = _first(ours if theirs.allowed else theirs)
+        detail = f"ours {_brief(ours)}; server {_brief(theirs)}"
+        add(Disagreement(_key(kind, category, path, reason), detail))
+        return out
+    if ours.allowed:
+        return out
+    if ours.code != theirs.code:
+        add(
+            Disagreement(_key(kind, "code", *_first(theirs)), f"ours {_brief(ours)}; server {_brief(theirs)}")
+        )
+        return out
+    if not theirs.causes and not ours.causes:
+        if ours.message != theirs.message:
+            add(
+                Disagreement(
+                    _key(kind, "message", "-", str(theirs.code)), f"{ours.message!r} != {theirs.message!r}"
+                )
+            )
+        return out
+    mine = Counter((c.field, c.reason) for c in ours.causes)
+    server = Counter((c.field, c.reason) for c in theirs.causes)
+    for (path, reason), n in (server - mine).items():
+        texts = [c.message for c in theirs.causes if (c.field, c.reason) == (path, reason)]
+        add(Disagreement(_key(kind, "cause-missing", path, reason), f"x{n} {path}: {texts[0]}"))
+    for (path, reason), n in (mine - server).items():
+        texts = [c.message for c in ours.causes if (c.field, c.reason) == (path, reason)]
+        add(Disagreement(_key(kind, "cause-extra", path, reason), f"x{n} {path}: {texts[0]}"))
+    pairs = _matched(ours.causes, theirs.causes)
+    for a, b in pairs:
+        if a.message == b.message:
+            continue
+        if cel_masked(a.message) == cel_masked(b.message):
+            out.cel_type_text += 1
+            continue
+        add(
+            Disagreement(
+                _key(kind, "message", b.field, b.reason), f"{b.field}: ours {a.message!r} != {b.message!r}"
+            )
+        )
+    if not out.disagreements and [(c.field, c.reason) for c in ours.causes] != [
+        (c.field, c.reason) for c in theirs.causes
+    ]:
+        add(Disagreement(_key(kind, "order", "-", "-"), f"ours {_fields(ours)}; server {_fields(theirs)}"))
+    return out
+
+
+def _matched(ours: Iterable[Cause], theirs: Iterable[Cause]) -> list[tuple[Cause, Cause]]:
+    """Causes paired by (field, reason), in order within each pair's group."""
+    pending: dict[tuple[str, str], list[Cause]] = {}
+    for c in theirs:
+        pending.setdefault((c.field, c.reason), []).append(c)
+    out = []
+    for c in ours:
+        group = pending.get((c.field, c.reason))
+        if group:
+            out.append((c, group.pop(0)))
+    return out
+
+
+def _fields(v: Verdict) -> str:
+    return ", ".join(f"{c.field}:{c.reason}" for c in v.causes)
+
+
+def _brief(v: Verdict) -> str:
+    if v.allowed:
+        return "allowed"
+    if not v.causes:
+        return f"{v.code} {v.message[:300]!r}"
+    first = v.causes[0]
+    return f"{v.code} [{len(v.causes)}] {first.field}: {first.message[:300]!r}"
+
+
+def listed_keys(path: Path = DIVERGENCES) -> list[str]:
+    """The disagreement keys (globs) docs/divergences.md lists, each beside its reason and test."""
+    return _LISTED.findall(path.read_text())
+
+
+def is_listed(key: str, listed: Iterable[str]) -> bool:
+    return any(fnmatch.fnmatchcase(key, pattern) for pattern in listed)

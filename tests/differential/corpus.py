@@ -1,0 +1,50 @@
+"""The inputs of the project's own validation tests, extracted by the recording plugin (record.py) into
+`data/corpus.jsonl`, plus the public drivers' manifests and examples already in the repository."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from differential.record import KINDS
+
+ROOT = Path(__file__).resolve().parents[2]
+CORPUS = Path(__file__).resolve().parent / "data" / "corpus.jsonl"
+MANIFESTS = ("docs/examples", "tests/allocator/data", "tests/binder/data")
+
+
+def recorded() -> list[tuple[str, dict[str, Any]]]:
+    out = []
+    for line in CORPUS.read_text().splitlines():
+        obj = json.loads(line)["object"]
+        out.append((obj["kind"], obj))
+    return out
+
+
+def manifests() -> list[tuple[str, dict[str, Any]]]:
+    """resource.k8s.io/v1 objects of the compared kinds in the repository's example and driver manifests."""
+    out = []
+    for base in MANIFESTS:
+        for path in sorted((ROOT / base).rglob("*.y*ml")) if (ROOT / base).is_dir() else []:
+            try:
+                docs = list(yaml.safe_load_all(path.read_text()))
+            except yaml.YAMLError:
+                continue
+            for doc in docs:
+                items = doc.get("items") if isinstance(doc, dict) and doc.get("kind") == "List" else [doc]
+                for obj in items or []:
+                    if (
+                        isinstance(obj, dict)
+                        and obj.get("kind") in KINDS
+                        and obj.get("apiVersion") == "resource.k8s.io/v1"
+                    ):
+                        out.append((obj["kind"], obj))
+    return out
+
+
+def corpus_objects() -> list[tuple[str, dict[str, Any]]]:
+    """Every extracted object judged by the differential (v1 only: the server serves no other version)."""
+    return [(k, o) for k, o in recorded() + manifests() if o.get("apiVersion") == "resource.k8s.io/v1"]

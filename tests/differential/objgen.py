@@ -1,0 +1,565 @@
+"""Hypothesis strategies over the resource.k8s.io/v1 schema, biased to the rules' boundaries: DeviceClasses,
+ResourceClaims, ResourceClaimTemplates and ResourceSlices (names around 63 and 253, lists at their maximum
+and one over, 10 KiB CEL and parameters, odd qualified names, quantities of every form, unknown fields,
+wrong types now and then).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from hypothesis import strategies as st
+
+from differential.celgen import selector_expression
+
+API = "resource.k8s.io/v1"
+NAMESPACE = "differential"
+CEL_MAX = 10240
+PARAMS_MAX = 10240
+
+
+def _label(n: int, ch: str = "a") -> str:
+    return ch * n
+
+
+@st.composite
+def dns_subdomain(draw: st.DrawFn, valid_bias: int = 4) -> str:
+    """A DNS-1123 subdomain, mostly valid, with lengths around 63 and 253 and odd characters."""
+    kind = draw(st.integers(0, valid_bias + 6))
+    if kind <= valid_bias:
+        parts = draw(
+            st.lists(
+                st.from_regex(r"[a-z0-9]([a-z0-9-]{0,8}[a-z0-9])?", fullmatch=True), min_size=1, max_size=3
+            )
+        )
+        return ".".join(parts)
+    n = draw(st.sampled_from([62, 63, 64, 252, 253, 254]))
+    if kind == valid_bias + 1:
+        return _label(n)
+    if kind == valid_bias + 2:  # dotted, to the exact length
+        text = ".".join(_label(63) for _ in range(4))[:n]
+        return text.rstrip(".") + "a" * (n - len(text.rstrip(".")))
+    return draw(
+        st.sampled_from(["A", "a_b", "-a", "a-", "a..b", ".a", "a.", "ä", "a b", "", "a/b", "1.2.3.4"])
+    )
+
+
+@st.composite
+def qualified_name(draw: st.DrawFn) -> str:
+    """Label/annotation keys: `prefix/name` forms, with odd characters and boundary lengths."""
+    return draw(
+        st.one_of(
+            st.sampled_from(
+                ["a", "a.b/c", "example.com/x_y-z.1", "A", "x/", "/x", "a/b/c", "_a", "a_", "a b", "ä"]
+            ),
+            st.sampled_from(
+                [_label(63), _label(64), "example.com/" + _label(63), "example.com/" + _label(64)]
+            ),
+            st.sampled_from([_label(253) + "/a", _label(254) + "/a", "Example.com/a", "kubernetes.io/a"]),
+            st.from_regex(
+                r"[a-z]{1,5}(\.[a-z]{1,5})?/[A-Za-z0-9]([-_.A-Za-z0-9]{0,5}[A-Za-z0-9])?", fullmatch=True
+            ),
+        )
+    )
+
+
+@st.composite
+def label_value(draw: st.DrawFn) -> str:
+    return draw(st.sampled_from(["", "a", "A-b_c.d", "-a", "a b", _label(63), _label(64), "ä"]))
+
+
+@st.composite
+def metadata(draw: st.DrawFn, namespace: str | None = None) -> dict[str, Any]:
+    meta: dict[str, Any] = {}
+    choice = draw(st.integers(0, 19))
+    if choice == 0:
+        meta["generateName"] = draw(dns_subdomain())
+    elif choice != 1:
+        meta["name"] = draw(dns_subdomain())
+    if namespace is not None:
+        meta["namespace"] = namespace
+    if draw(st.integers(0, 5)) == 0:
+        meta["labels"] = draw(st.dictionaries(qualified_name(), label_value(), max_size=3))
+    if draw(st.integers(0, 7)) == 0:
+        meta["annotations"] = draw(
+            st.dictionaries(qualified_name(), st.sampled_from(["", "x", "{}"]), max_size=3)
+        )
+    return meta
+
+
+def _sized_expression(size: int) -> str:
+    """A valid expression of exactly `size` UTF-8 bytes."""
+    head = 'device.driver == "'
+    return head + "a" * (size - len(head) - 1) + '"'
+
+
+@st.composite
+def cel_selector(draw: st.DrawFn) -> dict[str, Any]:
+    kind = draw(st.integers(0, 30))
+    if kind == 0:
+        return {"cel": {"expression": _sized_expression(draw(st.sampled_from([CEL_MAX, CEL_MAX + 1])))}}
+    if kind == 1:
+        return draw(st.sampled_from([{}, {"cel": {}}, {"cel": {"expression": ""}}]))
+    if kind == 2:  # multi-byte characters at the boundary
+        n = draw(st.sampled_from([CEL_MAX // 2 - 10, CEL_MAX // 2 - 9]))
+        return {"cel": {"expression": f'device.driver != "{"é" * n}"'}}
+    return {"cel": {"expression": draw(selector_expression())}}
+
+
+@st.composite
+def selectors(draw: st.DrawFn) -> list[dict[str, Any]]:
+    if draw(st.integers(0, 40)) == 0:
+        n = draw(st.sampled_from([32, 33]))
+        return [{"cel": {"expression": "true"}}] * n
+    return draw(st.lists(cel_selector(), max_size=3))
+
+
+@st.composite
+def driver_name(draw: st.DrawFn) -> str:
+    return draw(
+        st.one_of(
+            st.sampled_from(["gpu.example.com", "dra.net", "foo", "Gpu.Example.com", "", "-bad", "a_b.com"]),
+            st.sampled_from([_label(63), _label(64), "a." + _label(61), "a." + _label(62), "x..y"]),
+        )
+    )
+
+
+@st.composite
+def parameters(draw: st.DrawFn) -> Any:
+    kind = draw(st.integers(0, 12))
+    if kind == 0:
+        size = draw(st.sampled_from([PARAMS_MAX, PARAMS_MAX + 1]))
+        return {"a": "x" * (size - len('{"a":""}'))}
+    if kind == 1:
+        return draw(st.sampled_from([None, [], [1], "s", 1, True]))
+    return draw(
+        st.dictionaries(
+            st.sampled_from(["kind", "apiVersion", "a", "b", "é"]),
+            st.one_of(st.integers(-5, 5), st.text(max_size=5), st.booleans(), st.none()),
+            max_size=3,
+        )
+    )
+
+
+@st.composite
+def opaque_config(draw: st.DrawFn) -> dict[str, Any]:
+    kind = draw(st.integers(0, 15))
+    if kind == 0:
+        return draw(st.sampled_from([{}, {"opaque": {}}, {"opaque": {"driver": "foo"}}]))
+    out: dict[str, Any] = {"driver": draw(driver_name())}
+    params = draw(parameters())
+    if params is not None or draw(st.booleans()):
+        out["parameters"] = params
+    return {"opaque": out}
+
+
+@st.composite
+def class_config(draw: st.DrawFn) -> list[dict[str, Any]]:
+    if draw(st.integers(0, 40)) == 0:
+        return [{"opaque": {"driver": "foo", "parameters": {}}}] * draw(st.sampled_from([32, 33]))
+    return draw(st.lists(opaque_config(), max_size=2))
+
+
+EXTENDED_NAMES = (
+    "example.com/gpu",
+    "gpu",
+    "nvidia.com/gpu.shared",
+    "kubernetes.io/gpu",
+    "example.kubernetes.io/gpu",
+    "requests.example.com/gpu",
+    "deviceclass.resource.kubernetes.io/gpu",
+    "example.com/",
+    "/gpu",
+    "Example.com/GPU",
+    "example.com/gpu_1",
+    "example.com/" + "a" * 63,
+    "example.com/" + "a" * 64,
+    "a" * 253 + "/x",
+    "a" * 254 + "/x",
+    "example.com/a/b",
+    "cpu",
+    "hugepages-1Gi",
+    "attachable-volumes-x",
+    "example.com/-x",
+)
+
+
+UNKNOWN_SPOTS = ("spec", "metadata", "top", "selector")
+
+
+def _add_unknown(obj: dict[str, Any], where: str) -> None:
+    if where == "top":
+        obj["extra"] = 1
+    elif where == "metadata":
+        obj.setdefault("metadata", {})["colour"] = "red"
+    elif where == "spec":
+        obj.setdefault("spec", {})["selector"] = []
+    else:
+        sels = obj.setdefault("spec", {}).setdefault("selectors", [])
+        sels.append({"cel": {"expression": "true", "expresion": "x"}})
+
+
+@st.composite
+def device_class(draw: st.DrawFn) -> dict[str, Any]:
+    spec: dict[str, Any] = {}
+    if draw(st.integers(0, 2)):
+        spec["selectors"] = draw(selectors())
+    if draw(st.integers(0, 3)) == 0:
+        spec["config"] = draw(class_config())
+    if draw(st.integers(0, 2)) == 0:
+        spec["extendedResourceName"] = draw(st.sampled_from(EXTENDED_NAMES))
+    obj: dict[str, Any] = {
+        "apiVersion": API,
+        "kind": "DeviceClass",
+        "metadata": draw(metadata()),
+        "spec": spec,
+    }
+    odd = draw(st.integers(0, 40))
+    if odd == 0:
+        _add_unknown(obj, draw(st.sampled_from(UNKNOWN_SPOTS)))
+    elif odd == 1:  # a wrong JSON type
+        path = draw(st.sampled_from(["selectors", "config", "extendedResourceName", "cel"]))
+        if path == "cel":
+            spec["selectors"] = [{"cel": {"expression": 1}}]
+        else:
+            spec[path] = draw(st.sampled_from([1, "x", {"a": 1}, True]))
+    return obj
+
+
+# --- quantities ---------------------------------------------------------------------------------------------
+
+SUFFIXES = (
+    "",
+    "n",
+    "u",
+    "m",
+    "k",
+    "M",
+    "G",
+    "T",
+    "P",
+    "E",
+    "Ki",
+    "Mi",
+    "Gi",
+    "Ti",
+    "Pi",
+    "Ei",
+    "e3",
+    "E-3",
+    "e400",
+)
+
+
+@st.composite
+def quantity(draw: st.DrawFn) -> Any:
+    kind = draw(st.integers(0, 9))
+    if kind == 0:
+        return draw(
+            st.sampled_from(["", "abc", "1.0.0", "1 Gi", "Gi", "0x10", "1e", "--1", "1.", ".5", "+1"])
+        )
+    if kind == 1:
+        return draw(st.sampled_from([1, 0, -1, 1.5, 10**20]))
+    if kind == 2:
+        return draw(
+            st.sampled_from(["9223372036854775807", "1e18", "1e19", "999999999999999999999Ei", "1e-400"])
+        )
+    number = draw(st.sampled_from(["0", "1", "2", "1.5", "0.001", "100", "-1", "-0", "3.25", "1000000"]))
+    return number + draw(st.sampled_from(SUFFIXES))
+
+
+# --- claims -------------------------------------------------------------------------------------------------
+
+
+@st.composite
+def request_name(draw: st.DrawFn) -> str:
+    return draw(
+        st.sampled_from(["gpu", "nic", "a", "req-1", "Req", "a_b", "", _label(63), _label(64), "a.b"])
+    )
+
+
+@st.composite
+def class_name(draw: st.DrawFn) -> str:
+    return draw(st.sampled_from(["gpu.example.com", "gpu", "", "Bad_Class", _label(253), _label(254)]))
+
+
+@st.composite
+def toleration(draw: st.DrawFn) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if draw(st.booleans()):
+        out["key"] = draw(st.sampled_from(["example.com/taint", "a", "bad key", "", _label(64)]))
+    if draw(st.booleans()):
+        out["operator"] = draw(st.sampled_from(["Exists", "Equal", "In", ""]))
+    if draw(st.booleans()):
+        out["value"] = draw(label_value())
+    if draw(st.booleans()):
+        out["effect"] = draw(st.sampled_from(["NoSchedule", "NoExecute", "PreferNoSchedule", "None", ""]))
+    if draw(st.integers(0, 4)) == 0:
+        out["tolerationSeconds"] = draw(st.sampled_from([0, 10, -1]))
+    return out
+
+
+@st.composite
+def exact_request(draw: st.DrawFn) -> dict[str, Any]:
+    out: dict[str, Any] = {"deviceClassName": draw(class_name())}
+    if draw(st.integers(0, 3)) == 0:
+        out["selectors"] = draw(st.lists(cel_selector(), max_size=2))
+    mode = draw(st.sampled_from([None, None, "ExactCount", "All", "Some"]))
+    if mode is not None:
+        out["allocationMode"] = mode
+    if draw(st.integers(0, 2)) == 0:
+        out["count"] = draw(st.sampled_from([1, 2, 0, -1, 33, 10**6]))
+    if draw(st.integers(0, 5)) == 0:
+        out["adminAccess"] = draw(st.booleans())
+    if draw(st.integers(0, 4)) == 0:
+        out["tolerations"] = draw(st.lists(toleration(), max_size=2))
+    if draw(st.integers(0, 2)) == 0:
+        out["capacity"] = {"requests": draw(st.dictionaries(capacity_name(), quantity(), max_size=2))}
+    return out
+
+
+@st.composite
+def capacity_name(draw: st.DrawFn) -> str:
+    return draw(
+        st.sampled_from(
+            [
+                "shares",
+                "memory",
+                "gpu.example.com/memory",
+                "Bad-Name",
+                "a" * 32,
+                "a" * 33,
+                "x/" + "a" * 32,
+                "é",
+                "/x",
+            ]
+        )
+    )
+
+
+@st.composite
+def device_request(draw: st.DrawFn) -> dict[str, Any]:
+    out: dict[str, Any] = {"name": draw(request_name())}
+    kind = draw(st.integers(0, 9))
+    if kind <= 5:
+        out["exactly"] = draw(exact_request())
+    elif kind <= 8:
+        subs = draw(st.lists(exact_request(), max_size=3)) if draw(st.integers(0, 20)) else [{}] * 9
+        for i, sub in enumerate(subs):
+            sub["name"] = draw(st.sampled_from([f"s{i}", "s0", "Bad", ""]))
+        out["firstAvailable"] = subs
+    else:
+        if draw(st.booleans()):
+            out["exactly"] = draw(exact_request())
+            out["firstAvailable"] = [dict(draw(exact_request()), name="s")]
+    return out
+
+
+@st.composite
+def claim_spec(draw: st.DrawFn) -> dict[str, Any]:
+    if draw(st.integers(0, 40)) == 0:
+        requests = [
+            {"name": f"r{i}", "exactly": {"deviceClassName": "c"}}
+            for i in range(draw(st.sampled_from([32, 33])))
+        ]
+    else:
+        requests = draw(st.lists(device_request(), max_size=3))
+    devices: dict[str, Any] = {"requests": requests}
+    names = [r["name"] for r in requests] or ["gpu"]
+    if draw(st.integers(0, 3)) == 0:
+        constraint: dict[str, Any] = {}
+        if draw(st.booleans()):
+            constraint["requests"] = draw(st.lists(st.sampled_from([*names, "nope", "gpu/s0"]), max_size=2))
+        which = draw(st.sampled_from(["matchAttribute", "distinctAttribute", "both", "none"]))
+        attr = draw(st.sampled_from(["dra.example.com/model", "model", "Bad Attr", "a/" + "b" * 33]))
+        if which in ("matchAttribute", "both"):
+            constraint["matchAttribute"] = attr
+        if which in ("distinctAttribute", "both"):
+            constraint["distinctAttribute"] = attr
+        devices["constraints"] = [constraint]
+    if draw(st.integers(0, 3)) == 0:
+        entry: dict[str, Any] = {"opaque": {"driver": draw(driver_name()), "parameters": draw(parameters())}}
+        if draw(st.booleans()):
+            entry["requests"] = draw(st.lists(st.sampled_from([*names, "nope"]), max_size=2))
+        devices["config"] = [entry]
+    if draw(st.integers(0, 40)) == 0:
+        devices["extra"] = 1
+    return {"devices": devices}
+
+
+@st.composite
+def resource_claim(draw: st.DrawFn) -> dict[str, Any]:
+    return {
+        "apiVersion": API,
+        "kind": "ResourceClaim",
+        "metadata": draw(metadata(NAMESPACE)),
+        "spec": draw(claim_spec()),
+    }
+
+
+@st.composite
+def resource_claim_template(draw: st.DrawFn) -> dict[str, Any]:
+    inner: dict[str, Any] = {"spec": draw(claim_spec())}
+    if draw(st.integers(0, 3)) == 0:
+        inner["metadata"] = {"labels": draw(st.dictionaries(qualified_name(), label_value(), max_size=2))}
+    return {
+        "apiVersion": API,
+        "kind": "ResourceClaimTemplate",
+        "metadata": draw(metadata(NAMESPACE)),
+        "spec": inner,
+    }
+
+
+# --- slices -------------------------------------------------------------------------------------------------
+
+
+@st.composite
+def attribute_value(draw: st.DrawFn) -> dict[str, Any]:
+    kind = draw(st.integers(0, 5))
+    if kind == 0:
+        return {"int": draw(st.sampled_from([0, 1, -5, 2**62]))}
+    if kind == 1:
+        return {"bool": draw(st.booleans())}
+    if kind == 2:
+        return {"string": draw(st.sampled_from(["a", "", "x" * 64, "x" * 65]))}
+    if kind == 3:
+        return {"version": draw(st.sampled_from(["1.2.3", "1.2", "v1.0.0", "1.0.0-rc.1+b"]))}
+    if kind == 4:
+        return draw(st.sampled_from([{}, {"int": 1, "bool": True}]))
+    return {"string": "s"}
+
+
+@st.composite
+def device_capacity(draw: st.DrawFn) -> dict[str, Any]:
+    out: dict[str, Any] = {"value": draw(quantity())}
+    if draw(st.integers(0, 3)) == 0:
+        policy: dict[str, Any] = {}
+        if draw(st.booleans()):
+            policy["default"] = draw(quantity())
+        pick = draw(st.integers(0, 3))
+        if pick == 1:
+            policy["validValues"] = draw(st.lists(quantity(), max_size=3))
+        elif pick == 2:
+            rng: dict[str, Any] = {"min": draw(quantity())}
+            if draw(st.booleans()):
+                rng["max"] = draw(quantity())
+            if draw(st.booleans()):
+                rng["step"] = draw(quantity())
+            policy["validRange"] = rng
+        elif pick == 3:
+            policy["validValues"] = ["1"]
+            policy["validRange"] = {"min": "1"}
+        out["requestPolicy"] = policy
+    return out
+
+
+@st.composite
+def taint(draw: st.DrawFn) -> dict[str, Any]:
+    out: dict[str, Any] = {"key": draw(st.sampled_from(["example.com/t", "t", "", "bad key"]))}
+    if draw(st.booleans()):
+        out["value"] = draw(label_value())
+    out["effect"] = draw(st.sampled_from(["NoSchedule", "NoExecute", "None", "PreferNoSchedule", ""]))
+    return out
+
+
+@st.composite
+def device(draw: st.DrawFn, index: int, counter_sets: list[str]) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "name": draw(st.sampled_from([f"dev-{index}", "dev-0", "Dev", "", _label(63), _label(64)]))
+    }
+    if draw(st.booleans()):
+        out["attributes"] = draw(st.dictionaries(capacity_name(), attribute_value(), max_size=3))
+    if draw(st.booleans()):
+        out["capacity"] = draw(st.dictionaries(capacity_name(), device_capacity(), max_size=2))
+    if draw(st.integers(0, 3)) == 0:
+        out["allowMultipleAllocations"] = draw(st.booleans())
+    if draw(st.integers(0, 3)) == 0:
+        out["consumesCounters"] = [
+            {
+                "counterSet": draw(st.sampled_from([*counter_sets, "nope", "Bad"])),
+                "counters": draw(
+                    st.dictionaries(capacity_name(), quantity().map(lambda q: {"value": q}), max_size=2)
+                ),
+            }
+        ]
+    if draw(st.integers(0, 4)) == 0:
+        out["taints"] = draw(st.lists(taint(), max_size=2))
+    if draw(st.integers(0, 4)) == 0:
+        conds = draw(st.lists(st.sampled_from(["ready", "Ready", "bad cond", "x" * 64]), max_size=2))
+        out["bindingConditions"] = conds
+        if draw(st.booleans()):
+            out["bindingFailureConditions"] = draw(st.lists(st.sampled_from(["failed", "ready"]), max_size=2))
+        if draw(st.booleans()):
+            out["bindsToNode"] = draw(st.booleans())
+    if draw(st.integers(0, 8)) == 0:
+        which = draw(st.sampled_from(["nodeName", "allNodes", "nodeSelector"]))
+        out[which] = {"nodeName": "node-1", "allNodes": True, "nodeSelector": _node_selector()}[which]
+    return out
+
+
+def _node_selector() -> dict[str, Any]:
+    return {"nodeSelectorTerms": [{"matchExpressions": [{"key": "a", "operator": "In", "values": ["b"]}]}]}
+
+
+@st.composite
+def resource_slice(draw: st.DrawFn) -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "driver": draw(driver_name()),
+        "pool": {
+            "name": draw(
+                st.sampled_from(["pool", "node-1", "", "a/b", "Bad Pool", _label(253), _label(254)])
+            ),
+            "generation": draw(st.sampled_from([0, 1, -1])),
+            "resourceSliceCount": draw(st.sampled_from([1, 2, 0, -1])),
+        },
+    }
+    node = draw(
+        st.sampled_from(["nodeName", "nodeName", "allNodes", "nodeSelector", "perDevice", "none", "two"])
+    )
+    if node in ("nodeName", "two"):
+        spec["nodeName"] = draw(st.sampled_from(["node-1", "Node_1", "", _label(254)]))
+    if node in ("allNodes", "two"):
+        spec["allNodes"] = draw(st.sampled_from([True, True, False]))
+    if node == "nodeSelector":
+        spec["nodeSelector"] = draw(st.sampled_from([_node_selector(), {"nodeSelectorTerms": []}]))
+    if node == "perDevice":
+        spec["perDeviceNodeSelection"] = True
+    counter_sets: list[str] = []
+    if draw(st.integers(0, 4)) == 0:
+        sets = []
+        for i in range(draw(st.integers(1, 2))):
+            name = draw(st.sampled_from([f"set-{i}", "set-0", "Bad_Set", ""]))
+            counter_sets.append(name)
+            counters = draw(
+                st.dictionaries(capacity_name(), quantity().map(lambda q: {"value": q}), max_size=2)
+            )
+            sets.append({"name": name, "counters": counters})
+        spec["sharedCounters"] = sets
+    if not counter_sets or draw(st.integers(0, 3)) == 0:
+        if draw(st.integers(0, 60)) == 0:
+            spec["devices"] = [{"name": f"d{i}"} for i in range(draw(st.sampled_from([128, 129])))]
+        else:
+            n = draw(st.integers(0, 3))
+            spec["devices"] = [draw(device(i, counter_sets)) for i in range(n)]
+    obj: dict[str, Any] = {
+        "apiVersion": API,
+        "kind": "ResourceSlice",
+        "metadata": draw(metadata()),
+        "spec": spec,
+    }
+    if draw(st.integers(0, 40)) == 0:
+        spec["devices"] = [{"name": "d", "basic": {}}]
+    return obj
+
+
+STRATEGIES = {
+    "DeviceClass": device_class,
+    "ResourceClaim": resource_claim,
+    "ResourceClaimTemplate": resource_claim_template,
+    "ResourceSlice": resource_slice,
+}
+
+
+def compact_size(value: Any) -> int:
+    return len(json.dumps(value, separators=(",", ":")).encode())

@@ -1,0 +1,257 @@
+"""The differential run: draw objects (or take the extracted test inputs), judge each on both sides, compare,
+and sum up what disagrees, by key (tests/differential/compare.py).
+
+Besides the per-object comparison it measures what the issue asks separately: CEL compile-verdict agreement
+(per selector: does each side refuse it), cost-limit agreement (per selector either side calls `too complex`),
+and the KEP-6406 carriers: the server accepts the annotation, and adding the annotation (both sides) or the
+field (ours; the server does not know it) never changes a native verdict.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import random
+import re
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import seed as hypothesis_seed
+from hypothesis import strategies as st
+
+from differential.compare import Comparison, Disagreement, compare, is_listed
+from differential.objgen import NAMESPACE, STRATEGIES
+from differential.server import Server
+from dra_capacity.apiverdict import Judge, Verdict
+
+ANNOTATION = "dra-capacity.io/extended-resource-capacity-requests"
+KEP_FIELD = "extendedResourceCapacityRequests"
+_SELECTOR = re.compile(r"^spec\.selectors\[(\d+)\]\.cel\.expression$")
+TOO_COMPLEX = "too complex, exceeds cost limit"
+KINDS = tuple(STRATEGIES)
+
+
+def draw_many(kind: str, count: int, seed: int) -> list[dict[str, Any]]:
+    """`count` objects of `kind` from its Hypothesis strategy, reproducibly from `seed` (fewer if Hypothesis
+    runs out of distinct examples, which the strategies' size makes unlikely)."""
+    out: list[dict[str, Any]] = []
+
+    @settings(
+        max_examples=count,
+        database=None,
+        phases=[Phase.generate],
+        deadline=None,
+        suppress_health_check=list(HealthCheck),
+    )
+    @hypothesis_seed(seed)
+    @given(STRATEGIES[kind]())
+    def collect(obj: dict[str, Any]) -> None:
+        out.append(obj)
+
+    collect()
+    return out
+
+
+@dataclass
+class KindReport:
+    compared: int = 0
+    verdict: int = 0  # objects whose verdicts differ
+    objects_disagreeing: int = 0
+    keys: Counter[str] = field(default_factory=Counter)
+    examples: dict[str, str] = field(default_factory=dict)
+    cel_type_text: int = 0
+
+
+@dataclass
+class Report:
+    seed: int
+    kinds: dict[str, KindReport] = field(default_factory=dict)
+    cel_selectors: int = 0
+    cel_agree: int = 0
+    cost_cases: int = 0
+    cost_agree: int = 0
+    carrier_checks: int = 0
+
+    def kind(self, kind: str) -> KindReport:
+        return self.kinds.setdefault(kind, KindReport())
+
+    def record(self, kind: str, comparison: Comparison, label: str = "") -> None:
+        k = self.kind(kind)
+        k.cel_type_text += comparison.cel_type_text
+        if comparison.disagreements:
+            k.objects_disagreeing += 1
+        if comparison.verdict:
+            k.verdict += 1
+        for d in comparison.disagreements:
+            k.keys[d.key] += 1
+            k.examples.setdefault(d.key, f"{label}{d.detail}")
+
+    def unlisted(self, listed: list[str]) -> Counter[str]:
+        out: Counter[str] = Counter()
+        for k in self.kinds.values():
+            for key, n in k.keys.items():
+                if not is_listed(key, listed):
+                    out[key] += n
+        return out
+
+    def lines(self, listed: list[str]) -> list[str]:
+        out = [f"seed: {self.seed}"]
+        for kind, k in self.kinds.items():
+            out.append(
+                f"{kind}: {k.compared} compared, {k.verdict} verdict disagreements, "
+                f"{k.objects_disagreeing} objects with any disagreement, {k.cel_type_text} CEL type texts"
+            )
+            for key, n in sorted(k.keys.items(), key=lambda kv: (-kv[1], kv[0])):
+                mark = "listed" if is_listed(key, listed) else "UNLISTED"
+                out.append(f"  {n:6d}  {mark:8s} {key}")
+                out.append(f"          e.g. {k.examples[key][:400]}")
+        out.append(
+            f"CEL compile verdicts: {self.cel_agree}/{self.cel_selectors} selectors agree; "
+            f"cost limit: {self.cost_agree}/{self.cost_cases} near-limit selectors agree"
+        )
+        out.append(f"KEP-6406 carriers: {self.carrier_checks} annotation/field checks")
+        return out
+
+
+def _prepare(obj: dict[str, Any]) -> dict[str, Any]:
+    """What both sides judge: namespaced kinds in the test namespace, and without the KEP-6406 field (the
+    server refuses it as unknown; the carrier checks judge it separately)."""
+    obj = copy.deepcopy(obj)
+    meta = obj.get("metadata")
+    if obj.get("kind") in ("ResourceClaim", "ResourceClaimTemplate") and isinstance(meta, dict):
+        meta["namespace"] = NAMESPACE
+    spec = obj.get("spec")
+    if isinstance(spec, dict):
+        spec.pop(KEP_FIELD, None)
+    return obj
+
+
+def _selector_verdicts(v: Verdict) -> dict[int, set[str]]:
+    out: dict[int, set[str]] = {}
+    for c in v.causes:
+        m = _SELECTOR.match(c.field)
+        if m:
+            out.setdefault(int(m.group(1)), set()).add(c.message)
+    return out
+
+
+def _cel_agreement(report: Report, obj: dict[str, Any], ours: Verdict, theirs: Verdict) -> None:
+    if ours.code == 400 or theirs.code == 400:
+        return
+    spec = obj.get("spec")
+    sels = spec.get("selectors") if isinstance(spec, dict) else None
+    if not isinstance(sels, list) or len(sels) > 32:
+        return
+    mine, server = _selector_verdicts(ours), _selector_verdicts(theirs)
+    for i in range(len(sels)):
+        report.cel_selectors += 1
+        report.cel_agree += (i in mine) == (i in server)
+        a = any(TOO_COMPLEX in m for m in mine.get(i, ()))
+        b = any(TOO_COMPLEX in m for m in server.get(i, ()))
+        if a or b:
+            report.cost_cases += 1
+            report.cost_agree += a == b
+
+
+def _carrier_values(rng: random.Random) -> str:
+    return rng.choice(
+        [
+            '{"requests": {"shares": "1"}}',
+            '{"requests": {"gpu.example.com/memory": "1Gi"}}',
+            '{"requests": {"shares": "0"}}',
+            '{"requests": {"Bad Name": "1"}}',
+            "not json",
+            '{"request": {}}',
+            "{}",
+        ]
+    )
+
+
+def _with_annotation(obj: dict[str, Any], value: str) -> dict[str, Any]:
+    out = copy.deepcopy(obj)
+    meta = out.setdefault("metadata", {})
+    if isinstance(meta, dict):
+        annotations = meta.get("annotations")
+        if not isinstance(annotations, dict):
+            annotations = meta["annotations"] = {}
+        annotations[ANNOTATION] = value
+    return out
+
+
+def _with_field(obj: dict[str, Any], value: str) -> dict[str, Any]:
+    out = copy.deepcopy(obj)
+    spec = out.get("spec")
+    if isinstance(spec, dict):
+        try:
+            spec[KEP_FIELD] = json.loads(value)
+        except ValueError:
+            spec[KEP_FIELD] = value
+    return out
+
+
+def run(
+    server: Server,
+    judge: Judge,
+    objects: Iterable[tuple[str, dict[str, Any]]],
+    report: Report,
+    carriers_every: int = 5,
+    label: Callable[[dict[str, Any]], str] | None = None,
+) -> None:
+    """Judge every (kind, object) on both sides and record the comparison in `report`. Every
+    `carriers_every`-th DeviceClass also gets the KEP-6406 carrier checks."""
+    batch = [(kind, _prepare(obj)) for kind, obj in objects]
+    theirs_all = list(server.dry_run_many(obj for _, obj in batch))
+    rng = random.Random(report.seed)
+    carriers: list[tuple[dict[str, Any], Verdict, Verdict, str]] = []
+    for n, ((kind, obj), theirs) in enumerate(zip(batch, theirs_all, strict=True)):
+        ours = judge.judge(obj)
+        comparison = compare(kind, ours, theirs)
+        report.kind(kind).compared += 1
+        report.record(kind, comparison, label(obj) if label else "")
+        if kind == "DeviceClass":
+            _cel_agreement(report, obj, ours, theirs)
+            if carriers_every and n % carriers_every == 0 and theirs.code != 400:
+                carriers.append((obj, ours, theirs, _carrier_values(rng)))
+    if carriers:
+        annotated = [_with_annotation(obj, value) for obj, _, _, value in carriers]
+        for (obj, ours, theirs, value), with_ann, theirs_ann in zip(
+            carriers, annotated, server.dry_run_many(annotated), strict=True
+        ):
+            report.carrier_checks += 1
+            checks: list[tuple[str, Verdict, Verdict]] = [
+                ("annotation-changes-server", theirs, theirs_ann),
+                ("annotation-changes-ours", ours, judge.judge(with_ann)),
+                ("field-changes-ours", ours, judge.judge(_with_field(obj, value))),
+            ]
+            for name, before, after in checks:
+                if compare("DeviceClass", before, after).disagreements:
+                    key = f"DeviceClass|{name}|-|-"
+                    detail = f"{value!r}: before {before}; after {after}"
+                    report.record("DeviceClass", Comparison([Disagreement(key, detail)]))
+
+
+def shrink(server: Server, judge: Judge, kind: str, key: str, seed: int, max_examples: int = 2000) -> Any:
+    """The smallest drawn object showing disagreement `key` (Hypothesis' `find`, which shrinks), or None."""
+    from hypothesis import find
+    from hypothesis.errors import NoSuchExample
+
+    def shows(obj: dict[str, Any]) -> bool:
+        prepared = _prepare(obj)
+        found = compare(kind, judge.judge(prepared), server.dry_run(prepared))
+        return any(d.key == key for d in found.disagreements)
+
+    try:
+        return find(
+            STRATEGIES[kind](),
+            shows,
+            settings=settings(max_examples=max_examples, database=None, deadline=None),
+            random=random.Random(seed),
+        )
+    except NoSuchExample:
+        return None
+
+
+__all__ = ["KINDS", "Report", "draw_many", "run", "shrink", "st"]
