@@ -106,6 +106,10 @@ class Judge:
             return Verdict(False, BAD_REQUEST, (), decode_message(DEVICE_CLASS, version, detail))
         result = evaluate(self.admission, doc, None, self._number, self.gates)
         causes = tuple(Cause(c["field"], c["type"], c["message"]) for c in result.causes() if c["native"])
+        wrong = next((c for c in causes if c.reason == ErrorType.TYPE_INVALID.cause_type), None)
+        if wrong is not None:  # the API server cannot decode a wrong JSON type: a 400, not a cause
+            detail = f"{wrong.field}: {wrong.message}"
+            return Verdict(False, BAD_REQUEST, (), decode_message(DEVICE_CLASS, version, detail))
         return Verdict(False, INVALID, causes) if causes else ACCEPTED
 
 

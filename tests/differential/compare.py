@@ -27,6 +27,7 @@ _INDEX = re.compile(r"\[[^\]]*\]")
 # The type text cel-cpp and cel-go render differently: overload argument lists and type names in quotes.
 _CEL_TYPES = re.compile(r"(applied to |type |found |expected )'[^'\n]*'")
 DIVERGENCES = Path(__file__).resolve().parents[2] / "docs" / "divergences.md"
+STRICT = "strict decoding error"
 _LISTED = re.compile(r"differential-key: `([^`]+)`")
 
 
@@ -86,11 +87,10 @@ def compare(kind: str, ours: Verdict, theirs: Verdict) -> Comparison:
         return out
     if not theirs.causes and not ours.causes:
         if ours.message != theirs.message:
-            add(
-                Disagreement(
-                    _key(kind, "message", "-", str(theirs.code)), f"{ours.message!r} != {theirs.message!r}"
-                )
-            )
+            # A wrong JSON type: Go's decoder words it with Go type names, which we do not reproduce.
+            what = str(theirs.code) if STRICT in ours.message else f"{theirs.code}-type"
+            detail = f"{ours.message!r} != {theirs.message!r}"
+            add(Disagreement(_key(kind, "message", "-", what), detail))
         return out
     mine = Counter((c.field, c.reason) for c in ours.causes)
     server = Counter((c.field, c.reason) for c in theirs.causes)
@@ -112,23 +112,39 @@ def compare(kind: str, ours: Verdict, theirs: Verdict) -> Comparison:
                 _key(kind, "message", b.field, b.reason), f"{b.field}: ours {a.message!r} != {b.message!r}"
             )
         )
-    if not out.disagreements and [(c.field, c.reason) for c in ours.causes] != [
-        (c.field, c.reason) for c in theirs.causes
-    ]:
+    if not out.disagreements and _ordered(ours) != _ordered(theirs):
         add(Disagreement(_key(kind, "order", "-", "-"), f"ours {_fields(ours)}; server {_fields(theirs)}"))
     return out
 
 
 def _matched(ours: Iterable[Cause], theirs: Iterable[Cause]) -> list[tuple[Cause, Cause]]:
-    """Causes paired by (field, reason), in order within each pair's group."""
+    """Causes paired by (field, reason): equal messages first (the server reports a map's keys, labels for
+    one, in no fixed order), then the rest in order within each group."""
     pending: dict[tuple[str, str], list[Cause]] = {}
     for c in theirs:
         pending.setdefault((c.field, c.reason), []).append(c)
     out = []
+    rest = []
     for c in ours:
+        group = pending.get((c.field, c.reason), [])
+        if c in group:
+            group.remove(c)
+            out.append((c, c))
+        else:
+            rest.append(c)
+    for c in rest:
         group = pending.get((c.field, c.reason))
         if group:
             out.append((c, group.pop(0)))
+    return out
+
+
+def _ordered(v: Verdict) -> list[tuple[str, str]]:
+    """The causes' order, each map's entries (same field and reason, in a row) taken as a set."""
+    out: list[tuple[str, str]] = []
+    for c in v.causes:
+        if not out or out[-1] != (c.field, c.reason):
+            out.append((c.field, c.reason))
     return out
 
 
