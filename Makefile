@@ -1,11 +1,12 @@
 # dra-capacity: `make run` serves the webhook on https://127.0.0.1:8443 with self-signed certificates;
-# `make test` installs everything into .venv and runs ruff, mypy and pytest.
+# `make test` installs everything into .venv and runs ruff, mypy and pytest, then builds the real control plane
+# and runs the real-cluster tier. `make quick` is the fast loop (no Go, no cluster). See docs/testing.md.
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install run test lint typecheck unit bench clean
+.PHONY: install run test quick lint typecheck unit slow controlplane realcluster bench clean
 
 LOCK := $(VENV).lock
 
@@ -40,10 +41,26 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-unit: $(STAMP)
-	$(BIN)/pytest
+# Test tiers (docs/testing.md). PYTEST_WORKERS: pytest-xdist processes for the unit and double tests.
+PYTEST_WORKERS ?= auto
 
-test: lint typecheck unit
+unit: $(STAMP)
+	$(BIN)/pytest -n $(PYTEST_WORKERS) -m "not realcluster and not slow"
+
+slow: $(STAMP)
+	$(BIN)/pytest -n $(PYTEST_WORKERS) -m "slow and not realcluster"
+
+quick: lint typecheck unit
+
+# The real control plane: kube-apiserver, kube-controller-manager, kube-scheduler, etcd and kwok, built from
+# tests/controlplane/ into ~/.cache/dra-capacity/controlplane/<version>/ (a no-op when built).
+controlplane:
+	python3 scripts/controlplane.py build
+
+realcluster: $(STAMP) controlplane
+	$(BIN)/pytest -m realcluster
+
+test: quick slow controlplane realcluster
 
 bench: $(STAMP)
 	$(BIN)/python bench/cel_compile.py

@@ -13,3 +13,6 @@ if _TESTS not in sys.path:
 from kubeapi.fixtures import kube_api, kube_client  # noqa: E402
 
 __all__ = ["kube_api", "kube_client"]
+
+# The real control plane's fixtures (`real_cluster`, `real_cluster_factory`) and its `realcluster` marker.
+pytest_plugins = ["realcluster.fixtures"]

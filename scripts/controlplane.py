@@ -1,0 +1,294 @@
+#!/usr/bin/env python3
+"""Build the real control plane the real-cluster tests run: kube-apiserver, kube-controller-manager and
+kube-scheduler from `k8s.io/kubernetes`, etcd from `go.etcd.io/etcd/server/v3`, and kwok (the fake nodes'
+lifecycle agent) from `sigs.k8s.io/kwok`, each from its Go module under `tests/controlplane/`.
+
+    python3 scripts/controlplane.py build   # `make controlplane`: build what is missing, print progress
+    python3 scripts/controlplane.py dir     # print the binaries' directory
+    python3 scripts/controlplane.py gomod   # regenerate tests/controlplane/k8s/go.mod from Kubernetes' go.mod
+
+The binaries go to `~/.cache/dra-capacity/controlplane/<kubernetes version>/` (or
+`$DRA_CAPACITY_CONTROLPLANE_DIR`), never into the work tree. A binary that exists and reports its pinned
+version is not rebuilt, so a second build costs a few `--version` calls. A failed step is named and the exit
+status is non-zero; a missing Go toolchain is an error.
+
+Standard library only: `make controlplane` runs it before any virtualenv exists.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+MODULES = ROOT / "tests" / "controlplane"
+K8S_MODULE = MODULES / "k8s"
+K8S_COMMANDS = ("kube-apiserver", "kube-controller-manager", "kube-scheduler")
+# kwok's own "fast" stage set (kustomize/stage/fast): nodes Ready at once with a Lease heartbeat, pods
+# Running at once, Job pods Succeeded, deleted pods gone. Copied from the module at build time, never edited.
+KWOK_STAGES = (
+    "kustomize/stage/node/fast/node-initialize.yaml",
+    "kustomize/stage/node/heartbeat-with-lease/node-heartbeat-with-lease.yaml",
+    "kustomize/stage/pod/fast/pod-ready.yaml",
+    "kustomize/stage/pod/fast/pod-complete.yaml",
+    "kustomize/stage/pod/fast/pod-delete.yaml",
+)
+KWOK_STAGES_FILE = "kwok-stages.yaml"
+MIN_GO = (1, 26)
+
+
+class StepFailed(Exception):
+    def __init__(self, step: str, detail: str) -> None:
+        super().__init__(f"{step}: {detail}")
+        self.step = step
+
+
+def log(message: str) -> None:
+    print(f"[controlplane {time.strftime('%H:%M:%S')}] {message}", flush=True)
+
+
+def module_version(module_dir: Path, path: str) -> str:
+    """The version `module_dir/go.mod` requires of module `path`."""
+    text = (module_dir / "go.mod").read_text()
+    found = re.search(rf"^\s*(?:require\s+)?{re.escape(path)}\s+(v\S+)", text, re.MULTILINE)
+    if not found:
+        raise StepFailed("read go.mod", f"{module_dir / 'go.mod'} requires no {path}")
+    return found.group(1)
+
+
+def kubernetes_version() -> str:
+    return module_version(K8S_MODULE, "k8s.io/kubernetes")
+
+
+def bin_dir() -> Path:
+    override = os.environ.get("DRA_CAPACITY_CONTROLPLANE_DIR")
+    if override:
+        return Path(override)
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return cache / "dra-capacity" / "controlplane" / kubernetes_version()
+
+
+@dataclass(frozen=True)
+class Target:
+    """One `go build` in one module: its binaries, and what each must print for `--version`."""
+
+    name: str
+    module: Path
+    packages: tuple[str, ...]
+    outputs: tuple[str, ...]
+    version_flag: str
+    expect: str
+    ldflags: str
+
+    def built(self, out: Path) -> bool:
+        return all(reports_version(out / name, self.version_flag, self.expect) for name in self.outputs)
+
+
+def reports_version(binary: Path, flag: str, expect: str) -> bool:
+    if not os.access(binary, os.X_OK):
+        return False
+    try:
+        done = subprocess.run([str(binary), flag], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return expect in done.stdout + done.stderr
+
+
+def targets() -> list[Target]:
+    k8s = kubernetes_version()
+    etcd = module_version(MODULES / "etcd", "go.etcd.io/etcd/server/v3")
+    kwok = module_version(MODULES / "kwok", "sigs.k8s.io/kwok")
+    return [
+        Target(
+            name=f"kubernetes {k8s} (kube-apiserver, kube-controller-manager, kube-scheduler)",
+            module=K8S_MODULE,
+            packages=tuple(f"k8s.io/kubernetes/cmd/{c}" for c in K8S_COMMANDS),
+            outputs=K8S_COMMANDS,
+            version_flag="--version",
+            expect=f"Kubernetes {k8s}",
+            ldflags=f"-s -w -X k8s.io/component-base/version.gitVersion={k8s}",
+        ),
+        Target(
+            name=f"etcd {etcd}",
+            module=MODULES / "etcd",
+            packages=(".",),
+            outputs=("etcd",),
+            version_flag="--version",
+            expect=f"etcd Version: {etcd.removeprefix('v')}",
+            ldflags="-s -w",
+        ),
+        Target(
+            name=f"kwok {kwok}",
+            module=MODULES / "kwok",
+            packages=("sigs.k8s.io/kwok/cmd/kwok",),
+            outputs=("kwok",),
+            version_flag="--version",
+            expect=kwok.removeprefix("v"),
+            ldflags="-s -w",
+        ),
+    ]
+
+
+def go_env() -> dict[str, str]:
+    env = dict(os.environ)
+    # Never fetch another toolchain; one module cache for all three modules (the default GOMODCACHE);
+    # a cache `rm -rf` can delete.
+    env.setdefault("GOTOOLCHAIN", "local")
+    env["GOFLAGS"] = (env.get("GOFLAGS", "") + " -modcacherw -buildvcs=false").strip()
+    return env
+
+
+def check_go() -> str:
+    go = shutil.which("go")
+    if go is None:
+        raise StepFailed(
+            "find Go",
+            "no `go` on PATH. The real-cluster tier builds Kubernetes from its Go modules and needs Go "
+            f"{MIN_GO[0]}.{MIN_GO[1]} or newer (https://go.dev/dl/); `make quick` runs without it",
+        )
+    done = subprocess.run([go, "env", "GOVERSION"], capture_output=True, text=True, env=go_env())
+    found = re.match(r"go(\d+)\.(\d+)", done.stdout.strip())
+    if done.returncode != 0 or not found:
+        raise StepFailed("find Go", f"`go env GOVERSION` failed: {done.stdout}{done.stderr}".strip())
+    if (int(found.group(1)), int(found.group(2))) < MIN_GO:
+        raise StepFailed(
+            "find Go", f"{done.stdout.strip()} is too old: the modules need go{MIN_GO[0]}.{MIN_GO[1]}"
+        )
+    return done.stdout.strip()
+
+
+def run_go(step: str, args: list[str], cwd: Path) -> str:
+    log(f"{step}: go {' '.join(args)}  (in {cwd.relative_to(ROOT)})")
+    done = subprocess.run(["go", *args], cwd=cwd, env=go_env(), capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.stderr.write(done.stdout + done.stderr)
+        raise StepFailed(step, f"`go {' '.join(args)}` exited {done.returncode} (its output is above)")
+    return done.stdout
+
+
+def build_target(target: Target, out: Path) -> None:
+    staging = out / ".building"
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    started = time.monotonic()
+    run_go(f"download {target.name}", ["mod", "download"], target.module)
+    output = f"{staging}/" if len(target.outputs) > 1 else str(staging / target.outputs[0])
+    run_go(
+        f"build {target.name}",
+        ["build", "-trimpath", "-ldflags", target.ldflags, "-o", output, *target.packages],
+        target.module,
+    )
+    for name in target.outputs:
+        os.replace(staging / name, out / name)
+    shutil.rmtree(staging, ignore_errors=True)
+    if not target.built(out):
+        raise StepFailed(f"check {target.name}", f"a binary in {out} does not report {target.expect!r}")
+    log(f"built {target.name} in {time.monotonic() - started:.0f} s")
+
+
+def write_kwok_stages(out: Path) -> None:
+    module_dir = run_go(
+        "locate kwok's stages", ["list", "-m", "-f", "{{.Dir}}", "sigs.k8s.io/kwok"], MODULES / "kwok"
+    ).strip()
+    parts = []
+    for rel in KWOK_STAGES:
+        path = Path(module_dir) / rel
+        if not path.is_file():
+            raise StepFailed("copy kwok's stages", f"{path} is missing from the kwok module")
+        parts.append(f"# from sigs.k8s.io/kwok {rel}\n{path.read_text().strip()}\n")
+    (out / KWOK_STAGES_FILE).write_text("---\n".join(parts))
+
+
+def build(_: argparse.Namespace) -> int:
+    out = bin_dir()
+    out.mkdir(parents=True, exist_ok=True)
+    log(f"binaries in {out}")
+    go_version = None
+    started = time.monotonic()
+    for target in targets():
+        if target.built(out):
+            log(f"cached {target.name}")
+            continue
+        if go_version is None:
+            go_version = check_go()
+            log(f"using {go_version}")
+        log(f"building {target.name} (a cold Kubernetes build takes 10-25 min on 2 cores)")
+        build_target(target, out)
+    if not (out / KWOK_STAGES_FILE).is_file():
+        if go_version is None:
+            check_go()
+        write_kwok_stages(out)
+        log(f"wrote {out / KWOK_STAGES_FILE}")
+    log(f"ready in {time.monotonic() - started:.0f} s: {', '.join(sorted(p.name for p in out.iterdir()))}")
+    return 0
+
+
+def gomod(_: argparse.Namespace) -> int:
+    """Rewrite tests/controlplane/k8s/go.mod: require k8s.io/kubernetes at its pinned version, replace every
+    staging module its go.mod lists at v0.0.0 by the matching v0.x.y, tool directives for the three commands,
+    then `go mod tidy`."""
+    check_go()
+    version = kubernetes_version()
+    info = run_go(
+        "download Kubernetes' go.mod", ["mod", "download", "-json", f"k8s.io/kubernetes@{version}"], ROOT
+    )
+    found = re.search(r'"GoMod":\s*"([^"]+)"', info)
+    if not found:
+        raise StepFailed("download Kubernetes' go.mod", "`go mod download -json` names no GoMod")
+    upstream = Path(found.group(1)).read_text()
+    staging = sorted(set(re.findall(r"^\s*(k8s\.io/\S+) v0\.0\.0\s*$", upstream, re.MULTILINE)))
+    if not staging:
+        raise StepFailed("read Kubernetes' go.mod", "it lists no staging module at v0.0.0")
+    go_line = re.search(r"^go (\S+)", upstream, re.MULTILINE)
+    published = "v0." + version.removeprefix("v1.")
+    lines = [
+        "// Generated by `python3 scripts/controlplane.py gomod` from Kubernetes' go.mod; do not edit.",
+        "module dra-capacity.io/controlplane/k8s",
+        "",
+        f"go {go_line.group(1) if go_line else '1.26.0'}",
+        "",
+        f"require k8s.io/kubernetes {version}",
+        "",
+        "tool (",
+        *(f"\tk8s.io/kubernetes/cmd/{c}" for c in K8S_COMMANDS),
+        ")",
+        "",
+        "replace (",
+        *(f"\t{m} => {m} {published}" for m in staging),
+        ")",
+        "",
+    ]
+    (K8S_MODULE / "go.mod").write_text("\n".join(lines))
+    run_go("tidy", ["mod", "tidy"], K8S_MODULE)
+    log(f"wrote {K8S_MODULE / 'go.mod'}: {len(staging)} staging modules replaced by {published}")
+    return 0
+
+
+def print_dir(_: argparse.Namespace) -> int:
+    print(bin_dir())
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="scripts/controlplane.py", description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("build", help="build the binaries that are missing").set_defaults(run=build)
+    sub.add_parser("dir", help="print the binaries' directory").set_defaults(run=print_dir)
+    sub.add_parser("gomod", help="regenerate tests/controlplane/k8s/go.mod").set_defaults(run=gomod)
+    args = parser.parse_args(argv)
+    try:
+        return int(args.run(args))
+    except StepFailed as failed:
+        log(f"FAILED at step {failed}")
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
