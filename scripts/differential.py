@@ -2,9 +2,9 @@
 """`make differential`: our validation against a real kube-apiserver v1.37, object by object.
 
     .venv/bin/python scripts/differential.py [--seed N] [--classes 10000] [--others 5000] [--no-corpus]
-                                             [--kubeconfig-url URL --token T --ca FILE] [--shrink]
+                                             [--workers 3] [--shrink]
 
-Starts etcd + kube-apiserver (tests/differential/apiserver.py) unless pointed at a running one, sends every
+Starts the real control plane (tests/realcluster, `make controlplane` builds it), sends every
 object as a dry-run create (`dryRun=All`, `fieldValidation=Strict`), judges it with dra-capacity's own
 checkers (dra_capacity/apiverdict.py) and compares. Prints the objects compared, the verdict disagreements
 and the disagreements by key, CEL compile-verdict and cost-limit agreement. Exit status: 0 when every
@@ -17,23 +17,23 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import shutil
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
-from differential.apiserver import ControlPlane, available  # noqa: E402
 from differential.compare import listed_keys  # noqa: E402
-from differential.corpus import corpus_objects  # noqa: E402
-from differential.run import KINDS, Report, draw_many, run, shrink  # noqa: E402
+from differential.run import KINDS, Report, run_all, shrink  # noqa: E402
 from differential.server import Server  # noqa: E402
+from realcluster import Cluster, ClusterConfig  # noqa: E402
+from realcluster.cluster import ClusterError, bin_dir  # noqa: E402
 
 from dra_capacity.apiverdict import Judge  # noqa: E402
 from resourceapi.gates import FeatureGates  # noqa: E402
-
-BATCH = 500
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -50,35 +50,31 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--shrink", action="store_true", help="shrink one example per unlisted disagreement")
     args = parser.parse_args(argv)
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**32)
-    missing = available()
+    missing = [b for b in ("etcd", "kube-apiserver") if not (bin_dir() / b).is_file()]
     if missing:
-        print(f"differential: {missing}", file=sys.stderr)
+        print(
+            f"differential: {', '.join(missing)} not built in {bin_dir()}: run `make controlplane`",
+            file=sys.stderr,
+        )
         return 2
     print(f"differential: seed {seed} (rerun: scripts/differential.py --seed {seed})", flush=True)
     started = time.monotonic()
-    plane = ControlPlane()
+    workdir = Path(tempfile.mkdtemp(prefix="differential-"))
     try:
-        plane.start()
-    except (RuntimeError, TimeoutError) as exc:
+        cluster = Cluster.launch(workdir, ClusterConfig(nodes=0, netns=False))
+    except ClusterError as exc:
         print(f"differential: the control plane did not start: {exc}", file=sys.stderr)
         return 2
     try:
-        server = Server(plane.configuration(), workers=args.workers)
+        server = Server(cluster.api_client().configuration, workers=args.workers)
         server.ensure_namespace()
         judge = Judge(FeatureGates.defaults())
         report = Report(seed)
-        if not args.no_corpus:
-            run(server, judge, corpus_objects(), report)
-            print(f"  corpus done ({time.monotonic() - started:.0f}s)", flush=True)
-        counts = {kind: args.classes if kind == "DeviceClass" else args.others for kind in KINDS}
-        for index, (kind, count) in enumerate(counts.items()):
-            done = 0
-            while done < count:
-                n = min(BATCH, count - done)
-                objs = draw_many(kind, n, seed + index * 1_000_003 + done)
-                run(server, judge, ((kind, o) for o in objs), report)
-                done += n
-            print(f"  {kind}: {count} drawn ({time.monotonic() - started:.0f}s)", flush=True)
+
+        def progress(what: str) -> None:
+            print(f"  {what} ({time.monotonic() - started:.0f}s)", flush=True)
+
+        run_all(server, judge, report, args.classes, args.others, not args.no_corpus, progress)
         listed = listed_keys()
         for line in report.lines(listed):
             print(line)
@@ -95,7 +91,8 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 1 if unlisted else 0
     finally:
-        plane.stop()
+        cluster.stop()
+        shutil.rmtree(workdir, ignore_errors=True)
 
 
 if __name__ == "__main__":

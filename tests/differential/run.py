@@ -254,6 +254,36 @@ def run(
                     report.record("DeviceClass", Comparison([Disagreement(key, detail)]))
 
 
+BATCH = 500
+
+
+def run_all(
+    server: Server,
+    judge: Judge,
+    report: Report,
+    classes: int,
+    others: int,
+    corpus: bool = True,
+    progress: Callable[[str], None] = lambda _: None,
+) -> None:
+    """The whole differential: the extracted test inputs (`corpus`), then `classes` drawn DeviceClasses and
+    `others` of each other kind, from `report.seed`, in batches."""
+    if corpus:
+        from differential.corpus import corpus_objects
+
+        run(server, judge, corpus_objects(), report)
+        progress("corpus done")
+    counts = {kind: classes if kind == "DeviceClass" else others for kind in KINDS}
+    for index, (kind, count) in enumerate(counts.items()):
+        done = 0
+        while done < count:
+            n = min(BATCH, count - done)
+            objs = draw_many(kind, n, report.seed + index * 1_000_003 + done)
+            run(server, judge, ((kind, o) for o in objs), report)
+            done += n
+        progress(f"{kind}: {count} drawn")
+
+
 def shrink(server: Server, judge: Judge, kind: str, key: str, seed: int, max_examples: int = 2000) -> Any:
     """The smallest drawn object showing disagreement `key` (Hypothesis' `find`, which shrinks), or None."""
     from hypothesis import find
@@ -275,4 +305,4 @@ def shrink(server: Server, judge: Judge, kind: str, key: str, seed: int, max_exa
         return None
 
 
-__all__ = ["KINDS", "Report", "draw_many", "run", "shrink", "st"]
+__all__ = ["KINDS", "Report", "draw_many", "run", "run_all", "shrink", "st"]
