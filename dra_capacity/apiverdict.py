@@ -27,6 +27,7 @@ from webhook.admission import DeviceClassAdmission
 from webhook.native_rules import NativeRules
 
 CREATED, BAD_REQUEST, INVALID = 201, 400, 422
+QUANTITY_SYNTAX = "quantities must match the regular expression"
 DEVICE_CLASS = "DeviceClass"
 SIMULATE_KINDS = ("ResourceClaim", "ResourceClaimTemplate", "ResourceSlice")
 _REASONS = sorted(
@@ -124,7 +125,8 @@ def simulate_object(kind: str, obj: dict[str, object]) -> Verdict:
         if unknown:
             return Verdict(False, BAD_REQUEST, (), strict_message(kind, version, unknown))
         first = problems[0]
-        return Verdict(
-            False, BAD_REQUEST, (), decode_message(kind, version, f"{first.path}: {first.message}")
-        )
+        detail = f"{first.path}: {first.message}"
+        if QUANTITY_SYNTAX in first.message:  # the decoder names neither the field nor the value
+            detail = first.message[first.message.index(QUANTITY_SYNTAX) :]
+        return Verdict(False, BAD_REQUEST, (), decode_message(kind, version, detail))
     return Verdict(False, INVALID, tuple(Cause(p.path, reason_of(p.message), p.message) for p in problems))

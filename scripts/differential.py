@@ -61,7 +61,9 @@ def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
     workdir = Path(tempfile.mkdtemp(prefix="differential-"))
     try:
-        cluster = Cluster.launch(workdir, ClusterConfig(nodes=0, netns=False))
+        cluster = Cluster.launch(
+            workdir, ClusterConfig(nodes=0, netns=False, apiserver_args=["--endpoint-reconciler-type=none"])
+        )
     except ClusterError as exc:
         print(f"differential: the control plane did not start: {exc}", file=sys.stderr)
         return 2

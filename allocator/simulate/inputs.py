@@ -417,26 +417,33 @@ DECODE, VALIDATE = "decode", "validate"
 
 def check_object(kind: str, raw: dict[str, Any], strict: bool = True) -> list[ObjectProblem]:
     """Simulate's per-object input checks (`load_inputs`, in its order) on one raw object of a kind simulate
-    reads, as a library entry: the unknown fields (each a problem when `strict`), then the first wrong type
-    or missing required field, then the first within-object rule (objectchecks). [] when simulate accepts
-    the object. References between objects are not checked here (they need the whole input)."""
+    reads, as a library entry, staged as the API server answers: the first wrong type or bad quantity, then
+    the unknown fields (each a problem when `strict`), then the first missing required field, then the first
+    within-object rule (objectchecks). [] when simulate accepts the object. References between objects are
+    not checked here (they need the whole input)."""
     if kind not in KINDS:
         raise ValueError(f"simulate does not read {kind}")
     api_version, model = KINDS[kind]
     report = check_fields(api_version, kind, raw) if known_kind(api_version, kind) else None
-    if report is not None:
-        if strict and report.unknown:
-            return [ObjectProblem(DECODE, p, f'unknown field "{p}"') for p in report.unknown]
-        if report.problem is not None:
-            stage = VALIDATE if report.problem.message.startswith("Required value") else DECODE
-            return [ObjectProblem(stage, report.problem.path, report.problem.message)]
+    # The API server decodes first (a wrong type or a bad quantity ends it), then names unknown fields.
+    problem = report.problem if report is not None else None
+    if problem is not None and not problem.message.startswith("Required value"):
+        return [ObjectProblem(DECODE, problem.path, problem.message)]
+    missing: ObjectProblem | None = None
     try:
         obj = model.model_validate(raw)
     except ValidationError as exc:
         err = exc.errors()[0]
-        stage = VALIDATE if err["type"] == "missing" else DECODE
-        return [ObjectProblem(stage, field_path(model, err["loc"]), error_message(err))]
+        if err["type"] != "missing":
+            return [ObjectProblem(DECODE, field_path(model, err["loc"]), error_message(err))]
+        missing = ObjectProblem(VALIDATE, field_path(model, err["loc"]), error_message(err))
+    if strict and report is not None and report.unknown:
+        return [ObjectProblem(DECODE, p, f'unknown field "{p}"') for p in report.unknown]
+    if problem is not None:
+        return [ObjectProblem(VALIDATE, problem.path, problem.message)]
+    if missing is not None:
+        return [missing]
     if not getattr(obj, "metadata").name:  # noqa: B009 - every model here has metadata
         return [ObjectProblem(VALIDATE, "metadata.name", "Required value: name or generateName is required")]
-    problem = object_problem(obj, raw)
-    return [] if problem is None else [ObjectProblem(VALIDATE, problem[0], problem[1])]
+    rule = object_problem(obj, raw)
+    return [] if rule is None else [ObjectProblem(VALIDATE, rule[0], rule[1])]

@@ -17,6 +17,7 @@ from resourceapi.cel.checks import quantity_issues
 from resourceapi.cel.cost import COST_LIMIT, estimate_cost
 from resourceapi.cel.device import Selector
 from resourceapi.cel.env import EnvKey, checking_env
+from resourceapi.cel.literals import literal_issues
 from resourceapi.cel.messages import QUANTITY_TYPE
 from resourceapi.cel.shape import Shape, children, shape_of
 from resourceapi.gates import FeatureGates
@@ -125,6 +126,26 @@ def _translate_message(message: str, source_lines: list[str], line: int, column:
     return f"found no matching overload for '{m.group(1)}' applied to '{sig}'"
 
 
+def _logical_operands(
+    message: str, source: str, source_lines: list[str], line: int, column: int, parsed: Any
+) -> list[str]:
+    """cel-go checks `&&` and `||` operand by operand: `expected type 'bool' but found 'int'` at each operand
+    that is not a bool, where cel-cpp reports the operator with no matching overload. [] for other errors."""
+    m = _NO_OVERLOAD.match(message)
+    if m is None or m.group(1) not in ("_&&_", "_||_"):
+        return []
+    call = _call_at(parsed, _offset(source_lines, line, column))
+    types = _split_types(m.group(2))
+    if call is None or len(call.call_expr.args) != len(types):
+        return []
+    positions = parsed.source_info.positions
+    return [
+        render_error(source, positions.get(arg.id, 0), f"expected type 'bool' but found '{t}'")
+        for arg, t in zip(call.call_expr.args, types, strict=True)
+        if t not in ("bool", "dyn")
+    ]
+
+
 def translate_compile_error(raw: str, source: str, parsed: Any = None) -> str:
     """cel-cpp's compile status text → cel-go's `issues.String()` (same layout, cel-go wording); `parsed` is
     the unchecked AST (`parse_parsed`), used to name types as upstream does."""
@@ -135,6 +156,10 @@ def translate_compile_error(raw: str, source: str, parsed: Any = None) -> str:
         m = _ERROR_HEADER.match(line)
         if m:
             ln, col = int(m.group(1)), int(m.group(2))
+            logical = _logical_operands(m.group(3), source, source_lines, ln, col, parsed)
+            if logical:
+                out.extend(logical)
+                continue
             msg = _translate_message(m.group(3), source_lines, ln, col, parsed)
             snippet = _snippet(source_lines[ln - 1], col - 1) if 1 <= ln <= len(source_lines) else ""
             if not source:  # cel-go places an empty input's error at column 0, and has no line to show
@@ -164,8 +189,10 @@ def compile_selector(expression: str, gates: FeatureGates, *, stored: bool = Fal
         detail = "compilation failed: " + translate_compile_error(str(exc), expression, parsed)
         return CompileResult(expression, [CelIssue("invalid", detail)], None, COST_LIMIT + 1)
     checked = parse_checked(compiled.serialize())
-    type_errors = quantity_issues(checked)
+    literals = literal_issues(checked)
+    type_errors = quantity_issues(checked) + [i for i in literals if i.kind == "invalid"]
     if type_errors:
+        type_errors.sort(key=lambda t: t.offset)
         rendered = "\n".join(render_error(expression, t.offset, t.message) for t in type_errors)
         return CompileResult(
             expression, [CelIssue("invalid", "compilation failed: " + rendered)], None, COST_LIMIT + 1
@@ -175,6 +202,9 @@ def compile_selector(expression: str, gates: FeatureGates, *, stored: bool = Fal
     if result_type not in _ACCEPTED_RESULTS:
         detail = f"must evaluate to bool or the unknown type, not {result_type}"
         return CompileResult(expression, [CelIssue("invalid", detail)], None, COST_LIMIT + 1)
+    failed = next((i for i in literals if i.kind == "internal"), None)
+    if failed is not None:  # upstream builds the program before it estimates the cost
+        return CompileResult(expression, [CelIssue("internal", failed.message)], None, COST_LIMIT + 1)
     cost = estimate_cost(checked)
     too_costly = cost > COST_LIMIT and not stored
     issues = [CelIssue("forbidden", "too complex, exceeds cost limit")] if too_costly else []

@@ -28,6 +28,7 @@ _INDEX = re.compile(r"\[[^\]]*\]")
 _CEL_TYPES = re.compile(r"(applied to |type |found |expected )'[^'\n]*'")
 DIVERGENCES = Path(__file__).resolve().parents[2] / "docs" / "divergences.md"
 STRICT = "strict decoding error"
+_CEL_ERROR = re.compile(r"ERROR: <input>:\d+:\d+: ([^\n(]*?)(?: applied to|\(|\n|$)")
 _LISTED = re.compile(r"differential-key: `([^`]+)`")
 
 
@@ -107,11 +108,12 @@ def compare(kind: str, ours: Verdict, theirs: Verdict) -> Comparison:
         if cel_masked(a.message) == cel_masked(b.message):
             out.cel_type_text += 1
             continue
-        add(
-            Disagreement(
-                _key(kind, "message", b.field, b.reason), f"{b.field}: ours {a.message!r} != {b.message!r}"
-            )
-        )
+        reason = b.reason
+        cel = _CEL_ERROR.search(b.message)
+        if cel:  # CEL compile messages: keyed by the server's error, so one kind of wording is one key
+            reason = f"{reason}:{cel_masked(cel.group(1)).strip().replace('[', '(').replace(']', ')')}"
+        detail = f"{b.field}: ours {a.message!r} != {b.message!r}"
+        add(Disagreement(_key(kind, "message", b.field, reason), detail))
     if not out.disagreements and _ordered(ours) != _ordered(theirs):
         add(Disagreement(_key(kind, "order", "-", "-"), f"ours {_fields(ours)}; server {_fields(theirs)}"))
     return out

@@ -243,7 +243,7 @@ def run(
         ):
             report.carrier_checks += 1
             checks: list[tuple[str, Verdict, Verdict]] = [
-                ("annotation-changes-server", theirs, theirs_ann),
+                ("annotation-changes-server", theirs, _generated_name(with_ann, theirs_ann)),
                 ("annotation-changes-ours", ours, judge.judge(with_ann)),
                 ("field-changes-ours", ours, judge.judge(_with_field(obj, value))),
             ]

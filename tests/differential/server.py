@@ -106,7 +106,11 @@ class Server:
 
     def dry_run(self, obj: dict[str, Any]) -> Verdict:
         """Create `obj` with dryRun=All and fieldValidation=Strict; nothing is stored."""
-        status, body = self.request("POST", collection_path(obj), kubectl_json(obj), DRY_RUN)
+        body_text = kubectl_json(obj)
+        for _ in range(3):  # a loaded machine can time a request out (504): that is no verdict, ask again
+            status, body = self.request("POST", collection_path(obj), body_text, DRY_RUN)
+            if status < 500:
+                break
         return verdict_of(status, body)
 
     def dry_run_many(self, objs: Iterable[dict[str, Any]]) -> Iterator[Verdict]:

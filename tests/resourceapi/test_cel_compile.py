@@ -183,3 +183,56 @@ def test_nesting_deeper_than_32_levels_is_refused() -> None:
     assert got.kind == "invalid"
     assert got.detail.startswith("compilation failed: ")
     assert "recursion" in got.detail
+
+
+# --- what kube-apiserver v1.37.2 refuses when it compiles (measured by tests/differential) ------------------
+
+FORMAT_ANY = (
+    "error during formatting: string clause can only be used on strings, bools, bytes, ints, doubles, maps, "
+    "lists, types, durations, and timestamps, was given google.protobuf.Any"
+)
+
+
+@pytest.mark.parametrize(
+    ("expression", "where", "message"),
+    [
+        ('"%s".format([device.attributes["x"].model]) == ""', 36, FORMAT_ANY),
+        (
+            '"%d".format(["a"]) == ""',
+            14,
+            "error during formatting: decimal clause can only be used on integers, was given string",
+        ),
+        ('"%s-%d".format([1]) == ""', 15, "index 1 out of range"),
+        ('"a".matches("[unclosed")', 13, "invalid matches argument"),
+        ("true && 1", 9, "expected type 'bool' but found 'int'"),
+        ("1 || false", 1, "expected type 'bool' but found 'int'"),
+    ],
+)
+def test_constant_arguments_are_checked_as_upstream_compiles(
+    expression: str, where: int, message: str
+) -> None:
+    found = issue(expression)
+    assert found.kind == "invalid"
+    assert found.detail.startswith(f"compilation failed: ERROR: <input>:1:{where}: {message}\n")
+
+
+def test_format_of_formattable_values_compiles() -> None:
+    assert compile_selector('"%s-%d".format([device.driver, 1]) == ""', GATES).issues == []
+
+
+def test_constant_invalid_find_pattern_fails_when_the_program_is_built() -> None:
+    found = issue('"a".find("[unclosed") == ""')
+    assert found == CelIssue(
+        "internal", "program instantiation failed: error parsing regexp: missing closing ]: `[unclosed`"
+    )
+
+
+def test_split_lists_are_unbounded_to_the_cost_estimate() -> None:
+    assert issue('"a,b".split(",").isSorted()') == CelIssue("forbidden", "too complex, exceeds cost limit")
+    assert compile_selector('"a,b".split(",").size() == 2', GATES).issues == []
+
+
+def test_an_empty_expression_is_reported_at_column_0_without_a_snippet() -> None:
+    found = issue("")
+    assert found.detail.startswith("compilation failed: ERROR: <input>:1:0: Syntax error: ")
+    assert "\n" not in found.detail

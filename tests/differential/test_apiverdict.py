@@ -1,0 +1,95 @@
+"""The library entry behind the differential (dra_capacity/apiverdict.py): what dra-capacity says the API
+server answers to a create, without a server."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dra_capacity.apiverdict import Cause, Judge, simulate_object
+
+API = "resource.k8s.io/v1"
+
+
+def device_class(**spec: Any) -> dict[str, Any]:
+    return {"apiVersion": API, "kind": "DeviceClass", "metadata": {"name": "gpu"}, "spec": spec}
+
+
+def test_a_valid_device_class_is_created() -> None:
+    verdict = Judge().judge(device_class(selectors=[{"cel": {"expression": "true"}}]))
+    assert (verdict.allowed, verdict.code, verdict.causes) == (True, 201, ())
+
+
+def test_native_rules_are_422_causes() -> None:
+    verdict = Judge().judge(device_class(extendedResourceName="gpu"))
+    assert (verdict.allowed, verdict.code) == (False, 422)
+    assert verdict.causes == (
+        Cause(
+            "spec.extendedResourceName",
+            "FieldValueInvalid",
+            "Invalid value: \"gpu\": a name must be a domain-prefixed path, such as 'example.com/my-prop'",
+        ),
+    )
+
+
+def test_unknown_fields_are_400_as_strict_decoding_says() -> None:
+    verdict = Judge().judge(device_class(selector=[]))
+    assert (verdict.code, verdict.causes) == (400, ())
+    assert verdict.message == (
+        'DeviceClass in version "v1" cannot be handled as a DeviceClass: strict decoding error: '
+        'unknown field "spec.selector"'
+    )
+
+
+def test_a_wrong_json_type_is_a_400_without_causes() -> None:
+    verdict = Judge().judge(device_class(extendedResourceName=5))
+    assert (verdict.allowed, verdict.code, verdict.causes) == (False, 400, ())
+
+
+def test_kep_6406_carriers_are_not_native_causes() -> None:
+    obj = device_class(
+        extendedResourceName="example.com/gpu", extendedResourceCapacityRequests={"requests": {"x": "0"}}
+    )
+    assert Judge().judge(obj).allowed  # the field's own rule refuses it in `validate`, not the API server
+
+
+def test_claims_are_judged_by_simulates_input_checks() -> None:
+    claim = {
+        "apiVersion": API,
+        "kind": "ResourceClaim",
+        "metadata": {"name": "c", "namespace": "default"},
+        "spec": {"devices": {"requests": [{"name": "a"}]}},
+    }
+    verdict = simulate_object("ResourceClaim", claim)
+    assert (verdict.code, verdict.causes) == (
+        422,
+        (
+            Cause(
+                "spec.devices.requests[0]",
+                "FieldValueRequired",
+                "Required value: exactly one of `exactly` or `firstAvailable` is required",
+            ),
+        ),
+    )
+
+
+def test_a_bad_quantity_is_a_400_that_names_no_field() -> None:
+    claim = {
+        "apiVersion": API,
+        "kind": "ResourceClaim",
+        "metadata": {"name": "c", "namespace": "default"},
+        "spec": {
+            "devices": {
+                "requests": [
+                    {
+                        "name": "a",
+                        "exactly": {"deviceClassName": "g", "capacity": {"requests": {"x": "1 Gi"}}},
+                    }
+                ]
+            }
+        },
+    }
+    verdict = simulate_object("ResourceClaim", claim)
+    assert verdict.code == 400
+    assert verdict.message.startswith(
+        'ResourceClaim in version "v1" cannot be handled as a ResourceClaim: quantities must match'
+    )
