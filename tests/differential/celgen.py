@@ -8,6 +8,8 @@ names, non-bool results, syntax errors), so both compile verdicts are exercised.
 
 from __future__ import annotations
 
+import functools
+
 from hypothesis import strategies as st
 
 DOMAINS = ("dra.example.com", "gpu.nvidia.com", "dra.net", "x", "example.com")
@@ -45,6 +47,7 @@ def capacity(draw: st.DrawFn) -> str:
     return f'device.capacity["{draw(st.sampled_from(DOMAINS))}"].{draw(st.sampled_from(NAMES))}'
 
 
+@functools.cache
 def string_expr() -> st.SearchStrategy[str]:
     base = st.one_of(_str_lit, st.just("device.driver"), attribute())
     return st.one_of(
@@ -64,6 +67,7 @@ def string_expr() -> st.SearchStrategy[str]:
     )
 
 
+@functools.cache
 def list_expr() -> st.SearchStrategy[str]:
     return st.one_of(
         st.sampled_from(["[1, 2, 3]", "[3, 1, 2]", "[]", "[1, 1, 2]", "lists.range(5)", '["a", "b"]']),
@@ -79,6 +83,7 @@ def list_expr() -> st.SearchStrategy[str]:
     )
 
 
+@functools.cache
 def int_expr() -> st.SearchStrategy[str]:
     return st.one_of(
         _int_lit,
@@ -93,6 +98,7 @@ def int_expr() -> st.SearchStrategy[str]:
     )
 
 
+@functools.cache
 def bool_atom() -> st.SearchStrategy[str]:
     s = string_expr()
     i = int_expr()
@@ -215,21 +221,21 @@ def costly(draw: st.DrawFn) -> str:
     return expr
 
 
+@functools.cache
 def bool_expr() -> st.SearchStrategy[str]:
-    atom = bool_atom()
-    return st.recursive(
-        atom,
-        lambda inner: st.one_of(
+    def extend(inner: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
+        return st.one_of(
             st.tuples(inner, inner, st.sampled_from(["&&", "||"])).map(lambda t: f"({t[0]}) {t[2]} ({t[1]})"),
             inner.map(lambda e: f"!({e})"),
             st.tuples(inner, inner, inner).map(lambda t: f"{t[0]} ? {t[1]} : {t[2]}"),
             inner.map(lambda e: f"[1, 2].all(x, {e})"),
             inner.map(lambda e: f'device.attributes.exists(dom, dom == "x" && ({e}))'),
-        ),
-        max_leaves=4,
-    )
+        )
+
+    return st.recursive(bool_atom(), extend, max_leaves=4)
 
 
+@functools.cache
 def selector_expression() -> st.SearchStrategy[str]:
     """A CEL selector: mostly well typed, some type errors, some near the cost limit."""
     return st.one_of(
