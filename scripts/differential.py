@@ -18,6 +18,7 @@ import argparse
 import os
 import random
 import shutil
+import signal
 import sys
 import tempfile
 import time
@@ -99,4 +100,5 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     os.nice(10)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop the control plane and remove its directory
     sys.exit(main())

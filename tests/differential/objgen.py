@@ -562,3 +562,83 @@ STRATEGIES = {
 
 def compact_size(value: Any) -> int:
     return len(json.dumps(value, separators=(",", ":")).encode())
+
+
+# --- claim status (allocation, reservedFor, shareID, device status) -----------------------------------------
+
+STATUS_REQUEST = "gpu"
+STATUS_CLAIM_SPEC: dict[str, Any] = {
+    "devices": {"requests": [{"name": STATUS_REQUEST, "exactly": {"deviceClassName": "gpu.example.com"}}]}
+}
+UUIDS = ("7c4b8e0a-3f7d-4a7e-9a53-0b1f2c3d4e5f", "not-a-uuid", "7C4B8E0A-3F7D-4A7E-9A53-0B1F2C3D4E5F", "")
+
+
+@st.composite
+def device_result(draw: st.DrawFn) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "request": draw(st.sampled_from([STATUS_REQUEST, "nope", f"{STATUS_REQUEST}/sub", ""])),
+        "driver": draw(driver_name()),
+        "pool": draw(st.sampled_from(["pool", "node-1", "", "Bad Pool", "a/b"])),
+        "device": draw(st.sampled_from(["gpu-0", "", "Bad_Dev", _label(64)])),
+    }
+    if draw(st.integers(0, 3)) == 0:
+        out["adminAccess"] = draw(st.booleans())
+    if draw(st.integers(0, 2)) == 0:
+        out["shareID"] = draw(st.sampled_from(UUIDS))
+    if draw(st.integers(0, 2)) == 0:
+        out["consumedCapacity"] = draw(st.dictionaries(capacity_name(), quantity(), max_size=2))
+    if draw(st.integers(0, 5)) == 0:
+        out["tolerations"] = draw(st.lists(toleration(), max_size=1))
+    if draw(st.integers(0, 5)) == 0:
+        out["bindingConditions"] = draw(st.lists(st.sampled_from(["ready", "bad cond"]), max_size=2))
+        out["bindingFailureConditions"] = draw(st.lists(st.sampled_from(["failed", "ready"]), max_size=2))
+    return out
+
+
+@st.composite
+def claim_status(draw: st.DrawFn) -> dict[str, Any]:
+    status: dict[str, Any] = {}
+    if draw(st.integers(0, 3)):
+        allocation: dict[str, Any] = {"devices": {"results": draw(st.lists(device_result(), max_size=2))}}
+        if draw(st.booleans()):
+            allocation["nodeSelector"] = draw(st.sampled_from([_node_selector(), {"nodeSelectorTerms": []}]))
+        status["allocation"] = allocation
+    if draw(st.integers(0, 2)) == 0:
+        status["reservedFor"] = [
+            {
+                "resource": draw(st.sampled_from(["pods", "Pods", ""])),
+                "name": draw(st.sampled_from(["pod-1", "", "Bad_Name"])),
+                "uid": draw(st.sampled_from(["uid-1", ""])),
+                **({"apiGroup": "apps"} if draw(st.integers(0, 4)) == 0 else {}),
+            }
+        ]
+    if draw(st.integers(0, 2)) == 0:
+        entry: dict[str, Any] = {
+            "driver": draw(driver_name()),
+            "pool": draw(st.sampled_from(["pool", ""])),
+            "device": draw(st.sampled_from(["gpu-0", ""])),
+        }
+        if draw(st.booleans()):
+            entry["shareID"] = draw(st.sampled_from(UUIDS))
+        if draw(st.booleans()):
+            entry["conditions"] = [
+                {
+                    "type": draw(st.sampled_from(["Ready", "", "bad type"])),
+                    "status": draw(st.sampled_from(["True", "Maybe", ""])),
+                    "reason": draw(st.sampled_from(["Ok", "", "bad reason"])),
+                    "lastTransitionTime": "2026-01-01T00:00:00Z",
+                    "message": "",
+                }
+            ]
+        if draw(st.booleans()):
+            entry["networkData"] = {
+                "interfaceName": draw(st.sampled_from(["eth0", "x" * 257])),
+                "ips": draw(
+                    st.lists(st.sampled_from(["10.0.0.1/24", "10.0.0.1", "::1/128", "bad"]), max_size=2)
+                ),
+                "hardwareAddress": draw(st.sampled_from(["00:11:22:33:44:55", "x" * 129])),
+            }
+        if draw(st.integers(0, 3)) == 0:
+            entry["data"] = draw(parameters())
+        status["devices"] = [entry]
+    return status

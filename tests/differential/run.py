@@ -15,6 +15,7 @@ import random
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -282,6 +283,61 @@ def run_all(
             run(server, judge, ((kind, o) for o in objs), report)
             done += n
         progress(f"{kind}: {count} drawn")
+    if others:
+        run_status(server, report, others)
+        progress(f"{STATUS_KIND}: {others} drawn")
+
+
+STATUS_KIND = "ResourceClaim status"
+
+
+def draw_statuses(count: int, seed: int) -> list[dict[str, Any]]:
+    from differential.objgen import claim_status
+
+    out: list[dict[str, Any]] = []
+
+    @settings(
+        max_examples=count,
+        database=None,
+        phases=[Phase.generate],
+        deadline=None,
+        suppress_health_check=list(HealthCheck),
+    )
+    @hypothesis_seed(seed)
+    @given(claim_status())
+    def collect(status: dict[str, Any]) -> None:
+        out.append(status)
+
+    collect()
+    return out
+
+
+def run_status(server: Server, report: Report, count: int) -> None:
+    """Claim status rules (allocation, reservedFor, shareID, device status): a claim created for real, then
+    `count` drawn statuses sent as dry-run status updates; ours: simulate's checks of the claim with that
+    status (what simulate reads as committed state)."""
+    from differential.objgen import STATUS_CLAIM_SPEC
+    from dra_capacity.apiverdict import simulate_object
+
+    name = f"status-{report.seed % 100000}"
+    stored = server.create(
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceClaim",
+            "metadata": {"name": name, "namespace": NAMESPACE},
+            "spec": STATUS_CLAIM_SPEC,
+        }
+    )
+    try:
+        statuses = draw_statuses(count, report.seed + 7)
+        with ThreadPoolExecutor(server.workers) as pool:
+            verdicts = list(pool.map(lambda st_: server.dry_run_status(stored, st_), statuses))
+        for status, theirs in zip(statuses, verdicts, strict=True):
+            ours = simulate_object("ResourceClaim", {**stored, "status": status})
+            report.kind(STATUS_KIND).compared += 1
+            report.record(STATUS_KIND, compare(STATUS_KIND, ours, theirs))
+    finally:
+        server.delete(stored)
 
 
 def shrink(server: Server, judge: Judge, kind: str, key: str, seed: int, max_examples: int = 2000) -> Any:

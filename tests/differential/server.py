@@ -113,6 +113,27 @@ class Server:
                 break
         return verdict_of(status, body)
 
+    def create(self, obj: dict[str, Any]) -> dict[str, Any]:
+        """Create `obj` for real (status rules need a stored object); the stored object."""
+        status, body = self.request("POST", collection_path(obj), kubectl_json(obj))
+        if status != 201:
+            raise RuntimeError(f"creating {obj.get('kind')}: {status} {body[:300]!r}")
+        stored: dict[str, Any] = json.loads(body)
+        return stored
+
+    def delete(self, obj: dict[str, Any]) -> None:
+        self.request("DELETE", f"{collection_path(obj)}/{obj['metadata']['name']}")
+
+    def dry_run_status(self, stored: dict[str, Any], status: dict[str, Any]) -> Verdict:
+        """Update the stored object's status with `status` (dryRun=All, fieldValidation=Strict)."""
+        body = {**stored, "status": status}
+        path = f"{collection_path(stored)}/{stored['metadata']['name']}/status"
+        for _ in range(3):
+            code, text = self.request("PUT", path, kubectl_json(body), DRY_RUN)
+            if code < 500:
+                break
+        return verdict_of(code, text)
+
     def dry_run_many(self, objs: Iterable[dict[str, Any]]) -> Iterator[Verdict]:
         """`dry_run` for each object, in order, `workers` at a time."""
         with ThreadPoolExecutor(self.workers) as pool:
