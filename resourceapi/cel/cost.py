@@ -19,7 +19,7 @@ COST_LIMIT = 1_000_000  # resource.k8s.io CELSelectorExpressionMaxCost
 MAX_MAP_ENTRIES = 32
 MAX_STRING = 64
 MAX_LIST = 64
-UNBOUNDED = 2**40  # a list whose size cel-go cannot bound: any per-element cost over it exceeds the limit
+UNBOUNDED = 2**40  # a size cel-go cannot bound: any cost proportional to it exceeds the limit
 MAX_DRIVER = DRIVER_NAME_MAX_LENGTH
 MAX_DOMAIN = DRIVER_NAME_MAX_LENGTH  # a qualified name's domain is validated as a driver name
 MAX_ID = DEVICE_MAX_ID_LENGTH
@@ -68,7 +68,7 @@ _PRICED = (
     | _SETS
     | {"url", "find", "findAll", "ip", "containsIP", "containsCIDR", "lists.range"}
 )
-_ZERO_COST = {"_&&_", "_||_", "@not_strictly_false", "!_", "_?_:_"}
+_ZERO_COST = {"_&&_", "_||_", "!_", "_?_:_"}
 
 
 def _factor(size: int, factor: float) -> int:
@@ -121,9 +121,9 @@ class _Estimator:
             if fn in _STRING_RESULTS and call.HasField("target"):
                 return self.size(call.target, scope)
             if fn == "split" and call.HasField("target"):
-                # cel-go's strings extension gives `split` no size estimate: its list is unbounded, so any
-                # walk over it is too costly (measured against kube-apiserver v1.37.2: tests/differential).
-                return UNBOUNDED
+                return self.size(call.target, scope)
+            if fn == "lists.range" and call.args and call.args[0].WhichOneof("expr_kind") == "const_expr":
+                return max(0, int(call.args[0].const_expr.int64_value))
             if fn == "_?_:_" and len(call.args) == 3:
                 return max(self.size(call.args[1], scope), self.size(call.args[2], scope))
         return max(MAX_STRING, MAX_LIST)
@@ -188,21 +188,37 @@ class _Estimator:
             text = _factor(self.size(args[0], scope), _STRING_TRAVERSAL)
             regex = _factor(self.size(args[1], scope), _REGEX_LENGTH)
             return arg_cost + max(1, text) * max(1, regex)
+        if fn == "contains" and len(args) == 2:
+            # cel-go: the string's traversal times the substring's
+            text = _factor(self.size(args[0], scope), _STRING_TRAVERSAL)
+            return arg_cost + max(1, text) * max(1, _factor(self.size(args[1], scope), _STRING_TRAVERSAL))
         if fn in _STRING_SCANS and args:
-            return arg_cost + 1 + _factor(self.size(args[0], scope), _STRING_TRAVERSAL)
+            # cel-go: a traversal of the prefix or suffix (startsWith, endsWith), else of the string; no base
+            # cost (calibrated against kube-apiserver v1.37.2: tests/differential)
+            scanned = args[1] if fn in ("startsWith", "endsWith") and len(args) == 2 else args[0]
+            return arg_cost + _factor(self.size(scanned, scope), _STRING_TRAVERSAL)
         if fn in ("_==_", "_!=_", "_<_", "_<=_", "_>_", "_>=_") and len(args) == 2:
             types = {self._type(a) for a in args}
-            if types & {"string", "bytes", "dyn"}:
+            if types & {"string", "bytes"}:
                 smaller = min(self.size(args[0], scope), self.size(args[1], scope))
-                return arg_cost + 1 + _factor(smaller, _STRING_TRAVERSAL)
+                return arg_cost + _factor(smaller, _STRING_TRAVERSAL)
             return arg_cost + 1
         if fn == "_+_" and len(args) == 2:
-            return arg_cost + 1 + _factor(self.size(e, scope), _STRING_TRAVERSAL)
+            if {self._type(a) for a in args} & {"string", "bytes"}:
+                return arg_cost + _factor(self.size(e, scope), _STRING_TRAVERSAL)
+            return arg_cost + 1
         if fn == "@in" and len(args) == 2:
             return arg_cost + 1 + self.size(args[1], scope)
         if fn == "includes":
             return arg_cost + 1 + INCLUDES_MAX
-        if fn in ("split", "join", "replace", "format"):
+        if fn == "format":
+            return arg_cost + 1  # calibrated against kube-apiserver v1.37.2 (tests/differential)
+        if fn == "join" and args and self._list_element_string(args[0], scope) is not None:
+            return UNBOUNDED  # a list's string elements are unbounded to cel-go (see _library_call)
+        if fn in ("split", "replace"):
+            # calibrated: the input's traversal and the result's (0.1 each)
+            return arg_cost + _factor(sum(self.size(a, scope) for a in args), 2 * _STRING_TRAVERSAL)
+        if fn == "join":
             return arg_cost + 1 + _factor(sum(self.size(a, scope) for a in args), _STRING_TRAVERSAL)
         return arg_cost + 1
 
@@ -233,9 +249,11 @@ class _Estimator:
             size = self.size(call.target, scope)
             if self._type(call.target) == "string" or (ids and all(i.startswith("string_") for i in ids)):
                 return _factor(size, _STRING_TRAVERSAL)
-            element = self._list_element_string(call.target, scope)
-            per_element = 1 + (_factor(element, _STRING_TRAVERSAL) if element is not None else 0)
-            return size * per_element
+            if self._list_element_string(call.target, scope) is not None:
+                # cel-go keeps no size for a list's elements: a string element is unbounded, so is the
+                # cost (`["a", "b"].isSorted()` is too complex for kube-apiserver v1.37.2)
+                return UNBOUNDED
+            return size
         if fn == "url" and not member and len(call.args) == 1:
             return _factor(self.size(call.args[0], scope), _STRING_TRAVERSAL)
         if fn in ("find", "findAll") and member and call.args:
@@ -252,18 +270,19 @@ class _Estimator:
             return cost
         if fn in _SETS and len(call.args) == 2:
             # cel-go ext/sets.go `estimateSetsCost(1)`: one comparison per pair of elements.
-            return self.size(call.args[0], scope) * self.size(call.args[1], scope)
+            return self.size(call.args[0], scope) * self.size(call.args[1], scope) + 1
         if fn in _LIST_EXT and member:
             # cel-go ext/lists.go v3 estimators: linear in the list (sort: n log n).
+            # plus the new list's creation and the call (calibrated against kube-apiserver v1.37.2)
             size = self.size(call.target, scope)
             if fn in ("sort", "@sortByAssociatedKeys"):
-                return max(1, math.ceil(size * math.log2(max(size, 2))))
-            return size
+                return max(1, math.ceil(size * math.log2(max(size, 2)))) + _LIST_CREATE + 1
+            return size + _LIST_CREATE + 1
         if fn == "lists.range" and call.args:
             arg = call.args[0]
             if arg.WhichOneof("expr_kind") == "const_expr":
-                return max(0, int(arg.const_expr.int64_value))
-            return MAX_LIST
+                return max(0, int(arg.const_expr.int64_value)) + _LIST_CREATE + 1
+            return MAX_LIST + _LIST_CREATE + 1
         return None
 
 

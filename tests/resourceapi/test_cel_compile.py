@@ -236,3 +236,12 @@ def test_an_empty_expression_is_reported_at_column_0_without_a_snippet() -> None
     found = issue("")
     assert found.detail.startswith("compilation failed: ERROR: <input>:1:0: Syntax error: ")
     assert "\n" not in found.detail
+
+
+def test_sign_as_a_member_is_refused_as_upstream_refuses_it() -> None:
+    # Upstream declares `sign` as a global function only: kube-apiserver v1.37.2 says `found no matching
+    # overload for 'sign' applied to 'kubernetes.Quantity.()'`; cel-cpp words it as an undeclared reference
+    # (docs/divergences.md). Both refuse the selector.
+    found = issue('quantity("1").sign() == 1')
+    assert found.kind == "invalid"
+    assert "ERROR: <input>:1:19: undeclared reference to 'sign'" in found.detail

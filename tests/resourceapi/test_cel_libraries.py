@@ -22,8 +22,9 @@ NIC = device_input(
 )
 
 
-def evaluate(expression: str) -> bool:
-    result = compile_selector(expression, GATES)
+def evaluate(expression: str, stored: bool = False) -> bool:
+    """`stored`: the scheduler's environment, which has no cost limit (scans of string lists exceed it)."""
+    result = compile_selector(expression, GATES, stored=stored)
     assert result.issues == [], result.issues
     assert result.program is not None
     return result.program.matches(NIC)
@@ -43,7 +44,8 @@ ISSUE_SELECTORS = [
     'isIP(device.attributes["dra.net"].ipv4) && ip(device.attributes["dra.net"].ipv4).family() == 4',
     '!format.dns1123Label().validate(device.attributes["dra.net"].ifName).hasValue()',
     'url("https://" + device.driver).getHost() == "dra.net"',
-    '["a100", "h100"].indexOf(device.attributes["gpu.nvidia.com"].productName) >= 0',
+    # (a scan of a string list, `["a100", "h100"].indexOf(...)`, is too complex for kube-apiserver v1.37.2:
+    # test_cel_cost.py; the scheduler evaluates it: TRUE_EXAMPLES)
     "[1, 2].sum() == 3",
     'device.attributes["dra.net"].ifName.find("gpu[0-9]+rdma0") != ""',
     'sets.contains(["dra.net", "gpu.intel.com"], [device.driver])',
@@ -177,7 +179,7 @@ TRUE_EXAMPLES = [
 
 @pytest.mark.parametrize("expression", TRUE_EXAMPLES)
 def test_documented_examples_evaluate_as_upstream(expression: str) -> None:
-    assert evaluate(expression) is True
+    assert evaluate(expression, stored=True) is True
 
 
 @pytest.mark.parametrize(
