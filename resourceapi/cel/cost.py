@@ -118,6 +118,10 @@ class _Estimator:
             fn = call.function
             if fn == "_+_":
                 return sum(self.size(a, scope) for a in call.args)
+            if fn == "charAt":
+                return UNBOUNDED  # cel-go gives charAt no size estimate (calibrated)
+            if fn == "strings.quote" and call.args:
+                return 2 * self.size(call.args[0], scope) + 2  # every character escaped, and the quotes
             if fn in _STRING_RESULTS and call.HasField("target"):
                 return self.size(call.target, scope)
             if fn == "split" and call.HasField("target"):
@@ -188,6 +192,8 @@ class _Estimator:
             text = _factor(self.size(args[0], scope), _STRING_TRAVERSAL)
             regex = _factor(self.size(args[1], scope), _REGEX_LENGTH)
             return arg_cost + max(1, text) * max(1, regex)
+        if fn in ("substring", "strings.quote") and args:
+            return arg_cost + _factor(self.size(args[0], scope), _STRING_TRAVERSAL)  # calibrated
         if fn == "contains" and len(args) == 2:
             # cel-go: the string's traversal times the substring's
             text = _factor(self.size(args[0], scope), _STRING_TRAVERSAL)

@@ -14,7 +14,7 @@ A key is `Kind|category|field|reason`, the field with indices and map keys as `[
 
 from __future__ import annotations
 
-import fnmatch
+import functools
 import re
 from collections import Counter
 from collections.abc import Iterable
@@ -169,4 +169,11 @@ def listed_keys(path: Path = DIVERGENCES) -> list[str]:
 
 
 def is_listed(key: str, listed: Iterable[str]) -> bool:
-    return any(fnmatch.fnmatchcase(key, pattern) for pattern in listed)
+    """Whether a listed pattern matches `key`; `*` matches anything, every other character itself (so `[*]`
+    in a field path is literal)."""
+    return any(_pattern(p).fullmatch(key) for p in listed)
+
+
+@functools.cache
+def _pattern(glob: str) -> re.Pattern[str]:
+    return re.compile(".*".join(re.escape(part) for part in glob.split("*")))

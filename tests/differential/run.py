@@ -108,7 +108,7 @@ class Report:
             for key, n in sorted(k.keys.items(), key=lambda kv: (-kv[1], kv[0])):
                 mark = "listed" if is_listed(key, listed) else "UNLISTED"
                 out.append(f"  {n:6d}  {mark:8s} {key}")
-                out.append(f"          e.g. {k.examples[key][:400]}")
+                out.append("          e.g. " + k.examples[key][:400].replace("\n", "\\n"))
         out.append(
             f"CEL compile verdicts: {self.cel_agree}/{self.cel_selectors} selectors agree; "
             f"cost limit: {self.cost_agree}/{self.cost_cases} near-limit selectors agree"

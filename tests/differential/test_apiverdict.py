@@ -93,3 +93,27 @@ def test_a_bad_quantity_is_a_400_that_names_no_field() -> None:
     assert verdict.message.startswith(
         'ResourceClaim in version "v1" cannot be handled as a ResourceClaim: quantities must match'
     )
+
+
+def test_simulate_checks_report_the_first_problem_only() -> None:
+    # docs/divergences.md: simulate's input checks are a subset of the API server's, first problem only
+    slice_ = {
+        "apiVersion": API,
+        "kind": "ResourceSlice",
+        "metadata": {"name": "s"},
+        "spec": {"driver": "-bad", "pool": {"name": "p", "resourceSliceCount": 0}, "nodeName": "n"},
+    }
+    verdict = simulate_object("ResourceSlice", slice_)
+    assert [c.field for c in verdict.causes] == ["spec.pool.resourceSliceCount"]  # the driver is not checked
+
+
+def test_simulate_needs_a_name_where_the_api_server_would_generate_one() -> None:
+    claim = {
+        "apiVersion": API,
+        "kind": "ResourceClaim",
+        "metadata": {"generateName": "c-", "namespace": "default"},
+        "spec": {"devices": {"requests": []}},
+    }
+    assert simulate_object("ResourceClaim", claim).causes == (
+        Cause("metadata.name", "FieldValueRequired", "Required value: name or generateName is required"),
+    )

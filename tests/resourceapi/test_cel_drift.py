@@ -37,6 +37,10 @@ def _compile(expression: str) -> object:
         missing = _MISSING.search(issue.detail)
         if missing and (missing.group(1) in UPSTREAM_FUNCTIONS or "." in missing.group(1)):
             pytest.fail(f"upstream declares {missing.group(1)!r}, this environment does not: {issue.detail}")
+    if [i.kind for i in result.issues] == ["forbidden"]:
+        # over the cost limit (scans of string lists are, for kube-apiserver too: test_cel_cost.py); the
+        # scheduler's environment, which has no limit, still evaluates it
+        result = compile_selector(expression, GATES, stored=True)
     assert result.issues == [], result.issues
     return result.program
 
