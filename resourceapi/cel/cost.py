@@ -219,7 +219,7 @@ class _Estimator:
             return arg_cost + 1 + INCLUDES_MAX
         if fn == "format":
             return arg_cost + 1  # calibrated against kube-apiserver v1.37.2 (tests/differential)
-        if fn == "join" and args and self._list_element_string(args[0], scope) is not None:
+        if fn == "join":
             return UNBOUNDED  # a list's string elements are unbounded to cel-go (see _library_call)
         if fn in ("split", "replace"):
             # calibrated: the input's traversal and the result's (0.1 each)
@@ -235,7 +235,7 @@ class _Estimator:
     def _list_element_string(self, e: Any, scope: dict[str, int]) -> int | None:
         """Size bound of the elements of a list of strings or bytes, None for other lists."""
         t = self._type(e)
-        if t in ("list(string)", "list(bytes)"):
+        if t in ("list(string)", "list(bytes)", "list(dyn)"):
             if e.WhichOneof("expr_kind") == "list_expr" and e.list_expr.elements:
                 return max(self.size(x, scope) for x in e.list_expr.elements)
             return MAX_STRING

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from resourceapi.cel.checked import type_name
-from resourceapi.cel.shape import children
+from resourceapi.cel.messages import QUANTITY_TYPE
+from resourceapi.cel.shape import Shape, children, shape_of
 
 _STRING_CLAUSE_OK = {"string", "bool", "bytes", "int", "uint", "double", "type", "null_type"}
 _STRING_CLAUSE_OK_PREFIXES = ("map(", "list(", "google.protobuf.Duration", "google.protobuf.Timestamp")
@@ -127,16 +128,57 @@ def _regex_issue(checked: Any, e: Any) -> LiteralIssue | None:
     return None
 
 
+def _element_type(checked: Any, e: Any) -> str:
+    """An element's type as upstream's checker has it: a device attribute's value is `any`, a capacity a
+    Quantity (cel-expr-python sees both as `dyn`)."""
+    shape = shape_of(e)
+    if shape is Shape.ATTRIBUTE_VALUE:
+        return "any"
+    if shape is Shape.CAPACITY_VALUE:
+        return QUANTITY_TYPE
+    return _type(checked, e)
+
+
+def _homogeneous_issues(checked: Any, elements: list[Any]) -> list[LiteralIssue]:
+    """Upstream compiles with homogeneous aggregate literals: every element of a list literal (key or value
+    of a map literal) has the first one's type; `dyn` goes with anything."""
+    if len(elements) < 2:
+        return []
+    expected = _element_type(checked, elements[0])
+    if "dyn" in expected:
+        return []
+    positions = checked.source_info.positions
+    out = []
+    for e in elements[1:]:
+        found = _element_type(checked, e)
+        if found != expected and "dyn" not in found:
+            out.append(
+                LiteralIssue(positions.get(e.id, 0), f"expected type '{expected}' but found '{found}'")
+            )
+    return out
+
+
 def literal_issues(checked: Any) -> list[LiteralIssue]:
     """Every such problem in the checked selector, compile errors in source order, then at most one
     program-instantiation failure (cel-go stops building the program at the first)."""
     compile_errors: list[LiteralIssue] = []
     internal: list[LiteralIssue] = []
-    stack = [checked.expr]
+    # (expression, exempt): the arguments of `format` are exempt from the homogeneous check, as in cel-go
+    stack: list[tuple[Any, bool]] = [(checked.expr, False)]
     while stack:
-        e = stack.pop()
-        stack.extend(reversed(children(e)))
-        if e.WhichOneof("expr_kind") != "call_expr":
+        e, exempt = stack.pop()
+        kind = e.WhichOneof("expr_kind")
+        inner = exempt or (kind == "call_expr" and e.call_expr.function == "format")
+        stack.extend((c, inner) for c in reversed(children(e)))
+        if kind == "list_expr" and not exempt:
+            compile_errors.extend(_homogeneous_issues(checked, list(e.list_expr.elements)))
+            continue
+        if kind == "struct_expr" and not e.struct_expr.message_name and not exempt:
+            entries = list(e.struct_expr.entries)
+            compile_errors.extend(_homogeneous_issues(checked, [x.map_key for x in entries]))
+            compile_errors.extend(_homogeneous_issues(checked, [x.value for x in entries]))
+            continue
+        if kind != "call_expr":
             continue
         fn = e.call_expr.function
         issue = None

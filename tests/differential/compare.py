@@ -64,9 +64,20 @@ def _key(kind: str, category: str, path: str, reason: str) -> str:
     return f"{kind}|{category}|{generic(path) or '-'}|{reason or '-'}"
 
 
+def cel_reason(reason: str, message: str) -> str:
+    """A cause's reason, with the first CEL compile error's text (types masked) when it has one, so each
+    kind of CEL disagreement is a key of its own."""
+    cel = _CEL_ERROR.search(message)
+    if cel is None:
+        return reason
+    text = cel_masked(cel.group(1)).strip().replace("[", "(").replace("]", ")")
+    return f"{reason}:{text}"
+
+
 def _first(verdict: Verdict) -> tuple[str, str]:
     if verdict.causes:
-        return verdict.causes[0].field, verdict.causes[0].reason
+        c = verdict.causes[0]
+        return c.field, cel_reason(c.reason, c.message)
     return "-", str(verdict.code)
 
 
@@ -97,10 +108,15 @@ def compare(kind: str, ours: Verdict, theirs: Verdict) -> Comparison:
     server = Counter((c.field, c.reason) for c in theirs.causes)
     for (path, reason), n in (server - mine).items():
         texts = [c.message for c in theirs.causes if (c.field, c.reason) == (path, reason)]
-        add(Disagreement(_key(kind, "cause-missing", path, reason), f"x{n} {path}: {texts[0]}"))
+        key = _key(kind, "cause-missing", path, cel_reason(reason, texts[0]))
+        add(Disagreement(key, f"x{n} {path}: {texts[0]}"))
     for (path, reason), n in (mine - server).items():
         texts = [c.message for c in ours.causes if (c.field, c.reason) == (path, reason)]
-        add(Disagreement(_key(kind, "cause-extra", path, reason), f"x{n} {path}: {texts[0]}"))
+        add(
+            Disagreement(
+                _key(kind, "cause-extra", path, cel_reason(reason, texts[0])), f"x{n} {path}: {texts[0]}"
+            )
+        )
     pairs = _matched(ours.causes, theirs.causes)
     for a, b in pairs:
         if a.message == b.message:
@@ -108,10 +124,7 @@ def compare(kind: str, ours: Verdict, theirs: Verdict) -> Comparison:
         if cel_masked(a.message) == cel_masked(b.message):
             out.cel_type_text += 1
             continue
-        reason = b.reason
-        cel = _CEL_ERROR.search(b.message)
-        if cel:  # CEL compile messages: keyed by the server's error, so one kind of wording is one key
-            reason = f"{reason}:{cel_masked(cel.group(1)).strip().replace('[', '(').replace(']', ')')}"
+        reason = cel_reason(b.reason, b.message)  # CEL: keyed by the server's error
         detail = f"{b.field}: ours {a.message!r} != {b.message!r}"
         add(Disagreement(_key(kind, "message", b.field, reason), detail))
     if not out.disagreements and _ordered(ours) != _ordered(theirs):

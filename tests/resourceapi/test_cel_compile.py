@@ -217,7 +217,9 @@ def test_constant_arguments_are_checked_as_upstream_compiles(
 
 
 def test_format_of_formattable_values_compiles() -> None:
+    # (its argument list is exempt from the homogeneous literal check, as in cel-go)
     assert compile_selector('"%s-%d".format([device.driver, 1]) == ""', GATES).issues == []
+    assert compile_selector('"%s".format([["a", 1]]) == ""', GATES).issues == []
 
 
 def test_constant_invalid_find_pattern_fails_when_the_program_is_built() -> None:
@@ -245,3 +247,25 @@ def test_sign_as_a_member_is_refused_as_upstream_refuses_it() -> None:
     found = issue('quantity("1").sign() == 1')
     assert found.kind == "invalid"
     assert "ERROR: <input>:1:19: undeclared reference to 'sign'" in found.detail
+
+
+@pytest.mark.parametrize(
+    ("expression", "where", "message"),
+    [
+        ('[device.attributes["x"].y, "x"].size() == 2', 28, "expected type 'any' but found 'string'"),
+        ('["x", device.attributes["x"].y][0] == "a"', 29, "expected type 'string' but found 'any'"),
+        ('["a", 1].size() == 2', 7, "expected type 'string' but found 'int'"),
+    ],
+)
+def test_aggregate_literals_are_homogeneous_as_upstream_compiles_them(
+    expression: str, where: int, message: str
+) -> None:
+    # a device attribute's value is `any` to upstream's checker (measured against kube-apiserver v1.37.2)
+    found = issue(expression)
+    assert found.detail.startswith(f"compilation failed: ERROR: <input>:1:{where}: {message}\n")
+
+
+def test_joins_are_too_complex_as_for_kube_apiserver() -> None:
+    assert issue('[device.attributes["x"].y].join("-") == "a"') == CelIssue(
+        "forbidden", "too complex, exceeds cost limit"
+    )
