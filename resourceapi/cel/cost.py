@@ -66,7 +66,7 @@ _PRICED = (
     | _NOMINAL
     | _LIST_EXT
     | _SETS
-    | {"url", "find", "findAll", "ip", "containsIP", "containsCIDR", "lists.range"}
+    | {"url", "find", "findAll", "ip", "isIP", "cidr", "isCIDR", "containsIP", "containsCIDR", "lists.range"}
 )
 _ZERO_COST = {"_&&_", "_||_", "!_", "_?_:_"}
 
@@ -203,9 +203,12 @@ class _Estimator:
             # cost (calibrated against kube-apiserver v1.37.2: tests/differential)
             scanned = args[1] if fn in ("startsWith", "endsWith") and len(args) == 2 else args[0]
             return arg_cost + _factor(self.size(scanned, scope), _STRING_TRAVERSAL)
+        if fn in ("_==_", "_!=_") and len(args) == 2 and any(self._parsed_unsized(a) for a in args):
+            return UNBOUNDED  # an IP or CIDR parsed from a value of unknown size (calibrated)
         if fn in ("_==_", "_!=_", "_<_", "_<=_", "_>_", "_>=_") and len(args) == 2:
             types = {self._type(a) for a in args}
-            if types & {"string", "bytes"}:
+            attribute = any(shape_of(a) is Shape.ATTRIBUTE_VALUE for a in args)
+            if types & {"string", "bytes"} or attribute:
                 smaller = min(self.size(args[0], scope), self.size(args[1], scope))
                 return arg_cost + _factor(smaller, _STRING_TRAVERSAL)
             return arg_cost + 1
@@ -227,6 +230,18 @@ class _Estimator:
         if fn == "join":
             return arg_cost + 1 + _factor(sum(self.size(a, scope) for a in args), _STRING_TRAVERSAL)
         return arg_cost + 1
+
+    def _parsed_unsized(self, e: Any) -> bool:
+        """`ip(x)` or `cidr(x)` with `x` a device attribute (upstream's `any`): a value cel-go cannot size."""
+        if e.WhichOneof("expr_kind") != "call_expr":
+            return False
+        call = e.call_expr
+        return (
+            call.function in ("ip", "cidr")
+            and not call.HasField("target")
+            and len(call.args) == 1
+            and shape_of(call.args[0]) is Shape.ATTRIBUTE_VALUE
+        )
 
     def _overloads(self, e: Any) -> list[str]:
         ref = self.checked.reference_map.get(e.id)
@@ -267,6 +282,9 @@ class _Estimator:
             return text * _factor(self.size(call.args[0], scope), _REGEX_LENGTH)
         if fn in _NOMINAL or (fn == "ip" and member):
             return 1
+        if fn in ("ip", "isIP", "cidr", "isCIDR") and not member and call.args:
+            # parsing its argument: calibrated against kube-apiserver v1.37.2 (tests/differential)
+            return _factor(self.size(call.args[0], scope), _STRING_TRAVERSAL)
         if fn in ("containsIP", "containsCIDR") and member and call.args:
             cost = _factor(16 + 16, _STRING_TRAVERSAL)
             if fn == "containsCIDR":

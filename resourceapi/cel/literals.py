@@ -151,10 +151,11 @@ def _homogeneous_issues(checked: Any, elements: list[Any]) -> list[LiteralIssue]
     out = []
     for e in elements[1:]:
         found = _element_type(checked, e)
-        if found != expected and "dyn" not in found:
+        if found != expected and "dyn" not in found:  # cel-go reports the first stray element only
             out.append(
                 LiteralIssue(positions.get(e.id, 0), f"expected type '{expected}' but found '{found}'")
             )
+            break
     return out
 
 
