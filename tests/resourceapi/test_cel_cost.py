@@ -107,3 +107,23 @@ def test_scans_of_string_lists_are_too_complex_as_for_kube_apiserver(expression:
 def test_lists_range_iterates_its_constant_size() -> None:
     # lists.range(N) costs N plus a list and a call; `all` over it 4 per element (calibrated)
     assert compile_selector("lists.range(1000).all(i, true)", GATES).cost == 1000 + 11 + 3 * 1000 + 1
+
+
+@pytest.mark.parametrize(
+    "expression",
+    [
+        '"%s-%d".format(["", 1]).matches(".")',
+        'url("https://" + device.driver).getHost().matches(".")',
+        'device.driver.charAt(0).matches(".")',
+        'ip(device.attributes["dra.net"].ipv4) != ip("192.168.7.1")',
+    ],
+)
+def test_unsized_values_are_too_costly_to_scan_as_for_kube_apiserver(expression: str) -> None:
+    # cel-go cannot size these values (measured against kube-apiserver v1.37.2 by tests/differential)
+    assert compile_selector(expression, GATES).issues == [
+        CelIssue("forbidden", "too complex, exceeds cost limit")
+    ]
+
+
+def test_a_flattened_int_list_is_sized_by_its_elements() -> None:
+    assert compile_selector("[[1], [2, 3]].flatten().isSorted()", GATES).issues == []
