@@ -70,8 +70,18 @@ _PRICED = (
     | _LIST_EXT
     | _SETS
     | {"url", "find", "findAll", "ip", "isIP", "cidr", "isCIDR", "containsIP", "containsCIDR", "lists.range"}
+    | {"isSemver", "isQuantity"}
 )
 _ZERO_COST = {"_&&_", "_||_", "!_", "_?_:_"}
+
+
+def _int_const(e: Any) -> int | None:
+    if (
+        e.WhichOneof("expr_kind") == "const_expr"
+        and e.const_expr.WhichOneof("constant_kind") == "int64_value"
+    ):
+        return int(e.const_expr.int64_value)
+    return None
 
 
 def _factor(size: int, factor: float) -> int:
@@ -195,6 +205,9 @@ class _Estimator:
             text = _factor(self.size(args[0], scope), _STRING_TRAVERSAL)
             regex = _factor(self.size(args[1], scope), _REGEX_LENGTH)
             return arg_cost + max(1, text) * max(1, regex)
+        if fn == "validate" and call.HasField("target") and call.args:
+            # a named format's check: 32 per started 10 characters (calibrated against kube-apiserver v1.37.2)
+            return arg_cost + 32 * _factor(self.size(call.args[0], scope), _STRING_TRAVERSAL)
         if fn in ("substring", "strings.quote") and args:
             return arg_cost + _factor(self.size(args[0], scope), _STRING_TRAVERSAL)  # calibrated
         if fn == "contains" and len(args) == 2:
@@ -285,7 +298,7 @@ class _Estimator:
             return text * _factor(self.size(call.args[0], scope), _REGEX_LENGTH)
         if fn in _NOMINAL or (fn == "ip" and member):
             return 1
-        if fn in ("ip", "isIP", "cidr", "isCIDR") and not member and call.args:
+        if fn in ("ip", "isIP", "cidr", "isCIDR", "isSemver", "isQuantity") and not member and call.args:
             # parsing its argument: calibrated against kube-apiserver v1.37.2 (tests/differential)
             return _factor(self.size(call.args[0], scope), _STRING_TRAVERSAL)
         if fn in ("containsIP", "containsCIDR") and member and call.args:
@@ -297,13 +310,16 @@ class _Estimator:
             return cost
         if fn in _SETS and len(call.args) == 2:
             # cel-go ext/sets.go `estimateSetsCost(1)`: one comparison per pair of elements.
-            return self.size(call.args[0], scope) * self.size(call.args[1], scope) + 1
+            pairs = self.size(call.args[0], scope) * self.size(call.args[1], scope)
+            return (2 * pairs if fn == "sets.equivalent" else pairs) + 1  # calibrated
         if fn in _LIST_EXT and member:
-            # cel-go ext/lists.go v3 estimators: linear in the list (sort: n log n).
             # plus the new list's creation and the call (calibrated against kube-apiserver v1.37.2)
             size = self.size(call.target, scope)
-            if fn in ("sort", "@sortByAssociatedKeys"):
-                return max(1, math.ceil(size * math.log2(max(size, 2)))) + _LIST_CREATE + 1
+            if fn in ("sort", "@sortByAssociatedKeys", "distinct"):
+                return 2 * size * size + _LIST_CREATE + 1  # pairwise (calibrated: 2n² + 11)
+            if fn == "slice" and len(call.args) == 2 and all(_int_const(a) is not None for a in call.args):
+                start, end = (_int_const(a) or 0 for a in call.args)
+                return max(0, end - start) + _LIST_CREATE + 1
             return size + _LIST_CREATE + 1
         if fn == "lists.range" and call.args:
             arg = call.args[0]
