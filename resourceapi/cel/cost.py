@@ -213,7 +213,7 @@ class _Estimator:
         if fn == "contains" and len(args) == 2:
             # cel-go: the string's traversal times the substring's
             text = _factor(self.size(args[0], scope), _STRING_TRAVERSAL)
-            return arg_cost + max(1, text) * max(1, _factor(self.size(args[1], scope), _STRING_TRAVERSAL))
+            return arg_cost + text * _factor(self.size(args[1], scope), _STRING_TRAVERSAL)
         if fn in _STRING_SCANS and args:
             # cel-go: a traversal of the prefix or suffix (startsWith, endsWith), else of the string; no base
             # cost (calibrated against kube-apiserver v1.37.2: tests/differential)

@@ -124,12 +124,22 @@ def compare(kind: str, ours: Verdict, theirs: Verdict) -> Comparison:
         if cel_masked(a.message) == cel_masked(b.message):
             out.cel_type_text += 1
             continue
-        reason = cel_reason(b.reason, b.message)  # CEL: keyed by the server's error
+        reason = cel_reason(b.reason, _first_difference(a.message, b.message))  # CEL: the server's error
         detail = f"{b.field}: ours {a.message!r} != {b.message!r}"
         add(Disagreement(_key(kind, "message", b.field, reason), detail))
     if not out.disagreements and _ordered(ours) != _ordered(theirs):
         add(Disagreement(_key(kind, "order", "-", "-"), f"ours {_fields(ours)}; server {_fields(theirs)}"))
     return out
+
+
+def _first_difference(ours: str, theirs: str) -> str:
+    """The first of the server's CEL errors that ours does not match (a message may hold several)."""
+    mine = ours.split("\nERROR: ")
+    server = theirs.split("\nERROR: ")
+    for i, text in enumerate(server):
+        if i >= len(mine) or mine[i] != text:
+            return text if i == 0 else "ERROR: " + text
+    return theirs
 
 
 def _matched(ours: Iterable[Cause], theirs: Iterable[Cause]) -> list[tuple[Cause, Cause]]:
