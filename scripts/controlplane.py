@@ -145,8 +145,16 @@ def go_env() -> dict[str, str]:
     return env
 
 
+def find_go() -> str | None:
+    """`go` on PATH, else the official tarball's place (/usr/local/go/bin, where CI's PATH may not reach)."""
+    found = shutil.which("go")
+    if found is None and os.access("/usr/local/go/bin/go", os.X_OK):
+        found = "/usr/local/go/bin/go"
+    return found
+
+
 def check_go() -> str:
-    go = shutil.which("go")
+    go = find_go()
     if go is None:
         raise StepFailed(
             "find Go",
@@ -166,7 +174,7 @@ def check_go() -> str:
 
 def run_go(step: str, args: list[str], cwd: Path) -> str:
     log(f"{step}: go {' '.join(args)}  (in {cwd.relative_to(ROOT)})")
-    done = subprocess.run(["go", *args], cwd=cwd, env=go_env(), capture_output=True, text=True)
+    done = subprocess.run([find_go() or "go", *args], cwd=cwd, env=go_env(), capture_output=True, text=True)
     if done.returncode != 0:
         sys.stderr.write(done.stdout + done.stderr)
         raise StepFailed(step, f"`go {' '.join(args)}` exited {done.returncode} (its output is above)")

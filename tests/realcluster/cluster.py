@@ -111,6 +111,9 @@ class ClusterConfig:
     netns: bool = True
     feature_gates: Mapping[str, bool] = field(default_factory=lambda: dict(FEATURE_GATES))
     apiserver_args: Sequence[str] = ()
+    controllers: Sequence[str] = CONTROLLERS
+    scheduler: bool = True
+    kwok: bool = True
     ready_timeout: float = 60.0
 
 
@@ -633,7 +636,7 @@ class Cluster:
                     f"--authorization-kubeconfig={kubeconfigs['kube-controller-manager']}",
                     f"--secure-port={ports['kcm']}",
                     *common,
-                    f"--controllers={','.join(CONTROLLERS)}",
+                    f"--controllers={','.join(config.controllers)}",
                     f"--service-account-private-key-file={sa_key}",
                     f"--root-ca-file={pki_dir / 'ca.crt'}",
                     "--use-service-account-credentials=true",
@@ -643,34 +646,36 @@ class Cluster:
                 ],
                 detach,
             )
-            self._spawn(
-                "kube-scheduler",
-                [
-                    str(binaries / "kube-scheduler"),
-                    f"--kubeconfig={kubeconfigs['kube-scheduler']}",
-                    f"--authentication-kubeconfig={kubeconfigs['kube-scheduler']}",
-                    f"--authorization-kubeconfig={kubeconfigs['kube-scheduler']}",
-                    f"--secure-port={ports['scheduler']}",
-                    *common,
-                    f"--feature-gates={gates['kube-scheduler'].result()}",
-                ],
-                detach,
-            )
-            self._spawn(
-                "kwok",
-                [
-                    str(binaries / "kwok"),
-                    f"--kubeconfig={kubeconfigs['kwok']}",
-                    f"--config={binaries / 'kwok-stages.yaml'}",
-                    "--manage-all-nodes=false",
-                    f"--manage-nodes-with-annotation-selector={'='.join(nodes_mod.KWOK_ANNOTATION)}",
-                    "--node-lease-duration-seconds=40",
-                    f"--cidr={POD_CIDR}",
-                    f"--node-ip={host}",
-                    f"--server-address=127.0.0.1:{ports['kwok']}",
-                ],
-                detach,
-            )
+            if config.scheduler:
+                self._spawn(
+                    "kube-scheduler",
+                    [
+                        str(binaries / "kube-scheduler"),
+                        f"--kubeconfig={kubeconfigs['kube-scheduler']}",
+                        f"--authentication-kubeconfig={kubeconfigs['kube-scheduler']}",
+                        f"--authorization-kubeconfig={kubeconfigs['kube-scheduler']}",
+                        f"--secure-port={ports['scheduler']}",
+                        *common,
+                        f"--feature-gates={gates['kube-scheduler'].result()}",
+                    ],
+                    detach,
+                )
+            if config.kwok:
+                self._spawn(
+                    "kwok",
+                    [
+                        str(binaries / "kwok"),
+                        f"--kubeconfig={kubeconfigs['kwok']}",
+                        f"--config={binaries / 'kwok-stages.yaml'}",
+                        "--manage-all-nodes=false",
+                        f"--manage-nodes-with-annotation-selector={'='.join(nodes_mod.KWOK_ANNOTATION)}",
+                        "--node-lease-duration-seconds=40",
+                        f"--cidr={POD_CIDR}",
+                        f"--node-ip={host}",
+                        f"--server-address=127.0.0.1:{ports['kwok']}",
+                    ],
+                    detach,
+                )
             list(
                 pool.map(
                     lambda n: self.create(n),
@@ -695,7 +700,7 @@ class Cluster:
         )
         self.wait_for(
             "kube-controller-manager and kube-scheduler /healthz",
-            lambda: all(_healthz(ports[k]) for k in ("kcm", "scheduler")),
+            lambda: all(_healthz(ports[k]) for k in ("kcm", "scheduler") if k == "kcm" or config.scheduler),
             config.ready_timeout,
         )
 
