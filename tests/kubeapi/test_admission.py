@@ -5,6 +5,7 @@ registered through the real AdmissionregistrationV1Api and exercised through the
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -30,6 +31,9 @@ def _register(kube_client: client.ApiClient, cfg: dict[str, Any]) -> None:
         adm.create_validating_webhook_configuration(cfg)
     else:
         adm.create_mutating_webhook_configuration(cfg)
+    # A real API server applies a new configuration once its informer has it (the double at once): the
+    # calibration client says how long to give it (tests/realcluster/calibration.py).
+    time.sleep(getattr(kube_client, "config_propagation_seconds", 0))
 
 
 def _deny(message: str = "", **status: Any) -> Any:

@@ -71,6 +71,7 @@ CONTROLLERS = (
     "pod-garbage-collector-controller",
 )
 KUBECTL = ROOT / ".venv" / "bin" / "kubectl"
+STAGES = Path(__file__).resolve().parent / "stages"
 
 
 class ClusterError(RuntimeError):
@@ -667,6 +668,7 @@ class Cluster:
                         str(binaries / "kwok"),
                         f"--kubeconfig={kubeconfigs['kwok']}",
                         f"--config={binaries / 'kwok-stages.yaml'}",
+                        f"--config={STAGES / 'helm-test-complete.yaml'}",
                         "--manage-all-nodes=false",
                         f"--manage-nodes-with-annotation-selector={'='.join(nodes_mod.KWOK_ANNOTATION)}",
                         "--node-lease-duration-seconds=40",

@@ -307,3 +307,59 @@ def test_stop_ends_every_process_and_removes_the_namespace(
         time.sleep(0.1)
     assert not [pid for pid in pids if Path(f"/proc/{pid}").exists()]
     assert netns not in subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+
+
+def test_kwok_runs_pods_and_completes_job_and_helm_test_pods(real_cluster: Cluster) -> None:
+    """The lifecycle agent: a plain pod Running with an IP; a Job's pod and a `helm test` pod Succeeded (so
+    hook Jobs and `helm test` finish); a deleted running pod goes away."""
+    namespace = unique("life")
+    real_cluster.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
+    container = [{"name": "c", "image": "registry.example.com/tool:1"}]
+
+    def pod(name: str, **meta: Any) -> dict[str, Any]:
+        return {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": name, "namespace": namespace, **meta},
+            "spec": {"containers": container, "restartPolicy": "Never"},
+        }
+
+    real_cluster.create(pod("plain"))
+    real_cluster.create(pod("helm-test", annotations={"helm.sh/hook": "test"}))
+    real_cluster.create(
+        {
+            "apiVersion": "batch/v1",
+            "kind": "Job",
+            "metadata": {"name": "hook", "namespace": namespace},
+            "spec": {"template": {"spec": {"containers": container, "restartPolicy": "Never"}}},
+        }
+    )
+    base = f"/api/v1/namespaces/{namespace}/pods"
+    plain = real_cluster.wait_for(
+        "the plain pod Running",
+        lambda: (p := _get(real_cluster, f"{base}/plain"))["status"].get("phase") == "Running" and p,
+        timeout=60,
+        interval=0.25,
+    )
+    assert plain["status"]["podIP"] and plain["spec"]["nodeName"] in real_cluster.node_names
+    real_cluster.wait_for(
+        "the helm test pod Succeeded",
+        lambda: _get(real_cluster, f"{base}/helm-test")["status"].get("phase") == "Succeeded",
+        timeout=60,
+        interval=0.25,
+    )
+    real_cluster.wait_for(
+        "the Job complete",
+        lambda: (
+            _get(real_cluster, f"/apis/batch/v1/namespaces/{namespace}/jobs/hook")
+            .get("status", {})
+            .get("succeeded")
+            == 1
+        ),
+        timeout=60,
+        interval=0.25,
+    )
+    assert real_cluster.request("DELETE", f"{base}/plain")[0] == 200
+    real_cluster.wait_for(
+        "the deleted pod gone", lambda: real_cluster.request("GET", f"{base}/plain")[0] == 404, timeout=60
+    )
