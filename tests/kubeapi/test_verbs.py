@@ -166,7 +166,6 @@ def test_delete_returns_status_and_removes(kube_api: KubeAPIServer, kube_client:
     assert kube_api.get("configmaps", "d") is None
 
 
-@pytest.mark.double_only("README disagreement 16: precondition message")
 def test_delete_preconditions(kube_client: client.ApiClient) -> None:
     """DeleteOptions.preconditions (uid, resourceVersion) mismatch is a 409 Conflict (store.go
     checkPreconditions)."""
@@ -181,7 +180,13 @@ def test_delete_preconditions(kube_client: client.ApiClient) -> None:
             ),
         )
     assert info.value.status == 409
-    assert "Precondition failed: UID in precondition: 00000000-0000-0000-0000-000000000000" in info.value.body
+    body = json.loads(info.value.body)
+    assert body["message"] == (
+        'Operation cannot be fulfilled on ConfigMap "pre": the UID in the precondition '
+        f"(00000000-0000-0000-0000-000000000000) does not match the UID in record ({cm.metadata.uid}). "
+        "The object might have been deleted and then recreated"
+    )
+    assert body["details"] == {"name": "pre", "kind": "ConfigMap"}
     with pytest.raises(client.ApiException) as info:
         core.delete_namespaced_config_map(
             "pre",
@@ -189,6 +194,10 @@ def test_delete_preconditions(kube_client: client.ApiClient) -> None:
             body=client.V1DeleteOptions(preconditions=client.V1Preconditions(resource_version="1")),
         )
     assert info.value.status == 409
+    assert json.loads(info.value.body)["message"].endswith(
+        f"the ResourceVersion in the precondition (1) does not match the ResourceVersion in record "
+        f"({cm.metadata.resource_version}). The object might have been modified"
+    )
     core.delete_namespaced_config_map(
         "pre",
         "default",
