@@ -55,9 +55,12 @@ quick: lint typecheck unit
 # The real control plane: kube-apiserver, kube-controller-manager, kube-scheduler, etcd and kwok, built from
 # tests/controlplane/ into ~/.cache/dra-capacity/controlplane/<version>/ (a no-op when built).
 controlplane:
-	python3 scripts/controlplane.py build
+	$(PYTHON) scripts/controlplane.py build
 
+# The harness puts webhooks behind a Service through a network namespace (`ip`, from iproute2; installed here
+# when missing and root, else the harness falls back to url: webhooks and the netns test fails saying so).
 realcluster: $(STAMP) controlplane
+	@command -v ip >/dev/null || [ "$$(id -u)" != 0 ] || { apt-get update -qq && apt-get install -y -qq iproute2; }
 	$(BIN)/pytest -m realcluster
 
 # Our validation against the real kube-apiserver, object by object, at a random seed (printed): the tests' own

@@ -145,8 +145,16 @@ def go_env() -> dict[str, str]:
     return env
 
 
+def find_go() -> str | None:
+    """`go` on PATH, else the official tarball's place (/usr/local/go/bin, where CI's PATH may not reach)."""
+    found = shutil.which("go")
+    if found is None and os.access("/usr/local/go/bin/go", os.X_OK):
+        found = "/usr/local/go/bin/go"
+    return found
+
+
 def check_go() -> str:
-    go = shutil.which("go")
+    go = find_go()
     if go is None:
         raise StepFailed(
             "find Go",
@@ -166,11 +174,38 @@ def check_go() -> str:
 
 def run_go(step: str, args: list[str], cwd: Path) -> str:
     log(f"{step}: go {' '.join(args)}  (in {cwd.relative_to(ROOT)})")
-    done = subprocess.run(["go", *args], cwd=cwd, env=go_env(), capture_output=True, text=True)
+    done = subprocess.run([find_go() or "go", *args], cwd=cwd, env=go_env(), capture_output=True, text=True)
     if done.returncode != 0:
         sys.stderr.write(done.stdout + done.stderr)
         raise StepFailed(step, f"`go {' '.join(args)}` exited {done.returncode} (its output is above)")
     return done.stdout
+
+
+def run_build(step: str, args: list[str], cwd: Path) -> None:
+    """`go build -v ...`, printing a progress line every 30 s (packages built so far); on failure, Go's
+    output."""
+    log(f"{step}: go {' '.join(args)}  (in {cwd.relative_to(ROOT)})")
+    started = last = time.monotonic()
+    lines: list[str] = []
+    with subprocess.Popen(
+        [find_go() or "go", *args],
+        cwd=cwd,
+        env=go_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    ) as proc:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.append(line)
+            now = time.monotonic()
+            if now - last >= 30:
+                last = now
+                log(f"{step}: {len(lines)} packages built, {(now - started) / 60:.1f} min")
+        code = proc.wait()
+    if code != 0:
+        sys.stderr.write("".join(line for line in lines if not re.fullmatch(r"[\w./~-]+\n", line))[-20000:])
+        raise StepFailed(step, f"`go {' '.join(args)}` exited {code} (its errors are above)")
 
 
 def build_target(target: Target, out: Path) -> None:
@@ -180,9 +215,9 @@ def build_target(target: Target, out: Path) -> None:
     started = time.monotonic()
     run_go(f"download {target.name}", ["mod", "download"], target.module)
     output = f"{staging}/" if len(target.outputs) > 1 else str(staging / target.outputs[0])
-    run_go(
+    run_build(
         f"build {target.name}",
-        ["build", "-trimpath", "-ldflags", target.ldflags, "-o", output, *target.packages],
+        ["build", "-v", "-trimpath", "-ldflags", target.ldflags, "-o", output, *target.packages],
         target.module,
     )
     for name in target.outputs:

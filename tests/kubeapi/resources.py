@@ -11,7 +11,7 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
-KUBERNETES_VERSION = "v1.37.0"
+KUBERNETES_VERSION = "v1.37.2"
 VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
 
 

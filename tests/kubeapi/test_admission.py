@@ -5,6 +5,7 @@ registered through the real AdmissionregistrationV1Api and exercised through the
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -30,6 +31,9 @@ def _register(kube_client: client.ApiClient, cfg: dict[str, Any]) -> None:
         adm.create_validating_webhook_configuration(cfg)
     else:
         adm.create_mutating_webhook_configuration(cfg)
+    # A real API server applies a new configuration once its informer has it (the double at once): the
+    # calibration client says how long to give it (tests/realcluster/calibration.py).
+    time.sleep(getattr(kube_client, "config_propagation_seconds", 0))
 
 
 def _deny(message: str = "", **status: Any) -> Any:
@@ -42,27 +46,33 @@ def _deny(message: str = "", **status: Any) -> Any:
     return decide
 
 
-def test_denial_is_forbidden_status_built_by_to_status_err(
+def test_denial_is_the_webhooks_status_built_by_to_status_err(
     kube_api: KubeAPIServer, kube_client: client.ApiClient, hook: WebhookDouble
 ) -> None:
-    """errors/statuserror.go: no code → 403 Forbidden, `<resource> "<name>" is forbidden: admission webhook
-    "<webhook>" denied the request: <message>`, details {name, group, kind: <plural>}."""
+    """errors/statuserror.go: the webhook's own Status, a code under 400 raised to 400 Bad Request, the
+    message `admission webhook "<webhook>" denied the request: <message>`; no reason or details made up.
+    (The double used to answer 403 `<resource> "<name>" is forbidden: ...` with details: v1.37.2 does not.)"""
     hook.decide = _deny("no GPUs today")
     _register(kube_client, configuration("ValidatingWebhookConfiguration", "v", hook))
     out = kube_api.http("POST", DC_PATH, device_class("gpu"))
-    assert out.status == 403
+    assert out.status == 400
     assert out.body == {
         "kind": "Status",
         "apiVersion": "v1",
         "metadata": {},
         "status": "Failure",
-        "message": 'deviceclasses.resource.k8s.io "gpu" is forbidden: admission webhook "v.example.com" '
-        "denied the request: no GPUs today",
-        "reason": "Forbidden",
-        "details": {"name": "gpu", "group": "resource.k8s.io", "kind": "deviceclasses"},
-        "code": 403,
+        "message": 'admission webhook "v.example.com" denied the request: no GPUs today',
+        "code": 400,
     }
     assert kube_api.get("deviceclasses", "gpu") is None
+    for code, expected in ((200, 400), (403, 403), (500, 500)):
+        hook.decide = _deny("again", code=code)
+        out = kube_api.http("POST", DC_PATH, device_class("gpu"))
+        assert (out.status, out.body["message"]) == (
+            expected,
+            'admission webhook "v.example.com" denied the request: again',
+        )
+        assert "reason" not in out.body and "details" not in out.body
 
 
 def test_denial_without_message_or_reason(
@@ -72,12 +82,10 @@ def test_denial_without_message_or_reason(
     hook.decide = _deny()
     _register(kube_client, configuration("ValidatingWebhookConfiguration", "v", hook))
     out = kube_api.http("POST", DC_PATH, device_class("gpu"))
-    assert out.body["message"].endswith(
-        'admission webhook "v.example.com" denied the request without explanation'
-    )
+    assert out.body["message"] == 'admission webhook "v.example.com" denied the request without explanation'
     hook.decide = _deny(reason="NotAllowed")
     out = kube_api.http("POST", DC_PATH, device_class("gpu"))
-    assert out.body["message"].endswith("denied the request: NotAllowed")
+    assert out.body["message"] == 'admission webhook "v.example.com" denied the request: NotAllowed'
     assert out.body["reason"] == "NotAllowed"
 
 
@@ -85,12 +93,14 @@ def test_invalid_denial_keeps_code_reason_and_causes(
     kube_api: KubeAPIServer, kube_client: client.ApiClient, hook: WebhookDouble
 ) -> None:
     """A 422 Invalid with details (as `dra-capacity serve` answers) keeps code, reason and details; only the
-    message is prefixed."""
+    message is prefixed. Each cause is decoded as a metav1.StatusCause: its type is `reason` on the wire, and
+    any other key (`type`) is dropped."""
+    cause = {"reason": "FieldValueInvalid", "field": "spec.x", "message": "Invalid value: 0"}
     details = {
         "name": "gpu",
         "group": "resource.k8s.io",
         "kind": "DeviceClass",
-        "causes": [{"type": "FieldValueInvalid", "field": "spec.x", "message": "Invalid value: 0"}],
+        "causes": [{**cause, "type": "FieldValueInvalid"}],
     }
     hook.decide = _deny(
         'DeviceClass.resource.k8s.io "gpu" is invalid: spec.x: Invalid value: 0',
@@ -100,10 +110,11 @@ def test_invalid_denial_keeps_code_reason_and_causes(
     )
     _register(kube_client, configuration("ValidatingWebhookConfiguration", "v", hook))
     out = kube_api.http("POST", DC_PATH, device_class("gpu"))
-    assert out.status == 422 and out.body["reason"] == "Invalid" and out.body["details"] == details
+    assert out.status == 422 and out.body["reason"] == "Invalid"
+    assert out.body["details"] == {**details, "causes": [cause]}
     assert out.body["message"] == (
-        'deviceclasses.resource.k8s.io "gpu" is forbidden: admission webhook "v.example.com" denied the '
-        'request: DeviceClass.resource.k8s.io "gpu" is invalid: spec.x: Invalid value: 0'
+        'admission webhook "v.example.com" denied the request: '
+        'DeviceClass.resource.k8s.io "gpu" is invalid: spec.x: Invalid value: 0'
     )
 
 
@@ -118,6 +129,7 @@ def test_warnings_are_relayed_as_warning_headers(
     assert out.warnings == ['299 - "capacity \\"x\\" is unknown"', '299 - "second"']
 
 
+@pytest.mark.double_only("README disagreement 3: request.name omitted when empty")
 def test_mutating_runs_before_native_validation_and_validating_after(
     kube_api: KubeAPIServer, kube_client: client.ApiClient
 ) -> None:
@@ -165,6 +177,7 @@ def test_admission_review_request_fields(
     assert update["object"]["metadata"]["labels"] == {"a": "b"}
 
 
+@pytest.mark.double_only("README disagreement 4: Go's x509 error text")
 def test_ca_bundle_is_verified(
     kube_api: KubeAPIServer, kube_client: client.ApiClient, hook: WebhookDouble
 ) -> None:
@@ -289,6 +302,7 @@ def test_object_selector(kube_api: KubeAPIServer, kube_client: client.ApiClient,
     assert [r["name"] for r in hook.requests] == ["checked"]
 
 
+@pytest.mark.double_only("double hook: add_user")
 def test_match_conditions_cel(
     kube_api: KubeAPIServer, kube_client: client.ApiClient, hook: WebhookDouble
 ) -> None:
@@ -307,6 +321,7 @@ def test_match_conditions_cel(
     assert [r["name"] for r in hook.requests] == ["gpu-a"]
 
 
+@pytest.mark.double_only("README disagreement 5: match-condition error message")
 def test_match_condition_error_fails_closed(
     kube_api: KubeAPIServer, kube_client: client.ApiClient, hook: WebhookDouble
 ) -> None:
@@ -317,6 +332,7 @@ def test_match_condition_error_fails_closed(
     assert out.status == 403 and "broken" in out.body["message"]
 
 
+@pytest.mark.double_only("README disagreement 6: resource.k8s.io/v1beta1 not served")
 def test_match_policy_exact_and_equivalent(
     kube_api: KubeAPIServer, kube_client: client.ApiClient, hook: WebhookDouble
 ) -> None:
@@ -363,6 +379,7 @@ def test_reinvocation_if_needed(kube_api: KubeAPIServer, kube_client: client.Api
         assert first.requests[1]["object"]["metadata"]["annotations"] == {"b": "1"}
 
 
+@pytest.mark.double_only("double hook: admission")
 def test_service_client_config_checks_the_service_name(
     kube_api: KubeAPIServer, kube_client: client.ApiClient
 ) -> None:
@@ -391,6 +408,7 @@ def test_service_client_config_checks_the_service_name(
         )
 
 
+@pytest.mark.double_only("README disagreement 7: sideEffects Some is refused at creation")
 def test_dry_run_requires_side_effect_free_webhooks(
     kube_api: KubeAPIServer, kube_client: client.ApiClient, hook: WebhookDouble
 ) -> None:

@@ -36,6 +36,7 @@ def res(kube_client: client.ApiClient) -> client.ResourceV1Api:
     return api
 
 
+@pytest.mark.double_only("README disagreement 8: immutable-field message")
 def test_allocation_is_immutable_once_set(res: client.ResourceV1Api) -> None:
     """`status.allocation`: ValidateImmutableField once populated (validateResourceClaimStatusUpdate)."""
     _status(res, {"allocation": allocation(device="gpu-0")})
@@ -48,6 +49,7 @@ def test_allocation_is_immutable_once_set(res: client.ResourceV1Api) -> None:
     )  # clearing is allowed
 
 
+@pytest.mark.double_only("README disagreement 1: StatusCause `type` vs `reason`")
 def test_reserved_for_requires_an_allocation(res: client.ResourceV1Api) -> None:
     """`reservedFor` may not be specified when `allocated` is not set."""
     with pytest.raises(client.ApiException) as info:
@@ -61,6 +63,7 @@ def test_reserved_for_requires_an_allocation(res: client.ResourceV1Api) -> None:
     ]
 
 
+@pytest.mark.double_only("README disagreement 1: StatusCause `type` vs `reason`")
 def test_reserved_for_is_unique_by_uid(res: client.ResourceV1Api) -> None:
     """validateSet keyed by uid: a second entry with the same uid is `reservedFor[i]: Duplicate value`."""
     with pytest.raises(client.ApiException) as info:

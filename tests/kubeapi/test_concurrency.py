@@ -7,12 +7,14 @@ from __future__ import annotations
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
+import pytest
 from kubernetes import client
 
 from kubeapi import KubeAPIServer
 from kubeapi.objects import configmap
 
 
+@pytest.mark.double_only("double hook: revision")
 def test_concurrent_patches_lose_nothing(kube_api: KubeAPIServer) -> None:
     """8 writers x 5 merge patches on one object: all 40 keys land, and every write bumped the version."""
     kube_api.seed(configmap("shared"))

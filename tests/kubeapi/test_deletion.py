@@ -47,6 +47,7 @@ def test_no_new_finalizers_while_deleting(kube_client: client.ApiClient) -> None
     assert 'found new finalizers []string{"b.io/y"}' in json.loads(info.value.body)["message"]
 
 
+@pytest.mark.double_only("double hook: its kubelet emulation (kwok does it for real)")
 def test_bound_pod_deletion_is_graceful_then_finished_by_the_kubelet(
     kube_api: KubeAPIServer, kube_client: client.ApiClient
 ) -> None:
@@ -66,6 +67,7 @@ def test_bound_pod_deletion_is_graceful_then_finished_by_the_kubelet(
     assert events == [("MODIFIED", 30), ("MODIFIED", 0), ("DELETED", 0)]
 
 
+@pytest.mark.double_only("double hook: controllers")
 def test_pod_stays_terminating_without_kubelet(
     kube_api: KubeAPIServer, kube_client: client.ApiClient
 ) -> None:
@@ -81,6 +83,7 @@ def test_pod_stays_terminating_without_kubelet(
     assert kube_api.get("pods", "t") is None
 
 
+@pytest.mark.double_only("double hook: controllers")
 def test_unscheduled_pod_is_deleted_at_once(kube_api: KubeAPIServer, kube_client: client.ApiClient) -> None:
     """CheckGracefulTermination: a pod with no nodeName needs no grace period."""
     kube_api.controllers.kubelet_finishes_deletion = False
@@ -165,6 +168,7 @@ def test_foreground_propagation_deletes_dependents_first(
     assert kube_api.get("configmaps", "dep") is None and kube_api.get("configmaps", "owner") is None
 
 
+@pytest.mark.double_only("double hook: wait_idle (a real namespace empties in seconds)")
 def test_namespace_deletion_removes_its_contents(
     kube_api: KubeAPIServer, kube_client: client.ApiClient
 ) -> None:

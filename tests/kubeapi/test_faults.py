@@ -14,6 +14,8 @@ from kubernetes import client, watch
 from kubeapi import KubeAPIServer
 from kubeapi.objects import configmap, pod
 
+pytestmark = pytest.mark.double_only("fault injection, pausing, dropped watches and the request log")
+
 
 def test_fail_the_nth_call_with_conflict(kube_api: KubeAPIServer, kube_client: client.ApiClient) -> None:
     """The 2nd create of configmaps answers 409 Conflict; the 1st and 3rd succeed."""

@@ -52,6 +52,7 @@ def test_ignore_prunes_silently(kube_api: KubeAPIServer) -> None:
     assert "extendedResourceCapacityRequests" not in out.body["spec"]
 
 
+@pytest.mark.double_only("README disagreement 9: spec.extendedResourceName rule")
 def test_device_class_native_rules(kube_client: client.ApiClient) -> None:
     """ValidateDeviceClass basics: a selector without cel, a bad extendedResourceName."""
     body = device_class("bad", selectors=[{}], extendedResourceName="not a name")

@@ -51,6 +51,7 @@ def test_continue_pages_through_a_consistent_snapshot(kube_client: client.ApiCli
     assert rest.metadata.resource_version == first.metadata.resource_version
 
 
+@pytest.mark.double_only("double hook: compact")
 def test_compacted_version_is_410(kube_api: KubeAPIServer, kube_client: client.ApiClient) -> None:
     """Exact at a compacted version: 410 Expired `The resourceVersion for the provided list is too old.`;
     a compacted continue token: 410 with a token that continues at the current state."""
@@ -76,6 +77,7 @@ def test_compacted_version_is_410(kube_api: KubeAPIServer, kube_client: client.A
     assert _names(inconsistent.items) == ["b", "c", "d"]
 
 
+@pytest.mark.double_only("double hook: revision")
 def test_future_version_waits_then_times_out(kube_api: KubeAPIServer, kube_client: client.ApiClient) -> None:
     """A version not reached yet is waited for; if it never comes: 504 `Too large resource version`."""
     core = client.CoreV1Api(kube_client)

@@ -12,6 +12,7 @@ from kubeapi import KubeAPIServer
 from kubeapi.objects import pod
 
 
+@pytest.mark.double_only("README disagreement 1: StatusCause `type` vs `reason`")
 def test_pod_needs_a_container(kube_api: KubeAPIServer) -> None:
     """`spec.containers: Required value`."""
     out = kube_api.http("POST", "/api/v1/namespaces/default/pods", {"metadata": {"name": "p"}, "spec": {}})
@@ -37,6 +38,7 @@ def test_container_names_are_unique_dns_labels(kube_api: KubeAPIServer) -> None:
     ]
 
 
+@pytest.mark.double_only("README disagreement 11: pod update message")
 def test_spec_node_name_cannot_be_patched(kube_client: client.ApiClient) -> None:
     """`spec: Forbidden: pod updates may not change fields other than ...`: binding is a subresource."""
     core = client.CoreV1Api(kube_client)

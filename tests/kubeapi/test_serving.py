@@ -11,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 import yaml
 from kubernetes import client, config
 
@@ -20,6 +21,7 @@ ROOT = Path(__file__).resolve().parents[2]
 KUBECTL = Path(sys.executable).parent / "kubectl"
 
 
+@pytest.mark.double_only("double hook: its own listener on 127.0.0.1")
 def test_tls_verifies_against_its_ca_only(kube_api: KubeAPIServer) -> None:
     """The serving certificate chains to the double's CA and names 127.0.0.1."""
     ctx = ssl.create_default_context(cafile=str(kube_api.ca_path))
@@ -38,6 +40,7 @@ def test_tls_verifies_against_its_ca_only(kube_api: KubeAPIServer) -> None:
             raise AssertionError("a client without the double's CA must not verify it")
 
 
+@pytest.mark.double_only("double hook: its kubeconfig's context name")
 def test_kubeconfig_loads_with_the_official_loader(kube_api: KubeAPIServer) -> None:
     """`kubernetes.config.new_client_from_config` reads the kubeconfig the double wrote."""
     doc = yaml.safe_load(kube_api.kubeconfig_path.read_text())
@@ -135,6 +138,7 @@ def test_real_kubectl_apply_configure_unchanged_delete(kube_api: KubeAPIServer, 
     assert kube_api.get("configmaps", "applied") is None
 
 
+@pytest.mark.double_only("README scope: the double does not implement protobuf")
 def test_protobuf_bodies_are_unsupported_media_type(kube_api: KubeAPIServer) -> None:
     """The double decodes JSON only: a protobuf body is 415, never misread."""
     out = kube_api.http(

@@ -13,6 +13,7 @@ from kubeapi import KubeAPIServer
 from kubeapi.objects import configmap, pod
 
 
+@pytest.mark.double_only("README scope: a real cluster has kube-system ConfigMaps of its own")
 def test_list_returns_items_in_key_order_with_list_kind(kube_client: client.ApiClient) -> None:
     """Lists are in etcd key order (namespace, then name) and carry the list's resourceVersion."""
     core = client.CoreV1Api(kube_client)
@@ -128,6 +129,7 @@ def test_strategic_merge_patch_merges_pod_conditions_by_type(
     assert conds == {"PodScheduled": "False", "Ready": "True"}
 
 
+@pytest.mark.double_only("README disagreement 15: strategic-merge list order")
 def test_strategic_merge_patch_of_finalizers_merges_primitive_list(kube_client: client.ApiClient) -> None:
     """metadata.finalizers is `patchStrategy:"merge"` (a set); `$deleteFromPrimitiveList` removes entries."""
     core = client.CoreV1Api(kube_client)
@@ -178,7 +180,13 @@ def test_delete_preconditions(kube_client: client.ApiClient) -> None:
             ),
         )
     assert info.value.status == 409
-    assert "Precondition failed: UID in precondition: 00000000-0000-0000-0000-000000000000" in info.value.body
+    body = json.loads(info.value.body)
+    assert body["message"] == (
+        'Operation cannot be fulfilled on ConfigMap "pre": the UID in the precondition '
+        f"(00000000-0000-0000-0000-000000000000) does not match the UID in record ({cm.metadata.uid}). "
+        "The object might have been deleted and then recreated"
+    )
+    assert body["details"] == {"name": "pre", "kind": "ConfigMap"}
     with pytest.raises(client.ApiException) as info:
         core.delete_namespaced_config_map(
             "pre",
@@ -186,6 +194,10 @@ def test_delete_preconditions(kube_client: client.ApiClient) -> None:
             body=client.V1DeleteOptions(preconditions=client.V1Preconditions(resource_version="1")),
         )
     assert info.value.status == 409
+    assert json.loads(info.value.body)["message"].endswith(
+        f"the ResourceVersion in the precondition (1) does not match the ResourceVersion in record "
+        f"({cm.metadata.resource_version}). The object might have been modified"
+    )
     core.delete_namespaced_config_map(
         "pre",
         "default",
@@ -217,6 +229,7 @@ def test_delete_collection_with_label_selector(
     assert [c["metadata"]["name"] for c in kube_api.list("configmaps", "default")] == ["y1"]
 
 
+@pytest.mark.double_only("README disagreement 15: strategic-merge list order")
 def test_strategic_merge_patch_of_claim_reservations_merges_by_uid(
     kube_api: KubeAPIServer, kube_client: client.ApiClient
 ) -> None:

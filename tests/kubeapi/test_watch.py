@@ -59,6 +59,7 @@ def test_watch_receives_live_events(kube_api: KubeAPIServer, kube_client: client
     timer.join()
 
 
+@pytest.mark.double_only("double hook: compact")
 def test_too_old_resource_version_is_410_gone(kube_api: KubeAPIServer, kube_client: client.ApiClient) -> None:
     """A version older than the history is an ERROR event with 410 Expired `too old resource version`."""
     core = client.CoreV1Api(kube_client)
@@ -83,6 +84,7 @@ def test_too_old_resource_version_is_410_gone(kube_api: KubeAPIServer, kube_clie
     assert info.value.status == 410
 
 
+@pytest.mark.double_only("double hook: api")
 def test_bookmarks_when_asked(kube_api: KubeAPIServer, kube_client: client.ApiClient) -> None:
     """allowWatchBookmarks: BOOKMARK events carry only the current resourceVersion (watch.Bookmark)."""
     kube_api.api.bookmark_interval = 0.1
@@ -154,6 +156,7 @@ def test_watch_timeout_seconds_ends_the_stream(kube_client: client.ApiClient) ->
     assert events == []
 
 
+@pytest.mark.double_only("double hook: api")
 def test_watch_from_a_future_version_waits_for_it(
     kube_api: KubeAPIServer, kube_client: client.ApiClient
 ) -> None:

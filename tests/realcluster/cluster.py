@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import copy
 import json
 import os
 import re
@@ -71,6 +72,11 @@ CONTROLLERS = (
     "pod-garbage-collector-controller",
 )
 KUBECTL = ROOT / ".venv" / "bin" / "kubectl"
+# A pod carrying this annotation gets it as its IP from kwok (see `kwok_stages`): a chart's pod can then stand
+# for a process the test runs in the network namespace, and the EndpointSlice controller points its Service
+# there.
+POD_IP_ANNOTATION = "realcluster.dra-capacity.io/pod-ip"
+STAGES = Path(__file__).resolve().parent / "stages"
 
 
 class ClusterError(RuntimeError):
@@ -111,6 +117,9 @@ class ClusterConfig:
     netns: bool = True
     feature_gates: Mapping[str, bool] = field(default_factory=lambda: dict(FEATURE_GATES))
     apiserver_args: Sequence[str] = ()
+    controllers: Sequence[str] = CONTROLLERS
+    scheduler: bool = True
+    kwok: bool = True
     ready_timeout: float = 60.0
 
 
@@ -127,6 +136,30 @@ def _feature_gates(binary: Path, wanted: Mapping[str, bool]) -> str:
     text = subprocess.run([str(binary), "--help"], capture_output=True, text=True, timeout=60).stdout
     listed = set(re.findall(r"\b(?:kube:)?([A-Z][A-Za-z0-9]+)=true\|false", text))
     return ",".join(f"{k}={'true' if v else 'false'}" for k, v in sorted(wanted.items()) if k in listed)
+
+
+def kwok_stages(binaries: Path, out: Path) -> Path:
+    """kwok's own stages (copied from its module by the build), one selector added to `pod-ready` so it
+    leaves pods with `POD_IP_ANNOTATION` alone; `pod-ready-at-ip`, the same stage for those pods, reporting
+    the annotation's address as the pod IP; and `stages/helm-test-complete.yaml`."""
+    docs = [d for d in yaml.safe_load_all((binaries / "kwok-stages.yaml").read_text()) if d]
+    key = f'.metadata.annotations["{POD_IP_ANNOTATION}"]'
+    ready = next(d for d in docs if d["metadata"]["name"] == "pod-ready")
+    at_ip = copy.deepcopy(ready)
+    ready["spec"]["selector"]["matchExpressions"].append({"key": key, "operator": "DoesNotExist"})
+    at_ip["metadata"]["name"] = "pod-ready-at-ip"
+    at_ip["spec"]["selector"]["matchExpressions"].append({"key": key, "operator": "Exists"})
+    template = at_ip["spec"]["next"]["statusTemplate"]
+    start = template.index("{{ $podIPs := PodIPsWith")
+    end = template.index("phase: Running")
+    ip = f'{{{{ index .metadata.annotations "{POD_IP_ANNOTATION}" | Quote }}}}'
+    at_ip["spec"]["next"]["statusTemplate"] = (
+        f"{template[:start]}podIP: {ip}\npodIPs:\n- ip: {ip}\n{template[end:]}"
+    )
+    docs.insert(docs.index(ready) + 1, at_ip)
+    docs.extend(d for d in yaml.safe_load_all((STAGES / "helm-test-complete.yaml").read_text()) if d)
+    out.write_text(yaml.safe_dump_all(docs, sort_keys=False))
+    return out
 
 
 def _kubeconfig(server: str, ca: bytes, cert: Path, key: Path, name: str = "realcluster") -> dict[str, Any]:
@@ -345,6 +378,12 @@ class Cluster:
         """The address the product's servers listen on: the namespace end of the veth pair (run them with
         `netns_argv`), or 127.0.0.1 without a namespace."""
         return self.netns.ns_ip if self.netns else "127.0.0.1"
+
+    def pod_ip_annotation(self) -> dict[str, str]:
+        """Annotations that make kwok report `listen_host` as a pod's IP: give them to a chart's pods
+        (`webhook.podAnnotations`), and the EndpointSlice controller points the chart's own Service at the
+        process the test runs in the network namespace."""
+        return {POD_IP_ANNOTATION: self.listen_host}
 
     def netns_argv(self, argv: Sequence[str]) -> list[str]:
         """`argv` run inside the cluster's network namespace (unchanged without one)."""
@@ -633,7 +672,7 @@ class Cluster:
                     f"--authorization-kubeconfig={kubeconfigs['kube-controller-manager']}",
                     f"--secure-port={ports['kcm']}",
                     *common,
-                    f"--controllers={','.join(CONTROLLERS)}",
+                    f"--controllers={','.join(config.controllers)}",
                     f"--service-account-private-key-file={sa_key}",
                     f"--root-ca-file={pki_dir / 'ca.crt'}",
                     "--use-service-account-credentials=true",
@@ -643,34 +682,36 @@ class Cluster:
                 ],
                 detach,
             )
-            self._spawn(
-                "kube-scheduler",
-                [
-                    str(binaries / "kube-scheduler"),
-                    f"--kubeconfig={kubeconfigs['kube-scheduler']}",
-                    f"--authentication-kubeconfig={kubeconfigs['kube-scheduler']}",
-                    f"--authorization-kubeconfig={kubeconfigs['kube-scheduler']}",
-                    f"--secure-port={ports['scheduler']}",
-                    *common,
-                    f"--feature-gates={gates['kube-scheduler'].result()}",
-                ],
-                detach,
-            )
-            self._spawn(
-                "kwok",
-                [
-                    str(binaries / "kwok"),
-                    f"--kubeconfig={kubeconfigs['kwok']}",
-                    f"--config={binaries / 'kwok-stages.yaml'}",
-                    "--manage-all-nodes=false",
-                    f"--manage-nodes-with-annotation-selector={'='.join(nodes_mod.KWOK_ANNOTATION)}",
-                    "--node-lease-duration-seconds=40",
-                    f"--cidr={POD_CIDR}",
-                    f"--node-ip={host}",
-                    f"--server-address=127.0.0.1:{ports['kwok']}",
-                ],
-                detach,
-            )
+            if config.scheduler:
+                self._spawn(
+                    "kube-scheduler",
+                    [
+                        str(binaries / "kube-scheduler"),
+                        f"--kubeconfig={kubeconfigs['kube-scheduler']}",
+                        f"--authentication-kubeconfig={kubeconfigs['kube-scheduler']}",
+                        f"--authorization-kubeconfig={kubeconfigs['kube-scheduler']}",
+                        f"--secure-port={ports['scheduler']}",
+                        *common,
+                        f"--feature-gates={gates['kube-scheduler'].result()}",
+                    ],
+                    detach,
+                )
+            if config.kwok:
+                self._spawn(
+                    "kwok",
+                    [
+                        str(binaries / "kwok"),
+                        f"--kubeconfig={kubeconfigs['kwok']}",
+                        f"--config={kwok_stages(binaries, w / 'kwok-stages.yaml')}",
+                        "--manage-all-nodes=false",
+                        f"--manage-nodes-with-annotation-selector={'='.join(nodes_mod.KWOK_ANNOTATION)}",
+                        "--node-lease-duration-seconds=40",
+                        f"--cidr={POD_CIDR}",
+                        f"--node-ip={host}",
+                        f"--server-address=127.0.0.1:{ports['kwok']}",
+                    ],
+                    detach,
+                )
             list(
                 pool.map(
                     lambda n: self.create(n),
@@ -695,7 +736,7 @@ class Cluster:
         )
         self.wait_for(
             "kube-controller-manager and kube-scheduler /healthz",
-            lambda: all(_healthz(ports[k]) for k in ("kcm", "scheduler")),
+            lambda: all(_healthz(ports[k]) for k in ("kcm", "scheduler") if k == "kcm" or config.scheduler),
             config.ready_timeout,
         )
 

@@ -3,6 +3,8 @@ the network namespace, and schedules a KEP-5004 extended-resource pod with upstr
 
 from __future__ import annotations
 
+import base64
+import contextlib
 import json
 import subprocess
 import sys
@@ -111,36 +113,40 @@ def test_a_resource_slice_is_created_and_listed(real_cluster: Cluster) -> None:
     assert nodes == set(real_cluster.node_names)
 
 
-@pytest.fixture
-def deny_webhook(real_cluster: Cluster, tmp_path: Path) -> Iterator[tuple[str, Path]]:
-    """The test webhook running inside the network namespace, registered through a Service."""
-    assert real_cluster.netns is not None, "this machine could not create a network namespace"
-    namespace, service = unique("hook"), "deny"
-    ca, cert, key = real_cluster.serving_certificate([f"{service}.{namespace}.svc"], tmp_path / "tls")
+@contextlib.contextmanager
+def deny_webhook(
+    cluster: Cluster, tmp_path: Path, selector_service: bool = False
+) -> Iterator[tuple[str, Path]]:
+    """The test webhook running inside the network namespace, registered through Service `deny`: one the
+    harness points at it (`webhook_client_config`), or, with `selector_service`, an ordinary Service selecting
+    a pod that kwok reports at the namespace's address (`pod_ip_annotation`), as a chart's would."""
+    assert cluster.netns is not None, "this machine could not create a network namespace"
+    namespace, service, port = unique("hook"), "deny", 8443
+    ca, cert, key = cluster.serving_certificate([f"{service}.{namespace}.svc"], tmp_path / "tls")
     record = tmp_path / "calls.jsonl"
     record.touch()
-    port = 8443
     log = (tmp_path / "webhook.log").open("w")
-    server = subprocess.Popen(
-        real_cluster.netns_argv(
-            [
-                sys.executable,
-                str(HERE / "deny_webhook.py"),
-                f"--listen={real_cluster.listen_host}:{port}",
-                f"--cert={cert}",
-                f"--key={key}",
-                f"--record={record}",
-            ]
-        ),
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
+    argv = [sys.executable, str(HERE / "deny_webhook.py"), f"--listen={cluster.listen_host}:{port}"]
+    argv += [f"--cert={cert}", f"--key={key}", f"--record={record}"]
+    server = subprocess.Popen(cluster.netns_argv(argv), stdout=log, stderr=subprocess.STDOUT)
     name = unique("realcluster-deny")
     try:
-        real_cluster.wait_for(
+        cluster.wait_for(
             "the webhook to listen", lambda: "listening" in (tmp_path / "webhook.log").read_text()
         )
-        real_cluster.create(
+        if selector_service:
+            client_config = _selector_service(cluster, namespace, service, port, ca.read_bytes())
+        else:
+            client_config = cluster.webhook_client_config(
+                namespace, service, port, "/validate", ca.read_bytes()
+            )
+        rule = {
+            "apiGroups": [""],
+            "apiVersions": ["v1"],
+            "operations": ["CREATE"],
+            "resources": ["configmaps"],
+        }
+        cluster.create(
             {
                 "apiVersion": "admissionregistration.k8s.io/v1",
                 "kind": "ValidatingWebhookConfiguration",
@@ -148,17 +154,8 @@ def deny_webhook(real_cluster: Cluster, tmp_path: Path) -> Iterator[tuple[str, P
                 "webhooks": [
                     {
                         "name": "deny.realcluster.dra-capacity.io",
-                        "clientConfig": real_cluster.webhook_client_config(
-                            namespace, service, port, "/validate", ca.read_bytes()
-                        ),
-                        "rules": [
-                            {
-                                "apiGroups": [""],
-                                "apiVersions": ["v1"],
-                                "operations": ["CREATE"],
-                                "resources": ["configmaps"],
-                            }
-                        ],
+                        "clientConfig": client_config,
+                        "rules": [rule],
                         "objectSelector": {"matchLabels": {"realcluster/webhook": name}},
                         "sideEffects": "None",
                         "admissionReviewVersions": ["v1"],
@@ -170,7 +167,7 @@ def deny_webhook(real_cluster: Cluster, tmp_path: Path) -> Iterator[tuple[str, P
         )
         yield name, record
     finally:
-        real_cluster.request(
+        cluster.request(
             "DELETE", f"/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/{name}"
         )
         server.kill()
@@ -178,29 +175,84 @@ def deny_webhook(real_cluster: Cluster, tmp_path: Path) -> Iterator[tuple[str, P
         log.close()
 
 
-def test_a_webhook_in_the_network_namespace_is_called_through_a_service(
-    real_cluster: Cluster, deny_webhook: tuple[str, Path]
-) -> None:
-    name, record = deny_webhook
-
-    def configmap(deny: bool) -> dict[str, Any]:
-        labels = {"realcluster/webhook": name, **({"realcluster/deny": "yes"} if deny else {})}
-        return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": unique("cm"), "labels": labels}}
-
-    # A new configuration takes a moment to reach the API server's webhook informer: retry the allowed create.
-    def allowed() -> bool:
-        status, _ = real_cluster.request("POST", "/api/v1/namespaces/default/configmaps", configmap(False))
-        return status == 201 and record.read_text() != ""
-
-    real_cluster.wait_for("the webhook's first call", allowed, timeout=30, interval=0.5)
-    status, body = real_cluster.request("POST", "/api/v1/namespaces/default/configmaps", configmap(True))
-    assert status == 403
-    assert body["message"] == (
-        'admission webhook "deny.realcluster.dra-capacity.io" denied the request: '
-        "denied by the realcluster test webhook"
+def _selector_service(cluster: Cluster, namespace: str, service: str, port: int, ca: bytes) -> dict[str, Any]:
+    """A chart-style Service and the pod it selects; the EndpointSlice controller writes the endpoints."""
+    cluster.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
+    labels = {"app": service}
+    cluster.create(
+        {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {"name": service, "namespace": namespace},
+            "spec": {"selector": labels, "ports": [{"name": "https", "port": 443, "targetPort": "https"}]},
+        }
     )
-    calls = [json.loads(line) for line in record.read_text().splitlines()]
-    assert calls[-1]["path"] == "/validate?timeout=10s" and calls[-1]["kind"]["kind"] == "ConfigMap"
+    cluster.create(
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {
+                "name": f"{service}-0",
+                "namespace": namespace,
+                "labels": labels,
+                "annotations": cluster.pod_ip_annotation(),
+            },
+            "spec": {
+                "containers": [
+                    {"name": "webhook", "image": "x", "ports": [{"name": "https", "containerPort": port}]}
+                ]
+            },
+        }
+    )
+
+    def endpoints() -> bool:
+        path = f"/apis/discovery.k8s.io/v1/namespaces/{namespace}/endpointslices?labelSelector="
+        body = _get(cluster, path + f"kubernetes.io%2Fservice-name%3D{service}")
+        return any(
+            e["addresses"] == [cluster.listen_host] and e["conditions"].get("ready")
+            for s in body["items"]
+            for e in s.get("endpoints") or []
+        )
+
+    cluster.wait_for("the EndpointSlice controller to point the Service at the pod", endpoints, timeout=60)
+    return {
+        "service": {"namespace": namespace, "name": service, "port": 443, "path": "/validate"},
+        "caBundle": base64.b64encode(ca).decode(),
+    }
+
+
+@pytest.mark.parametrize(
+    "selector_service", [False, True], ids=["harness-endpointslice", "chart-style-service"]
+)
+def test_a_webhook_in_the_network_namespace_is_called_through_a_service(
+    real_cluster: Cluster, tmp_path: Path, selector_service: bool
+) -> None:
+    with deny_webhook(real_cluster, tmp_path, selector_service) as (name, record):
+
+        def configmap(deny: bool) -> dict[str, Any]:
+            labels = {"realcluster/webhook": name, **({"realcluster/deny": "yes"} if deny else {})}
+            return {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {"name": unique("cm"), "labels": labels},
+            }
+
+        # A new configuration takes a moment to reach the API server's webhook informer: retry.
+        def allowed() -> bool:
+            status, _ = real_cluster.request(
+                "POST", "/api/v1/namespaces/default/configmaps", configmap(False)
+            )
+            return status == 201 and record.read_text() != ""
+
+        real_cluster.wait_for("the webhook's first call", allowed, timeout=30, interval=0.5)
+        status, body = real_cluster.request("POST", "/api/v1/namespaces/default/configmaps", configmap(True))
+        assert status == 403
+        assert body["message"] == (
+            'admission webhook "deny.realcluster.dra-capacity.io" denied the request: '
+            "denied by the realcluster test webhook"
+        )
+        calls = [json.loads(line) for line in record.read_text().splitlines()]
+        assert calls[-1]["path"] == "/validate?timeout=10s" and calls[-1]["kind"]["kind"] == "ConfigMap"
 
 
 def _get(cluster: Cluster, path: str) -> dict[str, Any]:
@@ -307,3 +359,59 @@ def test_stop_ends_every_process_and_removes_the_namespace(
         time.sleep(0.1)
     assert not [pid for pid in pids if Path(f"/proc/{pid}").exists()]
     assert netns not in subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+
+
+def test_kwok_runs_pods_and_completes_job_and_helm_test_pods(real_cluster: Cluster) -> None:
+    """The lifecycle agent: a plain pod Running with an IP; a Job's pod and a `helm test` pod Succeeded (so
+    hook Jobs and `helm test` finish); a deleted running pod goes away."""
+    namespace = unique("life")
+    real_cluster.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
+    container = [{"name": "c", "image": "registry.example.com/tool:1"}]
+
+    def pod(name: str, **meta: Any) -> dict[str, Any]:
+        return {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": name, "namespace": namespace, **meta},
+            "spec": {"containers": container, "restartPolicy": "Never"},
+        }
+
+    real_cluster.create(pod("plain"))
+    real_cluster.create(pod("helm-test", annotations={"helm.sh/hook": "test"}))
+    real_cluster.create(
+        {
+            "apiVersion": "batch/v1",
+            "kind": "Job",
+            "metadata": {"name": "hook", "namespace": namespace},
+            "spec": {"template": {"spec": {"containers": container, "restartPolicy": "Never"}}},
+        }
+    )
+    base = f"/api/v1/namespaces/{namespace}/pods"
+    plain = real_cluster.wait_for(
+        "the plain pod Running",
+        lambda: (p := _get(real_cluster, f"{base}/plain"))["status"].get("phase") == "Running" and p,
+        timeout=60,
+        interval=0.25,
+    )
+    assert plain["status"]["podIP"] and plain["spec"]["nodeName"] in real_cluster.node_names
+    real_cluster.wait_for(
+        "the helm test pod Succeeded",
+        lambda: _get(real_cluster, f"{base}/helm-test")["status"].get("phase") == "Succeeded",
+        timeout=60,
+        interval=0.25,
+    )
+    real_cluster.wait_for(
+        "the Job complete",
+        lambda: (
+            _get(real_cluster, f"/apis/batch/v1/namespaces/{namespace}/jobs/hook")
+            .get("status", {})
+            .get("succeeded")
+            == 1
+        ),
+        timeout=60,
+        interval=0.25,
+    )
+    assert real_cluster.request("DELETE", f"{base}/plain")[0] == 200
+    real_cluster.wait_for(
+        "the deleted pod gone", lambda: real_cluster.request("GET", f"{base}/plain")[0] == 404, timeout=60
+    )
