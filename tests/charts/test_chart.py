@@ -553,3 +553,31 @@ def test_rendered_manifests_have_no_duplicate_keys() -> None:
         assert proc.returncode == 0, proc.stderr
         docs = load_documents(proc.stdout, "rendered.yaml")
         assert {d.kind for d in docs} >= {"Deployment", "Service", "ValidatingWebhookConfiguration"}
+
+
+def _notes(*sets: str) -> str:
+    """NOTES.txt as `helm install` prints it (client-side dry run: rendered, nothing sent anywhere)."""
+    import subprocess
+
+    args = [helm(), "install", "rel", str(CHART), "--namespace", NAMESPACE, "--dry-run=client"]
+    for s in sets:
+        args += ["--set", s]
+    proc = subprocess.run(args, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.split("NOTES:\n", 1)[1]
+
+
+def test_notes_warn_when_the_image_is_left_at_the_placeholder() -> None:
+    notes = _notes()
+    assert notes.startswith(
+        "WARNING: image.repository is the placeholder ghcr.io/dra-capacity/dra-capacity, which no registry "
+        "publishes: the pods\nwill not start (ImagePullBackOff)."
+    )
+    assert "make image && make image-push REGISTRY=" in notes
+    assert f"helm upgrade rel charts/dra-capacity -n {NAMESPACE} --reuse-values" in notes
+    local = _notes("image.repository=localhost/dra-capacity")
+    assert local.startswith("WARNING: image.repository is localhost/dra-capacity, the name `make image`")
+    assert "cluster nodes cannot pull it" in local
+    pushed = _notes("image.repository=registry.example.com/team/dra-capacity")
+    assert "WARNING" not in pushed
+    assert pushed.startswith("dra-capacity 0.1.0 is installed in namespace")
