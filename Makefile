@@ -98,10 +98,15 @@ clean:
 # UID 65532 with a kubelet-style Secret mount and checks /readyz and two DeviceClass reviews over TLS.
 IMAGE ?= localhost/dra-capacity:dev
 
-.PHONY: image image-test
+.PHONY: image image-test image-push
 
 image: $(STAMP)
 	IMAGE=$(IMAGE) PYTHON=$(BIN)/python scripts/image_build.sh
+
+# `make image-push REGISTRY=registry.example.com/team`: tags the built image REGISTRY/dra-capacity:TAG (TAG: the
+# chart's appVersion) and pushes it with podman; then `helm install ... --set image.repository=REGISTRY/dra-capacity`.
+image-push:
+	IMAGE=$(IMAGE) REGISTRY=$(REGISTRY) TAG=$(TAG) PUSH_FLAGS="$(PUSH_FLAGS)" scripts/image_push.sh
 
 image-test: image
 	$(BIN)/python scripts/image_test.py --image $(IMAGE)

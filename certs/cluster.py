@@ -58,6 +58,27 @@ class WebhookEntry:
 
 
 @dataclass(frozen=True)
+class SkippedWebhook:
+    """A webhook in a configured configuration that does not call our Service, so its caBundle is not ours to
+    set: `calls` says what it calls instead (`url https://...`, `service ns/name`, or nothing)."""
+
+    config_kind: str
+    config_name: str
+    webhook_name: str
+    calls: str
+
+
+@dataclass
+class Scope:
+    """What `certs` manages in the configured webhook configurations: our webhooks (those calling our
+    Service), the ones it skips, and the `--webhook-config` values that matched no object."""
+
+    entries: list[WebhookEntry]
+    skipped: list[SkippedWebhook]
+    missing: list[str]
+
+
+@dataclass(frozen=True)
 class ConfigRef:
     """`--webhook-config` value: `validating/NAME`, `mutating/NAME`, or a bare NAME for both kinds."""
 
@@ -73,6 +94,17 @@ class ConfigRef:
         if kind is None or not name:
             raise ValueError(f"{text!r}: expected NAME, validating/NAME or mutating/NAME")
         return cls((kind,), name)
+
+
+def _calls(webhook: dict[str, Any]) -> str:
+    """What a webhook's clientConfig calls, in words."""
+    config = webhook.get("clientConfig") or {}
+    if config.get("url"):
+        return f"url {config['url']}"
+    service = config.get("service") or {}
+    if service:
+        return f"service {service.get('namespace', '')}/{service.get('name', '')}"
+    return "no url and no service"
 
 
 def _why(exc: ApiException) -> str:
@@ -185,8 +217,12 @@ class CertCluster:
     def webhook_entries(self) -> tuple[list[WebhookEntry], list[str]]:
         """Our webhooks (clientConfig pointing at our Service) in the configured configurations, and the
         `--webhook-config` values that matched no object."""
-        entries: list[WebhookEntry] = []
-        missing: list[str] = []
+        scope = self.scope()
+        return scope.entries, scope.missing
+
+    def scope(self) -> Scope:
+        """Our webhooks, the skipped ones (a `url:` or another Service), and the configurations not found."""
+        scope = Scope([], [], [])
         for ref in self.configs:
             found = False
             for kind in ref.kinds:
@@ -195,14 +231,16 @@ class CertCluster:
                     continue
                 found = True
                 for hook in config.get("webhooks") or []:
+                    name = str(hook.get("name", ""))
                     if not self._ours(hook):
+                        scope.skipped.append(SkippedWebhook(kind, ref.name, name, _calls(hook)))
                         continue
                     raw = (hook.get("clientConfig") or {}).get("caBundle")
                     bundle = base64.b64decode(raw) if raw else None
-                    entries.append(WebhookEntry(kind, ref.name, str(hook.get("name", "")), bundle))
+                    scope.entries.append(WebhookEntry(kind, ref.name, name, bundle))
             if not found:
-                missing.append(ref.name if len(ref.kinds) > 1 else f"{ref.kinds[0]}/{ref.name}")
-        return entries, missing
+                scope.missing.append(ref.name if len(ref.kinds) > 1 else f"{ref.kinds[0]}/{ref.name}")
+        return scope
 
     def inject(self, ca_bundle: bytes) -> list[str]:
         """Set caBundle of each of our webhooks that does not already hold `ca_bundle`; what was changed."""

@@ -70,6 +70,7 @@ class Controller:
         self.wake = threading.Event()
         self.healthy = True
         self.reconciles = 0
+        self._scope_said: list[str] = []  # the managed/skipped lines last emitted (emitted again on change)
 
     @property
     def ready(self) -> bool:
@@ -127,6 +128,10 @@ class Controller:
             if leading and due:
                 outcome = reconcile(self.cluster, self.settings, endpoints=self.options.endpoints)
                 self.reconciles += 1
+                if outcome.scope != self._scope_said:
+                    for line in outcome.scope:
+                        self.emit(line)
+                    self._scope_said = outcome.scope
                 if outcome.changed:
                     for line in outcome.lines():
                         self.emit(line)

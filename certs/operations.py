@@ -11,7 +11,7 @@ from pathlib import Path
 from cryptography import x509
 
 from certs.check import Finding, Remedies, Served, Severity, check_ca_bundle, check_secret, check_served
-from certs.cluster import CertCluster, StoredSecret
+from certs.cluster import CertCluster, Scope, StoredSecret
 from certs.files import CA_CRT, TLS_CRT, TLS_KEY, atomic_write
 from certs.material import CA_KEY, MANAGED_BY, MANAGED_BY_LABEL, Material, MaterialError, from_secret
 from certs.plan import Change, Force, Observed, Settings, Step, next_step
@@ -46,6 +46,9 @@ class Outcome:
     step: Step | None
     injected: list[str] = field(default_factory=list)
     missing_configs: list[str] = field(default_factory=list)
+    scope: list[str] = field(
+        default_factory=list
+    )  # which webhooks are managed and which skipped (scope_lines)
 
     @property
     def changed(self) -> bool:
@@ -125,8 +128,27 @@ def reconcile(
     if step.changed:
         cluster.write_secret(step.material, stored)
     injected = cluster.inject(step.material.bundle_pem)
-    _, missing = cluster.webhook_entries() if cluster.configs else ([], [])
-    return Outcome(step, injected, missing)
+    scope = cluster.scope() if cluster.configs else Scope([], [], [])
+    return Outcome(step, injected, scope.missing, scope_lines(cluster, scope))
+
+
+def scope_lines(cluster: CertCluster, scope: Scope) -> list[str]:
+    """One line per configuration whose caBundle `certs` manages (naming its webhooks), and one per webhook it
+    skips because the webhook does not call the Service (a `url:` webhook, another Service), saying why."""
+    managed: dict[str, list[str]] = {}
+    for e in scope.entries:
+        managed.setdefault(f"{e.config_kind}/{e.config_name}", []).append(e.webhook_name)
+    lines = [
+        f"manages caBundle of {config} ({'webhook' if len(hooks) == 1 else 'webhooks'} {', '.join(hooks)})"
+        for config, hooks in managed.items()
+    ]
+    service = f"{cluster.namespace}/{cluster.service}"
+    lines += [
+        f"skips {s.config_kind}/{s.config_name} webhook {s.webhook_name}: it calls {s.calls}, not service "
+        f"{service}; certs sets caBundle only on webhooks that call the Service, so set this one's yourself"
+        for s in scope.skipped
+    ]
+    return lines
 
 
 def _certs(pem: bytes) -> list[x509.Certificate]:
@@ -195,9 +217,20 @@ def check(
     findings += check_served(served, leaf, dns_names, now, remedies, **kwargs)
     leaves = [("in the Secret", leaf)] if leaf is not None else []
     leaves += [(f"served by {s.endpoint}", s.certificate) for s in served if s.certificate is not None]
-    entries, missing = cluster.webhook_entries()
-    for name in missing:
+    scope = cluster.scope()
+    entries = scope.entries
+    for name in scope.missing:
         findings.append(Finding(Severity.PROBLEM, f"webhook configuration {name}", "not found"))
+    service = f"{cluster.namespace}/{cluster.service}"
+    for s in scope.skipped:
+        findings.append(
+            Finding(
+                Severity.NOTE,
+                f"{s.config_kind}/{s.config_name} webhook {s.webhook_name}",
+                f"skipped: it calls {s.calls}, not service {service}; its caBundle is neither checked nor "
+                "managed by certs",
+            )
+        )
     for e in entries:
         findings += check_ca_bundle(
             f"{e.config_kind}/{e.config_name} webhook {e.webhook_name}",
@@ -220,4 +253,5 @@ __all__ = [
     "check",
     "mirror_files",
     "reconcile",
+    "scope_lines",
 ]

@@ -300,7 +300,10 @@ def run_init(args: argparse.Namespace) -> int:
 
         _, cluster, settings = _setup(args)
         outcome = reconcile(cluster, settings, create_only=True)
-        for line in outcome.lines() or ["nothing to do: the Secret and every caBundle are in place"]:
+        for line in [
+            *outcome.scope,
+            *(outcome.lines() or ["nothing to do: the Secret and every caBundle are in place"]),
+        ]:
             print(f"certs init: {line}")
         return 0
 
@@ -317,12 +320,16 @@ def run_rotate(args: argparse.Namespace) -> int:
         force = Force(leaf=args.force_leaf, ca=args.force_ca)
         deadline = time.monotonic() + args.wait
         any_change = False
+        scope_said = False
         while True:
             try:
                 outcome = reconcile(cluster, settings, force=force, endpoints=args.endpoint)
             except Conflict as exc:
                 print(f"certs rotate: {exc}; reading again")
                 continue
+            for line in outcome.scope if not scope_said else []:
+                print(f"certs rotate: {line}")
+            scope_said = True
             for line in outcome.lines():
                 if outcome.changed or not line.startswith("waiting"):
                     print(f"certs rotate: {line}")

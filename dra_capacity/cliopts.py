@@ -9,6 +9,7 @@ import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
@@ -153,28 +154,61 @@ def read_documents(
     With `require_objects`, input that holds no object at all (empty files, a wrong glob, a `kubectl get` that
     matched nothing) is an error too, as `kubectl apply` refuses it: an empty run must not pass silently."""
     docs: list[Document] = []
-    given = paths
-    paths = expand_paths(paths, recursive)
-    for p in paths:
-        if p == "-":
-            source = "<stdin>"
-            if sys.stdin is None:
-                raise DocumentError(f"{source}: cannot read: standard input is closed")
-            buffer = getattr(sys.stdin, "buffer", None)
-            text = decode_manifest(buffer.read(), source) if buffer is not None else sys.stdin.read()
-        else:
-            source = p
-            try:
-                data = Path(p).read_bytes()
-            except OSError as exc:
-                raise DocumentError(f"{p}: cannot read: {exc.strerror or exc}") from None
-            text = decode_manifest(data, source)
-            del data  # a dump's bytes need not live on beside its text and its objects
-        docs.extend(load_documents(text.removeprefix(_BOM), source))
-        del text
+    for p in expand_paths(paths, recursive):
+        docs.extend(_read_file(p))
     if require_objects and not docs:
-        raise DocumentError(f"{', '.join(_source(p) for p in given)}: no objects found (empty input)")
+        raise DocumentError(empty_input(paths))
     return docs
+
+
+def read_each_file(paths: list[str], *, recursive: bool = False) -> tuple[list[Document], list[InputFailure]]:
+    """Like read_documents, but a file that cannot be read or parsed does not stop the others (as kubeconform
+    and `kubectl apply -f DIR` go on): its failure is returned beside the documents of every other file."""
+    docs: list[Document] = []
+    failures: list[InputFailure] = []
+    for given in paths:
+        try:
+            files = expand_paths([given], recursive)
+        except DocumentError as exc:
+            failures.append(InputFailure(_source(given), str(exc)))
+            continue
+        for p in files:
+            try:
+                docs.extend(_read_file(p))
+            except DocumentError as exc:
+                failures.append(InputFailure(_source(p), str(exc)))
+    return docs, failures
+
+
+@dataclass(frozen=True)
+class InputFailure:
+    """A file left out of a run: its path (`<stdin>` for `-`) and the message naming what is wrong."""
+
+    file: str
+    message: str
+
+
+def empty_input(paths: list[str]) -> str:
+    return f"{', '.join(_source(p) for p in paths)}: no objects found (empty input)"
+
+
+def _read_file(p: str) -> list[Document]:
+    """One file's (or standard input's) documents; DocumentError names the file."""
+    if p == "-":
+        source = "<stdin>"
+        if sys.stdin is None:
+            raise DocumentError(f"{source}: cannot read: standard input is closed")
+        buffer = getattr(sys.stdin, "buffer", None)
+        text = decode_manifest(buffer.read(), source) if buffer is not None else sys.stdin.read()
+    else:
+        source = p
+        try:
+            data = Path(p).read_bytes()
+        except OSError as exc:
+            raise DocumentError(f"{p}: cannot read: {exc.strerror or exc}") from None
+        text = decode_manifest(data, source)
+        del data  # a dump's bytes need not live on beside its text and its objects
+    return load_documents(text.removeprefix(_BOM), source)
 
 
 _BOM = "\ufeff"

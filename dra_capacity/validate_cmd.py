@@ -12,6 +12,7 @@ import argparse
 import base64
 import json
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, TextIO
 
@@ -19,14 +20,17 @@ from pydantic import ValidationError
 
 from dra_capacity import kubectl
 from dra_capacity.cliopts import (
+    InputFailure,
     OutputError,
     add_feature_gates_flag,
     add_input_flags,
     dump_json,
+    empty_input,
     error_line,
     input_paths,
     parse_gates_or_exit,
     read_documents,
+    read_each_file,
     write_output,
 )
 from resourceapi import apischema
@@ -53,7 +57,9 @@ exit status:
   0  every DeviceClass is allowed
   1  at least one DeviceClass is rejected (with --strict: also for unknown fields)
   2  bad usage, unreadable or unparseable input, or no DeviceClass in the input (one line on stderr,
-     "dra-capacity validate: error: ...", nothing on stdout)
+     "dra-capacity validate: error: ...", nothing on stdout). A file that is not a Kubernetes manifest
+     (a YAML error, a document without kind, an object without apiVersion) is reported in such a line and
+     left out; every other file is still validated and printed, and the exit status is 2 at the end.
 """
 
 
@@ -160,7 +166,6 @@ def run_validate(args: argparse.Namespace, out: TextIO | None = None, err: TextI
     if not files:
         args.parser.error("no input: give FILE or -f FILE ('-' for standard input)")
     try:
-        docs = read_documents(files, require_objects=True, recursive=args.recursive)
         old_docs = read_documents(args.old, recursive=args.recursive) if args.old else []
         cluster = (
             cluster_view(read_documents(args.cluster, recursive=args.recursive)) if args.cluster else None
@@ -168,11 +173,26 @@ def run_validate(args: argparse.Namespace, out: TextIO | None = None, err: TextI
     except DocumentError as exc:
         error_line(COMMAND, str(exc), err)
         return EXIT_USAGE
-    for doc in [*docs, *old_docs]:
+    for doc in old_docs:
         if not doc.api_version:
-            # kubectl cannot decode an object without apiVersion either; skipping it would pass CI silently.
             error_line(COMMAND, f"{doc.where}: {doc.kind} {doc.name!r}: missing field 'apiVersion'", err)
             return EXIT_USAGE
+    # The objects to judge: a file that is not a Kubernetes manifest (a Helm values file in the directory, a
+    # YAML error) is reported and left out, and every other file is still checked, as kubeconform does; the
+    # exit status says so at the end (2). An object without apiVersion is such a failure too: kubectl cannot
+    # decode it either, and skipping it silently would pass CI.
+    docs, failures = read_each_file(files, recursive=args.recursive)
+    for doc in docs:
+        if not doc.api_version:
+            failures.append(
+                InputFailure(doc.source, f"{doc.where}: {doc.kind} {doc.name!r}: missing field 'apiVersion'")
+            )
+    docs = [d for d in docs if d.api_version]
+    for failure in failures:
+        error_line(COMMAND, failure.message, err)
+    if not docs and not failures:
+        error_line(COMMAND, empty_input(files), err)
+        return EXIT_USAGE
     olds: dict[str, dict[str, Any]] = {}
     for doc in old_docs:
         skip = _skip_reason(doc)
@@ -192,25 +212,44 @@ def run_validate(args: argparse.Namespace, out: TextIO | None = None, err: TextI
         result = strict_rejection(doc, old) if args.strict else None
         results.append(result or evaluate(admission, doc, old, number, gates))
     if not results:
-        error_line(COMMAND, f"{', '.join(files)}: no DeviceClass found: nothing was validated", err)
+        if not failures:
+            error_line(COMMAND, f"{', '.join(files)}: no DeviceClass found: nothing was validated", err)
         return EXIT_USAGE
-    text = render(results, args.output, err)
+    text = render(results, args.output, err, failures)
     try:
         write_output(text, out)
     except OutputError as exc:
         error_line(COMMAND, str(exc.strerror), err)
         return EXIT_USAGE
+    if failures:
+        error_line(
+            COMMAND,
+            f"left out {_plural(len(failures), 'input')} that "
+            f"{'is not a Kubernetes object' if len(failures) == 1 else 'are not Kubernetes objects'} (see "
+            "above); validated the "
+            f"{_plural(len(results), 'DeviceClass', 'DeviceClasses')} in the rest",
+            err,
+        )
+        return EXIT_USAGE
     return EXIT_REJECTED if any(not r.allowed for r in results) else EXIT_OK
 
 
-def render(results: list[Result], output: str, err: TextIO) -> str:
-    """stdout's text; in text mode, warnings, rejections and notes are written to `err` as they come."""
-    if output == "json":
-        return dump_json({"results": [r.as_json() for r in results]})
-    if output == "yaml":
+def _plural(n: int, one: str, many: str | None = None) -> str:
+    return f"{n} {one if n == 1 else many or one + 's'}"
+
+
+def render(results: list[Result], output: str, err: TextIO, failures: Sequence[InputFailure] = ()) -> str:
+    """stdout's text; in text mode, warnings, rejections and notes are written to `err` as they come.
+    `-o json|yaml` lists the files left out under `errors` (only when there are some)."""
+    if output in ("json", "yaml"):
+        doc: dict[str, Any] = {"results": [r.as_json() for r in results]}
+        if failures:
+            doc["errors"] = [{"file": f.file, "message": f.message} for f in failures]
+        if output == "json":
+            return dump_json(doc)
         import yaml
 
-        return yaml.safe_dump({"results": [r.as_json() for r in results]}, sort_keys=False)
+        return yaml.safe_dump(doc, sort_keys=False)
     lines: list[str] = []
     for r in results:
         for note in r.notes():

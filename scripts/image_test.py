@@ -128,6 +128,38 @@ def rss_kib(container: str) -> int | None:
     return None
 
 
+def container_pss_kib(container: str) -> tuple[int, int] | None:
+    """Proportional set size of every process in the container (the server, its workers, multiprocessing's
+    forkserver and resource tracker; shared pages counted once), and how many processes: the container's
+    init process and all its descendants, found through /proc."""
+    pid = subprocess.run(
+        [*PODMAN, "inspect", "--format", "{{.State.Pid}}", container], capture_output=True, text=True
+    ).stdout.strip()
+    if not pid.isdigit():
+        return None
+    children: dict[str, list[str]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        children.setdefault(fields[1], []).append(stat.parent.name)
+    members, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        members.append(p)
+        todo += children.get(p, [])
+    total = 0
+    for p in members:
+        try:
+            for line in Path(f"/proc/{p}/smaps_rollup").read_text().splitlines():
+                if line.startswith("Pss:"):
+                    total += int(line.split()[1])
+        except (OSError, ValueError):
+            continue
+    return total, len(members)
+
+
 def check(condition: bool, what: str) -> None:
     print(("ok   " if condition else "FAIL ") + what, flush=True)
     if not condition:
@@ -213,6 +245,7 @@ def main() -> int:
             ready_after = time.monotonic() - started
             check(True, f"/readyz answered 200 over TLS after {ready_after:.1f} s")
             rss_idle = rss_kib(cid)
+            pss_idle = container_pss_kib(cid)
 
             ok = post(
                 f"{base}/validate",
@@ -245,6 +278,7 @@ def main() -> int:
             for i in range(200):
                 post(f"{base}/validate", review(f"gpu-{i}", {}), ctx)
             rss_busy = rss_kib(cid)
+            pss_busy = container_pss_kib(cid)
 
             size = int(
                 subprocess.run(
@@ -260,6 +294,11 @@ def main() -> int:
                 print(
                     f"server RSS: {rss_idle / 1024:.1f} MiB when ready, {rss_busy / 1024:.1f} MiB after "
                     "200 reviews"
+                )
+            if pss_idle is not None and pss_busy is not None:
+                print(
+                    f"container PSS ({pss_idle[1]} processes): {pss_idle[0] / 1024:.1f} MiB when ready, "
+                    f"{pss_busy[0] / 1024:.1f} MiB after 200 reviews"
                 )
         finally:
             subprocess.run([*PODMAN, "rm", "--force", "--time", "5", cid], capture_output=True)

@@ -330,7 +330,19 @@ def run_pods(
         bound += placement.result is PlacementResult.BOUND
         after = _reserve(placement, claims, current) if placement.result is PlacementResult.BOUND else []
         outcomes.append(PodOutcome.of(placement, after, inputs.generated.get(id(pod), ()), diagnosis))
-    return PodRun(tuple(outcomes)), cluster
+    return PodRun(tuple(outcomes), _no_node_notes(inputs, len(outcomes))), cluster
+
+
+def _no_node_notes(inputs: Inputs, pending: int) -> tuple[str, ...]:
+    """Pending pods and no Node: every pod is unschedulable for a reason the input, not the cluster, gives;
+    say so on stderr, since exit 0 and the JSON alone hide it."""
+    if inputs.nodes or not pending:
+        return ()
+    pods = "the pending pod cannot" if pending == 1 else f"none of the {pending} pending pods can"
+    return (
+        f"warning: the input has no Node, so {pods} be placed ({NO_NODES_MESSAGE}); add the Nodes, "
+        "for example from `kubectl get nodes -o yaml`",
+    )
 
 
 def _explain_key(pod: Pod, claims: Sequence[ResourceClaim], generation: int, bound: int) -> str:

@@ -109,6 +109,26 @@ def test_running_pods_hold_their_node_resources(tmp_path: Path, capsys: pytest.C
     ]
 
 
+def test_pods_and_no_node_exit_0_with_one_line_on_stderr_saying_why(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cluster = write_manifests(tmp_path, "cluster.yaml", gpu_class(), gpu_slice("n1", 1))
+    pods = write_manifests(tmp_path, "pods.yaml", *[pod(f"p{i}", {GPU_SHARED: 1}) for i in range(3)])
+    code, out, err = run_simulate(capsys, "-f", cluster, "-f", pods, "-o", "table")
+    assert code == 0 and out.count("unschedulable") == 6  # a row and a reason line per pod
+    assert err.splitlines() == [
+        "warning: the input has no Node, so none of the 3 pending pods can be placed (no nodes available to "
+        "schedule pods); add the Nodes, for example from `kubectl get nodes -o yaml`"
+    ]
+    one = write_manifests(tmp_path, "one.yaml", pod("p", {GPU_SHARED: 1}))
+    code, out, err = run_simulate(capsys, "-f", cluster, "-f", one)
+    assert code == 0 and json.loads(out)["pods"][0]["reason"] == "no nodes available to schedule pods"
+    assert err.startswith("warning: the input has no Node, so the pending pod cannot be placed")
+    # a Node in the input: no such line, whatever the outcome
+    code, _, err = run_simulate(capsys, "-f", _cluster(tmp_path), "-f", pods)
+    assert code == 0 and "no Node" not in err
+
+
 def test_spread_strategy(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     pods = write_manifests(tmp_path, "pods.yaml", pod("a", {GPU_SHARED: 1}), pod("b", {GPU_SHARED: 1}))
     _, out, _ = run_simulate(capsys, "--strategy", "spread", "-f", _cluster(tmp_path, nodes=2), "-f", pods)

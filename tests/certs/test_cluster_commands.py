@@ -4,12 +4,14 @@ real HTTPS with the real `kubernetes` client, as an administrator runs them."""
 from __future__ import annotations
 
 import base64
+import json
 from pathlib import Path
 
 from cluster_setup import (
     CONFIG,
     NS,
     SECRET,
+    SERVICE,
     SVC_NAME,
     ca_bundles,
     certs,
@@ -46,6 +48,95 @@ def test_init_creates_a_tls_secret_and_injects_the_ca_into_our_webhooks_only(kub
     bundles = ca_bundles(kube_api)
     assert bundles.pop("mutatingwebhookconfigurations/someone-else.example.com") is None
     assert set(bundles.values()) == {data["ca.crt"]}
+
+
+URL_CONFIG = "by-url"
+URL = "https://127.0.0.1:9/validate"  # never called: nothing here creates what its rule matches
+
+
+def _seed_url_config(api: KubeAPIServer) -> None:
+    api.seed(
+        {
+            "apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": "ValidatingWebhookConfiguration",
+            "metadata": {"name": URL_CONFIG},
+            "webhooks": [
+                {
+                    "name": "url.example.com",
+                    "admissionReviewVersions": ["v1"],
+                    "sideEffects": "None",
+                    "failurePolicy": "Ignore",
+                    "clientConfig": {"url": URL},
+                    "rules": [
+                        {
+                            "apiGroups": ["example.com"],
+                            "apiVersions": ["v1"],
+                            "resources": ["widgets"],
+                            "operations": ["CREATE"],
+                        }
+                    ],
+                }
+            ],
+        }
+    )
+
+
+def test_certs_says_which_webhooks_it_manages_and_which_it_skips(kube_api: KubeAPIServer) -> None:
+    """A `url:` webhook (or one calling another Service) is not ours to inject: one line each says so, on
+    init, rotate and check, instead of skipping it silently."""
+    seed_configs(kube_api)
+    _seed_url_config(kube_api)
+    proc = certs(kube_api, "init", "--webhook-config", f"validating/{URL_CONFIG}")
+    assert proc.returncode == 0, proc.stderr
+    service = f"{NS}/{SERVICE}"
+    why = "certs sets caBundle only on webhooks that call the Service, so set this one's yourself"
+    scope = [
+        f"manages caBundle of validatingwebhookconfiguration/{CONFIG} (webhook "
+        "validate.deviceclasses.dra-capacity.io)",
+        f"manages caBundle of mutatingwebhookconfiguration/{CONFIG} (webhook "
+        "mutate.deviceclasses.dra-capacity.io)",
+        f"skips mutatingwebhookconfiguration/{CONFIG} webhook someone-else.example.com: it calls service "
+        f"{NS}/another-service, not service {service}; {why}",
+        f"skips validatingwebhookconfiguration/{URL_CONFIG} webhook url.example.com: it calls url {URL}, not "
+        f"service {service}; {why}",
+    ]
+    lines = proc.stdout.splitlines()
+    assert lines[: len(scope)] == [f"certs init: {line}" for line in scope]
+    assert "created a CA and a serving certificate" in proc.stdout
+    url_config = kube_api.get("validatingwebhookconfigurations", URL_CONFIG)
+    assert url_config is not None and "caBundle" not in url_config["webhooks"][0]["clientConfig"]
+
+    rotate = certs(kube_api, "rotate", "--webhook-config", f"validating/{URL_CONFIG}")
+    assert rotate.returncode == 0, rotate.stderr
+    assert rotate.stdout.splitlines()[: len(scope)] == [f"certs rotate: {line}" for line in scope]
+
+    check = certs(
+        kube_api,
+        "check",
+        "--webhook-config",
+        f"validating/{URL_CONFIG}",
+        "--endpoint=127.0.0.1:9",
+        "-o",
+        "json",
+    )
+    assert check.stdout.startswith("{"), check.stderr
+    notes = [
+        (f["subject"], f["message"])
+        for f in json.loads(check.stdout)["findings"]
+        if "skipped" in f["message"]
+    ]
+    assert notes == [
+        (
+            f"mutatingwebhookconfiguration/{CONFIG} webhook someone-else.example.com",
+            f"skipped: it calls service {NS}/another-service, not service {service}; its caBundle is neither "
+            "checked nor managed by certs",
+        ),
+        (
+            f"validatingwebhookconfiguration/{URL_CONFIG} webhook url.example.com",
+            f"skipped: it calls url {URL}, not service {service}; its caBundle is neither checked nor "
+            "managed by certs",
+        ),
+    ]
 
 
 def test_init_again_changes_nothing(kube_api: KubeAPIServer) -> None:

@@ -108,6 +108,9 @@ def test_the_leader_restores_a_wiped_ca_bundle_and_a_standby_takes_over(
 
         log = stop(procs.pop(leader))
         assert f"became the leader ({leader})" in log
+        # what it manages and what it skips, said once (the wiped caBundle changed neither)
+        assert log.count("manages caBundle of validatingwebhookconfiguration/") == 1
+        assert log.count("skips mutatingwebhookconfiguration/dra-capacity-webhook webhook someone-else") == 1
         (standby,) = procs
         wait_for(lambda: _holder(kube_api) == standby, "the standby to take the Lease", timeout=15)
         wipe()

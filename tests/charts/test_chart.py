@@ -105,6 +105,7 @@ def test_binder_rbac_is_exactly_upstreams_binding_set() -> None:
         ("", "pods/status", ()): {"patch"},
         ("", "pods/binding", ()): {"create"},
         ("", "nodes", ()): {"get", "list", "watch"},
+        ("", "namespaces", ()): {"get", "list", "watch"},
         ("resource.k8s.io", "resourceclaims", ()): {"create", "get", "list", "watch", "update", "delete"},
         ("resource.k8s.io", "resourceclaims/status", ()): {"update", "patch"},
         ("resource.k8s.io", "resourceclaims/binding", ()): {"update", "patch"},
@@ -116,6 +117,62 @@ def test_binder_rbac_is_exactly_upstreams_binding_set() -> None:
     role = one(objs, "Role", BINDER)
     assert role["metadata"]["namespace"] == NAMESPACE
     assert _rules(role) == {("coordination.k8s.io", "leases", ()): {"get", "create", "update"}}
+
+
+def _informed(obj: object) -> set[tuple[str, str]]:
+    """(API group, resource) of every Informer an object holds: what its process lists and watches."""
+    from kubeio.informer import Informer
+
+    out = set()
+    for value in vars(obj).values():
+        if isinstance(value, Informer):
+            group_version = value.resource.group_version
+            out.add((group_version.rpartition("/")[0], value.resource.plural))
+    return out
+
+
+def _unused_client() -> Any:
+    """A client for objects that are only constructed: nothing listens at its address, nothing calls it."""
+    from kubernetes.client import ApiClient, Configuration
+
+    configuration = Configuration()
+    configuration.host = "https://127.0.0.1:9"
+    return ApiClient(configuration)
+
+
+def _reads(role: dict[str, Any]) -> set[tuple[str, str]]:
+    """(API group, resource) the role may get, list and watch across all names."""
+    return {
+        (group, resource)
+        for (group, resource, names), verbs in _rules(role).items()
+        if not names and {"get", "list", "watch"} <= verbs
+    }
+
+
+def test_binder_cluster_role_reads_every_kind_its_informers_watch() -> None:
+    """Derived from the binder itself, so an informer added to it without its rule fails here (the missing
+    `namespaces` rule left the binder unsynced: `informers did not sync within 60s`)."""
+    from allocator.binder.controller import Binder
+    from kubeio.kube import Kube
+    from resourceapi.gates import FeatureGates
+
+    binder = Binder(Kube.of_client(_unused_client()), FeatureGates.defaults())  # constructed, never started
+    try:
+        watched = _informed(binder)
+    finally:
+        binder._pool.shutdown()
+    assert ("", "namespaces") in watched and ("", "pods") in watched  # the derivation sees the informers
+    missing = watched - _reads(one(objects(), "ClusterRole", BINDER))
+    assert not missing, f"the binder ClusterRole lacks get/list/watch on {sorted(missing)}"
+
+
+def test_routing_cluster_role_reads_every_kind_the_routing_cache_watches() -> None:
+    from webhook.routing_cache import ClusterRoutingCache
+
+    watched = _informed(ClusterRoutingCache(_unused_client()))
+    assert watched
+    missing = watched - _reads(one(objects(), "ClusterRole", ROUTING))
+    assert not missing, f"the pod-routing ClusterRole lacks get/list/watch on {sorted(missing)}"
 
 
 def test_certificate_controller_rbac_is_scoped_by_name_to_what_the_sidecar_is_told() -> None:
@@ -496,3 +553,31 @@ def test_rendered_manifests_have_no_duplicate_keys() -> None:
         assert proc.returncode == 0, proc.stderr
         docs = load_documents(proc.stdout, "rendered.yaml")
         assert {d.kind for d in docs} >= {"Deployment", "Service", "ValidatingWebhookConfiguration"}
+
+
+def _notes(*sets: str) -> str:
+    """NOTES.txt as `helm install` prints it (client-side dry run: rendered, nothing sent anywhere)."""
+    import subprocess
+
+    args = [helm(), "install", "rel", str(CHART), "--namespace", NAMESPACE, "--dry-run=client"]
+    for s in sets:
+        args += ["--set", s]
+    proc = subprocess.run(args, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.split("NOTES:\n", 1)[1]
+
+
+def test_notes_warn_when_the_image_is_left_at_the_placeholder() -> None:
+    notes = _notes()
+    assert notes.startswith(
+        "WARNING: image.repository is the placeholder ghcr.io/dra-capacity/dra-capacity, which no registry "
+        "publishes: the pods\nwill not start (ImagePullBackOff)."
+    )
+    assert "make image && make image-push REGISTRY=" in notes
+    assert f"helm upgrade rel charts/dra-capacity -n {NAMESPACE} --reuse-values" in notes
+    local = _notes("image.repository=localhost/dra-capacity")
+    assert local.startswith("WARNING: image.repository is localhost/dra-capacity, the name `make image`")
+    assert "cluster nodes cannot pull it" in local
+    pushed = _notes("image.repository=registry.example.com/team/dra-capacity")
+    assert "WARNING" not in pushed
+    assert pushed.startswith("dra-capacity 0.1.0 is installed in namespace")

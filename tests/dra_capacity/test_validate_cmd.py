@@ -215,14 +215,62 @@ def test_json_output_has_the_contract_shape(tmp_path: Path, capsys: pytest.Captu
     }
 
 
-def test_unreadable_input_exits_2_and_prints_nothing(
+def test_an_unparseable_file_is_reported_and_the_others_are_still_validated(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     bad = write(tmp_path, "bad.yaml", "kind: DeviceClass\n  - : [")
     assert main(["validate", write(tmp_path, "dc.yaml", GOOD), bad]) == 2
     captured = capsys.readouterr()
+    assert captured.out == "deviceclass.resource.k8s.io/gpu.nvidia.com-shared-1 created\n"
+    assert captured.err.startswith(f"dra-capacity validate: error: {bad}: not valid YAML or JSON (line 2")
+
+
+def test_a_directory_with_a_non_kubernetes_yaml_reports_that_file_checks_the_rest_and_exits_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """As kubeconform does (and `kubectl apply -f DIR`): one line per file left out, every other file
+    judged and printed, a non-zero exit at the end."""
+    d = tmp_path / "manifests"
+    d.mkdir()
+    write(d, "a-class.yaml", GOOD)
+    values = write(d, "b-values.yaml", "replicaCount: 2\nimage: {tag: v1}\n")
+    write(d, "c-rejected.yaml", ONE_ERROR)
+    broken = write(d, "d-broken.yaml", "a: [\n")
+    write(d, "e-configmap.yaml", CONFIGMAP)
+    assert main(["validate", "-f", str(d)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "deviceclass.resource.k8s.io/gpu.nvidia.com-shared-1 created\n"
+    err = captured.err.splitlines()
+    assert err[:2] == [
+        f"dra-capacity validate: error: {values}: document 1: missing field 'kind'",
+        f"dra-capacity validate: error: {broken}: not valid YAML or JSON (line 2, column 1): did not find "
+        "expected node content",
+    ]
+    assert 'The DeviceClass "bad-one" is invalid: spec.selectors[0].cel: Required value' in err
+    assert any("skipping ConfigMap 'cm'" in line for line in err)
+    assert err[-1] == (
+        "dra-capacity validate: error: left out 2 inputs that are not Kubernetes objects (see above); "
+        "validated the 2 DeviceClasses in the rest"
+    )
+
+    assert main(["validate", "-o", "json", str(d)]) == 2
+    doc = json.loads(capsys.readouterr().out)
+    assert [(r["name"], r["allowed"]) for r in doc["results"]] == [
+        ("gpu.nvidia.com-shared-1", True),
+        ("bad-one", False),
+    ]
+    assert [e["file"] for e in doc["errors"]] == [values, broken]
+    assert doc["errors"][0]["message"] == f"{values}: document 1: missing field 'kind'"
+
+
+def test_only_non_kubernetes_files_exit_2_without_claiming_no_device_class(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    values = write(tmp_path, "values.yaml", "replicaCount: 2\n")
+    assert main(["validate", values]) == 2
+    captured = capsys.readouterr()
     assert captured.out == ""
-    assert "bad.yaml" in captured.err
+    assert captured.err == f"dra-capacity validate: error: {values}: document 1: missing field 'kind'\n"
 
 
 def test_missing_file_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -238,14 +286,18 @@ def test_input_without_any_object_exits_2(tmp_path: Path, capsys: pytest.Capture
     assert captured.err == f"dra-capacity validate: error: {empty}: no objects found (empty input)\n"
 
 
-def test_object_without_api_version_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_object_without_api_version_is_left_out_and_exits_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     bare = write(tmp_path, "dc.yaml", GOOD, "\nkind: DeviceClass\nmetadata: {name: bare}\n")
     assert main(["validate", bare]) == 2
     captured = capsys.readouterr()
-    assert captured.out == ""
-    assert captured.err == (
-        f"dra-capacity validate: error: {bare}: document 2: DeviceClass 'bare': missing field 'apiVersion'\n"
-    )
+    assert captured.out == "deviceclass.resource.k8s.io/gpu.nvidia.com-shared-1 created\n"
+    assert captured.err.splitlines() == [
+        f"dra-capacity validate: error: {bare}: document 2: DeviceClass 'bare': missing field 'apiVersion'",
+        "dra-capacity validate: error: left out 1 input that is not a Kubernetes object (see above); "
+        "validated the 1 DeviceClass in the rest",
+    ]
 
 
 def test_unknown_fields_are_warned_as_kubectl_field_validation_names_them(

@@ -44,3 +44,20 @@ def test_concurrent_setups_build_the_venv_once(tmp_path: Path) -> None:
     assert sum("-e .[dev]" in c for c in calls) == 1
     assert (venv / ".installed-stamp").exists()
     assert any(f"{venv} is up to date" in out for out in outputs)
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
+def test_image_push_without_registry_says_what_to_set() -> None:
+    env = {**os.environ, "MAKEFLAGS": ""}
+    proc = subprocess.run(
+        ["make", "--no-print-directory", "-C", str(ROOT), "image-push"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert proc.returncode != 0
+    assert (
+        "make image-push: set REGISTRY to where the cluster pulls from, for example make image-push "
+        "REGISTRY=registry.example.com/team"
+    ) in proc.stderr
