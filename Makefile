@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install run test lint typecheck unit bench clean
+.PHONY: install run test lint typecheck unit mutation bench clean
 
 LOCK := $(VENV).lock
 
@@ -44,6 +44,11 @@ unit: $(STAMP)
 	$(BIN)/pytest
 
 test: lint typecheck unit
+
+# Mutation testing of the core modules (not part of `make test`: about an hour on two cores). One module:
+# `make mutation MODULES=webhook/dropping.py`. docs/testing.md, "Mutation testing".
+mutation: $(STAMP)
+	nice -n 15 $(BIN)/python scripts/mutation.py $(MODULES)
 
 bench: $(STAMP)
 	$(BIN)/python bench/cel_compile.py

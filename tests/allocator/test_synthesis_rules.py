@@ -8,7 +8,10 @@ from __future__ import annotations
 from typing import Any
 
 from allocator.synthesis import (
+    IN_MEMORY_CLAIM_NAME,
+    REASON_CANNOT_FIT,
     ExtendedOutcome,
+    dra_resources_on_node,
     scalar_requests,
     synthesize_claim,
     synthesize_for_resources,
@@ -17,6 +20,7 @@ from resourceapi.capacity_requests import ANNOTATION
 from resourceapi.core_v1 import Node, Pod
 from resourceapi.extended import ExtendedResourceResolver
 from resourceapi.gates import FeatureGates
+from resourceapi.quantity import Quantity
 from resourceapi.resource_v1 import DeviceClass
 
 GATES = FeatureGates.defaults()
@@ -164,3 +168,21 @@ def test_resources_no_class_maps_are_skipped() -> None:
     p = _pod([_container("main", {GPU: 1, "example.com/fpga": 1})])
     outcome = synthesize_for_resources(p, ["example.com/fpga", GPU], resolver, GATES)
     assert _requests(outcome) == [("container-0-request-1", 1)]
+
+
+def test_the_in_memory_claim_carries_upstreams_placeholder_name() -> None:
+    """Upstream names the not-yet-created claim `<extended-resources>` (invalid on purpose); the API server
+    replaces it with one generated from generateName."""
+    outcome = _synth(_pod([_container("main", {GPU: 1})]))
+    assert outcome.claim is not None
+    assert outcome.claim.metadata.name == IN_MEMORY_CLAIM_NAME == "<extended-resources>"
+    assert outcome.claim.metadata.generate_name == "p-extended-resources-"
+
+
+def test_dra_resources_on_node_are_the_pods_counts_of_what_dra_must_provide() -> None:
+    resolver = ExtendedResourceResolver([_class()], GATES)
+    scalars = {GPU: 3, "example.com/fpga": 1}
+    assert dra_resources_on_node(scalars, None, resolver) == ({}, REASON_CANNOT_FIT)
+    assert dra_resources_on_node({GPU: 3}, None, resolver) == ({GPU: 3}, None)
+    zero = {GPU: Quantity.parse("0"), "example.com/fpga": Quantity.parse("2")}
+    assert dra_resources_on_node(scalars, zero, resolver) == ({GPU: 3}, None)

@@ -219,3 +219,10 @@ def test_fits_treats_a_capacity_missing_from_committed_or_in_flight_as_zero(whic
     assert fits(consumption, capacity, committed, in_flight)
     assert not fits(consumption, capacity, {"d/b": Fraction(3)}, {"d/b": Fraction(1)})
     assert fits(consumption, capacity, {}, {})
+
+
+def test_a_request_equal_to_the_range_min_is_consumed_as_requested() -> None:
+    """Upstream's roundUpRange returns the min only for a request below it; one equal to it (no step) is used
+    as it is, in its own spelling."""
+    consumed = consumed_amount(q("1Gi"), cap("10Gi", {"validRange": {"min": "1073741824"}}))
+    assert str(consumed) == "1Gi"

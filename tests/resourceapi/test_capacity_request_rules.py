@@ -7,6 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import pydantic
+import pytest
+
 from resourceapi.capacity_requests import (
     ANNOTATION,
     ANNOTATION_ECHO_LIMIT,
@@ -18,6 +21,7 @@ from resourceapi.capacity_requests import (
     validate_requirements,
 )
 from resourceapi.quantity import Quantity
+from resourceapi.resource_v1 import CapacityRequirements
 
 ANN = f"metadata.annotations[{ANNOTATION}]"
 FIELD = "spec.extendedResourceCapacityRequests"
@@ -148,4 +152,41 @@ def test_json_syntax_error_is_reported_in_go_words_at_the_annotation_path() -> N
     assert parsed is None
     assert rendered(errors) == [
         f'{ANN}: Invalid value: "{{": error parsing data as JSON: unexpected end of JSON input'
+    ]
+
+
+def test_list_and_object_quantities_are_invalid_values_not_a_crash() -> None:
+    errors = validate_requirements({"requests": {"a": ["1"], "b": {"x": 1}}}, FIELD_PATH)
+    assert [(e.field, e.bad_value) for e in errors] == [
+        (f"{FIELD}.requests[a]", ["1"]),
+        (f"{FIELD}.requests[b]", {"x": 1}),
+    ]
+    assert all(e.detail.startswith("quantities must match the regular expression") for e in errors)
+
+
+def test_a_carrier_the_model_still_rejects_is_invalid_at_the_annotation_path(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Defence in depth: should the API model ever reject what the checks above accept, the carrier is
+    unusable with the model's message at the annotation path (never a ValidationError escaping)."""
+    import resourceapi.capacity_requests as module
+
+    class Stricter(CapacityRequirements):
+        @pydantic.field_validator("requests")
+        @classmethod
+        def _no_shares(cls, value: Any) -> Any:
+            if value and "shares" in value:
+                raise ValueError("shares are not accepted here")
+            return value
+
+    monkeypatch.setattr(module, "CapacityRequirements", Stricter)
+    parsed, errors = parse_carrier('{"requests": {"shares": "1"}}')
+    assert parsed is None
+    assert rendered(errors) == [
+        f'{ANN}: Invalid value: "{{\\"requests\\": {{\\"shares\\": \\"1\\"}}}}": '
+        "Value error, shares are not accepted here"
+    ]
+    long = '{"requests": {"shares": "1"}}' + " " * 64
+    assert rendered(parse_carrier(long)[1]) == [
+        f'{ANN}: Invalid value: "{OMITTED}": Value error, shares are not accepted here'
     ]

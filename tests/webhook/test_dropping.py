@@ -141,3 +141,17 @@ def test_nothing_dropped_returns_the_object_itself() -> None:
 def test_apply_removals_refuses_other_operations() -> None:
     with pytest.raises(ValueError, match="unsupported JSONPatch operation 'add'"):
         apply_removals({"a": 1}, [{"op": "add", "path": "/a"}])
+
+
+def test_dropping_only_a_spec_field_leaves_the_metadata_untouched() -> None:
+    obj = {"metadata": {"name": "gpu"}, "spec": {"extendedResourceName": "example.com/gpu"}}
+    stored = drop_disabled_fields(obj, None, NAME_OFF).obj
+    assert stored == {"metadata": {"name": "gpu"}, "spec": {}}
+    assert stored["metadata"] is obj["metadata"]
+
+
+def test_apply_removals_unescapes_tilde_and_slash_in_pointer_tokens() -> None:
+    obj = {"metadata": {"annotations": {"a~b/c": "1", "a~0b~1c": "2", "a/b": "3"}}}
+    patch = [{"op": "remove", "path": json_pointer("metadata", "annotations", "a~b/c")}]
+    assert apply_removals(obj, patch) == {"metadata": {"annotations": {"a~0b~1c": "2", "a/b": "3"}}}
+    assert obj["metadata"]["annotations"] == {"a~b/c": "1", "a~0b~1c": "2", "a/b": "3"}

@@ -1,10 +1,12 @@
-"""Which leftover claim a pod may resume, read from plain JSON (allocator.binder.claims): the single node an
-allocation is pinned to, the order among several leftovers, the claim name in the pod's status, and the
-PodScheduled=False condition's timestamp."""
+"""The binder's pure functions on JSON (allocator.binder.claims), called directly: which leftover claim a pod
+may resume (the single node an allocation is pinned to, the order among several leftovers, the claim name in
+the pod's status), the PodScheduled=False condition's timestamp, and the bodies' edge cases. Bodies built from
+a real placement are in test_bind_bodies.py."""
 
 from __future__ import annotations
 
 import re
+import time
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -13,8 +15,11 @@ import pytest
 from allocator.binder.claims import (
     LeftoverAction,
     allocated_node,
+    binding_body,
+    claim_create_body,
     classify_leftovers,
     condition_is,
+    extended_status_patch,
     has_finalizer,
     is_extended_claim_of,
     now_rfc3339,
@@ -23,6 +28,10 @@ from allocator.binder.claims import (
     unschedulable_condition_patch,
 )
 from allocator.binder.names import CLAIM_ANNOTATION, DELETE_PROTECTION_FINALIZER
+from allocator.placement import Placement, PlacementResult
+from allocator.synthesis import ExtendedOutcome
+from resourceapi.core_v1 import Pod
+from resourceapi.resource_v1 import ResourceClaim
 
 UID = "0a1b2c3d-0000-4000-8000-000000000000"
 NAME_IN_N1 = {"key": "metadata.name", "operator": "In", "values": ["n1"]}
@@ -246,3 +255,64 @@ def test_condition_is_reads_only_the_pod_scheduled_condition() -> None:
         {"status": {"conditions": [pod["status"]["conditions"][0]]}}, "Unschedulable", "m"
     )
     assert not condition_is({}, "Unschedulable", "m")
+
+
+def test_now_is_utc_whatever_the_local_time_zone(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TZ", "Asia/Tokyo")
+    time.tzset()
+    try:
+        stamp = now_rfc3339()
+    finally:
+        monkeypatch.delenv("TZ")
+        time.tzset()
+    parsed = datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+    assert abs(parsed - datetime.now(UTC)) < timedelta(seconds=5)
+
+
+def test_claim_create_body_clears_what_the_api_server_sets_and_block_owner_deletion() -> None:
+    claim_obj = ResourceClaim.model_validate(
+        {
+            "metadata": {
+                "name": "x",
+                "generateName": "p-extended-resources-",
+                "uid": "u",
+                "resourceVersion": "7",
+                "creationTimestamp": "2026-01-01T00:00:00Z",
+                "ownerReferences": [
+                    {
+                        "apiVersion": "v1",
+                        "kind": "Pod",
+                        "name": "p",
+                        "uid": "pu",
+                        "controller": True,
+                        "blockOwnerDeletion": True,
+                    },
+                    {"apiVersion": "v1", "kind": "Pod", "name": "q", "uid": "qu"},
+                ],
+            },
+            "status": {"reservedFor": [{"resource": "pods", "name": "p", "uid": "pu"}]},
+        }
+    )
+    body = claim_create_body(claim_obj)
+    assert body["metadata"] == {
+        "generateName": "p-extended-resources-",
+        "ownerReferences": [
+            {"apiVersion": "v1", "kind": "Pod", "name": "p", "uid": "pu", "controller": True},
+            {"apiVersion": "v1", "kind": "Pod", "name": "q", "uid": "qu"},
+        ],
+        "finalizers": [DELETE_PROTECTION_FINALIZER],
+    }
+    assert "status" not in body
+
+
+def test_a_pod_status_patch_without_request_mappings_is_refused() -> None:
+    pod = Pod.model_validate({"metadata": {"name": "web-0", "namespace": "default", "uid": UID}, "spec": {}})
+    placement = Placement(pod, PlacementResult.BOUND, node="n1", extended=ExtendedOutcome())
+    with pytest.raises(ValueError) as err:
+        extended_status_patch(placement, "web-0-extended-resources-abcde")
+    assert str(err.value) == "nil or empty request mappings, no update of pod web-0"
+
+
+def test_a_binding_of_a_pod_without_namespace_is_in_default() -> None:
+    body = binding_body({"metadata": {"name": "p", "uid": UID}}, "n1")
+    assert body["metadata"] == {"name": "p", "namespace": "default", "uid": UID}
