@@ -54,9 +54,9 @@ MODULES: dict[str, list[str]] = {
         "tests/allocator/test_synthesis.py",
         "tests/allocator/test_synthesis_rules.py",
     ],
-    "resourceapi/names.py": ["tests/resourceapi/test_names.py"],
+    "resourceapi/names.py": ["tests/resourceapi/test_names.py", "tests/resourceapi/test_generated_names.py"],
     "resourceapi/quantity.py": ["tests/resourceapi/test_quantity.py"],
-    "allocator/constraints.py": ALLOCATOR_CORE_TESTS,
+    "allocator/constraints.py": [*ALLOCATOR_CORE_TESTS, "tests/allocator/test_attribute_constraints.py"],
     "allocator/pools.py": ALLOCATOR_CORE_TESTS,
     "allocator/search.py": ALLOCATOR_CORE_TESTS,
 }
