@@ -11,7 +11,8 @@ numbering, which shifts as code moves.
 Prints one line per module, `module: N mutants, K killed, E equivalent, score S%` (score = K / (N - E)),
 then the diff of every mutant that survived; exits 1 when a module scores below the threshold.
 
-Usage: `scripts/mutation.py [--jobs N] [--threshold 95] [module.py ...]` (default: every core module).
+Usage: `scripts/mutation.py [--jobs N] [--threshold 95] [--keep] [module.py ...]` (default: every core
+module; `--keep` resumes an interrupted run of a module in its existing `.mutation/<module>/`).
 Run it under `nice`; `docs/testing.md` ("Mutation testing") has the run time and the latest scores.
 """
 
@@ -55,13 +56,18 @@ MODULES: dict[str, list[str]] = {
         "tests/allocator/test_synthesis_rules.py",
     ],
     "resourceapi/names.py": ["tests/resourceapi/test_names.py", "tests/resourceapi/test_generated_names.py"],
-    "resourceapi/quantity.py": ["tests/resourceapi/test_quantity.py"],
+    "resourceapi/quantity.py": [
+        "tests/resourceapi/test_quantity.py",
+        "tests/resourceapi/test_quantity_semantics.py",
+    ],
     "allocator/constraints.py": [*ALLOCATOR_CORE_TESTS, "tests/allocator/test_attribute_constraints.py"],
     "allocator/pools.py": ALLOCATOR_CORE_TESTS,
     "allocator/search.py": ALLOCATOR_CORE_TESTS,
 }
 
-KILLED_EXIT_CODES = {1, 3}  # pytest: tests failed, internal error
+# pytest failed (1) or broke (3); mutmut's timeouts (36, and SIGXCPU as 24, -24, 152; 255) are CPU-time
+# limits of 30 times the covering tests' own time, not wall time: a mutant that hits one hangs the tests.
+KILLED_EXIT_CODES = {1, 3, 36, 24, -24, 152, 255}
 PYTEST_ARGS = ["-p", "no:cacheprovider", "-x", "-q"]
 
 
@@ -186,11 +192,14 @@ def fresh_check(workdir: Path, mutant: str, tests: list[str], timeout: float) ->
     return proc.returncode != 0
 
 
-def run_module(module: str, tests: list[str], jobs: int, equivalents: list[Equivalent]) -> Outcome:
+def run_module(
+    module: str, tests: list[str], jobs: int, equivalents: list[Equivalent], keep: bool = False
+) -> Outcome:
     start = time.monotonic()
     outcome = Outcome(module)
     workdir = WORK / module.replace("/", "__").removesuffix(".py")
-    prepare(module, tests, workdir)
+    if not (keep and (workdir / "mutants").is_dir()):
+        prepare(module, tests, workdir)
     proc = mutmut(workdir, "run", "--max-children", str(jobs), log=workdir / "mutmut-run.log")
     meta = workdir / "mutants" / f"{module}.meta"
     if proc.returncode != 0 or not meta.exists():
@@ -211,7 +220,7 @@ def run_module(module: str, tests: list[str], jobs: int, equivalents: list[Equiv
         check=False,
     ).returncode:
         raise SystemExit(f"{module}: its tests fail without a mutant in {workdir}/mutants")
-    timeout = 20 * (time.monotonic() - clean) + 30
+    timeout = 5 * (time.monotonic() - clean) + 30
     # The re-check must see mutants at all: a mutant mutmut killed must fail in a fresh process too.
     if killed and not fresh_check(workdir, killed[0], tests, timeout):
         raise SystemExit(f"{module}: the fresh-process re-check does not activate mutants ({killed[0]})")
@@ -249,6 +258,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("modules", nargs="*", help="core modules to test (default: all)")
     parser.add_argument("--jobs", type=int, default=int(os.environ.get("MUTATION_JOBS", "2")))
     parser.add_argument("--threshold", type=float, default=THRESHOLD)
+    parser.add_argument(
+        "--keep",
+        action="store_true",
+        help="reuse .mutation/<module>/ as it is: mutmut keeps its verdicts and tests the rest (resume)",
+    )
     args = parser.parse_args(argv)
     unknown = [m for m in args.modules if m not in MODULES]
     if unknown:
@@ -260,7 +274,7 @@ def main(argv: list[str] | None = None) -> int:
 
     outcomes: list[Outcome] = []
     for module in args.modules or list(MODULES):
-        outcome = run_module(module, MODULES[module], args.jobs, equivalents.get(module, []))
+        outcome = run_module(module, MODULES[module], args.jobs, equivalents.get(module, []), args.keep)
         outcomes.append(outcome)
         print(outcome.line(), f"({outcome.seconds:.0f} s)", flush=True)
     failed = [o for o in outcomes if o.score < args.threshold]
