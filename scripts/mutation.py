@@ -62,7 +62,7 @@ MODULES: dict[str, list[str]] = {
     ],
     "allocator/constraints.py": [*ALLOCATOR_CORE_TESTS, "tests/allocator/test_attribute_constraints.py"],
     "allocator/pools.py": ALLOCATOR_CORE_TESTS,
-    "allocator/search.py": ALLOCATOR_CORE_TESTS,
+    "allocator/search.py": [*ALLOCATOR_CORE_TESTS, "tests/allocator/test_search_prefilter.py"],
 }
 
 # pytest failed (1) or broke (3); mutmut's timeouts (36, and SIGXCPU as 24, -24, 152; 255) are CPU-time
