@@ -5,8 +5,8 @@ mutates that one file and runs only its own tests, `mutmut run`, then a re-check
 not report killed, each in a fresh `pytest` process: mutmut forks its workers from a process that already ran
 the suite, so warm `functools.lru_cache`s (quantities, qualified names) hide a mutant's effect and report
 false survivors. Mutants judged equivalent are listed, each with its reason, in
-`tests/mutation/equivalents.toml`; they are matched by the mutated code (before and after), not by mutmut's
-numbering, which shifts as code moves.
+`tests/mutation/equivalents.toml`; they are matched by the mutated code (before and after, and the line
+above when that is ambiguous), not by mutmut's numbering, which shifts as code moves.
 
 Prints one line per module, `module: N mutants, K killed, E equivalent, score S%` (score = K / (N - E)),
 then the diff of every mutant that survived; exits 1 when a module scores below the threshold.
@@ -62,7 +62,11 @@ MODULES: dict[str, list[str]] = {
     ],
     "allocator/constraints.py": [*ALLOCATOR_CORE_TESTS, "tests/allocator/test_attribute_constraints.py"],
     "allocator/pools.py": ALLOCATOR_CORE_TESTS,
-    "allocator/search.py": [*ALLOCATOR_CORE_TESTS, "tests/allocator/test_search_prefilter.py"],
+    "allocator/search.py": [
+        *ALLOCATOR_CORE_TESTS,
+        "tests/allocator/test_search_prefilter.py",
+        "tests/allocator/test_search_shares.py",
+    ],
 }
 
 # pytest failed (1) or broke (3); mutmut's timeouts (36, and SIGXCPU as 24, -24, 152; 255) are CPU-time
@@ -77,6 +81,7 @@ class Equivalent:
     before: str
     after: str
     reason: str
+    context: str = ""  # the unchanged line just above the mutated code, when before/after are ambiguous
 
 
 @dataclass
@@ -116,7 +121,11 @@ def load_equivalents(path: Path = EQUIVALENTS) -> dict[str, list[Equivalent]]:
             raise SystemExit(f"{path}: equivalent #{i + 1} lacks {sorted(missing) or ['a reason']}")
         out.setdefault(entry["module"], []).append(
             Equivalent(
-                entry["function"], _normalize(entry["before"]), _normalize(entry["after"]), entry["reason"]
+                entry["function"],
+                _normalize(entry["before"]),
+                _normalize(entry["after"]),
+                entry["reason"],
+                _normalize(entry.get("context", "")),
             )
         )
     return out
@@ -130,10 +139,16 @@ def _function_of(mutant: str) -> str:
     return ".".join(p for p in tail.split("ǁ")[1:] if p)
 
 
-def _changed_lines(diff: str) -> tuple[str, str]:
-    before = [line[1:] for line in diff.splitlines() if line.startswith("-") and not line.startswith("---")]
-    after = [line[1:] for line in diff.splitlines() if line.startswith("+") and not line.startswith("+++")]
-    return _normalize("\n".join(before)), _normalize("\n".join(after))
+def _changed_lines(diff: str) -> tuple[str, str, str]:
+    """(code before, code after, the unchanged line just above it) of a mutant's diff, normalized."""
+    lines = diff.splitlines()
+    before = [line[1:] for line in lines if line.startswith("-") and not line.startswith("---")]
+    after = [line[1:] for line in lines if line.startswith("+") and not line.startswith("+++")]
+    first = next(
+        (i for i, line in enumerate(lines) if line[:1] in "-+" and line[:3] not in ("---", "+++")), 0
+    )
+    context = next((line[1:] for line in reversed(lines[:first]) if line.startswith(" ")), "")
+    return _normalize("\n".join(before)), _normalize("\n".join(after)), _normalize(context)
 
 
 def prepare(module: str, tests: list[str], workdir: Path) -> None:
@@ -231,12 +246,14 @@ def run_module(
             killed.append(name)
             continue
         diff = mutmut(workdir, "show", name).stdout or ""
-        before, after = _changed_lines(diff)
+        before, after, context = _changed_lines(diff)
         match = next(
             (
                 e
                 for e in equivalents
-                if e.function == _function_of(name) and e.before == before and e.after == after
+                if e.function == _function_of(name)
+                and (e.before, e.after) == (before, after)
+                and e.context in ("", context)
             ),
             None,
         )

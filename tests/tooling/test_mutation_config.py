@@ -51,4 +51,4 @@ def test_survivors_are_matched_by_function_and_mutated_code() -> None:
         "# webhook.dropping.x_f__mutmut_1: survived\n--- webhook/dropping.py\n+++ webhook/dropping.py\n"
         "@@ -1,3 +1,3 @@\n context\n-    drop_annotation = False\n+    drop_annotation   = None\n context\n"
     )
-    assert MUTATION._changed_lines(diff) == ("drop_annotation = False", "drop_annotation = None")
+    assert MUTATION._changed_lines(diff) == ("drop_annotation = False", "drop_annotation = None", "context")
