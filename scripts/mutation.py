@@ -66,6 +66,7 @@ MODULES: dict[str, list[str]] = {
         *ALLOCATOR_CORE_TESTS,
         "tests/allocator/test_search_prefilter.py",
         "tests/allocator/test_search_shares.py",
+        "tests/allocator/test_search_claims.py",
     ],
 }
 
