@@ -143,3 +143,13 @@ def test_a_device_holding_a_committed_share_has_paid_its_counters() -> None:
     ]
     core = cluster(slices, (committed_share("g0", 1),))
     assert picked(core, claim(share_request("r0", 1))) == [[("g0", "1")]]
+
+
+def test_the_search_takes_devices_in_the_candidate_order_it_is_given() -> None:
+    """least-used puts the fresh device first, most-used the partly used one; the search follows."""
+    core = cluster([gpu_slice(shared_gpu("g0"), shared_gpu("g1"))], (committed_share("g1", 1),))
+    request = claim(share_request("r0", 1))
+    for order, device in (("first-fit", "g0"), ("least-used", "g0"), ("most-used", "g1")):
+        outcome = core.allocate(NODE, [request], order=order)  # type: ignore[arg-type]
+        assert outcome.results is not None
+        assert [r.device for r in outcome.results[0].devices.results] == [device], order
