@@ -2,11 +2,12 @@
 
 For each module: a scratch copy of the project under `.mutation/<module>/`, a `[tool.mutmut]` section that
 mutates that one file and runs only its own tests, `mutmut run`, then a re-check of every mutant mutmut did
-not report killed, each in a fresh `pytest` process: mutmut forks its workers from a process that already ran
-the suite, so warm `functools.lru_cache`s (quantities, qualified names) hide a mutant's effect and report
-false survivors. Mutants judged equivalent are listed, each with its reason, in
-`tests/mutation/equivalents.toml`; they are matched by the mutated code (before and after, and the line
-above when that is ambiguous), not by mutmut's numbering, which shifts as code moves.
+not report killed, each in a fresh `pytest` process (`--jobs` at a time): mutmut forks its workers from a
+process that already ran the suite, so warm caches (`functools.lru_cache`s of quantities and qualified
+names, the records of slices and capacities) hide a mutant's effect and report false survivors. Mutants
+judged equivalent are listed, each with its reason, in `tests/mutation/equivalents.toml`; they are matched
+by the mutated code (before and after, and the line above when that is ambiguous), not by mutmut's
+numbering, which shifts as code moves.
 
 Prints one line per module, `module: N mutants, K killed, E equivalent, score S%` (score = K / (N - E)),
 then the diff of every mutant that survived; exits 1 when a module scores below the threshold.
@@ -27,6 +28,7 @@ import subprocess
 import sys
 import time
 import tomllib
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -61,7 +63,11 @@ MODULES: dict[str, list[str]] = {
         "tests/resourceapi/test_quantity_semantics.py",
     ],
     "allocator/constraints.py": [*ALLOCATOR_CORE_TESTS, "tests/allocator/test_attribute_constraints.py"],
-    "allocator/pools.py": ALLOCATOR_CORE_TESTS,
+    "allocator/pools.py": [
+        *ALLOCATOR_CORE_TESTS,
+        "tests/allocator/test_node_selection.py",
+        "tests/allocator/test_attribute_constraints.py",
+    ],
     "allocator/search.py": [
         *ALLOCATOR_CORE_TESTS,
         "tests/allocator/test_search_prefilter.py",
@@ -71,7 +77,7 @@ MODULES: dict[str, list[str]] = {
 }
 
 # pytest failed (1) or broke (3); mutmut's timeouts (36, and SIGXCPU as 24, -24, 152; 255) are CPU-time
-# limits of 30 times the covering tests' own time, not wall time: a mutant that hits one hangs the tests.
+# limits of 8 times the covering tests' own time (plus 8 s), not wall time: a mutant that hits one hangs them.
 KILLED_EXIT_CODES = {1, 3, 36, 24, -24, 152, 255}
 PYTEST_ARGS = ["-p", "no:cacheprovider", "-x", "-q"]
 
@@ -167,6 +173,9 @@ def prepare(module: str, tests: list[str], workdir: Path) -> None:
         f"only_mutate = {json.dumps([module])}\n"
         f"pytest_add_cli_args_test_selection = {json.dumps(tests)}\n"
         'pytest_add_cli_args = ["-p", "no:cacheprovider"]\n'
+        # CPU-time limit per mutant: (its tests' time + 1 s) x 2 x this (mutmut's default 15 makes the hanging
+        # mutants of the allocator's search run for minutes each on a loaded machine)
+        "timeout_multiplier = 4.0\n"
         "use_git_change_detection = false\n"
     )
     (workdir / "pyproject.toml").write_text((ROOT / "pyproject.toml").read_text() + config)
@@ -191,21 +200,42 @@ def exit_codes(workdir: Path, module: str) -> dict[str, int | None]:
 
 
 def fresh_check(workdir: Path, mutant: str, tests: list[str], timeout: float) -> bool:
-    """True when the module's tests fail with `mutant` active, in a new interpreter (no warm caches)."""
-    env = {**os.environ, "MUTANT_UNDER_TEST": mutant}
-    try:
-        proc = subprocess.run(
-            [sys.executable, "-m", "pytest", *PYTEST_ARGS, *tests],
-            cwd=workdir / "mutants",
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            timeout=timeout,
-            check=False,
-        )
-    except subprocess.TimeoutExpired:
-        return True  # the mutant hangs the tests: detected
-    return proc.returncode != 0
+    """True when the module's tests fail with `mutant` active, in a new interpreter (no warm caches): first
+    the tests mutmut saw call the mutated function (quick), then, if they pass, all the module's tests."""
+    covering = sorted(_covering_tests(workdir).get(_mangled(mutant), ()))
+    for selection in ([covering] if covering else []) + [tests]:
+        env = {**os.environ, "MUTANT_UNDER_TEST": mutant}
+        try:
+            proc = subprocess.run(
+                [sys.executable, "-m", "pytest", *PYTEST_ARGS, *selection],
+                cwd=workdir / "mutants",
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                timeout=timeout,
+                check=False,
+            )
+        except subprocess.TimeoutExpired:
+            return True  # the mutant hangs the tests: detected
+        if proc.returncode != 0:
+            return True
+    return False
+
+
+_COVERING: dict[Path, dict[str, list[str]]] = {}
+
+
+def _covering_tests(workdir: Path) -> dict[str, list[str]]:
+    """mutmut's record of which tests call each (mangled) function, from its stats run."""
+    if workdir not in _COVERING:
+        stats = workdir / "mutants" / "mutmut-stats.json"
+        data = json.loads(stats.read_text()) if stats.exists() else {}
+        _COVERING[workdir] = data.get("tests_by_mangled_function_name", {})
+    return _COVERING[workdir]
+
+
+def _mangled(mutant: str) -> str:
+    return mutant.rsplit("__mutmut_", 1)[0]
 
 
 def run_module(
@@ -242,8 +272,12 @@ def run_module(
         raise SystemExit(f"{module}: the fresh-process re-check does not activate mutants ({killed[0]})")
 
     used: set[Equivalent] = set()
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        detected = dict(
+            zip(unkilled, pool.map(lambda n: fresh_check(workdir, n, tests, timeout), unkilled), strict=True)
+        )
     for name in unkilled:
-        if fresh_check(workdir, name, tests, timeout):
+        if detected[name]:
             killed.append(name)
             continue
         diff = mutmut(workdir, "show", name).stdout or ""

@@ -153,3 +153,28 @@ def test_the_search_takes_devices_in_the_candidate_order_it_is_given() -> None:
         outcome = core.allocate(NODE, [request], order=order)  # type: ignore[arg-type]
         assert outcome.results is not None
         assert [r.device for r in outcome.results[0].devices.results] == [device], order
+
+
+def test_backtracking_from_a_shared_device_takes_back_its_share_and_its_counters() -> None:
+    """g0 and g1 each need the whole counter set. r0 (two shares) first takes g0, where r1 (one share, zone a:
+    g0 only) then finds no room; r0 moves to g1, and r1 on g0 must now pay g0's counters, which g1 holds."""
+
+    def zoned(name: str, zone: str) -> dict[str, Any]:
+        return shared_gpu(
+            name,
+            shares=2,
+            attributes={"zone": {"string": zone}},
+            consumesCounters=[{"counterSet": "mem", "counters": {"bytes": {"value": "8Gi"}}}],
+        )
+
+    def slices(counter_bytes: str) -> list[ResourceSlice]:
+        counters = [{"name": "mem", "counters": {"bytes": {"value": counter_bytes}}}]
+        return [
+            gpu_slice(name="s0", slices=2, sharedCounters=counters),
+            gpu_slice(zoned("g0", "a"), zoned("g1", "b"), slices=2),
+        ]
+
+    zone_a = [{"cel": {"expression": f'device.attributes["{DRIVER}"].zone == "a"'}}]
+    request = claim(share_request("r0", 2), share_request("r1", 1, selectors=zone_a))
+    assert picked(cluster(slices("16Gi")), request) == [[("g1", "2"), ("g0", "1")]]
+    assert picked(cluster(slices("8Gi")), request) is None
