@@ -86,3 +86,32 @@ def test_a_value_of_unknown_type_never_matches_in_list_mode() -> None:
     assert not distinct.add("r", "", device(unknown, "d1"))
     assert distinct.add("r", "", device({"model": {"strings": ["b"]}}, "d2"))
     assert not distinct.add("r", "", device({"model": {"strings": ["a", "c"]}}, "d3"))
+
+
+def test_attributes_are_read_as_typed_values_and_non_empty_lists_as_sets() -> None:
+    dev = device(
+        {
+            "s": {"string": "a"},
+            "i": {"int": 3},
+            "b": {"bool": False},
+            "v": {"version": "1.2.3"},
+            "ints": {"ints": [1, 2]},
+            "bools": {"bools": [True]},
+            "strings": {"strings": ["x"]},
+            "versions": {"versions": ["1.0.0"]},
+            "empty": {"strings": []},
+            "nothing": {},
+        }
+    )
+    assert dev.attributes == {
+        "s": ("string", "a"),
+        "i": ("int", 3),
+        "b": ("bool", False),
+        "v": ("version", "1.2.3"),
+        "ints": ("list", frozenset({("int", 1), ("int", 2)})),
+        "bools": ("list", frozenset({("bool", True)})),
+        "strings": ("list", frozenset({("string", "x")})),
+        "versions": ("list", frozenset({("version", "1.0.0")})),
+        "empty": ("unknown", None),
+        "nothing": ("unknown", None),
+    }
