@@ -39,6 +39,9 @@ def test_a_value_without_a_finite_decimal_form_rounds_away_from_zero_to_nanos() 
 def test_long_decimal_forms_print_exactly() -> None:
     assert str(Quantity(Fraction(1, 5**40))) == "109951162777600e-42"
     assert str(Quantity(Fraction(1, 2**45))) == "28421709430404007434844970703125e-45"
+    # a denominator with both factors, its power of five past a float's precision
+    assert str(Quantity(Fraction(1, 2 * 5**40))) == "54975581388800e-42"
+    assert str(Quantity(Fraction(3, 2**3 * 5**30))) == "402653184e-30"
 
 
 def test_equal_values_are_neither_less_nor_greater() -> None:
