@@ -67,6 +67,7 @@ MODULES: dict[str, list[str]] = {
         *ALLOCATOR_CORE_TESTS,
         "tests/allocator/test_node_selection.py",
         "tests/allocator/test_attribute_constraints.py",
+        "tests/allocator/test_gather_pools.py",
     ],
     "allocator/search.py": [
         *ALLOCATOR_CORE_TESTS,

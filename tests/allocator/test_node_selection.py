@@ -150,3 +150,14 @@ def test_devices_with_one_capacity_model_share_its_records() -> None:
     other = build_slice(_slice([{"name": "g0", "capacity": {"shares": {"value": "8"}}}]))
     assert other.devices[0].capacity["gpu.example.com/shares"].quantity == Quantity.parse("8")
     assert first.devices[0].capacity["gpu.example.com/shares"].quantity == Quantity.parse("4")
+
+
+def test_an_empty_term_is_skipped_for_the_next_term() -> None:
+    hit = {"matchExpressions": [expr("zone", "In", "a")]}
+    assert node_selector_matches(selector({}, hit), "n1", LABELS)
+
+
+def test_a_slice_selector_on_the_node_name_reads_the_node_name() -> None:
+    by_name = selector({"matchFields": [expr("metadata.name", "In", "n1")]})
+    assert node_matches("n1", {}, "", False, by_name)
+    assert not node_matches("n2", {}, "", False, by_name)
