@@ -161,3 +161,20 @@ def test_a_slice_selector_on_the_node_name_reads_the_node_name() -> None:
     by_name = selector({"matchFields": [expr("metadata.name", "In", "n1")]})
     assert node_matches("n1", {}, "", False, by_name)
     assert not node_matches("n2", {}, "", False, by_name)
+
+
+def test_devices_sharing_one_capacity_model_share_its_record() -> None:
+    """Validation interns equal capacity models (resourceapi/interning.py); their records are shared too."""
+    model = _slice(
+        [
+            {"name": "g0", "capacity": {"shares": {"value": "4"}}},
+            {"name": "g1", "capacity": {"x": {"value": "1"}}},
+        ]
+    )
+    devices = model.spec.devices or []
+    assert devices[0].capacity is not None
+    devices[1].capacity = {"shares": devices[0].capacity["shares"]}
+    first, second = build_slice(model).devices
+    assert first.capacity is not second.capacity
+    assert first.capacity["gpu.example.com/shares"] is second.capacity["gpu.example.com/shares"]
+    assert second.capacity["gpu.example.com/shares"].spelling == "shares"
