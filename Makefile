@@ -45,7 +45,7 @@ unit: $(STAMP)
 
 test: lint typecheck unit
 
-# Mutation testing of the core modules (not part of `make test`: about an hour on two cores). One module:
+# Mutation testing of the core modules (not part of `make test`: about half an hour on two cores). One module:
 # `make mutation MODULES=webhook/dropping.py`. docs/testing.md, "Mutation testing".
 mutation: $(STAMP)
 	nice -n 15 $(BIN)/python scripts/mutation.py $(MODULES)

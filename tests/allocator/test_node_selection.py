@@ -178,3 +178,21 @@ def test_devices_sharing_one_capacity_model_share_its_record() -> None:
     assert first.capacity is not second.capacity
     assert first.capacity["gpu.example.com/shares"] is second.capacity["gpu.example.com/shares"]
     assert second.capacity["gpu.example.com/shares"].spelling == "shares"
+
+
+def test_one_capacity_map_under_two_drivers_is_normalized_under_each() -> None:
+    mine = _slice([{"name": "g0", "capacity": {"shares": {"value": "4"}}}])
+    theirs = ResourceSlice.model_validate(
+        {
+            "metadata": {"name": "s2"},
+            "spec": {
+                "driver": "nic.example.com",
+                "nodeName": "n1",
+                "pool": {"name": "p", "generation": 1, "resourceSliceCount": 1},
+                "devices": [{"name": "n0"}],
+            },
+        }
+    )
+    (theirs.spec.devices or [])[0].capacity = (mine.spec.devices or [])[0].capacity
+    assert sorted(build_slice(mine).devices[0].capacity) == ["gpu.example.com/shares"]
+    assert sorted(build_slice(theirs).devices[0].capacity) == ["nic.example.com/shares"]
