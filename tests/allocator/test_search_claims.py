@@ -64,3 +64,21 @@ def test_the_prioritized_list_of_a_later_claim_is_tried_in_order() -> None:
         [("r0", "g0")],
         [("r0/h100", "g1")],
     ]
+
+
+def test_an_admin_request_skips_a_device_its_own_claim_already_holds() -> None:
+    """Admin access may take devices in use, but one claim never gets the same device twice: the second admin
+    request moves on to the next device."""
+    admin = {"deviceClassName": "gpu", "adminAccess": True}
+    both = ResourceClaim.model_validate(
+        {
+            "metadata": {"name": "c0", "namespace": "default", "uid": "uid-c0"},
+            "spec": {
+                "devices": {"requests": [{"name": "a", "exactly": admin}, {"name": "b", "exactly": admin}]}
+            },
+        }
+    )
+    gates = FeatureGates.defaults().with_overrides(DRAAdminAccess=True)
+    outcome = Cluster(gates, [GPU_CLASS], [SLICE]).allocate(NODE, [both])
+    assert outcome.fits and outcome.results is not None
+    assert [(r.request, r.device) for r in outcome.results[0].devices.results] == [("a", "g0"), ("b", "g1")]
