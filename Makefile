@@ -6,7 +6,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install run test quick lint typecheck unit slow controlplane realcluster differential bench clean
+.PHONY: install run test quick lint typecheck unit slow controlplane realcluster differential mutation bench clean
 
 LOCK := $(VENV).lock
 
@@ -72,6 +72,11 @@ differential: $(STAMP) controlplane
 	nice -n 10 $(BIN)/python scripts/differential.py --classes $(CLASSES) --others $(OTHERS) $(if $(SEED),--seed $(SEED))
 
 test: quick slow controlplane realcluster
+
+# Mutation testing of the core modules (not part of `make test`: about half an hour on two cores). One module:
+# `make mutation MODULES=webhook/dropping.py`. docs/testing.md, "Mutation testing".
+mutation: $(STAMP)
+	nice -n 15 $(BIN)/python scripts/mutation.py $(MODULES)
 
 bench: $(STAMP)
 	$(BIN)/python bench/cel_compile.py

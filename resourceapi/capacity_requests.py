@@ -109,7 +109,7 @@ def parse_annotation(text: Any) -> tuple[Any, list[FieldError]]:
 def parse_carrier(text: Any) -> tuple[CapacityRequirements | None, list[FieldError]]:
     """The annotation carrier as a CapacityRequirements, or the field errors that make it unusable.
 
-    `(None, [])` means the annotation holds JSON `null`."""
+    JSON `null` is a Required error at the annotation path, as the webhook reports it."""
     parsed, errors = parse_annotation(text)
     if errors:
         return None, errors

@@ -156,3 +156,73 @@ def test_a_zero_step_is_treated_as_no_step_rather_than_failing() -> None:
     entry = cap("10", {"validRange": {"min": "1", "step": "0"}})
     assert consumed_amount(q("3"), entry) == q("3")
     assert not violates_policy(q("3"), entry.policy)
+
+
+def test_a_policy_with_only_a_default_consumes_the_default_or_the_request() -> None:
+    entry = cap("10", {"default": "2"})
+    assert consumed_amount(None, entry) == q("2")
+    assert consumed_amount(q("3"), entry) == q("3")
+    assert not violates_policy(q("2"), entry.policy)
+    assert not violates_policy(q("3"), entry.policy)
+
+
+def test_a_range_min_off_the_step_grid_rounds_from_the_min() -> None:
+    """min 1, step 4: the grid is 1, 5, 9 ...; a request of 3 consumes 5, one of 5 consumes 5."""
+    entry = cap("10", {"validRange": {"min": "1", "step": "4"}})
+    assert consumed_amount(q("3"), entry) == q("5")
+    assert consumed_amount(q("5"), entry) == q("5")
+    assert consumed_amount(q("6"), entry) == q("9")
+    assert violates_policy(q("3"), entry.policy)
+    assert not violates_policy(q("5"), entry.policy)
+    assert not violates_policy(q("9"), entry.policy)
+
+
+@pytest.mark.parametrize(
+    ("step", "requested", "consumed"),
+    [("1", "2500m", "3"), ("500m", "700m", "1"), ("250m", "1100m", "1250m")],
+)
+def test_steps_of_one_or_less_still_round_up(step: str, requested: str, consumed: str) -> None:
+    entry = cap("10", {"validRange": {"min": "0", "step": step}})
+    assert consumed_amount(q(requested), entry) == q(consumed)
+    assert violates_policy(q(requested), entry.policy)
+    assert not violates_policy(q(consumed), entry.policy)
+
+
+def test_a_range_without_step_only_bounds_the_amount() -> None:
+    entry = cap("10", {"validRange": {"min": "1", "max": "4"}})
+    assert consumed_amount(q("2500m"), entry) == q("2500m")
+    assert not violates_policy(q("2500m"), entry.policy)
+    assert not violates_policy(q("4"), entry.policy)
+    assert violates_policy(q("4001m"), entry.policy)
+
+
+def test_an_empty_set_of_valid_values_constrains_nothing() -> None:
+    entry = cap("10", {"validValues": []})
+    assert consumed_amount(q("3"), entry) == q("3")
+    assert not violates_policy(q("3"), entry.policy)
+
+
+def test_an_amount_above_the_device_value_is_impossible() -> None:
+    assert compute_consumption({"d/c": cap("4", name="c")}, {"d/c": q("5")}) is None
+    assert compute_consumption({"d/c": cap("4", name="c")}, {"d/c": q("4")}) is not None
+
+
+@pytest.mark.parametrize("which", ["committed", "in_flight"])
+def test_fits_treats_a_capacity_missing_from_committed_or_in_flight_as_zero(which: str) -> None:
+    from fractions import Fraction
+
+    capacity = {"d/a": cap("4", name="a"), "d/b": cap("4", name="b")}
+    consumption = compute_consumption(capacity, {"d/a": q("4"), "d/b": q("1")})
+    assert consumption is not None
+    only_b = {"d/b": Fraction(3)}
+    committed, in_flight = (only_b, None) if which == "committed" else (None, only_b)
+    assert fits(consumption, capacity, committed, in_flight)
+    assert not fits(consumption, capacity, {"d/b": Fraction(3)}, {"d/b": Fraction(1)})
+    assert fits(consumption, capacity, {}, {})
+
+
+def test_a_request_equal_to_the_range_min_is_consumed_as_requested() -> None:
+    """Upstream's roundUpRange returns the min only for a request below it; one equal to it (no step) is used
+    as it is, in its own spelling."""
+    consumed = consumed_amount(q("1Gi"), cap("10Gi", {"validRange": {"min": "1073741824"}}))
+    assert str(consumed) == "1Gi"

@@ -88,3 +88,70 @@ def test_dropped_object_equals_the_patched_object() -> None:
 
 def test_json_pointer_escapes_slash_and_tilde() -> None:
     assert json_pointer("metadata", "annotations", "a~b/c") == "/metadata/annotations/a~0b~1c"
+
+
+def _annotated_class(annotations: dict[str, str]) -> dict[str, Any]:
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "DeviceClass",
+        "metadata": {"name": "gpu", "labels": {"team": "a"}, "annotations": annotations},
+        "spec": {"extendedResourceName": "example.com/gpu"},
+    }
+
+
+def test_dropping_the_carrier_keeps_every_other_annotation_and_the_rest_of_the_object() -> None:
+    from resourceapi.capacity_requests import ANNOTATION as CARRIER
+
+    obj = _annotated_class({"a.example.com/first": "1", CARRIER: "{}", "z.example.com/last": "2"})
+    stored = drop_disabled_fields(obj, None, CAPACITY_OFF).obj
+    assert stored["metadata"] == {
+        "name": "gpu",
+        "labels": {"team": "a"},
+        "annotations": {"a.example.com/first": "1", "z.example.com/last": "2"},
+    }
+    assert stored["spec"] == {"extendedResourceName": "example.com/gpu"}
+
+
+def test_each_dropped_field_is_named_in_its_warning() -> None:
+    """A field the drop removes reaching /validate is warned about by its path and its gate."""
+    from resourceapi.capacity_requests import ANNOTATION as CARRIER
+    from webhook.warning_texts import not_dropped
+
+    obj = _annotated_class({CARRIER: "{}"})
+    obj["spec"]["extendedResourceCapacityRequests"] = {}
+    gates = ON.with_overrides(DRAExtendedResource=False, DRAExtendedResourceCapacity=False)
+    result = drop_disabled_fields(obj, None, gates)
+    assert [not_dropped(d.path, d.gate) for d in result.dropped] == [
+        "spec.extendedResourceName ignored: DRAExtendedResource is off (no /mutate webhook?)",
+        "spec.extendedResourceCapacityRequests ignored: DRAExtendedResourceCapacity is off "
+        "(no /mutate webhook?)",
+        "dra-capacity.io/extended-resource-capacity-requests ignored: DRAExtendedResourceCapacity is off "
+        "(no /mutate webhook?)",
+    ]
+    assert result.obj["spec"] == {}
+    assert result.obj["metadata"]["annotations"] == {}
+
+
+def test_nothing_dropped_returns_the_object_itself() -> None:
+    obj = _annotated_class({"a.example.com/first": "1"})
+    result = drop_disabled_fields(obj, None, CAPACITY_OFF)
+    assert result.obj is obj and result.dropped == [] and result.patch == []
+
+
+def test_apply_removals_refuses_other_operations() -> None:
+    with pytest.raises(ValueError, match="unsupported JSONPatch operation 'add'"):
+        apply_removals({"a": 1}, [{"op": "add", "path": "/a"}])
+
+
+def test_dropping_only_a_spec_field_leaves_the_metadata_untouched() -> None:
+    obj = {"metadata": {"name": "gpu"}, "spec": {"extendedResourceName": "example.com/gpu"}}
+    stored = drop_disabled_fields(obj, None, NAME_OFF).obj
+    assert stored == {"metadata": {"name": "gpu"}, "spec": {}}
+    assert stored["metadata"] is obj["metadata"]
+
+
+def test_apply_removals_unescapes_tilde_and_slash_in_pointer_tokens() -> None:
+    obj = {"metadata": {"annotations": {"a~b/c": "1", "a~0b~1c": "2", "a/b": "3"}}}
+    patch = [{"op": "remove", "path": json_pointer("metadata", "annotations", "a~b/c")}]
+    assert apply_removals(obj, patch) == {"metadata": {"annotations": {"a~0b~1c": "2", "a/b": "3"}}}
+    assert obj["metadata"]["annotations"] == {"a~b/c": "1", "a~0b~1c": "2", "a/b": "3"}
