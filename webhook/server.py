@@ -30,6 +30,7 @@ import orjson
 from aiohttp import web
 
 from certs.files import ServingPair
+from procrt.health import HealthListener, LoopHeartbeat
 from webhook import envelope
 from webhook.connections import ConnectionGuard, GuardedSite, shrink_tls_read_buffer
 from webhook.inline import InlineAllowance
@@ -450,15 +451,6 @@ def add_metrics_route(app: web.Application, metrics: WebhookMetrics) -> None:
     app.router.add_get("/metrics", metrics_view)
 
 
-def create_metrics_app(metrics: WebhookMetrics) -> web.Application:
-    """The separate plain-HTTP metrics listener (`--metrics-listen`)."""
-    app = web.Application(middlewares=[json_errors])
-    app[METRICS_KEY] = metrics
-    app.on_response_prepare.append(_no_server_version)
-    add_metrics_route(app, metrics)
-    return app
-
-
 class CertificateEvents:
     """Reloader callbacks: count each load, publish the leaf's expiry, log what is served from now on."""
 
@@ -508,6 +500,7 @@ class WebhookServer:
         listen: Listen,
         *,
         metrics_listen: Listen | None = None,
+        health_listen: Listen | None = None,
         metrics: WebhookMetrics | None = None,
         logger: logging.Logger | None = None,
         limits: ServerLimits | None = None,
@@ -524,6 +517,9 @@ class WebhookServer:
         self.reloader = reloader
         self.listen = listen
         self.metrics_listen = metrics_listen
+        self.health_listen = health_listen
+        self.heartbeat = LoopHeartbeat()
+        self._listeners: list[HealthListener] = []
         self.metrics = metrics if metrics is not None else WebhookMetrics()
         self.logger = logger or get_logger()
         self.limits = limits if limits is not None else ServerLimits()
@@ -536,6 +532,7 @@ class WebhookServer:
         self._runners: list[web.AppRunner] = []
         self.port = 0
         self.metrics_port = 0
+        self.health_port = 0
 
     async def start(self) -> None:
         """Bind the listeners (port 0 picks a free one; see `.port`). The app's startup starts the warm-up
@@ -566,15 +563,35 @@ class WebhookServer:
         self._app = app
         self.port = await self._start_site(app, self.listen, ssl_context, self.guard)
         if self.metrics_listen is not None:
-            self.metrics_port = await self._start_site(
-                create_metrics_app(self.metrics), self.metrics_listen, None, ConnectionGuard(64)
-            )
+            self.metrics_port = await self._start_listener(self.metrics_listen, "metrics")
+        if self.health_listen is not None:
+            self.health_port = await self._start_listener(self.health_listen, "health")
+
+    async def _start_listener(self, listen: Listen, name: str) -> int:
+        """A plain-HTTP /healthz, /readyz and /metrics listener on a thread and loop of its own
+        (procrt/health.py): no webhook client, slow or many, ever delays a probe."""
+
+        def ready() -> str | None:
+            return "; ".join(self.readiness.missing()) or None
+
+        listener = HealthListener(
+            listen.host,
+            listen.port,
+            live=[self.heartbeat.check],
+            ready=[ready],
+            metrics=self.metrics.render,
+            name=name,
+        )
+        port = await asyncio.to_thread(listener.start)
+        self._listeners.append(listener)
+        return port
 
     async def _background(self, app: web.Application) -> AsyncIterator[None]:
         tasks = [
             asyncio.create_task(self.reloader.run()),
             asyncio.create_task(self._warm_up()),
             asyncio.create_task(self._trim_memory()),
+            asyncio.create_task(self.heartbeat.run()),
         ]
         yield
         for task in tasks:
@@ -683,3 +700,6 @@ class WebhookServer:
         for runner in reversed(self._runners):
             await runner.cleanup()
         self._runners.clear()
+        for listener in self._listeners:
+            await asyncio.to_thread(listener.stop)
+        self._listeners.clear()

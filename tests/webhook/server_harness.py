@@ -150,6 +150,7 @@ async def running_server(
     *,
     wait_ready: bool = True,
     metrics_listen: Listen | None = None,
+    health_listen: Listen | None = None,
     interval: float = 0.05,
     limits: ServerLimits | None = None,
 ) -> AsyncIterator[Running]:
@@ -168,6 +169,7 @@ async def running_server(
         reloader,
         Listen("127.0.0.1", 0),
         metrics_listen=metrics_listen,
+        health_listen=health_listen,
         metrics=metrics,
         logger=logger,
         limits=limits,
