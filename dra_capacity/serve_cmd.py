@@ -325,7 +325,7 @@ def run_serve(
         logger=logger,
         limits=limits_of(args),
         worker_factory=factory if args.worker_kind == PROCESS else None,
-        pod_router=pod_router.mutate,
+        pod_router=pod_router,
         inline_routes=inline_routes,
     )
     try:

@@ -105,6 +105,7 @@ class Verdict:
     # Native-rule findings answered with warnings (webhook/native_rules.py): (guarded field, cause type) -> n.
     native_counts: dict[tuple[str, str], int] = field(default_factory=dict)
     cluster: str = ""  # how the cluster-aware warnings ran: "" (off), "used", "cold" (skipped)
+    routing: str = ""  # /mutate-pods: the routing verdict (webhook/pod_routing.py), counted by the server
 
 
 @dataclass(frozen=True)
@@ -170,6 +171,7 @@ def judge_review(call: HandlerCall, review: envelope.Review) -> Judged:
             cause_counts=dict(collections.Counter(str(c) for c in outcome.cause_types)),
             native_counts=dict(getattr(outcome, "native_findings", None) or {}),
             cluster=str(getattr(outcome, "cluster", "")),
+            routing=str(getattr(outcome, "routing", "")),
         )
     except Exception:
         return HandlerBug(review.uid, review.name, review.operation, traceback.format_exc())

@@ -110,6 +110,16 @@ class AdmissionWorkers:
             self._changed()
         return size
 
+    def charge(self, held: int, size: int) -> int:
+        """Add `size` bytes to a reservation already holding `held` (a body read as it arrives); raises Busy
+        when that would pass the budget while other reviews hold bytes too. Returns the new holding."""
+        with self._lock:
+            if self._bytes > held and self._bytes + size > self.budget:
+                raise Busy(f"{self._bytes} bytes of reviews already in flight (limit {self.budget})")
+            self._bytes += size
+            self._changed()
+        return held + size
+
     def release(self, size: int) -> None:
         with self._lock:
             self._bytes -= size
