@@ -25,6 +25,7 @@ from webhook import envelope
 from webhook.logs import log_event
 
 HEADERS_TOO_LARGE = "request header fields too large"
+SERVER_HEADER = "dra-capacity"
 
 
 def refusal_status(exc: BaseException | None) -> tuple[int, str]:
@@ -115,7 +116,12 @@ class HardenedHandler(web_protocol.RequestHandler):
                 error=text,
                 remote=request.remote,
             )
-        response = web.Response(status=code, body=envelope.error_body(text), content_type="application/json")
+        response = web.Response(
+            status=code,
+            body=envelope.error_body(text),
+            content_type="application/json",
+            headers={"Server": SERVER_HEADER},  # no aiohttp and Python versions, as on every answer
+        )
         response.force_close()
         return response
 

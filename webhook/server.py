@@ -52,7 +52,7 @@ from webhook.limits import MAX_DEADLINE_SECONDS, ServerLimits
 from webhook.logs import get_logger, log_decision, log_event
 from webhook.memory import MIN_INTERVAL, note_work, trim_if_due
 from webhook.metrics import BUSY, ERROR, INLINE, TIMEOUT, WORKER, WebhookMetrics
-from webhook.protocol import handler_factory
+from webhook.protocol import SERVER_HEADER, handler_factory
 from webhook.status import timeout_status
 from webhook.tlsreload import CertificateReloader
 from webhook.workers import AdmissionWorkers, Busy, WorkerDied
@@ -62,7 +62,7 @@ __all__ = ["AdmissionHandler", "HandlerCall", "Listen", "Outcome", "WebhookServe
 API_VERSION = envelope.API_VERSION
 KIND = envelope.KIND
 JSON = "application/json"
-SERVER_HEADER = "dra-capacity"
+
 METRICS_KEY = web.AppKey("metrics", WebhookMetrics)
 
 

@@ -153,6 +153,7 @@ async def running_server(
     health_listen: Listen | None = None,
     interval: float = 0.05,
     limits: ServerLimits | None = None,
+    pod_router: Any = None,
 ) -> AsyncIterator[Running]:
     """A real HTTPS webhook on 127.0.0.1 (free port), logs captured in `.log`."""
     handler = handler if handler is not None else AdmissionDouble()
@@ -173,6 +174,7 @@ async def running_server(
         metrics=metrics,
         logger=logger,
         limits=limits,
+        pod_router=pod_router,
     )
     await server.start()
     try:
