@@ -28,7 +28,7 @@ from typing import Any, Protocol, runtime_checkable
 import orjson
 
 from webhook import envelope
-from webhook.memory import start_trimmer, trim_after_burst
+from webhook.memory import pin_mmap_threshold, start_trimmer, trim_after_burst
 
 # No answer is ever larger (kube-apiserver's own request limit is 3 MiB); webhook/status.py keeps a rejection
 # far below it, and this is the last guard against a bug.
@@ -213,6 +213,7 @@ def start_worker(factory: Callable[[], AdmissionHandler], server_pid: int | None
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     with contextlib.suppress(OSError):
         os.nice(WORKER_NICENESS)
+    pin_mmap_threshold()
     handler = factory()
     handler.warm_up()
     gc.collect()

@@ -60,6 +60,11 @@ class ServerLimits:
     default_deadline: float = DEFAULT_DEADLINE_SECONDS
     # Seconds kept in hand before the caller's deadline to write the answer: min(10% of it, this).
     deadline_margin: float = 1.0
+    # Worker processes are replaced (a fresh pool warmed beside the old one) after this many reviews of 1 MiB
+    # and more, or once a worker's RSS has grown this many bytes past its warm size (webhook/workers.py):
+    # memory a large review left behind comes back. 0 turns a rule off.
+    worker_recycle_after: int = 32
+    worker_max_rss_growth: int = 64 * MiB
     # Graceful shutdown: how long in-flight reviews may take to finish before their connections are closed.
     shutdown_timeout: float = 15.0
     # The inline budget: a review whose body is at most `inline_max_body` bytes is judged on the event loop,

@@ -50,12 +50,12 @@ from webhook.judging import (
 )
 from webhook.limits import MAX_DEADLINE_SECONDS, ServerLimits
 from webhook.logs import get_logger, log_decision, log_event
-from webhook.memory import MIN_INTERVAL, note_work, trim_if_due
+from webhook.memory import MIN_INTERVAL, note_work, pin_mmap_threshold, trim_if_due
 from webhook.metrics import BUSY, ERROR, INLINE, TIMEOUT, WORKER, WebhookMetrics
 from webhook.protocol import SERVER_HEADER, handler_factory
 from webhook.status import timeout_status
 from webhook.tlsreload import CertificateReloader
-from webhook.workers import AdmissionWorkers, Busy, WorkerDied
+from webhook.workers import AdmissionWorkers, Busy, Recycling, WorkerDied
 
 __all__ = ["AdmissionHandler", "HandlerCall", "Listen", "Outcome", "WebhookServer", "create_app"]
 
@@ -489,7 +489,10 @@ def create_app(
 
 
 def new_workers(
-    limits: ServerLimits, metrics: WebhookMetrics, factory: Callable[[], AdmissionHandler] | None = None
+    limits: ServerLimits,
+    metrics: WebhookMetrics,
+    factory: Callable[[], AdmissionHandler] | None = None,
+    logger: logging.Logger | None = None,
 ) -> AdmissionWorkers:
     """The admission workers: processes building their handler with `factory`, or threads without one."""
 
@@ -497,7 +500,12 @@ def new_workers(
         metrics.in_flight_bytes.set(in_flight_bytes)
         metrics.in_flight.set(reviews)
 
-    return AdmissionWorkers(limits.workers, limits.in_flight_bytes, changed, factory)
+    def recycled(reason: str) -> None:
+        metrics.worker_recycles.inc()
+        log_event(logger or get_logger(), logging.INFO, "admission workers recycled", reason=reason)
+
+    recycling = Recycling(limits.worker_recycle_after, limits.worker_max_rss_growth)
+    return AdmissionWorkers(limits.workers, limits.in_flight_bytes, changed, factory, recycling, recycled)
 
 
 def add_metrics_route(app: web.Application, metrics: WebhookMetrics) -> None:
@@ -595,10 +603,11 @@ class WebhookServer:
         """Bind the listeners (port 0 picks a free one; see `.port`). The app's startup starts the warm-up
         and the certificate polling; its cleanup stops them and the workers."""
         shrink_tls_read_buffer()
+        pin_mmap_threshold()
         ssl_context = self.reloader.server_context
         self.readiness.certificates_loaded = True
         try:
-            self.workers = new_workers(self.limits, self.metrics, self.worker_factory)
+            self.workers = new_workers(self.limits, self.metrics, self.worker_factory, self.logger)
         except OSError as exc:  # no semaphores for a process pool (no /dev/shm, say)
             self._log_fallback(exc)
             if self.worker_factory is not None and self.handler is None:
