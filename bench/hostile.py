@@ -170,6 +170,12 @@ class Server:
     cafile: Path
     host: str
     port: int
+    health_port: int = 0
+
+    @property
+    def health_url(self) -> str:
+        """The plain-HTTP health listener (`--health-listen`), which the chart's kubelet probes use."""
+        return f"http://{self.host}:{self.health_port}"
 
     @property
     def pid(self) -> int:
@@ -187,12 +193,13 @@ def serve(extra_args: tuple[str, ...] = (), log: Path | None = None) -> Iterator
     """`dra-capacity serve --self-signed` on a free loopback port, ready; stopped with SIGTERM afterwards."""
     with tempfile.TemporaryDirectory(prefix="hostile-") as tmp:
         tls_dir = Path(tmp) / "tls"
-        port = free_port()
+        port, health = free_port(), free_port()
         cli = str(Path(sys.executable).parent / "dra-capacity")
         argv = [cli, "serve", "--self-signed", "--listen", f"127.0.0.1:{port}", "--tls-dir", str(tls_dir)]
+        argv += ["--health-listen", f"127.0.0.1:{health}"]
         stderr = open(log, "wb") if log is not None else subprocess.DEVNULL  # noqa: SIM115
         proc = subprocess.Popen([*argv, *extra_args], stderr=stderr)
-        server = Server(proc, f"https://127.0.0.1:{port}", tls_dir / "ca.crt", "127.0.0.1", port)
+        server = Server(proc, f"https://127.0.0.1:{port}", tls_dir / "ca.crt", "127.0.0.1", port, health)
         try:
             _wait_ready(server)
             yield server
@@ -214,8 +221,7 @@ def _wait_ready(server: Server, timeout: float = 60) -> None:
             raise RuntimeError(f"server exited with {server.proc.returncode} before becoming ready")
         try:
             if server.cafile.exists():
-                ctx = server.ssl_context()
-                with urllib.request.urlopen(server.url + "/readyz", context=ctx, timeout=2) as resp:
+                with urllib.request.urlopen(server.health_url + "/readyz", timeout=2) as resp:
                     if resp.status == 200:
                         return
         except OSError:
@@ -234,6 +240,7 @@ class Watch:
     healthz_failures: int = 0
     legit_ms: list[float] = field(default_factory=list)
     legit_failures: int = 0
+    legit_busy: int = 0  # 429s among them
     rss_peak: int = 0
 
     @property
@@ -248,13 +255,14 @@ def _session(server: Server, limit: int = 4) -> aiohttp.ClientSession:
 async def _prober(
     server: Server, watch: Watch, stop: asyncio.Event, interval: float, timeout_s: float = 1.0
 ) -> None:
-    """A kubelet-like probe: one GET /healthz every `interval`, 1 s timeout, fresh connection each time."""
+    """A kubelet-like probe of the health listener: one GET /healthz every `interval`, 1 s timeout, fresh
+    connection each time."""
     timeout = aiohttp.ClientTimeout(total=timeout_s)
     while not stop.is_set():
-        async with _session(server) as http:
+        async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(force_close=True)) as http:
             start = time.perf_counter()
             try:
-                async with http.get(server.url + "/healthz", timeout=timeout) as resp:
+                async with http.get(server.health_url + "/healthz", timeout=timeout) as resp:
                     await resp.read()
                     if resp.status != 200:
                         watch.healthz_failures += 1
@@ -277,6 +285,7 @@ async def _legit(server: Server, body: bytes, watch: Watch, stop: asyncio.Event)
                 ) as r:
                     answer = await r.read()
                     ok = r.status == 200 and json.loads(answer)["response"]["allowed"] is True
+                    watch.legit_busy += r.status == 429
             except (aiohttp.ClientError, TimeoutError, ValueError, KeyError):
                 ok = False
             watch.legit_ms.append((time.perf_counter() - start) * 1000)
@@ -422,6 +431,173 @@ async def attack_idle_tcp(server: Server, _: list[bytes]) -> list[Hit]:
     return await attack_idle(server, tls=False)
 
 
+async def _raw_tls(server: Server) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    return await asyncio.open_connection(server.host, server.port, ssl=server.ssl_context())
+
+
+async def _squatter(server: Server, until: float) -> list[int]:
+    """Declare an 8 MiB body, send a byte a second; when refused, come back at once, until `until`."""
+    statuses: list[int] = []
+    while time.monotonic() < until:
+        try:
+            reader, writer = await _raw_tls(server)
+        except OSError:
+            await asyncio.sleep(0.1)
+            continue
+        writer.write(
+            b"POST /validate" + DEADLINE.encode() + b" HTTP/1.1\r\nHost: localhost\r\n"
+            b"Content-Type: application/json\r\nContent-Length: 8388608\r\n\r\n"
+        )
+        answer = asyncio.ensure_future(reader.readline())
+        with contextlib.suppress(OSError, RuntimeError):
+            while not answer.done() and time.monotonic() < until:
+                writer.write(b"{")
+                await writer.drain()
+                await asyncio.wait([answer], timeout=1.0)
+        if answer.done() and not answer.exception():
+            line = answer.result().split()
+            statuses.append(int(line[1]) if len(line) > 1 else 0)
+        else:
+            answer.cancel()
+        writer.close()
+    return statuses
+
+
+async def attack_squat(server: Server, _: list[bytes], count: int = 4, seconds: float = 8.0) -> list[Hit]:
+    """Issue 28's byte-budget squat: `count` connections declaring 8 MiB bodies and trickling them."""
+    until = time.monotonic() + seconds
+    results = await asyncio.gather(*(_squatter(server, until) for _ in range(count)))
+    return [Hit(status, 0, b"") for statuses in results for status in statuses] or [Hit(0, 0, b"")]
+
+
+async def attack_pool(
+    server: Server, bodies: list[bytes], count: int = 64, seconds: float = 5.0
+) -> list[Hit]:
+    """kube-apiserver's pooled connections: `count` keep-alive connections from one address, each sending
+    the realistic review back to back. The Hits are their statuses (a 429 would be a throttled apiserver)."""
+    (body,) = bodies
+    until = time.monotonic() + seconds
+    connector = aiohttp.TCPConnector(ssl=server.ssl_context(), limit=count)
+    async with aiohttp.ClientSession(connector=connector) as http:
+
+        async def client() -> list[Hit]:
+            hits = []
+            while time.monotonic() < until:
+                async with http.post(
+                    server.url + "/validate" + DEADLINE, data=body, headers=JSON_HEADERS
+                ) as r:
+                    hits.append(Hit(r.status, len(await r.read()), b""))
+            return hits
+
+        results = await asyncio.gather(*(client() for _ in range(count)))
+    return [h for hits in results for h in hits]
+
+
+def pod_review_body(size: int) -> bytes:
+    """A Pod CREATE review of about `size` bytes (env variables), the largest /mutate-pods accepts."""
+    entry = len(json.dumps({"name": "VAR_000000", "value": "x" * 40})) + 1
+    env = [{"name": f"VAR_{i:06d}", "value": "x" * 40} for i in range(max(size - 4096, 0) // entry)]
+    review_doc = {
+        "apiVersion": "admission.k8s.io/v1",
+        "kind": "AdmissionReview",
+        "request": {
+            "uid": "big-pod",
+            "kind": {"group": "", "version": "v1", "kind": "Pod"},
+            "resource": {"group": "", "version": "v1", "resource": "pods"},
+            "operation": "CREATE",
+            "namespace": "default",
+            "object": {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {"name": "big", "namespace": "default"},
+                "spec": {"containers": [{"name": "c", "image": "busybox", "env": env}]},
+            },
+        },
+    }
+    return json.dumps(review_doc, separators=(",", ":")).encode()
+
+
+# The cap of /mutate-pods (webhook/envelope.py MAX_POD_BODY_BYTES: 6 x 3 MiB + 1 MiB), less a margin.
+MAX_POD_BODY = 19 * 1024 * 1024 - 64 * 1024
+
+
+def prepare_pods(count: int = 6) -> list[bytes]:
+    body = pod_review_body(MAX_POD_BODY)
+    return [body] * count
+
+
+async def attack_pods(server: Server, bodies: list[bytes]) -> list[Hit]:
+    """A flood of maximum-size pod reviews, two at a time."""
+    hits: list[Hit] = []
+    for i in range(0, len(bodies), 2):
+        hits += await asyncio.gather(*(post(server, b, "/mutate-pods" + DEADLINE) for b in bodies[i : i + 2]))
+    return hits
+
+
+async def attack_slowloris(
+    server: Server, _: list[bytes], count: int = 530, seconds: float = 12.0
+) -> list[Hit]:
+    """`count` TLS connections sending their headers a byte a second for `seconds` (past the 10 s header
+    timeout). The Hit says how many the server closed itself (`size`) out of those opened (`status`)."""
+    writers: list[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = []
+    for _ in range(count):
+        with contextlib.suppress(OSError):
+            writers.append(await _raw_tls(server))
+    until = time.monotonic() + seconds
+    line = b"POST /validate HTTP/1.1\r\nHost: localhost\r\nX-Slow: "
+    sent = 0
+    while time.monotonic() < until:
+        for _, writer in writers:
+            if not writer.is_closing():
+                with contextlib.suppress(OSError, RuntimeError):
+                    writer.write(line[sent : sent + 1] if sent < len(line) else b"a")
+        sent += 1
+        await asyncio.sleep(1.0)
+    closed = sum(1 for reader, _ in writers if reader.at_eof())
+    for _, writer in writers:
+        writer.close()
+    return [Hit(len(writers), closed, b"")]
+
+
+async def attack_half_open(
+    server: Server, _: list[bytes], count: int = 600, seconds: float = 7.0
+) -> list[Hit]:
+    """`count` TCP connections to the TLS port that never send a ClientHello, held `seconds` (past the 5 s
+    handshake timeout). The Hit says how many the server closed (`size`) out of those opened (`status`)."""
+    conns: list[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = []
+    for _ in range(count):
+        with contextlib.suppress(OSError):
+            conns.append(await asyncio.open_connection(server.host, server.port))
+    await asyncio.sleep(seconds)
+    closed = 0
+    for reader, _ in conns:
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(reader.read(1), 0.01)
+        closed += reader.at_eof()
+    for _, writer in conns:
+        writer.close()
+    return [Hit(len(conns), closed, b"")]
+
+
+async def attack_huge_headers(server: Server, _: list[bytes]) -> list[Hit]:
+    """One 20 KB header, and 40 header lines: the documented JSON 431."""
+    hits = []
+    for extra in (b"X-Big: " + b"a" * 20_000 + b"\r\n", b"".join(b"X-H%d: v\r\n" % i for i in range(40))):
+        reader, writer = await _raw_tls(server)
+        writer.write(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n" + extra + b"\r\n")
+        answer = await asyncio.wait_for(reader.read(), 5)
+        writer.close()
+        head, _, body = answer.partition(b"\r\n\r\n")
+        status = int(head.split()[1])
+        content_type = "application/json" if b"application/json" in head.lower() else ""
+        hits.append(Hit(status, len(body), body, content_type))
+    return hits
+
+
+def prepare_legit() -> list[bytes]:
+    return [FIXTURE.read_bytes()]
+
+
 @dataclass(frozen=True)
 class Attack:
     label: str
@@ -443,6 +619,31 @@ ATTACKS: dict[str, Attack] = {
     "surrogates": Attack(
         "lone surrogate in CEL, label value, generateName", prepare_surrogates, attack_bodies
     ),
+    # Issue 28's attacks.
+    "squat_4": Attack(
+        "4 connections declaring 8 MiB bodies, sending 1 byte/s (statuses: what the squatters got)",
+        prepare_nothing,
+        attack_squat,
+    ),
+    "pool_64": Attack(
+        "64 keep-alive connections from one address at normal load (statuses: no 429 wanted)",
+        prepare_legit,
+        attack_pool,
+    ),
+    "pods_max": Attack(
+        "6 maximum-size (19 MB) pod reviews to /mutate-pods, 2 at a time", prepare_pods, attack_pods
+    ),
+    "slowloris_530": Attack(
+        "530 TLS connections sending headers at 1 byte/s for 12 s (status: opened, B: closed by server)",
+        prepare_nothing,
+        attack_slowloris,
+    ),
+    "half_open_600": Attack(
+        "600 TCP connections never starting TLS, 7 s (status: opened, B: closed by server)",
+        prepare_nothing,
+        attack_half_open,
+    ),
+    "huge_headers": Attack("a 20 KB header; 40 header lines", prepare_nothing, attack_huge_headers),
 }
 
 
@@ -484,7 +685,7 @@ async def bench(names: list[str], settle: float, flags: tuple[str, ...]) -> int:
     load = os.getloadavg()[0]
     with serve(flags) as server:
         start_memory = server.rss()
-        quiet = await _quiet(server, legit, 3.0)
+        quiet = await _quiet(server, legit, 6.0)
         print("hostile-client benchmark: dra-capacity serve on loopback, TLS, 10 s caller deadline")
         print(f"serve flags: {' '.join(flags) or '(defaults)'}")
         print(f"load average (1 min) at start: {load:.2f} (a busy machine skews latencies; read the ratios)")
@@ -493,9 +694,11 @@ async def bench(names: list[str], settle: float, flags: tuple[str, ...]) -> int:
             f"p99 {_p(quiet, 0.99):.1f} ms, max {max(quiet):.1f} ms"
         )
         q50 = _p(quiet, 0.5)
+        q99 = _p(quiet, 0.99)
         head = (
             f"{'attack':<16}{'status':>12}{'answer B':>10}{'healthz max':>12}{'legit p50':>10}"
-            f"{'x quiet':>8}{'legit max':>10}{'fail':>5}{'PSS MB before/peak/after':>26}{'settle s':>9}"
+            f"{'x quiet':>8}{'legit p99':>10}{'x quiet':>8}{'legit max':>10}{'fail':>5}{'429':>5}"
+            f"{'PSS MB before/peak/after':>26}{'settle s':>9}"
         )
         print(head)
         for name in names:
@@ -508,11 +711,13 @@ async def bench(names: list[str], settle: float, flags: tuple[str, ...]) -> int:
             after, took = await _settle(server, before, settle)
             statuses = ",".join(sorted({str(h.status) for h in hits}))
             size = max(h.size for h in hits)
-            l50 = _p(watch.legit_ms, 0.5)
+            l50, l99 = _p(watch.legit_ms, 0.5), _p(watch.legit_ms, 0.99)
+            busy = watch.legit_busy + sum(h.status == 429 for h in hits if name == "pool_64")
             print(
                 f"{name:<16}{statuses:>12}{size:>10}{watch.healthz_max_ms:>10.1f}ms{l50:>8.1f}ms"
-                f"{l50 / q50:>7.1f}x{max(watch.legit_ms, default=float('nan')):>8.0f}ms"
-                f"{watch.legit_failures + watch.healthz_failures:>5}"
+                f"{l50 / q50:>7.2f}x{l99:>8.1f}ms{l99 / q99:>7.2f}x"
+                f"{max(watch.legit_ms, default=float('nan')):>8.0f}ms"
+                f"{watch.legit_failures + watch.healthz_failures:>5}{busy:>5}"
                 f"{before / 2**20:>10.0f}/{watch.rss_peak / 2**20:.0f}/{after / 2**20:.0f}"
                 f"{took if took is not None else float('nan'):>9.1f}"
             )
@@ -523,6 +728,8 @@ async def bench(names: list[str], settle: float, flags: tuple[str, ...]) -> int:
             f"{server.rss() / 2**20:.0f} MB (compiled CEL selectors stay cached)"
         )
         print("answer B: the largest answer body (for idle_*: RSS bytes per open connection)")
+        print("healthz: GET /healthz on the health listener (--health-listen), fresh connection, 1 s timeout")
+        print("fail: failed probes + failed legitimate reviews; 429: legitimate reviews refused as busy")
         print("settle s: seconds until RSS was back within 20% of 'before' (nan: not within --settle)")
     return 0
 
