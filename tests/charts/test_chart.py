@@ -492,6 +492,12 @@ def test_monitoring_objects_are_optional() -> None:
     assert "dra_capacity_webhook_serving_certificate_expiry_timestamp_seconds" in rules[0]["expr"]
     monitor = one(objs, "ServiceMonitor")
     assert monitor["spec"]["endpoints"][0]["port"] == "metrics"
+    # Without the separate port, /metrics is scraped from the health listener, never the HTTPS one.
+    objs = objects("metrics.serviceMonitor.enabled=true", "metrics.separatePort=false")
+    (endpoint,) = one(objs, "ServiceMonitor")["spec"]["endpoints"]
+    assert endpoint == {"port": "health", "path": "/metrics", "interval": "30s"}
+    service_ports = [p["name"] for p in one(objs, "Service", WEBHOOK)["spec"]["ports"]]
+    assert service_ports == ["https", "health"]
 
 
 def test_rendered_manifests_have_no_duplicate_keys() -> None:
