@@ -697,6 +697,47 @@ async def _settle(server: Server, before: int, limit: float) -> tuple[int, float
         await asyncio.sleep(0.5)
 
 
+async def squat_ab(server: Server, legit: bytes, rounds: int, window: float) -> None:
+    """Issue 28's squat target, measured A/B: `rounds` alternations of a quiet window and a window with 4
+    squatters connected, legitimate reviews sent throughout; each condition's samples pooled, so the
+    machine's load (which drifts over minutes) weighs on both alike."""
+    quiet: list[float] = []
+    squatted: list[float] = []
+    busy = 0
+    # The squatters run in a process of their own, started once (its start-up is not in any window): their
+    # TLS handshakes must not slow this process's legitimate client down and be counted against the server.
+    squatters = await asyncio.create_subprocess_exec(
+        sys.executable,
+        __file__,
+        "--run-squatters",
+        f"{server.port}:{server.cafile}",
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+    )
+    assert squatters.stdin is not None and squatters.stdout is not None
+    await squatters.stdout.readline()  # started
+    for _ in range(rounds):
+        quiet += await _quiet(server, legit, window)
+        watch = Watch()
+        stop = asyncio.Event()
+        task = asyncio.create_task(_legit(server, legit, watch, stop))
+        squatters.stdin.write(f"{window}\n".encode())
+        out = await squatters.stdout.readline()
+        stop.set()
+        await task
+        squatted += watch.legit_ms
+        busy += watch.legit_busy
+        assert set(out.split()) <= {b"408", b"0"}, out
+    squatters.stdin.close()
+    await squatters.wait()
+    q99, s99 = _p(quiet, 0.99), _p(squatted, 0.99)
+    print(
+        f"squat A/B, {rounds} x {window:g} s windows: quiet p50 {_p(quiet, 0.5):.1f} ms p99 {q99:.1f} ms "
+        f"({len(quiet)} reviews); 4 squatters p50 {_p(squatted, 0.5):.1f} ms p99 {s99:.1f} ms "
+        f"({len(squatted)} reviews, {busy} got 429); p99 ratio {s99 / q99:.2f}"
+    )
+
+
 def _p(values: list[float], q: float) -> float:
     if not values:
         return float("nan")
@@ -704,10 +745,15 @@ def _p(values: list[float], q: float) -> float:
     return ordered[min(int(len(ordered) * q), len(ordered) - 1)]
 
 
-async def bench(names: list[str], settle: float, flags: tuple[str, ...]) -> int:
+async def bench(names: list[str], settle: float, flags: tuple[str, ...], ab_rounds: int = 0) -> int:
     legit = FIXTURE.read_bytes()
     load = os.getloadavg()[0]
     with serve(flags) as server:
+        if ab_rounds:
+            print(f"load average (1 min) at start: {load:.2f}")
+            await squat_ab(server, legit, ab_rounds, 4.0)
+            print(f"load average (1 min) at end: {os.getloadavg()[0]:.2f}")
+            return 0
         start_memory = server.rss()
         quiet = await _quiet(server, legit, 6.0)
         print("hostile-client benchmark: dra-capacity serve on loopback, TLS, 10 s caller deadline")
@@ -767,7 +813,21 @@ async def bench(names: list[str], settle: float, flags: tuple[str, ...]) -> int:
     return 0
 
 
+def run_squatters(spec: str) -> int:
+    """`--run-squatters PORT:CAFILE`: for each line `SECONDS` on stdin, 4 squatters against 127.0.0.1:PORT for
+    that long; prints their statuses on one line."""
+    port, cafile = spec.split(":")
+    server = Server(subprocess.Popen(["true"]), "", Path(cafile), "127.0.0.1", int(port))
+    print("ready", flush=True)
+    for line in sys.stdin:
+        hits = asyncio.run(attack_squat(server, [], count=4, seconds=float(line)))
+        print(" ".join(str(h.status) for h in hits), flush=True)
+    return 0
+
+
 def main() -> int:
+    if len(sys.argv) == 3 and sys.argv[1] == "--run-squatters":
+        return run_squatters(sys.argv[2])
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--settle", type=float, default=60.0, help="seconds to wait for RSS to come back")
     parser.add_argument("--only", default="", help="comma-separated attack names (default: all)")
@@ -778,13 +838,20 @@ def main() -> int:
         metavar="ARG",
         help=f"a `serve` flag, repeatable (default: {' '.join(WORST_CASE_FLAGS)}, the costliest here)",
     )
+    parser.add_argument(
+        "--squat-ab",
+        type=int,
+        default=0,
+        metavar="ROUNDS",
+        help="only measure the squat target A/B: ROUNDS alternations of 4 s quiet and 4 s with 4 squatters",
+    )
     args = parser.parse_args()
     names = [n for n in args.only.split(",") if n] or list(ATTACKS)
     unknown = [n for n in names if n not in ATTACKS]
     if unknown:
         parser.error(f"unknown attacks {unknown}; known: {', '.join(ATTACKS)}")
     flags = tuple(args.serve_arg) if args.serve_arg is not None else WORST_CASE_FLAGS
-    return asyncio.run(bench(names, args.settle, flags))
+    return asyncio.run(bench(names, args.settle, flags, args.squat_ab))
 
 
 if __name__ == "__main__":
