@@ -403,6 +403,7 @@ def run_controller(args: argparse.Namespace) -> int:
         from certs.controller import Controller, ControllerOptions, health_listener
         from kubeio.election import LeaderElector
         from kubeio.kube import Kube
+        from procrt.logs import configure, log_event
         from procrt.signals import on_stop
 
         api, cluster, settings = _setup(args, args.propagation_delay)
@@ -422,11 +423,11 @@ def run_controller(args: argparse.Namespace) -> int:
             resync=args.resync,
             retry=args.retry,
         )
-        logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+        # One JSON line per action (procrt/logs.py), as `serve` and `bind` write theirs; library warnings too.
+        (logger,) = configure(["dra_capacity.certs"], root=True)
 
         def emit(line: str) -> None:
-            stamp = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-            print(json.dumps({"time": stamp, "msg": line, "identity": identity}), flush=True)
+            log_event(logger, logging.INFO, line, identity=identity)
 
         controller = Controller(cluster, settings, elector, options, emit=emit)
         server = None
