@@ -31,7 +31,7 @@ venv-locked:
 install: $(STAMP)
 
 run: $(STAMP)
-	$(BIN)/dra-capacity serve --listen 127.0.0.1:8443 --tls-dir .run/tls --self-signed
+	$(BIN)/dra-capacity serve --listen 127.0.0.1:8443 --health-listen 127.0.0.1:8081 --tls-dir .run/tls --self-signed
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

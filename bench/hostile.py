@@ -170,6 +170,12 @@ class Server:
     cafile: Path
     host: str
     port: int
+    health_port: int = 0
+
+    @property
+    def health_url(self) -> str:
+        """The plain-HTTP health listener (`--health-listen`), which the chart's kubelet probes use."""
+        return f"http://{self.host}:{self.health_port}"
 
     @property
     def pid(self) -> int:
@@ -187,12 +193,13 @@ def serve(extra_args: tuple[str, ...] = (), log: Path | None = None) -> Iterator
     """`dra-capacity serve --self-signed` on a free loopback port, ready; stopped with SIGTERM afterwards."""
     with tempfile.TemporaryDirectory(prefix="hostile-") as tmp:
         tls_dir = Path(tmp) / "tls"
-        port = free_port()
+        port, health = free_port(), free_port()
         cli = str(Path(sys.executable).parent / "dra-capacity")
         argv = [cli, "serve", "--self-signed", "--listen", f"127.0.0.1:{port}", "--tls-dir", str(tls_dir)]
+        argv += ["--health-listen", f"127.0.0.1:{health}"]
         stderr = open(log, "wb") if log is not None else subprocess.DEVNULL  # noqa: SIM115
         proc = subprocess.Popen([*argv, *extra_args], stderr=stderr)
-        server = Server(proc, f"https://127.0.0.1:{port}", tls_dir / "ca.crt", "127.0.0.1", port)
+        server = Server(proc, f"https://127.0.0.1:{port}", tls_dir / "ca.crt", "127.0.0.1", port, health)
         try:
             _wait_ready(server)
             yield server
@@ -214,8 +221,7 @@ def _wait_ready(server: Server, timeout: float = 60) -> None:
             raise RuntimeError(f"server exited with {server.proc.returncode} before becoming ready")
         try:
             if server.cafile.exists():
-                ctx = server.ssl_context()
-                with urllib.request.urlopen(server.url + "/readyz", context=ctx, timeout=2) as resp:
+                with urllib.request.urlopen(server.health_url + "/readyz", timeout=2) as resp:
                     if resp.status == 200:
                         return
         except OSError:
@@ -234,6 +240,7 @@ class Watch:
     healthz_failures: int = 0
     legit_ms: list[float] = field(default_factory=list)
     legit_failures: int = 0
+    legit_busy: int = 0  # 429s among them
     rss_peak: int = 0
 
     @property
@@ -245,25 +252,50 @@ def _session(server: Server, limit: int = 4) -> aiohttp.ClientSession:
     return aiohttp.ClientSession(connector=aiohttp.TCPConnector(ssl=server.ssl_context(), limit=limit))
 
 
+# The prober runs in a process of its own: the attack's own work in this process (encrypting 19 MB bodies,
+# say) must not be counted against the server's probes.
+PROBER = r"""
+import select, sys, time, urllib.request
+url, interval, timeout = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
+while True:
+    start = time.perf_counter()
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as resp:
+            resp.read()
+            ok = resp.status == 200
+    except Exception:
+        ok = False
+    print(int(ok), round((time.perf_counter() - start) * 1000, 2), flush=True)
+    if select.select([sys.stdin], [], [], interval)[0]:
+        break
+"""
+
+
 async def _prober(
     server: Server, watch: Watch, stop: asyncio.Event, interval: float, timeout_s: float = 1.0
 ) -> None:
-    """A kubelet-like probe: one GET /healthz every `interval`, 1 s timeout, fresh connection each time."""
-    timeout = aiohttp.ClientTimeout(total=timeout_s)
-    while not stop.is_set():
-        async with _session(server) as http:
-            start = time.perf_counter()
-            try:
-                async with http.get(server.url + "/healthz", timeout=timeout) as resp:
-                    await resp.read()
-                    if resp.status != 200:
-                        watch.healthz_failures += 1
-                watch.healthz_ms.append((time.perf_counter() - start) * 1000)
-            except (aiohttp.ClientError, TimeoutError):
-                watch.healthz_failures += 1
-                watch.healthz_ms.append((time.perf_counter() - start) * 1000)
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(stop.wait(), interval)
+    """A kubelet-like probe of the health listener: one GET /healthz every `interval`, `timeout_s` timeout,
+    a fresh connection each time, from a separate process."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-c",
+        PROBER,
+        server.health_url + "/healthz",
+        str(interval),
+        str(timeout_s),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    await stop.wait()
+    proc.stdin.write(b"stop\n")
+    proc.stdin.close()
+    out = await proc.stdout.read()
+    await proc.wait()
+    for line in out.decode().splitlines():
+        ok, ms = line.split()
+        watch.healthz_ms.append(float(ms))
+        watch.healthz_failures += ok != "1"
 
 
 async def _legit(server: Server, body: bytes, watch: Watch, stop: asyncio.Event) -> None:
@@ -277,6 +309,7 @@ async def _legit(server: Server, body: bytes, watch: Watch, stop: asyncio.Event)
                 ) as r:
                     answer = await r.read()
                     ok = r.status == 200 and json.loads(answer)["response"]["allowed"] is True
+                    watch.legit_busy += r.status == 429
             except (aiohttp.ClientError, TimeoutError, ValueError, KeyError):
                 ok = False
             watch.legit_ms.append((time.perf_counter() - start) * 1000)
@@ -422,6 +455,173 @@ async def attack_idle_tcp(server: Server, _: list[bytes]) -> list[Hit]:
     return await attack_idle(server, tls=False)
 
 
+async def _raw_tls(server: Server) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    return await asyncio.open_connection(server.host, server.port, ssl=server.ssl_context())
+
+
+async def _squatter(server: Server, until: float) -> list[int]:
+    """Declare an 8 MiB body, send a byte a second; when refused, come back at once, until `until`."""
+    statuses: list[int] = []
+    while time.monotonic() < until:
+        try:
+            reader, writer = await _raw_tls(server)
+        except OSError:
+            await asyncio.sleep(0.1)
+            continue
+        writer.write(
+            b"POST /validate" + DEADLINE.encode() + b" HTTP/1.1\r\nHost: localhost\r\n"
+            b"Content-Type: application/json\r\nContent-Length: 8388608\r\n\r\n"
+        )
+        answer = asyncio.ensure_future(reader.readline())
+        with contextlib.suppress(OSError, RuntimeError):
+            while not answer.done() and time.monotonic() < until:
+                writer.write(b"{")
+                await writer.drain()
+                await asyncio.wait([answer], timeout=1.0)
+        if answer.done() and not answer.exception():
+            line = answer.result().split()
+            statuses.append(int(line[1]) if len(line) > 1 else 0)
+        else:
+            answer.cancel()
+        writer.close()
+    return statuses
+
+
+async def attack_squat(server: Server, _: list[bytes], count: int = 4, seconds: float = 10.0) -> list[Hit]:
+    """Issue 28's byte-budget squat: `count` connections declaring 8 MiB bodies and trickling them."""
+    until = time.monotonic() + seconds
+    results = await asyncio.gather(*(_squatter(server, until) for _ in range(count)))
+    return [Hit(status, 0, b"") for statuses in results for status in statuses] or [Hit(0, 0, b"")]
+
+
+async def attack_pool(
+    server: Server, bodies: list[bytes], count: int = 64, seconds: float = 5.0
+) -> list[Hit]:
+    """kube-apiserver's pooled connections: `count` keep-alive connections from one address, each sending
+    the realistic review back to back. The Hits are their statuses (a 429 would be a throttled apiserver)."""
+    (body,) = bodies
+    until = time.monotonic() + seconds
+    connector = aiohttp.TCPConnector(ssl=server.ssl_context(), limit=count)
+    async with aiohttp.ClientSession(connector=connector) as http:
+
+        async def client() -> list[Hit]:
+            hits = []
+            while time.monotonic() < until:
+                async with http.post(
+                    server.url + "/validate" + DEADLINE, data=body, headers=JSON_HEADERS
+                ) as r:
+                    hits.append(Hit(r.status, len(await r.read()), b""))
+            return hits
+
+        results = await asyncio.gather(*(client() for _ in range(count)))
+    return [h for hits in results for h in hits]
+
+
+def pod_review_body(size: int) -> bytes:
+    """A Pod CREATE review of about `size` bytes (env variables), the largest /mutate-pods accepts."""
+    entry = len(json.dumps({"name": "VAR_000000", "value": "x" * 40})) + 1
+    env = [{"name": f"VAR_{i:06d}", "value": "x" * 40} for i in range(max(size - 4096, 0) // entry)]
+    review_doc = {
+        "apiVersion": "admission.k8s.io/v1",
+        "kind": "AdmissionReview",
+        "request": {
+            "uid": "big-pod",
+            "kind": {"group": "", "version": "v1", "kind": "Pod"},
+            "resource": {"group": "", "version": "v1", "resource": "pods"},
+            "operation": "CREATE",
+            "namespace": "default",
+            "object": {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {"name": "big", "namespace": "default"},
+                "spec": {"containers": [{"name": "c", "image": "busybox", "env": env}]},
+            },
+        },
+    }
+    return json.dumps(review_doc, separators=(",", ":")).encode()
+
+
+# The cap of /mutate-pods (webhook/envelope.py MAX_POD_BODY_BYTES: 6 x 3 MiB + 1 MiB), less a margin.
+MAX_POD_BODY = 19 * 1024 * 1024 - 64 * 1024
+
+
+def prepare_pods(count: int = 6) -> list[bytes]:
+    body = pod_review_body(MAX_POD_BODY)
+    return [body] * count
+
+
+async def attack_pods(server: Server, bodies: list[bytes]) -> list[Hit]:
+    """A flood of maximum-size pod reviews, two at a time."""
+    hits: list[Hit] = []
+    for i in range(0, len(bodies), 2):
+        hits += await asyncio.gather(*(post(server, b, "/mutate-pods" + DEADLINE) for b in bodies[i : i + 2]))
+    return hits
+
+
+async def attack_slowloris(
+    server: Server, _: list[bytes], count: int = 530, seconds: float = 12.0
+) -> list[Hit]:
+    """`count` TLS connections sending their headers a byte a second for `seconds` (past the 10 s header
+    timeout). The Hit says how many the server closed itself (`size`) out of those opened (`status`)."""
+    writers: list[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = []
+    for _ in range(count):
+        with contextlib.suppress(OSError):
+            writers.append(await _raw_tls(server))
+    until = time.monotonic() + seconds
+    line = b"POST /validate HTTP/1.1\r\nHost: localhost\r\nX-Slow: "
+    sent = 0
+    while time.monotonic() < until:
+        for _, writer in writers:
+            if not writer.is_closing():
+                with contextlib.suppress(OSError, RuntimeError):
+                    writer.write(line[sent : sent + 1] if sent < len(line) else b"a")
+        sent += 1
+        await asyncio.sleep(1.0)
+    closed = sum(1 for reader, _ in writers if reader.at_eof())
+    for _, writer in writers:
+        writer.close()
+    return [Hit(len(writers), closed, b"")]
+
+
+async def attack_half_open(
+    server: Server, _: list[bytes], count: int = 600, seconds: float = 7.0
+) -> list[Hit]:
+    """`count` TCP connections to the TLS port that never send a ClientHello, held `seconds` (past the 5 s
+    handshake timeout). The Hit says how many the server closed (`size`) out of those opened (`status`)."""
+    conns: list[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = []
+    for _ in range(count):
+        with contextlib.suppress(OSError):
+            conns.append(await asyncio.open_connection(server.host, server.port))
+    await asyncio.sleep(seconds)
+    closed = 0
+    for reader, _ in conns:
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(reader.read(1), 0.01)
+        closed += reader.at_eof()
+    for _, writer in conns:
+        writer.close()
+    return [Hit(len(conns), closed, b"")]
+
+
+async def attack_huge_headers(server: Server, _: list[bytes]) -> list[Hit]:
+    """One 20 KB header, and 40 header lines: the documented JSON 431."""
+    hits = []
+    for extra in (b"X-Big: " + b"a" * 20_000 + b"\r\n", b"".join(b"X-H%d: v\r\n" % i for i in range(40))):
+        reader, writer = await _raw_tls(server)
+        writer.write(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n" + extra + b"\r\n")
+        answer = await asyncio.wait_for(reader.read(), 5)
+        writer.close()
+        head, _, body = answer.partition(b"\r\n\r\n")
+        status = int(head.split()[1])
+        content_type = "application/json" if b"application/json" in head.lower() else ""
+        hits.append(Hit(status, len(body), body, content_type))
+    return hits
+
+
+def prepare_legit() -> list[bytes]:
+    return [FIXTURE.read_bytes()]
+
+
 @dataclass(frozen=True)
 class Attack:
     label: str
@@ -443,6 +643,31 @@ ATTACKS: dict[str, Attack] = {
     "surrogates": Attack(
         "lone surrogate in CEL, label value, generateName", prepare_surrogates, attack_bodies
     ),
+    # Issue 28's attacks.
+    "squat_4": Attack(
+        "4 connections declaring 8 MiB bodies, sending 1 byte/s (statuses: what the squatters got)",
+        prepare_nothing,
+        attack_squat,
+    ),
+    "pool_64": Attack(
+        "64 keep-alive connections from one address at normal load (statuses: no 429 wanted)",
+        prepare_legit,
+        attack_pool,
+    ),
+    "pods_max": Attack(
+        "6 maximum-size (19 MB) pod reviews to /mutate-pods, 2 at a time", prepare_pods, attack_pods
+    ),
+    "slowloris_530": Attack(
+        "530 TLS connections sending headers at 1 byte/s for 12 s (status: opened, B: closed by server)",
+        prepare_nothing,
+        attack_slowloris,
+    ),
+    "half_open_600": Attack(
+        "600 TCP connections never starting TLS, 7 s (status: opened, B: closed by server)",
+        prepare_nothing,
+        attack_half_open,
+    ),
+    "huge_headers": Attack("a 20 KB header; 40 header lines", prepare_nothing, attack_huge_headers),
 }
 
 
@@ -472,6 +697,47 @@ async def _settle(server: Server, before: int, limit: float) -> tuple[int, float
         await asyncio.sleep(0.5)
 
 
+async def squat_ab(server: Server, legit: bytes, rounds: int, window: float) -> None:
+    """Issue 28's squat target, measured A/B: `rounds` alternations of a quiet window and a window with 4
+    squatters connected, legitimate reviews sent throughout; each condition's samples pooled, so the
+    machine's load (which drifts over minutes) weighs on both alike."""
+    quiet: list[float] = []
+    squatted: list[float] = []
+    busy = 0
+    # The squatters run in a process of their own, started once (its start-up is not in any window): their
+    # TLS handshakes must not slow this process's legitimate client down and be counted against the server.
+    squatters = await asyncio.create_subprocess_exec(
+        sys.executable,
+        __file__,
+        "--run-squatters",
+        f"{server.port}:{server.cafile}",
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+    )
+    assert squatters.stdin is not None and squatters.stdout is not None
+    await squatters.stdout.readline()  # started
+    for _ in range(rounds):
+        quiet += await _quiet(server, legit, window)
+        watch = Watch()
+        stop = asyncio.Event()
+        task = asyncio.create_task(_legit(server, legit, watch, stop))
+        squatters.stdin.write(f"{window}\n".encode())
+        out = await squatters.stdout.readline()
+        stop.set()
+        await task
+        squatted += watch.legit_ms
+        busy += watch.legit_busy
+        assert set(out.split()) <= {b"408", b"0"}, out
+    squatters.stdin.close()
+    await squatters.wait()
+    q99, s99 = _p(quiet, 0.99), _p(squatted, 0.99)
+    print(
+        f"squat A/B, {rounds} x {window:g} s windows: quiet p50 {_p(quiet, 0.5):.1f} ms p99 {q99:.1f} ms "
+        f"({len(quiet)} reviews); 4 squatters p50 {_p(squatted, 0.5):.1f} ms p99 {s99:.1f} ms "
+        f"({len(squatted)} reviews, {busy} got 429); p99 ratio {s99 / q99:.2f}"
+    )
+
+
 def _p(values: list[float], q: float) -> float:
     if not values:
         return float("nan")
@@ -479,12 +745,17 @@ def _p(values: list[float], q: float) -> float:
     return ordered[min(int(len(ordered) * q), len(ordered) - 1)]
 
 
-async def bench(names: list[str], settle: float, flags: tuple[str, ...]) -> int:
+async def bench(names: list[str], settle: float, flags: tuple[str, ...], ab_rounds: int = 0) -> int:
     legit = FIXTURE.read_bytes()
     load = os.getloadavg()[0]
     with serve(flags) as server:
+        if ab_rounds:
+            print(f"load average (1 min) at start: {load:.2f}")
+            await squat_ab(server, legit, ab_rounds, 4.0)
+            print(f"load average (1 min) at end: {os.getloadavg()[0]:.2f}")
+            return 0
         start_memory = server.rss()
-        quiet = await _quiet(server, legit, 3.0)
+        quiet = await _quiet(server, legit, 6.0)
         print("hostile-client benchmark: dra-capacity serve on loopback, TLS, 10 s caller deadline")
         print(f"serve flags: {' '.join(flags) or '(defaults)'}")
         print(f"load average (1 min) at start: {load:.2f} (a busy machine skews latencies; read the ratios)")
@@ -492,15 +763,25 @@ async def bench(names: list[str], settle: float, flags: tuple[str, ...]) -> int:
             f"quiet /validate latency (realistic DeviceClass, same run): p50 {_p(quiet, 0.5):.1f} ms, "
             f"p99 {_p(quiet, 0.99):.1f} ms, max {max(quiet):.1f} ms"
         )
-        q50 = _p(quiet, 0.5)
+        async with watching(server) as idle:
+            await asyncio.sleep(3.0)
+        print(
+            f"quiet /healthz (health listener): max {idle.healthz_max_ms:.1f} ms, "
+            f"{idle.healthz_failures} failed"
+        )
         head = (
             f"{'attack':<16}{'status':>12}{'answer B':>10}{'healthz max':>12}{'legit p50':>10}"
-            f"{'x quiet':>8}{'legit max':>10}{'fail':>5}{'PSS MB before/peak/after':>26}{'settle s':>9}"
+            f"{'x quiet':>8}{'legit p99':>10}{'x quiet':>8}{'legit max':>10}{'fail':>5}{'429':>5}"
+            f"{'PSS MB before/peak/after':>26}{'settle s':>9}"
         )
         print(head)
         for name in names:
             attack = ATTACKS[name]
             bodies = attack.prepare()
+            # The quiet baseline again, right before the attack: on a shared machine the load changes
+            # from one minute to the next, so each ratio is to its own adjacent baseline.
+            adjacent = await _quiet(server, legit, 8.0)
+            q50, q99 = _p(adjacent, 0.5), _p(adjacent, 0.99)
             before = server.rss()
             async with watching(server, legit) as watch:
                 hits = await attack.run(server, bodies)
@@ -508,11 +789,13 @@ async def bench(names: list[str], settle: float, flags: tuple[str, ...]) -> int:
             after, took = await _settle(server, before, settle)
             statuses = ",".join(sorted({str(h.status) for h in hits}))
             size = max(h.size for h in hits)
-            l50 = _p(watch.legit_ms, 0.5)
+            l50, l99 = _p(watch.legit_ms, 0.5), _p(watch.legit_ms, 0.99)
+            busy = watch.legit_busy + sum(h.status == 429 for h in hits if name == "pool_64")
             print(
                 f"{name:<16}{statuses:>12}{size:>10}{watch.healthz_max_ms:>10.1f}ms{l50:>8.1f}ms"
-                f"{l50 / q50:>7.1f}x{max(watch.legit_ms, default=float('nan')):>8.0f}ms"
-                f"{watch.legit_failures + watch.healthz_failures:>5}"
+                f"{l50 / q50:>7.2f}x{l99:>8.1f}ms{l99 / q99:>7.2f}x"
+                f"{max(watch.legit_ms, default=float('nan')):>8.0f}ms"
+                f"{watch.legit_failures + watch.healthz_failures:>5}{busy:>5}"
                 f"{before / 2**20:>10.0f}/{watch.rss_peak / 2**20:.0f}/{after / 2**20:.0f}"
                 f"{took if took is not None else float('nan'):>9.1f}"
             )
@@ -523,11 +806,28 @@ async def bench(names: list[str], settle: float, flags: tuple[str, ...]) -> int:
             f"{server.rss() / 2**20:.0f} MB (compiled CEL selectors stay cached)"
         )
         print("answer B: the largest answer body (for idle_*: RSS bytes per open connection)")
+        print("healthz: GET /healthz on the health listener (--health-listen), fresh connection, 1 s timeout")
+        print("fail: failed probes + failed legitimate reviews; 429: legitimate reviews refused as busy")
+        print("x quiet: legit latency under the attack / the same percentile in the 8 s just before it")
         print("settle s: seconds until RSS was back within 20% of 'before' (nan: not within --settle)")
     return 0
 
 
+def run_squatters(spec: str) -> int:
+    """`--run-squatters PORT:CAFILE`: for each line `SECONDS` on stdin, 4 squatters against 127.0.0.1:PORT for
+    that long; prints their statuses on one line."""
+    port, cafile = spec.split(":")
+    server = Server(subprocess.Popen(["true"]), "", Path(cafile), "127.0.0.1", int(port))
+    print("ready", flush=True)
+    for line in sys.stdin:
+        hits = asyncio.run(attack_squat(server, [], count=4, seconds=float(line)))
+        print(" ".join(str(h.status) for h in hits), flush=True)
+    return 0
+
+
 def main() -> int:
+    if len(sys.argv) == 3 and sys.argv[1] == "--run-squatters":
+        return run_squatters(sys.argv[2])
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--settle", type=float, default=60.0, help="seconds to wait for RSS to come back")
     parser.add_argument("--only", default="", help="comma-separated attack names (default: all)")
@@ -538,13 +838,20 @@ def main() -> int:
         metavar="ARG",
         help=f"a `serve` flag, repeatable (default: {' '.join(WORST_CASE_FLAGS)}, the costliest here)",
     )
+    parser.add_argument(
+        "--squat-ab",
+        type=int,
+        default=0,
+        metavar="ROUNDS",
+        help="only measure the squat target A/B: ROUNDS alternations of 4 s quiet and 4 s with 4 squatters",
+    )
     args = parser.parse_args()
     names = [n for n in args.only.split(",") if n] or list(ATTACKS)
     unknown = [n for n in names if n not in ATTACKS]
     if unknown:
         parser.error(f"unknown attacks {unknown}; known: {', '.join(ATTACKS)}")
     flags = tuple(args.serve_arg) if args.serve_arg is not None else WORST_CASE_FLAGS
-    return asyncio.run(bench(names, args.settle, flags))
+    return asyncio.run(bench(names, args.settle, flags, args.squat_ab))
 
 
 if __name__ == "__main__":

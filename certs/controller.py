@@ -18,14 +18,12 @@ probe).
 from __future__ import annotations
 
 import contextlib
-import http.server
 import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from certs.cluster import MUTATING, VALIDATING, CertCluster, ClusterError, Conflict
 from certs.files import TLS_CRT, TLS_KEY
@@ -35,6 +33,7 @@ from certs.plan import Settings
 from kubeio.election import LeaderElector, LeaseError
 from kubeio.informer import Informer
 from kubeio.kube import MUTATING_WEBHOOK_CONFIGURATIONS, SECRETS, VALIDATING_WEBHOOK_CONFIGURATIONS, Kube
+from procrt.health import HealthListener
 
 log = logging.getLogger("dra_capacity.certs")
 WATCH_TIMEOUT_SECONDS = 60.0
@@ -78,6 +77,14 @@ class Controller:
         if d is None:
             return self.healthy
         return (d / TLS_CRT).exists() and (d / TLS_KEY).exists()
+
+    def not_ready(self) -> str | None:
+        """The readiness check: None once ready, else why not."""
+        if self.ready:
+            return None
+        if self.options.tls_dir is None:
+            return "the last reconcile failed"
+        return f"no serving certificate in {self.options.tls_dir} yet"
 
     def _start_watches(self) -> list[Informer]:
         """One informer on the Secret and one on each webhook configuration; every change wakes the loop
@@ -167,35 +174,11 @@ class Controller:
                 informer.stop()
 
 
-class _Health(http.server.BaseHTTPRequestHandler):
-    controller: Controller
-
-    def do_GET(self) -> None:
-        if self.path not in ("/healthz", "/readyz"):
-            self.send_response(404)
-            body = b"not found\n"
-        elif self.path == "/healthz" or self.controller.ready:
-            self.send_response(200)
-            body = b"ok\n"
-        else:
-            self.send_response(503)
-            body = b"not ready\n"
-        self.send_header("Content-Type", "text/plain")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        return
+def health_listener(controller: Controller, host: str, port: int) -> HealthListener:
+    """Plain-HTTP /healthz and /readyz for the kubelet's probes (procrt/health.py), started."""
+    listener = HealthListener(host, port, ready=[controller.not_ready], name="certs-health")
+    listener.start()
+    return listener
 
 
-def health_server(controller: Controller, host: str, port: int) -> http.server.ThreadingHTTPServer:
-    """Plain-HTTP /healthz and /readyz for the kubelet's probes; serve_forever in a thread."""
-    handler = type("Health", (_Health,), {"controller": controller})
-    server = http.server.ThreadingHTTPServer((host, port), handler)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True, name="certs-health").start()
-    return server
-
-
-__all__: Sequence[str] = ["Controller", "ControllerOptions", "health_server"]
+__all__: Sequence[str] = ["Controller", "ControllerOptions", "health_listener"]

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
-import signal
 import sys
 import threading
 import time
@@ -111,20 +109,10 @@ def _error(message: str) -> int:
 
 
 def _configure_logging() -> logging.Logger:
-    from webhook.logs import JsonFormatter
+    from procrt.logs import configure
 
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(JsonFormatter())
-    for name in (
-        "dra_capacity.kubeio",
-        "dra_capacity.binder",
-    ):  # the informers and the elector log to the first
-        logger = logging.getLogger(name)
-        for h in list(logger.handlers):
-            logger.removeHandler(h)
-        logger.addHandler(handler)
-        logger.setLevel(logging.INFO)
-        logger.propagate = False
+    # The informers and the elector log to the first; the binder to the second.
+    logger, _ = configure(["dra_capacity.kubeio", "dra_capacity.binder"])
     return logger
 
 
@@ -136,10 +124,13 @@ def run_bind(args: argparse.Namespace) -> int:
     if args.leader_elect and not args.lease_duration > args.renew_deadline > args.retry_period:
         return _error("leader election needs --lease-duration > --renew-deadline > --retry-period")
     from allocator.binder.controller import Binder, BinderOptions
-    from allocator.binder.metrics import BinderMetrics, HealthServer
+    from allocator.binder.metrics import BinderMetrics
     from allocator.binder.process import tune_garbage_collector
     from kubeio.election import LeaderElector, default_identity, pod_namespace
     from kubeio.kube import Kube
+    from procrt.health import HealthListener
+    from procrt.leader import Leadership, exit_after_lost_lease
+    from procrt.signals import on_stop
 
     logger = _configure_logging()
     tune_garbage_collector()
@@ -153,8 +144,8 @@ def run_bind(args: argparse.Namespace) -> int:
     metrics = BinderMetrics()
     identity = default_identity()
     elector: LeaderElector | None = None
-    lost = threading.Event()
     done = threading.Event()
+    leadership = Leadership(done)
     if args.leader_elect and not args.once:
         elector = LeaderElector(
             kube,
@@ -164,7 +155,7 @@ def run_bind(args: argparse.Namespace) -> int:
             lease_duration=args.lease_duration,
             renew_deadline=args.renew_deadline,
             retry_period=args.retry_period,
-            on_lost=lambda: _set_all(lost, done),
+            on_lost=leadership.lose,
         )
     options = BinderOptions(
         scheduler_name=args.scheduler_name,
@@ -191,13 +182,20 @@ def run_bind(args: argparse.Namespace) -> int:
     def ready() -> str | None:
         return None if binder.synced() else "informers not synced"
 
+    health = HealthListener(
+        args.metrics_listen.host,
+        args.metrics_listen.port,
+        ready=[ready],
+        metrics=metrics.render,
+        metrics_content_type=metrics.content_type,
+        name="binder-health",
+    )
     try:
-        health = HealthServer(args.metrics_listen.host, args.metrics_listen.port, metrics, ready)
+        health.start()
     except OSError as exc:
         return _error(
-            f"cannot listen on {args.metrics_listen.host}:{args.metrics_listen.port}: {exc.strerror}"
+            f"cannot listen on {args.metrics_listen.host}:{args.metrics_listen.port}: {exc.strerror or exc}"
         )
-    health.start()
     binder.start()
     if elector is not None:
         elector.start()
@@ -218,29 +216,18 @@ def run_bind(args: argparse.Namespace) -> int:
         if args.once:
             code = _run_once(binder)
         else:
-            for sig in (signal.SIGTERM, signal.SIGINT):
-                signal.signal(sig, lambda *_: done.set())
+            on_stop(done.set)
             done.wait()
-            if lost.is_set():
-                # Stop at once, as kube-scheduler does: no write after this point, and no bind thread
-                # blocked in a request may keep a former leader alive. The restart starts from a fresh view.
-                binder.kill()
-                logger.warning("lease lost: exiting so the process restarts as a standby")
-                for h in logger.handlers:
-                    h.flush()
-                os._exit(1)
+            if leadership.lost.is_set():
+                # No write after this point; the restart starts from a fresh view.
+                exit_after_lost_lease(logger, binder.kill)
     finally:
         binder.stop()
         if elector is not None:
-            elector.stop(release=not lost.is_set())
+            elector.stop(release=not leadership.lost.is_set())
         health.stop()
         kube.close()
     return code
-
-
-def _set_all(*events: threading.Event) -> None:
-    for e in events:
-        e.set()
 
 
 def _run_once(binder: Any) -> int:

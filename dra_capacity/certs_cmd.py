@@ -13,7 +13,6 @@ import argparse
 import datetime
 import json
 import os
-import signal
 import socket
 import sys
 import threading
@@ -408,9 +407,11 @@ def run_controller(args: argparse.Namespace) -> int:
         import logging
         from pathlib import Path
 
-        from certs.controller import Controller, ControllerOptions, health_server
+        from certs.controller import Controller, ControllerOptions, health_listener
         from kubeio.election import LeaderElector
         from kubeio.kube import Kube
+        from procrt.logs import configure, log_event
+        from procrt.signals import on_stop
 
         api, cluster, settings = _setup(args, args.propagation_delay)
         identity = args.identity or os.environ.get("POD_NAME") or socket.gethostname()
@@ -429,34 +430,33 @@ def run_controller(args: argparse.Namespace) -> int:
             resync=args.resync,
             retry=args.retry,
         )
-        logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+        # One JSON line per action (procrt/logs.py), as `serve` and `bind` write theirs; library warnings too.
+        (logger,) = configure(["dra_capacity.certs"], root=True)
 
         def emit(line: str) -> None:
-            stamp = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-            print(json.dumps({"time": stamp, "msg": line, "identity": identity}), flush=True)
+            log_event(logger, logging.INFO, line, identity=identity)
 
         controller = Controller(cluster, settings, elector, options, emit=emit)
         server = None
         host, port = args.health_listen
         if port:
             try:
-                server = health_server(controller, host, port)
+                server = health_listener(controller, host, port)
             except OSError as exc:
                 return _error("controller", f"cannot listen on {host}:{port}: {exc.strerror or exc}")
         stop = threading.Event()
 
-        def on_signal(signum: int, frame: Any) -> None:
+        def on_signal() -> None:
             stop.set()
             controller.wake.set()
 
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            signal.signal(sig, on_signal)
+        on_stop(on_signal)
         emit(f"certs controller started for secret {args.namespace}/{args.secret}")
         try:
             controller.run(stop)
         finally:
             if server is not None:
-                server.shutdown()
+                server.stop()
         emit("certs controller stopped")
         return 0
 

@@ -18,11 +18,17 @@ endpoints (HTTPS on --listen):
   GET  /healthz   200 while the process serves
   GET  /readyz    200 once the certificate is loaded and admission has warmed up, else 503
   GET  /metrics   Prometheus text (plain HTTP on --metrics-listen instead, when given)
+  POST /mutate-pods  Pod CREATE routing to the binder
+plain HTTP on --health-listen (the kubelet's probes; its own thread, never behind webhook clients):
+  GET  /healthz, /readyz, /metrics
 
 HTTP status codes:
   200      every well-formed AdmissionReview; a rejection is "allowed": false with a 422 status inside
   400      not a well-formed review: empty, not JSON, wrong apiVersion/kind, no request.uid
+  408      body slower than 64 KiB/s after 1 s, or not complete within --body-timeout
   413      body too large          415  Content-Type is not application/json
+  429      webhook busy (the in-flight byte budget is spent); Retry-After: 1
+  431      request header fields too large
   404/405  unknown path / a method other than POST on /validate and /mutate
   Refusals carry a one-line JSON body {"error": "..."}; the server never answers 5xx for bad input.
 

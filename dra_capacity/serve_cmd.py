@@ -8,12 +8,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import functools
 import ipaddress
 import logging
 import os
-import signal
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -24,6 +22,7 @@ from certs.files import CertFileError, ensure_self_signed
 from dra_capacity.cliopts import add_feature_gates_flag
 from dra_capacity.kubeclient import ClusterConfigError, api_client, in_cluster
 from dra_capacity.routing_setup import add_routing_arguments, start_pod_router
+from procrt.signals import stop_event
 from resourceapi.gates import FeatureGates, GateError
 from webhook import logs
 from webhook.limits import ServerLimits
@@ -101,6 +100,14 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         metavar="HOST:PORT",
         help="serve /metrics over plain HTTP on this address instead of on the HTTPS listener",
+    )
+    parser.add_argument(
+        "--health-listen",
+        type=parse_listen,
+        default=None,
+        metavar="HOST:PORT",
+        help="serve /healthz, /readyz and /metrics over plain HTTP on this address, on a thread of its own: "
+        "probes there never wait behind webhook clients (the chart's probes use it)",
     )
     parser.add_argument(
         "--native-rules",
@@ -313,11 +320,12 @@ def run_serve(
         reloader,
         args.listen,
         metrics_listen=args.metrics_listen,
+        health_listen=args.health_listen,
         metrics=metrics,
         logger=logger,
         limits=limits_of(args),
         worker_factory=factory if args.worker_kind == PROCESS else None,
-        pod_router=pod_router.mutate,
+        pod_router=pod_router,
         inline_routes=inline_routes,
     )
     try:
@@ -338,16 +346,15 @@ async def _serve(server: WebhookServer, args: argparse.Namespace, gates: Feature
         await server.start()
     except OSError as exc:
         await server.stop()
-        where = args.listen if server.port == 0 else args.metrics_listen
+        where = args.listen
+        if server.port:
+            failed_metrics = args.metrics_listen is not None and not server.metrics_port
+            where = args.metrics_listen if failed_metrics else args.health_listen
         # asyncio rewords strerror ("error while attempting to bind on address ..."); the errno's own text
         # is the one the troubleshooting guide lists.
         reason = os.strerror(exc.errno) if exc.errno else exc.strerror or str(exc)
         return _error(f"cannot listen on {host_port(where.host, where.port)}: {reason}")
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.add_signal_handler(sig, stop.set)
+    stop = stop_event()
     logs.log_event(
         logger,
         logging.INFO,
@@ -357,6 +364,11 @@ async def _serve(server: WebhookServer, args: argparse.Namespace, gates: Feature
             f"http://{host_port(args.metrics_listen.host, server.metrics_port)}/metrics"
             if args.metrics_listen is not None
             else f"https://{host_port(args.listen.host, server.port)}/metrics"
+        ),
+        health=(
+            f"http://{host_port(args.health_listen.host, server.health_port)}/readyz"
+            if args.health_listen is not None
+            else f"https://{host_port(args.listen.host, server.port)}/readyz"
         ),
         tls_dir=str(args.tls_dir),
         feature_gates=str(gates),

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from resourceapi.capacity_requests import ANNOTATION, parse_carrier
+from resourceapi.capacity_requests import ANNOTATION, FIELD_PATH, parse_carrier, validate_requirements
 from resourceapi.gates import DRA_EXTENDED_RESOURCE, FeatureGates
 from resourceapi.quantity import Quantity
 from resourceapi.resource_v1 import CapacityRequirements, DeviceClass
@@ -23,7 +23,7 @@ _EPOCH = datetime(1, 1, 1, tzinfo=UTC)
 
 
 class CapacityCarrierError(ValueError):
-    """The annotation carrier of a class is not a usable `CapacityRequirements` (message names the field)."""
+    """The class's field or annotation carrier is not a usable `CapacityRequirements` (message names it)."""
 
 
 def is_dra_extended_resource_name(name: str) -> bool:
@@ -34,9 +34,19 @@ def is_dra_extended_resource_name(name: str) -> bool:
 
 
 def class_capacity_requests(device_class: DeviceClass) -> CapacityRequirements | None:
-    """The class's KEP-6406 capacity: the field if set, else the annotation carrier (field wins)."""
-    if device_class.spec.extended_resource_capacity_requests is not None:
-        return device_class.spec.extended_resource_capacity_requests
+    """The class's KEP-6406 capacity: the field if set, else the annotation carrier (field wins).
+
+    Both are re-validated with the webhook's rules before use: a value that escaped the webhook (its
+    mutating half unreachable, say) and is invalid (`bandwidth: "0"`) raises CapacityCarrierError naming the
+    field, so the class serves no pod rather than sharing a device without limit."""
+    field = device_class.spec.extended_resource_capacity_requests
+    if field is not None:
+        # Only the requests: an unknown key is the reader's concern (an API server prunes it; simulate warns).
+        requests = field.model_dump(mode="json", by_alias=True, exclude_none=True).get("requests")
+        errors = validate_requirements({"requests": requests}, FIELD_PATH)
+        if errors:
+            raise CapacityCarrierError("; ".join(str(e) for e in errors))
+        return field
     raw = (device_class.metadata.annotations or {}).get(ANNOTATION)
     if raw is None:
         return None

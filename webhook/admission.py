@@ -19,12 +19,13 @@ from typing import Any
 from resourceapi.cel import CelCache, CompileResult
 from resourceapi.cel.cache import entry_bytes
 from resourceapi.field import FieldError
-from resourceapi.gates import FeatureGates
+from resourceapi.gates import DRA_EXTENDED_RESOURCE_CAPACITY, FeatureGates
 from resourceapi.objects import display_name
 from webhook import logs, warning_texts
+from webhook.capacity_requests import check_escaped_capacity
 from webhook.cluster_view import ClusterView
 from webhook.cluster_warnings import cluster_warnings
-from webhook.dropping import DropResult, drop_disabled_fields
+from webhook.dropping import DroppedField, DropResult, drop_disabled_fields
 from webhook.judging import FREE, Cost
 from webhook.native_rules import MAX_NATIVE_WARNINGS, NativeRules, native_warnings, rule_field
 from webhook.status import GROUP, KIND, internal_status, invalid_status
@@ -122,8 +123,11 @@ class DeviceClassAdmission:
         except Exception as exc:
             log.exception("validating DeviceClass %r failed", subject.name)
             return _internal(uid, subject, exc)
-        notes = [warning_texts.not_dropped(d.path, d.gate) for d in drop.dropped] + result.warnings
+        notes = [_escaped(d) for d in drop.dropped] + result.warnings
         errors = result.errors
+        if any(d.gate == DRA_EXTENDED_RESOURCE_CAPACITY for d in drop.dropped):
+            # Escaped the drop: stored as sent, so its content is judged whatever the gates (DESIGN).
+            errors = check_escaped_capacity(subject.obj, subject.old) + errors
         warned = result.native if self.native_rules is NativeRules.WARN else []
         if warned:
             warned_ids = {id(e) for e in warned}
@@ -281,6 +285,12 @@ def _member(obj: Mapping[str, Any], key: str) -> str | None:
 def _known_version(gvk: Mapping[str, Any]) -> bool:
     version = _member(gvk, "version")
     return version is not None and version in VERSIONS
+
+
+def _escaped(dropped: DroppedField) -> str:
+    if dropped.gate == DRA_EXTENDED_RESOURCE_CAPACITY:
+        return warning_texts.escaped_drop(dropped.path, dropped.gate)
+    return warning_texts.not_dropped(dropped.path, dropped.gate)
 
 
 def _operation(request: Mapping[str, Any]) -> str:

@@ -58,8 +58,7 @@ def check_capacity_requests(
         elif not consumable:
             verdict.errors.append(forbidden(FIELD_PATH, FORBIDDEN_DETAIL))
         else:
-            verdict.errors.extend(validate_requirements(value, FIELD_PATH, old_value))
-            verdict.warnings.extend(_double_spellings(value))
+            _judge_field(value, old_value, verdict)
     elif ANNOTATION in annotations:
         text = annotations[ANNOTATION]
         if old is not None and old_annotations.get(ANNOTATION) == text:
@@ -69,23 +68,50 @@ def check_capacity_requests(
         elif not consumable:
             verdict.errors.append(forbidden(ANNOTATION_PATH, FORBIDDEN_DETAIL))
         else:
-            parsed, errors = parse_annotation(text)
-            verdict.errors.extend(errors)
-            if not errors:
-                if parsed is None:
-                    verdict.errors.append(required(ANNOTATION_PATH))
-                else:
-                    verdict.errors.extend(
-                        validate_requirements(
-                            parsed, ANNOTATION_PATH, flat=True, shown=shown_annotation(text)
-                        )
-                    )
-                    verdict.warnings.extend(_double_spellings(parsed))
+            _judge_annotation(text, verdict)
     else:
         return verdict
     if spec.get(NAME_FIELD) is None:
         verdict.warnings.append(warning_texts.implicit_name_only(class_name))
     return verdict
+
+
+def check_escaped_capacity(obj: Mapping[str, Any], old: Mapping[str, Any] | None) -> list[FieldError]:
+    """The content rules for a KEP-6406 request that escaped the gate drop (the mutating webhook unreachable
+    or not registered, its failurePolicy Ignore): whatever the gates, an invalid value is denied, because the
+    API server stores what escaped and the binder would otherwise read it. The one that counts is judged: the
+    field when set, else the annotation; an unchanged value on update is not re-validated (ratcheting)."""
+    spec, old_spec = spec_of(obj), spec_of(old)
+    verdict = CapacityVerdict()
+    value = spec.get(CAPACITY_FIELD)
+    if value is not None:
+        old_value = old_spec.get(CAPACITY_FIELD)
+        if old is None or old_value != value:
+            _judge_field(value, old_value, verdict)
+        return verdict.errors
+    text = annotations_of(obj).get(ANNOTATION)
+    if isinstance(text, str) and (old is None or annotations_of(old).get(ANNOTATION) != text):
+        _judge_annotation(text, verdict)
+    return verdict.errors
+
+
+def _judge_field(value: Any, old_value: Any, verdict: CapacityVerdict) -> None:
+    verdict.errors.extend(validate_requirements(value, FIELD_PATH, old_value))
+    verdict.warnings.extend(_double_spellings(value))
+
+
+def _judge_annotation(text: str, verdict: CapacityVerdict) -> None:
+    parsed, errors = parse_annotation(text)
+    verdict.errors.extend(errors)
+    if errors:
+        return
+    if parsed is None:
+        verdict.errors.append(required(ANNOTATION_PATH))
+        return
+    verdict.errors.extend(
+        validate_requirements(parsed, ANNOTATION_PATH, flat=True, shown=shown_annotation(text))
+    )
+    verdict.warnings.extend(_double_spellings(parsed))
 
 
 def _double_spellings(value: Any) -> list[str]:

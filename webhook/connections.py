@@ -101,9 +101,10 @@ class ConnectionGuard:
 
 
 class GuardedSite(web.BaseSite):
-    """aiohttp's `TCPSite` plus a connection cap and a TLS handshake timeout."""
+    """aiohttp's `TCPSite` plus a connection cap and a TLS handshake timeout; `protocol` builds the
+    per-connection handler factory from the runner's server (webhook/protocol.py), aiohttp's own without."""
 
-    __slots__ = ("_guard", "_handshake_timeout", "_host", "_port")
+    __slots__ = ("_guard", "_handshake_timeout", "_host", "_port", "_protocol")
 
     def __init__(
         self,
@@ -115,12 +116,14 @@ class GuardedSite(web.BaseSite):
         ssl_context: ssl.SSLContext | None = None,
         handshake_timeout: float = 10.0,
         backlog: int = 128,
+        protocol: Callable[[web.Server], Callable[[], asyncio.Protocol]] | None = None,
     ) -> None:
         super().__init__(runner, ssl_context=ssl_context, backlog=backlog)
         self._host = host
         self._port = port
         self._guard = guard
         self._handshake_timeout = handshake_timeout
+        self._protocol = protocol
 
     @property
     def name(self) -> str:
@@ -133,8 +136,9 @@ class GuardedSite(web.BaseSite):
         if server is None:
             raise RuntimeError("the runner has not been set up")
         loop = asyncio.get_running_loop()
+        factory = self._protocol(server) if self._protocol is not None else server
         self._server = await loop.create_server(
-            self._guard.wrap(server),
+            self._guard.wrap(factory),
             self._host,
             self._port,
             ssl=self._ssl_context,

@@ -43,6 +43,16 @@ MAX_BODY_BYTES = (
     + ENVELOPE_ALLOWANCE
 )
 
+# `/mutate-pods` sees Pod CREATEs only: one object, no `oldObject`. kube-apiserver refuses request bodies
+# over 3 MiB (`MaxRequestBodyBytes`, k8s.io/apiserver/pkg/server/config.go), JSON and protobuf alike; the
+# webhook receives the object re-encoded by Go's encoding/json. A string byte grows at most 6-fold there
+# (`<`, `>`, `&` become `\u003c`); protobuf's framing grows too when field names are spelled out, typically
+# 1.5 to 3-fold for a pod, and what fills 3 MiB of a pod is strings (env, args, annotations). So 6 x 3 MiB,
+# plus one MiB for the review around it. A pod beyond it is refused (413), which the routing webhook's
+# failurePolicy (Ignore) turns into "admitted unchanged": never a blocked pod.
+APISERVER_MAX_REQUEST_BYTES = 3 * 1024 * 1024
+MAX_POD_BODY_BYTES = APISERVER_MAX_REQUEST_BYTES * WORST_ESCAPE_FACTOR + ENVELOPE_ALLOWANCE
+
 # The only content coding accepted: kube-apiserver never compresses a webhook request, and decompressing
 # would let a few KiB on the wire become any amount of memory.
 IDENTITY = "identity"

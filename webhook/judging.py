@@ -28,7 +28,7 @@ from typing import Any, Protocol, runtime_checkable
 import orjson
 
 from webhook import envelope
-from webhook.memory import start_trimmer, trim_after_burst
+from webhook.memory import pin_mmap_threshold, start_trimmer, trim_after_burst
 
 # No answer is ever larger (kube-apiserver's own request limit is 3 MiB); webhook/status.py keeps a rejection
 # far below it, and this is the last guard against a bug.
@@ -105,6 +105,7 @@ class Verdict:
     # Native-rule findings answered with warnings (webhook/native_rules.py): (guarded field, cause type) -> n.
     native_counts: dict[tuple[str, str], int] = field(default_factory=dict)
     cluster: str = ""  # how the cluster-aware warnings ran: "" (off), "used", "cold" (skipped)
+    routing: str = ""  # /mutate-pods: the routing verdict (webhook/pod_routing.py), counted by the server
 
 
 @dataclass(frozen=True)
@@ -170,6 +171,7 @@ def judge_review(call: HandlerCall, review: envelope.Review) -> Judged:
             cause_counts=dict(collections.Counter(str(c) for c in outcome.cause_types)),
             native_counts=dict(getattr(outcome, "native_findings", None) or {}),
             cluster=str(getattr(outcome, "cluster", "")),
+            routing=str(getattr(outcome, "routing", "")),
         )
     except Exception:
         return HandlerBug(review.uid, review.name, review.operation, traceback.format_exc())
@@ -211,6 +213,7 @@ def start_worker(factory: Callable[[], AdmissionHandler], server_pid: int | None
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     with contextlib.suppress(OSError):
         os.nice(WORKER_NICENESS)
+    pin_mmap_threshold()
     handler = factory()
     handler.warm_up()
     gc.collect()

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from webhook.envelope import MAX_BODY_BYTES
+from webhook.envelope import MAX_BODY_BYTES, MAX_POD_BODY_BYTES
 from webhook.judging import Cost
 
 MiB = 1024 * 1024
@@ -38,15 +38,33 @@ class ServerLimits:
     in_flight_bytes: int = 32 * MiB
     # Open connections (TLS handshakes included); one more is closed at once.
     max_connections: int = 512
-    # Idle time before the server closes a keep-alive connection; also bounds a request's header phase.
+    # Idle time before the server closes a keep-alive connection.
     keepalive_timeout: float = 120.0
-    # TLS handshake, and the time allowed for a request body to arrive.
-    handshake_timeout: float = 10.0
+    # A TLS handshake must finish within this (asyncio's default is 60 s); a request's headers must be
+    # complete within `header_timeout` of its first byte (webhook/protocol.py). Half-open handshakes and
+    # slowloris clients so give their connection slot back within seconds, not minutes.
+    handshake_timeout: float = 5.0
+    header_timeout: float = 10.0
+    # The time allowed for a request body to arrive, and the rate it must keep: after `body_grace` seconds,
+    # at least `min_body_rate` bytes per second on average, else 408 (webhook/bodies.py). A body is charged
+    # to the in-flight budget as its bytes arrive, never by its declared length, so a client declaring
+    # large bodies and trickling them can neither hold the budget nor a connection for long.
     body_timeout: float = 10.0
+    min_body_rate: int = 64 * 1024
+    body_grace: float = 1.0
+    # /mutate-pods bodies (webhook/envelope.py `MAX_POD_BODY_BYTES`, derived from the apiserver's 3 MiB
+    # request limit); those above `pod_inline_max_body` are judged by a worker, off the event loop.
+    pod_max_body: int = MAX_POD_BODY_BYTES
+    pod_inline_max_body: int = 256 * 1024
     # When the caller sends no `?timeout=`, the apiserver's default.
     default_deadline: float = DEFAULT_DEADLINE_SECONDS
     # Seconds kept in hand before the caller's deadline to write the answer: min(10% of it, this).
     deadline_margin: float = 1.0
+    # Worker processes are replaced (a fresh pool warmed beside the old one) after this many reviews of 1 MiB
+    # and more, or once a worker's RSS has grown this many bytes past its warm size (webhook/workers.py):
+    # memory a large review left behind comes back. 0 turns a rule off.
+    worker_recycle_after: int = 32
+    worker_max_rss_growth: int = 64 * MiB
     # Graceful shutdown: how long in-flight reviews may take to finish before their connections are closed.
     shutdown_timeout: float = 15.0
     # The inline budget: a review whose body is at most `inline_max_body` bytes is judged on the event loop,

@@ -6,65 +6,27 @@ dryRun); object bodies are never logged at info level, since DeviceClass paramet
 
 from __future__ import annotations
 
-import datetime
-import json
 import logging
-import sys
 from typing import Any, TextIO
+
+from procrt import logs as procrt_logs
+from procrt.logs import JsonFormatter, log_event
+
+__all__ = ["LOGGER_NAME", "JsonFormatter", "configure", "get_logger", "log_decision", "log_event"]
 
 LOGGER_NAME = "dra_capacity.webhook"
 
 
-class JsonFormatter(logging.Formatter):
-    """`{"time", "level", "msg", ...fields}`; a traceback goes into `"exception"` (operators, not clients)."""
-
-    def format(self, record: logging.LogRecord) -> str:
-        line: dict[str, Any] = {
-            "time": datetime.datetime.fromtimestamp(record.created, datetime.UTC).isoformat(
-                timespec="milliseconds"
-            ),
-            "level": record.levelname.lower(),
-            "msg": record.getMessage(),
-        }
-        fields = getattr(record, "fields", None)
-        if isinstance(fields, dict):
-            line.update(fields)
-        if record.exc_info:
-            line["exception"] = self.formatException(record.exc_info)
-        return json.dumps(line, separators=(",", ":"), default=str)
-
-
-def _install(logger: logging.Logger, stream: TextIO | None) -> None:
-    for handler in list(logger.handlers):
-        if getattr(handler, "_dra_capacity", False):
-            logger.removeHandler(handler)
-    handler = logging.StreamHandler(stream if stream is not None else sys.stderr)
-    handler.setFormatter(JsonFormatter())
-    handler._dra_capacity = True  # type: ignore[attr-defined]
-    logger.addHandler(handler)
-
-
 def configure(stream: TextIO | None = None, level: int = logging.INFO, root: bool = False) -> logging.Logger:
-    """Route the webhook logger to `stream` (stderr by default) as JSON lines; idempotent. With `root`, every
-    other logger (admission internals, aiohttp) also writes JSON lines there, from WARNING up."""
-    logger = logging.getLogger(LOGGER_NAME)
-    _install(logger, stream)
-    logger.setLevel(level)
-    logger.propagate = False
-    if root:
-        _install(logging.getLogger(), stream)
-        logging.getLogger().setLevel(logging.WARNING)
+    """Route the webhook logger to `stream` (stderr by default) as JSON lines (procrt/logs.py); idempotent.
+    With `root`, every other logger (admission internals, aiohttp) also writes JSON lines there, from WARNING
+    up."""
+    (logger,) = procrt_logs.configure([LOGGER_NAME], stream, level, root)
     return logger
 
 
 def get_logger() -> logging.Logger:
     return logging.getLogger(LOGGER_NAME)
-
-
-def log_event(logger: logging.Logger, level: int, msg: str, **fields: Any) -> None:
-    """One JSON line with `fields` at the top level."""
-    if logger.isEnabledFor(level):
-        logger.log(level, msg, extra={"fields": fields})
 
 
 def log_decision(

@@ -32,6 +32,25 @@ def _load_trim() -> Callable[[int], int] | None:
 
 
 _TRIM = _load_trim()
+M_MMAP_THRESHOLD = -3  # glibc's mallopt parameter
+MMAP_THRESHOLD = 128 * 1024
+
+
+def pin_mmap_threshold(size: int = MMAP_THRESHOLD) -> bool:
+    """Serve every allocation of `size` bytes and more from its own mapping, returned to the system when
+    freed. glibc starts there but raises the threshold to the largest block freed so far (up to 32 MiB), so
+    after one 8 MiB body every later body comes from the heap, where it fragments and stays. Setting it
+    explicitly turns that adjustment off. False where glibc is not the allocator."""
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        mallopt = libc.mallopt
+    except (OSError, AttributeError):
+        return False
+    mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
+    mallopt.restype = ctypes.c_int
+    return bool(mallopt(M_MMAP_THRESHOLD, size))
+
+
 _lock = threading.Lock()
 _last = 0.0
 _pending = 0

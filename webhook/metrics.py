@@ -106,6 +106,16 @@ class WebhookMetrics:
             "Connections open on the HTTPS listener, TLS handshakes included.",
             registry=self.registry,
         )
+        self.worker_recycles = Counter(
+            "dra_capacity_webhook_worker_recycles",
+            "Times the worker processes were replaced by a fresh pool (after large reviews, or grown RSS).",
+            registry=self.registry,
+        )
+        self.header_timeouts = Counter(
+            "dra_capacity_webhook_header_timeouts",
+            "Connections closed because a request's headers were not complete in time (slow clients).",
+            registry=self.registry,
+        )
         self.refused_connections = Counter(
             "dra_capacity_webhook_refused_connections",
             "Connections closed on arrival because the listener already had --max-connections open.",

@@ -9,7 +9,9 @@ ever denies a pod: a routing endpoint must never block pod creation.
 from __future__ import annotations
 
 import base64
+import functools
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,9 +19,11 @@ from prometheus_client import CollectorRegistry, Counter
 
 from resourceapi import routing
 from resourceapi.objects import display_name
+from webhook.judging import Judged, Verdict, judge
 from webhook.routing_cache import RoutingCache
 
 DEFAULT_SCHEDULER_NAME = "dra-capacity"
+COLD = "cold-cache"
 
 
 @dataclass
@@ -31,6 +35,7 @@ class RoutingOutcome:
     cause_types: list[str] = field(default_factory=list)
     name: str = ""
     operation: str = ""
+    routing: str = ""  # the verdict counted (a Verdict's `routing`), "" for reviews not routed at all
 
 
 class PodRoutingMetrics:
@@ -42,7 +47,7 @@ class PodRoutingMetrics:
             ["verdict"],
             registry=registry,
         )
-        for verdict in [*(v.value for v in routing.Verdict), "cold-cache"]:
+        for verdict in [*(v.value for v in routing.Verdict), COLD]:
             self.decisions.labels(verdict)
 
 
@@ -63,7 +68,7 @@ class PodRouter:
         self.metrics = metrics or PodRoutingMetrics(CollectorRegistry())
         self._patch = _patch(scheduler_name)
         self._counters = {v: self.metrics.decisions.labels(v.value) for v in routing.Verdict}
-        self._cold = self.metrics.decisions.labels("cold-cache")
+        self._cold = self.metrics.decisions.labels(COLD)
 
     def mutate(self, request: dict[str, Any]) -> RoutingOutcome:
         uid = request["uid"]
@@ -90,6 +95,7 @@ class PodRouter:
                 },
                 name=name,
                 operation=op,
+                routing=COLD,
             )
         namespace = request.get("namespace")
         ns = namespace if isinstance(namespace, str) and namespace else "default"
@@ -103,4 +109,19 @@ class PodRouter:
             warning = decision.warning(self.scheduler_name)
             if warning is not None:
                 response["warnings"] = [warning]
-        return RoutingOutcome(response, name=name, operation=op)
+        return RoutingOutcome(response, name=name, operation=op, routing=decision.verdict.value)
+
+    def offload(self, body: bytes) -> Callable[[], Judged]:
+        """A large review's job for a worker (process or thread): the body and a copy of what routing reads
+        from the cache now, so the worker parses and judges it off the event loop."""
+        return functools.partial(route_in_worker, self.cache.snapshot(), self.scheduler_name, body)
+
+    def count(self, verdict: Verdict) -> None:
+        """Count the routing decision of a review a worker judged (its own counters are the worker's)."""
+        if verdict.routing:
+            self.metrics.decisions.labels(verdict.routing).inc()
+
+
+def route_in_worker(cache: RoutingCache, scheduler_name: str, body: bytes) -> Judged:
+    """Parse and judge one `/mutate-pods` review where it runs (a worker), with the cache snapshot given."""
+    return judge(PodRouter(cache, scheduler_name).mutate, body)

@@ -32,6 +32,12 @@ class RoutingCache:
         ns = self._namespaces
         return ns.get(namespace) if ns is not None else None
 
+    def snapshot(self) -> RoutingCache:
+        """A plain copy of what routing reads now (picklable: the job of a worker judging a large review)."""
+        copy = RoutingCache()
+        copy._routed, copy._namespaces = self._routed, self._namespaces
+        return copy
+
     # --- writes (the informer threads, or a test seeding it) ------------------------------------------------
 
     def set_classes(self, classes: Iterable[Mapping[str, Any]]) -> None:

@@ -24,13 +24,15 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import orjson
-from aiohttp import web
+from aiohttp import http_exceptions, web
 
 from certs.files import ServingPair
+from procrt.health import HealthListener, LoopHeartbeat
 from webhook import envelope
+from webhook.bodies import BodyTooLarge, BodyTooSlow, read_body
 from webhook.connections import ConnectionGuard, GuardedSite, shrink_tls_read_buffer
 from webhook.inline import InlineAllowance
 from webhook.judging import (
@@ -48,18 +50,19 @@ from webhook.judging import (
 )
 from webhook.limits import MAX_DEADLINE_SECONDS, ServerLimits
 from webhook.logs import get_logger, log_decision, log_event
-from webhook.memory import MIN_INTERVAL, note_work, trim_if_due
+from webhook.memory import MIN_INTERVAL, note_work, pin_mmap_threshold, trim_if_due
 from webhook.metrics import BUSY, ERROR, INLINE, TIMEOUT, WORKER, WebhookMetrics
+from webhook.protocol import SERVER_HEADER, handler_factory
 from webhook.status import timeout_status
 from webhook.tlsreload import CertificateReloader
-from webhook.workers import AdmissionWorkers, Busy, WorkerDied
+from webhook.workers import AdmissionWorkers, Busy, Recycling, WorkerDied
 
 __all__ = ["AdmissionHandler", "HandlerCall", "Listen", "Outcome", "WebhookServer", "create_app"]
 
 API_VERSION = envelope.API_VERSION
 KIND = envelope.KIND
 JSON = "application/json"
-SERVER_HEADER = "dra-capacity"
+
 METRICS_KEY = web.AppKey("metrics", WebhookMetrics)
 
 
@@ -138,8 +141,13 @@ class AdmissionRoutes:
         self.logger = logger
         self.warmed = warmed
         self.workers = workers
-        # Endpoints always judged on the loop (cheap by construction: /mutate-pods, bench/'s baseline).
+        # Endpoints judged on the loop (cheap by construction: /mutate-pods, bench/'s baseline), with their
+        # body limits; a large review of one with an `offload` (its job for a worker) is judged off the loop,
+        # and `counted` then sees its verdict (the pod router counts routing decisions).
         self.inline: dict[str, HandlerCall] = {}
+        self.body_limits: dict[str, int] = {}
+        self.offload: dict[str, Callable[[bytes], Callable[[], Judged]]] = {}
+        self.counted: dict[str, Callable[[Verdict], None]] = {}
         self.allowance = InlineAllowance(limits.inline_slow_seconds_per_second, limits.inline_free_seconds)
 
     @property
@@ -199,7 +207,13 @@ class AdmissionRoutes:
         return functools.partial(judge, self._call(endpoint), body)
 
     def _refuse(
-        self, request: web.Request, endpoint: str, start: float, status: int, message: str
+        self,
+        request: web.Request,
+        endpoint: str,
+        start: float,
+        status: int,
+        message: str,
+        close: bool = False,
     ) -> web.Response:
         self.metrics.observe(
             endpoint, "", BUSY if status == 429 else ERROR, status, time.perf_counter() - start
@@ -214,7 +228,7 @@ class AdmissionRoutes:
             remote=request.remote,
         )
         refusal = error_response(status, message, {"Retry-After": "1"} if status == 429 else None)
-        if status in (408, 413, 415):
+        if close or status in (400, 408, 413, 415):
             refusal.force_close()  # the body was never (fully) read: do not keep the connection for more
         return refusal
 
@@ -236,11 +250,12 @@ class AdmissionRoutes:
 
     async def admit(self, request: web.Request, endpoint: str) -> web.Response:
         start = time.perf_counter()
+        limit = self.body_limits.get(endpoint, self.max_body)
         try:
             envelope.check_content_type(request.content_type if "Content-Type" in request.headers else "")
             envelope.check_content_encoding(request.headers.get("Content-Encoding"))
             deadline = envelope.parse_timeout(request.query.get("timeout"))
-            envelope.check_length(request.content_length, self.max_body)
+            envelope.check_length(request.content_length, limit)
         except envelope.EnvelopeError as exc:
             return self._refuse(request, endpoint, start, exc.status, exc.message)
         waited = min(deadline or self.limits.default_deadline, MAX_DEADLINE_SECONDS)
@@ -249,19 +264,40 @@ class AdmissionRoutes:
         def remaining() -> float:
             return max(answer_by - time.perf_counter(), 0.0)
 
-        try:
-            reserved = self.workers.reserve(request.content_length or self.max_body)
-        except Busy as exc:
-            return self._refuse(request, endpoint, start, 429, f"webhook busy: {exc}")
+        held = self.workers.reserve(0)  # the review counts from now; its bytes as they arrive
+
+        def charge(size: int) -> None:
+            nonlocal held
+            held = self.workers.charge(held, size)
+
         submitted = False
         try:
             try:
-                body = await asyncio.wait_for(request.read(), min(self.limits.body_timeout, remaining()))
-            except web.HTTPRequestEntityTooLarge:
-                too_large = envelope.too_large(self.max_body)
+                body = await read_body(
+                    request.content,
+                    limit=limit,
+                    deadline=start + min(self.limits.body_timeout, remaining()),
+                    min_rate=self.limits.min_body_rate,
+                    grace=self.limits.body_grace,
+                    charge=charge,
+                    started=start,
+                )
+            except BodyTooLarge:
+                too_large = envelope.too_large(limit)
                 return self._refuse(request, endpoint, start, too_large.status, too_large.message)
-            except TimeoutError:
-                return self._refuse(request, endpoint, start, 408, "request body did not arrive in time")
+            except BodyTooSlow:
+                return self._refuse(
+                    request,
+                    endpoint,
+                    start,
+                    408,
+                    "request body did not arrive in time (at least "
+                    f"{self.limits.min_body_rate} bytes per second after {self.limits.body_grace:g} s)",
+                )
+            except Busy as exc:
+                return self._refuse(request, endpoint, start, 429, f"webhook busy: {exc}", close=True)
+            except http_exceptions.HttpProcessingError as exc:
+                return self._refuse(request, endpoint, start, 400, f"malformed request body: {exc.message}")
             except (ConnectionError, asyncio.IncompleteReadError):
                 return self._gone(request, endpoint, "body", start)
             note_work(len(body))
@@ -270,19 +306,22 @@ class AdmissionRoutes:
                     await asyncio.wait_for(self.warmed.wait(), remaining())
             if _closed(request):
                 return self._gone(request, endpoint, "queued", start)
-            if endpoint in self.inline:
+            offload = self.offload.get(endpoint)
+            if endpoint in self.inline and (offload is None or len(body) <= self.limits.pod_inline_max_body):
                 return self._answer_judged(request, endpoint, start, judge(self.inline[endpoint], body))
-            judged_here = self._inline(endpoint, body)
-            if judged_here is not None:
-                if not isinstance(judged_here, Refusal):
-                    self.metrics.judged.labels(endpoint, INLINE).inc()
-                return self._answer_judged(request, endpoint, start, judged_here)
+            if offload is not None:  # a large review of an inline endpoint: parsed and judged off the loop
+                work = offload(body)
+            else:
+                judged_here = self._inline(endpoint, body)
+                if judged_here is not None:
+                    if not isinstance(judged_here, Refusal):
+                        self.metrics.judged.labels(endpoint, INLINE).inc()
+                    return self._answer_judged(request, endpoint, start, judged_here)
+                work = self._work(endpoint, body)
             self.metrics.judged.labels(endpoint, WORKER).inc()
             submitted = True
             try:
-                judged = await asyncio.wait_for(
-                    self.workers.run(reserved, self._work(endpoint, body), len(body)), remaining()
-                )
+                judged = await asyncio.wait_for(self.workers.run(held, work, len(body)), remaining())
             except TimeoutError:
                 return self._late(request, endpoint, start, body, waited)
             except WorkerDied as exc:
@@ -290,7 +329,9 @@ class AdmissionRoutes:
                 return self._refuse(request, endpoint, start, 429, f"webhook busy: {exc}; retry")
         finally:
             if not submitted:
-                self.workers.release(reserved)
+                self.workers.release(held)
+        if offload is not None and isinstance(judged, Verdict) and self.counted.get(endpoint):
+            self.counted[endpoint](judged)
         return self._answer_judged(request, endpoint, start, judged)
 
     def _answer_judged(
@@ -366,6 +407,18 @@ class AdmissionRoutes:
 
 
 ROUTES_KEY = web.AppKey("routes", AdmissionRoutes)
+POD_ENDPOINT = "mutate-pods"
+
+
+class PodRoutes(Protocol):
+    """`/mutate-pods`' judge (webhook/pod_routing.py `PodRouter`): cheap reviews on the loop, large ones as a
+    picklable job for a worker, whose verdict the router then counts."""
+
+    def mutate(self, request: dict[str, Any]) -> Outcome: ...
+
+    def offload(self, body: bytes) -> Callable[[], Judged]: ...
+
+    def count(self, verdict: Verdict) -> None: ...
 
 
 def _closed(request: web.Request) -> bool:
@@ -383,7 +436,7 @@ def create_app(
     warmed: asyncio.Event | None = None,
     limits: ServerLimits | None = None,
     workers: AdmissionWorkers | None = None,
-    pod_router: HandlerCall | None = None,
+    pod_router: PodRoutes | None = None,
     inline_routes: Mapping[str, HandlerCall] | None = None,
 ) -> web.Application:
     """The webhook's aiohttp application. Without `workers`, it judges on threads of its own calling
@@ -395,16 +448,21 @@ def create_app(
     limits = limits if limits is not None else ServerLimits()
     pool = workers if workers is not None else new_workers(limits, metrics)
     routes = AdmissionRoutes(handler, metrics, logger or get_logger(), warmed, limits, pool)
-    # client_max_size one above the limit: a body of exactly max_body bytes is read, one more is refused.
-    app = web.Application(client_max_size=limits.max_body + 1, middlewares=[json_errors])
+    # Bodies are read by webhook/bodies.py against each endpoint's own limit; aiohttp's cap stays above both.
+    app = web.Application(
+        client_max_size=max(limits.max_body, limits.pod_max_body) + 1, middlewares=[json_errors]
+    )
     app[METRICS_KEY] = metrics
     app[ROUTES_KEY] = routes
     app.on_response_prepare.append(_no_server_version)
     app.router.add_post("/validate", routes.endpoint("validate"))
     app.router.add_post("/mutate", routes.endpoint("mutate"))
     inline = dict(inline_routes or {})
-    if pod_router is not None:  # webhook/pod_routing.py, judged on the loop
-        inline["mutate-pods"] = pod_router
+    if pod_router is not None:  # webhook/pod_routing.py, judged on the loop (large ones by a worker)
+        inline[POD_ENDPOINT] = pod_router.mutate
+        routes.body_limits[POD_ENDPOINT] = limits.pod_max_body
+        routes.offload[POD_ENDPOINT] = pod_router.offload
+        routes.counted[POD_ENDPOINT] = pod_router.count
     for name, call in inline.items():
         routes.inline[name] = call
         app.router.add_post(f"/{name}", routes.endpoint(name))
@@ -431,7 +489,10 @@ def create_app(
 
 
 def new_workers(
-    limits: ServerLimits, metrics: WebhookMetrics, factory: Callable[[], AdmissionHandler] | None = None
+    limits: ServerLimits,
+    metrics: WebhookMetrics,
+    factory: Callable[[], AdmissionHandler] | None = None,
+    logger: logging.Logger | None = None,
 ) -> AdmissionWorkers:
     """The admission workers: processes building their handler with `factory`, or threads without one."""
 
@@ -439,7 +500,12 @@ def new_workers(
         metrics.in_flight_bytes.set(in_flight_bytes)
         metrics.in_flight.set(reviews)
 
-    return AdmissionWorkers(limits.workers, limits.in_flight_bytes, changed, factory)
+    def recycled(reason: str) -> None:
+        metrics.worker_recycles.inc()
+        log_event(logger or get_logger(), logging.INFO, "admission workers recycled", reason=reason)
+
+    recycling = Recycling(limits.worker_recycle_after, limits.worker_max_rss_growth)
+    return AdmissionWorkers(limits.workers, limits.in_flight_bytes, changed, factory, recycling, recycled)
 
 
 def add_metrics_route(app: web.Application, metrics: WebhookMetrics) -> None:
@@ -448,15 +514,6 @@ def add_metrics_route(app: web.Application, metrics: WebhookMetrics) -> None:
         return web.Response(body=body, headers={"Content-Type": "text/plain; version=0.0.4; charset=utf-8"})
 
     app.router.add_get("/metrics", metrics_view)
-
-
-def create_metrics_app(metrics: WebhookMetrics) -> web.Application:
-    """The separate plain-HTTP metrics listener (`--metrics-listen`)."""
-    app = web.Application(middlewares=[json_errors])
-    app[METRICS_KEY] = metrics
-    app.on_response_prepare.append(_no_server_version)
-    add_metrics_route(app, metrics)
-    return app
 
 
 class CertificateEvents:
@@ -508,11 +565,12 @@ class WebhookServer:
         listen: Listen,
         *,
         metrics_listen: Listen | None = None,
+        health_listen: Listen | None = None,
         metrics: WebhookMetrics | None = None,
         logger: logging.Logger | None = None,
         limits: ServerLimits | None = None,
         worker_factory: Callable[[], AdmissionHandler] | None = None,
-        pod_router: HandlerCall | None = None,
+        pod_router: PodRoutes | None = None,
         inline_routes: Mapping[str, HandlerCall] | None = None,
     ) -> None:
         if handler is None and worker_factory is None:
@@ -524,6 +582,9 @@ class WebhookServer:
         self.reloader = reloader
         self.listen = listen
         self.metrics_listen = metrics_listen
+        self.health_listen = health_listen
+        self.heartbeat = LoopHeartbeat()
+        self._listeners: list[HealthListener] = []
         self.metrics = metrics if metrics is not None else WebhookMetrics()
         self.logger = logger or get_logger()
         self.limits = limits if limits is not None else ServerLimits()
@@ -536,15 +597,17 @@ class WebhookServer:
         self._runners: list[web.AppRunner] = []
         self.port = 0
         self.metrics_port = 0
+        self.health_port = 0
 
     async def start(self) -> None:
         """Bind the listeners (port 0 picks a free one; see `.port`). The app's startup starts the warm-up
         and the certificate polling; its cleanup stops them and the workers."""
         shrink_tls_read_buffer()
+        pin_mmap_threshold()
         ssl_context = self.reloader.server_context
         self.readiness.certificates_loaded = True
         try:
-            self.workers = new_workers(self.limits, self.metrics, self.worker_factory)
+            self.workers = new_workers(self.limits, self.metrics, self.worker_factory, self.logger)
         except OSError as exc:  # no semaphores for a process pool (no /dev/shm, say)
             self._log_fallback(exc)
             if self.worker_factory is not None and self.handler is None:
@@ -566,15 +629,35 @@ class WebhookServer:
         self._app = app
         self.port = await self._start_site(app, self.listen, ssl_context, self.guard)
         if self.metrics_listen is not None:
-            self.metrics_port = await self._start_site(
-                create_metrics_app(self.metrics), self.metrics_listen, None, ConnectionGuard(64)
-            )
+            self.metrics_port = await self._start_listener(self.metrics_listen, "metrics")
+        if self.health_listen is not None:
+            self.health_port = await self._start_listener(self.health_listen, "health")
+
+    async def _start_listener(self, listen: Listen, name: str) -> int:
+        """A plain-HTTP /healthz, /readyz and /metrics listener on a thread and loop of its own
+        (procrt/health.py): no webhook client, slow or many, ever delays a probe."""
+
+        def ready() -> str | None:
+            return "; ".join(self.readiness.missing()) or None
+
+        listener = HealthListener(
+            listen.host,
+            listen.port,
+            live=[self.heartbeat.check],
+            ready=[ready],
+            metrics=self.metrics.render,
+            name=name,
+        )
+        port = await asyncio.to_thread(listener.start)
+        self._listeners.append(listener)
+        return port
 
     async def _background(self, app: web.Application) -> AsyncIterator[None]:
         tasks = [
             asyncio.create_task(self.reloader.run()),
             asyncio.create_task(self._warm_up()),
             asyncio.create_task(self._trim_memory()),
+            asyncio.create_task(self.heartbeat.run()),
         ]
         yield
         for task in tasks:
@@ -588,8 +671,7 @@ class WebhookServer:
     ) -> int:
         limits = self.limits
         # lingering_time: a refused oversized upload is drained (so the client reads its 413) for 1 s at most.
-        # keepalive_timeout also bounds how long a request's headers may take (aiohttp closes a connection
-        # whose request is still incomplete when it expires). No request body is ever decompressed.
+        # Headers have their own timeout (webhook/protocol.py). No request body is ever decompressed.
         runner = web.AppRunner(
             app,
             access_log=None,
@@ -609,6 +691,9 @@ class WebhookServer:
             guard=guard,
             ssl_context=ssl_context,
             handshake_timeout=limits.handshake_timeout,
+            protocol=lambda server: handler_factory(
+                server, limits.header_timeout, self.metrics.header_timeouts.inc, self.logger
+            ),
         )
         await site.start()
         ports = [address[1] for address in runner.addresses if isinstance(address, tuple)]
@@ -683,3 +768,6 @@ class WebhookServer:
         for runner in reversed(self._runners):
             await runner.cleanup()
         self._runners.clear()
+        for listener in self._listeners:
+            await asyncio.to_thread(listener.stop)
+        self._listeners.clear()

@@ -54,6 +54,12 @@ def not_dropped(what: str, gate: str) -> str:
     return fit("{what} ignored: {gate} is off (no /mutate webhook?)", what=what, gate=gate)
 
 
+def escaped_drop(what: str, gate: str) -> str:
+    """A KEP-6406 request the gate drop should have removed reached /validate: the drop did not run, the value
+    will be stored, so it is judged (invalid values denied)."""
+    return fit("{what}: the drop did not run ({gate} off, no /mutate?); value judged", what=what, gate=gate)
+
+
 def double_spelling(short: str, qualified: str) -> str:
     """Both `shares` and `<domain>/shares` requested: the allocator rejects it if the domain is the driver."""
     return fit(

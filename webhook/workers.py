@@ -10,6 +10,12 @@ review (a 100,000-label object, 32 fresh 10 KiB CEL selectors) is being judged.
 * Worker threads (the library default, and `--worker-kind thread`) cost no extra memory, but share the
   interpreter lock, so a costly review can hold a probe back by some tens of milliseconds at a time.
 
+Worker processes are recycled, as gunicorn's `max_requests` recycles its workers: a large review (1 MiB and
+more) can leave a worker's memory at its peak for good (allocator fragmentation no trim undoes), so after
+`recycle_after` large reviews, or once a worker's RSS has grown `max_rss_growth` bytes past what it held warm,
+a new pool is started and warmed beside the old one, takes over, and the old one ends when its running
+reviews are done. No review waits for the swap.
+
 One worker is kept for small reviews (bodies up to `SMALL_BODY_BYTES`, which every everyday DeviceClass is):
 large reviews use the others only, so a flood of costly reviews queues behind itself, never in front of the
 apiserver's everyday traffic.
@@ -29,6 +35,7 @@ import os
 import threading
 from collections.abc import Callable
 from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
 from typing import TypeVar
 
 from webhook.judging import AdmissionHandler, start_worker, worker_ready
@@ -54,10 +61,32 @@ class WorkerDied(Exception):
     """The worker process judging a review died; the pool has been replaced."""
 
 
+LARGE_REVIEW_BYTES = 1024 * 1024
+"""A review this large counts towards recycling the worker processes."""
+
+
+@dataclass(frozen=True)
+class Recycling:
+    """When worker processes are replaced (see the module docstring); 0 turns a rule off."""
+
+    after_large_reviews: int = 32
+    max_rss_growth: int = 64 * 1024 * 1024
+
+
+def process_rss(pid: int) -> int:
+    """Resident set size of process `pid` in bytes (0 when it is gone)."""
+    try:
+        with open(f"/proc/{pid}/statm") as fh:
+            return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
 class AdmissionWorkers:
     """`workers` workers judging reviews; at most `budget` bytes of bodies accepted and not yet finished.
 
-    With `factory` (a picklable callable building the handler), the workers are processes; else threads.
+    With `factory` (a picklable callable building the handler), the workers are processes, recycled as
+    `recycling` says; else threads.
     """
 
     def __init__(
@@ -66,10 +95,17 @@ class AdmissionWorkers:
         budget: int,
         on_change: Callable[[int, int], None] | None = None,
         factory: Callable[[], AdmissionHandler] | None = None,
+        recycling: Recycling | None = None,
+        on_recycle: Callable[[str], None] | None = None,
     ) -> None:
         self.workers = workers
         self.budget = budget
         self.factory = factory
+        self.recycling = recycling if recycling is not None else Recycling()
+        self._on_recycle = on_recycle
+        self._large_reviews = 0
+        self._warm_rss = 0
+        self._recycling: asyncio.Task[None] | None = None
         self._lock = threading.Lock()
         self._bytes = 0
         self._reviews = 0
@@ -109,6 +145,16 @@ class AdmissionWorkers:
             self._reviews += 1
             self._changed()
         return size
+
+    def charge(self, held: int, size: int) -> int:
+        """Add `size` bytes to a reservation already holding `held` (a body read as it arrives); raises Busy
+        when that would pass the budget while other reviews hold bytes too. Returns the new holding."""
+        with self._lock:
+            if self._bytes > held and self._bytes + size > self.budget:
+                raise Busy(f"{self._bytes} bytes of reviews already in flight (limit {self.budget})")
+            self._bytes += size
+            self._changed()
+        return held + size
 
     def release(self, size: int) -> None:
         with self._lock:
@@ -164,6 +210,8 @@ class AdmissionWorkers:
                 RuntimeError
             ):  # the loop is already closed: nothing left to give back to
                 loop.call_soon_threadsafe(give_back)
+                if size >= LARGE_REVIEW_BYTES:
+                    loop.call_soon_threadsafe(self._large_review_done, pool)
 
         future.add_done_callback(finished)
         try:
@@ -171,6 +219,48 @@ class AdmissionWorkers:
         except BrokenProcessPool:
             self._replace(pool)
             raise WorkerDied("the worker judging this review stopped") from None
+
+    # --- recycling ----------------------------------------------------------------------------------------
+
+    def pids(self) -> list[int]:
+        """The current pool's worker processes (none for threads)."""
+        processes = getattr(self._pool, "_processes", None) or {}
+        return [int(pid) for pid in processes]
+
+    def rss(self) -> int:
+        """The largest RSS of the current pool's workers."""
+        return max((process_rss(pid) for pid in self.pids()), default=0)
+
+    def _large_review_done(self, pool: concurrent.futures.Executor) -> None:
+        """On the loop, after a large review: recycle when a rule says so."""
+        if self.factory is None or pool is not self._pool or self._recycling is not None:
+            return
+        self._large_reviews += 1
+        rules = self.recycling
+        if rules.after_large_reviews and self._large_reviews >= rules.after_large_reviews:
+            reason = f"{self._large_reviews} large reviews"
+        elif rules.max_rss_growth and self._warm_rss and self.rss() > self._warm_rss + rules.max_rss_growth:
+            reason = f"worker RSS {self.rss() >> 20} MiB, {self._warm_rss >> 20} MiB when warm"
+        else:
+            return
+        self._recycling = asyncio.get_running_loop().create_task(self.recycle(reason))
+
+    async def recycle(self, reason: str = "asked") -> None:
+        """Start and warm a new pool beside the current one, swap, and let the old one finish its reviews."""
+        try:
+            fresh = self._new_pool()
+            loop = asyncio.get_running_loop()
+            await asyncio.gather(*(loop.run_in_executor(fresh, worker_ready) for _ in range(self.workers)))
+            with self._lock:
+                old, self._pool = self._pool, fresh
+                self._large_reviews = 0
+            old.shutdown(wait=False, cancel_futures=False)
+            if self._on_recycle is not None:
+                self._on_recycle(reason)
+        except (OSError, BrokenProcessPool, RuntimeError):
+            pass  # the current pool keeps serving; the next large review tries again
+        finally:
+            self._recycling = None
 
     def _replace(self, broken: concurrent.futures.Executor) -> None:
         """A new pool for a broken one, its processes started at once (they take seconds to warm up)."""
@@ -188,6 +278,7 @@ class AdmissionWorkers:
             return
         loop = asyncio.get_running_loop()
         await asyncio.gather(*(loop.run_in_executor(self._pool, worker_ready) for _ in range(self.workers)))
+        self._warm_rss = max(self._warm_rss, self.rss())
 
     def use_threads(self) -> None:
         """Judge on threads from now on (worker processes could not start)."""

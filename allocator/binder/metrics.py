@@ -1,15 +1,10 @@
-"""Prometheus metrics of the binder, in a registry of its own, and the plain-HTTP /metrics, /healthz, /readyz.
+"""Prometheus metrics of the binder, in a registry of its own (served by procrt/health.py).
 
 Names follow kube-scheduler's where they overlap (`scheduler_resourceclaim_creates_total`,
 `scheduler_pod_scheduling_sli_duration_seconds`), prefixed `dra_capacity_binder_`.
 """
 
 from __future__ import annotations
-
-import json
-import threading
-from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
@@ -79,51 +74,7 @@ class BinderMetrics:
             "dra_capacity_binder_pending_pods", "Pods in the queue, by state.", ["state"], registry=r
         )
 
+    content_type = CONTENT_TYPE_LATEST
+
     def render(self) -> bytes:
         return generate_latest(self.registry)
-
-
-class HealthServer:
-    """`/metrics`, `/healthz` (alive) and `/readyz` (informers synced) over plain HTTP on its own thread."""
-
-    def __init__(self, host: str, port: int, metrics: BinderMetrics, ready: Callable[[], str | None]) -> None:
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                if self.path == "/metrics":
-                    self._send(200, metrics.render(), CONTENT_TYPE_LATEST)
-                elif self.path == "/healthz":
-                    self._send(200, b'{"status":"ok"}', "application/json")
-                elif self.path == "/readyz":
-                    missing = ready()
-                    if missing is None:
-                        self._send(200, b'{"status":"ready"}', "application/json")
-                    else:
-                        body = json.dumps({"error": f"not ready: {missing}"}).encode()
-                        self._send(503, body, "application/json")
-                else:
-                    body = json.dumps({"error": f"GET {self.path}: not found"}).encode()
-                    self._send(404, body, "application/json")
-
-            def _send(self, code: int, body: bytes, content_type: str) -> None:
-                self.send_response(code)
-                self.send_header("Content-Type", content_type)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, format: str, *args: object) -> None:
-                return
-
-        self.httpd = ThreadingHTTPServer((host, port), Handler)
-        self.httpd.daemon_threads = True
-        self.port = int(self.httpd.server_address[1])
-        self._thread = threading.Thread(target=outer.httpd.serve_forever, name="binder-health", daemon=True)
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def stop(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()

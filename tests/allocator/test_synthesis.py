@@ -192,6 +192,29 @@ def test_annotation_carrier_reaches_the_request() -> None:
     assert r.exactly.capacity.requests == {"shares": Quantity.parse("2")}
 
 
+@pytest.mark.parametrize(
+    ("carrier", "field"),
+    [
+        ("field", "spec.extendedResourceCapacityRequests.requests[shares]"),
+        ("annotation", "metadata.annotations[dra-capacity.io/extended-resource-capacity-requests]"),
+    ],
+)
+def test_an_invalid_capacity_that_escaped_the_webhook_is_re_validated_not_shared_without_limit(
+    carrier: str, field: str
+) -> None:
+    dc = (
+        gpu_class(shares="0")
+        if carrier == "field"
+        else gpu_class(shares=None, annotation='{"requests": {"shares": "0"}}')
+    )
+    outcome = _synth(pod("p", {GPU: 1}), classes=[dc])
+    assert outcome.claim is None
+    assert outcome.reason == (
+        f"extended resource {GPU}: device class {GPU_CLASS}: {field}: "
+        'Invalid value: "0": must be greater than zero'
+    )
+
+
 def test_class_without_capacity_requests_whole_devices() -> None:
     r = _synth(pod("p", {GPU: 1}), classes=[gpu_class(shares=None)]).claim.spec.devices.requests[0]
     assert r.exactly.capacity is None

@@ -436,3 +436,28 @@ def test_pods_that_missed_routing_get_a_warning_event(kube_api: Any) -> None:
         assert binder.metrics.not_routed._value.get() == 1
     assert event["type"] == "Warning" and RESOURCE in event["message"]
     assert not events(kube_api, "NotRoutedToCapacityBinder", "default")
+
+
+@pytest.mark.parametrize("carrier", ["field", "annotation"])
+def test_an_invalid_capacity_that_escaped_admission_is_re_validated_not_shared_without_limit(
+    kube_api: Any, carrier: str
+) -> None:
+    """Issue 28: `shares: "0"` stored past the webhook (its mutating half unreachable) once let the binder put
+    every pod on one device. The binder re-validates the field and the annotation: no pod is bound, and the
+    FailedScheduling event names the field."""
+    dc = device_class(carrier=carrier)
+    if carrier == "field":
+        dc["spec"]["extendedResourceCapacityRequests"] = {"requests": {"shares": "0"}}
+    else:
+        dc["metadata"]["annotations"] = {
+            "dra-capacity.io/extended-resource-capacity-requests": '{"requests":{"shares":"0"}}'
+        }
+    kube_api.seed(dc)
+    kube_api.seed(node("gpu-node-1"))
+    kube_api.seed(gpu_slice("gpu-node-1", gpus=1, shares=4))
+    for i in range(3):
+        kube_api.seed(pod(f"web-{i}"))
+    with running_binder(kube_api):
+        [event, *_] = wait_for("event", lambda: events(kube_api, "FailedScheduling"))
+    assert 'Invalid value: "0": must be greater than zero' in event["message"]
+    assert bound(kube_api) == [] and extended_claims(kube_api) == []

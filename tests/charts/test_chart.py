@@ -362,6 +362,9 @@ def test_secret_mode_sets_ca_bundle_and_mounts_only_the_serving_pair() -> None:
         (["webhook.podDisruptionBudget.minAvailable=2"], "or no node could ever be drained"),
         (["webhook.preStopSleepSeconds=40"], "must be shorter than webhook.terminationGracePeriodSeconds"),
         (["metrics.port=8443"], "metrics.port=8443 is also webhook.port"),
+        (["metrics.port=6080"], "metrics.port=6080 is also webhook.port or webhook.healthPort"),
+        (["webhook.healthPort=8443"], "webhook.healthPort=8443 is also webhook.port"),
+        (["tls.self.healthPort=6080"], "tls.self.healthPort=6080 is already used"),
         (["tls.self.healthPort=9090"], "tls.self.healthPort=9090 is already used"),
         (["binder.enabled=false"], "set binder.enabled=true, or podRouting.enabled=false"),
         (["binder.schedulerName=default-scheduler"], "would compete with kube-scheduler"),
@@ -417,7 +420,11 @@ def test_webhook_replicas_spread_stop_gracefully_and_never_drop_below_the_count_
     (webhook,) = spec["containers"]
     assert webhook["lifecycle"]["preStop"] == {"sleep": {"seconds": 5}}
     assert spec["terminationGracePeriodSeconds"] == 30
-    assert webhook["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "https", "scheme": "HTTPS"}
+    # The probes use the health listener, which no webhook client can hold up (issue 28).
+    assert webhook["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "health"}
+    assert webhook["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "health"}
+    assert "--health-listen=0.0.0.0:6080" in webhook["args"]
+    assert {"name": "health", "containerPort": 6080, "protocol": "TCP"} in webhook["ports"]
     assert webhook["resources"]["limits"]["memory"] == "512Mi"
 
 
@@ -486,7 +493,7 @@ def test_network_policies_are_on_by_default_and_only_admit_the_served_ports() ->
     webhook = one(objs, "NetworkPolicy", WEBHOOK)
     assert webhook["spec"]["policyTypes"] == ["Ingress"]
     ports = [p["port"] for rule in webhook["spec"]["ingress"] for p in rule["ports"]]
-    assert ports == ["https", "metrics", "certs-health"]
+    assert ports == ["https", "health", "metrics", "certs-health"]
     assert "from" not in webhook["spec"]["ingress"][0]  # the API server's address is unknown: any source
     binder = one(objs, "NetworkPolicy", BINDER)
     assert [p["port"] for r in binder["spec"]["ingress"] for p in r["ports"]] == ["metrics"]
@@ -542,6 +549,12 @@ def test_monitoring_objects_are_optional() -> None:
     assert "dra_capacity_webhook_serving_certificate_expiry_timestamp_seconds" in rules[0]["expr"]
     monitor = one(objs, "ServiceMonitor")
     assert monitor["spec"]["endpoints"][0]["port"] == "metrics"
+    # Without the separate port, /metrics is scraped from the health listener, never the HTTPS one.
+    objs = objects("metrics.serviceMonitor.enabled=true", "metrics.separatePort=false")
+    (endpoint,) = one(objs, "ServiceMonitor")["spec"]["endpoints"]
+    assert endpoint == {"port": "health", "path": "/metrics", "interval": "30s"}
+    service_ports = [p["name"] for p in one(objs, "Service", WEBHOOK)["spec"]["ports"]]
+    assert service_ports == ["https", "health"]
 
 
 def test_rendered_manifests_have_no_duplicate_keys() -> None:

@@ -97,10 +97,12 @@ def test_the_webhook_pods_certs_sidecar_and_server_work_with_the_chart_args(
             probe = sidecar["startupProbe"]["httpGet"]["path"]
             _wait_http(f"http://127.0.0.1:{health}{probe}", certs_proc)  # the startup probe gates the webhook
             assert (pod_dir / "tls.crt").exists()
+            serve_health = _free_port()
             serve_args = [
                 a.replace(serve_mount, str(pod_dir))
                 .replace("0.0.0.0:8443", f"127.0.0.1:{port}")
                 .replace("0.0.0.0:9090", f"127.0.0.1:{_free_port()}")
+                .replace("0.0.0.0:6080", f"127.0.0.1:{serve_health}")
                 for a in webhook["args"]
             ]
             env = {k: v for k, v in os.environ.items() if k != "KUBERNETES_SERVICE_HOST"}
@@ -115,9 +117,12 @@ def test_the_webhook_pods_certs_sidecar_and_server_work_with_the_chart_args(
             import ssl
 
             ctx = ssl.create_default_context(cafile=str(pod_dir / "ca.crt"))
+            # The kubelet's readiness probe (plain HTTP, the health listener), then the HTTPS listener.
+            assert webhook["readinessProbe"]["httpGet"]["port"] == "health"
             _wait_http(
-                f"https://127.0.0.1:{port}{webhook['readinessProbe']['httpGet']['path']}", serve, context=ctx
+                f"http://127.0.0.1:{serve_health}{webhook['readinessProbe']['httpGet']['path']}", serve
             )
+            _wait_http(f"https://127.0.0.1:{port}/readyz", serve, context=ctx)
 
         # Every webhook of every rendered configuration got the Secret's CA.
         secret = kube_api.get("secrets", "rel-dra-capacity-webhook-tls", namespace=NAMESPACE)

@@ -150,8 +150,10 @@ async def running_server(
     *,
     wait_ready: bool = True,
     metrics_listen: Listen | None = None,
+    health_listen: Listen | None = None,
     interval: float = 0.05,
     limits: ServerLimits | None = None,
+    pod_router: Any = None,
 ) -> AsyncIterator[Running]:
     """A real HTTPS webhook on 127.0.0.1 (free port), logs captured in `.log`."""
     handler = handler if handler is not None else AdmissionDouble()
@@ -168,9 +170,11 @@ async def running_server(
         reloader,
         Listen("127.0.0.1", 0),
         metrics_listen=metrics_listen,
+        health_listen=health_listen,
         metrics=metrics,
         logger=logger,
         limits=limits,
+        pod_router=pod_router,
     )
     await server.start()
     try:

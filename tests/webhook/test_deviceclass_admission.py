@@ -77,6 +77,59 @@ def test_validate_never_rejects_a_field_the_drop_removes_but_warns() -> None:
     ]
 
 
+CAPACITY_OFF = ON.with_overrides(DRAExtendedResourceCapacity=False)
+ESCAPED_FIELD = "spec.extendedResourceCapacityRequests"
+
+
+def test_an_escaped_capacity_field_is_still_judged_and_an_invalid_value_denied() -> None:
+    obj = device_class(
+        "nic",
+        extendedResourceName="example.com/nic",
+        extendedResourceCapacityRequests={"requests": {"bandwidth": "0"}},
+    )
+    outcome = DeviceClassAdmission(CAPACITY_OFF).validate(review_request(obj))
+    assert outcome.response["allowed"] is False
+    causes = outcome.response["status"]["details"]["causes"]
+    assert causes == [
+        {
+            "type": "FieldValueInvalid",
+            "message": 'Invalid value: "0": must be greater than zero',
+            "field": "spec.extendedResourceCapacityRequests.requests[bandwidth]",
+        }
+    ]
+    assert outcome.response["warnings"] == [
+        f"{ESCAPED_FIELD}: the drop did not run (DRAExtendedResourceCapacity off, no /mutate?); value judged"
+    ]
+
+
+def test_an_escaped_capacity_annotation_is_still_judged_and_an_invalid_value_denied() -> None:
+    obj = with_annotation(device_class("nic"), '{"requests": {"bandwidth": "0"}}')
+    outcome = DeviceClassAdmission(CAPACITY_OFF).validate(review_request(obj))
+    assert outcome.response["allowed"] is False
+    (cause,) = outcome.response["status"]["details"]["causes"]
+    assert cause["field"] == f"metadata.annotations[{ANNOTATION}]"
+    assert "must be greater than zero" in cause["message"]
+    assert "drop did not run" in outcome.response["warnings"][0]
+
+
+@pytest.mark.parametrize("consumable", [True, False])
+def test_an_escaped_valid_capacity_request_is_allowed_with_the_warning(consumable: bool) -> None:
+    gates = CAPACITY_OFF.with_overrides(DRAConsumableCapacity=consumable)
+    field = device_class("nic", extendedResourceCapacityRequests={"requests": {"bandwidth": "5Gi"}})
+    carrier = with_annotation(device_class("nic"), '{"requests": {"bandwidth": "5Gi"}}')
+    for obj in (field, carrier):
+        outcome = DeviceClassAdmission(gates).validate(review_request(obj))
+        assert outcome.response["allowed"] is True
+        assert any("drop did not run" in w for w in outcome.response["warnings"])
+
+
+def test_an_escaped_capacity_value_unchanged_on_update_is_not_re_judged() -> None:
+    old = with_annotation(device_class("nic"), '{"requests": {"bandwidth": "0"}}')
+    new = with_annotation(device_class("nic", selectors=[]), '{"requests": {"bandwidth": "0"}}')
+    outcome = DeviceClassAdmission(CAPACITY_OFF).validate(review_request(new, old))
+    assert outcome.response["allowed"] is True
+
+
 def test_validate_judges_a_kept_field_on_update_when_the_old_object_used_it() -> None:
     old = device_class("gpu", extendedResourceName="a.com/b")
     new = device_class("gpu", extendedResourceName="not valid")

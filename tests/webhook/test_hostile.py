@@ -155,3 +155,21 @@ async def test_a_killed_worker_is_replaced(server: Any) -> None:
         await asyncio.sleep(0.5)
     assert hit.status == 200 and hit.json()["response"]["allowed"] is True
     assert server.proc.poll() is None
+
+
+async def test_probes_on_the_health_listener_never_fail_under_slowloris_past_the_connection_cap(
+    server: Any,
+) -> None:
+    """530 slow-header connections fill the HTTPS listener's cap (512); the health listener answers every
+    probe anyway (issue 28: 0 failed probes)."""
+    async with hostile.watching(server, probe_interval=0.1, probe_timeout=PROBE_TIMEOUT) as watch:
+        (hit,) = await hostile.attack_slowloris(server, [], count=530, seconds=3.0)
+    assert hit.status >= 512  # connections opened (those over the cap are closed at once)
+    assert watch.healthz_ms and watch.healthz_failures == 0
+
+
+async def test_four_squatters_get_408_and_cause_no_429(server: Any) -> None:
+    async with hostile.watching(server, hostile.FIXTURE.read_bytes()) as watch:
+        hits = await hostile.attack_squat(server, [], count=4, seconds=3.0)
+    assert {h.status for h in hits} == {408}
+    assert watch.legit_ms and watch.legit_busy == 0 and watch.legit_failures == 0

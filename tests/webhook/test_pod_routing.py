@@ -226,7 +226,7 @@ async def test_mutate_pods_is_served_over_https(tmp_path: Path) -> None:
     reloader = CertificateReloader(tmp_path, interval=1.0)
     reloader.load()
     router = PodRouter(cache())
-    server = WebhookServer(AdmissionDouble(), reloader, Listen("127.0.0.1", 0), pod_router=router.mutate)
+    server = WebhookServer(AdmissionDouble(), reloader, Listen("127.0.0.1", 0), pod_router=router)
     await server.start()
     try:
         obj = pod("web-0", OPTED_NS, scheduler=None)

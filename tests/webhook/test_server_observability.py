@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
+import time
+import urllib.error
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -187,3 +191,43 @@ async def test_unknown_operations_share_one_label(tls_dir: Path) -> None:
     requests = "dra_capacity_webhook_requests_total"
     assert _sample(text, requests, endpoint="validate", operation="other", outcome="allowed") == 3
     assert "BOGUS" not in text
+
+
+def _probe(url: str) -> tuple[int, float]:
+    started = time.perf_counter()
+    try:
+        with urllib.request.urlopen(url, timeout=5) as resp:
+            status = resp.status
+    except urllib.error.HTTPError as exc:
+        status = exc.code
+    return status, time.perf_counter() - started
+
+
+async def test_health_listener_answers_probes_while_the_webhook_loop_is_held(tls_dir: Path) -> None:
+    """The health listener (`--health-listen`) runs on a thread and loop of its own: a probe never waits for
+    the webhook's loop (a slow client, a parse, a connection flood), and it says ready once warmed up."""
+    async with running_server(tls_dir, health_listen=Listen("127.0.0.1", 0)) as srv:
+        base = f"http://127.0.0.1:{srv.server.health_port}"
+        assert (await asyncio.to_thread(_probe, base + "/readyz"))[0] == 200
+        results: list[tuple[int, float]] = []
+        prober = threading.Thread(target=lambda: results.extend(_probe(base + "/healthz") for _ in range(5)))
+        prober.start()
+        time.sleep(1.0)  # hold the webhook's event loop, as a costly parse on it would
+        prober.join()
+        metrics = await asyncio.to_thread(urllib.request.urlopen, base + "/metrics")
+        assert b"dra_capacity_webhook_requests_total" in metrics.read()
+    assert [status for status, _ in results] == [200] * 5
+    assert max(seconds for _, seconds in results) < 0.5
+
+
+async def test_health_listener_readyz_is_503_with_the_reason_until_warmed_up(tls_dir: Path) -> None:
+    handler = AdmissionDouble(hold=True)
+    async with running_server(
+        tls_dir, handler, wait_ready=False, health_listen=Listen("127.0.0.1", 0)
+    ) as srv:
+        base = f"http://127.0.0.1:{srv.server.health_port}"
+        assert (await asyncio.to_thread(_probe, base + "/readyz"))[0] == 503
+        assert (await asyncio.to_thread(_probe, base + "/healthz"))[0] == 200
+        handler.release.set()
+        await asyncio.wait_for(srv.server.warmed.wait(), 10)
+        assert (await asyncio.to_thread(_probe, base + "/readyz"))[0] == 200
