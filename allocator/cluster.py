@@ -332,6 +332,17 @@ class Cluster:
             verdict = Verdict.NODE_FAILURE if exc.node_failure else Verdict.ERROR
             return Decision(verdict, None, exc.message, search.calls if search else 0)
 
+    def selects(self, class_name: str, device: DeviceRecord) -> bool:
+        """Whether the class's selectors pick the device (False for an unknown class, or a selector that
+        fails: allocation would report that failure, a read-only view counts nothing)."""
+        cls = self._classes.get(class_name)
+        if cls is None:
+            return False
+        try:
+            return self._matcher.class_matches(device, cls)
+        except AllocationError:
+            return False
+
     def plan(self, node: NodeInfo, claims: Sequence[ResourceClaim]) -> Search:
         """A planned, never-run `Search` of `claims` on `node` over the committed state, for diagnosis
         (allocator/explain.py reads its checks and plans); raises `AllocationError` as `decide` reports it."""

@@ -101,6 +101,11 @@ def add_commands(sub: Any) -> None:
         action="store_true",
         help="place the current pending pods once and exit (no lease: do not run beside a controller)",
     )
+    parser.add_argument(
+        "--per-device-metrics",
+        action="store_true",
+        help="also export units used per device (one series per device and class: many on a big cluster)",
+    )
     parser.add_argument("--bind-workers", type=int, default=16, help=argparse.SUPPRESS)
     parser.set_defaults(func=run_bind)
 
@@ -172,6 +177,7 @@ def run_bind(args: argparse.Namespace) -> int:
         bind_workers=args.bind_workers,
         instance=identity,
         audit_routing=not args.once,
+        extra={"per_device_metrics": args.per_device_metrics},
     )
     binder = Binder(
         kube,
