@@ -109,6 +109,7 @@ def _positive(text: str) -> float:
 def run_top(args: argparse.Namespace) -> int:
     from allocator.headroom import ShapeError
     from allocator.simulate import InputError
+    from dra_capacity.cluster_source import ClusterReadError
 
     parser: argparse.ArgumentParser = args.parser
     gates = parse_gates_or_exit(parser, args.feature_gates)
@@ -123,7 +124,7 @@ def run_top(args: argparse.Namespace) -> int:
         if live:
             return _run_live(args, gates, shape)
         return _run_files(args, gates, files, shape)
-    except (DocumentError, InputError, ShapeError) as exc:
+    except (DocumentError, InputError, ShapeError, ClusterReadError) as exc:
         error_line(COMMAND, str(exc))
         return EXIT_BAD_INPUT
     except OutputError as exc:

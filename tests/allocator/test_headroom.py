@@ -1,0 +1,138 @@
+"""Headroom is what placement then binds: with H reported, simulate places H more pods of the shape and the
+next one is unschedulable, on clusters where node predicates, taints, requestPolicy rounding, counters and
+whole devices make plain arithmetic wrong."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from capacity_cluster import (
+    allocated_claim,
+    bound_of,
+    copies,
+    device_class,
+    gpu,
+    gpu_slice,
+    node,
+    pod,
+    view_of,
+)
+
+from allocator.headroom import ShapeError
+from resourceapi.core_v1 import Pod
+
+NO_SCHEDULE = [{"key": "maintenance", "value": "true", "effect": "NoSchedule"}]
+
+
+def base(**node_b: Any) -> list[dict[str, Any]]:
+    return [
+        device_class(),
+        node("node-a"),
+        node("node-b", **node_b),
+        gpu_slice("node-a"),
+        gpu_slice("node-b"),
+    ]
+
+
+def some_in_use() -> list[dict[str, Any]]:
+    """3 shares used on node-a's gpu-0, node-b's gpu-1 full: 7 of 16 used."""
+    objs = base()
+    for i in range(3):
+        objs += [allocated_claim(f"a{i}", "node-a", "gpu-0", share=i), pod(f"run-a{i}", node_name="node-a")]
+    for i in range(4):
+        objs += [
+            allocated_claim(f"b{i}", "node-b", "gpu-1", share=10 + i),
+            pod(f"run-b{i}", node_name="node-b"),
+        ]
+    return objs
+
+
+def rounded() -> list[dict[str, Any]]:
+    """requestPolicy: shares come in steps of 2, so a request of 1 consumes 2: 2 pods per GPU."""
+    policy = {"default": "2", "validRange": {"min": "2", "max": "4", "step": "2"}}
+    return [
+        device_class(),
+        node("node-a"),
+        gpu_slice("node-a", gpu("gpu-0", policy=policy), gpu("gpu-1", policy=policy)),
+    ]
+
+
+def whole_devices() -> list[dict[str, Any]]:
+    """GPUs that cannot be shared: one pod each, whatever their shares say."""
+    return [
+        device_class(),
+        node("node-a"),
+        gpu_slice("node-a", gpu("gpu-0", multi=False), gpu("gpu-1", multi=False), gpu("gpu-2", multi=False)),
+    ]
+
+
+def counters() -> list[dict[str, Any]]:
+    """Two whole GPUs drawing on one counter set that holds enough for one of them."""
+    dev = {"consumesCounters": [{"counterSet": "board", "counters": {"power": {"value": "3"}}}]}
+    pool = {"name": "node-a", "generation": 1, "resourceSliceCount": 2}
+    devices = gpu_slice("node-a", {**gpu("gpu-0", multi=False), **dev}, {**gpu("gpu-1", multi=False), **dev})
+    devices["spec"]["pool"] = pool
+    board = gpu_slice("node-a")
+    board["metadata"]["name"] = "node-a-board"
+    board["spec"]["pool"] = pool
+    del board["spec"]["devices"]
+    board["spec"]["sharedCounters"] = [{"name": "board", "counters": {"power": {"value": "4"}}}]
+    return [device_class(), node("node-a"), devices, board]
+
+
+SCENARIOS: dict[str, tuple[list[dict[str, Any]], int]] = {
+    "empty": (base(), 16),
+    "some-in-use": (some_in_use(), 9),
+    "tainted-node": (base(taints=NO_SCHEDULE), 8),
+    "pod-limit": (base(pods="3"), 11),
+    "request-policy-rounding": (rounded(), 4),
+    "whole-devices": (whole_devices(), 3),
+    "counters": (counters(), 1),
+}
+
+
+@pytest.mark.parametrize("name", list(SCENARIOS))
+def test_headroom_is_what_placement_then_binds(name: str) -> None:
+    objs, expected = SCENARIOS[name]
+    [row] = view_of(objs).report().classes
+    assert row.headroom is not None
+    assert row.headroom.count == expected
+    results = bound_of(objs, copies(pod("shape"), expected + 1))
+    assert results == ["bound"] * expected + ["unschedulable"]
+
+
+def test_a_bigger_shape_counts_cpu_and_units_together() -> None:
+    objs = base()
+    shape = pod("big", units=2, cpu="20")
+    room = view_of(objs).headroom
+    assert room is not None
+    count = room.headroom(Pod.model_validate(shape)).count
+    assert count == 2  # one per node: 20 of 32 cpus
+    assert bound_of(objs, copies(shape, count + 1)) == ["bound"] * count + ["unschedulable"]
+
+
+def test_counting_leaves_the_view_as_it_was() -> None:
+    view = view_of(some_in_use())
+    first = view.report()
+    second = view.report()
+    assert [c.headroom for c in first.classes] == [c.headroom for c in second.classes]
+    assert first.nodes == second.nodes
+
+
+def test_headroom_follows_a_change_on_one_node() -> None:
+    objs = some_in_use()
+    view = view_of(objs)
+    assert view.report().classes[0].headroom.count == 9  # type: ignore[union-attr]
+    view.delete_claim(("default", "b0"))
+    view.delete_pod(("default", "run-b0"))
+    assert view.report().classes[0].headroom.count == 10  # type: ignore[union-attr]
+
+
+def test_a_shape_with_its_own_claims_is_refused_with_the_reason() -> None:
+    shape = pod("claims")
+    shape["spec"]["resourceClaims"] = [{"name": "gpu", "resourceClaimTemplateName": "t"}]
+    room = view_of(base()).headroom
+    assert room is not None
+    with pytest.raises(ShapeError, match=r"spec\.resourceClaims"):
+        room.headroom(Pod.model_validate(shape))
