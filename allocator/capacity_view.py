@@ -80,32 +80,36 @@ class CapacityView:
         with_headroom: bool = True,
     ) -> None:
         self.gates = gates
-        self.usage = UsageBook(gates, on_change=on_usage_change)
         self.headroom = HeadroomEngine(gates, strategy) if with_headroom else None
+        # one allocator core for both halves: slices converted and selectors evaluated once
+        core = self.headroom.cluster if self.headroom is not None else None
+        self.usage = UsageBook(gates, cluster=core, on_change=on_usage_change)
         self._allocations: dict[Key, AllocationResult] = {}
         self._pending: dict[Key, tuple[str, ...]] = {}  # pending pod -> the extended resources it asks for
 
     # --- inputs --------------------------------------------------------------------------------------------
 
+    # The headroom half updates the shared core first; the usage book then reads it.
+
     def upsert_class(self, model: DeviceClass) -> None:
-        self.usage.upsert_class(model)
         if self.headroom is not None:
             self.headroom.upsert_class(model)
+        self.usage.upsert_class(model)
 
     def delete_class(self, name: str) -> None:
-        self.usage.delete_class(name)
         if self.headroom is not None:
             self.headroom.delete_class(name)
+        self.usage.delete_class(name)
 
     def upsert_slice(self, model: ResourceSlice) -> None:
-        self.usage.upsert_slice(model)
         if self.headroom is not None:
             self.headroom.upsert_slice(model)
+        self.usage.upsert_slice(model)
 
     def delete_slice(self, name: str) -> None:
-        self.usage.delete_slice(name)
         if self.headroom is not None:
             self.headroom.delete_slice(name)
+        self.usage.delete_slice(name)
 
     def upsert_node(self, model: Node) -> None:
         if self.headroom is not None:

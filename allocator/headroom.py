@@ -31,6 +31,7 @@ from allocator.ids import DeviceID
 from allocator.nodeports import host_ports
 from allocator.placement import PlacementResult, Placer, Strategy
 from allocator.podindex import PodIndex, has_required_anti_affinity
+from allocator.pools import DeviceRecord
 from allocator.predicates import fit_vector, pod_requests
 from allocator.synthesis import scalar_requests
 from resourceapi.core_v1 import Node, Pod
@@ -123,6 +124,10 @@ class HeadroomEngine:
         self._versions: dict[str, int] = {}
         self._epoch = 0  # bumped when every node may have changed
         self._shapes: dict[str, _ShapeCache] = {}
+        self._statics: dict[int, tuple[DeviceRecord, int]] = {}  # per device record: its static part's token
+        self._capacities: dict[int, tuple[object, int]] = {}  # per (shared) capacity map: its token
+        self._node_statics: dict[tuple[str, bool], tuple[Node, int]] = {}
+        self._tokens: dict[tuple[Any, ...], int] = {}
 
     # --- inputs --------------------------------------------------------------------------------------------
 
@@ -154,6 +159,13 @@ class HeadroomEngine:
             self._shared += 1
             self._epoch += 1
         self.cluster.upsert_slice(model)
+        self._prune_statics()
+
+    def _prune_statics(self) -> None:
+        """Drop the static parts of devices no slice holds any more (bounded: at most twice the devices)."""
+        if len(self._statics) > 2 * len(self.cluster.state.aggregated) + 4 * len(self._slices) * 16 + 4096:
+            self._statics.clear()
+            self._capacities.clear()
 
     def delete_slice(self, name: str) -> None:
         model = self._slices.pop(name, None)
@@ -174,6 +186,8 @@ class HeadroomEngine:
 
     def delete_node(self, name: str) -> None:
         if self._nodes.pop(name, None) is not None:
+            self._node_statics.pop((name, False), None)
+            self._node_statics.pop((name, True), None)
             self._bump(name)
 
     def set_namespaces(self, labels: dict[str, dict[str, str]]) -> None:
@@ -290,12 +304,7 @@ class HeadroomEngine:
     def _signature(self, name: str, cache: _ShapeCache) -> tuple[Any, ...]:
         """What the shape's count on this node depends on; equal for nodes where it must be equal."""
         node = self._nodes[name]
-        labels = node.labels
-        if not cache.by_name:
-            labels = {k: v for k, v in labels.items() if k != HOSTNAME_LABEL}
-        status = node.status
-        allocatable = sorted((k, str(v)) for k, v in ((status.allocatable if status else None) or {}).items())
-        taints = [t.to_api() for t in node.spec.taints or []] if node.spec else []
+        node_part = self._node_static(node, cache.by_name)
         requested: dict[str, int] = {}
         pods = self._pods.get(name, {})
         for key in pods:
@@ -305,21 +314,21 @@ class HeadroomEngine:
         state = self.cluster.state
         devices = []
         pools = self.cluster.node_pools(NodeInfo(name, node.labels))
+        selects = self.cluster.selects
+        statics = self._statics
         for d in pools.candidates:
             dev_id: DeviceID = d.id
+            static = statics.get(id(d))
+            if static is None or static[0] is not d:
+                static = statics[id(d)] = (d, self._intern(self._device_static(d)))
+            aggregated = state.aggregated.get(dev_id)
             devices.append(
                 (
-                    tuple(self.cluster.selects(c, d) for c in cache.classes),
-                    d.id.driver,
-                    tuple((n, e.value, _policy(e.policy)) for n, e in d.capacity.items()),
-                    d.allow_multi,
-                    tuple((s, tuple(sorted(c.items()))) for s, c in d.consumes),
-                    tuple(json.dumps(t.to_api(), sort_keys=True) for t in d.taints),
-                    tuple(d.binding_conditions or ()),
-                    d.binds_to_node,
+                    tuple(selects(c, d) for c in cache.classes),
+                    static[1],
                     state.dedicated.get(dev_id, 0),
                     state.share_count.get(dev_id, 0),
-                    tuple(sorted(state.aggregated.get(dev_id, {}).items())),
+                    tuple(sorted(aggregated.items())) if aggregated else (),
                 )
             )
         pool_part = tuple(
@@ -331,16 +340,60 @@ class HeadroomEngine:
             for p in pools.pools
         )
         return (
-            name if cache.by_name else "",
-            json.dumps(labels, sort_keys=True),
-            tuple(allocatable),
-            json.dumps(taints, sort_keys=True),
-            bool(node.spec.unschedulable) if node.spec else False,
+            node_part,
             tuple(sorted(requested.items())),
             len(pods),
             tuple(ports),
             tuple(devices),
             pool_part,
+        )
+
+    def _intern(self, value: tuple[Any, ...]) -> int:
+        """A small number standing for a static part (equal parts, equal numbers): signatures hash ints,
+        not Fractions and strings."""
+        token = self._tokens.get(value)
+        if token is None:
+            token = self._tokens[value] = len(self._tokens)
+        return token
+
+    def _node_static(self, node: Node, by_name: bool) -> int:
+        """What placement reads of the Node object (its labels but the hostname, unless the shape reads
+        names), once per Node version."""
+        key = (node.name, by_name)
+        cached = self._node_statics.get(key)
+        if cached is not None and cached[0] is node:
+            return cached[1]
+        labels = node.labels if by_name else {k: v for k, v in node.labels.items() if k != HOSTNAME_LABEL}
+        status = node.status
+        allocatable = sorted((k, str(v)) for k, v in ((status.allocatable if status else None) or {}).items())
+        taints = [t.to_api() for t in node.spec.taints or []] if node.spec else []
+        static = (
+            node.name if by_name else "",
+            json.dumps(labels, sort_keys=True),
+            tuple(allocatable),
+            json.dumps(taints, sort_keys=True),
+            bool(node.spec.unschedulable) if node.spec else False,
+        )
+        token = self._intern(static)
+        self._node_statics[key] = (node, token)
+        return token
+
+    def _device_static(self, d: DeviceRecord) -> tuple[Any, ...]:
+        """What of a device (one slice version) placement reads, but its name and the attributes only the
+        class selectors read (their results are part of the signature); capacity maps, shared by devices
+        of one model, are described once."""
+        capacity = self._capacities.get(id(d.capacity))
+        if capacity is None or capacity[0] is not d.capacity:
+            described = tuple((n, e.value, _policy(e.policy)) for n, e in d.capacity.items())
+            capacity = self._capacities[id(d.capacity)] = (d.capacity, self._intern(described))
+        return (
+            d.id.driver,
+            capacity[1],
+            d.allow_multi,
+            tuple((s, tuple(sorted(c.items()))) for s, c in d.consumes) if d.consumes else (),
+            tuple(json.dumps(t.to_api(), sort_keys=True) for t in d.taints) if d.taints else (),
+            tuple(d.binding_conditions or ()),
+            d.binds_to_node,
         )
 
     def _count_on(self, name: str, shape: Pod, limit: int) -> int:

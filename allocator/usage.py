@@ -23,11 +23,10 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 
-from allocator.errors import AllocationError
+from allocator.cluster import Cluster
 from allocator.features import Features
 from allocator.ids import DeviceID
-from allocator.pools import DeviceRecord, SliceRecord, build_slice
-from allocator.selection import ClassRecord, Matcher, SelectorEngine
+from allocator.pools import DeviceRecord, SliceRecord
 from allocator.state import CommittedState
 from resourceapi.capacity import CapacityNameConflict, compute_consumption, normalize_requests
 from resourceapi.extended import IMPLICIT_PREFIX, CapacityCarrierError, class_capacity_requests
@@ -102,22 +101,22 @@ class UsageBook:
         self,
         gates: FeatureGates,
         *,
-        engine: SelectorEngine | None = None,
+        cluster: Cluster | None = None,
         on_change: Callable[[str, str], None] | None = None,
     ) -> None:
+        """`cluster`: an allocator core kept up to date by someone else (the headroom engine), whose slice
+        records and cached selector results are read instead of building and evaluating them again; without
+        one the book keeps its own."""
         self.features = Features.from_gates(gates)
-        if engine is None:
-            from allocator.celengine import CelEngine
-
-            engine = CelEngine(gates)
-        self._matcher = Matcher(engine)
+        self._own = cluster is None
+        self.cluster = cluster if cluster is not None else Cluster(gates, (), ())
         self._on_change = on_change
         self.state = CommittedState()
         self.classes: dict[str, UnitClass] = {}
-        self._records: dict[str, ClassRecord] = {}
         self._slices: dict[str, SliceRecord] = {}
         self._devices: dict[DeviceID, DeviceRecord] = {}
         self._contrib: dict[DeviceID, dict[str, _Contribution]] = {}
+        self._units: dict[tuple[str, int], tuple[object, int | None, tuple[tuple[str, Fraction], ...]]] = {}
         self.by_class: dict[str, Figures] = {}
         self.by_node: dict[str, dict[str, Figures]] = {}  # class -> node -> figures
         self.generation = 0
@@ -127,11 +126,12 @@ class UsageBook:
     def upsert_class(self, model: DeviceClass) -> None:
         name = model.metadata.name
         self.delete_class(name)
+        if self._own:
+            self.cluster.upsert_class(model)
         unit = UnitClass.of(model)
         if unit is None:
             return
         self.classes[name] = unit
-        self._records[name] = ClassRecord(model)
         self.by_class[name] = Figures()
         self.by_node[name] = {}
         for device in self._devices.values():
@@ -141,7 +141,7 @@ class UsageBook:
     def delete_class(self, name: str) -> None:
         if self.classes.pop(name, None) is None:
             return
-        self._records.pop(name, None)
+        self._units = {k: v for k, v in self._units.items() if k[0] != name}
         for contributions in self._contrib.values():
             contributions.pop(name, None)
         self.by_class.pop(name, None)
@@ -150,12 +150,14 @@ class UsageBook:
         self.generation += 1
 
     def upsert_slice(self, model: ResourceSlice) -> None:
-        existing = self._slices.get(model.metadata.name)
-        if existing is not None and existing.spec == model.spec:
-            return
-        self.delete_slice(model.metadata.name)
-        record = build_slice(model)
-        self._slices[record.name] = record
+        name = model.metadata.name
+        if self._own:
+            self.cluster.upsert_slice(model)
+        record = self.cluster.slice_record(name)
+        if record is None or self._slices.get(name) is record:
+            return  # unchanged (a resync): the same record
+        self._drop_slice(name)
+        self._slices[name] = record
         for device in record.devices:
             old = self._devices.get(device.id)
             if old is not None:
@@ -165,6 +167,11 @@ class UsageBook:
         self.generation += 1
 
     def delete_slice(self, name: str) -> None:
+        if self._own:
+            self.cluster.delete_slice(name)
+        self._drop_slice(name)
+
+    def _drop_slice(self, name: str) -> None:
         record = self._slices.pop(name, None)
         if record is None:
             return
@@ -246,17 +253,13 @@ class UsageBook:
 
     def _contribution(self, device: DeviceRecord, class_name: str) -> _Contribution | None:
         """What the device holds for the class, or None when the class does not count it."""
-        try:
-            if not self._matcher.class_matches(device, self._records[class_name]):
-                return None
-        except AllocationError:
-            return None  # a selector that fails to compile or evaluate selects nothing here
+        if not self.cluster.selects(class_name, device):
+            return None  # (a selector that fails to compile or evaluate selects nothing here)
         node = device_node(device)
-        unit = self.classes[class_name]
         allocated = self.state.is_allocated(device.id)
         if not (device.allow_multi and self.features.consumable_capacity):
             return _Contribution(node, 1, Fraction(1) if allocated else ZERO)
-        total, per_unit = units(device, unit.requests)
+        total, per_unit = self._units_of(device, class_name)
         if total is None:
             return None  # the device cannot serve one unit (a capacity missing, or a policy refusing it)
         if device.id in self.state.dedicated:
@@ -268,6 +271,19 @@ class UsageBook:
         if committed:
             used = max((committed.get(name, ZERO) / amount for name, amount in per_unit), default=ZERO)
         return _Contribution(node, total, min(used, Fraction(total)))
+
+    def _units_of(
+        self, device: DeviceRecord, class_name: str
+    ) -> tuple[int | None, tuple[tuple[str, Fraction], ...]]:
+        """`units` of the class on the device, once per distinct capacity map (devices of one model share
+        theirs: resourceapi's interning)."""
+        capacity = device.capacity
+        key = (class_name, id(capacity))
+        cached = self._units.get(key)
+        if cached is None or cached[0] is not capacity:
+            total, per_unit = units(device, self.classes[class_name].requests)
+            cached = self._units[key] = (capacity, total, per_unit)
+        return cached[1], cached[2]
 
 
 def units(
