@@ -39,8 +39,9 @@ from resourceapi.extended import ExtendedResourceResolver
 from resourceapi.gates import FeatureGates
 from resourceapi.resource_v1 import AllocationResult, DeviceClass, ResourceClaim, ResourceSlice
 
-DEFAULT_CAP = 100_000
-"""Counting stops here (the answer is then "at least"): a bound on the work of one question."""
+DEFAULT_CAP = 10_000
+"""Counting on one node stops here (the answer is then "at least"): a bound on the work of one question
+where nothing else bounds it (a node without `status.allocatable`, devices shared without a capacity)."""
 HOSTNAME_LABEL = "kubernetes.io/hostname"
 _TERMINAL = ("Succeeded", "Failed")
 _GLOBAL_CAP = 2_000  # placements across all nodes, when nodes are not independent
@@ -276,9 +277,7 @@ class HeadroomEngine:
                     count = cache.memo[signature] = self._count_on(name, shape, self.cap)
                 known = cache.counts[name] = (version, count)
             total += known[1]
-            if total >= self.cap:
-                total, capped = self.cap, True
-                break
+            capped = capped or known[1] >= self.cap
         return Headroom(total, capped)
 
     def _shape(self, shape: Pod) -> _ShapeCache:

@@ -81,6 +81,17 @@ def counters() -> list[dict[str, Any]]:
     return [device_class(), node("node-a"), devices, board]
 
 
+def shared_pool() -> list[dict[str, Any]]:
+    """One GPU published for all nodes: the nodes are not independent, pods are placed across all of them."""
+    shared = gpu_slice("node-a")
+    shared["metadata"]["name"] = "fabric-gpus"
+    del shared["spec"]["nodeName"]
+    shared["spec"]["allNodes"] = True
+    shared["spec"]["pool"]["name"] = "fabric"
+    shared["spec"]["devices"] = [gpu("gpu-0")]
+    return [device_class(), node("node-a"), node("node-b"), shared]
+
+
 SCENARIOS: dict[str, tuple[list[dict[str, Any]], int]] = {
     "empty": (base(), 16),
     "some-in-use": (some_in_use(), 9),
@@ -89,6 +100,7 @@ SCENARIOS: dict[str, tuple[list[dict[str, Any]], int]] = {
     "request-policy-rounding": (rounded(), 4),
     "whole-devices": (whole_devices(), 3),
     "counters": (counters(), 1),
+    "shared-pool": (shared_pool(), 4),
 }
 
 
@@ -136,3 +148,9 @@ def test_a_shape_with_its_own_claims_is_refused_with_the_reason() -> None:
     assert room is not None
     with pytest.raises(ShapeError, match=r"spec\.resourceClaims"):
         room.headroom(Pod.model_validate(shape))
+
+
+def test_nodes_that_share_a_pool_are_counted_together() -> None:
+    [row] = view_of(shared_pool()).report().classes
+    assert row.headroom is not None
+    assert (row.headroom.count, row.headroom.per_node) == (4, False)
