@@ -199,3 +199,74 @@ def test_a_cluster_that_cannot_be_read_is_one_line(
     code, out, err = run(capsys, "--kubeconfig", str(config))
     assert (code, out) == (2, "")
     assert err.startswith("dra-capacity top: error: ") and err.count("\n") == 1
+
+
+# --- --watch: a real process, read as a pipeline reads it ---------------------------------------------------
+
+
+class Watching:
+    """`dra-capacity top --watch -o json` in a subprocess; each redraw's document, from a reader thread."""
+
+    def __init__(self, *argv: str) -> None:
+        import queue
+        import subprocess
+        import threading
+
+        exe = Path(sys.executable).with_name("dra-capacity")
+        self.proc = subprocess.Popen(
+            [str(exe), "top", "--watch", "--interval", "0.1", "-o", "json", *argv],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        self.docs: queue.Queue[dict[str, Any]] = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        lines: list[str] = []
+        for line in self.proc.stdout:
+            if line == "---\n":
+                continue
+            lines.append(line)
+            if line == "}\n":
+                self.docs.put(json.loads("".join(lines)))
+                lines = []
+
+    def next(self, timeout: float = 30) -> dict[str, Any]:
+        return self.docs.get(timeout=timeout)
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(10)
+
+
+def test_watch_redraws_a_live_cluster_as_it_changes(kube_api: KubeAPIServer) -> None:
+    seed(kube_api, cluster())
+    watching = Watching("--kubeconfig", str(kube_api.kubeconfig_path))
+    try:
+        first = watching.next()["classes"][0]
+        assert (first["used"], first["headroom"], first["pending"]) == (3, 13, 2)
+        kube_api.delete("resourceclaims", "a0")
+        kube_api.delete("pods", "run-0", grace_period_seconds=0)
+        kube_api.delete("pods", "wait-0", grace_period_seconds=0)
+        deadline = time.monotonic() + 10
+        row = first
+        while (row["used"], row["headroom"], row["pending"]) != (2, 14, 1) and time.monotonic() < deadline:
+            row = watching.next(timeout=10)["classes"][0]
+        assert (row["used"], row["headroom"], row["pending"]) == (2, 14, 1)
+    finally:
+        watching.stop()
+
+
+def test_watch_on_files_redraws_when_a_file_changes(tmp_path: Path) -> None:
+    path = dump(tmp_path)
+    watching = Watching("-f", str(path))
+    try:
+        assert watching.next()["classes"][0]["used"] == 3
+        fewer = [o for o in cluster() if o["metadata"]["name"] not in ("a0", "a1")]
+        time.sleep(0.05)  # a new modification time
+        dump(tmp_path, fewer)
+        assert watching.next()["classes"][0]["used"] == 1
+    finally:
+        watching.stop()
