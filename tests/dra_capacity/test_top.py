@@ -270,3 +270,21 @@ def test_watch_on_files_redraws_when_a_file_changes(tmp_path: Path) -> None:
         assert watching.next()["classes"][0]["used"] == 1
     finally:
         watching.stop()
+
+
+def test_the_real_kubectl_runs_it_as_a_plugin(tmp_path: Path) -> None:
+    import os
+    import subprocess
+
+    bin_dir = Path(sys.executable).parent
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"}
+    proc = subprocess.run(
+        [str(bin_dir / "kubectl"), "dra-capacity", "top", "-f", str(dump(tmp_path)), "-o", "json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["classes"][0]["headroom"] == 13
