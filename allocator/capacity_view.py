@@ -33,14 +33,14 @@ class ClassRow:
     name: str
     resource: str
     total: int
-    used: Fraction
+    used: Fraction | int
     devices: int
     pending: int
     headroom: Headroom | None = None
     problem: str | None = None
 
     @property
-    def free(self) -> Fraction:
+    def free(self) -> Fraction | int:
         return self.total - self.used
 
 
@@ -52,11 +52,11 @@ class NodeRow:
     class_name: str
     resource: str
     total: int
-    used: Fraction
+    used: Fraction | int
     devices: int
 
     @property
-    def free(self) -> Fraction:
+    def free(self) -> Fraction | int:
         return self.total - self.used
 
 
@@ -132,16 +132,16 @@ class CapacityView:
         self.delete_claim(key)
         if allocation is not None:
             self._allocations[key] = allocation
-            self.usage.add_allocation(allocation)
             if self.headroom is not None:
-                self.headroom.add_allocation(allocation)
+                self.headroom.add_allocation(allocation)  # into the shared core first: the book reads it
+            self.usage.add_allocation(allocation)
 
     def delete_claim(self, key: Key) -> None:
         old = self._allocations.pop(key, None)
         if old is not None:
-            self.usage.remove_allocation(old)
             if self.headroom is not None:
                 self.headroom.remove_allocation(old)
+            self.usage.remove_allocation(old)
 
     def upsert_pod(self, pod: Pod) -> None:
         key = (pod.namespace, pod.name)

@@ -73,16 +73,18 @@ class Figures:
     devices behind them."""
 
     total: int = 0
-    used: Fraction = ZERO
+    used: Fraction | int = 0  # an int while every use is whole (Fraction arithmetic is slow)
     devices: int = 0
 
     @property
-    def free(self) -> Fraction:
+    def free(self) -> Fraction | int:
         return self.total - self.used
 
-    def add(self, total: int, used: Fraction, devices: int, sign: int) -> None:
+    def add(self, total: int, used: Fraction | int, devices: int, sign: int) -> None:
         self.total += sign * total
         self.used += sign * used
+        if isinstance(self.used, Fraction) and self.used.denominator == 1:
+            self.used = self.used.numerator
         self.devices += sign * devices
 
 
@@ -90,7 +92,7 @@ class Figures:
 class _Contribution:
     node: str
     total: int
-    used: Fraction
+    used: Fraction | int
 
 
 class UsageBook:
@@ -111,7 +113,8 @@ class UsageBook:
         self._own = cluster is None
         self.cluster = cluster if cluster is not None else Cluster(gates, (), ())
         self._on_change = on_change
-        self.state = CommittedState()
+        # committed allocations: the shared core's own state (its owner commits there first), else ours
+        self.state: CommittedState = self.cluster.state
         self.classes: dict[str, UnitClass] = {}
         self._slices: dict[str, SliceRecord] = {}
         self._devices: dict[DeviceID, DeviceRecord] = {}
@@ -182,11 +185,18 @@ class UsageBook:
         self.generation += 1
 
     def add_allocation(self, result: AllocationResult) -> None:
-        """A claim's allocation counts from now on (its devices are updated)."""
-        self._touched(self.state.add(result, self.features.consumable_capacity))
+        """A claim's allocation counts from now on (its devices are updated). With a shared core, its owner
+        has committed it there already."""
+        if self._own:
+            self._touched(self.state.add(result, self.features.consumable_capacity))
+        else:
+            self._touched(_devices(result))
 
     def remove_allocation(self, result: AllocationResult) -> None:
-        self._touched(self.state.remove(result, self.features.consumable_capacity))
+        if self._own:
+            self._touched(self.state.remove(result, self.features.consumable_capacity))
+        else:
+            self._touched(_devices(result))
 
     def _touched(self, devices: Iterable[DeviceID]) -> None:
         for dev_id in devices:
@@ -201,7 +211,7 @@ class UsageBook:
         """Every node with a device of a unit class."""
         return {node for per_node in self.by_node.values() for node in per_node}
 
-    def devices_of(self, class_name: str) -> list[tuple[DeviceRecord, str, int, Fraction]]:
+    def devices_of(self, class_name: str) -> list[tuple[DeviceRecord, str, int, Fraction | int]]:
         """(device, node, units, units used) of every device the class counts (for `top -o wide`)."""
         out = []
         for dev_id, contributions in self._contrib.items():
@@ -258,19 +268,28 @@ class UsageBook:
         node = device_node(device)
         allocated = self.state.is_allocated(device.id)
         if not (device.allow_multi and self.features.consumable_capacity):
-            return _Contribution(node, 1, Fraction(1) if allocated else ZERO)
+            return _Contribution(node, 1, 1 if allocated else 0)
         total, per_unit = self._units_of(device, class_name)
         if total is None:
             return None  # the device cannot serve one unit (a capacity missing, or a policy refusing it)
         if device.id in self.state.dedicated:
-            return _Contribution(node, total, Fraction(total))
+            return _Contribution(node, total, total)
         committed = self.state.aggregated.get(device.id)
         if not per_unit:  # shareable without capacities: one unit, used while it holds a share
-            return _Contribution(node, total, Fraction(1) if allocated else ZERO)
-        used = ZERO
-        if committed:
-            used = max((committed.get(name, ZERO) / amount for name, amount in per_unit), default=ZERO)
-        return _Contribution(node, total, min(used, Fraction(total)))
+            return _Contribution(node, total, 1 if allocated else 0)
+        if not committed:
+            return _Contribution(node, total, 0)
+        used: Fraction | int = 0
+        for name, amount in per_unit:
+            consumed = committed.get(name)
+            if consumed:
+                ratio = consumed if amount == 1 else consumed / amount
+                if ratio > used:
+                    used = ratio
+        used = min(used, total)
+        if isinstance(used, Fraction) and used.denominator == 1:
+            used = used.numerator
+        return _Contribution(node, total, used)
 
     def _units_of(
         self, device: DeviceRecord, class_name: str
@@ -303,6 +322,11 @@ def units(
         return 1, ()
     total = min(math.floor(device.capacity[name].value / amount) for name, amount in per_unit)
     return total, per_unit
+
+
+def _devices(result: AllocationResult) -> set[DeviceID]:
+    results = result.devices.results if result.devices else None
+    return {DeviceID(r.driver, r.pool, r.device) for r in results or () if not r.admin_access}
 
 
 def device_node(device: DeviceRecord) -> str:
