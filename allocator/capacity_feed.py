@@ -47,7 +47,8 @@ def _safely(handler: Handler) -> Handler:
 class HandlerHost(Protocol):
     """What `attach` needs of an informer: its handler list."""
 
-    handlers: list[Any]
+    @property
+    def handlers(self) -> list[Any]: ...
 
 
 def _key(obj: Mapping[str, Any]) -> tuple[str, str]:

@@ -142,12 +142,8 @@ class Binder:
         self.claims = Informer(kube, RESOURCE_CLAIMS, watch_timeout=o.watch_timeout)
         self.namespaces = Informer(kube, NAMESPACES, watch_timeout=o.watch_timeout)
         self.informers = [self.nodes, self.classes, self.slices, self.claims, self.namespaces, self.pods]
-        self.usage = UsageMetrics(
-            self.metrics.registry, gates, per_device=bool(o.extra.get("per_device_metrics"))
-        )
-        self.usage.feed.attach(
-            classes=self.classes, slices=self.slices, nodes=self.nodes, claims=self.claims, pods=self.pods
-        )
+        # capacity metrics (allocator/binder/usage_metrics.py), fed by the informers: the hook to re-wire
+        self.usage = UsageMetrics.attach_to(self, gates, o.extra)
         self.queue = SchedulingQueue(o.initial_backoff, o.max_backoff)
         self.cond = threading.Condition(threading.RLock())
         self.events = EventSink(kube, o.instance or "dra-capacity-binder")

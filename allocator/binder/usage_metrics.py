@@ -16,17 +16,48 @@ Tiny API, so that it can be wired wherever the binder's informers live:
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from typing import Any, Protocol
 
 from prometheus_client import CollectorRegistry, Gauge
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
-from allocator.capacity_feed import ObjectFeed
+from allocator.capacity_feed import HandlerHost, ObjectFeed
 from allocator.capacity_view import CapacityView
 from allocator.placement import Strategy
 from allocator.usage import SHARED_NODE
 from resourceapi.gates import FeatureGates
+
+
+class _Registered(Protocol):
+    @property
+    def registry(self) -> CollectorRegistry: ...
+
+
+class _Options(Protocol):
+    @property
+    def strategy(self) -> Strategy: ...
+
+
+class BinderLike(Protocol):
+    """What `attach_to` reads of the binding controller: its metrics registry, options and informers."""
+
+    @property
+    def metrics(self) -> _Registered: ...
+    @property
+    def options(self) -> _Options: ...
+    @property
+    def classes(self) -> HandlerHost: ...
+    @property
+    def slices(self) -> HandlerHost: ...
+    @property
+    def nodes(self) -> HandlerHost: ...
+    @property
+    def claims(self) -> HandlerHost: ...
+    @property
+    def pods(self) -> HandlerHost: ...
+
 
 PREFIX = "dra_capacity_binder_"
 SHARED_NODE_LABEL = "<shared>"
@@ -86,6 +117,30 @@ class UsageMetrics:
         self._resources: dict[str, str] = {}  # class -> the resource label of its series
         self._device_series: dict[str, list[tuple[str, ...]]] = {}  # class -> its per-device label sets
         r.register(_ScrapeCollector(self))
+
+    @classmethod
+    def attach_to(
+        cls, binder: BinderLike, gates: FeatureGates, extra: Mapping[str, Any]
+    ) -> UsageMetrics | None:
+        """The capacity metrics on the binder's registry, fed by its informers; None when turned off
+        (`extra["capacity_metrics"]` false: `bind --capacity-metrics=false`). `extra["per_device_metrics"]`
+        adds the per-device series."""
+        if not extra.get("capacity_metrics", True):
+            return None
+        usage = cls(
+            binder.metrics.registry,
+            gates,
+            strategy=binder.options.strategy,
+            per_device=bool(extra.get("per_device_metrics")),
+        )
+        usage.feed.attach(
+            classes=binder.classes,
+            slices=binder.slices,
+            nodes=binder.nodes,
+            claims=binder.claims,
+            pods=binder.pods,
+        )
+        return usage
 
     def _changed(self, class_name: str, node: str) -> None:
         """One (class, node) moved: its node series and the class totals are set again (O(1))."""

@@ -55,3 +55,12 @@ def test_the_exported_headroom_is_what_the_binder_then_binds_and_scale_down_show
             for n in ("gpu-node-1", "gpu-node-2")
         ]
         assert sum(v or 0 for v in per_node) == 8
+
+
+def test_capacity_metrics_can_be_turned_off(kube_api: Any) -> None:
+    seed_cluster(kube_api, nodes=1, gpus=1, shares=4)
+    with running_binder(kube_api, extra={"capacity_metrics": False}) as binder:
+        assert binder.usage is None
+        names = {family.name for family in binder.metrics.registry.collect()}
+        assert "dra_capacity_binder_pods_bound" in names
+        assert not any("units" in n or "headroom" in n for n in names)
