@@ -11,7 +11,7 @@ import argparse
 import os
 import sys
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from dra_capacity.cliopts import (
     OutputError,
@@ -29,6 +29,7 @@ from resourceapi.documents import DocumentError
 
 if TYPE_CHECKING:
     from allocator.capacity_view import CapacityView, Report
+    from allocator.placement import Strategy
     from resourceapi.core_v1 import Pod
 
 COMMAND = "top"
@@ -162,7 +163,7 @@ def load_view(gates: Any, files: list[str], strategy: str, recursive: bool = Fal
         del docs
     for note in inputs.notes:
         print(note, file=sys.stderr)
-    view = CapacityView(gates, strategy)  # type: ignore[arg-type]
+    view = CapacityView(gates, cast("Strategy", strategy))
     for c in inputs.classes:
         view.upsert_class(c)
     for s in inputs.slices:
@@ -173,6 +174,10 @@ def load_view(gates: Any, files: list[str], strategy: str, recursive: bool = Fal
         view.upsert_claim(claim)
     for pod in inputs.pods:
         view.upsert_pod(pod)
+    if view.headroom is not None and inputs.namespaces:  # namespaceSelector terms of pod (anti-)affinity
+        view.headroom.set_namespaces(
+            {ns.metadata.name: dict(ns.metadata.labels or {}) for ns in inputs.namespaces}
+        )
     return view
 
 
