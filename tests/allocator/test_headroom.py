@@ -154,3 +154,38 @@ def test_nodes_that_share_a_pool_are_counted_together() -> None:
     [row] = view_of(shared_pool()).report().classes
     assert row.headroom is not None
     assert (row.headroom.count, row.headroom.per_node) == (4, False)
+
+
+def random_cluster(seed: int) -> list[dict[str, Any]]:
+    """Eight nodes of a few kinds (GPU counts, pod limits, a taint, a label) with random shares in use:
+    alike nodes share one count, and the sum must still be what placement binds."""
+    import random
+
+    rng = random.Random(seed)
+    objs: list[dict[str, Any]] = [device_class()]
+    for n in range(8):
+        name = f"node-{n}"
+        kind = rng.choice(["plain", "plain", "few-pods", "tainted", "labelled"])
+        obj = node(
+            name, pods="4" if kind == "few-pods" else "110", taints=NO_SCHEDULE if kind == "tainted" else None
+        )
+        if kind == "labelled":
+            obj["metadata"]["labels"]["pool"] = "a"
+        objs.append(obj)
+        gpus = rng.choice([1, 2])
+        objs.append(gpu_slice(name, *[gpu(f"gpu-{g}") for g in range(gpus)]))
+        for g in range(gpus):
+            for k in range(rng.choice([0, 0, 1, 3, 4])):
+                claim = f"{name}-g{g}-{k}"
+                objs += [allocated_claim(claim, name, f"gpu-{g}", share=n * 100 + g * 10 + k)]
+                objs += [pod(f"run-{claim}", node_name=name)]
+    return objs
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_headroom_on_many_alike_nodes_is_what_placement_binds(seed: int) -> None:
+    objs = random_cluster(seed)
+    [row] = view_of(objs).report().classes
+    assert row.headroom is not None
+    count = row.headroom.count
+    assert bound_of(objs, copies(pod("shape"), count + 1)) == ["bound"] * count + ["unschedulable"]
