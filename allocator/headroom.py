@@ -116,6 +116,7 @@ class HeadroomEngine:
         self._slice_node: dict[str, str] = {}  # slice -> its node ("" : several nodes)
         self._pool_node: dict[tuple[str, str], str] = {}  # (driver, pool) -> node of its slices
         self._shared = 0  # slices for several nodes
+        self._device_count = 0  # devices of all slices (bounds the per-device caches)
         self._nodes: dict[str, Node] = {}
         self._pods: dict[str, dict[tuple[str, str], Pod]] = {}  # node -> running pods by (namespace, name)
         self._pod_node: dict[tuple[str, str], str] = {}
@@ -151,6 +152,7 @@ class HeadroomEngine:
             return
         self.delete_slice(name)
         self._slices[name] = model
+        self._device_count += len(model.spec.devices or ())
         node = model.spec.node_name or ""
         self._slice_node[name] = node
         self._pool_node[(model.spec.driver, model.spec.pool.name)] = node
@@ -164,7 +166,7 @@ class HeadroomEngine:
 
     def _prune_statics(self) -> None:
         """Drop the static parts of devices no slice holds any more (bounded: at most twice the devices)."""
-        if len(self._statics) > 2 * len(self.cluster.state.aggregated) + 4 * len(self._slices) * 16 + 4096:
+        if len(self._statics) > 2 * self._device_count + 4096:
             self._statics.clear()
             self._capacities.clear()
 
@@ -172,6 +174,7 @@ class HeadroomEngine:
         model = self._slices.pop(name, None)
         if model is None:
             return
+        self._device_count -= len(model.spec.devices or ())
         node = self._slice_node.pop(name, "")
         if node:
             self._bump(node)
@@ -274,6 +277,8 @@ class HeadroomEngine:
                 signature = self._signature(name, cache)
                 count = cache.memo.get(signature)
                 if count is None:
+                    if len(cache.memo) > 4 * len(self._nodes) + 1024:
+                        cache.memo.clear()  # states long gone (a long-running binder): bounded memory
                     count = cache.memo[signature] = self._count_on(name, shape, self.cap)
                 known = cache.counts[name] = (version, count)
             total += known[1]
