@@ -16,6 +16,7 @@ Tiny API, so that it can be wired wherever the binder's informers live:
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import Iterator, Mapping
 from typing import Any, Protocol
 
@@ -59,6 +60,7 @@ class BinderLike(Protocol):
     def pods(self) -> HandlerHost: ...
 
 
+log = logging.getLogger("dra_capacity.binder")
 PREFIX = "dra_capacity_binder_"
 SHARED_NODE_LABEL = "<shared>"
 HEADROOM = PREFIX + "class_headroom_pods"
@@ -206,7 +208,11 @@ class _ScrapeCollector(Collector):
             waiting = m.view.pending_by_class()
             for name, unit in sorted(m.view.usage.classes.items()):
                 pending.add_metric([name, unit.resource], waiting.get(name, 0))
-                room = m.view.class_headroom(name)
+                try:
+                    room = m.view.class_headroom(name)
+                except Exception:  # a scrape never fails for one class: it goes without that series
+                    log.exception("headroom of class %s could not be counted", name)
+                    continue
                 if room is not None:
                     headroom.add_metric([name, unit.resource], room.count)
         yield headroom
