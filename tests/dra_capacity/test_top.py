@@ -239,6 +239,9 @@ class Watching:
     def stop(self) -> None:
         self.proc.terminate()
         self.proc.wait(10)
+        for stream in (self.proc.stdout, self.proc.stderr):
+            if stream is not None:
+                stream.close()
 
 
 def test_watch_redraws_a_live_cluster_as_it_changes(kube_api: KubeAPIServer) -> None:
