@@ -8,6 +8,7 @@ per (device record, request), available counters per pool (until a commit touche
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -143,6 +144,23 @@ class Decision:
     allocate_one_calls: int = 0
 
 
+_DEVICE_FIELD = re.compile(r"\bdevice\b(\s*\.\s*(\w+))?")
+_FIELDS_WITHOUT_ATTRIBUTES = frozenset({"driver", "capacity", "allowMultipleAllocations"})
+
+
+def selectors_read_no_attributes(selectors: Sequence[str | None]) -> bool:
+    """True when every selector reads `device` only as `device.driver`, `device.capacity` or
+    `device.allowMultipleAllocations` (so devices equal in those get one result); anything else
+    (`device.attributes`, `device[...]`, a macro over `device`, the word in a string) is False."""
+    for expression in selectors:
+        if expression is None:
+            continue
+        for m in _DEVICE_FIELD.finditer(expression):
+            if m.group(2) not in _FIELDS_WITHOUT_ATTRIBUTES:
+                return False
+    return True
+
+
 def _new_share_id() -> str:
     return str(uuid.uuid4())
 
@@ -181,6 +199,8 @@ class Cluster:
         self._pool_versions: dict[PoolID, int] = {}
         self._device_used: dict[DeviceID, Fraction | int] = {}  # committed allocated share per device
         # per node: (its pools' versions, committed sum of device shares, candidates by id, the NodePools)
+        self._selects_memo: dict[tuple[object, ...], tuple[object, bool]] = {}
+        self._attribute_free: dict[ClassRecord, bool] = {}
         self._node_used: dict[
             str, tuple[tuple[int, ...], Fraction | int, dict[DeviceID, DeviceRecord], NodePools]
         ] = {}
@@ -193,6 +213,9 @@ class Cluster:
 
     def upsert_class(self, cls: DeviceClass) -> None:
         """Add or replace a DeviceClass; cached selector results of the old version are no longer used."""
+        old = self._classes.get(cls.metadata.name)
+        if old is not None:
+            self._attribute_free.pop(old, None)
         self._classes[cls.metadata.name] = ClassRecord(cls)
         self.generation += 1
 
@@ -331,6 +354,40 @@ class Cluster:
         except AllocationError as exc:
             verdict = Verdict.NODE_FAILURE if exc.node_failure else Verdict.ERROR
             return Decision(verdict, None, exc.message, search.calls if search else 0)
+
+    def slice_record(self, name: str) -> SliceRecord | None:
+        """The current record of slice `name` (its devices carry the cached selector results)."""
+        return self._slices.get(name)
+
+    def selects(self, class_name: str, device: DeviceRecord) -> bool:
+        """Whether the class's selectors pick the device (False for an unknown class, or a selector that
+        fails: allocation would report that failure, a read-only view counts nothing).
+
+        For reports over every device of a cluster (`dra-capacity top`, the binder's capacity metrics): when
+        the class's selectors read nothing of a device but its driver, capacity and allowMultipleAllocations
+        (`selectors_read_no_attributes`), one evaluation answers for every device alike in those (devices of
+        one model share their capacity map)."""
+        cls = self._classes.get(class_name)
+        if cls is None:
+            return False
+        key: tuple[object, ...] | None = None
+        free = self._attribute_free.get(cls)
+        if free is None:
+            free = self._attribute_free[cls] = selectors_read_no_attributes(cls.selectors)
+        if free:
+            key = (cls, device.id.driver, id(device.capacity), device.allow_multi)
+            known = self._selects_memo.get(key)
+            if known is not None and known[0] is device.capacity:
+                return known[1]
+        try:
+            matched = self._matcher.class_matches(device, cls)
+        except AllocationError:
+            matched = False
+        if key is not None:
+            if len(self._selects_memo) > 65536:
+                self._selects_memo.clear()
+            self._selects_memo[key] = (device.capacity, matched)
+        return matched
 
     def plan(self, node: NodeInfo, claims: Sequence[ResourceClaim]) -> Search:
         """A planned, never-run `Search` of `claims` on `node` over the committed state, for diagnosis

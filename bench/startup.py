@@ -1,4 +1,4 @@
-"""Startup cost of the command: `dra-capacity --help` and `dra-capacity simulate --help` next to the floor,
+"""Startup cost of the command: `dra-capacity --help`, `simulate --help` and `top --help` next to the floor,
 a bare `python -c pass` of the same interpreter. Each is run N times in fresh processes; medians are compared
 (target: within 100 ms of the floor, in CPU time: the wall clock on a shared machine mostly measures
 the other jobs). Also lists the heavy modules each one imported (there should be none:
@@ -70,7 +70,7 @@ def main() -> int:
         f"(median of {args.runs})"
     )
     ok = True
-    for extra in (["--help"], ["simulate", "--help"]):
+    for extra in (["--help"], ["simulate", "--help"], ["top", "--help"]):
         ms, cpu = median_ms([*_script(), *extra], args.runs)
         heavy = heavy_imports(extra)
         over = cpu - floor_cpu

@@ -52,6 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     simulate_cmd.add_commands(sub)
     _add_bind(sub)
+    _add_top(sub)
     from dra_capacity import certs_cmd
 
     certs_cmd.add_commands(sub)
@@ -117,6 +118,17 @@ def _add_bind(sub: Any) -> None:
     bind_cmd.add_commands(sub)
 
 
+def _add_top(sub: Any) -> None:
+    """`top` is registered bare unless it is the command (its module reads no heavy module, but stays
+    out of the way of `--help` anyway)."""
+    if _chosen_command() != "top":
+        sub.add_parser("top", help="shares used and free per class and node, pending pods and headroom")
+        return
+    from dra_capacity import top_cmd
+
+    top_cmd.add_commands(sub)
+
+
 def _add_validate(sub: Any) -> None:
     help_text = "run the webhook's mutation and validation offline on DeviceClass files"
     if _chosen_command() != "validate":
@@ -163,6 +175,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         return 0
     return code
+
+
+def kubectl_plugin() -> int:
+    """`kubectl-dra_capacity`: the same commands as a kubectl plugin (`kubectl dra-capacity top`), as krew
+    installs them; kubectl runs the binary with the arguments after the plugin's name."""
+    return main()
 
 
 if __name__ == "__main__":  # pragma: no cover

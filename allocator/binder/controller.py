@@ -45,6 +45,7 @@ from allocator.binder.names import (
     REASON_UNSCHEDULABLE,
 )
 from allocator.binder.queue import SchedulingQueue
+from allocator.binder.usage_metrics import UsageMetrics
 from allocator.binder.writes import BindError, Writer
 from allocator.cluster import Cluster
 from allocator.placement import Placement, PlacementResult, Placer, Strategy
@@ -141,6 +142,8 @@ class Binder:
         self.claims = Informer(kube, RESOURCE_CLAIMS, watch_timeout=o.watch_timeout)
         self.namespaces = Informer(kube, NAMESPACES, watch_timeout=o.watch_timeout)
         self.informers = [self.nodes, self.classes, self.slices, self.claims, self.namespaces, self.pods]
+        # capacity metrics (allocator/binder/usage_metrics.py), fed by the informers: the hook to re-wire
+        self.usage = UsageMetrics.attach_to(self, gates, o.extra)
         self.queue = SchedulingQueue(o.initial_backoff, o.max_backoff)
         self.cond = threading.Condition(threading.RLock())
         self.events = EventSink(kube, o.instance or "dra-capacity-binder")

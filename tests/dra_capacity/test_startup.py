@@ -36,8 +36,8 @@ def _heavy_modules_after(*argv: str) -> list[str]:
 
 @pytest.mark.parametrize(
     "argv",
-    [("--help",), ("simulate", "--help"), ("--version",), ()],
-    ids=["help", "simulate-help", "version", "no-command"],
+    [("--help",), ("simulate", "--help"), ("top", "--help"), ("--version",), ()],
+    ids=["help", "simulate-help", "top-help", "version", "no-command"],
 )
 def test_help_imports_no_server_cel_or_cluster_client(argv: tuple[str, ...]) -> None:
     assert _heavy_modules_after(*argv) == []
