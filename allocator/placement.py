@@ -81,6 +81,7 @@ MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 _GLOBAL = ""  # change-log marker: every node may have changed
 _MAX_SHAPES = 64  # pod shapes whose per-node evaluations are kept (LRU)
+_MAX_CHANGES = 4096  # change-log entries kept before every shape catches up and the log starts over
 _TERMINAL = ("Succeeded", "Failed")  # pods that no longer hold node resources
 
 
@@ -107,6 +108,8 @@ class AllocatorCore(Protocol):
     def allocated_share(self, node: NodeInfo, takes: Iterable[DeviceTake] = ...) -> Fraction: ...
 
     def commit(self, claim: ResourceClaim, result: AllocationResult) -> None: ...
+
+    def release(self, result: AllocationResult) -> None: ...
 
 
 class PlacementResult(StrEnum):
@@ -292,7 +295,7 @@ class Placer:
             return Placement(pod, PlacementResult.ERROR, prepared.problem)
         if self.core.generation != self._generation:  # the core changed under us: every node may differ
             self._generation = self.core.generation
-            self._changes.append(_GLOBAL)
+            self._note(_GLOBAL)
         # PodTopologySpread and InterPodAffinity depend on other nodes' pods: applied over the evaluations
         # (which never do), in the default profile's order
         topology = topology_filters(pod, self._index)
@@ -356,7 +359,7 @@ class Placer:
             claim.metadata.name = claim_name or generate_name(claim.metadata.generate_name or "")
             claims.append(claim)
         if self.core.generation != self._generation:
-            self._changes.append(_GLOBAL)
+            self._note(_GLOBAL)
         global_change = False
         for claim, result in zip(claims, placement.allocation, strict=True):
             claim.status = ResourceClaimStatus(
@@ -376,7 +379,58 @@ class Placer:
         self._generation = self.core.generation
         self._usage[placement.node].add(placement.vector)
         self._index.add(placement.pod, placement.node)
-        self._changes.append(_GLOBAL if global_change else placement.node)
+        self._note(_GLOBAL if global_change else placement.node)
+
+    # --- changes from elsewhere (a long-lived owner such as the binder's snapshot feeds them) ---------------
+
+    def count_allocation(self, claim: ResourceClaim, result: AllocationResult) -> None:
+        """An allocation made elsewhere counts from now on: the nodes of its devices are evaluated again."""
+        self._core_change(result, lambda: self.core.commit(claim, result))
+
+    def release_allocation(self, result: AllocationResult) -> None:
+        """An allocation counted before (committed here or by `count_allocation`) no longer counts."""
+        self._core_change(result, lambda: self.core.release(result))
+
+    def _core_change(self, result: AllocationResult, apply: Callable[[], None]) -> None:
+        if self.core.generation != self._generation:
+            self._note(_GLOBAL)
+        apply()
+        self._generation = self.core.generation
+        nodes = {
+            self._local_pools.get((dev.driver, dev.pool))
+            for dev in ((result.devices.results or []) if result.devices else [])
+        }
+        self._note(*(sorted(n for n in nodes if n) if None not in nodes else [_GLOBAL]))
+
+    def slices_changed(self, slices: Iterable[ResourceSlice]) -> None:
+        """The core's slices changed (`Cluster.upsert_slice`, `delete_slice`): which pools are node-local is
+        read again, and every node is evaluated again (the core's generation says so)."""
+        self._local_pools = _node_local_pools(slices)
+
+    def pod_added(self, pod: Pod, node: str) -> None:
+        """A pod placed elsewhere now holds `node` (unknown nodes and pods already counted are ignored)."""
+        if node not in self._usage or self._index.holds(pod, node):
+            return
+        self._usage[node].add(fit_vector(pod_requests(pod)))
+        self._index.add(pod, node)
+        self._note(node)
+
+    def pod_removed(self, pod: Pod, node: str) -> None:
+        """A pod that held `node` is gone or finished (one not counted there is ignored)."""
+        if node not in self._usage or not self._index.remove(pod, node):
+            return
+        self._usage[node].remove(fit_vector(pod_requests(pod)))
+        self._note(node)
+
+    def _note(self, *names: str) -> None:
+        """Record changed nodes (`_GLOBAL`: every node). A long log is folded: every shape drops what changed
+        since its last use, and the log starts over."""
+        self._changes.extend(names)
+        if len(self._changes) > _MAX_CHANGES:
+            for shape in self._shapes.values():
+                self._catch_up(shape)
+                shape.seq = 0
+            self._changes.clear()
 
     def node_usage(self, name: str) -> NodeUsage:
         """What the pods on node `name` request so far (running and committed pods), for diagnosis."""
@@ -468,15 +522,19 @@ class Placer:
                 self._shapes.popitem(last=False)
             return shape
         self._shapes.move_to_end(prepared.key)
+        self._catch_up(shape)
+        return shape
+
+    def _catch_up(self, shape: _Shape) -> None:
+        """Drop the shape's evaluations of the nodes changed since its last use."""
         if shape.seq < len(self._changes):
             dirty = set(self._changes[shape.seq :])
             shape.seq = len(self._changes)
             names = list(shape.evals) if _GLOBAL in dirty else [n for n in dirty if n in shape.evals]
             for name in names:
                 self._drop(shape, name)
-            if eager:
+            if self._eager:
                 shape.pending.extend(names)
-        return shape
 
     def _drop(self, shape: _Shape, name: str) -> None:
         old = shape.evals.pop(name)

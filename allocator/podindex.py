@@ -61,6 +61,30 @@ class PodIndex:
         if has_required_anti_affinity(pod):
             self.anti_affinity.append((pod, node_name))
 
+    def holds(self, pod: Pod, node_name: str) -> bool:
+        return any(_same_pod(p, pod) for p in self.pods.get(node_name, ()))
+
+    def remove(self, pod: Pod, node_name: str) -> bool:
+        """The pod no longer holds `node_name` (deleted, finished, or relabeled: `add` it again); False when
+        the index did not hold it there."""
+        pods = self.pods.get(node_name, [])
+        for i, p in enumerate(pods):
+            if _same_pod(p, pod):
+                del pods[i]
+                break
+        else:
+            return False
+        if node_name in self.ports:
+            used = [port for p in pods for port in host_ports(p)]
+            if used:
+                self.ports[node_name] = used
+            else:
+                del self.ports[node_name]
+        self.anti_affinity = [
+            (p, n) for p, n in self.anti_affinity if not (n == node_name and _same_pod(p, pod))
+        ]
+        return True
+
     def ports_conflict(self, node_name: str, wanted: list[HostPort]) -> bool:
         """NodePorts Filter: does any wanted host port clash with one the node's pods use?"""
         used = self.ports.get(node_name)
@@ -71,3 +95,10 @@ class PodIndex:
         if labels is None:
             return {NAMESPACE_NAME_LABEL: namespace}
         return {**labels, NAMESPACE_NAME_LABEL: namespace}
+
+
+def _same_pod(a: Pod, b: Pod) -> bool:
+    """One pod: by uid when both have one, else by namespace and name."""
+    if a.metadata.uid and b.metadata.uid:
+        return a.metadata.uid == b.metadata.uid
+    return (a.namespace, a.name) == (b.namespace, b.name)

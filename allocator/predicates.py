@@ -211,6 +211,12 @@ class NodeUsage:
             self.requested[name] = self.requested.get(name, 0) + v
         self.pods += 1
 
+    def remove(self, vector: Mapping[str, int]) -> None:
+        """A pod counted by `add` left the node."""
+        for name, v in vector.items():
+            self.requested[name] = self.requested.get(name, 0) - v
+        self.pods -= 1
+
 
 def allocatable_vector(node: Node) -> dict[str, int] | None:
     """Allocatable in scheduler units; None when the node declares no `status.allocatable` at all."""

@@ -58,6 +58,9 @@ class BindingCycle:
     def bound_ok(self, key: Key, pod_obj: Obj, node: str, claim_name: str | None, started: float) -> None:
         ctx = self.ctx
         with ctx.cond:
+            flight = ctx.assume.inflight.get(key)
+            if flight is not None:
+                self.snapshot.flight_done(flight)
             ctx.assume.bound_ok(key, pod_uid(pod_obj), node)
             ctx.queue.done_bound(key)
         ctx.metrics.pods_bound.inc()

@@ -76,9 +76,9 @@ class Binder:
         self._thread: threading.Thread | None = None
         self._relisting = False
         self.pods.handlers.append(self._on_pod)
-        self.nodes.handlers.append(lambda kind, old, new: self._changed(hints.node_hint(kind, old, new)))
+        self.nodes.handlers.append(self._on_node)
         self.classes.handlers.append(self._on_class)
-        self.slices.handlers.append(lambda kind, old, new: self._changed(hints.slice_hint(old, new)))
+        self.slices.handlers.append(self._on_slice)
         self.claims.handlers.append(self._on_claim)
         self.namespaces.handlers.append(lambda kind, old, new: self._invalidate_routing())
 
@@ -90,7 +90,7 @@ class Binder:
 
     @property
     def rebuilds(self) -> int:
-        """Snapshots built (each relevant cluster change costs one)."""
+        """Snapshots built (a node or DeviceClass change, a failed bind, crash recovery cost one)."""
         return self.snapshot.rebuilds
 
     @property
@@ -159,12 +159,11 @@ class Binder:
     # --- informer handlers (informer threads) ---------------------------------------------------------------
 
     def _changed(self, why: str | None) -> None:
-        """Something that may change placement happened: rebuild the snapshot, retry unschedulable pods."""
+        """Something that may change placement happened (the snapshot has it): retry unschedulable pods."""
         if why is None:
             return
         with self.cond:
             self.ctx.changes[why] += 1
-            self.snapshot.invalidate()
             self.queue.cluster_changed()
             self.cond.notify_all()
 
@@ -186,17 +185,40 @@ class Binder:
             if new is None:
                 self.attempted.discard(key)
             in_flight, own = self.ctx.assume.pod_event(key, old, new)
-            self._changed(hints.pod_hint(old, new, in_flight=in_flight, own_binding=own))
+            why = hints.pod_hint(old, new, in_flight=in_flight, own_binding=own)
+            if why is not None:
+                self.snapshot.pod_changed(why, old, new)
+            self._changed(why)
             if new is not None and kind == ADDED and self.audit.added(new):
                 self.cond.notify_all()
 
+    def _on_node(self, kind: str, old: Obj | None, new: Obj | None) -> None:
+        why = hints.node_hint(kind, old, new)
+        if why is not None:
+            with self.cond:
+                self.snapshot.invalidate()
+                self._changed(why)
+
     def _on_class(self, kind: str, old: Obj | None, new: Obj | None) -> None:
-        self._invalidate_routing()
-        self._changed("device-class")
+        with self.cond:
+            self.audit.invalidate()
+            self.snapshot.invalidate()
+            self._changed("device-class")
+
+    def _on_slice(self, kind: str, old: Obj | None, new: Obj | None) -> None:
+        why = hints.slice_hint(old, new)
+        if why is not None:
+            with self.cond:
+                self.snapshot.slice_changed(old, new)
+                self._changed(why)
 
     def _on_claim(self, kind: str, old: Obj | None, new: Obj | None) -> None:
+        obj = new if new is not None else old
+        assert obj is not None
         with self.cond:
             seen = self.ctx.assume.claim_event(old, new)
+            if not seen.in_flight:
+                self.snapshot.claim_changed(key_of(obj))
             self._changed(hints.claim_hint(old, new, seen.assumed, seen.in_flight))
 
     # --- the scheduling loop --------------------------------------------------------------------------------

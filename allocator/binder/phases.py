@@ -16,11 +16,12 @@ from dataclasses import dataclass
 from allocator.binder import claims as bodies
 from allocator.binder.assume import InFlight
 from allocator.binder.context import BinderContext, Stopped, log_decision
-from allocator.binder.hints import Key, is_allocated, pod_uid
+from allocator.binder.hints import Key, pod_uid
 from allocator.binder.names import EVENT_WARNING, REASON_FAILED_SCHEDULING
 from allocator.binder.snapshot import Snapshot
 from allocator.binder.writes import BindError
 from allocator.placement import Placement, Placer
+from kubeio.informer import key_of
 from kubeio.kube import ApiError, Obj
 from resourceapi.resource_v1 import AllocationResult
 
@@ -128,5 +129,4 @@ class ClaimPhases:
         ctx.metrics.claims_deleted.labels(why).inc()
         with ctx.cond:
             ctx.assume.claim_deleted(claim)
-            if is_allocated(claim):
-                self.snapshot.invalidate()
+            self.snapshot.claim_changed(key_of(claim))  # hidden now: its allocation no longer counts
