@@ -22,8 +22,8 @@ from typing import Any
 
 from certs.files import CertFileError, ensure_self_signed
 from dra_capacity.cliopts import add_feature_gates_flag
-from dra_capacity.kubeclient import ClusterConfigError, api_client, in_cluster
 from dra_capacity.routing_setup import add_routing_arguments, start_pod_router
+from kubeio.config import ClusterConfigError, configuration, in_cluster
 from resourceapi.gates import FeatureGates, GateError
 from webhook import logs
 from webhook.limits import ServerLimits
@@ -232,7 +232,7 @@ def cluster_spec(args: argparse.Namespace) -> ClusterSpec | None:
     in a pod. Raises ClusterConfigError for an unusable configuration, before anything else starts."""
     if args.cluster_warnings == "off" or (not args.kubeconfig and not in_cluster()):
         return None
-    api_client(args.kubeconfig).close()
+    configuration(args.kubeconfig)
     return ClusterSpec(args.kubeconfig)
 
 
@@ -250,11 +250,12 @@ def load_handler(
 
     source = None
     if cluster is not None:
+        from kubeio.factory import shared_factory
         from webhook.class_events import ClassEvents
         from webhook.cluster_cache import ClusterCache, event_sink
 
-        api = api_client(cluster.kubeconfig)
-        cache = ClusterCache(api, on_view=ClassEvents(gates, event_sink(api)).on_view)
+        informers = shared_factory(cluster.kubeconfig)  # the pod routing's, in the main process
+        cache = ClusterCache(informers, on_view=ClassEvents(gates, event_sink(informers.kube)).on_view)
         cache.start()
         source = cache.view
     handler: AdmissionHandler = DeviceClassAdmission(gates, NativeRules(native_rules), cluster=source)

@@ -6,10 +6,9 @@ and write plain JSON instead, through the same `ApiClient` (configuration, TLS, 
 pool). Non-2xx answers raise `ApiError` with the `Status` reason, as client-go's `errors.IsConflict` and
 friends read it (staging/src/k8s.io/apimachinery/pkg/api/errors/errors.go).
 
-Requests go straight to the client's urllib3 connection pool with orjson bodies: the client's own request
-path (`param_serialize` walking every body, `call_api`, the kubeconfig refresh hook on every call) was a
-third of the binder's CPU per pod. Its configuration's token is re-read at most once a second; with a proxy
-or client-go style retries configured, the client's own path is used.
+One send path: the client's `call_api` with a URL, headers and credentials built here (the token is
+re-read from the configuration at most once a second); answers are decoded with orjson. This module (with
+`config.py`) is the only one that imports `kubernetes`.
 """
 
 from __future__ import annotations
@@ -20,13 +19,11 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote, urlencode, urlsplit
+from urllib.parse import quote, urlencode
 
 import orjson
-import urllib3
 from kubernetes import client as k8s_client
 from kubernetes import config as k8s_config
-from kubernetes.client.rest import RESTResponse
 from kubernetes.watch.watch import iter_resp_lines
 
 Obj = dict[str, Any]
@@ -95,6 +92,7 @@ DEVICE_CLASSES = Resource("resource.k8s.io/v1", "deviceclasses", False)
 RESOURCE_SLICES = Resource("resource.k8s.io/v1", "resourceslices", False)
 RESOURCE_CLAIMS = Resource("resource.k8s.io/v1", "resourceclaims", True)
 LEASES = Resource("coordination.k8s.io/v1", "leases", True)
+ENDPOINT_SLICES = Resource("discovery.k8s.io/v1", "endpointslices", True)
 VALIDATING_WEBHOOK_CONFIGURATIONS = Resource(
     "admissionregistration.k8s.io/v1", "validatingwebhookconfigurations", False
 )
@@ -104,8 +102,8 @@ MUTATING_WEBHOOK_CONFIGURATIONS = Resource(
 
 
 def load_configuration(kubeconfig: str) -> Any:
-    """A client configuration from a kubeconfig file (tests and benchmarks; `dra-capacity bind` resolves its
-    cluster with dra_capacity/kubeclient.py)."""
+    """A client configuration from a kubeconfig file (tests and benchmarks; the commands resolve theirs with
+    `kubeio.config`)."""
     configuration = k8s_client.Configuration()
     k8s_config.load_kube_config(  # type: ignore[no-untyped-call]
         config_file=kubeconfig, client_configuration=configuration
@@ -119,32 +117,22 @@ class Kube:
     def __init__(self, configuration: Any, pool_size: int = 32) -> None:
         """`pool_size`: connections kept open; each informer's watch holds one, each bind worker uses one."""
         configuration.connection_pool_maxsize = max(pool_size, 4)
-        self.api = k8s_client.ApiClient(configuration)
-        self._lock = threading.Lock()
-        self.requests_sent = 0  # watches included; for benchmarks and diagnostics
-        self._direct()
+        self._init(k8s_client.ApiClient(configuration))
 
     @classmethod
     def of_client(cls, api: Any) -> Kube:
         """A view sharing an existing `kubernetes.client.ApiClient` (its pool, as configured by its owner, who
         also closes it)."""
         kube = cls.__new__(cls)
-        kube.api = api
-        kube._lock = threading.Lock()
-        kube.requests_sent = 0
-        kube._direct()
+        kube._init(api)
         return kube
 
-    def _direct(self) -> None:
-        """The client's connection pool for its host, used directly (none with a proxy or client-go style
-        retries: the client's own path then)."""
-        configuration = self.api.configuration
+    def _init(self, api: Any) -> None:
+        self.api = api
+        self._lock = threading.Lock()
+        self.requests_sent = 0  # watches included; for benchmarks and diagnostics
         self._auth: tuple[float, dict[str, str]] = (-AUTH_TTL, {})
-        self._pool: Any = None
-        self._prefix = ""
-        if not configuration.proxy and not getattr(configuration, "client_go_retries", False):
-            self._pool = self.api.rest_client.pool_manager.connection_from_url(configuration.host)
-            self._prefix = urlsplit(configuration.host).path.rstrip("/")
+        self._host = str(api.configuration.host).rstrip("/")
 
     def close(self) -> None:
         self.api.close()  # type: ignore[no-untyped-call]
@@ -158,19 +146,18 @@ class Kube:
         content_type: str | None,
         timeout: float | tuple[float, float] | None,
     ) -> Any:
-        headers = {"Accept": JSON}
+        """One request through the client's `call_api` (its pool, proxy, TLS and retry settings). The URL,
+        the headers and the credentials are ours: the client's `param_serialize` walks every body and runs
+        the kubeconfig's refresh hook on every call."""
+        headers = {**self.api.default_headers, "Accept": JSON, **self._auth_headers()}
         if body is not None:
             headers["Content-Type"] = content_type or JSON
         with self._lock:
             self.requests_sent += 1
         params = [(k, _query_value(v)) for k, v in (query or {}).items() if v is not None]
-        if self._pool is not None:
-            return self._send_direct(method, path, params, body, headers, timeout)
-        method_, url, headers_, body_, _ = self.api.param_serialize(
-            method, path, query_params=params, header_params=headers, body=body, auth_settings=["BearerToken"]
-        )
+        url = self._host + path + ("?" + urlencode(params) if params else "")
         try:
-            return self.api.call_api(method_, url, headers_, body_, _request_timeout=timeout)
+            return self.api.call_api(method, url, header_params=headers, body=body, _request_timeout=timeout)
         except k8s_client.ApiException as exc:  # TLS failures, unpreparable requests
             raise ApiError(0, "ConnectionError", str(exc.reason)) from None
         except Exception as exc:  # urllib3: refused, reset, timed out
@@ -187,32 +174,6 @@ class Kube:
                     headers[str(setting["key"])] = str(setting["value"])
             self._auth = (now, headers)
         return headers
-
-    def _send_direct(
-        self,
-        method: str,
-        path: str,
-        params: list[tuple[str, str]],
-        body: Any,
-        headers: dict[str, str],
-        timeout: float | tuple[float, float] | None,
-    ) -> Any:
-        url = self._prefix + path + ("?" + urlencode(params) if params else "")
-        headers = {**self.api.default_headers, **headers, **self._auth_headers()}
-        data = None if body is None else _encode(body)
-        if timeout is None:
-            deadline = urllib3.Timeout()
-        elif isinstance(timeout, tuple):
-            deadline = urllib3.Timeout(connect=timeout[0], read=timeout[1])
-        else:
-            deadline = urllib3.Timeout(total=timeout)
-        try:
-            raw = self._pool.urlopen(
-                method, url, body=data, headers=headers, timeout=deadline, preload_content=False
-            )
-        except Exception as exc:  # urllib3: refused, reset, timed out, TLS
-            raise ApiError(0, "ConnectionError", f"{type(exc).__name__}: {exc}") from None
-        return RESTResponse(raw)
 
     def request(
         self,
@@ -302,13 +263,6 @@ def _query_value(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     return str(value)
-
-
-def _encode(body: Any) -> bytes:
-    try:
-        return orjson.dumps(body)
-    except TypeError:  # beyond orjson (an integer over 64 bits): the standard library's encoding
-        return json.dumps(body).encode()
 
 
 def _decode(data: bytes | None) -> Obj:

@@ -1,6 +1,7 @@
 """A read-only informer cache of ResourceSlices and DeviceClasses for the cluster-aware admission warnings.
 
-Two `kubeio.informer.Informer`s (list in pages, watch, relist on 410 Gone) feed it. After any change a new
+Two `kubeio.informer.Informer`s (list in pages, watch, relist on 410 Gone), from the process's informer
+factory (the pod routing shares the DeviceClass one), feed it. After any change a new
 `ClusterView` is built off the admission path and swapped in whole. Admission only ever reads `view()`: it
 never waits on the API server, and gets None (skip the warnings) until both resources have synced, and again
 after a failure until the list or watch is back (`Informer.fresh`).
@@ -16,6 +17,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from kubeio.factory import InformerFactory
 from kubeio.informer import PAGE_SIZE, Informer
 from kubeio.kube import DEVICE_CLASSES, EVENTS_V1, RESOURCE_SLICES, ApiError, Kube
 from resourceapi.resource_v1 import DeviceClass, ResourceSlice
@@ -33,41 +35,40 @@ class ClusterCache:
 
     def __init__(
         self,
-        api_client: Any,
+        informers: InformerFactory,
         on_view: Callable[[ClusterView], object] | None = None,
         *,
         page_size: int = PAGE_SIZE,
     ) -> None:
-        """`api_client`: a `kubernetes.client.ApiClient` (its owner closes it)."""
-        kube = Kube.of_client(api_client)
+        self._factory = informers
+        self._page_size = page_size
         self._on_view = on_view
         self._dirty = threading.Event()
         self._stop = threading.Event()
         self._view: ClusterView | None = None
         self._generation = 0
         self._view_cache = ViewCache()
-        self.slices = Informer(
-            kube, RESOURCE_SLICES, watch_timeout=WATCH_TIMEOUT_SECONDS, page_size=page_size
-        )
-        self.classes = Informer(
-            kube, DEVICE_CLASSES, watch_timeout=WATCH_TIMEOUT_SECONDS, page_size=page_size
-        )
-        for informer in (self.slices, self.classes):
-            informer.listeners.append(self._dirty.set)
+        self.slices: Informer | None = None
+        self.classes: Informer | None = None
         self._builder = threading.Thread(target=self._rebuild_loop, name="cluster-view", daemon=True)
 
     def start(self) -> None:
-        self.slices.start()
-        self.classes.start()
+        self.slices, self.classes = (
+            self._factory.acquire(r, watch_timeout=WATCH_TIMEOUT_SECONDS, page_size=self._page_size)
+            for r in (RESOURCE_SLICES, DEVICE_CLASSES)
+        )
+        for informer in (self.slices, self.classes):
+            informer.listeners.append(self._dirty.set)
+        self._dirty.set()  # a shared informer may have synced already
         self._builder.start()
 
     def stop(self) -> None:
         self._stop.set()
         self._dirty.set()
-        self.slices.stop()
-        self.classes.stop()
-        self.slices.join(timeout=5)
-        self.classes.join(timeout=5)
+        for informer in (self.slices, self.classes):
+            if informer is not None:
+                informer.listeners.remove(self._dirty.set)
+                self._factory.release(informer)
         self._builder.join(timeout=5)
 
     def view(self) -> ClusterView | None:
@@ -97,7 +98,7 @@ class ClusterCache:
                 self._view = None
 
     def _rebuild(self) -> None:
-        if not (self.slices.fresh and self.classes.fresh):
+        if self.slices is None or self.classes is None or not (self.slices.fresh and self.classes.fresh):
             self._view = None
             return
         slices = [_model(ResourceSlice, o) for o in self.slices.items()]
@@ -122,9 +123,8 @@ def _model(model: type[ResourceSlice] | type[DeviceClass], obj: dict[str, Any]) 
         return None
 
 
-def event_sink(api_client: Any) -> Callable[[dict[str, Any]], None]:
+def event_sink(kube: Kube) -> Callable[[dict[str, Any]], None]:
     """Create events.k8s.io/v1 Events; one that already exists (another replica sent it) is fine."""
-    kube = Kube.of_client(api_client)
 
     def send(event: dict[str, Any]) -> None:
         try:

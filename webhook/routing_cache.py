@@ -1,6 +1,7 @@
 """The informer cache `/mutate-pods` reads: DeviceClasses (which resource names route) and Namespace labels.
 
-Two `kubeio.informer.Informer`s (list in pages, watch, relist on 410 Gone). The admission path only reads two
+Two `kubeio.informer.Informer`s (list in pages, watch, relist on 410 Gone), from the process's informer
+factory (the cluster-aware warnings share the DeviceClass one). The admission path only reads two
 attributes that each informer's listener replaces whole, so it never waits on a lock: until both lists have
 come back, `routed_names()` is None and the endpoint allows pods unchanged (fail-open, counted).
 """
@@ -10,8 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from kubeio.factory import InformerFactory
 from kubeio.informer import Informer
-from kubeio.kube import DEVICE_CLASSES, NAMESPACES, Kube
+from kubeio.kube import DEVICE_CLASSES, NAMESPACES
 from resourceapi.routing import routed_resource_names
 
 
@@ -48,24 +50,38 @@ class RoutingCache:
 
 
 class ClusterRoutingCache(RoutingCache):
-    """A RoutingCache fed from the API server through a `kubernetes.client.ApiClient`."""
+    """A RoutingCache fed from the API server by the process's informer factory."""
 
-    def __init__(self, api_client: Any) -> None:
-        """`api_client`: a `kubernetes.client.ApiClient` (its owner closes it)."""
+    def __init__(self, informers: InformerFactory) -> None:
         super().__init__()
-        self.api_client = api_client
-        kube = Kube.of_client(api_client)
-        self.classes = Informer(kube, DEVICE_CLASSES)
-        self.namespaces = Informer(kube, NAMESPACES)
-        self.classes.listeners.append(lambda: self.set_classes(self.classes.items()))
-        self.namespaces.listeners.append(lambda: self.set_namespaces(self.namespaces.items()))
+        self._factory = informers
+        self.classes: Informer | None = None
+        self.namespaces: Informer | None = None
+
+    def _classes_changed(self) -> None:
+        if self.classes is not None:
+            self.set_classes(self.classes.items())
+
+    def _namespaces_changed(self) -> None:
+        if self.namespaces is not None:
+            self.set_namespaces(self.namespaces.items())
 
     def start(self) -> None:
-        self.classes.start()
-        self.namespaces.start()
+        self.classes = self._factory.acquire(DEVICE_CLASSES)
+        self.namespaces = self._factory.acquire(NAMESPACES)
+        self.classes.listeners.append(self._classes_changed)
+        self.namespaces.listeners.append(self._namespaces_changed)
+        # a shared informer that has listed already (`fresh` is set before its listeners are called)
+        if self.classes.fresh or self.classes.synced.is_set():
+            self._classes_changed()
+        if self.namespaces.fresh or self.namespaces.synced.is_set():
+            self._namespaces_changed()
 
     def stop(self) -> None:
-        self.classes.stop()
-        self.namespaces.stop()
-        self.classes.join(2.0)
-        self.namespaces.join(2.0)
+        for informer, listener in (
+            (self.classes, self._classes_changed),
+            (self.namespaces, self._namespaces_changed),
+        ):
+            if informer is not None:
+                informer.listeners.remove(listener)
+                self._factory.release(informer, 2.0)

@@ -13,11 +13,17 @@ from typing import Any
 import pytest
 from kubeapi import KubeAPIServer
 
+from kubeio.factory import InformerFactory
+from kubeio.kube import Kube
 from resourceapi.gates import FeatureGates
 from webhook.admission import DeviceClassAdmission
 from webhook.cluster_cache import ClusterCache
 
 DRIVER = "gpu.nvidia.com"
+
+
+def informers_of(api: KubeAPIServer) -> InformerFactory:
+    return InformerFactory(Kube.of_client(api.api_client()))
 
 
 def gpu_slice(node: str, devices: int = 2) -> dict[str, Any]:
@@ -74,7 +80,7 @@ def wait_for(predicate: Any, timeout: float = 10.0) -> None:
 @pytest.fixture
 def cache(kube_api: KubeAPIServer) -> Iterator[ClusterCache]:
     kube_api.seed(gpu_slice("node-1"))
-    c = ClusterCache(kube_api.api_client())
+    c = ClusterCache(informers_of(kube_api))
     c.start()
     assert c.wait_synced(10)
     yield c
@@ -118,7 +124,7 @@ def test_admission_warns_from_the_cache(cache: ClusterCache) -> None:
 
 def test_a_cold_cache_skips_the_warnings_without_waiting(kube_api: KubeAPIServer) -> None:
     with kube_api.paused():  # the API server answers nothing: the cache stays cold
-        c = ClusterCache(kube_api.api_client())
+        c = ClusterCache(informers_of(kube_api))
         c.start()
         admission = DeviceClassAdmission(FeatureGates.defaults(), cluster=c.view)
         start = time.perf_counter()
@@ -145,12 +151,12 @@ def test_a_republished_slice_that_strands_a_class_gets_one_event_on_it(kube_api:
     kube_api.seed(shares_class())
     api = kube_api.api_client()
     sent: list[dict[str, Any]] = []
-    events = ClassEvents(FeatureGates.defaults(), event_sink(api))
+    events = ClassEvents(FeatureGates.defaults(), event_sink(Kube.of_client(api)))
 
     def on_view(view: Any) -> None:
         sent.extend(events.on_view(view))
 
-    cache = ClusterCache(api, on_view=on_view)
+    cache = ClusterCache(InformerFactory(Kube.of_client(api)), on_view=on_view)
     cache.start()
     try:
         assert cache.wait_synced(10)
@@ -186,7 +192,34 @@ def test_a_second_replica_reporting_the_same_finding_creates_no_second_event(kub
         del device["capacity"]["shares"]
     view = ClusterView([ResourceSlice.model_validate(slice_)], [DeviceClass.model_validate(shares_class())])
     api = kube_api.api_client()
-    first = ClassEvents(FeatureGates.defaults(), event_sink(api)).on_view(view)
-    second = ClassEvents(FeatureGates.defaults(), event_sink(api)).on_view(view)
+    first = ClassEvents(FeatureGates.defaults(), event_sink(Kube.of_client(api))).on_view(view)
+    second = ClassEvents(FeatureGates.defaults(), event_sink(Kube.of_client(api))).on_view(view)
     assert len(first) == 1 and len(second) == 1  # both sent it; the API server kept one
     assert len(kube_api.list("events.events.k8s.io", namespace="default")) == 1
+
+
+def test_the_warnings_and_the_pod_routing_share_one_deviceclass_watch(kube_api: KubeAPIServer) -> None:
+    """`serve` in one process: the cluster-aware warnings and /mutate-pods read DeviceClasses from one
+    informer (one list, one watch), each following it; stopping one leaves the other fed."""
+    from webhook.routing_cache import ClusterRoutingCache
+
+    kube_api.seed(gpu_slice("node-1"))
+    kube_api.seed(shares_class())
+    kube_api.clear_requests()
+    informers = informers_of(kube_api)
+    warnings, routing = ClusterCache(informers), ClusterRoutingCache(informers)
+    warnings.start()
+    routing.start()
+    try:
+        assert warnings.wait_synced(10)
+        wait_for(lambda: routing.routed_names() is not None)
+        assert warnings.classes is routing.classes
+        assert len(kube_api.requests_for("list", "deviceclasses")) == 1
+        assert len(kube_api.requests_for("watch", "deviceclasses")) == 1
+        warnings.stop()
+        kube_api.seed({**shares_class(), "metadata": {"name": "second"}})
+        wait_for(lambda: routing.classes is not None and len(routing.classes.items()) == 2)
+        assert len(kube_api.requests_for("watch", "deviceclasses")) == 1
+    finally:
+        routing.stop()
+    assert informers.informers() == []

@@ -15,6 +15,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "binder"))
 
 from gpu_cluster import RESOURCE, device_class
 
+from kubeio.factory import InformerFactory
+from kubeio.kube import Kube
 from resourceapi.routing import ROUTING_LABEL
 from webhook.routing_cache import ClusterRoutingCache
 
@@ -32,7 +34,7 @@ def namespace(name: str, labels: dict[str, str]) -> dict[str, Any]:
 
 
 def test_the_cache_is_cold_until_both_lists_are_back(kube_api: KubeAPIServer) -> None:
-    cache = ClusterRoutingCache(kube_api.api_client())
+    cache = ClusterRoutingCache(InformerFactory(Kube.of_client(kube_api.api_client())))
     try:
         with kube_api.paused():
             cache.start()
@@ -46,7 +48,7 @@ def test_the_cache_is_cold_until_both_lists_are_back(kube_api: KubeAPIServer) ->
 def test_classes_and_namespace_labels_follow_the_cluster(kube_api: KubeAPIServer) -> None:
     kube_api.seed(device_class(carrier="annotation"))
     kube_api.seed(namespace("inference", {ROUTING_LABEL: "enabled"}))
-    cache = ClusterRoutingCache(kube_api.api_client())
+    cache = ClusterRoutingCache(InformerFactory(Kube.of_client(kube_api.api_client())))
     cache.start()
     try:
         wait_for("warm", lambda: cache.routed_names() is not None)

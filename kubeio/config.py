@@ -1,16 +1,23 @@
-"""How every command reaches a cluster: one resolution of the cluster configuration.
+"""How every command reaches a cluster: one resolution of the cluster configuration, to one `Kube`.
 
-`--kubeconfig PATH [--context NAME]` wins. Command-line tools (`simulate`) then resolve as kubectl does:
-`$KUBECONFIG`, else `~/.kube/config` when present, else the pod's in-cluster service account. Servers
+`--kubeconfig PATH [--context NAME]` wins. Command-line tools (`simulate`, `certs`) then resolve as kubectl
+does: `$KUBECONFIG`, else `~/.kube/config` when present, else the pod's in-cluster service account. Servers
 (`serve`, `bind`, `certs controller`) use only an explicit `--kubeconfig` or the in-cluster config, so a
 developer's kubeconfig is never picked up by accident.
+
+Every failure to load one (a missing file, a bad context, no service account) is a `ClusterConfigError`
+naming the file or what is missing; the client's own exceptions never leave this module. The client is
+imported on first use (`dra-capacity --help` does not load it).
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from kubeio.kube import Kube
 
 
 class ClusterConfigError(ValueError):
@@ -22,26 +29,41 @@ def in_cluster() -> bool:
     return bool(os.environ.get("KUBERNETES_SERVICE_HOST"))
 
 
-def api_client(
+def connect(
+    kubeconfig: str | None = None,
+    context: str | None = None,
+    *,
+    kubectl_defaults: bool = False,
+    pool_size: int = 32,
+) -> Kube:
+    """A `Kube` for the resolved configuration (its caller closes it); raises ClusterConfigError.
+    `pool_size`: connections kept open (each watch holds one)."""
+    from kubeio.kube import Kube
+
+    return Kube(configuration(kubeconfig, context, kubectl_defaults=kubectl_defaults), pool_size)
+
+
+def configuration(
     kubeconfig: str | None = None, context: str | None = None, *, kubectl_defaults: bool = False
 ) -> Any:
-    """A `kubernetes.client.ApiClient` for the resolved configuration; raises ClusterConfigError."""
+    """The client configuration (server, TLS, credentials) resolved as the module docstring says."""
     from kubernetes import client
     from kubernetes import config as kube_config
     from kubernetes.config.config_exception import ConfigException
 
-    config: Any = kube_config  # untyped package
     path = kubeconfig or (_default_kubeconfig() if kubectl_defaults else None)
+    loader: Any = kube_config  # untyped package
+    resolved = client.Configuration()
     try:
         if path is not None:
-            return config.new_client_from_config(config_file=path, context=context)
+            loader.load_kube_config(config_file=path, context=context, client_configuration=resolved)
+            return resolved
         if context:
             raise ClusterConfigError(
                 f"--context {context}: no kubeconfig (give --kubeconfig or set KUBECONFIG)"
             )
-        configuration = client.Configuration()
-        config.load_incluster_config(client_configuration=configuration)
-        return client.ApiClient(configuration)
+        loader.load_incluster_config(client_configuration=resolved)
+        return resolved
     except ConfigException as exc:
         where = path or "the in-cluster configuration"
         raise ClusterConfigError(f"cannot load cluster configuration from {where}: {exc}") from None
