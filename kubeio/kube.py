@@ -6,24 +6,29 @@ and write plain JSON instead, through the same `ApiClient` (configuration, TLS, 
 pool). Non-2xx answers raise `ApiError` with the `Status` reason, as client-go's `errors.IsConflict` and
 friends read it (staging/src/k8s.io/apimachinery/pkg/api/errors/errors.go).
 
-One send path: the client's `call_api` with a URL, headers and credentials built here (the token is
-re-read from the configuration at most once a second); answers are decoded with orjson. This module (with
-`config.py`) is the only one that imports `kubernetes`.
+One send path: a urllib3 pool for the API server built from the client's configuration as the client builds
+its own (TLS, client certificates, proxy, pool size), orjson bodies, and the configuration's credentials
+(re-read at most once a second, through its refresh hook). The client's own request path (`param_serialize`
+walking every body, `call_api`, the refresh hook on every call) cost the binder about a quarter of its CPU
+per pod (docs/internals.md). `kubeio` (this module, `config.py`) alone imports `kubernetes`.
 """
 
 from __future__ import annotations
 
 import json
+import ssl
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote, urlencode
+from urllib.parse import quote, urlencode, urlsplit
 
 import orjson
+import urllib3
 from kubernetes import client as k8s_client
 from kubernetes import config as k8s_config
+from kubernetes.client.rest import should_bypass_proxies
 from kubernetes.watch.watch import iter_resp_lines
 
 Obj = dict[str, Any]
@@ -132,9 +137,13 @@ class Kube:
         self._lock = threading.Lock()
         self.requests_sent = 0  # watches included; for benchmarks and diagnostics
         self._auth: tuple[float, dict[str, str]] = (-AUTH_TTL, {})
-        self._host = str(api.configuration.host).rstrip("/")
+        configuration = api.configuration
+        self._manager = _pool_manager(configuration)
+        self._pool = self._manager.connection_from_url(configuration.host)
+        self._prefix = urlsplit(configuration.host).path.rstrip("/")
 
     def close(self) -> None:
+        self._manager.clear()
         self.api.close()  # type: ignore[no-untyped-call]
 
     def _send(
@@ -146,21 +155,27 @@ class Kube:
         content_type: str | None,
         timeout: float | tuple[float, float] | None,
     ) -> Any:
-        """One request through the client's `call_api` (its pool, proxy, TLS and retry settings). The URL,
-        the headers and the credentials are ours: the client's `param_serialize` walks every body and runs
-        the kubeconfig's refresh hook on every call."""
+        """The one send path: our connection pool for the API server, orjson bodies, the configuration's
+        credentials (see the module docstring)."""
         headers = {**self.api.default_headers, "Accept": JSON, **self._auth_headers()}
         if body is not None:
             headers["Content-Type"] = content_type or JSON
         with self._lock:
             self.requests_sent += 1
         params = [(k, _query_value(v)) for k, v in (query or {}).items() if v is not None]
-        url = self._host + path + ("?" + urlencode(params) if params else "")
+        url = self._prefix + path + ("?" + urlencode(params) if params else "")
+        data = None if body is None else _encode(body)
+        if timeout is None:
+            deadline = urllib3.Timeout()
+        elif isinstance(timeout, tuple):
+            deadline = urllib3.Timeout(connect=timeout[0], read=timeout[1])
+        else:
+            deadline = urllib3.Timeout(total=timeout)
         try:
-            return self.api.call_api(method, url, header_params=headers, body=body, _request_timeout=timeout)
-        except k8s_client.ApiException as exc:  # TLS failures, unpreparable requests
-            raise ApiError(0, "ConnectionError", str(exc.reason)) from None
-        except Exception as exc:  # urllib3: refused, reset, timed out
+            return self._pool.urlopen(
+                method, url, body=data, headers=headers, timeout=deadline, preload_content=False
+            )
+        except Exception as exc:  # urllib3: refused, reset, timed out, TLS
             raise ApiError(0, "ConnectionError", f"{type(exc).__name__}: {exc}") from None
 
     def _auth_headers(self) -> dict[str, str]:
@@ -191,7 +206,7 @@ class Kube:
         except Exception as exc:
             raise ApiError(0, "ConnectionError", f"{type(exc).__name__}: {exc}") from None
         finally:
-            resp.response.release_conn()
+            resp.release_conn()
         payload = _decode(data)
         if not 200 <= resp.status < 300:
             raise _error(resp.status, payload, data)
@@ -238,16 +253,15 @@ class Kube:
         """Watch events (`{"type", "object"}`) until the server ends the stream; raises ApiError on a non-2xx
         answer. The caller handles `ERROR` events (410 Gone: relist). `on_response` receives the open urllib3
         response, whose `shutdown()` interrupts a blocking read from another thread."""
-        resp = self._send(
+        raw = self._send(
             "GET", resource.path(namespace), {**query, "watch": "true"}, None, None, (10.0, timeout)
         )
-        raw = resp.response
         if on_response is not None:
             on_response(raw)
         try:
-            if not 200 <= resp.status < 300:
+            if not 200 <= raw.status < 300:
                 data = raw.read()
-                raise _error(resp.status, _decode(data), data)
+                raise _error(raw.status, _decode(data), data)
             for line in iter_resp_lines(raw):  # type: ignore[no-untyped-call]
                 if line:
                     yield orjson.loads(line)
@@ -257,6 +271,38 @@ class Kube:
             raise ApiError(0, "ConnectionError", f"{type(exc).__name__}: {exc}") from None
         finally:
             raw.release_conn()
+
+
+def _pool_manager(configuration: Any) -> Any:
+    """urllib3's pool manager for `configuration`, with the client's settings (kubernetes/client/rest.py
+    `RESTClientObject`): TLS verification, CA and client certificate, server name, socket options, pool size,
+    and an HTTP(S) proxy unless `no_proxy` names the server."""
+    args: dict[str, Any] = {
+        "cert_reqs": ssl.CERT_REQUIRED if configuration.verify_ssl else ssl.CERT_NONE,
+        "ca_certs": configuration.ssl_ca_cert,
+        "cert_file": configuration.cert_file,
+        "key_file": configuration.key_file,
+        "ca_cert_data": getattr(configuration, "ca_cert_data", None),
+        "maxsize": configuration.connection_pool_maxsize or 4,
+    }
+    if configuration.assert_hostname is not None:
+        args["assert_hostname"] = configuration.assert_hostname
+    if configuration.tls_server_name:
+        args["server_hostname"] = configuration.tls_server_name
+    if configuration.socket_options is not None:
+        args["socket_options"] = configuration.socket_options
+    if configuration.proxy and not should_bypass_proxies(configuration.host, configuration.no_proxy or ""):
+        return urllib3.ProxyManager(
+            proxy_url=configuration.proxy, proxy_headers=configuration.proxy_headers, **args
+        )
+    return urllib3.PoolManager(**args)
+
+
+def _encode(body: Any) -> bytes:
+    try:
+        return orjson.dumps(body)
+    except TypeError:  # beyond orjson (an integer over 64 bits): the standard library's encoding
+        return json.dumps(body).encode()
 
 
 def _query_value(value: Any) -> str:
