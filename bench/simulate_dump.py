@@ -512,7 +512,7 @@ def measure_checks(path: Path) -> dict[str, float]:
     def checks() -> None:
         valid_specs: set[int] = set()
         for d, parts, obj in rows:
-            check_fields(d.api_version, d.kind, d.obj, parts, d.plain)
+            check_fields(d.api_version, d.kind, d.obj, parts)
             object_problem(obj, d.obj, valid_specs)
 
     _, t_checks = _timed(_paused, checks)

@@ -204,7 +204,7 @@ def check_strict(docs: list[Document]) -> None:
     from resourceapi.apischema import unknown_fields
 
     for doc in docs:
-        unknown = unknown_fields(doc.api_version, doc.kind, doc.obj, doc.plain)
+        unknown = unknown_fields(doc.api_version, doc.kind, doc.obj)
         if unknown:
             fields = ", ".join(f'unknown field "{path}"' for path in unknown)
             raise DocumentError(f"{doc.where}: {_label(doc)}: strict decoding error: {fields}")

@@ -305,7 +305,7 @@ def unknown_fields(doc: Document) -> list[str]:
     `--validate=strict` refuses the write), so a typo would otherwise read as `created`. Inside the KEP-6406
     field they are left to its own rules (resourceapi/capacity_requests.py), which report them once."""
     inside = f"{FIELD_PATH}."
-    unknown = apischema.unknown_fields(doc.api_version, doc.kind, doc.obj, doc.plain) or []
+    unknown = apischema.unknown_fields(doc.api_version, doc.kind, doc.obj) or []
     return [path for path in unknown if not path.startswith(inside)]
 
 

@@ -8,9 +8,9 @@ friends read it (staging/src/k8s.io/apimachinery/pkg/api/errors/errors.go).
 
 One send path: a urllib3 pool for the API server built from the client's configuration as the client builds
 its own (TLS, client certificates, proxy, pool size), orjson bodies, and the configuration's credentials
-(re-read at most once a second, through its refresh hook). The client's own request path (`param_serialize`
-walking every body, `call_api`, the refresh hook on every call) cost the binder about a quarter of its CPU
-per pod (docs/internals.md). `kubeio` (this module, `config.py`) alone imports `kubernetes`.
+(re-read at most once a second, through its refresh hook), not the client's own request path
+(`param_serialize` walking every body, `call_api`, the refresh hook on every call: what it would cost is in
+docs/internals.md). `kubeio` (this module, `config.py`) alone imports `kubernetes`.
 """
 
 from __future__ import annotations
