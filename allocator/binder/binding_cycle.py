@@ -20,8 +20,8 @@ from allocator.binder.names import EVENT_NORMAL, REASON_SCHEDULED
 from allocator.binder.phases import ClaimPhases, Reserved, Written
 from allocator.binder.snapshot import Snapshot
 from allocator.binder.writes import BindError
-from allocator.placement import Placement
-from allocator.synthesis import dra_resources_on_node, scalar_requests, synthesize_for_resources
+from allocator.scheduling.placement import Placement
+from allocator.scheduling.synthesis import dra_resources_on_node, scalar_requests, synthesize_for_resources
 from kubeio.kube import ApiError, Obj
 from resourceapi.core_v1 import Node, Pod
 

@@ -21,7 +21,7 @@ from allocator.binder.metrics import BinderMetrics
 from allocator.binder.names import DEFAULT_SCHEDULER_NAME
 from allocator.binder.scheduling_queue import SchedulingQueue
 from allocator.binder.writes import Writer
-from allocator.placement import Strategy
+from allocator.scheduling.placement import Strategy
 from kubeio.informer import Informer
 from kubeio.kube import DEVICE_CLASSES, NAMESPACES, NODES, PODS, RESOURCE_CLAIMS, RESOURCE_SLICES, Kube, Obj
 from resourceapi.gates import FeatureGates

@@ -20,7 +20,7 @@ from allocator.binder.hints import Key, pod_uid
 from allocator.binder.names import EVENT_WARNING, REASON_FAILED_SCHEDULING
 from allocator.binder.snapshot import Snapshot
 from allocator.binder.writes import BindError
-from allocator.placement import Placement, Placer
+from allocator.scheduling.placement import Placement, Placer
 from kubeio.informer import key_of
 from kubeio.kube import ApiError, Obj
 from resourceapi.resource_v1 import AllocationResult

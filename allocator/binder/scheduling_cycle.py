@@ -26,8 +26,8 @@ from allocator.binder.names import (
 )
 from allocator.binder.phases import ClaimPhases
 from allocator.binder.snapshot import Snapshot
-from allocator.placement import PlacementResult
-from allocator.predicates import static_reasons
+from allocator.scheduling.placement import PlacementResult
+from allocator.scheduling.predicates import static_reasons
 from kubeio.kube import RESOURCE_CLAIMS, ApiError, Obj
 from resourceapi import routing
 from resourceapi.core_v1 import Node, Pod

@@ -20,8 +20,8 @@ from allocator.binder.assume import InFlight
 from allocator.binder.context import BinderContext
 from allocator.binder.hints import Key, is_allocated, node_name
 from allocator.binder.models import parse, parse_all
-from allocator.cluster import Cluster
-from allocator.placement import Placer
+from allocator.scheduling.placement import Placer
+from allocator.structured.cluster import Cluster
 from kubeio.informer import key_of
 from kubeio.kube import Obj
 from resourceapi.core_v1 import Node, Pod

@@ -42,7 +42,7 @@ from dra_objects import (
     sub_request,
 )
 
-from allocator.selection import NO_SUCH_KEY_HINT, enhance_runtime_error
+from allocator.structured.selection import NO_SUCH_KEY_HINT, enhance_runtime_error
 from resourceapi.gates import FeatureGates
 from resourceapi.resource_v1 import DeviceClass, ResourceClaim, ResourceSlice
 
@@ -310,8 +310,8 @@ def test_a_pathological_claim_times_out_on_the_node_by_default_instead_of_hangin
     """31 devices that must share a value no 31 devices share: an exponential search, bounded by default."""
     from dra_objects import device, device_class, node, resource_slice
 
-    from allocator.cluster import Cluster
-    from allocator.search import DEFAULT_MAX_STEPS
+    from allocator.structured.cluster import Cluster
+    from allocator.structured.search import DEFAULT_MAX_STEPS
     from resourceapi.gates import FeatureGates
     from resourceapi.resource_v1 import ResourceClaim
 

@@ -47,8 +47,8 @@ from dra_objects import (
     simple_claim,
 )
 
-from allocator.cluster import Cluster
-from allocator.ids import DeviceID
+from allocator.structured.cluster import Cluster
+from allocator.structured.ids import DeviceID
 from resourceapi.gates import FeatureGates
 from resourceapi.quantity import Quantity
 

@@ -10,8 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from workloads import GPU_SHARED, gpu_class, gpu_slice, node, pod
 
-from allocator.cluster import Cluster
-from allocator.placement import (
+from allocator.scheduling.placement import (
     Placement,
     PlacementResult,
     Placer,
@@ -19,6 +18,7 @@ from allocator.placement import (
     fit_error_message,
     num_feasible_nodes_to_find,
 )
+from allocator.structured.cluster import Cluster
 from resourceapi.core_v1 import Node, Pod, PodStatus
 from resourceapi.extended import ExtendedResourceResolver
 from resourceapi.gates import FeatureGates

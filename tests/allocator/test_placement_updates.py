@@ -7,7 +7,7 @@ from typing import Any
 from test_placement import _devices, _gpu_pods, _placer, _run
 from workloads import GPU_SHARED, gpu_slice, node, pod
 
-from allocator.placement import Placer
+from allocator.scheduling.placement import Placer
 from resourceapi.core_v1 import Pod
 from resourceapi.resource_v1 import ResourceClaim
 

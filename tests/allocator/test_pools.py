@@ -23,8 +23,8 @@ from dra_objects import (
     resource_slice,
 )
 
-from allocator.ids import PoolID
-from allocator.pools import NodePools, build_slice, gather_pools
+from allocator.structured.ids import PoolID
+from allocator.structured.pools import NodePools, build_slice, gather_pools
 from resourceapi.resource_v1 import ResourceSlice
 
 LABELS = {"region": "region-1"}

@@ -14,7 +14,7 @@ from binder_harness import bound, running_binder, seed_cluster, wait_for
 from gpu_cluster import CLASS, DRIVER, gpu_slice, pod
 
 from allocator.binder.controller import Binder
-from allocator.placement import Placer
+from allocator.scheduling.placement import Placer
 from kubeio.informer import Informer
 
 

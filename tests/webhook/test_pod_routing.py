@@ -141,7 +141,8 @@ def test_unsupported_features_leave_the_pod_alone_with_a_warning(extra: dict[str
 )
 def test_pods_with_affinity_spread_or_gates_are_routed(extra: dict[str, Any]) -> None:
     """The binder's placement applies InterPodAffinity, PodTopologySpread and SchedulingGates as upstream does
-    (allocator/interpod.py, allocator/topologyspread.py), so these pods go to it, without a warning."""
+    (allocator/scheduling/interpod.py, allocator/scheduling/topologyspread.py), so these pods go to it,
+    without a warning."""
     response = routed(PodRouter(cache()), pod("web-0", OPTED_NS, scheduler=None, **extra))
     assert patch_of(response) is not None
     assert not response.get("warnings")

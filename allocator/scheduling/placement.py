@@ -26,20 +26,10 @@ from enum import StrEnum
 from fractions import Fraction
 from typing import Any, Literal, Protocol
 
-from allocator.cluster import (
-    Allocation,
-    Decision,
-    DeviceOrder,
-    DeviceTake,
-    NodeInfo,
-    Picks,
-    Verdict,
-    takes_of,
-)
-from allocator.nodeports import REASON_PORTS, HostPort, host_ports
-from allocator.podfeatures import hold
-from allocator.podindex import PodIndex
-from allocator.predicates import (
+from allocator.scheduling.nodeports import REASON_PORTS, HostPort, host_ports
+from allocator.scheduling.podfeatures import hold
+from allocator.scheduling.podindex import PodIndex
+from allocator.scheduling.predicates import (
     CPU,
     MEMORY,
     NodeUsage,
@@ -50,14 +40,24 @@ from allocator.predicates import (
     pod_requests,
     static_reasons,
 )
-from allocator.synthesis import (
+from allocator.scheduling.synthesis import (
     ExtendedOutcome,
     dra_resources_on_node,
     for_pod,
     scalar_requests,
     synthesize_for_resources,
 )
-from allocator.topologyfilters import TopologyFilters, topology_filters
+from allocator.scheduling.topologyfilters import TopologyFilters, topology_filters
+from allocator.structured.cluster import (
+    Allocation,
+    Decision,
+    DeviceOrder,
+    DeviceTake,
+    NodeInfo,
+    Picks,
+    Verdict,
+    takes_of,
+)
 from resourceapi.core_v1 import Container, Node, Pod, PodExtendedResourceClaimStatus
 from resourceapi.extended import ExtendedResourceResolver
 from resourceapi.gates import FeatureGates
@@ -86,7 +86,7 @@ _TERMINAL = ("Succeeded", "Failed")  # pods that no longer hold node resources
 
 
 class AllocatorCore(Protocol):
-    """What placement needs of `allocator.cluster.Cluster`."""
+    """What placement needs of `allocator.structured.cluster.Cluster`."""
 
     generation: int  # changes whenever classes, slices or committed allocations change
 
@@ -154,7 +154,7 @@ def _format_counts(num_nodes: int, counts: Mapping[str, int]) -> str:
 @dataclass
 class Placement:
     """The decision for one pod; `allocation` and the claims are set only when `result` is BOUND (GATED and
-    UNSUPPORTED: a pod never evaluated, allocator/podfeatures.py)."""
+    UNSUPPORTED: a pod never evaluated, allocator/scheduling/podfeatures.py)."""
 
     pod: Pod
     result: PlacementResult

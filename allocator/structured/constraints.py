@@ -10,7 +10,7 @@ sets.
 
 from __future__ import annotations
 
-from allocator.pools import AttributeValue, DeviceRecord
+from allocator.structured.pools import AttributeValue, DeviceRecord
 
 _SCALAR_TYPES = ("string", "int", "bool", "version")
 ValueSet = frozenset[tuple[str, object]]

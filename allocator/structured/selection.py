@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from allocator.celfailures import CelFailure, FailureKind, SelectorFailure
-from allocator.errors import AllocationError
-from allocator.pools import DeviceRecord, node_matches
+from allocator.structured.celfailures import CelFailure, FailureKind, SelectorFailure
+from allocator.structured.errors import AllocationError
+from allocator.structured.pools import DeviceRecord, node_matches
 from resourceapi.cel.cache import program_bytes
 from resourceapi.resource_v1 import DeviceClass
 

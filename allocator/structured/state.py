@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from fractions import Fraction
 
-from allocator.ids import DeviceID
+from allocator.structured.ids import DeviceID
 from resourceapi.capacity import normalize_name
 from resourceapi.resource_v1 import AllocationResult, DeviceRequestAllocationResult, ResourceClaim
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from allocator.interpod import InterPodAffinityCheck
-from allocator.podindex import PodIndex
-from allocator.topologyspread import TopologySpreadCheck
+from allocator.scheduling.interpod import InterPodAffinityCheck
+from allocator.scheduling.podindex import PodIndex
+from allocator.scheduling.topologyspread import TopologySpreadCheck
 from resourceapi.core_v1 import Pod
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from allocator.nodeports import HostPort, conflicts, host_ports
+from allocator.scheduling.nodeports import HostPort, conflicts, host_ports
 from resourceapi.core_v1 import Node, Pod
 
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"

@@ -1,7 +1,8 @@
 """Typed outcomes of selector compilation and evaluation (what `SelectorEngine` returns instead of text).
 
-A failure keeps upstream's message; the allocator error built from it (allocator/selection.py) adds the class
-or claim, the selector index and, for a runtime failure, the device, as the structured allocator does.
+A failure keeps upstream's message; the allocator error built from it (allocator/structured/selection.py) adds
+the class or claim, the selector index and, for a runtime failure, the device, as the structured allocator
+does.
 """
 
 from __future__ import annotations

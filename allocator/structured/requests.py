@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
-from allocator.constraints import Constraint, DistinctAttribute, MatchAttribute
-from allocator.errors import AllocationError
-from allocator.features import Features
-from allocator.pools import DeviceRecord, NodePools
-from allocator.selection import ClassRecord
+from allocator.structured.constraints import Constraint, DistinctAttribute, MatchAttribute
+from allocator.structured.errors import AllocationError
+from allocator.structured.features import Features
+from allocator.structured.pools import DeviceRecord, NodePools
+from allocator.structured.selection import ClassRecord
 from resourceapi.capacity import CapacityNameConflict, Consumption, compute_consumption, normalize_requests
 from resourceapi.limits import ALLOCATION_RESULTS_MAX_SIZE
 from resourceapi.quantity import Quantity

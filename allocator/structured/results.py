@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from allocator.errors import AllocationError
-from allocator.features import Features
-from allocator.requests import ClaimPlan, RequestData
-from allocator.search import DeviceResult
+from allocator.structured.errors import AllocationError
+from allocator.structured.features import Features
+from allocator.structured.requests import ClaimPlan, RequestData
+from allocator.structured.search import DeviceResult
 from resourceapi.core_v1 import NodeSelector, NodeSelectorRequirement, NodeSelectorTerm
 from resourceapi.resource_v1 import (
     ALLOCATION_CONFIG_SOURCE_CLAIM,

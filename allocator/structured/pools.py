@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from allocator.celfailures import SelectorFailure
-from allocator.ids import DeviceID, PoolID
+from allocator.structured.celfailures import SelectorFailure
+from allocator.structured.ids import DeviceID, PoolID
 from resourceapi.capacity import CapacityEntry, capacity_entry, normalize_name
 from resourceapi.core_v1 import NodeSelector, NodeSelectorRequirement
 from resourceapi.resource_v1 import (

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from allocator.celfailures import CelFailure
-from allocator.pools import DeviceRecord
-from allocator.selection import Program
+from allocator.structured.celfailures import CelFailure
+from allocator.structured.pools import DeviceRecord
+from allocator.structured.selection import Program
 from resourceapi.cel import CelRuntimeError, compile_selector, device_input
 from resourceapi.gates import FeatureGates
 from resourceapi.quantity import Quantity

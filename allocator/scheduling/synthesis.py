@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from allocator.predicates import pod_requests
+from allocator.scheduling.predicates import pod_requests
 from resourceapi.core_v1 import (
     EXTENDED_RESOURCE_CLAIM_ANNOTATION,
     Container,

@@ -17,14 +17,14 @@ import sys
 from collections.abc import Callable, Generator, Mapping, Sequence
 from fractions import Fraction
 
-from allocator.counters import CounterTotals, InFlightCounters
-from allocator.errors import AllocationError
-from allocator.features import Features
-from allocator.ids import DeviceID, PoolID
-from allocator.pools import DeviceRecord, NodePools
-from allocator.requests import ClaimPlan, RequestData, plan_claims
-from allocator.selection import ClassRecord, Matcher, per_device_node_matches
-from allocator.state import CommittedState
+from allocator.structured.counters import CounterTotals, InFlightCounters
+from allocator.structured.errors import AllocationError
+from allocator.structured.features import Features
+from allocator.structured.ids import DeviceID, PoolID
+from allocator.structured.pools import DeviceRecord, NodePools
+from allocator.structured.requests import ClaimPlan, RequestData, plan_claims
+from allocator.structured.selection import ClassRecord, Matcher, per_device_node_matches
+from allocator.structured.state import CommittedState
 from resourceapi.capacity import fits
 from resourceapi.limits import ALLOCATION_RESULTS_MAX_SIZE
 from resourceapi.quantity import Quantity

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from allocator.ids import PoolID
-from allocator.pools import DeviceRecord, Pool
-from allocator.state import CommittedState
+from allocator.structured.ids import PoolID
+from allocator.structured.pools import DeviceRecord, Pool
+from allocator.structured.state import CommittedState
 
 CounterTotals = dict[str, dict[str, Fraction]]  # counter set -> counter -> amount
 

@@ -4,8 +4,8 @@ The scheduler's summary (`0/2 nodes are available: 2 cannot allocate all claims.
 not why. This pass looks again, node by node: the node-only predicates (which taint, which selector), resource
 fit, then each request of each claim against the node's devices, stage by stage (class selectors, request
 selectors, per-device node selection, capacity names and amounts, dedicated use, consumed capacity, counters,
-device taints). It never changes the search (allocator/search.py) and reads the committed state through a
-planned, never-run `Search` (`Cluster.plan`).
+device taints). It never changes the search (allocator/structured/search.py) and reads the committed state
+through a planned, never-run `Search` (`Cluster.plan`).
 
 Each request is judged on its own against the committed state: when every request has devices but the search
 still finds no combination (other requests of the pod, or constraints, take them), the text says so.
@@ -17,13 +17,10 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
-from allocator.cluster import Cluster, NodeInfo
-from allocator.errors import AllocationError
-from allocator.nodeports import REASON_PORTS, HostPort, host_ports
-from allocator.placement import REASON_CLAIM_NOT_ON_NODE
-from allocator.podindex import PodIndex
-from allocator.pools import DeviceRecord
-from allocator.predicates import (
+from allocator.scheduling.nodeports import REASON_PORTS, HostPort, host_ports
+from allocator.scheduling.placement import REASON_CLAIM_NOT_ON_NODE
+from allocator.scheduling.podindex import PodIndex
+from allocator.scheduling.predicates import (
     REASON_AFFINITY,
     REASON_NODE_NAME,
     REASON_TAINT,
@@ -37,11 +34,14 @@ from allocator.predicates import (
     static_reasons,
     untolerated_taint,
 )
-from allocator.requests import RequestData
-from allocator.search import Search, taint_prevents
-from allocator.selection import per_device_node_matches
-from allocator.synthesis import dra_resources_on_node, scalar_requests, synthesize_for_resources
-from allocator.topologyfilters import TopologyFilters, topology_filters
+from allocator.scheduling.synthesis import dra_resources_on_node, scalar_requests, synthesize_for_resources
+from allocator.scheduling.topologyfilters import TopologyFilters, topology_filters
+from allocator.structured.cluster import Cluster, NodeInfo
+from allocator.structured.errors import AllocationError
+from allocator.structured.pools import DeviceRecord
+from allocator.structured.requests import RequestData
+from allocator.structured.search import Search, taint_prevents
+from allocator.structured.selection import per_device_node_matches
 from resourceapi.capacity import (
     CapacityNameConflict,
     compute_consumption,

@@ -15,9 +15,9 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from allocator.labelselectors import selector_is_empty, selector_matches, with_labels
-from allocator.podindex import PodIndex
-from allocator.predicates import required_node_affinity_matches, untolerated_taint
+from allocator.scheduling.labelselectors import selector_is_empty, selector_matches, with_labels
+from allocator.scheduling.podindex import PodIndex
+from allocator.scheduling.predicates import required_node_affinity_matches, untolerated_taint
 from resourceapi.core_v1 import Node, Pod
 from resourceapi.meta import LabelSelector
 

@@ -15,16 +15,16 @@ from enum import Enum
 from fractions import Fraction
 from typing import Literal
 
-from allocator.counters import CounterTotals, available_counters
-from allocator.errors import AllocationError
-from allocator.features import Features
-from allocator.ids import DeviceID, PoolID
-from allocator.pools import DeviceRecord, NodePools, Pool, SliceRecord, build_slice, gather_pools
-from allocator.requests import ClaimPlan
-from allocator.results import build_result, check_node_selector
-from allocator.search import DEFAULT_MAX_STEPS, DeviceResult, Search
-from allocator.selection import ClassRecord, Matcher, SelectorEngine
-from allocator.state import CommittedState
+from allocator.structured.counters import CounterTotals, available_counters
+from allocator.structured.errors import AllocationError
+from allocator.structured.features import Features
+from allocator.structured.ids import DeviceID, PoolID
+from allocator.structured.pools import DeviceRecord, NodePools, Pool, SliceRecord, build_slice, gather_pools
+from allocator.structured.requests import ClaimPlan
+from allocator.structured.results import build_result, check_node_selector
+from allocator.structured.search import DEFAULT_MAX_STEPS, DeviceResult, Search
+from allocator.structured.selection import ClassRecord, Matcher, SelectorEngine
+from allocator.structured.state import CommittedState
 from resourceapi.capacity import normalize_name
 from resourceapi.gates import FeatureGates
 from resourceapi.quantity import Format, Quantity
@@ -163,7 +163,7 @@ class Cluster:
         self.gates = gates
         self.features = Features.from_gates(gates)
         if engine is None:
-            from allocator.celengine import CelEngine
+            from allocator.structured.celengine import CelEngine
 
             engine = CelEngine(gates)
         self._matcher = Matcher(engine)
@@ -334,7 +334,8 @@ class Cluster:
 
     def plan(self, node: NodeInfo, claims: Sequence[ResourceClaim]) -> Search:
         """A planned, never-run `Search` of `claims` on `node` over the committed state, for diagnosis
-        (allocator/explain.py reads its checks and plans); raises `AllocationError` as `decide` reports it."""
+        (allocator/scheduling/explain.py reads its checks and plans); raises `AllocationError` as `decide`
+        reports it."""
         pools = self.node_pools(node)
         return Search(
             features=self.features,

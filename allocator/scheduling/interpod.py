@@ -14,8 +14,8 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from allocator.labelselectors import selector_matches
-from allocator.podindex import PodIndex
+from allocator.scheduling.labelselectors import selector_matches
+from allocator.scheduling.podindex import PodIndex
 from resourceapi.core_v1 import Pod, PodAffinityTerm
 from resourceapi.meta import LabelSelector, LabelSelectorRequirement
 
