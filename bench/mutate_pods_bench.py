@@ -106,8 +106,8 @@ def wait_routed(url: str, cafile: Path, body: bytes, timeout: float = 30) -> Non
 def handler_cost(n: int = 20000) -> float:
     """Microseconds per review of the routing logic alone (no HTTP, no TLS), on a warm cache."""
     sys.path.insert(0, str(ROOT))
-    from webhook.pod_routing import PodRouter
-    from webhook.routing_cache import RoutingCache
+    from webhook.podrouting.pod_routing import PodRouter
+    from webhook.podrouting.routing_cache import RoutingCache
 
     cache = RoutingCache()
     cache.set_classes([device_class(carrier="annotation")])

@@ -111,7 +111,7 @@ def _error(message: str) -> int:
 
 
 def _configure_logging() -> logging.Logger:
-    from webhook.logs import JsonFormatter
+    from webhook.server.logs import JsonFormatter
 
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(JsonFormatter())

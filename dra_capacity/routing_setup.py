@@ -13,10 +13,10 @@ from collections.abc import Callable
 
 from kubeio.config import ClusterConfigError, in_cluster
 from kubeio.factory import shared_factory
-from webhook import logs
-from webhook.metrics import WebhookMetrics
-from webhook.pod_routing import DEFAULT_SCHEDULER_NAME, PodRouter, PodRoutingMetrics
-from webhook.routing_cache import ClusterRoutingCache, RoutingCache
+from webhook.podrouting.pod_routing import DEFAULT_SCHEDULER_NAME, PodRouter, PodRoutingMetrics
+from webhook.podrouting.routing_cache import ClusterRoutingCache, RoutingCache
+from webhook.server import logs
+from webhook.server.metrics import WebhookMetrics
 
 
 def add_routing_arguments(parser: argparse.ArgumentParser) -> None:

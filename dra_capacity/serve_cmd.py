@@ -25,12 +25,12 @@ from dra_capacity.cliopts import add_feature_gates_flag
 from dra_capacity.routing_setup import add_routing_arguments, start_pod_router
 from kubeio.config import ClusterConfigError, configuration, in_cluster
 from resourceapi.gates import FeatureGates, GateError
-from webhook import logs
-from webhook.limits import ServerLimits
-from webhook.metrics import WebhookMetrics
-from webhook.server import AdmissionHandler, CertificateEvents, HandlerCall, Listen, WebhookServer
-from webhook.tlsreload import DEFAULT_CHECK_INTERVAL, CertificateReloader
-from webhook.workers import PROCESS, WORKER_KINDS
+from webhook.server import logs
+from webhook.server.limits import ServerLimits
+from webhook.server.metrics import WebhookMetrics
+from webhook.server.server import AdmissionHandler, CertificateEvents, HandlerCall, Listen, WebhookServer
+from webhook.server.tlsreload import DEFAULT_CHECK_INTERVAL, CertificateReloader
+from webhook.server.workers import PROCESS, WORKER_KINDS
 
 DEFAULT_LISTEN = "0.0.0.0:8443"
 DEFAULT_TLS_DIR = "/etc/dra-capacity/tls"
@@ -146,7 +146,8 @@ _DEFAULTS = ServerLimits()
 
 
 def add_limit_arguments(parser: argparse.ArgumentParser) -> None:
-    """The server's caps and timeouts (webhook/limits.py); the defaults suit kube-apiserver as the client."""
+    """The server's caps and timeouts (webhook/server/limits.py); the defaults suit kube-apiserver as the
+    client."""
     group = parser.add_argument_group("limits (see docs/troubleshooting.md)")
     group.add_argument(
         "--workers",
@@ -239,20 +240,20 @@ def cluster_spec(args: argparse.Namespace) -> ClusterSpec | None:
 def load_handler(
     gates: FeatureGates, cluster: ClusterSpec | None = None, native_rules: str = "warn"
 ) -> AdmissionHandler:
-    """The DeviceClass admission logic (webhook/admission.py), built where it runs (in each worker process);
-    `native_rules` is `--native-rules`.
+    """The DeviceClass admission logic (webhook/deviceclass/admission.py), built where it runs (in each worker
+    process); `native_rules` is `--native-rules`.
 
     With `cluster`, it starts its informer cache of ResourceSlices and DeviceClasses (admission never waits on
     it), which feeds the cluster-aware warnings and emits an Event on each DeviceClass that the published
     devices can no longer serve."""
-    from webhook.admission import DeviceClassAdmission
-    from webhook.native_rules import NativeRules
+    from webhook.deviceclass.admission import DeviceClassAdmission
+    from webhook.deviceclass.native_rules import NativeRules
 
     source = None
     if cluster is not None:
         from kubeio.factory import shared_factory
-        from webhook.class_events import ClassEvents
-        from webhook.cluster_cache import ClusterCache, event_sink
+        from webhook.clusterview.cluster_cache import ClusterCache, event_sink
+        from webhook.deviceclass.class_events import ClassEvents
 
         informers = shared_factory(cluster.kubeconfig)  # the pod routing's, in the main process
         cache = ClusterCache(informers, on_view=ClassEvents(gates, event_sink(informers.kube)).on_view)

@@ -35,10 +35,10 @@ from resourceapi.documents import Document, DocumentError
 from resourceapi.gates import FeatureGates
 from resourceapi.objects import metadata_of
 from resourceapi.resource_v1 import DeviceClass, ResourceSlice
-from webhook.admission import VERSIONS, DeviceClassAdmission
-from webhook.cluster_view import ClusterView
-from webhook.dropping import DroppedField, apply_removals, drop_disabled_fields
-from webhook.status import GROUP, KIND
+from webhook.clusterview.cluster_view import ClusterView
+from webhook.deviceclass.admission import VERSIONS, DeviceClassAdmission
+from webhook.deviceclass.dropping import DroppedField, apply_removals, drop_disabled_fields
+from webhook.server.status import GROUP, KIND
 
 COMMAND = "validate"
 EXIT_OK, EXIT_REJECTED, EXIT_USAGE = 0, 1, 2

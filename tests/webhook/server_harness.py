@@ -18,11 +18,11 @@ import aiohttp
 
 from certs.authority import ServingBundle, generate_self_signed
 from certs.files import CA_CRT, write_bundle
-from webhook import logs
-from webhook.limits import ServerLimits
-from webhook.metrics import WebhookMetrics
-from webhook.server import CertificateEvents, Listen, WebhookServer
-from webhook.tlsreload import CertificateReloader
+from webhook.server import logs
+from webhook.server.limits import ServerLimits
+from webhook.server.metrics import WebhookMetrics
+from webhook.server.server import CertificateEvents, Listen, WebhookServer
+from webhook.server.tlsreload import CertificateReloader
 
 ADMISSION_JSON = {"Content-Type": "application/json"}
 
@@ -37,7 +37,8 @@ class DoubleOutcome:
 
 
 class AdmissionDouble:
-    """TEST DOUBLE of webhook.admission.DeviceClassAdmission, for server tests independent of the rules.
+    """TEST DOUBLE of webhook.deviceclass.admission.DeviceClassAdmission, for server tests independent of the
+    rules.
 
     Allows DeviceClasses; denies one named `deny-me` with a 422 like native validation; answers handled=False
     for other kinds; raises for one named `boom`; `warm_up` blocks until `release` is set when `hold` is true.

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from resourceapi.gates import FeatureGates
-from webhook.admission import DeviceClassAdmission
+from webhook.deviceclass.admission import DeviceClassAdmission
 
 JSON_SCALARS = st.none() | st.booleans() | st.integers(-(2**40), 2**40) | st.text(max_size=12)
 JSON = st.recursive(

@@ -11,7 +11,7 @@ import pytest
 from deviceclasses import ANNOTATION, device_class, with_annotation
 
 from resourceapi.gates import FeatureGates
-from webhook.capacity_requests import check_capacity_requests
+from webhook.deviceclass.capacity_requests import check_capacity_requests
 
 GATES = FeatureGates.defaults()
 NO_CONSUMABLE = GATES.with_overrides(DRAConsumableCapacity=False)

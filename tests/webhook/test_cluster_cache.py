@@ -1,5 +1,5 @@
-"""The webhook's cluster view of ResourceSlices and DeviceClasses (webhook/cluster_cache.py), against the
-kube-apiserver test double over HTTPS (tests/kubeapi), with the official `kubernetes` client. The
+"""The webhook's cluster view of ResourceSlices and DeviceClasses (webhook/clusterview/cluster_cache.py),
+against the kube-apiserver test double over HTTPS (tests/kubeapi), with the official `kubernetes` client. The
 informers under it (paging, resuming a dropped watch, relisting on 410 Gone) are tested in
 tests/kubeio/test_informer.py.
 """
@@ -16,8 +16,8 @@ from kubeapi import KubeAPIServer
 from kubeio.factory import InformerFactory
 from kubeio.kube import Kube
 from resourceapi.gates import FeatureGates
-from webhook.admission import DeviceClassAdmission
-from webhook.cluster_cache import ClusterCache
+from webhook.clusterview.cluster_cache import ClusterCache
+from webhook.deviceclass.admission import DeviceClassAdmission
 
 DRIVER = "gpu.nvidia.com"
 
@@ -144,8 +144,8 @@ def shares_class() -> dict[str, Any]:
 
 def test_a_republished_slice_that_strands_a_class_gets_one_event_on_it(kube_api: KubeAPIServer) -> None:
     """The driver republishes its slice without the `shares` capacity: every pod of the class would pend."""
-    from webhook.class_events import REASON, ClassEvents
-    from webhook.cluster_cache import event_sink
+    from webhook.clusterview.cluster_cache import event_sink
+    from webhook.deviceclass.class_events import REASON, ClassEvents
 
     kube_api.seed(gpu_slice("node-1"))
     kube_api.seed(shares_class())
@@ -183,9 +183,9 @@ def test_a_republished_slice_that_strands_a_class_gets_one_event_on_it(kube_api:
 
 def test_a_second_replica_reporting_the_same_finding_creates_no_second_event(kube_api: KubeAPIServer) -> None:
     from resourceapi.resource_v1 import DeviceClass, ResourceSlice
-    from webhook.class_events import ClassEvents
-    from webhook.cluster_cache import event_sink
-    from webhook.cluster_view import ClusterView
+    from webhook.clusterview.cluster_cache import event_sink
+    from webhook.clusterview.cluster_view import ClusterView
+    from webhook.deviceclass.class_events import ClassEvents
 
     slice_ = gpu_slice("node-1")
     for device in slice_["spec"]["devices"]:
@@ -201,7 +201,7 @@ def test_a_second_replica_reporting_the_same_finding_creates_no_second_event(kub
 def test_the_warnings_and_the_pod_routing_share_one_deviceclass_watch(kube_api: KubeAPIServer) -> None:
     """`serve` in one process: the cluster-aware warnings and /mutate-pods read DeviceClasses from one
     informer (one list, one watch), each following it; stopping one leaves the other fed."""
-    from webhook.routing_cache import ClusterRoutingCache
+    from webhook.podrouting.routing_cache import ClusterRoutingCache
 
     kube_api.seed(gpu_slice("node-1"))
     kube_api.seed(shares_class())

@@ -10,8 +10,8 @@ import pytest
 from deviceclasses import ANNOTATION, device_class, review_request, with_annotation
 
 from resourceapi.gates import FeatureGates
-from webhook.admission import AdmissionOutcome, DeviceClassAdmission
-from webhook.warning_texts import MAX_WARNING_LENGTH
+from webhook.deviceclass.admission import AdmissionOutcome, DeviceClassAdmission
+from webhook.deviceclass.warning_texts import MAX_WARNING_LENGTH
 
 ON = FeatureGates.defaults()
 NAME_OFF = ON.with_overrides(DRAExtendedResource=False)

@@ -12,7 +12,7 @@ import pytest
 from deviceclasses import ANNOTATION, device_class, with_annotation
 
 from resourceapi.gates import FeatureGates
-from webhook.dropping import apply_removals, drop_disabled_fields, json_pointer
+from webhook.deviceclass.dropping import apply_removals, drop_disabled_fields, json_pointer
 
 ON = FeatureGates.defaults()
 NAME_OFF = ON.with_overrides(DRAExtendedResource=False)

@@ -16,10 +16,10 @@ from gpu_cluster import RESOURCE, device_class, pod
 from server_harness import AdmissionDouble, make_tls_dir, session
 
 from resourceapi.routing import ROUTING_LABEL, routed_resource_names
-from webhook.pod_routing import PodRouter, PodRoutingMetrics
-from webhook.routing_cache import RoutingCache
-from webhook.server import Listen, WebhookServer
-from webhook.tlsreload import CertificateReloader
+from webhook.podrouting.pod_routing import PodRouter, PodRoutingMetrics
+from webhook.podrouting.routing_cache import RoutingCache
+from webhook.server.server import Listen, WebhookServer
+from webhook.server.tlsreload import CertificateReloader
 
 OPTED_NS = "inference"
 

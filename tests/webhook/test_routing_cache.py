@@ -1,5 +1,6 @@
-"""The cache `/mutate-pods` reads (webhook/routing_cache.py), fed by two informers from the kube-apiserver
-test double over HTTPS: cold until both lists are back, then following DeviceClasses and Namespace labels."""
+"""The cache `/mutate-pods` reads (webhook/podrouting/routing_cache.py), fed by two informers from the
+kube-apiserver test double over HTTPS: cold until both lists are back, then following DeviceClasses and
+Namespace labels."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from gpu_cluster import RESOURCE, device_class
 from kubeio.factory import InformerFactory
 from kubeio.kube import Kube
 from resourceapi.routing import ROUTING_LABEL
-from webhook.routing_cache import ClusterRoutingCache
+from webhook.podrouting.routing_cache import ClusterRoutingCache
 
 
 def wait_for(what: str, check: Callable[[], Any], timeout: float = 10.0) -> None:

@@ -20,7 +20,7 @@ from server_harness import (
     session,
 )
 
-from webhook.envelope import MAX_BODY_BYTES
+from webhook.server.envelope import MAX_BODY_BYTES
 
 
 @pytest.fixture

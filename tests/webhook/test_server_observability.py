@@ -18,7 +18,7 @@ from server_harness import (
     session,
 )
 
-from webhook.server import Listen
+from webhook.server.server import Listen
 
 
 def _decisions(log: str) -> list[dict[str, Any]]:

@@ -25,7 +25,7 @@ from resourceapi.capacity_requests import (
 from resourceapi.field import FieldError, forbidden, required
 from resourceapi.gates import DRA_CONSUMABLE_CAPACITY, FeatureGates
 from resourceapi.objects import annotations_of, spec_of
-from webhook import warning_texts
+from webhook.deviceclass import warning_texts
 
 FORBIDDEN_DETAIL = f"may only be set when the {DRA_CONSUMABLE_CAPACITY} feature gate is enabled"
 

@@ -18,7 +18,7 @@ import enum
 import re
 
 from resourceapi.field import FieldError
-from webhook.warning_texts import MAX_WARNING_LENGTH, shorten
+from webhook.deviceclass.warning_texts import MAX_WARNING_LENGTH, shorten
 
 MAX_NATIVE_WARNINGS = 10
 WARNING_PREFIX = "native rule: "

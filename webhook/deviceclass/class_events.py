@@ -23,8 +23,8 @@ from typing import Any
 from resourceapi.capacity_requests import ANNOTATION, CAPACITY_FIELD
 from resourceapi.cel import CelCache
 from resourceapi.gates import FeatureGates
-from webhook.cluster_view import ClusterView
-from webhook.cluster_warnings import cluster_findings
+from webhook.clusterview.cluster_view import ClusterView
+from webhook.deviceclass.cluster_warnings import cluster_findings
 
 log = logging.getLogger(__name__)
 

@@ -7,7 +7,7 @@ returns is plain, picklable data (a `Verdict`, a `Refusal` for a body that is no
 the handler the process built at start). `judge_review` is the same for a review already parsed: the server
 uses it on the event loop for a small review whose `Cost` (what the handler would still have to compute:
 CEL to compile, selectors to evaluate against published devices) is within the inline budget
-(webhook/limits.py), so everyday reviews skip the hand-off to a worker.
+(webhook/server/limits.py), so everyday reviews skip the hand-off to a worker.
 """
 
 from __future__ import annotations
@@ -27,11 +27,11 @@ from typing import Any, Protocol, runtime_checkable
 
 import orjson
 
-from webhook import envelope
-from webhook.memory import start_trimmer, trim_after_burst
+from webhook.server import envelope
+from webhook.server.memory import start_trimmer, trim_after_burst
 
-# No answer is ever larger (kube-apiserver's own request limit is 3 MiB); webhook/status.py keeps a rejection
-# far below it, and this is the last guard against a bug.
+# No answer is ever larger (kube-apiserver's own request limit is 3 MiB); webhook/server/status.py keeps a
+# rejection far below it, and this is the last guard against a bug.
 MAX_RESPONSE_BYTES = 1024 * 1024
 
 # Outcomes of one HTTP request to an admission endpoint (also metric label values).
@@ -41,7 +41,7 @@ FOREIGN = "foreign"
 
 
 class Outcome(Protocol):
-    """What an admission handler returns (webhook/admission.py's `AdmissionOutcome`)."""
+    """What an admission handler returns (webhook/deviceclass/admission.py's `AdmissionOutcome`)."""
 
     response: dict[str, Any]
     handled: bool
@@ -51,7 +51,7 @@ class Outcome(Protocol):
 
 
 class AdmissionHandler(Protocol):
-    """The admission logic the server calls (webhook/admission.py's `DeviceClassAdmission`)."""
+    """The admission logic the server calls (webhook/deviceclass/admission.py's `DeviceClassAdmission`)."""
 
     def warm_up(self) -> None: ...
 
@@ -67,7 +67,7 @@ HandlerCall = Callable[[dict[str, Any]], Outcome]
 class Cost:
     """What judging one review would still cost a handler, beyond work linear in a small body: bytes of CEL
     expressions it has not compiled yet, and selector evaluations against published devices it has not
-    cached (webhook/cluster_view.py)."""
+    cached (webhook/clusterview/cluster_view.py)."""
 
     compile_bytes: int = 0
     evaluations: int = 0
@@ -102,7 +102,8 @@ class Verdict:
     outcome: str
     warnings: int
     cause_counts: dict[str, int] = field(default_factory=dict)
-    # Native-rule findings answered with warnings (webhook/native_rules.py): (guarded field, cause type) -> n.
+    # Native-rule findings answered with warnings (webhook/deviceclass/native_rules.py): (guarded field, cause
+    # type) -> n.
     native_counts: dict[tuple[str, str], int] = field(default_factory=dict)
     cluster: str = ""  # how the cluster-aware warnings ran: "" (off), "used", "cold" (skipped)
 

@@ -54,7 +54,7 @@ from resourceapi.names import (
 )
 from resourceapi.objects import display_name, mapping
 from resourceapi.rawjson import GoJSONError, compact_bytes, loads
-from webhook.capacity_requests import check_capacity_requests
+from webhook.deviceclass.capacity_requests import check_capacity_requests
 
 # Compiles a selector expression for the served gates: `compile_selector`, or a `CelCache.compile`.
 Compiler = Callable[[str, FeatureGates], CompileResult]
@@ -81,7 +81,8 @@ _SPEC_PATHS = {key: SPEC.child(key) for key in ("selectors", "config")}
 class Validation:
     """The verdict on one DeviceClass: errors in upstream order, and warnings for the user. `native` holds the
     errors on fields the API server validates itself (metadata, selectors, config, extendedResourceName):
-    every error except those of the KEP-6406 field and its annotation carrier (webhook/native_rules.py)."""
+    every error except those of the KEP-6406 field and its annotation carrier
+    (webhook/deviceclass/native_rules.py)."""
 
     errors: list[FieldError] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)

@@ -21,14 +21,15 @@ from resourceapi.cel.cache import entry_bytes
 from resourceapi.field import FieldError
 from resourceapi.gates import FeatureGates
 from resourceapi.objects import display_name
-from webhook import logs, warning_texts
-from webhook.cluster_view import ClusterView
-from webhook.cluster_warnings import cluster_warnings
-from webhook.dropping import DropResult, drop_disabled_fields
-from webhook.judging import FREE, Cost
-from webhook.native_rules import MAX_NATIVE_WARNINGS, NativeRules, native_warnings, rule_field
-from webhook.status import GROUP, KIND, internal_status, invalid_status
-from webhook.validation import validate_device_class
+from webhook.clusterview.cluster_view import ClusterView
+from webhook.deviceclass import warning_texts
+from webhook.deviceclass.cluster_warnings import cluster_warnings
+from webhook.deviceclass.dropping import DropResult, drop_disabled_fields
+from webhook.deviceclass.native_rules import MAX_NATIVE_WARNINGS, NativeRules, native_warnings, rule_field
+from webhook.deviceclass.validation import validate_device_class
+from webhook.server import logs
+from webhook.server.judging import FREE, Cost
+from webhook.server.status import GROUP, KIND, internal_status, invalid_status
 
 log = logging.getLogger(__name__)
 
@@ -69,9 +70,9 @@ class _Subject:
 class DeviceClassAdmission:
     """The admission logic of one served cluster (its feature gates); stateless apart from the CEL cache.
 
-    `native_rules` says what findings on natively validated fields do (webhook/native_rules.py): DENY (the
-    offline `validate`, and `serve --native-rules deny`) or WARN (`serve`'s default), then the outcome lists
-    each finding in `native_findings` for the server's metric.
+    `native_rules` says what findings on natively validated fields do (webhook/deviceclass/native_rules.py):
+    DENY (the offline `validate`, and `serve --native-rules deny`) or WARN (`serve`'s default), then the
+    outcome lists each finding in `native_findings` for the server's metric.
     """
 
     def __init__(
@@ -148,10 +149,11 @@ class DeviceClassAdmission:
         return verdict
 
     def cost(self, endpoint: str, request: dict[str, Any]) -> Cost:
-        """What judging `request` on `endpoint` would still cost this handler (webhook/judging.py `Cost`):
-        the bytes of its selectors' CEL not compiled yet, and, with a cluster view, the selector evaluations
-        on published devices not cached yet. `/mutate` drops fields and compiles nothing. Work linear in the
-        body (metadata, config, capacity requests) is not counted: the server bounds it by the body's size."""
+        """What judging `request` on `endpoint` would still cost this handler (webhook/server/judging.py
+        `Cost`): the bytes of its selectors' CEL not compiled yet, and, with a cluster view, the selector
+        evaluations on published devices not cached yet. `/mutate` drops fields and compiles nothing. Work
+        linear in the body (metadata, config, capacity requests) is not counted: the server bounds it by the
+        body's size."""
         if endpoint != "validate":
             return FREE
         expressions = _expressions(request)

@@ -1,15 +1,15 @@
 """The HTTPS admission server: aiohttp app factory, routes, and the running server with its listeners.
 
-`/validate` and `/mutate` check the envelope (webhook/envelope.py), then judge the review: parse it, call the
-admission handler and encode the AdmissionReview response that echoes the request's uid (webhook/judging.py).
-A small review that would cost its handler little (its CEL compiled, its selectors' results on the published
-devices cached: the inline budget of webhook/limits.py) is judged right on the event loop, which holds it for
-a few milliseconds at most and skips the hand-off to another process; every other review goes to a worker
-(webhook/workers.py) off the loop, so probes are never starved. Every review is answered before the caller's
-deadline (`?timeout=`), with a Timeout denial when it cannot be judged in time. Every answer is counted and
-every decision logged.
-`/healthz` says the process is alive; `/readyz` turns 200 only once the serving certificate is loaded and the
-workers have warmed up. The limits (webhook/limits.py) are documented in docs/troubleshooting.md.
+`/validate` and `/mutate` check the envelope (webhook/server/envelope.py), then judge the review: parse it,
+call the admission handler and encode the AdmissionReview response that echoes the request's uid
+(webhook/server/judging.py). A small review that would cost its handler little (its CEL compiled, its
+selectors' results on the published devices cached: the inline budget of webhook/server/limits.py) is judged
+right on the event loop, which holds it for a few milliseconds at most and skips the hand-off to another
+process; every other review goes to a worker (webhook/server/workers.py) off the loop, so probes are never
+starved. Every review is answered before the caller's deadline (`?timeout=`), with a Timeout denial when it
+cannot be judged in time. Every answer is counted and every decision logged. `/healthz` says the process is
+alive; `/readyz` turns 200 only once the serving certificate is loaded and the workers have warmed up. The
+limits (webhook/server/limits.py) are documented in docs/troubleshooting.md.
 """
 
 from __future__ import annotations
@@ -30,10 +30,10 @@ import orjson
 from aiohttp import web
 
 from certs.files import ServingPair
-from webhook import envelope
-from webhook.connections import ConnectionGuard, GuardedSite, shrink_tls_read_buffer
-from webhook.inline import InlineAllowance
-from webhook.judging import (
+from webhook.server import envelope
+from webhook.server.connections import ConnectionGuard, GuardedSite, shrink_tls_read_buffer
+from webhook.server.inline import InlineAllowance
+from webhook.server.judging import (
     AdmissionHandler,
     CostedHandler,
     HandlerBug,
@@ -46,13 +46,13 @@ from webhook.judging import (
     judge_in_worker,
     judge_review,
 )
-from webhook.limits import MAX_DEADLINE_SECONDS, ServerLimits
-from webhook.logs import get_logger, log_decision, log_event
-from webhook.memory import MIN_INTERVAL, note_work, trim_if_due
-from webhook.metrics import BUSY, ERROR, INLINE, TIMEOUT, WORKER, WebhookMetrics
-from webhook.status import timeout_status
-from webhook.tlsreload import CertificateReloader
-from webhook.workers import AdmissionWorkers, Busy, WorkerDied
+from webhook.server.limits import MAX_DEADLINE_SECONDS, ServerLimits
+from webhook.server.logs import get_logger, log_decision, log_event
+from webhook.server.memory import MIN_INTERVAL, note_work, trim_if_due
+from webhook.server.metrics import BUSY, ERROR, INLINE, TIMEOUT, WORKER, WebhookMetrics
+from webhook.server.status import timeout_status
+from webhook.server.tlsreload import CertificateReloader
+from webhook.server.workers import AdmissionWorkers, Busy, WorkerDied
 
 __all__ = ["AdmissionHandler", "HandlerCall", "Listen", "Outcome", "WebhookServer", "create_app"]
 
@@ -158,9 +158,10 @@ class AdmissionRoutes:
 
     def _inline(self, endpoint: str, body: bytes) -> Judged | None:
         """Judge the review here, on the loop, when it is small, its handler says it is cheap (the inline
-        budget) and slow inline reviews have not used up their share of the loop's time (webhook/inline.py);
-        None sends it to a worker. A review sent on for its selector evaluations alone makes a bounded share
-        of them here, so the loop's cluster view warms up over the next reviews."""
+        budget) and slow inline reviews have not used up their share of the loop's time
+        (webhook/server/inline.py); None sends it to a worker. A review sent on for its selector evaluations
+        alone makes a bounded share of them here, so the loop's cluster view warms up over the next
+        reviews."""
         costed, limits = self._costed, self.limits
         if costed is None or len(body) > limits.inline_max_body or not self.allowance.open():
             return None
@@ -403,7 +404,7 @@ def create_app(
     app.router.add_post("/validate", routes.endpoint("validate"))
     app.router.add_post("/mutate", routes.endpoint("mutate"))
     inline = dict(inline_routes or {})
-    if pod_router is not None:  # webhook/pod_routing.py, judged on the loop
+    if pod_router is not None:  # webhook/podrouting/pod_routing.py, judged on the loop
         inline["mutate-pods"] = pod_router
     for name, call in inline.items():
         routes.inline[name] = call

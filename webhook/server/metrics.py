@@ -130,7 +130,7 @@ class WebhookMetrics:
 
     def native_rule_findings_seen(self, counts: Mapping[tuple[str, str], int]) -> None:
         """Count native-rule findings, by (guarded field, cause type): both bounded sets
-        (webhook/native_rules.py `RULE_FIELDS`, StatusCause types)."""
+        (webhook/deviceclass/native_rules.py `RULE_FIELDS`, StatusCause types)."""
         for (rule, cause_type), n in counts.items():
             self.native_rule_findings.labels(rule, cause_type).inc(n)
 

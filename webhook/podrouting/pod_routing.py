@@ -17,14 +17,14 @@ from prometheus_client import CollectorRegistry, Counter
 
 from resourceapi import routing
 from resourceapi.objects import display_name
-from webhook.routing_cache import RoutingCache
+from webhook.podrouting.routing_cache import RoutingCache
 
 DEFAULT_SCHEDULER_NAME = "dra-capacity"
 
 
 @dataclass
 class RoutingOutcome:
-    """The server's Outcome protocol (webhook/server.py)."""
+    """The server's Outcome protocol (webhook/server/server.py)."""
 
     response: dict[str, Any]
     handled: bool = True

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from webhook.envelope import MAX_BODY_BYTES
-from webhook.judging import Cost
+from webhook.server.envelope import MAX_BODY_BYTES
+from webhook.server.judging import Cost
 
 MiB = 1024 * 1024
 
@@ -51,16 +51,16 @@ class ServerLimits:
     shutdown_timeout: float = 15.0
     # The inline budget: a review whose body is at most `inline_max_body` bytes is judged on the event loop,
     # without the hand-off to a worker, when its handler has at most `inline_compile_bytes` of its CEL still
-    # to compile and at most `inline_evaluations` selector evaluations against published devices still to
-    # make (webhook/judging.py `Cost`). Measured: CEL compiles at 3-5 us per byte, a selector evaluation on
+    # to compile and at most `inline_evaluations` selector evaluations against published devices still to make
+    # (webhook/server/judging.py `Cost`). Measured: CEL compiles at 3-5 us per byte, a selector evaluation on
     # a device takes about 13 us, a valid body's other checks 20-50 ns per byte (an invalid one's, with an
     # error per field, 300-800 ns per byte); so an inline review holds the loop for about 5 ms at most, and
     # everything costlier waits for a worker. A body limit of 0 judges every review in a worker.
     inline_max_body: int = 16 * 1024
     inline_compile_bytes: int = 1024
     inline_evaluations: int = 256
-    # And in total (webhook/inline.py): inline reviews may take at most this many seconds per second beyond
-    # `inline_free_seconds` each; once that is spent, every review goes to a worker until it refills.
+    # And in total (webhook/server/inline.py): inline reviews may take at most this many seconds per second
+    # beyond `inline_free_seconds` each; once that is spent, every review goes to a worker until it refills.
     inline_slow_seconds_per_second: float = 0.05
     inline_free_seconds: float = 0.001
 

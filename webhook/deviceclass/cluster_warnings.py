@@ -23,8 +23,8 @@ from resourceapi.meta import ObjectMeta
 from resourceapi.objects import annotations_of, display_name, metadata_of, spec_of
 from resourceapi.quantity import Quantity, QuantityError, coerce_quantity
 from resourceapi.resource_v1 import DeviceClass, DeviceClassSpec
-from webhook.cluster_view import ClusterView, DeviceGroup, SelectorOutcome
-from webhook.warning_texts import fit
+from webhook.clusterview.cluster_view import ClusterView, DeviceGroup, SelectorOutcome
+from webhook.deviceclass.warning_texts import fit
 
 Compiler = Callable[[str, FeatureGates], CompileResult]
 

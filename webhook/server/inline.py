@@ -1,13 +1,14 @@
 """How much of the event loop's time slow inline reviews may take: a token bucket of seconds.
 
-A review judged on the loop (webhook/server.py, within the per-review inline budget of webhook/limits.py)
-holds the loop that answers probes, TLS handshakes and every other request. An everyday review takes a
-fraction of a millisecond; one that compiles new CEL, evaluates selectors on a cold cluster view or carries
-hundreds of invalid fields takes a few milliseconds. Each inline review is timed (the loop thread's CPU
-time, so a loop preempted on a busy node is not taken for a slow review), and what it took beyond `free`
-seconds is charged to the allowance, which refills at `rate` seconds per second (and holds at most
-one second's worth). While it is spent, every review goes to a worker: a flood of costly reviews is judged
-off the loop, as it would be without the inline path, and everyday traffic keeps its fast path otherwise.
+A review judged on the loop (webhook/server/server.py, within the per-review inline budget of
+webhook/server/limits.py) holds the loop that answers probes, TLS handshakes and every other request. An
+everyday review takes a fraction of a millisecond; one that compiles new CEL, evaluates selectors on a cold
+cluster view or carries hundreds of invalid fields takes a few milliseconds. Each inline review is timed (the
+loop thread's CPU time, so a loop preempted on a busy node is not taken for a slow review), and what it took
+beyond `free` seconds is charged to the allowance, which refills at `rate` seconds per second (and holds at
+most one second's worth). While it is spent, every review goes to a worker: a flood of costly reviews is
+judged off the loop, as it would be without the inline path, and everyday traffic keeps its fast path
+otherwise.
 """
 
 from __future__ import annotations
