@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 import binder_bench  # noqa: E402
 from binder_bench import PIN, Double, Run, seed, thread_cpu  # noqa: E402
-from gpu_cluster import CLASS, DRIVER  # noqa: E402
+from support.gpu_cluster import CLASS, DRIVER  # noqa: E402
 
 from allocator.binder.controller import Binder, BinderOptions  # noqa: E402
 from allocator.binder.process import tune_garbage_collector  # noqa: E402

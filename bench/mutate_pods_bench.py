@@ -26,9 +26,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
-sys.path.insert(0, str(ROOT / "tests" / "binder"))
+sys.path.insert(0, str(ROOT / "tests"))
 
-from gpu_cluster import device_class, pod  # noqa: E402
+from support.gpu_cluster import device_class, pod  # noqa: E402
 from webhook_bench import (  # noqa: E402
     BASELINE,  # allow-all, mounted by bench/webhook_baseline.py only
     Load,

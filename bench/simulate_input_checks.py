@@ -19,9 +19,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "allocator"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from workloads import GPU_SHARED, gpu_class, gpu_slice, node, pod
+from support.workloads import GPU_SHARED, gpu_class, gpu_slice, node, pod
 
 from allocator.simulate.inputs import KINDS, _shared_parts, _validate, object_problem
 from resourceapi import apischema

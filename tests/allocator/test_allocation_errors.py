@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from dra_objects import (
+from support.dra_objects import (
     CLAIM0,
     CLASS_A,
     DEVICE1,
@@ -308,7 +308,7 @@ def test_enhance_runtime_error_is_idempotent() -> None:
 
 def test_a_pathological_claim_times_out_on_the_node_by_default_instead_of_hanging() -> None:
     """31 devices that must share a value no 31 devices share: an exponential search, bounded by default."""
-    from dra_objects import device, device_class, node, resource_slice
+    from support.dra_objects import device, device_class, node, resource_slice
 
     from allocator.structured.cluster import Cluster
     from allocator.structured.search import DEFAULT_MAX_STEPS

@@ -13,7 +13,7 @@ import re
 from fractions import Fraction
 from typing import Any
 
-from dra_objects import (
+from support.dra_objects import (
     CLAIM0,
     CLAIM1,
     CLASS_B,

@@ -11,7 +11,9 @@ from collections import Counter
 from fractions import Fraction
 from typing import Any
 
-from dra_objects import (
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from support.dra_objects import (
     DRIVER_A,
     NODE1,
     POOL1,
@@ -23,8 +25,6 @@ from dra_objects import (
     request,
     resource_slice,
 )
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from allocator.structured.cluster import Cluster
 from resourceapi.capacity import capacity_entry, consumed_amount, violates_policy

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from test_placement import _devices, _gpu_pods, _placer, _run
-from workloads import GPU_SHARED, gpu_slice, node, pod
+from support.placing import _devices, _gpu_pods, _placer, _run
+from support.workloads import GPU_SHARED, gpu_slice, node, pod
 
 from allocator.scheduling.placement import Placer
 from resourceapi.core_v1 import Pod

@@ -7,7 +7,7 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from workloads import GPU_SHARED, gpu_class, gpu_slice, node, pod
+from support.workloads import GPU_SHARED, gpu_class, gpu_slice, node, pod
 
 from allocator.scheduling.placement import Placement, Placer
 from allocator.structured.cluster import Cluster

@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 import pytest
-from workloads import node, pod
+from support.workloads import node, pod
 
 from allocator.scheduling.placement import Placer
 from allocator.scheduling.podfeatures import (

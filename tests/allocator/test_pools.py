@@ -4,7 +4,7 @@ generations, completeness, validity, order."""
 
 from __future__ import annotations
 
-from dra_objects import (
+from support.dra_objects import (
     ALL_NODES,
     DEVICE1,
     DEVICE2,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from workloads import container, node, pod
+from support.workloads import container, node, pod
 
 from allocator.scheduling.predicates import (
     REASON_AFFINITY,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from workloads import GPU_CLASS, GPU_SHARED, container, gpu_class, node, pod
+from support.workloads import GPU_CLASS, GPU_SHARED, container, gpu_class, node, pod
 
 from allocator.scheduling.synthesis import REASON_CANNOT_FIT, synthesize_claim, synthesize_for_resources
 from resourceapi.extended import ExtendedResourceResolver

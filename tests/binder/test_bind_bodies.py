@@ -6,7 +6,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from gpu_cluster import CLASS, RESOURCE, device_class, gpu_slice, node, pod
+from support.gpu_cluster import CLASS, RESOURCE, device_class, gpu_slice, node, pod
 
 from allocator.binder import claims as bodies
 from allocator.binder.names import CLAIM_ANNOTATION, DELETE_PROTECTION_FINALIZER

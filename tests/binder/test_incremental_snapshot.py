@@ -10,8 +10,8 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
-from binder_harness import bound, running_binder, seed_cluster, wait_for
-from gpu_cluster import CLASS, DRIVER, gpu_slice, pod
+from support.binder_harness import bound, running_binder, seed_cluster, wait_for
+from support.gpu_cluster import CLASS, DRIVER, gpu_slice, pod
 
 from allocator.binder.controller import Binder
 from allocator.scheduling.placement import Placer

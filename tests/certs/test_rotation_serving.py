@@ -12,8 +12,8 @@ import threading
 import time
 from pathlib import Path
 
-from certmaker import NAMES
-from serving import Traffic, replicas
+from support.certmaker import NAMES
+from support.serving import Traffic, replicas
 
 from certs.cluster import StoredSecret
 from certs.material import Material

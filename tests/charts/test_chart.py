@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from chart_render import (
+from support.chart_render import (
     CHART,
     CI_VALUES,
     NAMESPACE,

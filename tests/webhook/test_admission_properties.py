@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from deviceclasses import ANNOTATION, review_request
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.deviceclasses import ANNOTATION, review_request
 
 from resourceapi.gates import FeatureGates
 from webhook.deviceclass.admission import DeviceClassAdmission

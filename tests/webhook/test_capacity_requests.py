@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 import pytest
-from deviceclasses import ANNOTATION, device_class, with_annotation
+from support.deviceclasses import ANNOTATION, device_class, with_annotation
 
 from resourceapi.gates import FeatureGates
 from webhook.deviceclass.capacity_requests import check_capacity_requests

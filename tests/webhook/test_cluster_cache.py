@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from kubeapi import KubeAPIServer
+from support.cluster_objects import gpu_slice, review
 
 from kubeio.factory import InformerFactory
 from kubeio.kube import Kube
@@ -19,53 +20,9 @@ from resourceapi.gates import FeatureGates
 from webhook.clusterview.cluster_cache import ClusterCache
 from webhook.deviceclass.admission import DeviceClassAdmission
 
-DRIVER = "gpu.nvidia.com"
-
 
 def informers_of(api: KubeAPIServer) -> InformerFactory:
     return InformerFactory(Kube.of_client(api.api_client()))
-
-
-def gpu_slice(node: str, devices: int = 2) -> dict[str, Any]:
-    return {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "ResourceSlice",
-        "metadata": {"name": f"{node}-gpus"},
-        "spec": {
-            "driver": DRIVER,
-            "nodeName": node,
-            "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
-            "devices": [
-                {
-                    "name": f"gpu-{i}",
-                    "allowMultipleAllocations": True,
-                    "attributes": {"productName": {"string": "NVIDIA H100"}},
-                    "capacity": {"memory": {"value": "80Gi"}, "shares": {"value": "4"}},
-                }
-                for i in range(devices)
-            ],
-        },
-    }
-
-
-def review(requests: dict[str, str]) -> dict[str, Any]:
-    obj = {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "DeviceClass",
-        "metadata": {"name": "gpu-shared"},
-        "spec": {
-            "selectors": [{"cel": {"expression": f'device.driver == "{DRIVER}"'}}],
-            "extendedResourceName": "nvidia.com/gpu.shared",
-            "extendedResourceCapacityRequests": {"requests": requests},
-        },
-    }
-    return {
-        "uid": "1",
-        "kind": {"group": "resource.k8s.io", "version": "v1", "kind": "DeviceClass"},
-        "resource": {"group": "resource.k8s.io", "version": "v1", "resource": "deviceclasses"},
-        "operation": "CREATE",
-        "object": obj,
-    }
 
 
 def wait_for(predicate: Any, timeout: float = 10.0) -> None:

@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 import pytest
-from deviceclasses import ANNOTATION, device_class, review_request, with_annotation
+from support.deviceclasses import ANNOTATION, device_class, review_request, with_annotation
 
 from resourceapi.gates import FeatureGates
 from webhook.deviceclass.admission import AdmissionOutcome, DeviceClassAdmission

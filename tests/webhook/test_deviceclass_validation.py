@@ -7,7 +7,7 @@ import copy
 from typing import Any
 
 import pytest
-from deviceclasses import ANNOTATION, VALID_CONFIG, VALID_SELECTOR, device_class
+from support.deviceclasses import ANNOTATION, VALID_CONFIG, VALID_SELECTOR, device_class
 
 from resourceapi.field import Path
 from resourceapi.gates import FeatureGates

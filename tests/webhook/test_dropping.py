@@ -9,7 +9,7 @@ import copy
 from typing import Any
 
 import pytest
-from deviceclasses import ANNOTATION, device_class, with_annotation
+from support.deviceclasses import ANNOTATION, device_class, with_annotation
 
 from resourceapi.gates import FeatureGates
 from webhook.deviceclass.dropping import apply_removals, drop_disabled_fields, json_pointer

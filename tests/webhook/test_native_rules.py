@@ -11,7 +11,7 @@ import json
 import logging
 
 import pytest
-from deviceclasses import ANNOTATION, device_class, review_request, with_annotation
+from support.deviceclasses import ANNOTATION, device_class, review_request, with_annotation
 
 from resourceapi.field import invalid, required
 from resourceapi.gates import FeatureGates

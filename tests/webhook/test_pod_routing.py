@@ -4,16 +4,12 @@ from __future__ import annotations
 
 import base64
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "binder"))
-
-from gpu_cluster import RESOURCE, device_class, pod
-from server_harness import AdmissionDouble, make_tls_dir, session
+from support.gpu_cluster import RESOURCE, device_class, pod
+from support.server_harness import AdmissionDouble, make_tls_dir, session
 
 from resourceapi.routing import ROUTING_LABEL, routed_resource_names
 from webhook.podrouting.pod_routing import PodRouter, PodRoutingMetrics

@@ -4,17 +4,12 @@ Namespace labels."""
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from kubeapi import KubeAPIServer
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "binder"))
-
-from gpu_cluster import RESOURCE, device_class
+from support.gpu_cluster import RESOURCE, device_class
 
 from kubeio.factory import InformerFactory
 from kubeio.kube import Kube

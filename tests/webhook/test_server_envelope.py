@@ -11,7 +11,7 @@ from typing import Any
 
 import aiohttp
 import pytest
-from server_harness import (
+from support.server_harness import (
     ADMISSION_JSON,
     Running,
     device_class,

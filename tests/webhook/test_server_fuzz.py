@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from server_harness import client_context, make_tls_dir, running_server
+from support.server_harness import client_context, make_tls_dir, running_server
 
 from resourceapi.gates import FeatureGates
 from webhook.deviceclass.admission import DeviceClassAdmission

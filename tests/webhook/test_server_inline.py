@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from server_harness import AdmissionDouble, device_class, review, running_server, session
+from support.server_harness import AdmissionDouble, device_class, review, running_server, session
 
 from resourceapi.gates import FeatureGates
 from resourceapi.resource_v1 import ResourceSlice

@@ -17,7 +17,7 @@ from typing import Any
 
 import aiohttp
 import pytest
-from server_harness import (
+from support.server_harness import (
     ADMISSION_JSON,
     AdmissionDouble,
     DoubleOutcome,

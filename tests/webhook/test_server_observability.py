@@ -9,7 +9,7 @@ from typing import Any
 
 import aiohttp
 import pytest
-from server_harness import (
+from support.server_harness import (
     ADMISSION_JSON,
     AdmissionDouble,
     device_class,

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from cryptography.hazmat.primitives.serialization import Encoding
-from server_harness import client_context, make_tls_dir, review, running_server, session
+from support.server_harness import client_context, make_tls_dir, review, running_server, session
 
 from certs.authority import ServingBundle, issue_serving_certificate
 from certs.files import TLS_CRT, TLS_KEY, atomic_write, load_pair, write_bundle, write_pair

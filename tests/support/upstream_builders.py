@@ -13,7 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from dra_objects import (
+from resourceapi import gates as g
+from resourceapi.gates import FeatureGates
+from resourceapi.resource_v1 import DeviceClass, ResourceClaim, ResourceSlice
+from support.dra_objects import (
     CLAIM0,
     CLASS_A,
     CLASS_B,
@@ -50,10 +53,6 @@ from dra_objects import (
     simple_claim,
     sub_request,
 )
-
-from resourceapi import gates as g
-from resourceapi.gates import FeatureGates
-from resourceapi.resource_v1 import DeviceClass, ResourceClaim, ResourceSlice
 
 _GATE_OF = {
     "AdminAccess": g.DRA_ADMIN_ACCESS,

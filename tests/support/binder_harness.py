@@ -4,19 +4,19 @@ from __future__ import annotations
 
 import contextlib
 import time
+import uuid
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator
 from fractions import Fraction
 from typing import Any
 
-from gpu_cluster import device_class, gpu_slice, node
-
 from allocator.binder.controller import Binder, BinderOptions
-from allocator.binder.names import CLAIM_ANNOTATION
+from allocator.binder.names import CLAIM_ANNOTATION, DELETE_PROTECTION_FINALIZER
 from kubeio.election import LeaderElector
 from kubeio.kube import Kube, load_configuration
 from resourceapi.gates import FeatureGates
 from resourceapi.quantity import Quantity
+from support.gpu_cluster import CLASS, device_class, gpu_slice, node
 
 FAST = {"initial_backoff": 0.05, "max_backoff": 0.5, "watch_timeout": 30.0}
 
@@ -138,3 +138,48 @@ def check_invariants(api: Any) -> None:
         assert ext.get("resourceClaimName") == claim["metadata"]["name"]
     twice = {k: n for k, n in successful_bindings(api).items() if n > 1}
     assert not twice, f"pods bound twice: {twice}"
+
+
+def assert_kubelet_view(api: Any, p: dict[str, Any]) -> dict[str, Any]:
+    """Everything the kubelet (admission, DRA manager) and the node authorizer read for a bound pod."""
+    node = p["spec"]["nodeName"]
+    ext = p["status"]["extendedResourceClaimStatus"]
+    claim = api.get("resourceclaims", ext["resourceClaimName"], namespace=p["metadata"]["namespace"])
+    assert claim is not None, "pod status names a claim that does not exist"
+    meta = claim["metadata"]
+    assert meta["generateName"] == f"{p['metadata']['name']}-extended-resources-"
+    assert meta["annotations"][CLAIM_ANNOTATION] == "true"
+    assert meta["ownerReferences"] == [
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "name": p["metadata"]["name"],
+            "uid": p["metadata"]["uid"],
+            "controller": True,
+        }
+    ]
+    assert DELETE_PROTECTION_FINALIZER in meta["finalizers"]
+    status = claim["status"]
+    assert status["reservedFor"] == [
+        {"resource": "pods", "name": p["metadata"]["name"], "uid": p["metadata"]["uid"]}
+    ]
+    allocation = status["allocation"]
+    terms = allocation["nodeSelector"]["nodeSelectorTerms"]
+    assert terms == [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}]}]
+    requests = {r["name"]: r for r in claim["spec"]["devices"]["requests"]}
+    results = allocation["devices"]["results"]
+    containers = {c["name"]: c for c in p["spec"].get("initContainers", []) + p["spec"]["containers"]}
+    assert ext["requestMappings"]
+    for m in ext["requestMappings"]:
+        assert m["containerName"] in containers
+        assert m["resourceName"] in containers[m["containerName"]]["resources"]["limits"]
+        assert m["requestName"] in requests
+        assert any(r["request"] == m["requestName"] for r in results)
+    for r in results:
+        assert r["request"] in requests
+        assert requests[r["request"]]["exactly"]["deviceClassName"] == CLASS
+        assert requests[r["request"]]["exactly"]["capacity"] == {"requests": {"shares": "1"}}
+        assert r["driver"] == "gpu.nvidia.com" and r["pool"] == node
+        assert r["consumedCapacity"] == {"shares": "1"}
+        assert str(uuid.UUID(r["shareID"])) == r["shareID"]
+    return claim
