@@ -74,7 +74,7 @@ differential: $(STAMP) controlplane
 test: quick slow controlplane realcluster
 
 # Mutation testing of the core modules (not part of `make test`: about half an hour on two cores). One module:
-# `make mutation MODULES=webhook/dropping.py`. docs/testing.md, "Mutation testing".
+# `make mutation MODULES=webhook/deviceclass/dropping.py`. docs/testing.md, "Mutation testing".
 mutation: $(STAMP)
 	nice -n 15 $(BIN)/python scripts/mutation.py $(MODULES)
 

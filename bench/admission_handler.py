@@ -18,7 +18,7 @@ from typing import Any
 
 from resourceapi.cel import compile_selector
 from resourceapi.gates import FeatureGates
-from webhook.admission import DeviceClassAdmission
+from webhook.deviceclass.admission import DeviceClassAdmission
 
 FIXTURE = Path(__file__).parent / "fixtures" / "deviceclass-realistic.json"
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from allocator.cluster import Cluster, NodeInfo
+from allocator.structured.cluster import Cluster, NodeInfo
 from resourceapi.gates import FeatureGates
 from resourceapi.resource_v1 import DeviceClass, ResourceClaim, ResourceSlice
 

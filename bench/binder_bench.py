@@ -45,9 +45,9 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests" / "binder"))
+sys.path.insert(0, str(ROOT / "tests"))
 
-from gpu_cluster import device_class, gpu_slice, node, pod  # noqa: E402
+from support.gpu_cluster import device_class, gpu_slice, node, pod  # noqa: E402
 
 from allocator.binder.controller import Binder, BinderOptions  # noqa: E402
 from allocator.binder.process import tune_garbage_collector  # noqa: E402

@@ -36,8 +36,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from allocator.cluster import Cluster
-from allocator.placement import PlacementResult, Placer
+from allocator.scheduling.placement import PlacementResult, Placer
+from allocator.structured.cluster import Cluster
 from resourceapi.core_v1 import Node, Pod
 from resourceapi.extended import ExtendedResourceResolver
 from resourceapi.gates import FeatureGates

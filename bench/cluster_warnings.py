@@ -28,8 +28,8 @@ from typing import Any
 
 from resourceapi.gates import FeatureGates
 from resourceapi.resource_v1 import ResourceSlice
-from webhook.admission import DeviceClassAdmission
-from webhook.cluster_view import ClusterView, ViewCache
+from webhook.clusterview.cluster_view import ClusterView, ViewCache
+from webhook.deviceclass.admission import DeviceClassAdmission
 
 DRIVER = "gpu.nvidia.com"
 PRODUCT_SELECTOR = 'device.attributes["gpu.nvidia.com"].productName.startsWith("NVIDIA")'

@@ -22,8 +22,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from allocator.cluster import Cluster
-from allocator.placement import Placer
+from allocator.scheduling.placement import Placer
+from allocator.structured.cluster import Cluster
 from resourceapi.core_v1 import Node, Pod
 from resourceapi.extended import ExtendedResourceResolver
 from resourceapi.gates import FeatureGates

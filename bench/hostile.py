@@ -541,7 +541,7 @@ def pod_review_body(size: int) -> bytes:
     return json.dumps(review_doc, separators=(",", ":")).encode()
 
 
-# The cap of /mutate-pods (webhook/envelope.py MAX_POD_BODY_BYTES: 6 x 3 MiB + 1 MiB), less a margin.
+# The cap of /mutate-pods (webhook/server/envelope.py MAX_POD_BODY_BYTES: 6 x 3 MiB + 1 MiB), less a margin.
 MAX_POD_BODY = 19 * 1024 * 1024 - 64 * 1024
 
 

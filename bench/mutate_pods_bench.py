@@ -26,9 +26,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
-sys.path.insert(0, str(ROOT / "tests" / "binder"))
+sys.path.insert(0, str(ROOT / "tests"))
 
-from gpu_cluster import device_class, pod  # noqa: E402
+from support.gpu_cluster import device_class, pod  # noqa: E402
 from webhook_bench import (  # noqa: E402
     BASELINE,  # allow-all, mounted by bench/webhook_baseline.py only
     Load,
@@ -106,8 +106,8 @@ def wait_routed(url: str, cafile: Path, body: bytes, timeout: float = 30) -> Non
 def handler_cost(n: int = 20000) -> float:
     """Microseconds per review of the routing logic alone (no HTTP, no TLS), on a warm cache."""
     sys.path.insert(0, str(ROOT))
-    from webhook.pod_routing import PodRouter
-    from webhook.routing_cache import RoutingCache
+    from webhook.podrouting.pod_routing import PodRouter
+    from webhook.podrouting.routing_cache import RoutingCache
 
     cache = RoutingCache()
     cache.set_classes([device_class(carrier="annotation")])

@@ -512,7 +512,7 @@ def measure_checks(path: Path) -> dict[str, float]:
     def checks() -> None:
         valid_specs: set[int] = set()
         for d, parts, obj in rows:
-            check_fields(d.api_version, d.kind, d.obj, parts, d.plain)
+            check_fields(d.api_version, d.kind, d.obj, parts)
             object_problem(obj, d.obj, valid_specs)
 
     _, t_checks = _timed(_paused, checks)
@@ -534,8 +534,8 @@ def measure_model(path: Path, profile: bool, unchecked: bool = False) -> dict[st
     """`load_inputs` and the cluster index; `unchecked`: with the API-server-style input checks (the field
     schema and the per-object rules) switched off, so that a run without them, in its own process with cold
     caches, tells the cost of building the model from the cost of the checks."""
-    from allocator.cluster import Cluster
     from allocator.simulate import load_inputs
+    from allocator.structured.cluster import Cluster
     from dra_capacity.cliopts import read_documents
     from resourceapi.gates import FeatureGates
 
@@ -565,8 +565,8 @@ def count_step(path: Path, mode: str) -> dict[str, Any]:
     """One step for the instruction count (`--instructions`), run under callgrind by the parent: `none`
     (the imports alone), `bare` (json.loads of the text), `docs` (the command's reader) and `model` (the
     reader, then load_inputs without the checks and the cluster index, as the model phase)."""
-    from allocator.cluster import Cluster
     from allocator.simulate import load_inputs
+    from allocator.structured.cluster import Cluster
     from dra_capacity.cliopts import read_documents
     from resourceapi.gates import FeatureGates
 
@@ -618,9 +618,9 @@ def instruction_ratio(path: Path) -> tuple[int, int]:
 
 def placement_pods(nodes: int, pods: int) -> dict[str, float]:
     """µs per placed pod for `pods` pods on `nodes` nodes, built in memory (no files)."""
-    from allocator.cluster import Cluster
-    from allocator.placement import Placer
+    from allocator.scheduling.placement import Placer
     from allocator.simulate import load_inputs
+    from allocator.structured.cluster import Cluster
     from dra_capacity.cliopts import bulk_load, young_collections_only
     from resourceapi.documents import Document
     from resourceapi.extended import ExtendedResourceResolver

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dra_capacity.serve_cmd import add_serve_arguments, run_serve
-from webhook.server import Outcome
+from webhook.server.server import Outcome
 
 BASELINE_PATH = "/bench/allow"
 

@@ -1,5 +1,5 @@
-"""The certificates' view of the cluster, through the official `kubernetes` client: the Secret, the webhook
-configurations' caBundles, and the replicas behind the webhook Service (EndpointSlices).
+"""The certificates' view of the cluster, through `kubeio.kube.Kube` (JSON on the API): the Secret, the
+webhook configurations' caBundles, and the replicas behind the webhook Service (EndpointSlices).
 
 Every write is conflict-aware: the Secret and the configurations are replaced with the resourceVersion that
 was read, so a concurrent writer makes the write fail with 409 and the caller reconciles again from fresh
@@ -14,9 +14,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kubernetes import client
-from kubernetes.client import ApiException
-
 from certs.material import (
     MANAGED_BY,
     MANAGED_BY_LABEL,
@@ -25,10 +22,23 @@ from certs.material import (
     decode_data,
     encode_data,
 )
+from kubeio.kube import (
+    ENDPOINT_SLICES,
+    MUTATING_WEBHOOK_CONFIGURATIONS,
+    SECRETS,
+    VALIDATING_WEBHOOK_CONFIGURATIONS,
+    ApiError,
+    Kube,
+    Resource,
+)
 
 VALIDATING = "validatingwebhookconfiguration"
 MUTATING = "mutatingwebhookconfiguration"
 KINDS = (VALIDATING, MUTATING)
+_RESOURCES: dict[str, Resource] = {
+    VALIDATING: VALIDATING_WEBHOOK_CONFIGURATIONS,
+    MUTATING: MUTATING_WEBHOOK_CONFIGURATIONS,
+}
 
 
 class ClusterError(Exception):
@@ -107,8 +117,11 @@ def _calls(webhook: dict[str, Any]) -> str:
     return "no url and no service"
 
 
-def _why(exc: ApiException) -> str:
-    return f"HTTP {exc.status} {exc.reason or ''}".strip()
+def _failure(what: str, exc: ApiError) -> ClusterError:
+    """`what` failed: "cannot reach the cluster" without an answer, else the object and the HTTP status."""
+    if exc.status == 0:
+        return ClusterError(f"cannot reach the cluster: {exc.message}")
+    return ClusterError(f"{what}: HTTP {exc.status} {exc.reason}".rstrip())
 
 
 class CertCluster:
@@ -116,36 +129,28 @@ class CertCluster:
 
     def __init__(
         self,
-        api: client.ApiClient,
+        kube: Kube,
         namespace: str,
         secret: str,
         service: str,
         configs: Sequence[ConfigRef] = (),
     ) -> None:
-        # Typed as Any: the generated client's signatures want its pydantic models, and plain dicts (what the
-        # API speaks, and what we build) are accepted at run time.
-        self.api: Any = api
+        self.kube = kube
+        self.api = kube.api  # the client under `kube` (views such as `Kube.of_client` share it)
         self.namespace = namespace
         self.secret = secret
         self.service = service
         self.configs = tuple(configs)
-        self.core: Any = client.CoreV1Api(api)
-        self.admission: Any = client.AdmissionregistrationV1Api(api)
-        self.discovery: Any = client.DiscoveryV1Api(api)
-
-    def _plain(self, obj: Any) -> dict[str, Any]:
-        plain: dict[str, Any] = self.api.sanitize_for_serialization(obj)
-        return plain
 
     # --- the Secret -------------------------------------------------------------------------------------
 
     def read_secret(self) -> StoredSecret | None:
         try:
-            raw = self._plain(self.core.read_namespaced_secret(self.secret, self.namespace))
-        except ApiException as exc:
+            raw = self.kube.get(SECRETS, self.namespace, self.secret)
+        except ApiError as exc:
             if exc.status == 404:
                 return None
-            raise ClusterError(f"secret {self.namespace}/{self.secret}: get: {_why(exc)}") from None
+            raise _failure(f"secret {self.namespace}/{self.secret}: get", exc) from None
         meta = raw.get("metadata") or {}
         return StoredSecret(
             data=decode_data(raw.get("data")),
@@ -173,11 +178,11 @@ class CertCluster:
                 "data": encode_data(material.secret_data()),
             }
             try:
-                self.core.create_namespaced_secret(self.namespace, new)
-            except ApiException as exc:
+                self.kube.request("POST", SECRETS.path(self.namespace), body=new)
+            except ApiError as exc:
                 if exc.status == 409:
                     raise Conflict(f"{where} was created meanwhile") from None
-                raise ClusterError(f"{where}: create: {_why(exc)}") from None
+                raise _failure(f"{where}: create", exc) from None
             return
         body: dict[str, Any] = copy.deepcopy(stored.raw)
         meta = body.setdefault("metadata", {})
@@ -189,26 +194,21 @@ class CertCluster:
         data.update(material.secret_data())
         body["data"] = encode_data(data)
         try:
-            self.core.replace_namespaced_secret(self.secret, self.namespace, body)
-        except ApiException as exc:
+            self.kube.request("PUT", SECRETS.path(self.namespace, self.secret), body=body)
+        except ApiError as exc:
             if exc.status == 409:
                 raise Conflict(f"{where} changed meanwhile") from None
-            raise ClusterError(f"{where}: update: {_why(exc)}") from None
+            raise _failure(f"{where}: update", exc) from None
 
     # --- webhook configurations -------------------------------------------------------------------------
 
     def _read_config(self, kind: str, name: str) -> dict[str, Any] | None:
-        read = (
-            self.admission.read_validating_webhook_configuration
-            if kind == VALIDATING
-            else self.admission.read_mutating_webhook_configuration
-        )
         try:
-            return self._plain(read(name))
-        except ApiException as exc:
+            return self.kube.get(_RESOURCES[kind], None, name)
+        except ApiError as exc:
             if exc.status == 404:
                 return None
-            raise ClusterError(f"{kind} {name}: get: {_why(exc)}") from None
+            raise _failure(f"{kind} {name}: get", exc) from None
 
     def _ours(self, webhook: dict[str, Any]) -> bool:
         service = (webhook.get("clientConfig") or {}).get("service") or {}
@@ -258,17 +258,12 @@ class CertCluster:
                         touched.append(str(hook.get("name", "")))
                 if not touched:
                     continue
-                replace = (
-                    self.admission.replace_validating_webhook_configuration
-                    if kind == VALIDATING
-                    else self.admission.replace_mutating_webhook_configuration
-                )
                 try:
-                    replace(ref.name, config)
-                except ApiException as exc:
+                    self.kube.request("PUT", _RESOURCES[kind].path(None, ref.name), body=config)
+                except ApiError as exc:
                     if exc.status == 409:
                         raise Conflict(f"{kind} {ref.name} changed meanwhile") from None
-                    raise ClusterError(f"{kind} {ref.name}: update: {_why(exc)}") from None
+                    raise _failure(f"{kind} {ref.name}: update", exc) from None
                 changed += [f"{kind}/{ref.name} webhook {name}" for name in touched]
         return changed
 
@@ -277,17 +272,12 @@ class CertCluster:
         deleted: list[str] = []
         for ref in self.configs:
             for kind in ref.kinds:
-                delete = (
-                    self.admission.delete_validating_webhook_configuration
-                    if kind == VALIDATING
-                    else self.admission.delete_mutating_webhook_configuration
-                )
                 try:
-                    delete(ref.name)
-                except ApiException as exc:
+                    self.kube.request("DELETE", _RESOURCES[kind].path(None, ref.name))
+                except ApiError as exc:
                     if exc.status == 404:
                         continue
-                    raise ClusterError(f"{kind} {ref.name}: delete: {_why(exc)}") from None
+                    raise _failure(f"{kind} {ref.name}: delete", exc) from None
                 deleted.append(f"{kind}/{ref.name}")
         return deleted
 
@@ -297,11 +287,11 @@ class CertCluster:
         if stored is None or stored.labels.get(MANAGED_BY_LABEL) != MANAGED_BY:
             return False
         try:
-            self.core.delete_namespaced_secret(self.secret, self.namespace)
-        except ApiException as exc:
+            self.kube.request("DELETE", SECRETS.path(self.namespace, self.secret))
+        except ApiError as exc:
             if exc.status == 404:
                 return False
-            raise ClusterError(f"secret {self.namespace}/{self.secret}: delete: {_why(exc)}") from None
+            raise _failure(f"secret {self.namespace}/{self.secret}: delete", exc) from None
         return True
 
     # --- replicas -----------------------------------------------------------------------------------------
@@ -310,15 +300,13 @@ class CertCluster:
         """Ready (and not terminating) addresses of the Service's EndpointSlices, on the `https` port (or the
         only port): the replicas the API server may call."""
         try:
-            slices = self._plain(
-                self.discovery.list_namespaced_endpoint_slice(
-                    self.namespace, label_selector=f"kubernetes.io/service-name={self.service}"
-                )
+            slices = self.kube.list(
+                ENDPOINT_SLICES,
+                {"labelSelector": f"kubernetes.io/service-name={self.service}"},
+                namespace=self.namespace,
             )
-        except ApiException as exc:
-            raise ClusterError(
-                f"endpointslices of service {self.namespace}/{self.service}: {_why(exc)}"
-            ) from None
+        except ApiError as exc:
+            raise _failure(f"endpointslices of service {self.namespace}/{self.service}", exc) from None
         out: list[tuple[str, int]] = []
         for item in slices.get("items") or []:
             ports = item.get("ports") or []

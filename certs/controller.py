@@ -3,8 +3,8 @@
 Every replica runs one (the chart runs it as a native sidecar of the webhook container):
 
 * all of them mirror the Secret's `tls.crt`, `tls.key` and `ca.crt` into the directory the webhook serves
-  from (a shared emptyDir), so the webhook's own hot reload (webhook/tlsreload.py) picks a rotation up within
-  seconds, without waiting for the kubelet's Secret-volume sync;
+  from (a shared emptyDir), so the webhook's own hot reload (webhook/server/tlsreload.py) picks a rotation up
+  within seconds, without waiting for the kubelet's Secret-volume sync;
 * the one holding the Lease reconciles (certs/operations.py): creates the material on first install, renews
   at two thirds of a lifetime, runs CA rotations, and restores any caBundle that differs from the Secret's
   `ca.crt` (GitOps tools re-apply the rendered configurations, which carry no caBundle).

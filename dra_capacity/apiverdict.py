@@ -23,8 +23,8 @@ from resourceapi.apischema import check_fields
 from resourceapi.documents import Document
 from resourceapi.field import ErrorType
 from resourceapi.gates import FeatureGates
-from webhook.admission import DeviceClassAdmission
-from webhook.native_rules import NativeRules
+from webhook.deviceclass.admission import DeviceClassAdmission
+from webhook.deviceclass.native_rules import NativeRules
 
 CREATED, BAD_REQUEST, INVALID = 201, 400, 422
 QUANTITY_SYNTAX = "quantities must match the regular expression"

@@ -15,8 +15,8 @@ import time
 from typing import Any
 
 from dra_capacity.cliopts import add_feature_gates_flag
-from dra_capacity.kubeclient import ClusterConfigError, api_client
 from dra_capacity.serve_cmd import parse_listen
+from kubeio.config import ClusterConfigError, connect
 from resourceapi.gates import FeatureGates, GateError
 
 PROG = "dra-capacity bind"
@@ -142,20 +142,16 @@ def run_bind(args: argparse.Namespace) -> int:
     from allocator.binder.metrics import BinderMetrics
     from allocator.binder.process import tune_garbage_collector
     from kubeio.election import LeaderElector, default_identity, pod_namespace
-    from kubeio.kube import Kube
     from procrt.health import HealthListener
     from procrt.leader import Leadership, exit_after_lost_lease
     from procrt.signals import on_stop
 
     logger = _configure_logging()
     tune_garbage_collector()
-    try:
-        client = api_client(args.kubeconfig, args.context)  # explicit, else in-cluster (a server)
+    try:  # explicit, else in-cluster (a server)
+        kube = connect(args.kubeconfig, args.context, pool_size=args.bind_workers + 16)
     except ClusterConfigError as exc:
         return _error(str(exc))
-    configuration = client.configuration
-    client.close()
-    kube = Kube(configuration, pool_size=args.bind_workers + 16)
     metrics = BinderMetrics()
     identity = default_identity()
     elector: LeaderElector | None = None

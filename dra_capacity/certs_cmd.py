@@ -232,12 +232,12 @@ def _error(action: str, message: str) -> int:
     return 2
 
 
-def _api_client(args: argparse.Namespace) -> Any:
-    """The official client for --kubeconfig/--context, else kubectl's defaults, else in-cluster
-    (dra_capacity/kubeclient.py, the one loader)."""
-    from dra_capacity.kubeclient import api_client
+def _connect(args: argparse.Namespace) -> Any:
+    """The cluster of --kubeconfig/--context, else kubectl's defaults, else in-cluster (`kubeio.config`, the
+    one loader)."""
+    from kubeio.config import connect
 
-    return api_client(args.kubeconfig, args.context, kubectl_defaults=True)
+    return connect(args.kubeconfig, args.context, kubectl_defaults=True)
 
 
 def _setup(args: argparse.Namespace, propagation: float = 60.0) -> tuple[Any, Any, Any]:
@@ -245,11 +245,11 @@ def _setup(args: argparse.Namespace, propagation: float = 60.0) -> tuple[Any, An
     from certs.operations import service_dns_names
     from certs.plan import Settings
 
-    api = _api_client(args)
-    cluster = CertCluster(api, args.namespace, args.secret, args.service, args.webhook_config)
+    kube = _connect(args)
+    cluster = CertCluster(kube, args.namespace, args.secret, args.service, args.webhook_config)
     names = service_dns_names(args.service, args.namespace, args.dns_name)
     settings = Settings(dns_names=names, propagation_delay=datetime.timedelta(seconds=propagation))
-    return api, cluster, settings
+    return kube, cluster, settings
 
 
 def _remedies(args: argparse.Namespace) -> Any:
@@ -273,24 +273,21 @@ def _remedies(args: argparse.Namespace) -> Any:
 
 def _guard(action: str, body: Any) -> int:
     """Run `body()`, turning every expected failure into one line and exit 2."""
-    from kubernetes.config import ConfigException
-
     from certs.cluster import ClusterError, Conflict
     from certs.material import MaterialError
     from certs.operations import NotManaged
-    from dra_capacity.kubeclient import ClusterConfigError
+    from kubeio.config import ClusterConfigError
+    from kubeio.kube import ApiError
 
     try:
         result: int = body()
         return result
-    except (ClusterError, Conflict, MaterialError, NotManaged, ConfigException, ClusterConfigError) as exc:
+    except (ClusterError, Conflict, MaterialError, NotManaged, ClusterConfigError) as exc:
         return _error(action, str(exc))
+    except ApiError as exc:  # a request outside CertCluster (the Lease): still one line
+        return _error(action, f"cannot reach the cluster: {exc}" if exc.status == 0 else str(exc))
     except OSError as exc:
         return _error(action, f"cannot reach the cluster: {exc}")
-    except Exception as exc:  # urllib3 errors and the like: still one line, never a traceback
-        if type(exc).__module__.startswith(("urllib3", "kubernetes")):
-            return _error(action, f"cannot reach the cluster: {exc}")
-        raise
 
 
 def run_init(args: argparse.Namespace) -> int:
@@ -409,15 +406,14 @@ def run_controller(args: argparse.Namespace) -> int:
 
         from certs.controller import Controller, ControllerOptions, health_listener
         from kubeio.election import LeaderElector
-        from kubeio.kube import Kube
         from procrt.logs import configure, log_event
         from procrt.signals import on_stop
 
-        api, cluster, settings = _setup(args, args.propagation_delay)
+        kube, cluster, settings = _setup(args, args.propagation_delay)
         identity = args.identity or os.environ.get("POD_NAME") or socket.gethostname()
         # The controller renews from its own loop (every --retry); a Lease request may take the lease's time.
         elector = LeaderElector(
-            Kube.of_client(api),
+            kube,
             args.lease_namespace or args.namespace,
             args.lease_name or f"{args.secret}-certs"[:63],
             identity,

@@ -98,7 +98,7 @@ def bulk_load() -> Iterator[None]:
     """The cyclic garbage collector paused while a big input is parsed and modelled; the survivors frozen.
 
     Parsing a cluster dump allocates millions of containers and frees none; each collection the allocations
-    trigger walks all of them again (measured: model building 5x slower). Freezing afterwards keeps the later
+    trigger walks all of them again (docs/internals.md has the figure). Freezing afterwards keeps the later
     collections (during placement) from walking the input objects, which live until the command exits."""
     enabled = gc.isenabled()
     gc.disable()
@@ -115,9 +115,9 @@ def young_collections_only() -> Iterator[None]:
     """The cyclic garbage collector's full passes off for a batch run (young generations still collected).
 
     A full pass walks every live container; a simulate run over a cluster dump keeps hundreds of thousands
-    of results alive until it prints them, so the passes its allocations trigger cost a quarter of the run
-    (measured: 1,000 nodes, 4,000 pods, 6.4 s -> 4.7 s) and find almost nothing: the cycles it makes (a
-    search's undo log) die young and are collected there."""
+    of results alive until it prints them, so the passes its allocations trigger walk all of them (a
+    measurable share of the run, docs/internals.md) and find almost nothing: the cycles it makes (a search's
+    undo log) die young and are collected there."""
     threshold = gc.get_threshold()
     gc.set_threshold(threshold[0], threshold[1], 1 << 30)
     try:

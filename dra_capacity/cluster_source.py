@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Any, TextIO
 
-from dra_capacity.kubeclient import ClusterConfigError, api_client
+from kubeio.config import ClusterConfigError, connect
 from resourceapi.documents import Document
 
 if TYPE_CHECKING:
@@ -59,12 +59,9 @@ def read_cluster(
     Pods without `spec.nodeName` (pending) are kept only with `pending`: otherwise the pods to place come from
     the files, and the cluster's own pending pods hold nothing yet."""
     try:
-        api = api_client(kubeconfig, context, kubectl_defaults=True)
+        kube = connect(kubeconfig, context, kubectl_defaults=True)
     except ClusterConfigError as exc:
         raise ClusterReadError(str(exc)) from None
-    from kubeio.kube import Kube
-
-    kube = Kube.of_client(api)
     counts: dict[str, int] = {}
     docs: list[Document] = []
     try:
@@ -81,7 +78,7 @@ def read_cluster(
                 docs.append(Document(source, 1, obj, item))
                 item += 1
     finally:
-        api.close()
+        kube.close()
         if progress is not None and counts:
             _progress(progress, counts, final=True)
             progress.write("\n")

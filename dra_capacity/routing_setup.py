@@ -11,11 +11,12 @@ import argparse
 import logging
 from collections.abc import Callable
 
-from dra_capacity.kubeclient import ClusterConfigError, api_client, in_cluster
-from webhook import logs
-from webhook.metrics import WebhookMetrics
-from webhook.pod_routing import DEFAULT_SCHEDULER_NAME, PodRouter, PodRoutingMetrics
-from webhook.routing_cache import ClusterRoutingCache, RoutingCache
+from kubeio.config import ClusterConfigError, in_cluster
+from kubeio.factory import shared_factory
+from webhook.podrouting.pod_routing import DEFAULT_SCHEDULER_NAME, PodRouter, PodRoutingMetrics
+from webhook.podrouting.routing_cache import ClusterRoutingCache, RoutingCache
+from webhook.server import logs
+from webhook.server.metrics import WebhookMetrics
 
 
 def add_routing_arguments(parser: argparse.ArgumentParser) -> None:
@@ -44,12 +45,12 @@ def start_pod_router(
         )
         return PodRouter(RoutingCache(), scheduler_name, routing_metrics), lambda: None
     try:
-        client = api_client(kubeconfig)
+        informers = shared_factory(kubeconfig)
     except ClusterConfigError as exc:
         logs.log_event(
             logger, logging.WARNING, "pod routing: cannot load cluster configuration", error=str(exc)
         )
         return PodRouter(RoutingCache(), scheduler_name, routing_metrics), lambda: None
-    cache = ClusterRoutingCache(client)
+    cache = ClusterRoutingCache(informers)
     cache.start()
     return PodRouter(cache, scheduler_name, routing_metrics), cache.stop

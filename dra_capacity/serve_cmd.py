@@ -20,16 +20,16 @@ from typing import Any
 
 from certs.files import CertFileError, ensure_self_signed
 from dra_capacity.cliopts import add_feature_gates_flag
-from dra_capacity.kubeclient import ClusterConfigError, api_client, in_cluster
 from dra_capacity.routing_setup import add_routing_arguments, start_pod_router
+from kubeio.config import ClusterConfigError, configuration, in_cluster
 from procrt.signals import stop_event
 from resourceapi.gates import FeatureGates, GateError
-from webhook import logs
-from webhook.limits import ServerLimits
-from webhook.metrics import WebhookMetrics
-from webhook.server import AdmissionHandler, CertificateEvents, HandlerCall, Listen, WebhookServer
-from webhook.tlsreload import DEFAULT_CHECK_INTERVAL, CertificateReloader
-from webhook.workers import PROCESS, WORKER_KINDS
+from webhook.server import logs
+from webhook.server.limits import ServerLimits
+from webhook.server.metrics import WebhookMetrics
+from webhook.server.server import AdmissionHandler, CertificateEvents, HandlerCall, Listen, WebhookServer
+from webhook.server.tlsreload import DEFAULT_CHECK_INTERVAL, CertificateReloader
+from webhook.server.workers import PROCESS, WORKER_KINDS
 
 DEFAULT_LISTEN = "0.0.0.0:8443"
 DEFAULT_TLS_DIR = "/etc/dra-capacity/tls"
@@ -153,7 +153,8 @@ _DEFAULTS = ServerLimits()
 
 
 def add_limit_arguments(parser: argparse.ArgumentParser) -> None:
-    """The server's caps and timeouts (webhook/limits.py); the defaults suit kube-apiserver as the client."""
+    """The server's caps and timeouts (webhook/server/limits.py); the defaults suit kube-apiserver as the
+    client."""
     group = parser.add_argument_group("limits (see docs/troubleshooting.md)")
     group.add_argument(
         "--workers",
@@ -239,29 +240,30 @@ def cluster_spec(args: argparse.Namespace) -> ClusterSpec | None:
     in a pod. Raises ClusterConfigError for an unusable configuration, before anything else starts."""
     if args.cluster_warnings == "off" or (not args.kubeconfig and not in_cluster()):
         return None
-    api_client(args.kubeconfig).close()
+    configuration(args.kubeconfig)
     return ClusterSpec(args.kubeconfig)
 
 
 def load_handler(
     gates: FeatureGates, cluster: ClusterSpec | None = None, native_rules: str = "warn"
 ) -> AdmissionHandler:
-    """The DeviceClass admission logic (webhook/admission.py), built where it runs (in each worker process);
-    `native_rules` is `--native-rules`.
+    """The DeviceClass admission logic (webhook/deviceclass/admission.py), built where it runs (in each worker
+    process); `native_rules` is `--native-rules`.
 
     With `cluster`, it starts its informer cache of ResourceSlices and DeviceClasses (admission never waits on
     it), which feeds the cluster-aware warnings and emits an Event on each DeviceClass that the published
     devices can no longer serve."""
-    from webhook.admission import DeviceClassAdmission
-    from webhook.native_rules import NativeRules
+    from webhook.deviceclass.admission import DeviceClassAdmission
+    from webhook.deviceclass.native_rules import NativeRules
 
     source = None
     if cluster is not None:
-        from webhook.class_events import ClassEvents
-        from webhook.cluster_cache import ClusterCache, event_sink
+        from kubeio.factory import shared_factory
+        from webhook.clusterview.cluster_cache import ClusterCache, event_sink
+        from webhook.deviceclass.class_events import ClassEvents
 
-        api = api_client(cluster.kubeconfig)
-        cache = ClusterCache(api, on_view=ClassEvents(gates, event_sink(api)).on_view)
+        informers = shared_factory(cluster.kubeconfig)  # the pod routing's, in the main process
+        cache = ClusterCache(informers, on_view=ClassEvents(gates, event_sink(informers.kube)).on_view)
         cache.start()
         source = cache.view
     handler: AdmissionHandler = DeviceClassAdmission(gates, NativeRules(native_rules), cluster=source)

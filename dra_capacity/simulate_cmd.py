@@ -28,8 +28,8 @@ from resourceapi.documents import Document, DocumentError
 if TYPE_CHECKING:
     from fractions import Fraction
 
-    from allocator.cluster import Cluster
     from allocator.simulate import Inputs
+    from allocator.structured.cluster import Cluster
     from resourceapi.core_v1 import Node, Pod
 
 COMMAND = "simulate"
@@ -204,7 +204,7 @@ def check_strict(docs: list[Document]) -> None:
     from resourceapi.apischema import unknown_fields
 
     for doc in docs:
-        unknown = unknown_fields(doc.api_version, doc.kind, doc.obj, doc.plain)
+        unknown = unknown_fields(doc.api_version, doc.kind, doc.obj)
         if unknown:
             fields = ", ".join(f'unknown field "{path}"' for path in unknown)
             raise DocumentError(f"{doc.where}: {_label(doc)}: strict decoding error: {fields}")
@@ -319,7 +319,7 @@ def _add_device_plugin(entry: dict[str, Any], pod: Pod, nodes: dict[str, Node]) 
     pkg/scheduler/framework/plugins/dynamicresources/extended decides."""
     if entry.get("result") != "bound" or not entry.get("node"):
         return
-    from allocator.synthesis import scalar_requests
+    from allocator.scheduling.synthesis import scalar_requests
 
     node = nodes.get(entry["node"])
     allocatable = (node.status.allocatable if node is not None and node.status is not None else None) or {}
@@ -342,7 +342,7 @@ def _device_plugin_notes(out: dict[str, Any]) -> list[str]:
 def device_summary(cluster: Cluster, inputs: Inputs) -> list[dict[str, Any]]:
     """Per device and capacity, used and total after the run as numbers in the capacity's base unit (bytes,
     shares, ...), the summary `-o table` prints; in the table's order."""
-    from allocator.ids import DeviceID
+    from allocator.structured.ids import DeviceID
 
     out: list[dict[str, Any]] = []
     for s in sorted(inputs.slices, key=lambda s: (s.spec.driver, s.spec.pool.name, s.metadata.name)):

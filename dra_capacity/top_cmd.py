@@ -28,8 +28,8 @@ from dra_capacity.cliopts import (
 from resourceapi.documents import DocumentError
 
 if TYPE_CHECKING:
-    from allocator.capacity_view import CapacityView, Report
-    from allocator.placement import Strategy
+    from allocator.capacity.view import CapacityView, Report
+    from allocator.scheduling.placement import Strategy
     from resourceapi.core_v1 import Pod
 
 COMMAND = "top"
@@ -108,7 +108,7 @@ def _positive(text: str) -> float:
 
 
 def run_top(args: argparse.Namespace) -> int:
-    from allocator.headroom import ShapeError
+    from allocator.capacity.headroom import ShapeError
     from allocator.simulate import InputError
     from dra_capacity.cluster_source import ClusterReadError
 
@@ -154,7 +154,7 @@ def _read_shape(path: str) -> Pod:
 
 def load_view(gates: Any, files: list[str], strategy: str, recursive: bool = False) -> CapacityView:
     """A view of the objects in the files (read and checked as simulate reads them)."""
-    from allocator.capacity_view import CapacityView
+    from allocator.capacity.view import CapacityView
     from allocator.simulate import load_inputs
 
     with bulk_load():

@@ -2,7 +2,7 @@
 
 Each resource is probed with one small LIST first, so that a cluster that cannot be read (no connection, RBAC)
 is one error line and exit 2 instead of informers retrying forever; then the informers list and watch, and
-every change reaches the view through `allocator.capacity_feed.ObjectFeed`. Nothing is ever written.
+every change reaches the view through `allocator.capacity.feed.ObjectFeed`. Nothing is ever written.
 """
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from dra_capacity.cluster_source import ClusterReadError, _api_reason
-from dra_capacity.kubeclient import ClusterConfigError, api_client
+from kubeio.config import ClusterConfigError, connect
 
 if TYPE_CHECKING:
-    from allocator.capacity_feed import ObjectFeed
+    from allocator.capacity.feed import ObjectFeed
     from kubeio.informer import Informer
 
 
@@ -21,17 +21,16 @@ class LiveView:
     """Informers for DeviceClasses, ResourceSlices, Nodes, ResourceClaims and Pods feeding one view."""
 
     def __init__(self, kubeconfig: str | None, context: str | None, gates: Any, strategy: Any) -> None:
-        from allocator.capacity_feed import ObjectFeed
-        from allocator.capacity_view import CapacityView
+        from allocator.capacity.feed import ObjectFeed
+        from allocator.capacity.view import CapacityView
 
         try:
-            self._api = api_client(kubeconfig, context, kubectl_defaults=True)
+            self.kube = connect(kubeconfig, context, kubectl_defaults=True)
         except ClusterConfigError as exc:
             raise ClusterReadError(str(exc)) from None
         from kubeio.informer import Informer
-        from kubeio.kube import DEVICE_CLASSES, NODES, PODS, RESOURCE_CLAIMS, RESOURCE_SLICES, Kube
+        from kubeio.kube import DEVICE_CLASSES, NODES, PODS, RESOURCE_CLAIMS, RESOURCE_SLICES
 
-        self.kube = Kube.of_client(self._api)
         self.feed: ObjectFeed = ObjectFeed(CapacityView(gates, strategy))
         self.informers: dict[str, Informer] = {
             "classes": Informer(self.kube, DEVICE_CLASSES),
@@ -64,4 +63,4 @@ class LiveView:
     def stop(self) -> None:
         for informer in self.informers.values():
             informer.stop()
-        self._api.close()
+        self.kube.close()

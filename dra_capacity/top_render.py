@@ -11,8 +11,8 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from allocator.capacity_view import ClassRow, NodeRow, Report
-    from allocator.headroom import Headroom
+    from allocator.capacity.headroom import Headroom
+    from allocator.capacity.view import ClassRow, NodeRow, Report
 
 SHARED_NODE_LABEL = "<shared>"  # devices no single node owns (slices for several nodes)
 

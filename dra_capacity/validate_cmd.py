@@ -39,10 +39,10 @@ from resourceapi.documents import Document, DocumentError
 from resourceapi.gates import FeatureGates
 from resourceapi.objects import metadata_of
 from resourceapi.resource_v1 import DeviceClass, ResourceSlice
-from webhook.admission import VERSIONS, DeviceClassAdmission
-from webhook.cluster_view import ClusterView
-from webhook.dropping import DroppedField, apply_removals, drop_disabled_fields
-from webhook.status import GROUP, KIND
+from webhook.clusterview.cluster_view import ClusterView
+from webhook.deviceclass.admission import VERSIONS, DeviceClassAdmission
+from webhook.deviceclass.dropping import DroppedField, apply_removals, drop_disabled_fields
+from webhook.server.status import GROUP, KIND
 
 COMMAND = "validate"
 EXIT_OK, EXIT_REJECTED, EXIT_USAGE = 0, 1, 2
@@ -84,7 +84,8 @@ class Result:
         for c in causes:
             field, message = c.get("field", ""), c.get("message", "")
             native = (field, message) in self.native
-            out.append({"field": field, "type": c.get("type", ""), "message": message, "native": native})
+            # the wire's StatusCause `reason` is `type` in this JSON (docs/cli-contract)
+            out.append({"field": field, "type": c.get("reason", ""), "message": message, "native": native})
         return out
 
     def native_note(self) -> str | None:
@@ -291,7 +292,7 @@ def strict_rejection(doc: Document, old: dict[str, Any] | None) -> Result | None
             "kind": KIND,
             "name": doc.name,
             "causes": [
-                {"field": path, "type": "FieldValueInvalid", "message": "unknown field"} for path in unknown
+                {"field": path, "reason": "FieldValueInvalid", "message": "unknown field"} for path in unknown
             ],
         },
     }
@@ -344,7 +345,7 @@ def unknown_fields(doc: Document) -> list[str]:
     `--validate=strict` refuses the write), so a typo would otherwise read as `created`. Inside the KEP-6406
     field they are left to its own rules (resourceapi/capacity_requests.py), which report them once."""
     inside = f"{FIELD_PATH}."
-    unknown = apischema.unknown_fields(doc.api_version, doc.kind, doc.obj, doc.plain) or []
+    unknown = apischema.unknown_fields(doc.api_version, doc.kind, doc.obj) or []
     return [path for path in unknown if not path.startswith(inside)]
 
 

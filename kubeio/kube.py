@@ -6,15 +6,17 @@ and write plain JSON instead, through the same `ApiClient` (configuration, TLS, 
 pool). Non-2xx answers raise `ApiError` with the `Status` reason, as client-go's `errors.IsConflict` and
 friends read it (staging/src/k8s.io/apimachinery/pkg/api/errors/errors.go).
 
-Requests go straight to the client's urllib3 connection pool with orjson bodies: the client's own request
-path (`param_serialize` walking every body, `call_api`, the kubeconfig refresh hook on every call) was a
-third of the binder's CPU per pod. Its configuration's token is re-read at most once a second; with a proxy
-or client-go style retries configured, the client's own path is used.
+One send path: a urllib3 pool for the API server built from the client's configuration as the client builds
+its own (TLS, client certificates, proxy, pool size), orjson bodies, and the configuration's credentials
+(re-read at most once a second, through its refresh hook), not the client's own request path
+(`param_serialize` walking every body, `call_api`, the refresh hook on every call: what it would cost is in
+docs/internals.md). `kubeio` (this module, `config.py`) alone imports `kubernetes`.
 """
 
 from __future__ import annotations
 
 import json
+import ssl
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -26,7 +28,7 @@ import orjson
 import urllib3
 from kubernetes import client as k8s_client
 from kubernetes import config as k8s_config
-from kubernetes.client.rest import RESTResponse
+from kubernetes.client.rest import should_bypass_proxies
 from kubernetes.watch.watch import iter_resp_lines
 
 Obj = dict[str, Any]
@@ -95,6 +97,7 @@ DEVICE_CLASSES = Resource("resource.k8s.io/v1", "deviceclasses", False)
 RESOURCE_SLICES = Resource("resource.k8s.io/v1", "resourceslices", False)
 RESOURCE_CLAIMS = Resource("resource.k8s.io/v1", "resourceclaims", True)
 LEASES = Resource("coordination.k8s.io/v1", "leases", True)
+ENDPOINT_SLICES = Resource("discovery.k8s.io/v1", "endpointslices", True)
 VALIDATING_WEBHOOK_CONFIGURATIONS = Resource(
     "admissionregistration.k8s.io/v1", "validatingwebhookconfigurations", False
 )
@@ -104,8 +107,8 @@ MUTATING_WEBHOOK_CONFIGURATIONS = Resource(
 
 
 def load_configuration(kubeconfig: str) -> Any:
-    """A client configuration from a kubeconfig file (tests and benchmarks; `dra-capacity bind` resolves its
-    cluster with dra_capacity/kubeclient.py)."""
+    """A client configuration from a kubeconfig file (tests and benchmarks; the commands resolve theirs with
+    `kubeio.config`)."""
     configuration = k8s_client.Configuration()
     k8s_config.load_kube_config(  # type: ignore[no-untyped-call]
         config_file=kubeconfig, client_configuration=configuration
@@ -119,34 +122,28 @@ class Kube:
     def __init__(self, configuration: Any, pool_size: int = 32) -> None:
         """`pool_size`: connections kept open; each informer's watch holds one, each bind worker uses one."""
         configuration.connection_pool_maxsize = max(pool_size, 4)
-        self.api = k8s_client.ApiClient(configuration)
-        self._lock = threading.Lock()
-        self.requests_sent = 0  # watches included; for benchmarks and diagnostics
-        self._direct()
+        self._init(k8s_client.ApiClient(configuration))
 
     @classmethod
     def of_client(cls, api: Any) -> Kube:
         """A view sharing an existing `kubernetes.client.ApiClient` (its pool, as configured by its owner, who
         also closes it)."""
         kube = cls.__new__(cls)
-        kube.api = api
-        kube._lock = threading.Lock()
-        kube.requests_sent = 0
-        kube._direct()
+        kube._init(api)
         return kube
 
-    def _direct(self) -> None:
-        """The client's connection pool for its host, used directly (none with a proxy or client-go style
-        retries: the client's own path then)."""
-        configuration = self.api.configuration
+    def _init(self, api: Any) -> None:
+        self.api = api
+        self._lock = threading.Lock()
+        self.requests_sent = 0  # watches included; for benchmarks and diagnostics
         self._auth: tuple[float, dict[str, str]] = (-AUTH_TTL, {})
-        self._pool: Any = None
-        self._prefix = ""
-        if not configuration.proxy and not getattr(configuration, "client_go_retries", False):
-            self._pool = self.api.rest_client.pool_manager.connection_from_url(configuration.host)
-            self._prefix = urlsplit(configuration.host).path.rstrip("/")
+        configuration = api.configuration
+        self._manager = _pool_manager(configuration)
+        self._pool = self._manager.connection_from_url(configuration.host)
+        self._prefix = urlsplit(configuration.host).path.rstrip("/")
 
     def close(self) -> None:
+        self._manager.clear()
         self.api.close()  # type: ignore[no-untyped-call]
 
     def _send(
@@ -158,22 +155,27 @@ class Kube:
         content_type: str | None,
         timeout: float | tuple[float, float] | None,
     ) -> Any:
-        headers = {"Accept": JSON}
+        """The one send path: our connection pool for the API server, orjson bodies, the configuration's
+        credentials (see the module docstring)."""
+        headers = {**self.api.default_headers, "Accept": JSON, **self._auth_headers()}
         if body is not None:
             headers["Content-Type"] = content_type or JSON
         with self._lock:
             self.requests_sent += 1
         params = [(k, _query_value(v)) for k, v in (query or {}).items() if v is not None]
-        if self._pool is not None:
-            return self._send_direct(method, path, params, body, headers, timeout)
-        method_, url, headers_, body_, _ = self.api.param_serialize(
-            method, path, query_params=params, header_params=headers, body=body, auth_settings=["BearerToken"]
-        )
+        url = self._prefix + path + ("?" + urlencode(params) if params else "")
+        data = None if body is None else _encode(body)
+        if timeout is None:
+            deadline = urllib3.Timeout()
+        elif isinstance(timeout, tuple):
+            deadline = urllib3.Timeout(connect=timeout[0], read=timeout[1])
+        else:
+            deadline = urllib3.Timeout(total=timeout)
         try:
-            return self.api.call_api(method_, url, headers_, body_, _request_timeout=timeout)
-        except k8s_client.ApiException as exc:  # TLS failures, unpreparable requests
-            raise ApiError(0, "ConnectionError", str(exc.reason)) from None
-        except Exception as exc:  # urllib3: refused, reset, timed out
+            return self._pool.urlopen(
+                method, url, body=data, headers=headers, timeout=deadline, preload_content=False
+            )
+        except Exception as exc:  # urllib3: refused, reset, timed out, TLS
             raise ApiError(0, "ConnectionError", f"{type(exc).__name__}: {exc}") from None
 
     def _auth_headers(self) -> dict[str, str]:
@@ -187,32 +189,6 @@ class Kube:
                     headers[str(setting["key"])] = str(setting["value"])
             self._auth = (now, headers)
         return headers
-
-    def _send_direct(
-        self,
-        method: str,
-        path: str,
-        params: list[tuple[str, str]],
-        body: Any,
-        headers: dict[str, str],
-        timeout: float | tuple[float, float] | None,
-    ) -> Any:
-        url = self._prefix + path + ("?" + urlencode(params) if params else "")
-        headers = {**self.api.default_headers, **headers, **self._auth_headers()}
-        data = None if body is None else _encode(body)
-        if timeout is None:
-            deadline = urllib3.Timeout()
-        elif isinstance(timeout, tuple):
-            deadline = urllib3.Timeout(connect=timeout[0], read=timeout[1])
-        else:
-            deadline = urllib3.Timeout(total=timeout)
-        try:
-            raw = self._pool.urlopen(
-                method, url, body=data, headers=headers, timeout=deadline, preload_content=False
-            )
-        except Exception as exc:  # urllib3: refused, reset, timed out, TLS
-            raise ApiError(0, "ConnectionError", f"{type(exc).__name__}: {exc}") from None
-        return RESTResponse(raw)
 
     def request(
         self,
@@ -230,7 +206,7 @@ class Kube:
         except Exception as exc:
             raise ApiError(0, "ConnectionError", f"{type(exc).__name__}: {exc}") from None
         finally:
-            resp.response.release_conn()
+            resp.release_conn()
         payload = _decode(data)
         if not 200 <= resp.status < 300:
             raise _error(resp.status, payload, data)
@@ -277,16 +253,15 @@ class Kube:
         """Watch events (`{"type", "object"}`) until the server ends the stream; raises ApiError on a non-2xx
         answer. The caller handles `ERROR` events (410 Gone: relist). `on_response` receives the open urllib3
         response, whose `shutdown()` interrupts a blocking read from another thread."""
-        resp = self._send(
+        raw = self._send(
             "GET", resource.path(namespace), {**query, "watch": "true"}, None, None, (10.0, timeout)
         )
-        raw = resp.response
         if on_response is not None:
             on_response(raw)
         try:
-            if not 200 <= resp.status < 300:
+            if not 200 <= raw.status < 300:
                 data = raw.read()
-                raise _error(resp.status, _decode(data), data)
+                raise _error(raw.status, _decode(data), data)
             for line in iter_resp_lines(raw):  # type: ignore[no-untyped-call]
                 if line:
                     yield orjson.loads(line)
@@ -298,10 +273,29 @@ class Kube:
             raw.release_conn()
 
 
-def _query_value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
+def _pool_manager(configuration: Any) -> Any:
+    """urllib3's pool manager for `configuration`, with the client's settings (kubernetes/client/rest.py
+    `RESTClientObject`): TLS verification, CA and client certificate, server name, socket options, pool size,
+    and an HTTP(S) proxy unless `no_proxy` names the server."""
+    args: dict[str, Any] = {
+        "cert_reqs": ssl.CERT_REQUIRED if configuration.verify_ssl else ssl.CERT_NONE,
+        "ca_certs": configuration.ssl_ca_cert,
+        "cert_file": configuration.cert_file,
+        "key_file": configuration.key_file,
+        "ca_cert_data": getattr(configuration, "ca_cert_data", None),
+        "maxsize": configuration.connection_pool_maxsize or 4,
+    }
+    if configuration.assert_hostname is not None:
+        args["assert_hostname"] = configuration.assert_hostname
+    if configuration.tls_server_name:
+        args["server_hostname"] = configuration.tls_server_name
+    if configuration.socket_options is not None:
+        args["socket_options"] = configuration.socket_options
+    if configuration.proxy and not should_bypass_proxies(configuration.host, configuration.no_proxy or ""):
+        return urllib3.ProxyManager(
+            proxy_url=configuration.proxy, proxy_headers=configuration.proxy_headers, **args
+        )
+    return urllib3.PoolManager(**args)
 
 
 def _encode(body: Any) -> bytes:
@@ -309,6 +303,12 @@ def _encode(body: Any) -> bytes:
         return orjson.dumps(body)
     except TypeError:  # beyond orjson (an integer over 64 bits): the standard library's encoding
         return json.dumps(body).encode()
+
+
+def _query_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
 
 
 def _decode(data: bytes | None) -> Obj:

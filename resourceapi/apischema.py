@@ -26,7 +26,6 @@ from pathlib import Path
 from typing import Any
 
 from resourceapi.jsontypes import json_type
-from resourceapi.schema_structs import proves_clean
 
 SCHEMA_FILE = Path(__file__).resolve().parent / "schemas" / "fields.json"  # package data (pyproject.toml)
 _TYPE_NAMES = {"s": "string", "i": "integer", "b": "boolean", "n": "number"}
@@ -97,12 +96,12 @@ def known_kind(api_version: str, kind: str) -> bool:
     return f"{api_version}/{kind}" in _schema()[0]
 
 
-def unknown_fields(api_version: str, kind: str, obj: dict[str, Any], plain: bool = False) -> list[str] | None:
+def unknown_fields(api_version: str, kind: str, obj: dict[str, Any]) -> list[str] | None:
     """Paths of the fields `obj` has that its type lacks, in document order; None for a kind not in the
-    schema. `plain`: as for `check_fields`."""
+    schema."""
     if not known_kind(api_version, kind):
         return None
-    return check_fields(api_version, kind, obj, plain=plain).unknown
+    return check_fields(api_version, kind, obj).unknown
 
 
 def check_fields(
@@ -110,19 +109,12 @@ def check_fields(
     kind: str,
     obj: dict[str, Any],
     parts: Mapping[str, bytes] | None = None,
-    plain: bool = False,
 ) -> FieldReport:
     """The unknown fields and the first structural problem of an object of a kind in the schema.
 
     `parts`: top-level fields with the JSON text of their value (resourceapi.interning.json_key). What they
     add to the report is remembered by that text, so objects that repeat them (the pods of one ReplicaSet
-    share their spec and status) are walked once; the report is the same either way.
-
-    `plain`: the object holds JSON's own types only (resourceapi.documents.Document.plain). Most such objects
-    are clean: resourceapi.schema_structs proves that in C first, and the walk in Python runs only for the
-    others (its report is the answer)."""
-    if plain and proves_clean(f"{api_version}/{kind}", obj, parts):
-        return FieldReport()
+    share their spec and status) are walked once; the report is the same either way."""
     return walk_fields(api_version, kind, obj, parts)
 
 

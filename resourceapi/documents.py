@@ -12,8 +12,6 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-import orjson
-
 from resourceapi.jsontypes import json_type_phrase
 from resourceapi.objects import display_name
 
@@ -30,7 +28,6 @@ class Document:
     index: int
     obj: dict[str, Any]
     item: int | None = None
-    plain: bool = True  # collections are lists and dicts only (not YAML's sets and pairs: yaml_events)
     # read from a JSON text in which no number reads as NaN or an infinity (so lists and dicts only, too);
     # False when not known: the object's JSON encoding then has a `null` only where the object has one
     # (resourceapi.interning.json_key)
@@ -59,7 +56,7 @@ class Document:
 
 def load_documents(text: str, source: str) -> list[Document]:
     """Parse every object in `text`; `kind: List` (and `*List`) wrappers are flattened into their items."""
-    raw_docs, plain, finite = _parse_stream(text, source)
+    raw_docs, finite = _parse_stream(text, source)
     out: list[Document] = []
     number = 0
     for raw in raw_docs:
@@ -86,22 +83,22 @@ def load_documents(text: str, source: str) -> list[Document]:
                     raise DocumentError(
                         f"{source}: document {number}, items[{i}]: expected an object with 'kind'"
                     )
-                out.append(Document(source, number, item, i, plain, finite))
+                out.append(Document(source, number, item, i, finite))
             continue
-        out.append(Document(source, number, raw, plain=plain, finite=finite))
+        out.append(Document(source, number, raw, finite=finite))
     return out
 
 
-def _parse_stream(text: str, source: str) -> tuple[list[Any], bool, bool]:
+def _parse_stream(text: str, source: str) -> tuple[list[Any], bool]:
     """A stream that starts with `{` is read as concatenated JSON objects first, as kubectl's
     YAMLOrJSONDecoder does (JSON may be indented with tabs, which YAML forbids); anything else, or JSON that
-    fails, as YAML. With the documents: whether their collections are plain (Document.plain) and whether
-    every number is finite (Document.finite: known for JSON; YAML's are not looked at)."""
+    fails, as YAML. With the documents: whether every number is finite (Document.finite: known for JSON;
+    YAML's are not looked at)."""
     json_error: DocumentError | None = None
     if _JSON_START.match(text):
         numbers = _Numbers()
         try:
-            return _parse_json_stream(text, source, numbers), True, numbers.finite
+            return _parse_json_stream(text, source, numbers), numbers.finite
         except DocumentError as exc:
             json_error = exc
     import yaml
@@ -109,8 +106,7 @@ def _parse_stream(text: str, source: str) -> tuple[list[Any], bool, bool]:
     from resourceapi.yaml_events import TooDeep, load_yaml
 
     try:
-        docs, plain = load_yaml(text)
-        return docs, plain, False
+        return load_yaml(text), False
     except yaml.YAMLError as exc:
         if json_error is not None:
             raise json_error from None
@@ -146,10 +142,6 @@ class _Numbers:
 
 
 def _parse_json_stream(text: str, source: str, numbers: _Numbers) -> list[Any]:
-    fast = _single_json_document(text, numbers)
-    if fast is not None:
-        return fast
-    numbers.finite = True  # read again, from the start
     decoder = json.JSONDecoder(
         object_pairs_hook=_unique_keys, parse_constant=numbers.constant, parse_float=numbers.real
     )
@@ -177,44 +169,6 @@ def _parse_json_stream(text: str, source: str, numbers: _Numbers) -> list[Any]:
 
 
 _JSON_START = re.compile(r"\s*\{")
-_ESCAPED_COLON = re.compile(r"\\u003[aA]")  # a regex: its search skips to each backslash at C speed
-
-
-def _single_json_document(text: str, numbers: _Numbers) -> list[Any] | None:
-    """The common case without a Python call per object: `text` is one JSON document, read by `json` without
-    the duplicate-refusing hook (that hook is most of the exact reader's cost), and it certainly holds no
-    duplicate key; None otherwise, and the exact reader below takes over (its errors and its duplicate-key
-    refusal are then the answer). The values are `json`'s own, so nothing is read differently.
-
-    The certificate counts colons. In the text they are one per key, plus those written inside strings; in
-    orjson's compact encoding of what was read, one per key that survived, plus every colon of the strings
-    that survived, each written as itself. A key read twice drops a key (and the value read first, with the
-    keys and colons inside it) from the encoding, so the text then holds more colons than the encoding; with
-    no duplicate the two counts are equal. That holds as long as the text spells no colon as an escape
-    (`\\u003a`): such text, and what orjson cannot encode (integers beyond 64 bits, lone surrogates), go to
-    the exact reader."""
-    if _ESCAPED_COLON.search(text):
-        return None
-    try:
-        doc = json.loads(text, parse_constant=numbers.constant, parse_float=numbers.real)
-        colons = _encoded_colons(doc, len(text) > _LARGE)
-    except (ValueError, RecursionError, TypeError):
-        return None  # not one document, nested too deeply, or not encodable: the exact reader says which
-    return [doc] if text.count(":") == colons else None
-
-
-_LARGE = 1 << 24  # characters: a text above this has its List items encoded one at a time
-
-
-def _encoded_colons(doc: Any, large: bool) -> int:
-    """The colons of orjson's compact encoding of `doc`; a large List's items are encoded one at a time, so
-    that no buffer as large as the dump is ever filled (touching that much new memory costs more than encoding
-    it), a small one's in one call."""
-    items = doc.get("items") if large and doc.__class__ is dict else None
-    if items.__class__ is not list:
-        return orjson.dumps(doc).count(b":")
-    dumps = orjson.dumps
-    return dumps({**doc, "items": []}).count(b":") + sum(dumps(item).count(b":") for item in items)
 
 
 class _DuplicateKey(ValueError):

@@ -137,7 +137,7 @@ class FieldError:
 
     def cause(self) -> dict[str, str]:
         """The metav1.StatusCause for this error."""
-        return {"type": self.type.cause_type, "field": self.field, "message": self.body()}
+        return {"reason": self.type.cause_type, "field": self.field, "message": self.body()}
 
 
 def required(path: Path | str, detail: str = "") -> FieldError:

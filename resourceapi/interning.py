@@ -1,12 +1,12 @@
 """One validated model per distinct value of a small sub-object that a cluster repeats on every device.
 
 A 5,000-node dump holds 80,000 device capacities, nearly all of them one of a few values (`{"value": "4",
-"requestPolicy": {...}}`); validating each one again was most of the cost of modelling the ResourceSlices,
-and keeping each one apart most of their memory. `interned` validates a map's values once per distinct JSON
-text and shares the model, so it suits models that are never modified after validation (the device capacity
-model); with `whole`, equal maps are shared too (one lookup per device). `interned_items` does the same for a
-list's items (owner references). `raw_objects` keeps a map of objects as it was read (device attributes:
-resourceapi.resource_v1.AttributeMap).
+"requestPolicy": {...}}`); validating and keeping each one apart costs time and memory (what the pools are
+worth end to end: docs/internals.md, "simulate on big dumps"). `interned` validates a map's values once per
+distinct JSON text and shares the model, so it suits models that are never modified after validation (the
+device capacity model); with `whole`, equal maps are shared too (one lookup per device). `interned_items` does
+the same for a list's items (owner references). `raw_objects` keeps a map of objects as it was read (device
+attributes: resourceapi.resource_v1.AttributeMap).
 
 What is validated, the result and the errors (with their locations) are exactly those of the plain map: a
 value not seen before is validated as the plain map validates each value (its model's `model_validate`),

@@ -116,10 +116,10 @@ class DeviceTaint(ApiModel):
 
 
 # A device's attributes are the API's own objects (`{"string": "Hopper"}`), kept as they were read: a
-# 5,000-node cluster has 400,000 of them, and a model of each cost a third of modelling its slices. Their
+# 5,000-node cluster has 400,000 of them (what a model of each would cost: docs/internals.md). Their
 # types are checked where the object comes in (the API server, or `simulate`'s field schema check,
 # resourceapi/apischema.py, before any model is built); readers take them as DeviceAttribute describes
-# (resourceapi.cel.device.attribute_value, allocator.pools). Never modify them.
+# (resourceapi.cel.device.attribute_value, allocator.structured.pools). Never modify them.
 AttributeMap = Annotated[dict[str, dict[str, Any]], raw_objects()]
 # Capacities are validated once per distinct value, and whole maps once per distinct map, and shared between
 # devices (resourceapi/interning.py): never modify them.

@@ -1,9 +1,9 @@
 """The core/v1 PodSpec fields that a default kube-scheduler filter reads, and how placement treats each one.
 
 One table for both sides: the allocator's placement reports a pod that uses an `UNSUPPORTED` field as
-`unsupported` and never places it (allocator/podfeatures.py), and pod routing (resourceapi/routing.py) leaves
-such a pod with the default scheduler, since the capacity binder places pods with the same placement. The
-plugin named beside each field is the kube-scheduler filter that reads it
+`unsupported` and never places it (allocator/scheduling/podfeatures.py), and pod routing
+(resourceapi/routing.py) leaves such a pod with the default scheduler, since the capacity binder places pods
+with the same placement. The plugin named beside each field is the kube-scheduler filter that reads it
 (pkg/scheduler/framework/plugins/...).
 """
 

@@ -218,14 +218,13 @@ def _depth_ok(data: bytes) -> bool:
         loader.dispose()
 
 
-def load_yaml(text: str) -> tuple[list[Any], bool]:
-    """Every document of the stream (None for an empty one), in order, and whether their collections are
-    all plain lists and dicts (False when PyYAML's constructor built them: `!!set`, `!!pairs` and `!!omap`
-    give sets and tuples)."""
+def load_yaml(text: str) -> list[Any]:
+    """Every document of the stream (None for an empty one), in order (`!!set`, `!!pairs` and `!!omap` go to
+    PyYAML's constructor, and give sets and tuples)."""
     data = text.encode("utf-8")
     try:
-        return _read_yaml(data), True
+        return _read_yaml(data)
     except _NeedsFullConstructor:
         if not _depth_ok(data):
             raise TooDeep from None
-        return list(yaml.load_all(data, Loader=_Loader)), False
+        return list(yaml.load_all(data, Loader=_Loader))

@@ -46,14 +46,14 @@ ALLOCATOR_CORE_TESTS = [
 
 # Core module -> its own tests (the narrow selection mutmut runs per mutant).
 MODULES: dict[str, list[str]] = {
-    "webhook/dropping.py": ["tests/webhook/test_dropping.py"],
+    "webhook/deviceclass/dropping.py": ["tests/webhook/test_dropping.py"],
     "resourceapi/capacity_requests.py": [
         "tests/resourceapi/test_capacity_request_rules.py",
         "tests/webhook/test_capacity_requests.py",
     ],
     "resourceapi/capacity.py": ["tests/resourceapi/test_capacity.py"],
     "allocator/binder/claims.py": ["tests/binder/test_claims.py", "tests/binder/test_bind_bodies.py"],
-    "allocator/synthesis.py": [
+    "allocator/scheduling/synthesis.py": [
         "tests/allocator/test_synthesis.py",
         "tests/allocator/test_synthesis_rules.py",
     ],
@@ -62,14 +62,17 @@ MODULES: dict[str, list[str]] = {
         "tests/resourceapi/test_quantity.py",
         "tests/resourceapi/test_quantity_semantics.py",
     ],
-    "allocator/constraints.py": [*ALLOCATOR_CORE_TESTS, "tests/allocator/test_attribute_constraints.py"],
-    "allocator/pools.py": [
+    "allocator/structured/constraints.py": [
+        *ALLOCATOR_CORE_TESTS,
+        "tests/allocator/test_attribute_constraints.py",
+    ],
+    "allocator/structured/pools.py": [
         *ALLOCATOR_CORE_TESTS,
         "tests/allocator/test_node_selection.py",
         "tests/allocator/test_attribute_constraints.py",
         "tests/allocator/test_gather_pools.py",
     ],
-    "allocator/search.py": [
+    "allocator/structured/search.py": [
         *ALLOCATOR_CORE_TESTS,
         "tests/allocator/test_search_prefilter.py",
         "tests/allocator/test_search_shares.py",

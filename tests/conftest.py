@@ -1,18 +1,12 @@
-"""Test-suite wide setup: `tests/` on sys.path (so any test can `import kubeapi`) and the kube-apiserver
-test double's fixtures (`kube_api`, `kube_client`)."""
+"""Test-suite wide setup: the kube-apiserver test double's fixtures (`kube_api`, `kube_client`).
+
+`tests/` is on the path through pytest's `pythonpath` (pyproject.toml): tests import `kubeapi` and
+`support.<module>`."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
-
-_TESTS = str(Path(__file__).resolve().parent)
-if _TESTS not in sys.path:
-    sys.path.insert(0, _TESTS)
-
-from kubeapi.fixtures import kube_api, kube_client  # noqa: E402
+from kubeapi.fixtures import kube_api, kube_client
 
 __all__ = ["kube_api", "kube_client"]
 

@@ -21,7 +21,7 @@ from allocator.binder.names import (
     DELETE_PROTECTION_FINALIZER,
     REASON_UNSCHEDULABLE,
 )
-from allocator.placement import Placement
+from allocator.scheduling.placement import Placement
 from resourceapi.resource_v1 import AllocationResult, ResourceClaim
 
 Obj = dict[str, Any]

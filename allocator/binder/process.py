@@ -2,8 +2,8 @@
 
 The informer caches hold every Node, ResourceSlice, Pod and ResourceClaim as parsed JSON: hundreds of
 thousands of long-lived, acyclic dicts and lists. With the interpreter's default thresholds (a young
-generation collection every 700 allocations) the cyclic garbage collector ran hundreds of times per thousand
-pods bound, and its older-generation passes walked those caches: a tenth of the binder's CPU per pod.
+generation collection every 700 allocations) the cyclic garbage collector runs hundreds of times per thousand
+pods bound, and its older-generation passes walk those caches (the measured cost: docs/internals.md).
 Collecting the young generation every 50,000 allocations instead keeps cyclic garbage short-lived all the
 same.
 """

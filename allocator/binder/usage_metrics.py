@@ -1,10 +1,10 @@
 """The binder's capacity metrics: units used and total per class and per node, pending pods and headroom per
-class, kept current from the informers (one change at a time, `allocator/capacity_feed.py`), never
+class, kept current from the informers (one change at a time, `allocator/capacity/feed.py`), never
 recomputed over the cluster on a scrape.
 
 Cardinality is bounded by classes x nodes; per-device series (classes x devices) only with `per_device`
 (`dra-capacity bind --per-device-metrics`). Headroom is a collector: a scrape asks the view, which counts
-again only the nodes that changed since the last scrape (allocator/headroom.py).
+again only the nodes that changed since the last scrape (allocator/capacity/headroom.py).
 
 Tiny API, so that it can be wired wherever the binder's informers live:
 
@@ -24,10 +24,10 @@ from prometheus_client import CollectorRegistry, Gauge
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
-from allocator.capacity_feed import HandlerHost, ObjectFeed
-from allocator.capacity_view import CapacityView
-from allocator.placement import Strategy
-from allocator.usage import SHARED_NODE
+from allocator.capacity.feed import HandlerHost, ObjectFeed
+from allocator.capacity.usage import SHARED_NODE
+from allocator.capacity.view import CapacityView
+from allocator.scheduling.placement import Strategy
 from resourceapi.gates import FeatureGates
 
 

@@ -134,7 +134,7 @@ def load_inputs(docs: Sequence[Document], warn_unknown: bool = True, seed: int |
             )
         parts = _shared_parts(kind, doc.obj, doc.finite)
         known = known_kind(api_version, kind)
-        report = check_fields(api_version, kind, doc.obj, parts, doc.plain) if known else None
+        report = check_fields(api_version, kind, doc.obj, parts) if known else None
         if report is not None and report.unknown and warn_unknown:
             label = _label(kind, doc.obj)
             inputs.notes.extend(f'{where}: {label}: warning: unknown field "{p}"' for p in report.unknown)

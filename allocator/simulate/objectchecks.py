@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from allocator.predicates import is_pod_level_resource, pod_requests
+from allocator.scheduling.predicates import is_pod_level_resource, pod_requests
 from resourceapi.core_v1 import Pod
 from resourceapi.meta import LabelSelector
 from resourceapi.resource_v1 import ResourceClaim, ResourceSlice

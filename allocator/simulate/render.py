@@ -7,9 +7,9 @@ from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any
 
-from allocator.cluster import Cluster
-from allocator.ids import DeviceID
 from allocator.simulate.run import ClaimOutcome, ClaimRun, PodOutcome, PodRun, Simulation
+from allocator.structured.cluster import Cluster
+from allocator.structured.ids import DeviceID
 from resourceapi.quantity import Format, Quantity
 from resourceapi.resource_v1 import AllocationResult, ResourceSlice
 

@@ -14,9 +14,8 @@ from collections.abc import Sequence, Set
 from dataclasses import dataclass
 from typing import Literal
 
-from allocator.cluster import Cluster, NodeInfo, Verdict
-from allocator.explain import PodContext, explain_claims, explain_pod
-from allocator.placement import (
+from allocator.scheduling.explain import PodContext, explain_claims, explain_pod
+from allocator.scheduling.placement import (
     NO_NODES_MESSAGE,
     REASON_CANNOT_ALLOCATE,
     Placement,
@@ -24,9 +23,10 @@ from allocator.placement import (
     Placer,
     Strategy,
 )
-from allocator.podfeatures import preemption_note
-from allocator.podindex import PodIndex
+from allocator.scheduling.podfeatures import preemption_note
+from allocator.scheduling.podindex import PodIndex
 from allocator.simulate.inputs import Inputs, UsageError, pod_claims, scheduling_pod
+from allocator.structured.cluster import Cluster, NodeInfo, Verdict
 from resourceapi.core_v1 import Pod, PodExtendedResourceClaimStatus
 from resourceapi.extended import ExtendedResourceResolver
 from resourceapi.gates import FeatureGates
@@ -89,7 +89,7 @@ class ClaimRun:
     claims: tuple[ClaimOutcome, ...]
     notes: tuple[str, ...] = ()  # for stderr, never in the JSON
     explain: tuple[str, ...] | None = (
-        None  # with --explain: why the claims did not fit (allocator/explain.py)
+        None  # with --explain: why the claims did not fit (allocator/scheduling/explain.py)
     )
 
 

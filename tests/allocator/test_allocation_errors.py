@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from dra_objects import (
+from support.dra_objects import (
     CLAIM0,
     CLASS_A,
     DEVICE1,
@@ -42,7 +42,7 @@ from dra_objects import (
     sub_request,
 )
 
-from allocator.selection import NO_SUCH_KEY_HINT, enhance_runtime_error
+from allocator.structured.selection import NO_SUCH_KEY_HINT, enhance_runtime_error
 from resourceapi.gates import FeatureGates
 from resourceapi.resource_v1 import DeviceClass, ResourceClaim, ResourceSlice
 
@@ -308,10 +308,10 @@ def test_enhance_runtime_error_is_idempotent() -> None:
 
 def test_a_pathological_claim_times_out_on_the_node_by_default_instead_of_hanging() -> None:
     """31 devices that must share a value no 31 devices share: an exponential search, bounded by default."""
-    from dra_objects import device, device_class, node, resource_slice
+    from support.dra_objects import device, device_class, node, resource_slice
 
-    from allocator.cluster import Cluster
-    from allocator.search import DEFAULT_MAX_STEPS
+    from allocator.structured.cluster import Cluster
+    from allocator.structured.search import DEFAULT_MAX_STEPS
     from resourceapi.gates import FeatureGates
     from resourceapi.resource_v1 import ResourceClaim
 

@@ -1,13 +1,13 @@
-"""matchAttribute and distinctAttribute on single devices (allocator.constraints), beside the upstream
-allocator tests that exercise them through whole claims: how an attribute name is looked up on a device, the
-scalar and list modes, undoing an add, and values of an unknown type."""
+"""matchAttribute and distinctAttribute on single devices (allocator.structured.constraints), beside the
+upstream allocator tests that exercise them through whole claims: how an attribute name is looked up on a
+device, the scalar and list modes, undoing an add, and values of an unknown type."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from allocator.constraints import DistinctAttribute, MatchAttribute, lookup_attribute
-from allocator.pools import DeviceRecord, SliceRecord
+from allocator.structured.constraints import DistinctAttribute, MatchAttribute, lookup_attribute
+from allocator.structured.pools import DeviceRecord, SliceRecord
 from resourceapi.resource_v1 import Device
 
 DRIVER = "gpu.example.com"

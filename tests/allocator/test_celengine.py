@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from allocator import selection
-from allocator.celengine import CelEngine
-from allocator.celfailures import CelFailure, FailureKind
+from allocator.structured import selection
+from allocator.structured.celengine import CelEngine
+from allocator.structured.celfailures import CelFailure, FailureKind
 from resourceapi.cel import device_input
 from resourceapi.cel.cache import program_bytes
 from resourceapi.gates import FeatureGates

@@ -13,7 +13,7 @@ import re
 from fractions import Fraction
 from typing import Any
 
-from dra_objects import (
+from support.dra_objects import (
     CLAIM0,
     CLAIM1,
     CLASS_B,
@@ -47,8 +47,8 @@ from dra_objects import (
     simple_claim,
 )
 
-from allocator.cluster import Cluster
-from allocator.ids import DeviceID
+from allocator.structured.cluster import Cluster
+from allocator.structured.ids import DeviceID
 from resourceapi.gates import FeatureGates
 from resourceapi.quantity import Quantity
 

@@ -11,7 +11,9 @@ from collections import Counter
 from fractions import Fraction
 from typing import Any
 
-from dra_objects import (
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from support.dra_objects import (
     DRIVER_A,
     NODE1,
     POOL1,
@@ -23,10 +25,8 @@ from dra_objects import (
     request,
     resource_slice,
 )
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
-from allocator.cluster import Cluster
+from allocator.structured.cluster import Cluster
 from resourceapi.capacity import capacity_entry, consumed_amount, violates_policy
 from resourceapi.gates import FeatureGates
 from resourceapi.resource_v1 import DeviceCapacity, DeviceRequestAllocationResult, ResourceClaim
@@ -245,7 +245,7 @@ def test_the_search_finds_a_solution_exactly_when_one_exists(problem: dict[str, 
 
 def decide_problem(problem: dict[str, Any], prefilter: bool) -> Any:
     """`allocate_problem` through `Cluster.decide` (the placer's path), results built from the picks."""
-    from allocator.cluster import Verdict
+    from allocator.structured.cluster import Verdict
 
     outcome = allocate_problem(problem)
     core = Cluster(FeatureGates.defaults(), [device_class()], outcome_slices(problem))

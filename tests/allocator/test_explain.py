@@ -1,13 +1,13 @@
-"""`simulate --explain`'s diagnosis pass (allocator/explain.py): why claims fit no device on a node, per
-request, on slices shaped like the NVIDIA GPU driver's (driver `gpu.nvidia.com`; attributes productName,
-architecture, driverVersion, uuid; capacity memory and shares)."""
+"""`simulate --explain`'s diagnosis pass (allocator/scheduling/explain.py): why claims fit no device on a
+node, per request, on slices shaped like the NVIDIA GPU driver's (driver `gpu.nvidia.com`; attributes
+productName, architecture, driverVersion, uuid; capacity memory and shares)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from allocator.cluster import Cluster, NodeInfo
-from allocator.explain import NodeDiagnosis, explain_claims, group_by_reason
+from allocator.scheduling.explain import NodeDiagnosis, explain_claims, group_by_reason
+from allocator.structured.cluster import Cluster, NodeInfo
 from resourceapi.gates import FeatureGates
 from resourceapi.resource_v1 import DeviceClass, ResourceClaim, ResourceClaimStatus, ResourceSlice
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from workloads import GPU_SHARED, gpu_class
+from support.workloads import GPU_SHARED, gpu_class
 
 from resourceapi.extended import (
     CapacityCarrierError,

@@ -1,4 +1,5 @@
-"""Upstream's GatherPools for one node (allocator.pools.gather_pools), on slice records: which slices count,
+"""Upstream's GatherPools for one node (allocator.structured.pools.gather_pools),
+on slice records: which slices count,
 the newest generation, incomplete and obsolete pools, slices of the pool that do not target the node, why a
 pool is invalid, and the order of pools."""
 
@@ -7,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from allocator.ids import DeviceID, PoolID
-from allocator.pools import NodePools, SliceRecord, build_slice, gather_pools
+from allocator.structured.ids import DeviceID, PoolID
+from allocator.structured.pools import NodePools, SliceRecord, build_slice, gather_pools
 from resourceapi.resource_v1 import ResourceSlice
 
 DRIVER = "gpu.example.com"

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from capacity_cluster import (
+from support.capacity_cluster import (
     allocated_claim,
     bound_of,
     copies,
@@ -19,7 +19,7 @@ from capacity_cluster import (
     view_of,
 )
 
-from allocator.headroom import ShapeError
+from allocator.capacity.headroom import ShapeError
 from resourceapi.core_v1 import Pod
 
 NO_SCHEDULE = [{"key": "maintenance", "value": "true", "effect": "NoSchedule"}]

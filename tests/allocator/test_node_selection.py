@@ -1,5 +1,5 @@
 """Which nodes a ResourceSlice (or a device) serves: upstream's NodeMatches with node-affinity semantics
-(allocator.pools), operator by operator, and the capacity records of a slice's devices."""
+(allocator.structured.pools), operator by operator, and the capacity records of a slice's devices."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from allocator.pools import build_slice, node_matches, node_selector_matches
+from allocator.structured.pools import build_slice, node_matches, node_selector_matches
 from resourceapi.core_v1 import NodeSelector
 from resourceapi.quantity import Quantity
 from resourceapi.resource_v1 import ResourceSlice

@@ -7,10 +7,10 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from workloads import GPU_SHARED, gpu_class, gpu_slice, node, pod
+from support.workloads import GPU_SHARED, gpu_class, gpu_slice, node, pod
 
-from allocator.cluster import Cluster
-from allocator.placement import Placement, Placer
+from allocator.scheduling.placement import Placement, Placer
+from allocator.structured.cluster import Cluster
 from resourceapi.core_v1 import Node, Pod
 from resourceapi.extended import ExtendedResourceResolver
 from resourceapi.gates import FeatureGates

@@ -7,11 +7,17 @@ import json
 from typing import Any
 
 import pytest
-from workloads import node, pod
+from support.workloads import node, pod
 
-from allocator.cluster import Cluster
-from allocator.placement import Placer
-from allocator.podfeatures import SCHEDULING_FIELDS, Support, hold, preemption_note, unsupported_fields
+from allocator.scheduling.placement import Placer
+from allocator.scheduling.podfeatures import (
+    SCHEDULING_FIELDS,
+    Support,
+    hold,
+    preemption_note,
+    unsupported_fields,
+)
+from allocator.structured.cluster import Cluster
 from resourceapi.apischema import SCHEMA_FILE
 from resourceapi.core_v1 import Pod
 from resourceapi.extended import ExtendedResourceResolver

@@ -4,7 +4,7 @@ generations, completeness, validity, order."""
 
 from __future__ import annotations
 
-from dra_objects import (
+from support.dra_objects import (
     ALL_NODES,
     DEVICE1,
     DEVICE2,
@@ -23,8 +23,8 @@ from dra_objects import (
     resource_slice,
 )
 
-from allocator.ids import PoolID
-from allocator.pools import NodePools, build_slice, gather_pools
+from allocator.structured.ids import PoolID
+from allocator.structured.pools import NodePools, build_slice, gather_pools
 from resourceapi.resource_v1 import ResourceSlice
 
 LABELS = {"region": "region-1"}

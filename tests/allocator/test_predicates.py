@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from workloads import container, node, pod
+from support.workloads import container, node, pod
 
-from allocator.predicates import (
+from allocator.scheduling.predicates import (
     REASON_AFFINITY,
     REASON_NODE_NAME,
     REASON_TAINT,

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from allocator.cluster import Cluster, NodeInfo
-from allocator.errors import AllocationError
+from allocator.structured.cluster import Cluster, NodeInfo
+from allocator.structured.errors import AllocationError
 from resourceapi.gates import FeatureGates
 from resourceapi.resource_v1 import DeviceClass, ResourceClaim, ResourceSlice
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from allocator.cluster import Cluster, NodeInfo
+from allocator.structured.cluster import Cluster, NodeInfo
 from resourceapi.gates import FeatureGates
 from resourceapi.resource_v1 import DeviceClass, ResourceClaim, ResourceSlice
 

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from simulate_cli import run_simulate, write_manifests
-from workloads import GPU_SHARED, gpu_class, gpu_slice, node, pod, share_claim
+from support.simulate_cli import run_simulate, write_manifests
+from support.workloads import GPU_SHARED, gpu_class, gpu_slice, node, pod, share_claim
 
 from dra_capacity.cli import main
 

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from simulate_cli import run_simulate, write_manifests
-from workloads import GPU_SHARED, gpu_class, gpu_slice, node, pod
+from support.simulate_cli import run_simulate, write_manifests
+from support.workloads import GPU_SHARED, gpu_class, gpu_slice, node, pod
 
 SUMMARY = "0/2 nodes are available: 2 cannot allocate all claims."
 

@@ -6,8 +6,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from simulate_cli import write_manifests
-from workloads import node
+from support.simulate_cli import write_manifests
+from support.workloads import node
 
 from dra_capacity.cli import main
 

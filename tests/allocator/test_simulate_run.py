@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from workloads import GPU_SHARED, gpu_class, gpu_slice, node, pod, share_claim
+from support.workloads import GPU_SHARED, gpu_class, gpu_slice, node, pod, share_claim
 
 from allocator.simulate import ClaimRun, PodRun, load_inputs, run_claims, run_pods
 from allocator.simulate.render import to_json

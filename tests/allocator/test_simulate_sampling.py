@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from workloads import GPU_SHARED, gpu_class, gpu_slice, node, pod
+from support.workloads import GPU_SHARED, gpu_class, gpu_slice, node, pod
 
 from dra_capacity.cli import main
 

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from simulate_cli import write_manifests
-from workloads import GPU_DRIVER, node, pod
+from support.simulate_cli import write_manifests
+from support.workloads import GPU_DRIVER, node, pod
 
 from allocator.simulate.templates import POD_CLAIM_NAME_ANNOTATION, claim_from_template, claim_generate_name
 from allocator.simulate.workload_pods import expand, safe_encode

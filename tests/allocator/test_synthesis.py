@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from workloads import GPU_CLASS, GPU_SHARED, container, gpu_class, node, pod
+from support.workloads import GPU_CLASS, GPU_SHARED, container, gpu_class, node, pod
 
-from allocator.synthesis import REASON_CANNOT_FIT, synthesize_claim, synthesize_for_resources
+from allocator.scheduling.synthesis import REASON_CANNOT_FIT, synthesize_claim, synthesize_for_resources
 from resourceapi.extended import ExtendedResourceResolver
 from resourceapi.gates import FeatureGates
 from resourceapi.quantity import Quantity
@@ -420,7 +420,7 @@ def test_upstream_create_requests_and_mappings_mappings(
 def test_a_claim_for_another_pod_of_the_shape_is_the_one_synthesis_makes_for_it() -> None:
     """Placement builds a bound pod's claim from the one its shape's evaluation allocated for (for_pod):
     the same requests and mappings as synthesizing for that pod, with its own metadata."""
-    from allocator.synthesis import for_pod
+    from allocator.scheduling.synthesis import for_pod
 
     resolver = ExtendedResourceResolver([gpu_class()], GATES)
     first, second = (pod(name, {GPU: 2}) for name in ("first", "second"))

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from allocator.synthesis import (
+from allocator.scheduling.synthesis import (
     IN_MEMORY_CLAIM_NAME,
     REASON_CANNOT_FIT,
     ExtendedOutcome,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
-from capacity_cluster import (
+from support.capacity_cluster import (
     CLASS,
     RESOURCE,
     allocated_claim,
@@ -18,7 +18,7 @@ from capacity_cluster import (
     view_of,
 )
 
-from allocator.capacity_view import CapacityView, NodeRow
+from allocator.capacity.view import CapacityView, NodeRow
 from resourceapi.resource_v1 import DeviceClass, ResourceClaim, ResourceSlice
 
 

@@ -6,12 +6,12 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from gpu_cluster import CLASS, RESOURCE, device_class, gpu_slice, node, pod
+from support.gpu_cluster import CLASS, RESOURCE, device_class, gpu_slice, node, pod
 
 from allocator.binder import claims as bodies
 from allocator.binder.names import CLAIM_ANNOTATION, DELETE_PROTECTION_FINALIZER
-from allocator.cluster import Cluster
-from allocator.placement import Placement, Placer
+from allocator.scheduling.placement import Placement, Placer
+from allocator.structured.cluster import Cluster
 from resourceapi.core_v1 import Node, Pod
 from resourceapi.extended import ExtendedResourceResolver
 from resourceapi.gates import FeatureGates

@@ -14,8 +14,8 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from binder_harness import bound, events, seed_cluster, wait_for
-from gpu_cluster import pod
+from support.binder_harness import bound, events, seed_cluster, wait_for
+from support.gpu_cluster import pod
 
 CLI = str(Path(sys.executable).parent / "dra-capacity")
 

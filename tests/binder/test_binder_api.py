@@ -4,12 +4,12 @@ audit."""
 
 from __future__ import annotations
 
-import uuid
 from collections import Counter
 from typing import Any
 
 import pytest
-from binder_harness import (
+from support.binder_harness import (
+    assert_kubelet_view,
     bound,
     check_invariants,
     events,
@@ -20,55 +20,9 @@ from binder_harness import (
     successful_bindings,
     wait_for,
 )
-from gpu_cluster import CLASS, RESOURCE, device_class, gpu_slice, node, pod
+from support.gpu_cluster import RESOURCE, device_class, gpu_slice, node, pod
 
 from allocator.binder.controller import STEPS, Stopped
-from allocator.binder.names import CLAIM_ANNOTATION, DELETE_PROTECTION_FINALIZER
-
-
-def assert_kubelet_view(api: Any, p: dict[str, Any]) -> dict[str, Any]:
-    """Everything the kubelet (admission, DRA manager) and the node authorizer read for a bound pod."""
-    node = p["spec"]["nodeName"]
-    ext = p["status"]["extendedResourceClaimStatus"]
-    claim = api.get("resourceclaims", ext["resourceClaimName"], namespace=p["metadata"]["namespace"])
-    assert claim is not None, "pod status names a claim that does not exist"
-    meta = claim["metadata"]
-    assert meta["generateName"] == f"{p['metadata']['name']}-extended-resources-"
-    assert meta["annotations"][CLAIM_ANNOTATION] == "true"
-    assert meta["ownerReferences"] == [
-        {
-            "apiVersion": "v1",
-            "kind": "Pod",
-            "name": p["metadata"]["name"],
-            "uid": p["metadata"]["uid"],
-            "controller": True,
-        }
-    ]
-    assert DELETE_PROTECTION_FINALIZER in meta["finalizers"]
-    status = claim["status"]
-    assert status["reservedFor"] == [
-        {"resource": "pods", "name": p["metadata"]["name"], "uid": p["metadata"]["uid"]}
-    ]
-    allocation = status["allocation"]
-    terms = allocation["nodeSelector"]["nodeSelectorTerms"]
-    assert terms == [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}]}]
-    requests = {r["name"]: r for r in claim["spec"]["devices"]["requests"]}
-    results = allocation["devices"]["results"]
-    containers = {c["name"]: c for c in p["spec"].get("initContainers", []) + p["spec"]["containers"]}
-    assert ext["requestMappings"]
-    for m in ext["requestMappings"]:
-        assert m["containerName"] in containers
-        assert m["resourceName"] in containers[m["containerName"]]["resources"]["limits"]
-        assert m["requestName"] in requests
-        assert any(r["request"] == m["requestName"] for r in results)
-    for r in results:
-        assert r["request"] in requests
-        assert requests[r["request"]]["exactly"]["deviceClassName"] == CLASS
-        assert requests[r["request"]]["exactly"]["capacity"] == {"requests": {"shares": "1"}}
-        assert r["driver"] == "gpu.nvidia.com" and r["pool"] == node
-        assert r["consumedCapacity"] == {"shares": "1"}
-        assert str(uuid.UUID(r["shareID"])) == r["shareID"]
-    return claim
 
 
 def test_pods_are_bound_with_a_share_each(kube_api: Any) -> None:

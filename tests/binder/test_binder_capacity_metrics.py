@@ -6,8 +6,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from binder_harness import bound, running_binder, seed_cluster, wait_for
-from gpu_cluster import CLASS, RESOURCE, pod
+from support.binder_harness import bound, running_binder, seed_cluster, wait_for
+from support.gpu_cluster import CLASS, RESOURCE, pod
 
 from allocator.binder.controller import Binder
 

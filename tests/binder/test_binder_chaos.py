@@ -19,9 +19,9 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from binder_harness import check_invariants, extended_claims, kube_for, wait_for
-from gpu_cluster import device_class, gpu_slice, node, pod
 from kubeapi import KubeAPIServer
+from support.binder_harness import check_invariants, extended_claims, kube_for, wait_for
+from support.gpu_cluster import device_class, gpu_slice, node, pod
 
 from allocator.binder.controller import STEPS, Binder, BinderOptions, Stopped
 from resourceapi.gates import FeatureGates

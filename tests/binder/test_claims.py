@@ -28,8 +28,8 @@ from allocator.binder.claims import (
     unschedulable_condition_patch,
 )
 from allocator.binder.names import CLAIM_ANNOTATION, DELETE_PROTECTION_FINALIZER
-from allocator.placement import Placement, PlacementResult
-from allocator.synthesis import ExtendedOutcome
+from allocator.scheduling.placement import Placement, PlacementResult
+from allocator.scheduling.synthesis import ExtendedOutcome
 from resourceapi.core_v1 import Pod
 from resourceapi.resource_v1 import ResourceClaim
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from binder_harness import (
+from support.binder_harness import (
     bound,
     check_invariants,
     kube_for,
@@ -14,7 +14,7 @@ from binder_harness import (
     successful_bindings,
     wait_for,
 )
-from gpu_cluster import pod
+from support.gpu_cluster import pod
 
 from kubeio.election import LeaderElector
 

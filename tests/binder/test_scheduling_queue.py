@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from allocator.binder.queue import SchedulingQueue
+from allocator.binder.scheduling_queue import SchedulingQueue
 
 
 def key(i: int) -> tuple[str, str]:

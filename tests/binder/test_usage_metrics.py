@@ -5,15 +5,10 @@ scrape, per-device series exist only when asked for."""
 from __future__ import annotations
 
 import copy
-import sys
-from pathlib import Path
 from typing import Any
 
 from prometheus_client import CollectorRegistry
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "allocator"))
-
-from capacity_cluster import CLASS, RESOURCE, allocated_claim, device_class, gpu_slice, node, pod
+from support.capacity_cluster import CLASS, RESOURCE, allocated_claim, device_class, gpu_slice, node, pod
 
 from allocator.binder.usage_metrics import UsageMetrics
 from resourceapi.gates import FeatureGates

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime
 
-from certmaker import DAY, NAMES, T0, material
+from support.certmaker import DAY, NAMES, T0, material
 
 from certs.authority import generate_ca, issue_serving_certificate
 from certs.check import Remedies, Served, Severity, check_ca_bundle, check_secret, check_served, problems

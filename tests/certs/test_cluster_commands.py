@@ -7,7 +7,9 @@ import base64
 import json
 from pathlib import Path
 
-from cluster_setup import (
+from cryptography import x509
+from kubeapi import KubeAPIServer
+from support.cluster_setup import (
     CONFIG,
     NS,
     SECRET,
@@ -18,9 +20,7 @@ from cluster_setup import (
     secret_data,
     seed_configs,
 )
-from cryptography import x509
-from kubeapi import KubeAPIServer
-from serving import replicas
+from support.serving import replicas
 
 from certs.authority import generate_ca, issue_serving_certificate
 from certs.material import from_secret
@@ -316,7 +316,7 @@ def test_cleanup_deletes_the_configurations_and_the_managed_secret(kube_api: Kub
 def test_an_unreachable_cluster_is_one_line_and_exit_2(tmp_path: Path) -> None:
     import subprocess
 
-    from cluster_setup import DRA_CAPACITY
+    from support.cluster_setup import DRA_CAPACITY
 
     kubeconfig = tmp_path / "kubeconfig"
     kubeconfig.write_text(

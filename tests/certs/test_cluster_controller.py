@@ -10,7 +10,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from cluster_setup import (
+from kubeapi import KubeAPIServer
+from support.cluster_setup import (
     CONFIG,
     NS,
     SVC_NAME,
@@ -22,8 +23,7 @@ from cluster_setup import (
     stop,
     wait_for,
 )
-from kubeapi import KubeAPIServer
-from serving import Traffic, free_port, replicas
+from support.serving import Traffic, free_port, replicas
 
 from certs.served import fetch_served
 from certs.verify import issued_by, parse_bundle

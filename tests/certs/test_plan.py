@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime
 
-from certmaker import DAY, NAMES, SETTINGS, T0, material
+from support.certmaker import DAY, NAMES, SETTINGS, T0, material
 
 from certs.authority import generate_ca, issue_serving_certificate
 from certs.lifetime import renewal_time

@@ -1,6 +1,6 @@
 """A CA rotation in the plan's order keeps every request working, against real `dra-capacity serve` replicas
-that hot-reload their files (webhook/tlsreload.py), with a client that trusts only the published caBundle and
-learns changes late, and one replica whose files arrive late (a kubelet Secret-volume sync).
+that hot-reload their files (webhook/server/tlsreload.py), with a client that trusts only the published
+caBundle and learns changes late, and one replica whose files arrive late (a kubelet Secret-volume sync).
 
 The cluster side of the same rotation (Secret, caBundle injection, EndpointSlices, the controller) is tested
 against the API-server double in test_cluster_*.py; this test pins the ordering itself."""
@@ -12,8 +12,8 @@ import threading
 import time
 from pathlib import Path
 
-from certmaker import NAMES
-from serving import Traffic, replicas
+from support.certmaker import NAMES
+from support.serving import Traffic, replicas
 
 from certs.cluster import StoredSecret
 from certs.material import Material

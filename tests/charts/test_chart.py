@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from chart_render import (
+from support.chart_render import (
     CHART,
     CI_VALUES,
     NAMESPACE,
@@ -167,10 +167,31 @@ def test_binder_cluster_role_reads_every_kind_its_informers_watch() -> None:
 
 
 def test_routing_cluster_role_reads_every_kind_the_routing_cache_watches() -> None:
-    from webhook.routing_cache import ClusterRoutingCache
+    from kubeio.factory import InformerFactory
+    from kubeio.informer import Informer
+    from kubeio.kube import Kube, Resource
+    from webhook.podrouting.routing_cache import ClusterRoutingCache
 
-    watched = _informed(ClusterRoutingCache(_unused_client()))
-    assert watched
+    class Recording(InformerFactory):
+        """Hands out informers that are never started; remembers what was acquired."""
+
+        def __init__(self) -> None:
+            super().__init__(Kube.of_client(_unused_client()))
+            self.acquired: list[Informer] = []
+
+        def acquire(self, resource: Resource, **_: Any) -> Informer:
+            self.acquired.append(Informer(self.kube, resource))
+            return self.acquired[-1]
+
+        def release(self, informer: Informer, timeout: float = 5.0) -> None:
+            pass
+
+    factory = Recording()
+    cache = ClusterRoutingCache(factory)
+    cache.start()
+    cache.stop()
+    watched = {(i.resource.group_version.rpartition("/")[0], i.resource.plural) for i in factory.acquired}
+    assert ("", "namespaces") in watched  # the derivation sees the informers
     missing = watched - _reads(one(objects(), "ClusterRole", ROUTING))
     assert not missing, f"the pod-routing ClusterRole lacks get/list/watch on {sorted(missing)}"
 

@@ -19,8 +19,8 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from chart_render import CHART, NAMESPACE, containers, objects, of_kind, one
 from kubeapi import KubeAPIServer
+from support.chart_render import CHART, NAMESPACE, containers, objects, of_kind, one
 
 BIN = Path(sys.executable).parent
 WEBHOOK = "rel-dra-capacity-webhook"

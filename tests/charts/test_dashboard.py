@@ -10,13 +10,13 @@ import re
 from typing import Any
 
 import pytest
-from chart_render import objects, of_kind, template
+from support.chart_render import objects, of_kind, template
 
 from allocator.binder.metrics import BinderMetrics
 from allocator.binder.usage_metrics import UsageMetrics
 from resourceapi.gates import FeatureGates
-from webhook.metrics import WebhookMetrics
-from webhook.pod_routing import PodRoutingMetrics
+from webhook.podrouting.pod_routing import PodRoutingMetrics
+from webhook.server.metrics import WebhookMetrics
 
 ON = "grafana.dashboard.enabled=true"
 _SUFFIXES = {

@@ -57,8 +57,8 @@ def pytest_configure(config: pytest.Config) -> None:
     if not path:
         return
     import allocator.simulate.inputs as inputs
-    import webhook.admission as admission
-    import webhook.validation as validation
+    import webhook.deviceclass.admission as admission
+    import webhook.deviceclass.validation as validation
 
     _state["out"] = open(path, "a")  # noqa: SIM115 - closed in pytest_unconfigure
     wrapped = _wrap_class_validation(validation.validate_device_class)

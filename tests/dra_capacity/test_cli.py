@@ -48,8 +48,8 @@ def test_serve_refuses_an_unknown_native_rules_mode(capsys: pytest.CaptureFixtur
 def test_the_served_handler_warns_on_native_findings_by_default() -> None:
     from dra_capacity.serve_cmd import load_handler
     from resourceapi.gates import FeatureGates
-    from webhook.admission import DeviceClassAdmission
-    from webhook.native_rules import NativeRules
+    from webhook.deviceclass.admission import DeviceClassAdmission
+    from webhook.deviceclass.native_rules import NativeRules
 
     handler = load_handler(FeatureGates.defaults())
     assert isinstance(handler, DeviceClassAdmission)

@@ -13,10 +13,7 @@ from typing import Any
 import pytest
 import yaml
 from kubeapi import KubeAPIServer
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "allocator"))
-
-from capacity_cluster import (
+from support.capacity_cluster import (
     CLASS,
     RESOURCE,
     allocated_claim,

@@ -18,12 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "binder"))
-
-from binder_harness import bound, events, kube_for, seed_cluster, wait_for
-from gpu_cluster import pod
-from test_binder_api import assert_kubelet_view
+from support.binder_harness import assert_kubelet_view, bound, events, kube_for, seed_cluster, wait_for
+from support.gpu_cluster import pod
 
 from kubeio.kube import PODS, Kube
 

@@ -393,7 +393,7 @@ class ApiServer:
                     "kind": "ListOptions",
                     "causes": [
                         {
-                            "type": "FieldValueForbidden",
+                            "reason": "FieldValueForbidden",
                             "field": "resourceVersionMatch",
                             "message": "Forbidden: resourceVersionMatch is forbidden unless "
                             "resourceVersion is provided",

@@ -49,28 +49,26 @@ def test_allocation_is_immutable_once_set(res: client.ResourceV1Api) -> None:
     )  # clearing is allowed
 
 
-@pytest.mark.double_only("README disagreement 1: StatusCause `type` vs `reason`")
 def test_reserved_for_requires_an_allocation(res: client.ResourceV1Api) -> None:
     """`reservedFor` may not be specified when `allocated` is not set."""
     with pytest.raises(client.ApiException) as info:
         _status(res, {"reservedFor": [POD_REF]})
     assert _causes(info.value) == [
         {
-            "type": "FieldValueForbidden",
+            "reason": "FieldValueForbidden",
             "field": "status.reservedFor",
             "message": "Forbidden: may not be specified when `allocated` is not set",
         }
     ]
 
 
-@pytest.mark.double_only("README disagreement 1: StatusCause `type` vs `reason`")
 def test_reserved_for_is_unique_by_uid(res: client.ResourceV1Api) -> None:
     """validateSet keyed by uid: a second entry with the same uid is `reservedFor[i]: Duplicate value`."""
     with pytest.raises(client.ApiException) as info:
         _status(res, {"allocation": allocation(), "reservedFor": [POD_REF, {**POD_REF, "name": "q"}]})
     assert _causes(info.value) == [
         {
-            "type": "FieldValueDuplicate",
+            "reason": "FieldValueDuplicate",
             "field": "status.reservedFor[1]",
             "message": f'Duplicate value: "{POD_REF["uid"]}"',
         }

@@ -113,7 +113,6 @@ def test_get_missing_is_not_found_status(kube_client: client.ApiClient) -> None:
     }
 
 
-@pytest.mark.double_only("README disagreement 1: StatusCause `type` vs `reason`")
 def test_invalid_name_is_422_with_causes(kube_client: client.ApiClient) -> None:
     """errors.NewInvalid from ValidateObjectMeta
     (staging/src/k8s.io/apimachinery/pkg/api/validation/objectmeta.go)."""
@@ -126,11 +125,10 @@ def test_invalid_name_is_422_with_causes(kube_client: client.ApiClient) -> None:
         "a lowercase RFC 1123 subdomain"
     )
     assert body["details"]["kind"] == "ConfigMap" and body["details"]["name"] == "Bad_Name"
-    assert body["details"]["causes"][0]["type"] == "FieldValueInvalid"
+    assert body["details"]["causes"][0]["reason"] == "FieldValueInvalid"
     assert body["details"]["causes"][0]["field"] == "metadata.name"
 
 
-@pytest.mark.double_only("README disagreement 1: StatusCause `type` vs `reason`")
 def test_missing_name_is_required(kube_client: client.ApiClient) -> None:
     """ValidateObjectMeta: `metadata.name: Required value: name or generateName is required`."""
     with pytest.raises(client.ApiException) as info:
@@ -138,7 +136,7 @@ def test_missing_name_is_required(kube_client: client.ApiClient) -> None:
     body = _error(info.value)
     assert body["details"]["causes"] == [
         {
-            "type": "FieldValueRequired",
+            "reason": "FieldValueRequired",
             "field": "metadata.name",
             "message": "Required value: name or generateName is required",
         }

@@ -12,13 +12,12 @@ from kubeapi import KubeAPIServer
 from kubeapi.objects import pod
 
 
-@pytest.mark.double_only("README disagreement 1: StatusCause `type` vs `reason`")
 def test_pod_needs_a_container(kube_api: KubeAPIServer) -> None:
     """`spec.containers: Required value`."""
     out = kube_api.http("POST", "/api/v1/namespaces/default/pods", {"metadata": {"name": "p"}, "spec": {}})
     assert out.status == 422
     assert out.body["details"]["causes"] == [
-        {"type": "FieldValueRequired", "field": "spec.containers", "message": "Required value"}
+        {"reason": "FieldValueRequired", "field": "spec.containers", "message": "Required value"}
     ]
 
 

@@ -119,12 +119,12 @@ def test_duplicate_shows_the_value_without_detail() -> None:
     ],
 )
 def test_status_cause_type_names(err: FieldError, cause_type: str) -> None:
-    assert err.cause()["type"] == cause_type
+    assert err.cause()["reason"] == cause_type
 
 
 def test_status_cause_carries_field_and_body_without_path() -> None:
     assert invalid("spec.x", "v", "d").cause() == {
-        "type": "FieldValueInvalid",
+        "reason": "FieldValueInvalid",
         "field": "spec.x",
         "message": 'Invalid value: "v": d',
     }

@@ -44,11 +44,13 @@ def test_every_equivalent_names_a_core_module_and_gives_a_reason() -> None:
 
 def test_survivors_are_matched_by_function_and_mutated_code() -> None:
     assert (
-        MUTATION._function_of("webhook.dropping.x_drop_disabled_fields__mutmut_28") == "drop_disabled_fields"
+        MUTATION._function_of("webhook.deviceclass.dropping.x_drop_disabled_fields__mutmut_28")
+        == "drop_disabled_fields"
     )
     assert MUTATION._function_of("resourceapi.quantity.xǁQuantityǁparse__mutmut_3") == "Quantity.parse"
     diff = (
-        "# webhook.dropping.x_f__mutmut_1: survived\n--- webhook/dropping.py\n+++ webhook/dropping.py\n"
+        "# webhook.deviceclass.dropping.x_f__mutmut_1: survived\n"
+        "--- webhook/deviceclass/dropping.py\n+++ webhook/deviceclass/dropping.py\n"
         "@@ -1,3 +1,3 @@\n context\n-    drop_annotation = False\n+    drop_annotation   = None\n context\n"
     )
     assert MUTATION._changed_lines(diff) == ("drop_annotation = False", "drop_annotation = None", "context")

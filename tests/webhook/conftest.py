@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from server_harness import make_tls_dir
+from support.server_harness import make_tls_dir
 
 
 @pytest.fixture

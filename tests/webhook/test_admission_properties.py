@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from deviceclasses import ANNOTATION, review_request
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.deviceclasses import ANNOTATION, review_request
 
 from resourceapi.gates import FeatureGates
-from webhook.admission import DeviceClassAdmission
+from webhook.deviceclass.admission import DeviceClassAdmission
 
 JSON_SCALARS = st.none() | st.booleans() | st.integers(-(2**40), 2**40) | st.text(max_size=12)
 JSON = st.recursive(

@@ -8,10 +8,10 @@ import json
 from typing import Any
 
 import pytest
-from deviceclasses import ANNOTATION, device_class, with_annotation
+from support.deviceclasses import ANNOTATION, device_class, with_annotation
 
 from resourceapi.gates import FeatureGates
-from webhook.capacity_requests import check_capacity_requests
+from webhook.deviceclass.capacity_requests import check_capacity_requests
 
 GATES = FeatureGates.defaults()
 NO_CONSUMABLE = GATES.with_overrides(DRAConsumableCapacity=False)

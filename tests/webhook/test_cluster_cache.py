@@ -1,5 +1,5 @@
-"""The webhook's cluster view of ResourceSlices and DeviceClasses (webhook/cluster_cache.py), against the
-kube-apiserver test double over HTTPS (tests/kubeapi), with the official `kubernetes` client. The
+"""The webhook's cluster view of ResourceSlices and DeviceClasses (webhook/clusterview/cluster_cache.py),
+against the kube-apiserver test double over HTTPS (tests/kubeapi), with the official `kubernetes` client. The
 informers under it (paging, resuming a dropped watch, relisting on 410 Gone) are tested in
 tests/kubeio/test_informer.py.
 """
@@ -12,54 +12,17 @@ from typing import Any
 
 import pytest
 from kubeapi import KubeAPIServer
+from support.cluster_objects import gpu_slice, review
 
+from kubeio.factory import InformerFactory
+from kubeio.kube import Kube
 from resourceapi.gates import FeatureGates
-from webhook.admission import DeviceClassAdmission
-from webhook.cluster_cache import ClusterCache
-
-DRIVER = "gpu.nvidia.com"
+from webhook.clusterview.cluster_cache import ClusterCache
+from webhook.deviceclass.admission import DeviceClassAdmission
 
 
-def gpu_slice(node: str, devices: int = 2) -> dict[str, Any]:
-    return {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "ResourceSlice",
-        "metadata": {"name": f"{node}-gpus"},
-        "spec": {
-            "driver": DRIVER,
-            "nodeName": node,
-            "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
-            "devices": [
-                {
-                    "name": f"gpu-{i}",
-                    "allowMultipleAllocations": True,
-                    "attributes": {"productName": {"string": "NVIDIA H100"}},
-                    "capacity": {"memory": {"value": "80Gi"}, "shares": {"value": "4"}},
-                }
-                for i in range(devices)
-            ],
-        },
-    }
-
-
-def review(requests: dict[str, str]) -> dict[str, Any]:
-    obj = {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "DeviceClass",
-        "metadata": {"name": "gpu-shared"},
-        "spec": {
-            "selectors": [{"cel": {"expression": f'device.driver == "{DRIVER}"'}}],
-            "extendedResourceName": "nvidia.com/gpu.shared",
-            "extendedResourceCapacityRequests": {"requests": requests},
-        },
-    }
-    return {
-        "uid": "1",
-        "kind": {"group": "resource.k8s.io", "version": "v1", "kind": "DeviceClass"},
-        "resource": {"group": "resource.k8s.io", "version": "v1", "resource": "deviceclasses"},
-        "operation": "CREATE",
-        "object": obj,
-    }
+def informers_of(api: KubeAPIServer) -> InformerFactory:
+    return InformerFactory(Kube.of_client(api.api_client()))
 
 
 def wait_for(predicate: Any, timeout: float = 10.0) -> None:
@@ -74,7 +37,7 @@ def wait_for(predicate: Any, timeout: float = 10.0) -> None:
 @pytest.fixture
 def cache(kube_api: KubeAPIServer) -> Iterator[ClusterCache]:
     kube_api.seed(gpu_slice("node-1"))
-    c = ClusterCache(kube_api.api_client())
+    c = ClusterCache(informers_of(kube_api))
     c.start()
     assert c.wait_synced(10)
     yield c
@@ -118,7 +81,7 @@ def test_admission_warns_from_the_cache(cache: ClusterCache) -> None:
 
 def test_a_cold_cache_skips_the_warnings_without_waiting(kube_api: KubeAPIServer) -> None:
     with kube_api.paused():  # the API server answers nothing: the cache stays cold
-        c = ClusterCache(kube_api.api_client())
+        c = ClusterCache(informers_of(kube_api))
         c.start()
         admission = DeviceClassAdmission(FeatureGates.defaults(), cluster=c.view)
         start = time.perf_counter()
@@ -138,19 +101,19 @@ def shares_class() -> dict[str, Any]:
 
 def test_a_republished_slice_that_strands_a_class_gets_one_event_on_it(kube_api: KubeAPIServer) -> None:
     """The driver republishes its slice without the `shares` capacity: every pod of the class would pend."""
-    from webhook.class_events import REASON, ClassEvents
-    from webhook.cluster_cache import event_sink
+    from webhook.clusterview.cluster_cache import event_sink
+    from webhook.deviceclass.class_events import REASON, ClassEvents
 
     kube_api.seed(gpu_slice("node-1"))
     kube_api.seed(shares_class())
     api = kube_api.api_client()
     sent: list[dict[str, Any]] = []
-    events = ClassEvents(FeatureGates.defaults(), event_sink(api))
+    events = ClassEvents(FeatureGates.defaults(), event_sink(Kube.of_client(api)))
 
     def on_view(view: Any) -> None:
         sent.extend(events.on_view(view))
 
-    cache = ClusterCache(api, on_view=on_view)
+    cache = ClusterCache(InformerFactory(Kube.of_client(api)), on_view=on_view)
     cache.start()
     try:
         assert cache.wait_synced(10)
@@ -177,16 +140,43 @@ def test_a_republished_slice_that_strands_a_class_gets_one_event_on_it(kube_api:
 
 def test_a_second_replica_reporting_the_same_finding_creates_no_second_event(kube_api: KubeAPIServer) -> None:
     from resourceapi.resource_v1 import DeviceClass, ResourceSlice
-    from webhook.class_events import ClassEvents
-    from webhook.cluster_cache import event_sink
-    from webhook.cluster_view import ClusterView
+    from webhook.clusterview.cluster_cache import event_sink
+    from webhook.clusterview.cluster_view import ClusterView
+    from webhook.deviceclass.class_events import ClassEvents
 
     slice_ = gpu_slice("node-1")
     for device in slice_["spec"]["devices"]:
         del device["capacity"]["shares"]
     view = ClusterView([ResourceSlice.model_validate(slice_)], [DeviceClass.model_validate(shares_class())])
     api = kube_api.api_client()
-    first = ClassEvents(FeatureGates.defaults(), event_sink(api)).on_view(view)
-    second = ClassEvents(FeatureGates.defaults(), event_sink(api)).on_view(view)
+    first = ClassEvents(FeatureGates.defaults(), event_sink(Kube.of_client(api))).on_view(view)
+    second = ClassEvents(FeatureGates.defaults(), event_sink(Kube.of_client(api))).on_view(view)
     assert len(first) == 1 and len(second) == 1  # both sent it; the API server kept one
     assert len(kube_api.list("events.events.k8s.io", namespace="default")) == 1
+
+
+def test_the_warnings_and_the_pod_routing_share_one_deviceclass_watch(kube_api: KubeAPIServer) -> None:
+    """`serve` in one process: the cluster-aware warnings and /mutate-pods read DeviceClasses from one
+    informer (one list, one watch), each following it; stopping one leaves the other fed."""
+    from webhook.podrouting.routing_cache import ClusterRoutingCache
+
+    kube_api.seed(gpu_slice("node-1"))
+    kube_api.seed(shares_class())
+    kube_api.clear_requests()
+    informers = informers_of(kube_api)
+    warnings, routing = ClusterCache(informers), ClusterRoutingCache(informers)
+    warnings.start()
+    routing.start()
+    try:
+        assert warnings.wait_synced(10)
+        wait_for(lambda: routing.routed_names() is not None)
+        assert warnings.classes is routing.classes
+        assert len(kube_api.requests_for("list", "deviceclasses")) == 1
+        assert len(kube_api.requests_for("watch", "deviceclasses")) == 1
+        warnings.stop()
+        kube_api.seed({**shares_class(), "metadata": {"name": "second"}})
+        wait_for(lambda: routing.classes is not None and len(routing.classes.items()) == 2)
+        assert len(kube_api.requests_for("watch", "deviceclasses")) == 1
+    finally:
+        routing.stop()
+    assert informers.informers() == []

@@ -1,7 +1,7 @@
-"""Cluster-aware DeviceClass warnings (webhook/cluster_warnings.py), on slices shaped like the NVIDIA GPU
-driver's: driver `gpu.nvidia.com`, attributes productName/architecture/driverVersion/uuid, capacity memory and
-shares. Upstream validates a class without any cluster state (pkg/apis/resource/validation), so every one of
-these is a warning, never a rejection.
+"""Cluster-aware DeviceClass warnings (webhook/deviceclass/cluster_warnings.py), on slices shaped like the
+NVIDIA GPU driver's: driver `gpu.nvidia.com`, attributes productName/architecture/driverVersion/uuid, capacity
+memory and shares. Upstream validates a class without any cluster state (pkg/apis/resource/validation), so
+every one of these is a warning, never a rejection.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ import pytest
 from resourceapi.cel import CelCache, CompileResult
 from resourceapi.gates import FeatureGates
 from resourceapi.resource_v1 import DeviceClass, ResourceSlice
-from webhook.cluster_view import ClusterView
-from webhook.cluster_warnings import cluster_warnings
-from webhook.warning_texts import MAX_WARNING_LENGTH
+from webhook.clusterview.cluster_view import ClusterView
+from webhook.deviceclass.cluster_warnings import cluster_warnings
+from webhook.deviceclass.warning_texts import MAX_WARNING_LENGTH
 
 GATES = FeatureGates.defaults()
 DRIVER = "gpu.nvidia.com"

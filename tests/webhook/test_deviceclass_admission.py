@@ -7,11 +7,11 @@ import json
 from typing import Any
 
 import pytest
-from deviceclasses import ANNOTATION, device_class, review_request, with_annotation
+from support.deviceclasses import ANNOTATION, device_class, review_request, with_annotation
 
 from resourceapi.gates import FeatureGates
-from webhook.admission import AdmissionOutcome, DeviceClassAdmission
-from webhook.warning_texts import MAX_WARNING_LENGTH
+from webhook.deviceclass.admission import AdmissionOutcome, DeviceClassAdmission
+from webhook.deviceclass.warning_texts import MAX_WARNING_LENGTH
 
 ON = FeatureGates.defaults()
 NAME_OFF = ON.with_overrides(DRAExtendedResource=False)
@@ -92,7 +92,7 @@ def test_an_escaped_capacity_field_is_still_judged_and_an_invalid_value_denied()
     causes = outcome.response["status"]["details"]["causes"]
     assert causes == [
         {
-            "type": "FieldValueInvalid",
+            "reason": "FieldValueInvalid",
             "message": 'Invalid value: "0": must be greater than zero',
             "field": "spec.extendedResourceCapacityRequests.requests[bandwidth]",
         }

@@ -7,12 +7,12 @@ import copy
 from typing import Any
 
 import pytest
-from deviceclasses import ANNOTATION, VALID_CONFIG, VALID_SELECTOR, device_class
+from support.deviceclasses import ANNOTATION, VALID_CONFIG, VALID_SELECTOR, device_class
 
 from resourceapi.field import Path
 from resourceapi.gates import FeatureGates
-from webhook import validation
-from webhook.validation import validate_device_class, validate_parameters_raw
+from webhook.deviceclass import validation
+from webhook.deviceclass.validation import validate_device_class, validate_parameters_raw
 
 GATES = FeatureGates.defaults()
 DNS1123_SUBDOMAIN = (

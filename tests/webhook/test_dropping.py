@@ -9,10 +9,10 @@ import copy
 from typing import Any
 
 import pytest
-from deviceclasses import ANNOTATION, device_class, with_annotation
+from support.deviceclasses import ANNOTATION, device_class, with_annotation
 
 from resourceapi.gates import FeatureGates
-from webhook.dropping import apply_removals, drop_disabled_fields, json_pointer
+from webhook.deviceclass.dropping import apply_removals, drop_disabled_fields, json_pointer
 
 ON = FeatureGates.defaults()
 NAME_OFF = ON.with_overrides(DRAExtendedResource=False)
@@ -115,7 +115,7 @@ def test_dropping_the_carrier_keeps_every_other_annotation_and_the_rest_of_the_o
 def test_each_dropped_field_is_named_in_its_warning() -> None:
     """A field the drop removes reaching /validate is warned about by its path and its gate."""
     from resourceapi.capacity_requests import ANNOTATION as CARRIER
-    from webhook.warning_texts import not_dropped
+    from webhook.deviceclass.warning_texts import not_dropped
 
     obj = _annotated_class({CARRIER: "{}"})
     obj["spec"]["extendedResourceCapacityRequests"] = {}

@@ -1,7 +1,8 @@
 """`--native-rules warn|deny`: findings on fields the API server validates natively warn in the webhook.
 
 The API server validates DeviceClass metadata, selectors, config and extendedResourceName before it calls a
-validating webhook, so a denial there can only be a false positive or version skew (webhook/native_rules.py).
+validating webhook, so a denial there can only be a false positive or version skew
+(webhook/deviceclass/native_rules.py).
 """
 
 from __future__ import annotations
@@ -10,14 +11,12 @@ import json
 import logging
 
 import pytest
-from deviceclasses import ANNOTATION, device_class, review_request, with_annotation
+from support.deviceclasses import ANNOTATION, device_class, review_request, with_annotation
 
 from resourceapi.field import invalid, required
 from resourceapi.gates import FeatureGates
-from webhook.admission import DeviceClassAdmission
-from webhook.judging import Verdict, judge
-from webhook.metrics import WebhookMetrics
-from webhook.native_rules import (
+from webhook.deviceclass.admission import DeviceClassAdmission
+from webhook.deviceclass.native_rules import (
     MAX_NATIVE_WARNINGS,
     NativeRules,
     condensed,
@@ -25,7 +24,9 @@ from webhook.native_rules import (
     native_warnings,
     rule_field,
 )
-from webhook.warning_texts import MAX_WARNING_LENGTH
+from webhook.deviceclass.warning_texts import MAX_WARNING_LENGTH
+from webhook.server.judging import Verdict, judge
+from webhook.server.metrics import WebhookMetrics
 
 GATES = FeatureGates.defaults()
 BAD_SELECTOR = {"cel": {"expression": "noSuchVar"}}
@@ -55,7 +56,7 @@ def test_warn_mode_allows_a_native_finding_with_a_one_line_warning() -> None:
 
 
 def test_warn_mode_logs_a_line_naming_the_rule(caplog: pytest.LogCaptureFixture) -> None:
-    with caplog.at_level(logging.WARNING, logger="webhook.admission"):
+    with caplog.at_level(logging.WARNING, logger="webhook.deviceclass.admission"):
         warn_admission().validate(review_request(device_class("gpu", extendedResourceName="example.com")))
     records = [r for r in caplog.records if "native rule" in r.getMessage()]
     assert len(records) == 1
@@ -162,7 +163,7 @@ def test_the_verdict_carries_the_counts_and_the_counter_has_bounded_labels() -> 
 def test_a_flood_of_native_findings_gives_a_bounded_answer_and_log(caplog: pytest.LogCaptureFixture) -> None:
     obj = device_class("gpu")
     obj["metadata"]["labels"] = {f"bad key {i}!": "x" for i in range(20_000)}
-    with caplog.at_level(logging.WARNING, logger="webhook.admission"):
+    with caplog.at_level(logging.WARNING, logger="webhook.deviceclass.admission"):
         outcome = warn_admission().validate(review_request(obj))
     assert outcome.response["allowed"] is True
     assert len(outcome.response["warnings"]) == MAX_NATIVE_WARNINGS

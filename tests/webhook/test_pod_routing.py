@@ -4,22 +4,18 @@ from __future__ import annotations
 
 import base64
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "binder"))
-
-from gpu_cluster import RESOURCE, device_class, pod
-from server_harness import AdmissionDouble, make_tls_dir, session
+from support.gpu_cluster import RESOURCE, device_class, pod
+from support.server_harness import AdmissionDouble, make_tls_dir, session
 
 from resourceapi.routing import ROUTING_LABEL, routed_resource_names
-from webhook.pod_routing import PodRouter, PodRoutingMetrics
-from webhook.routing_cache import RoutingCache
-from webhook.server import Listen, WebhookServer
-from webhook.tlsreload import CertificateReloader
+from webhook.podrouting.pod_routing import PodRouter, PodRoutingMetrics
+from webhook.podrouting.routing_cache import RoutingCache
+from webhook.server.server import Listen, WebhookServer
+from webhook.server.tlsreload import CertificateReloader
 
 OPTED_NS = "inference"
 
@@ -141,7 +137,8 @@ def test_unsupported_features_leave_the_pod_alone_with_a_warning(extra: dict[str
 )
 def test_pods_with_affinity_spread_or_gates_are_routed(extra: dict[str, Any]) -> None:
     """The binder's placement applies InterPodAffinity, PodTopologySpread and SchedulingGates as upstream does
-    (allocator/interpod.py, allocator/topologyspread.py), so these pods go to it, without a warning."""
+    (allocator/scheduling/interpod.py, allocator/scheduling/topologyspread.py), so these pods go to it,
+    without a warning."""
     response = routed(PodRouter(cache()), pod("web-0", OPTED_NS, scheduler=None, **extra))
     assert patch_of(response) is not None
     assert not response.get("warnings")

@@ -1,22 +1,20 @@
-"""The cache `/mutate-pods` reads (webhook/routing_cache.py), fed by two informers from the kube-apiserver
-test double over HTTPS: cold until both lists are back, then following DeviceClasses and Namespace labels."""
+"""The cache `/mutate-pods` reads (webhook/podrouting/routing_cache.py), fed by two informers from the
+kube-apiserver test double over HTTPS: cold until both lists are back, then following DeviceClasses and
+Namespace labels."""
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from kubeapi import KubeAPIServer
+from support.gpu_cluster import RESOURCE, device_class
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "binder"))
-
-from gpu_cluster import RESOURCE, device_class
-
+from kubeio.factory import InformerFactory
+from kubeio.kube import Kube
 from resourceapi.routing import ROUTING_LABEL
-from webhook.routing_cache import ClusterRoutingCache
+from webhook.podrouting.routing_cache import ClusterRoutingCache
 
 
 def wait_for(what: str, check: Callable[[], Any], timeout: float = 10.0) -> None:
@@ -32,7 +30,7 @@ def namespace(name: str, labels: dict[str, str]) -> dict[str, Any]:
 
 
 def test_the_cache_is_cold_until_both_lists_are_back(kube_api: KubeAPIServer) -> None:
-    cache = ClusterRoutingCache(kube_api.api_client())
+    cache = ClusterRoutingCache(InformerFactory(Kube.of_client(kube_api.api_client())))
     try:
         with kube_api.paused():
             cache.start()
@@ -46,7 +44,7 @@ def test_the_cache_is_cold_until_both_lists_are_back(kube_api: KubeAPIServer) ->
 def test_classes_and_namespace_labels_follow_the_cluster(kube_api: KubeAPIServer) -> None:
     kube_api.seed(device_class(carrier="annotation"))
     kube_api.seed(namespace("inference", {ROUTING_LABEL: "enabled"}))
-    cache = ClusterRoutingCache(kube_api.api_client())
+    cache = ClusterRoutingCache(InformerFactory(Kube.of_client(kube_api.api_client())))
     cache.start()
     try:
         wait_for("warm", lambda: cache.routed_names() is not None)

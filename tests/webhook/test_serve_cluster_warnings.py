@@ -10,8 +10,8 @@ import time
 from pathlib import Path
 
 from kubeapi import KubeAPIServer
-from test_cluster_cache import gpu_slice, review
-from test_server_serve_cmd import free_port, https
+from support.cluster_objects import gpu_slice, review
+from support.serve_process import free_port, https
 
 CLI = str(Path(sys.executable).parent / "dra-capacity")
 

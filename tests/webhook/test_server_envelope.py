@@ -11,7 +11,7 @@ from typing import Any
 
 import aiohttp
 import pytest
-from server_harness import (
+from support.server_harness import (
     ADMISSION_JSON,
     Running,
     device_class,
@@ -20,7 +20,7 @@ from server_harness import (
     session,
 )
 
-from webhook.envelope import MAX_BODY_BYTES
+from webhook.server.envelope import MAX_BODY_BYTES
 
 
 @pytest.fixture

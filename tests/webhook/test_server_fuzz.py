@@ -17,10 +17,10 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from server_harness import client_context, make_tls_dir, running_server
+from support.server_harness import client_context, make_tls_dir, running_server
 
 from resourceapi.gates import FeatureGates
-from webhook.admission import DeviceClassAdmission
+from webhook.deviceclass.admission import DeviceClassAdmission
 
 FIXTURE = Path(__file__).resolve().parents[2] / "bench" / "fixtures" / "deviceclass-realistic.json"
 SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -22,17 +22,17 @@ from typing import Any
 
 import aiohttp
 from prometheus_client import CollectorRegistry
-from server_harness import (
+from support.server_harness import (
     client_context,
     review,
     running_server,
     session,
 )
 
-from webhook.envelope import APISERVER_MAX_REQUEST_BYTES, ENVELOPE_ALLOWANCE, WORST_ESCAPE_FACTOR
-from webhook.limits import ServerLimits
-from webhook.pod_routing import PodRouter, PodRoutingMetrics
-from webhook.routing_cache import RoutingCache
+from webhook.podrouting.pod_routing import PodRouter, PodRoutingMetrics
+from webhook.podrouting.routing_cache import RoutingCache
+from webhook.server.envelope import APISERVER_MAX_REQUEST_BYTES, ENVELOPE_ALLOWANCE, WORST_ESCAPE_FACTOR
+from webhook.server.limits import ServerLimits
 
 RESOURCE = "example.com/gpu.shared"
 OPTED_NS = "inference"

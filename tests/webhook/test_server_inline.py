@@ -1,5 +1,6 @@
-"""Which reviews the server judges on its event loop (webhook/server.py, the inline budget of
-webhook/limits.py, the allowance of webhook/inline.py) and which it hands to a worker; both give one answer.
+"""Which reviews the server judges on its event loop (webhook/server/server.py, the inline budget of
+webhook/server/limits.py, the allowance of webhook/server/inline.py) and which it hands to a worker; both give
+one answer.
 """
 
 from __future__ import annotations
@@ -10,17 +11,17 @@ import time
 from pathlib import Path
 from typing import Any
 
-from server_harness import AdmissionDouble, device_class, review, running_server, session
+from support.server_harness import AdmissionDouble, device_class, review, running_server, session
 
 from resourceapi.gates import FeatureGates
 from resourceapi.resource_v1 import ResourceSlice
-from webhook.admission import DeviceClassAdmission
-from webhook.cluster_view import ClusterView
-from webhook.inline import InlineAllowance
-from webhook.judging import FREE, Cost
-from webhook.limits import ServerLimits
-from webhook.metrics import WebhookMetrics
-from webhook.native_rules import NativeRules
+from webhook.clusterview.cluster_view import ClusterView
+from webhook.deviceclass.admission import DeviceClassAdmission
+from webhook.deviceclass.native_rules import NativeRules
+from webhook.server.inline import InlineAllowance
+from webhook.server.judging import FREE, Cost
+from webhook.server.limits import ServerLimits
+from webhook.server.metrics import WebhookMetrics
 
 GATES = FeatureGates.defaults()
 FIXTURE = Path(__file__).resolve().parents[2] / "bench" / "fixtures" / "deviceclass-realistic.json"

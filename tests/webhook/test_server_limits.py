@@ -17,7 +17,7 @@ from typing import Any
 
 import aiohttp
 import pytest
-from server_harness import (
+from support.server_harness import (
     ADMISSION_JSON,
     AdmissionDouble,
     DoubleOutcome,
@@ -29,11 +29,11 @@ from server_harness import (
 )
 
 from resourceapi.field import invalid
-from webhook import logs, status
-from webhook.envelope import EnvelopeError, parse_timeout
-from webhook.limits import ServerLimits
-from webhook.server import Listen, WebhookServer
-from webhook.tlsreload import CertificateReloader
+from webhook.server import logs, status
+from webhook.server.envelope import EnvelopeError, parse_timeout
+from webhook.server.limits import ServerLimits
+from webhook.server.server import Listen, WebhookServer
+from webhook.server.tlsreload import CertificateReloader
 
 
 class SlowDouble(AdmissionDouble):
@@ -257,7 +257,7 @@ async def test_graceful_stop_finishes_the_review_in_flight_and_closes_idle_conne
 
 async def test_surrogate_escape_inside_the_annotation_carrier_is_a_field_error(tls_dir: Path) -> None:
     from resourceapi.gates import FeatureGates
-    from webhook.admission import DeviceClassAdmission
+    from webhook.deviceclass.admission import DeviceClassAdmission
 
     carrier = {"dra-capacity.io/extended-resource-capacity-requests": '{"requests": {"shares": "\\ud800"}}'}
     obj = device_class("carrier", extendedResourceName="example.com/gpu")

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from webhook import logs
+from webhook.server import logs
 
 
 @pytest.fixture
@@ -65,8 +65,8 @@ def test_configure_twice_writes_each_line_once() -> None:
 def test_root_option_turns_other_loggers_warnings_into_json(restore_root: None) -> None:
     out = io.StringIO()
     logs.configure(stream=out, root=True)
-    logging.getLogger("webhook.admission").warning("from a teammate's module")
-    logging.getLogger("webhook.admission").info("below the root level")
+    logging.getLogger("webhook.deviceclass.admission").warning("from a teammate's module")
+    logging.getLogger("webhook.deviceclass.admission").info("below the root level")
     (line,) = out.getvalue().splitlines()
     assert json.loads(line)["msg"] == "from a teammate's module"
 

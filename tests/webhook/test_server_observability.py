@@ -13,7 +13,7 @@ from typing import Any
 
 import aiohttp
 import pytest
-from server_harness import (
+from support.server_harness import (
     ADMISSION_JSON,
     AdmissionDouble,
     device_class,
@@ -22,7 +22,7 @@ from server_harness import (
     session,
 )
 
-from webhook.server import Listen
+from webhook.server.server import Listen
 
 
 def _decisions(log: str) -> list[dict[str, Any]]:

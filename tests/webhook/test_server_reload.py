@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 from cryptography.hazmat.primitives.serialization import Encoding
-from server_harness import client_context, make_tls_dir, review, running_server, session
+from support.server_harness import client_context, make_tls_dir, review, running_server, session
 
 from certs.authority import ServingBundle, issue_serving_certificate
 from certs.files import TLS_CRT, TLS_KEY, atomic_write, load_pair, write_bundle, write_pair
-from webhook.tlsreload import pair_context
+from webhook.server.tlsreload import pair_context
 
 
 @pytest.fixture
@@ -183,7 +183,7 @@ def _kubelet_secret_dir(root: Path, version: str, bundle: ServingBundle) -> None
 def test_secret_volume_update_by_symlink_swap_is_picked_up(tmp_path: Path) -> None:
     """cert-manager renews the Secret; the kubelet swaps `..data`; the reloader must see the new pair."""
     from certs.authority import generate_self_signed
-    from webhook.tlsreload import CertificateReloader
+    from webhook.server.tlsreload import CertificateReloader
 
     root = tmp_path / "tls"
     root.mkdir()

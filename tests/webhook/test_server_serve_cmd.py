@@ -11,12 +11,11 @@ import ssl
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from support.serve_process import free_port, https
 
 from certs.authority import generate_self_signed, issue_serving_certificate
 from certs.files import write_bundle, write_pair
@@ -26,27 +25,8 @@ CLI = str(Path(sys.executable).parent / "dra-capacity")
 FIXTURE = Path(__file__).resolve().parents[2] / "bench" / "fixtures" / "deviceclass-realistic.json"
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([CLI, "serve", *args], capture_output=True, text=True, timeout=60)
-
-
-def https(url: str, tls_dir: Path, body: bytes | None = None) -> tuple[int, bytes]:
-    ctx = ssl.create_default_context(cafile=str(tls_dir / "ca.crt"))
-    headers = {"Content-Type": "application/json"} if body is not None else {}
-    req = urllib.request.Request(
-        url, data=body, headers=headers, method="POST" if body is not None else "GET"
-    )
-    try:
-        with urllib.request.urlopen(req, context=ctx, timeout=10) as resp:
-            return resp.status, resp.read()
-    except urllib.error.HTTPError as err:
-        return err.code, err.read()
 
 
 @pytest.fixture

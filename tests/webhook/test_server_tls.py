@@ -9,7 +9,7 @@ from pathlib import Path
 
 import aiohttp
 import pytest
-from server_harness import ADMISSION_JSON, review, running_server, session
+from support.server_harness import ADMISSION_JSON, review, running_server, session
 
 
 async def test_client_verifying_against_generated_ca_gets_a_review(tls_dir: Path) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dra_capacity.kubectl import render_status, render_success, render_warnings
 from resourceapi.field import invalid, required
-from webhook.status import invalid_status
+from webhook.server.status import invalid_status
 
 ONE = [required("spec.selectors[1].cel")]
 TWO = [
@@ -24,9 +24,13 @@ def test_invalid_status_has_the_new_invalid_shape() -> None:
             "group": "resource.k8s.io",
             "kind": "DeviceClass",
             "causes": [
-                {"type": "FieldValueRequired", "field": "spec.selectors[1].cel", "message": "Required value"},
                 {
-                    "type": "FieldValueInvalid",
+                    "reason": "FieldValueRequired",
+                    "field": "spec.selectors[1].cel",
+                    "message": "Required value",
+                },
+                {
+                    "reason": "FieldValueInvalid",
                     "field": "spec.extendedResourceName",
                     "message": 'Invalid value: "x": must be a valid extended resource name',
                 },

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from webhook import warning_texts
+from webhook.deviceclass import warning_texts
 
 LONG = "x" * 253
 

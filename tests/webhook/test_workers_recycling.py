@@ -8,18 +8,13 @@ import asyncio
 import functools
 import os
 
+from support.worker_jobs import grow
+
 from dra_capacity.serve_cmd import load_handler
 from resourceapi.gates import FeatureGates
-from webhook.workers import LARGE_REVIEW_BYTES, AdmissionWorkers, Recycling
+from webhook.server.workers import LARGE_REVIEW_BYTES, AdmissionWorkers, Recycling
 
 MiB = 1024 * 1024
-_hoard: list[bytes] = []
-
-
-def _grow(size: int) -> int:
-    """Keep `size` bytes alive in the worker (what fragmentation does to a worker after a large review)."""
-    _hoard.append(os.urandom(size))
-    return os.getpid()
 
 
 def _alive(pid: int) -> bool:
@@ -77,7 +72,7 @@ def test_a_worker_whose_rss_grew_past_the_limit_is_replaced_and_its_memory_retur
         await workers.warm_up()
         (pid,) = workers.pids()
         warm = workers.rss()
-        assert await workers.run(workers.reserve(0), functools.partial(_grow, 48 * MiB), 2 * MiB) == pid
+        assert await workers.run(workers.reserve(0), functools.partial(grow, 48 * MiB), 2 * MiB) == pid
         (fresh,) = await _settle(workers, {pid})
         assert fresh != pid and workers.rss() < warm + 32 * MiB
 

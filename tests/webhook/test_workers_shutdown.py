@@ -11,7 +11,7 @@ import time
 
 from dra_capacity.serve_cmd import load_handler
 from resourceapi.gates import FeatureGates
-from webhook.workers import AdmissionWorkers
+from webhook.server.workers import AdmissionWorkers
 
 
 def _alive(pid: int) -> bool:

@@ -6,18 +6,7 @@ Case names are upstream's (allocatortesting/allocator_testing.go).
 from __future__ import annotations
 
 import pytest
-from builders import (
-    Case,
-    a,
-    admin,
-    admin_request,
-    check_case,
-    features,
-    prior,
-    stable_features_without,
-    two_devices,
-)
-from dra_objects import (
+from support.dra_objects import (
     CLAIM0,
     CLAIM1,
     DEVICE1,
@@ -35,6 +24,17 @@ from dra_objects import (
     request,
     result,
     simple_claim,
+)
+from support.upstream_builders import (
+    Case,
+    a,
+    admin,
+    admin_request,
+    check_case,
+    features,
+    prior,
+    stable_features_without,
+    two_devices,
 )
 
 CASES: dict[str, Case] = {

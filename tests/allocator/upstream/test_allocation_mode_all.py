@@ -6,22 +6,7 @@ Case names are upstream's (allocatortesting/allocator_testing.go).
 from __future__ import annotations
 
 import pytest
-from builders import (
-    ALL_OR_B,
-    SET1,
-    Case,
-    a,
-    admin,
-    admin_request,
-    check_case,
-    counter_device,
-    counter_set,
-    features,
-    prior,
-    sub,
-    two_devices,
-)
-from dra_objects import (
+from support.dra_objects import (
     CLAIM0,
     CLAIM1,
     CLASS_B,
@@ -50,6 +35,21 @@ from dra_objects import (
     resource_slice,
     result,
     simple_claim,
+)
+from support.upstream_builders import (
+    ALL_OR_B,
+    SET1,
+    Case,
+    a,
+    admin,
+    admin_request,
+    check_case,
+    counter_device,
+    counter_set,
+    features,
+    prior,
+    sub,
+    two_devices,
 )
 
 CASES: dict[str, Case] = {

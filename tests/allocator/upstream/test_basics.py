@@ -6,28 +6,7 @@ Case names are upstream's (allocatortesting/allocator_testing.go).
 from __future__ import annotations
 
 import pytest
-from builders import (
-    DEVICE4,
-    POOL4,
-    SLICE4,
-    Case,
-    a,
-    admin,
-    admin_request,
-    attr_selector,
-    attrs,
-    cel,
-    check_case,
-    combinations,
-    features,
-    memory_selector,
-    n_devices,
-    prior,
-    sub,
-    two_devices,
-    typed_devices,
-)
-from dra_objects import (
+from support.dra_objects import (
     ALL_NODES,
     CLAIM0,
     CLAIM1,
@@ -71,6 +50,27 @@ from dra_objects import (
     selector,
     simple_claim,
     sub_request,
+)
+from support.upstream_builders import (
+    DEVICE4,
+    POOL4,
+    SLICE4,
+    Case,
+    a,
+    admin,
+    admin_request,
+    attr_selector,
+    attrs,
+    cel,
+    check_case,
+    combinations,
+    features,
+    memory_selector,
+    n_devices,
+    prior,
+    sub,
+    two_devices,
+    typed_devices,
 )
 
 from resourceapi.resource_v1 import DeviceClass

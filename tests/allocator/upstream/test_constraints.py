@@ -6,23 +6,7 @@ Case names are upstream's (allocatortesting/allocator_testing.go).
 from __future__ import annotations
 
 import pytest
-from builders import (
-    CAP0,
-    Case,
-    attrs,
-    b,
-    cap_request,
-    cel,
-    check_case,
-    features,
-    multi_class,
-    numa_devices,
-    ranged,
-    s,
-    share,
-    sub,
-)
-from dra_objects import (
+from support.dra_objects import (
     CLAIM0,
     CLASS_B,
     DEVICE1,
@@ -52,6 +36,22 @@ from dra_objects import (
     result,
     shared,
     sub_request,
+)
+from support.upstream_builders import (
+    CAP0,
+    Case,
+    attrs,
+    b,
+    cap_request,
+    cel,
+    check_case,
+    features,
+    multi_class,
+    numa_devices,
+    ranged,
+    s,
+    share,
+    sub,
 )
 
 CASES: dict[str, Case] = {

@@ -6,31 +6,7 @@ Case names are upstream's (allocatortesting/allocator_testing.go).
 from __future__ import annotations
 
 import pytest
-from builders import (
-    CAP0,
-    CAP1,
-    OTHER_SHARE,
-    SET1,
-    SET2,
-    Case,
-    attrs,
-    cap_request,
-    cel,
-    check_case,
-    consumes,
-    counter_set,
-    dedicated_class,
-    features,
-    memory_selector,
-    multi_class,
-    prior,
-    ranged,
-    share,
-    stable_features_without,
-    sub,
-    valid_values,
-)
-from dra_objects import (
+from support.dra_objects import (
     CLAIM0,
     CLAIM1,
     DEVICE1,
@@ -64,6 +40,30 @@ from dra_objects import (
     shared,
     simple_claim,
     sub_request,
+)
+from support.upstream_builders import (
+    CAP0,
+    CAP1,
+    OTHER_SHARE,
+    SET1,
+    SET2,
+    Case,
+    attrs,
+    cap_request,
+    cel,
+    check_case,
+    consumes,
+    counter_set,
+    dedicated_class,
+    features,
+    memory_selector,
+    multi_class,
+    prior,
+    ranged,
+    share,
+    stable_features_without,
+    sub,
+    valid_values,
 )
 
 CASES: dict[str, Case] = {

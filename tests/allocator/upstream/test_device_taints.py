@@ -6,22 +6,7 @@ Case names are upstream's (allocatortesting/allocator_testing.go).
 from __future__ import annotations
 
 import pytest
-from builders import (
-    TAINT_NO_EXECUTE,
-    TAINT_NO_SCHEDULE,
-    TOLERATE_NO_EXECUTE,
-    TOLERATE_NO_SCHEDULE,
-    Case,
-    a,
-    admin,
-    admin_request,
-    check_case,
-    features,
-    prior,
-    stable_features_without,
-    sub,
-)
-from dra_objects import (
+from support.dra_objects import (
     CLAIM0,
     CLASS_B,
     DEVICE1,
@@ -46,6 +31,21 @@ from dra_objects import (
     result,
     simple_claim,
     sub_request,
+)
+from support.upstream_builders import (
+    TAINT_NO_EXECUTE,
+    TAINT_NO_SCHEDULE,
+    TOLERATE_NO_EXECUTE,
+    TOLERATE_NO_SCHEDULE,
+    Case,
+    a,
+    admin,
+    admin_request,
+    check_case,
+    features,
+    prior,
+    stable_features_without,
+    sub,
 )
 
 CASES: dict[str, Case] = {

@@ -7,10 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from builders import (
-    features,
-)
-from dra_objects import (
+from support.dra_objects import (
     CLAIM0,
     DRIVER_A,
     NODE1,
@@ -24,6 +21,9 @@ from dra_objects import (
     node,
     request,
     resource_slice,
+)
+from support.upstream_builders import (
+    features,
 )
 
 

@@ -6,7 +6,12 @@ Case names are upstream's (allocatortesting/allocator_testing.go).
 from __future__ import annotations
 
 import pytest
-from builders import (
+from support.dra_objects import (
+    DEVICE1,
+    DEVICE2,
+    DEVICE3,
+)
+from support.upstream_builders import (
     DISTINCT,
     MATCH,
     Case,
@@ -16,11 +21,6 @@ from builders import (
     one,
     s,
     strs,
-)
-from dra_objects import (
-    DEVICE1,
-    DEVICE2,
-    DEVICE3,
 )
 
 CASES: dict[str, Case] = {

@@ -6,14 +6,7 @@ Case names are upstream's (allocatortesting/allocator_testing.go).
 from __future__ import annotations
 
 import pytest
-from builders import (
-    Case,
-    a,
-    check_case,
-    features,
-    multi_host,
-)
-from dra_objects import (
+from support.dra_objects import (
     ALL_NODES,
     CLAIM0,
     DEVICE1,
@@ -40,6 +33,13 @@ from dra_objects import (
     resource_slice,
     result,
     simple_claim,
+)
+from support.upstream_builders import (
+    Case,
+    a,
+    check_case,
+    features,
+    multi_host,
 )
 
 CASES: dict[str, Case] = {

@@ -6,29 +6,7 @@ Case names are upstream's (allocatortesting/allocator_testing.go).
 from __future__ import annotations
 
 import pytest
-from builders import (
-    SET1,
-    SET2,
-    SLICE4,
-    Case,
-    a,
-    b,
-    cel,
-    check_case,
-    consumes,
-    counter_device,
-    counter_set,
-    features,
-    from_counters,
-    memory_device,
-    memory_selector,
-    prior,
-    shared_counter_pool,
-    stable_features_without,
-    sub,
-    two_sets,
-)
-from dra_objects import (
+from support.dra_objects import (
     CLAIM0,
     CLASS_B,
     DEVICE0,
@@ -63,6 +41,28 @@ from dra_objects import (
     result,
     simple_claim,
     sub_request,
+)
+from support.upstream_builders import (
+    SET1,
+    SET2,
+    SLICE4,
+    Case,
+    a,
+    b,
+    cel,
+    check_case,
+    consumes,
+    counter_device,
+    counter_set,
+    features,
+    from_counters,
+    memory_device,
+    memory_selector,
+    prior,
+    shared_counter_pool,
+    stable_features_without,
+    sub,
+    two_sets,
 )
 
 CASES: dict[str, Case] = {

@@ -6,24 +6,7 @@ Case names are upstream's (allocatortesting/allocator_testing.go).
 from __future__ import annotations
 
 import pytest
-from builders import (
-    GENERATION_SUBS,
-    Case,
-    a,
-    all_sub,
-    check_case,
-    class_with_selector,
-    features,
-    generation_devices,
-    memory_selector,
-    n_devices,
-    prior,
-    stable_features_without,
-    sub,
-    sub_constraint_case,
-    versioned_memory,
-)
-from dra_objects import (
+from support.dra_objects import (
     CLAIM0,
     CLASS_A,
     CLASS_B,
@@ -55,6 +38,23 @@ from dra_objects import (
     resource_slice,
     result,
     sub_request,
+)
+from support.upstream_builders import (
+    GENERATION_SUBS,
+    Case,
+    a,
+    all_sub,
+    check_case,
+    class_with_selector,
+    features,
+    generation_devices,
+    memory_selector,
+    n_devices,
+    prior,
+    stable_features_without,
+    sub,
+    sub_constraint_case,
+    versioned_memory,
 )
 
 CASES: dict[str, Case] = {

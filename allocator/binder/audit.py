@@ -1,0 +1,90 @@
+"""The routing audit: pods that should have come to this binder but kept the default scheduler (admitted
+while /mutate-pods was down) get a warning Event each, and a counter.
+
+Runs on the scheduling thread, under the controller's lock: every pod at start and after a routing change
+(a DeviceClass or a Namespace), else the pods added since the last look.
+"""
+
+from __future__ import annotations
+
+from allocator.binder.context import BinderContext, log_decision
+from allocator.binder.hints import pod_uid
+from allocator.binder.names import EVENT_WARNING, REASON_NOT_ROUTED
+from kubeio.kube import Obj
+from resourceapi import routing
+
+
+def audited_kind(pod: Obj) -> bool:
+    """A pod the audit looks at when added: not on a node, with the default scheduler."""
+    spec = pod.get("spec") or {}
+    return not spec.get("nodeName") and spec.get("schedulerName") in (None, "", routing.DEFAULT_SCHEDULER)
+
+
+class RoutingAudit:
+    def __init__(self, ctx: BinderContext) -> None:
+        self.ctx = ctx
+        self.enabled = ctx.options.audit_routing
+        self._routed: frozenset[str] | None = None
+        self._audited: set[str] = set()
+        self.everything = True  # look at every pod (at start, on a routing change, on becoming leader)
+        self.batch: list[Obj] = []
+
+    def invalidate(self) -> None:
+        """The routed resource names may have changed: look at every pod again."""
+        self._routed = None
+        self.everything = True
+
+    def added(self, pod: Obj) -> bool:
+        """A pod was added: look at it next time (True if it is of interest)."""
+        if self.enabled and audited_kind(pod):
+            self.batch.append(pod)
+            return True
+        return False
+
+    def standby(self) -> None:
+        """A standby reports nothing; once leader it looks at every pod."""
+        self.batch.clear()
+        self.everything = True
+
+    def run_pending(self) -> None:
+        if self.everything:
+            self.everything, self.batch = False, []
+            self.run(self.ctx.informers.pods.items())
+        elif self.batch:
+            batch, self.batch = self.batch, []
+            self.run(batch)
+
+    def run(self, pods: list[Obj]) -> None:
+        if not self.enabled:
+            return
+        ctx = self.ctx
+        if self._routed is None:
+            self._routed = routing.routed_resource_names(ctx.informers.classes.items())
+        for pod in pods:
+            uid = pod_uid(pod)
+            spec = pod.get("spec") or {}
+            if (
+                uid in self._audited
+                or spec.get("nodeName")
+                or spec.get("schedulerName") not in (None, "", routing.DEFAULT_SCHEDULER)
+                or (pod.get("metadata") or {}).get("deletionTimestamp")
+            ):
+                continue
+            ns = (pod.get("metadata") or {}).get("namespace") or "default"
+            ns_obj = ctx.informers.namespaces.get(("", ns))
+            labels = ((ns_obj or {}).get("metadata") or {}).get("labels") or {}
+            decision = routing.decide(pod, self._routed, labels, ctx.scheduler_name)
+            if decision.verdict is not routing.Verdict.ROUTE:
+                continue
+            self._audited.add(uid)
+            ctx.metrics.not_routed.inc()
+            message = (
+                f"pod requests {', '.join(decision.resources)} (backed by a DeviceClass with capacity "
+                f"requests) but was admitted with the default scheduler, not {ctx.scheduler_name!r}: the "
+                "/mutate-pods webhook did not route it (was it unavailable?). The default scheduler allocates"
+                " whole devices without the capacity requests; recreate the pod to route it."
+            )
+            log_decision(
+                pod=f"{ns}/{pod['metadata'].get('name')}", uid=uid, result="not-routed", message=message
+            )
+            ctx.events.emit(pod, EVENT_WARNING, REASON_NOT_ROUTED, message)

@@ -1,0 +1,123 @@
+"""The binding cycle (bind threads): PreBind, Bind, and the report; and crash recovery's short cycle.
+
+Upstream: `pkg/scheduler/schedule_one.go` `bindingCycle`, run beside the next scheduling cycle the same way.
+A failure after the claim exists goes to Unreserve (`phases.ClaimPhases.unreserve`).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from datetime import UTC, datetime
+from typing import Any
+
+from allocator.binder import claims as bodies
+from allocator.binder.assume import InFlight
+from allocator.binder.context import BinderContext, Stopped, log_decision
+from allocator.binder.hints import Key, pod_uid
+from allocator.binder.models import parse
+from allocator.binder.names import EVENT_NORMAL, REASON_SCHEDULED
+from allocator.binder.phases import ClaimPhases, Reserved, Written
+from allocator.binder.snapshot import Snapshot
+from allocator.binder.writes import BindError
+from allocator.scheduling.placement import Placement
+from allocator.scheduling.synthesis import dra_resources_on_node, scalar_requests, synthesize_for_resources
+from kubeio.kube import ApiError, Obj
+from resourceapi.core_v1 import Node, Pod
+
+log = logging.getLogger("dra_capacity.binder")
+
+
+class BindingCycle:
+    def __init__(self, ctx: BinderContext, snapshot: Snapshot, phases: ClaimPhases) -> None:
+        self.ctx = ctx
+        self.snapshot = snapshot
+        self.phases = phases
+
+    def run(self, key: Key, pod_obj: Obj, placement: Placement, reserved: Reserved) -> None:
+        started = time.monotonic()
+        written = Written()
+        try:
+            claim_name: str | None = None
+            if reserved.body is not None and reserved.result is not None:
+                claim_name = self.phases.pre_bind(key, pod_obj, placement, reserved, written)
+            assert placement.node is not None
+            self.ctx.writer.bind(pod_obj, placement.node)
+            self.ctx.hook("bound", pod_obj)
+        except Stopped:
+            return
+        except (ApiError, BindError, ValueError) as exc:
+            self.phases.unreserve(key, pod_obj, written, str(exc))
+            return
+        except Exception as exc:
+            log.exception("bind of %s/%s failed", *key)
+            self.phases.unreserve(key, pod_obj, written, f"{type(exc).__name__}: {exc}")
+            return
+        self.bound_ok(key, pod_obj, placement.node, claim_name, started)
+
+    def bound_ok(self, key: Key, pod_obj: Obj, node: str, claim_name: str | None, started: float) -> None:
+        ctx = self.ctx
+        with ctx.cond:
+            flight = ctx.assume.inflight.get(key)
+            if flight is not None:
+                self.snapshot.flight_done(flight)
+            ctx.assume.bound_ok(key, pod_uid(pod_obj), node)
+            ctx.queue.done_bound(key)
+        ctx.metrics.pods_bound.inc()
+        created = _parse_time((pod_obj.get("metadata") or {}).get("creationTimestamp"))
+        if created is not None:
+            ctx.metrics.bind_latency.observe(max((datetime.now(UTC) - created).total_seconds(), 0.0))
+        ns, name = key
+        log_decision(
+            pod=f"{ns}/{name}",
+            uid=pod_uid(pod_obj),
+            result="bound",
+            node=node,
+            claim=claim_name,
+            bind_ms=round((time.monotonic() - started) * 1000, 1),
+        )
+        ctx.events.emit(
+            pod_obj, EVENT_NORMAL, REASON_SCHEDULED, f"Successfully assigned {ns}/{name} to {node}"
+        )
+
+    def resume(self, key: Key, obj: Obj, pod: Pod, claim: Obj) -> None:
+        """Crash recovery: the claim is allocated and reserved for the pod; finish steps 3-4 on its node."""
+        ctx = self.ctx
+        node = bodies.allocated_node(claim)
+        assert node is not None
+        with ctx.cond:
+            ctx.assume.begin(key, InFlight(obj, node, None, claim["metadata"].get("uid")))
+            resolver = self.snapshot.resolver()
+            self.snapshot.invalidate()  # the next snapshot counts this pod on its node
+        node_obj = ctx.informers.nodes.get(("", node))
+        node_model = parse(Node, node_obj) if node_obj is not None else None
+        allocatable = node_model.status.allocatable if node_model is not None and node_model.status else None
+        needs, _ = dra_resources_on_node(scalar_requests(pod), allocatable, resolver)
+        outcome = synthesize_for_resources(pod, sorted(needs), resolver, ctx.gates)
+        started = time.monotonic()
+        name = claim["metadata"]["name"]
+        written = Written(claim, bodies.pod_claim_status_name(obj) == name)
+        try:
+            ctx.writer.ensure_finalizer(claim)
+            if outcome.mappings and not written.linked:
+                patch = {"status": {"extendedResourceClaimStatus": outcome.status(name).to_api()}}
+                ctx.writer.patch_pod_status(obj, patch)
+                written.linked = True
+            ctx.hook("pod-status-patched", obj)
+            ctx.writer.bind(obj, node)
+            ctx.hook("bound", obj)
+        except (ApiError, BindError) as exc:
+            self.phases.unreserve(key, obj, written, str(exc))
+            return
+        ctx.metrics.recovered.inc()
+        self.bound_ok(key, obj, node, name, started)
+
+
+def _parse_time(value: Any) -> datetime | None:
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)

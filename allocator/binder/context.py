@@ -1,0 +1,109 @@
+"""What the binder's parts share: options, the informers, the lock, the queue, the assume cache, the writer.
+
+Every part (`scheduling_cycle`, `binding_cycle`, `phases`, `snapshot`, `audit`) is built on one
+`BinderContext`, as upstream's schedule_one.go functions are methods of one `Scheduler`. All writes go
+through `writer` (one guard: `Stopped` once this replica may not write), so a precondition such as a lease
+fence has one place to go.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from allocator.binder.assume import AssumeCache
+from allocator.binder.events import EventSink
+from allocator.binder.metrics import BinderMetrics
+from allocator.binder.names import DEFAULT_SCHEDULER_NAME
+from allocator.binder.scheduling_queue import SchedulingQueue
+from allocator.binder.writes import Writer
+from allocator.scheduling.placement import Strategy
+from kubeio.informer import Informer
+from kubeio.kube import DEVICE_CLASSES, NAMESPACES, NODES, PODS, RESOURCE_CLAIMS, RESOURCE_SLICES, Kube, Obj
+from resourceapi.gates import FeatureGates
+
+log = logging.getLogger("dra_capacity.binder")
+
+STEPS = ("placed", "claim-created", "claim-allocated", "pod-status-patched", "bound")
+"""The points of the sequence after which a crash hook may fire (the chaos test kills there)."""
+
+
+class Stopped(BaseException):
+    """This replica may not write any more (lease lost, stopping, or killed by a test): abandon the work as
+    a killed process would, without cleanup; the next leader's leftover handling finishes it."""
+
+
+def log_decision(**fields: Any) -> None:
+    """One JSON line per decision (the command installs the JSON formatter on this logger)."""
+    log.info("decision", extra={"fields": fields})
+
+
+@dataclass
+class BinderOptions:
+    scheduler_name: str = DEFAULT_SCHEDULER_NAME
+    strategy: Strategy = "binpack"
+    bind_workers: int = 16  # binding cycles in flight at once (kube-scheduler runs each in its own goroutine)
+    audit_routing: bool = True
+    initial_backoff: float = 1.0
+    max_backoff: float = 10.0
+    watch_timeout: float = 300.0
+    hook: Callable[[str, Obj], None] | None = None  # test hook after each step (see STEPS)
+    instance: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class Informers:
+    """The binder's six informers (one per kind), started and stopped together."""
+
+    def __init__(self, kube: Kube, watch_timeout: float) -> None:
+        self.pods = Informer(kube, PODS, watch_timeout=watch_timeout)
+        self.nodes = Informer(kube, NODES, watch_timeout=watch_timeout)
+        self.classes = Informer(kube, DEVICE_CLASSES, watch_timeout=watch_timeout)
+        self.slices = Informer(kube, RESOURCE_SLICES, watch_timeout=watch_timeout)
+        self.claims = Informer(kube, RESOURCE_CLAIMS, watch_timeout=watch_timeout)
+        self.namespaces = Informer(kube, NAMESPACES, watch_timeout=watch_timeout)
+        self.all = [self.nodes, self.classes, self.slices, self.claims, self.namespaces, self.pods]
+
+    def synced(self) -> bool:
+        return all(inf.synced.is_set() for inf in self.all)
+
+
+class BinderContext:
+    """The shared pieces (see the module docstring). `cond` guards the queue, the assume cache and the
+    snapshot; the informers' stores have their own locks."""
+
+    def __init__(
+        self,
+        kube: Kube,
+        gates: FeatureGates,
+        options: BinderOptions,
+        metrics: BinderMetrics,
+        is_leader: Callable[[], bool],
+    ) -> None:
+        self.kube = kube
+        self.gates = gates
+        self.options = options
+        self.metrics = metrics
+        self.is_leader = is_leader
+        self.scheduler_name = options.scheduler_name
+        self.informers = Informers(kube, options.watch_timeout)
+        self.cond = threading.Condition(threading.RLock())
+        self.queue = SchedulingQueue(options.initial_backoff, options.max_backoff)
+        self.assume = AssumeCache()
+        self.events = EventSink(kube, options.instance or "dra-capacity-binder")
+        self.writer = Writer(kube, metrics, self.guard)
+        self.dead = False
+        self.errors = 0
+        self.changes: Counter[str] = Counter()  # relevant cluster changes seen, by kind
+
+    def guard(self) -> None:
+        if self.dead or not self.is_leader():
+            raise Stopped()
+
+    def hook(self, step: str, pod: Obj) -> None:
+        if self.options.hook is not None:
+            self.options.hook(step, pod)

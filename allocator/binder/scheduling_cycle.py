@@ -1,0 +1,169 @@
+"""The scheduling cycle (the scheduling thread): one pod from the queue, its leftovers, the placement, and
+Reserve; the binding cycle then runs on a bind thread.
+
+Upstream: `pkg/scheduler/schedule_one.go` `scheduleOne`/`schedulingCycle`, and the extended-resource
+PostFilter that deletes a leftover claim controlled by the pod (finalizer first). A leftover already
+allocated and reserved for the pod on a node that still fits is this binder's own crash recovery: it is
+completed instead (`BindingCycle.resume`).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from concurrent.futures import Executor
+
+from allocator.binder import claims as bodies
+from allocator.binder.binding_cycle import BindingCycle
+from allocator.binder.context import BinderContext, log_decision
+from allocator.binder.hints import Key, controller_pod_uid, pending_for, pod_uid
+from allocator.binder.models import parse
+from allocator.binder.names import (
+    EVENT_WARNING,
+    REASON_FAILED_SCHEDULING,
+    REASON_SCHEDULER_ERROR,
+    REASON_UNSCHEDULABLE,
+)
+from allocator.binder.phases import ClaimPhases
+from allocator.binder.snapshot import Snapshot
+from allocator.scheduling.placement import PlacementResult
+from allocator.scheduling.predicates import static_reasons
+from kubeio.kube import RESOURCE_CLAIMS, ApiError, Obj
+from resourceapi import routing
+from resourceapi.core_v1 import Node, Pod
+
+log = logging.getLogger("dra_capacity.binder")
+
+
+class SchedulingCycle:
+    def __init__(
+        self,
+        ctx: BinderContext,
+        snapshot: Snapshot,
+        phases: ClaimPhases,
+        binding: BindingCycle,
+        pool: Executor,
+    ) -> None:
+        self.ctx = ctx
+        self.snapshot = snapshot
+        self.phases = phases
+        self.binding = binding
+        self.pool = pool
+        self.attempted: set[Key] = set()
+
+    def schedule(self, key: Key) -> None:
+        ctx = self.ctx
+        with ctx.cond:
+            obj = ctx.informers.pods.get(key)
+            if obj is None or not pending_for(obj, ctx.scheduler_name) or ctx.assume.is_bound(key, obj):
+                ctx.queue.remove(key)
+                return
+            if key in ctx.assume.inflight:
+                ctx.queue.done_retry_now(key)  # a bind is still under way; try again when it ends
+                return
+            self.attempted.add(key)
+            uid = pod_uid(obj)
+            pod = parse(Pod, obj)
+            if pod is None:
+                self._unschedulable(key, obj, "pod could not be read", REASON_SCHEDULER_ERROR)
+                return
+            unsupported = routing.unsupported_features(obj)
+            if unsupported:
+                self._unschedulable(
+                    key,
+                    obj,
+                    f"dra-capacity binder does not support pods with {', '.join(unsupported)}",
+                    REASON_SCHEDULER_ERROR,
+                )
+                return
+            uncertain = uid in ctx.assume.uncertain
+        if uncertain:
+            self._read_claims(key[0])  # a claim may exist that the informer has not shown yet
+            with ctx.cond:
+                ctx.assume.uncertain.discard(uid)
+        with ctx.cond:
+            leftovers = self._leftovers(obj, pod, uid)
+        if leftovers.action is bodies.LeftoverAction.RESUME:
+            assert leftovers.keep is not None
+            for stale in leftovers.delete:
+                self.phases.delete_claim(stale, "leftover")
+            self.binding.resume(key, obj, pod, leftovers.keep)
+            return
+        if leftovers.action is bodies.LeftoverAction.DELETE:
+            for stale in leftovers.delete:
+                self.phases.delete_claim(stale, "leftover")
+        with ctx.cond:
+            placer = self.snapshot.placer()
+            placement = placer.place(pod, [])
+            ctx.metrics.attempts.labels(placement.result).inc()
+            if placement.result is PlacementResult.GATED:
+                self._gated(key, obj, placement.reason)
+                return
+            if placement.result is not PlacementResult.BOUND or placement.node is None:
+                reason = (
+                    REASON_UNSCHEDULABLE
+                    if placement.result is PlacementResult.UNSCHEDULABLE
+                    else REASON_SCHEDULER_ERROR
+                )
+                self._unschedulable(key, obj, placement.reason, reason)
+                return
+            reserved = self.phases.reserve(key, obj, placer, placement)
+        ctx.hook("placed", obj)
+        self.pool.submit(self.binding.run, key, obj, placement, reserved)
+
+    def _read_claims(self, namespace: str) -> None:
+        """A fresh list of the namespace's claims, assumed where newer than the informer's copies."""
+        data = self.ctx.kube.list(RESOURCE_CLAIMS, namespace=namespace)
+        with self.ctx.cond:
+            for item in data.get("items") or []:
+                if isinstance(item, dict) and controller_pod_uid(item) is not None:
+                    self.ctx.assume.claim_written(item)
+
+    def _leftovers(self, obj: Obj, pod: Pod, uid: str) -> bodies.Leftovers:
+        ctx = self.ctx
+        mine = ctx.assume.owned_claims(uid, ctx.informers.claims.get)
+        if not mine:
+            return bodies.Leftovers(bodies.LeftoverAction.NONE)
+
+        def fits(node_name: str) -> bool:
+            node_obj = ctx.informers.nodes.get(("", node_name))
+            node = parse(Node, node_obj) if node_obj is not None else None
+            return node is not None and not static_reasons(pod, node)
+
+        return bodies.classify_leftovers(mine, uid, fits)
+
+    def _gated(self, key: Key, obj: Obj, message: str) -> None:
+        """A pod with scheduling gates waits, as the SchedulingGates PreEnqueue plugin keeps it out of the
+        active queue (pkg/scheduler/framework/plugins/schedulinggates/scheduling_gates.go): no Event, no
+        condition write (the API server set PodScheduled=False/SchedulingGated at creation,
+        pkg/registry/core/pod/strategy.go applySchedulingGatedCondition), no retry until its spec changes."""
+        self.ctx.queue.remove(key)
+        log_decision(pod=f"{key[0]}/{key[1]}", uid=pod_uid(obj), result="gated", message=message)
+
+    def _unschedulable(self, key: Key, obj: Obj, message: str, reason: str) -> None:
+        """FailedScheduling Event and PodScheduled=False; the pod waits for a relevant change."""
+        ctx = self.ctx
+        ctx.metrics.pods_unschedulable.labels(_reason_label(message)).inc()
+        ctx.queue.done_unschedulable(key, time.monotonic())
+        log_decision(
+            pod=f"{key[0]}/{key[1]}",
+            uid=pod_uid(obj),
+            result="unschedulable",
+            reason=reason,
+            message=message,
+        )
+        ctx.events.emit(obj, EVENT_WARNING, REASON_FAILED_SCHEDULING, message)
+        if not bodies.condition_is(obj, reason, message):
+            try:
+                ctx.writer.patch_pod_status(obj, bodies.unschedulable_condition_patch(message, reason))
+            except ApiError as exc:
+                log.debug("pod condition not written for %s/%s: %s", *key, exc)
+
+
+def _reason_label(message: str) -> str:
+    """A bounded label for the unschedulable counter: the first per-node reason of the summary."""
+    head, sep, rest = message.partition(": ")
+    if sep and head.startswith("0/"):
+        first = rest.split(", ")[0].rstrip(".")
+        return first.split(" ", 1)[1] if " " in first else first
+    return message[:60]

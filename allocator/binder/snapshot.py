@@ -1,0 +1,183 @@
+"""The scheduler's snapshot: the `Placer` (allocator core, nodes, running pods) built from the informers,
+with the assume cache overlaid (allocations we wrote or are writing count, claims we deleted do not), then
+kept up to date by the informers' events.
+
+Upstream: the scheduler cache's `UpdateSnapshot` and the DRA plugin's view of allocated claims (the assume
+cache's objects). A claim's allocation is released and counted again in the allocator core
+(`Placer.count_allocation`), a ResourceSlice goes to `Cluster.upsert_slice` / `delete_slice`, a pod that
+leaves, joins or is relabeled on a node to `Placer.pod_removed` / `pod_added`: each costs the nodes it
+touches, not the cluster. A Node or a DeviceClass change (rare without heartbeats: placement reads only a
+node's labels, spec and allocatable), a failed bind and crash recovery build the snapshot afresh. The caller
+holds the controller's lock.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from allocator.binder.assume import InFlight
+from allocator.binder.context import BinderContext
+from allocator.binder.hints import Key, is_allocated, node_name
+from allocator.binder.models import parse, parse_all
+from allocator.scheduling.placement import Placer
+from allocator.structured.cluster import Cluster
+from kubeio.informer import key_of
+from kubeio.kube import Obj
+from resourceapi.core_v1 import Node, Pod
+from resourceapi.extended import ExtendedResourceResolver
+from resourceapi.resource_v1 import AllocationResult, DeviceClass, ResourceClaim, ResourceSlice
+
+
+class Snapshot:
+    def __init__(self, ctx: BinderContext) -> None:
+        self.ctx = ctx
+        self._placer: Placer | None = None
+        self._cluster: Cluster | None = None
+        self._slices: dict[str, ResourceSlice] = {}
+        # claim key -> (uid, allocation JSON, the result counted in the core)
+        self._counted: dict[Key, tuple[str, Any, AllocationResult]] = {}
+        self.rebuilds = 0  # snapshots built
+        self.updates = 0  # changes applied to the built snapshot
+
+    def invalidate(self) -> None:
+        """The next `placer()` builds a fresh snapshot."""
+        self._placer = None
+        self._cluster = None
+
+    def placer(self) -> Placer:
+        if self._placer is None:
+            self._placer = self._build()
+            self.rebuilds += 1
+        return self._placer
+
+    def resolver(self) -> ExtendedResourceResolver:
+        return self.placer().resolver
+
+    # --- changes --------------------------------------------------------------------------------------------
+
+    def claim_changed(self, key: Key) -> None:
+        """Count the claim `key` as the binder now sees it (see `AssumeCache.claim`)."""
+        placer = self._placer
+        if placer is None:
+            return
+        obj = self.ctx.assume.claim(key, self.ctx.informers.claims.get(key))
+        have = self._counted.get(key)
+        uid = str(obj["metadata"].get("uid") or "") if obj is not None else ""
+        allocation = obj["status"]["allocation"] if obj is not None and is_allocated(obj) else None
+        if have is not None and allocation is not None and (have[0], have[1]) == (uid, allocation):
+            return
+        self.updates += 1
+        if have is not None:
+            placer.release_allocation(have[2])
+            del self._counted[key]
+        if obj is not None and allocation is not None:
+            parsed = parse(ResourceClaim, obj)
+            if parsed is None or parsed.status is None or parsed.status.allocation is None:
+                return
+            placer.count_allocation(parsed, parsed.status.allocation)
+            self._counted[key] = (uid, allocation, parsed.status.allocation)
+
+    def flight_done(self, flight: InFlight) -> None:
+        """A bind ended well: its claim, counted since Reserve, is from now on counted as the claim it is."""
+        claim = flight.claim
+        if self._placer is None or claim is None or not flight.claim_uid:
+            return
+        if claim.status is None or claim.status.allocation is None:
+            return
+        key = (claim.metadata.namespace or "default", claim.metadata.name)
+        obj = self.ctx.assume.claim(key, self.ctx.informers.claims.get(key))
+        same = obj is not None and obj["metadata"].get("uid") == flight.claim_uid and is_allocated(obj)
+        allocation = obj["status"]["allocation"] if same and obj is not None else None
+        self._counted[key] = (flight.claim_uid, allocation, claim.status.allocation)
+        if allocation is None:
+            self.claim_changed(key)
+
+    def pod_changed(self, why: str, old: Obj | None, new: Obj | None) -> None:
+        """A pod left, joined or was relabeled on a node (the hint `why` says which)."""
+        placer = self._placer
+        if placer is None:
+            return
+        self.updates += 1
+        if why in ("pod-gone", "pod-labels"):
+            gone = old if old is not None else new
+            node = node_name(old) or node_name(new)
+            pod = parse(Pod, gone) if gone is not None else None
+            if node is None or pod is None:
+                self.invalidate()  # ours, gone before its Binding's echo: its node is the assume cache's
+                return
+            placer.pod_removed(pod, node)
+        if why in ("pod-bound-elsewhere", "pod-labels") and new is not None:
+            node = node_name(new)
+            pod = parse(Pod, new)
+            if node is None or pod is None:
+                self.invalidate()
+                return
+            placer.pod_added(pod, node)
+
+    def slice_changed(self, old: Obj | None, new: Obj | None) -> None:
+        placer, cluster = self._placer, self._cluster
+        if placer is None or cluster is None:
+            return
+        self.updates += 1
+        if new is None:
+            assert old is not None
+            name = str(old["metadata"]["name"])
+            cluster.delete_slice(name)
+            self._slices.pop(name, None)
+        else:
+            model = parse(ResourceSlice, new)
+            if model is None:
+                self.invalidate()
+                return
+            if old is not None and old["metadata"]["name"] != model.metadata.name:
+                cluster.delete_slice(str(old["metadata"]["name"]))
+            cluster.upsert_slice(model)
+            self._slices[model.metadata.name] = model
+        placer.slices_changed(self._slices.values())
+
+    # --- a fresh snapshot -----------------------------------------------------------------------------------
+
+    def _build(self) -> Placer:
+        built = self.fresh()
+        self._cluster, self._slices, self._counted = built.cluster, built.slices, built.counted
+        return built.placer
+
+    def fresh(self) -> Built:
+        """A snapshot built from the informers and the assume cache alone (what the incremental one must
+        equal; the tests compare them)."""
+        ctx, inf, assume = self.ctx, self.ctx.informers, self.ctx.assume
+        classes = parse_all(DeviceClass, inf.classes.items())
+        slices = parse_all(ResourceSlice, inf.slices.items())
+        nodes = parse_all(Node, inf.nodes.items())
+        allocated: list[ResourceClaim] = []
+        counted: dict[Key, tuple[str, Any, AllocationResult]] = {}
+        for obj in assume.claims(inf.claims.items()).values():
+            if is_allocated(obj):
+                parsed = parse(ResourceClaim, obj)
+                if parsed is not None and parsed.status is not None and parsed.status.allocation is not None:
+                    allocated.append(parsed)
+                    uid = str(obj["metadata"].get("uid") or "")
+                    counted[key_of(obj)] = (uid, obj["status"]["allocation"], parsed.status.allocation)
+        running: list[Pod] = []
+        for obj in inf.pods.items():
+            node = assume.node_of(obj)
+            if not node:
+                continue
+            pod = parse(Pod, obj)
+            if pod is not None:
+                pod.spec.node_name = node
+                running.append(pod)
+        allocated.extend(assume.unseen_inflight_claims({c.metadata.uid for c in allocated if c.metadata.uid}))
+        cluster = Cluster(ctx.gates, classes, slices, allocated)
+        resolver = ExtendedResourceResolver(classes, ctx.gates)
+        placer = Placer(cluster, ctx.gates, resolver, nodes, slices, running, ctx.options.strategy)
+        return Built(placer, cluster, {s.metadata.name: s for s in slices}, counted)
+
+
+@dataclass(frozen=True)
+class Built:
+    placer: Placer
+    cluster: Cluster
+    slices: dict[str, ResourceSlice]
+    counted: dict[Key, tuple[str, Any, AllocationResult]]

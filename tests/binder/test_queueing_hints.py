@@ -1,0 +1,116 @@
+"""The queueing hints, without a server: which events requeue unschedulable pods and why."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from allocator.binder import hints
+from allocator.binder.names import CLAIM_ANNOTATION
+
+
+def pod(node: str | None = None, *, phase: str = "Pending", labels: dict[str, str] | None = None) -> Any:
+    spec: dict[str, Any] = {"schedulerName": "dra-capacity", "containers": [{"name": "c"}]}
+    if node:
+        spec["nodeName"] = node
+    meta: dict[str, Any] = {"name": "p", "namespace": "default", "uid": "u1"}
+    if labels is not None:
+        meta["labels"] = labels
+    return {"metadata": meta, "spec": spec, "status": {"phase": phase}}
+
+
+def claim(allocation: Any = None, reserved: Any = None, rv: str = "1") -> Any:
+    status: dict[str, Any] = {}
+    if allocation is not None:
+        status["allocation"] = allocation
+    if reserved is not None:
+        status["reservedFor"] = reserved
+    return {
+        "metadata": {"name": "c", "namespace": "default", "uid": "c1", "resourceVersion": rv},
+        "status": status,
+    }
+
+
+def test_pending_for_our_scheduler_only() -> None:
+    assert hints.pending_for(pod(), "dra-capacity")
+    assert not hints.pending_for(pod(), "other")
+    assert not hints.pending_for(pod("n1"), "dra-capacity")
+    assert not hints.pending_for(pod(phase="Failed"), "dra-capacity")
+    deleted = pod()
+    deleted["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    assert not hints.pending_for(deleted, "dra-capacity")
+
+
+def test_status_write_does_not_requeue_but_spec_change_does() -> None:
+    old, new = pod(), pod()
+    new["status"]["conditions"] = [{"type": "PodScheduled", "status": "False"}]
+    assert not hints.enqueue_pending(old, new, "dra-capacity")
+    new["spec"]["nodeSelector"] = {"zone": "a"}
+    assert hints.enqueue_pending(old, new, "dra-capacity")
+    assert hints.enqueue_pending(None, new, "dra-capacity")
+
+
+def test_queue_order_is_creation_then_namespace_then_name() -> None:
+    a, b = pod(), pod()
+    a["metadata"]["creationTimestamp"] = "2026-01-01T00:00:02Z"
+    b["metadata"]["creationTimestamp"] = "2026-01-01T00:00:01Z"
+    assert hints.queue_order(b) < hints.queue_order(a)
+
+
+def test_pod_hints() -> None:
+    assert hints.pod_hint(pod("n1"), None, in_flight=False, own_binding=False) == "pod-gone"
+    assert hints.pod_hint(pod(), None, in_flight=False, own_binding=False) is None
+    assert hints.pod_hint(pod(), None, in_flight=True, own_binding=False) == "pod-gone"
+    assert (
+        hints.pod_hint(pod("n1"), pod("n1", phase="Succeeded"), in_flight=False, own_binding=False)
+        == "pod-gone"
+    )
+    assert hints.pod_hint(pod(), pod("n1"), in_flight=False, own_binding=False) == "pod-bound-elsewhere"
+    assert hints.pod_hint(pod(), pod("n1"), in_flight=False, own_binding=True) is None
+    relabeled = hints.pod_hint(
+        pod("n1", labels={"a": "1"}), pod("n1", labels={"a": "2"}), in_flight=False, own_binding=False
+    )
+    assert relabeled == "pod-labels"
+    assert hints.pod_hint(pod("n1"), pod("n1"), in_flight=False, own_binding=False) is None
+    assert hints.pod_hint(pod(), pod(), in_flight=False, own_binding=False) is None
+
+
+def test_node_heartbeat_is_no_change() -> None:
+    old = {"metadata": {"name": "n", "labels": {"a": "1"}}, "status": {"allocatable": {"cpu": "4"}}}
+    beat = {**old, "status": {"allocatable": {"cpu": "4"}, "conditions": [{"type": "Ready"}]}}
+    assert hints.node_hint("MODIFIED", old, beat) is None
+    relabeled = {**old, "metadata": {"name": "n", "labels": {"a": "2"}}}
+    assert hints.node_hint("MODIFIED", old, relabeled) == "node"
+    assert hints.node_hint("ADDED", None, old) == "node"
+    assert hints.node_hint("DELETED", old, None) == "node"
+
+
+def test_slice_hint_reads_the_spec_only() -> None:
+    old = {"metadata": {"name": "s", "resourceVersion": "1"}, "spec": {"driver": "d"}}
+    assert hints.slice_hint(old, {**old, "metadata": {"name": "s", "resourceVersion": "2"}}) is None
+    assert hints.slice_hint(old, {**old, "spec": {"driver": "e"}}) == "resource-slice"
+    assert hints.slice_hint(None, old) == "resource-slice"
+
+
+def test_claim_hints() -> None:
+    alloc = {"devices": {"results": [{"device": "gpu-0"}]}}
+    # allocated elsewhere: a change
+    assert hints.claim_hint(claim(), claim(alloc), None, False) == "claim-changed"
+    # the echo of our own write is none
+    assert hints.claim_hint(claim(), claim(alloc), claim(alloc), False) is None
+    # a claim of a bind under way is counted already
+    assert hints.claim_hint(claim(), claim(alloc), None, True) is None
+    # metadata-only update: none
+    assert hints.claim_hint(claim(alloc, rv="1"), claim(alloc, rv="2"), None, False) is None
+    # deleted: a change only when it held an allocation
+    assert hints.claim_hint(claim(alloc), None, None, False) == "claim-deleted"
+    assert hints.claim_hint(claim(), None, None, False) is None
+
+
+def test_controller_pod_uid_needs_annotation_and_controller_ref() -> None:
+    c = claim()
+    c["metadata"]["ownerReferences"] = [{"kind": "Pod", "uid": "p1", "controller": True}]
+    assert hints.controller_pod_uid(c) is None
+    c["metadata"]["annotations"] = {CLAIM_ANNOTATION: "true"}
+    assert hints.controller_pod_uid(c) == "p1"
+    c["metadata"]["ownerReferences"][0]["controller"] = False
+    assert hints.controller_pod_uid(c) is None

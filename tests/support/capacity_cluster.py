@@ -1,0 +1,174 @@
+"""Raw objects of small shared-GPU clusters for the usage and headroom tests, and the two ways to ask them:
+the `CapacityView` (what `top` and the metrics print) and simulate's pod mode (what placement then binds)."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from allocator.capacity.view import CapacityView
+from allocator.simulate import load_inputs, run_pods
+from resourceapi.documents import Document
+from resourceapi.gates import FeatureGates
+
+DRIVER = "gpu.nvidia.com"
+RESOURCE = "nvidia.com/gpu.shared"
+CLASS = "gpu-shared"
+GATES = FeatureGates.defaults()
+
+
+def device_class(name: str = CLASS, resource: str = RESOURCE, shares: str | None = "1") -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "selectors": [{"cel": {"expression": f'device.driver == "{DRIVER}"'}}],
+        "extendedResourceName": resource,
+    }
+    if shares is not None:
+        spec["extendedResourceCapacityRequests"] = {"requests": {"shares": shares}}
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "DeviceClass",
+        "metadata": {"name": name, "creationTimestamp": "2026-01-01T00:00:00Z"},
+        "spec": spec,
+    }
+
+
+def node(
+    name: str, pods: str = "110", taints: list[dict[str, Any]] | None = None, cpu: str = "32"
+) -> dict[str, Any]:
+    obj: dict[str, Any] = {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+        "status": {"allocatable": {"cpu": cpu, "memory": "256Gi", "pods": pods}},
+    }
+    if taints:
+        obj["spec"] = {"taints": taints}
+    return obj
+
+
+def gpu(
+    name: str, shares: int = 4, policy: dict[str, Any] | None = None, multi: bool = True
+) -> dict[str, Any]:
+    capacity: dict[str, Any] = {"value": str(shares)}
+    if policy is not None:
+        capacity["requestPolicy"] = policy
+    out: dict[str, Any] = {"name": name, "capacity": {"shares": capacity}}
+    if multi:
+        out["allowMultipleAllocations"] = True
+    return out
+
+
+def gpu_slice(
+    node_name: str, *devices: dict[str, Any], counters: list[dict[str, Any]] | None = None
+) -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "driver": DRIVER,
+        "nodeName": node_name,
+        "pool": {"name": node_name, "generation": 1, "resourceSliceCount": 1},
+        "devices": list(devices) or [gpu("gpu-0"), gpu("gpu-1")],
+    }
+    if counters:
+        spec["sharedCounters"] = counters
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceSlice",
+        "metadata": {"name": f"{node_name}-gpus"},
+        "spec": spec,
+    }
+
+
+def pod(name: str, units: int = 1, node_name: str | None = None, cpu: str | None = None) -> dict[str, Any]:
+    requests: dict[str, str] = {RESOURCE: str(units)} if units else {}
+    if cpu:
+        requests["cpu"] = cpu
+    spec: dict[str, Any] = {
+        "containers": [
+            {
+                "name": "main",
+                "image": "registry.example.com/app:1",
+                "resources": {
+                    "requests": requests,
+                    "limits": {k: v for k, v in requests.items() if k != "cpu"},
+                },
+            }
+        ]
+    }
+    if node_name:
+        spec["nodeName"] = node_name
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default", "uid": f"uid-{name}"},
+        "spec": spec,
+    }
+
+
+def allocated_claim(
+    name: str, node_name: str, device: str, shares: str = "1", share: int = 0
+) -> dict[str, Any]:
+    """A claim holding `shares` of one GPU, as the binder leaves it."""
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {"devices": {"requests": [{"name": "r", "exactly": {"deviceClassName": CLASS}}]}},
+        "status": {
+            "allocation": {
+                "devices": {
+                    "results": [
+                        {
+                            "request": "r",
+                            "driver": DRIVER,
+                            "pool": node_name,
+                            "device": device,
+                            "shareID": f"00000000-0000-4000-8000-{share:012d}",
+                            "consumedCapacity": {"shares": shares},
+                        }
+                    ]
+                },
+                "nodeSelector": {
+                    "nodeSelectorTerms": [
+                        {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node_name]}]}
+                    ]
+                },
+            }
+        },
+    }
+
+
+def docs(objs: list[dict[str, Any]]) -> list[Document]:
+    return [Document("test", i + 1, copy.deepcopy(o)) for i, o in enumerate(objs)]
+
+
+def view_of(objs: list[dict[str, Any]]) -> CapacityView:
+    inputs = load_inputs(docs(objs))
+    view = CapacityView(GATES)
+    for c in inputs.classes:
+        view.upsert_class(c)
+    for s in inputs.slices:
+        view.upsert_slice(s)
+    for n in inputs.nodes:
+        view.upsert_node(n)
+    for claim in inputs.claims:
+        view.upsert_claim(claim)
+    for p in inputs.pods:
+        view.upsert_pod(p)
+    return view
+
+
+def bound_of(objs: list[dict[str, Any]], shapes: list[dict[str, Any]]) -> list[str]:
+    """simulate's pod mode over the cluster plus the pending `shapes`, in order: each one's result."""
+    inputs = load_inputs(docs(objs + shapes))
+    run, _ = run_pods(inputs, GATES, "binpack")
+    names = {s["metadata"]["name"] for s in shapes}
+    return [p.result for p in run.pods if p.name in names]
+
+
+def copies(shape: dict[str, Any], n: int) -> list[dict[str, Any]]:
+    out = []
+    for i in range(n):
+        obj = copy.deepcopy(shape)
+        obj["metadata"]["name"] = f"extra-{i}"
+        obj["metadata"]["uid"] = f"uid-extra-{i}"
+        out.append(obj)
+    return out

@@ -1,0 +1,50 @@
+"""A ResourceSlice of NVIDIA-shaped GPUs and a DeviceClass review with KEP-6406 capacity requests (the cluster
+cache and the cluster-aware warnings tests)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+DRIVER = "gpu.nvidia.com"
+
+
+def gpu_slice(node: str, devices: int = 2) -> dict[str, Any]:
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceSlice",
+        "metadata": {"name": f"{node}-gpus"},
+        "spec": {
+            "driver": DRIVER,
+            "nodeName": node,
+            "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
+            "devices": [
+                {
+                    "name": f"gpu-{i}",
+                    "allowMultipleAllocations": True,
+                    "attributes": {"productName": {"string": "NVIDIA H100"}},
+                    "capacity": {"memory": {"value": "80Gi"}, "shares": {"value": "4"}},
+                }
+                for i in range(devices)
+            ],
+        },
+    }
+
+
+def review(requests: dict[str, str]) -> dict[str, Any]:
+    obj = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "DeviceClass",
+        "metadata": {"name": "gpu-shared"},
+        "spec": {
+            "selectors": [{"cel": {"expression": f'device.driver == "{DRIVER}"'}}],
+            "extendedResourceName": "nvidia.com/gpu.shared",
+            "extendedResourceCapacityRequests": {"requests": requests},
+        },
+    }
+    return {
+        "uid": "1",
+        "kind": {"group": "resource.k8s.io", "version": "v1", "kind": "DeviceClass"},
+        "resource": {"group": "resource.k8s.io", "version": "v1", "resource": "deviceclasses"},
+        "operation": "CREATE",
+        "object": obj,
+    }

@@ -1,0 +1,28 @@
+"""A free loopback port, and one HTTPS request verified against a TLS directory's CA (the `serve` tests)."""
+
+from __future__ import annotations
+
+import socket
+import ssl
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def https(url: str, tls_dir: Path, body: bytes | None = None) -> tuple[int, bytes]:
+    ctx = ssl.create_default_context(cafile=str(tls_dir / "ca.crt"))
+    headers = {"Content-Type": "application/json"} if body is not None else {}
+    req = urllib.request.Request(
+        url, data=body, headers=headers, method="POST" if body is not None else "GET"
+    )
+    try:
+        with urllib.request.urlopen(req, context=ctx, timeout=10) as resp:
+            return resp.status, resp.read()
+    except urllib.error.HTTPError as err:
+        return err.code, err.read()

@@ -1,0 +1,191 @@
+"""Shared pieces of the server tests: a self-signed TLS directory, a running HTTPS webhook on loopback, a
+client that verifies the server against the generated CA, and a labelled test double of the admission handler.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import io
+import ssl
+import threading
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+
+from certs.authority import ServingBundle, generate_self_signed
+from certs.files import CA_CRT, write_bundle
+from webhook.server import logs
+from webhook.server.limits import ServerLimits
+from webhook.server.metrics import WebhookMetrics
+from webhook.server.server import CertificateEvents, Listen, WebhookServer
+from webhook.server.tlsreload import CertificateReloader
+
+ADMISSION_JSON = {"Content-Type": "application/json"}
+
+
+@dataclass
+class DoubleOutcome:
+    response: dict[str, Any]
+    handled: bool = True
+    cause_types: list[str] = field(default_factory=list)
+    name: str = ""
+    operation: str = ""
+
+
+class AdmissionDouble:
+    """TEST DOUBLE of webhook.deviceclass.admission.DeviceClassAdmission, for server tests independent of the
+    rules.
+
+    Allows DeviceClasses; denies one named `deny-me` with a 422 like native validation; answers handled=False
+    for other kinds; raises for one named `boom`; `warm_up` blocks until `release` is set when `hold` is true.
+    """
+
+    def __init__(self, hold: bool = False) -> None:
+        self.release = threading.Event()
+        if not hold:
+            self.release.set()
+        self.calls = 0
+
+    def warm_up(self) -> None:
+        self.release.wait(timeout=30)
+
+    def _decide(self, request: dict[str, Any]) -> DoubleOutcome:
+        self.calls += 1
+        obj = request.get("object") or {}
+        name = str((obj.get("metadata") or {}).get("name", ""))
+        op = str(request.get("operation", ""))
+        if obj.get("kind") != "DeviceClass":
+            return DoubleOutcome(
+                {"uid": request["uid"], "allowed": True}, handled=False, name=name, operation=op
+            )
+        if name == "boom":
+            raise RuntimeError("secret internal detail")
+        if name == "deny-me":
+            status = {
+                "status": "Failure",
+                "code": 422,
+                "reason": "Invalid",
+                "message": 'DeviceClass.resource.k8s.io "deny-me" is invalid: spec.selectors[0].cel: ...',
+                "details": {
+                    "group": "resource.k8s.io",
+                    "kind": "DeviceClass",
+                    "name": name,
+                    "causes": [
+                        {"type": "FieldValueRequired", "field": "spec.selectors[0].cel", "message": "x"}
+                    ],
+                },
+            }
+            return DoubleOutcome(
+                {"uid": request["uid"], "allowed": False, "status": status},
+                cause_types=["FieldValueRequired"],
+                name=name,
+                operation=op,
+            )
+        return DoubleOutcome({"uid": request["uid"], "allowed": True}, name=name, operation=op)
+
+    def validate(self, request: dict[str, Any]) -> DoubleOutcome:
+        return self._decide(request)
+
+    def mutate(self, request: dict[str, Any]) -> DoubleOutcome:
+        return self._decide(request)
+
+
+def device_class(name: str = "gpu", **spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "DeviceClass",
+        "metadata": {"name": name},
+        "spec": spec or {"selectors": [{"cel": {"expression": 'device.driver == "gpu.example.com"'}}]},
+    }
+
+
+def review(
+    uid: str = "uid-1", obj: dict[str, Any] | None = None, operation: str = "CREATE"
+) -> dict[str, Any]:
+    obj = obj if obj is not None else device_class()
+    return {
+        "apiVersion": "admission.k8s.io/v1",
+        "kind": "AdmissionReview",
+        "request": {
+            "uid": uid,
+            "kind": {"group": "resource.k8s.io", "version": "v1", "kind": "DeviceClass"},
+            "resource": {"group": "resource.k8s.io", "version": "v1", "resource": "deviceclasses"},
+            "name": obj.get("metadata", {}).get("name", ""),
+            "operation": operation,
+            "userInfo": {"username": "admin"},
+            "object": obj,
+            "oldObject": None,
+            "dryRun": False,
+        },
+    }
+
+
+def make_tls_dir(directory: Path, dns_names: tuple[str, ...] = ()) -> ServingBundle:
+    bundle = generate_self_signed(dns_names)
+    write_bundle(directory, bundle)
+    return bundle
+
+
+def client_context(tls_dir: Path) -> ssl.SSLContext:
+    """A client that trusts only the generated CA and checks the host name, as the apiserver does."""
+    return ssl.create_default_context(cafile=str(tls_dir / CA_CRT))
+
+
+@dataclass
+class Running:
+    server: WebhookServer
+    url: str
+    log: io.StringIO
+    metrics: WebhookMetrics
+    reloader: CertificateReloader
+
+
+@contextlib.asynccontextmanager
+async def running_server(
+    tls_dir: Path,
+    handler: Any = None,
+    *,
+    wait_ready: bool = True,
+    metrics_listen: Listen | None = None,
+    health_listen: Listen | None = None,
+    interval: float = 0.05,
+    limits: ServerLimits | None = None,
+    pod_router: Any = None,
+) -> AsyncIterator[Running]:
+    """A real HTTPS webhook on 127.0.0.1 (free port), logs captured in `.log`."""
+    handler = handler if handler is not None else AdmissionDouble()
+    log = io.StringIO()
+    logger = logs.configure(stream=log)
+    metrics = WebhookMetrics()
+    events = CertificateEvents(metrics, logger)
+    reloader = CertificateReloader(
+        tls_dir, interval=interval, on_reload=events.loaded, on_failure=events.failed
+    )
+    reloader.load()
+    server = WebhookServer(
+        handler,
+        reloader,
+        Listen("127.0.0.1", 0),
+        metrics_listen=metrics_listen,
+        health_listen=health_listen,
+        metrics=metrics,
+        logger=logger,
+        limits=limits,
+        pod_router=pod_router,
+    )
+    await server.start()
+    try:
+        if wait_ready:
+            await asyncio.wait_for(server.warmed.wait(), timeout=30)
+        yield Running(server, f"https://127.0.0.1:{server.port}", log, metrics, reloader)
+    finally:
+        await server.stop()
+
+
+def session(tls_dir: Path, force_close: bool = False) -> aiohttp.ClientSession:
+    connector = aiohttp.TCPConnector(ssl=client_context(tls_dir), force_close=force_close)
+    return aiohttp.ClientSession(connector=connector)

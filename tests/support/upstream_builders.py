@@ -1,0 +1,485 @@
+"""Builders of upstream's shared allocator test table (`staging/src/k8s.io/dynamic-resource-allocation/
+structured/internal/allocatortesting/allocator_testing.go`), as ported here.
+
+`Case` is one table row; `check_case` runs it through `Cluster.allocate` and compares with upstream's expected
+error, results and step count. Gates follow upstream's convention: `features(...)` names the allocator
+features a case turns on (every other one is off); `stable_features()` is the set the product enables by
+default (upstream's Features with AdminAccess, ConsumableCapacity, DeviceTaints, PartitionableDevices and
+PrioritizedList on).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from resourceapi import gates as g
+from resourceapi.gates import FeatureGates
+from resourceapi.resource_v1 import DeviceClass, ResourceClaim, ResourceSlice
+from support.dra_objects import (
+    CLAIM0,
+    CLASS_A,
+    CLASS_B,
+    DEVICE1,
+    DEVICE2,
+    DRIVER_A,
+    NODE1,
+    POOL1,
+    POOL2,
+    REGION1,
+    REQ0,
+    REQ1,
+    SHARE,
+    SLICE1,
+    SLICE2,
+    SUB0,
+    SUB1,
+    allocated,
+    capacity,
+    claim,
+    device,
+    device_class,
+    dump,
+    expect,
+    local,
+    node,
+    pool,
+    prioritized,
+    request,
+    resource_slice,
+    result,
+    run,
+    selector,
+    simple_claim,
+    sub_request,
+)
+
+_GATE_OF = {
+    "AdminAccess": g.DRA_ADMIN_ACCESS,
+    "ConsumableCapacity": g.DRA_CONSUMABLE_CAPACITY,
+    "DeviceTaints": g.DRA_DEVICE_TAINTS,
+    "ListTypeAttributes": g.DRA_LIST_TYPE_ATTRIBUTES,
+    "PartitionableDevices": g.DRA_PARTITIONABLE_DEVICES,
+    "PrioritizedList": g.DRA_PRIORITIZED_LIST,
+}
+STABLE_FEATURES = (
+    "AdminAccess",
+    "ConsumableCapacity",
+    "DeviceTaints",
+    "PartitionableDevices",
+    "PrioritizedList",
+)
+
+
+def features(*names: str) -> FeatureGates:
+    """upstream `Features{<name>: true, ...}`: every other allocator feature is off."""
+    return FeatureGates.from_mapping({_GATE_OF[n]: True for n in names}, base={})
+
+
+def stable_features(*extra: str) -> FeatureGates:
+    """The product's default allocator features, plus `extra`."""
+    return features(*STABLE_FEATURES, *extra)
+
+
+def stable_features_without(*names: str) -> FeatureGates:
+    """The product's default allocator features less `names`."""
+    return features(*(n for n in STABLE_FEATURES if n not in names))
+
+
+MULTI_CLASS = f'device.driver == "{DRIVER_A}" && device.allowMultipleAllocations == true'
+
+
+DEDICATED_CLASS = f'device.driver == "{DRIVER_A}" && device.allowMultipleAllocations == false'
+
+
+def multi_class(name: str = CLASS_A) -> DeviceClass:
+    return DeviceClass.model_validate(
+        {"metadata": {"name": name}, "spec": {"selectors": [selector(MULTI_CLASS)]}}
+    )
+
+
+def dedicated_class(name: str = CLASS_A) -> DeviceClass:
+    return DeviceClass.model_validate(
+        {"metadata": {"name": name}, "spec": {"selectors": [selector(DEDICATED_CLASS)]}}
+    )
+
+
+RANGE_2_2_4 = {"default": "2", "validRange": {"min": "2", "step": "2", "max": "4"}}
+
+
+def ranged(value: str) -> dict[str, Any]:
+    """upstream withCapacityRequestPolicyRange: default 2, min 2, step 2, max 4."""
+    return {"value": value, "requestPolicy": RANGE_2_2_4}
+
+
+def valid_values(value: str, default: str, *extra: str) -> dict[str, Any]:
+    return {"value": value, "requestPolicy": {"default": default, "validValues": [default, *extra]}}
+
+
+def share(
+    req: str, dev: str, consumed: dict[str, str] | None = None, pool_name: str = POOL1
+) -> dict[str, Any]:
+    out = result(req, DRIVER_A, pool_name, dev, shareID=SHARE)
+    if consumed:
+        out["consumedCapacity"] = consumed
+    return out
+
+
+def admin(req: str, dev: str) -> dict[str, Any]:
+    return result(req, DRIVER_A, POOL1, dev, adminAccess=True)
+
+
+def counter_set(name: str, **counters: str) -> dict[str, Any]:
+    return {"name": name, "counters": {k: {"value": v} for k, v in counters.items()}}
+
+
+def consumes(set_name: str, **counters: str) -> list[dict[str, Any]]:
+    return [{"counterSet": set_name, "counters": {k: {"value": v} for k, v in counters.items()}}]
+
+
+def attrs(**values: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in values.items():
+        if isinstance(value, bool):
+            out[key] = {"bool": value}
+        elif isinstance(value, int):
+            out[key] = {"int": value}
+        elif isinstance(value, str) and value[:1] == "v" and value[1:2].isdigit():
+            out[key] = {"version": value[1:]}
+        else:
+            out[key] = {"string": value}
+    return out
+
+
+def memory_selector(amount: str) -> dict[str, Any]:
+    return selector(f'device.capacity["{DRIVER_A}"].memory.compareTo(quantity("{amount}")) >= 0')
+
+
+@dataclass
+class Case:
+    claims: list[ResourceClaim]
+    classes: list[DeviceClass]
+    slices: list[ResourceSlice]
+    want: list[dict[str, Any]] | None = None
+    error: str | None = None
+    on: tuple[str, str] = (NODE1, REGION1)
+    allocated_claims: list[ResourceClaim] = field(default_factory=list)
+    feature_gates: FeatureGates = field(default_factory=stable_features)
+    calls: int | None = None
+
+
+def check_case(case: Case) -> None:
+    """Run one table case and compare with upstream's expected error, results and step count."""
+    outcome = run(
+        case.claims,
+        case.classes,
+        case.slices,
+        on=node(*case.on),
+        allocated_claims=case.allocated_claims,
+        feature_gates=case.feature_gates,
+    )
+    if case.error is not None:
+        assert outcome.error is not None, dump(outcome)
+        assert case.error in outcome.error
+        assert outcome.results is None
+        return
+    assert outcome.error is None, outcome.error
+    assert dump(outcome) == case.want
+    if case.calls is not None:
+        assert outcome.allocate_one_calls == case.calls
+
+
+def two_devices(*extra: dict[str, Any]) -> ResourceSlice:
+    return resource_slice(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1), device(DEVICE2), *extra)
+
+
+def n_devices(name: str, node_name: str, pool_name: str, driver: str, n: int) -> ResourceSlice:
+    return resource_slice(name, node_name, pool_name, driver, *(device(f"device-{i}") for i in range(n)))
+
+
+def numa_devices() -> ResourceSlice:
+    return resource_slice(
+        SLICE1,
+        NODE1,
+        POOL1,
+        DRIVER_A,
+        device(DEVICE1, attributes=attrs(numa=1)),
+        device(DEVICE2, attributes=attrs(numa=2)),
+    )
+
+
+def prior(claim_name: str, *results: dict[str, Any]) -> ResourceClaim:
+    """A claim allocated earlier (committed state)."""
+    return allocated(simple_claim(claim_name), *results)
+
+
+def admin_request(req: dict[str, Any]) -> dict[str, Any]:
+    req["exactly"]["adminAccess"] = True
+    return req
+
+
+def list_case(
+    kind: str,
+    attribute: str,
+    values: list[dict[str, Any]],
+    count: int,
+    want: list[str] | None,
+    lists: bool = True,
+) -> Case:
+    """upstream's list-attributes-* cases: one request of `count` devices under one constraint."""
+    devices = [device(f"device-{i + 1}", attributes={attribute: v}) for i, v in enumerate(values)]
+    return Case(
+        [claim(CLAIM0, request(REQ0, count=count), constraints=[{kind: f"{DRIVER_A}/{attribute}"}])],
+        [device_class()],
+        [resource_slice(SLICE1, NODE1, POOL1, DRIVER_A, *devices)],
+        want=None
+        if want is None
+        else [expect(local(NODE1), *(result(REQ0, DRIVER_A, POOL1, d) for d in want))],
+        feature_gates=stable_features("ListTypeAttributes") if lists else stable_features(),
+    )
+
+
+MATCH, DISTINCT = "matchAttribute", "distinctAttribute"
+
+
+def strs(*v: str) -> dict[str, Any]:
+    return {"strings": list(v)}
+
+
+def one(v: str) -> dict[str, Any]:
+    return {"string": v}
+
+
+def versioned_memory(name: str, memory: str, version: str) -> dict[str, Any]:
+    return device(name, {"memory": memory}, attributes={"driverVersion": {"version": version}})
+
+
+def sub_constraint_case(scope: list[str], pool2_devices: list[dict[str, Any]], want_sub: str) -> Case:
+    """upstream's prioritized-list-subrequests-with-constraints-ref-* cases."""
+    return Case(
+        [
+            claim(
+                CLAIM0,
+                request(REQ0, selectors=[memory_selector("8Gi")]),
+                prioritized(
+                    REQ1,
+                    sub_request(SUB0, selectors=[memory_selector("2Gi")]),
+                    sub_request(SUB1, selectors=[memory_selector("1Gi")]),
+                ),
+                constraints=[{"requests": scope, "matchAttribute": f"{DRIVER_A}/driverVersion"}],
+            )
+        ],
+        [device_class()],
+        [
+            resource_slice(SLICE1, NODE1, POOL1, DRIVER_A, versioned_memory(DEVICE1, "8Gi", "1.0.0")),
+            resource_slice(SLICE2, NODE1, POOL2, DRIVER_A, *pool2_devices),
+        ],
+        want=[
+            expect(
+                local(NODE1),
+                result(REQ0, DRIVER_A, POOL1, DEVICE1),
+                result(f"{REQ1}/{SUB1}", DRIVER_A, POOL2, want_sub),
+            )
+        ],
+    )
+
+
+def two_sets(memory1: str, cpus1: str, cpus2: str, memory2: str) -> list[dict[str, Any]]:
+    return consumes("counter-set-1", memory=memory1, cpus=cpus1) + consumes(
+        "counter-set-2", cpus=cpus2, memory=memory2
+    )
+
+
+def shared_counter_pool(*device_slices: ResourceSlice) -> list[ResourceSlice]:
+    """A 3-slice pool: the counter set (targeting node-1) plus the given device slices."""
+    counters = resource_slice(
+        SLICE1, NODE1, pool(POOL1, 3), DRIVER_A, counter_sets=[counter_set("counter-set-1", memory="8Gi")]
+    )
+    return [counters, *device_slices]
+
+
+def memory_device(name: str, memory: str, counter_set_name: str = "counter-set-1") -> dict[str, Any]:
+    return device(name, {"memory": memory}, consumesCounters=consumes(counter_set_name, memory=memory))
+
+
+SLICE4 = "slice-4"
+
+
+POOL4 = "pool-4"
+
+
+DEVICE4 = "device-4"
+
+
+CAP0, CAP1 = "capacity-0", "capacity-1"
+
+
+SET1, SET2 = "counter-set-1", "counter-set-2"
+
+
+OTHER_SHARE = "bbbbbbbb-aaaa-aaaa-aaaa-aaaaaaaaaaaa"
+
+
+def s(value: str) -> dict[str, Any]:
+    return {"string": value}
+
+
+def b(value: bool) -> dict[str, Any]:
+    return {"bool": value}
+
+
+def sub(req: str, sub_name: str) -> str:
+    return f"{req}/{sub_name}"
+
+
+def cel(expression: str) -> dict[str, Any]:
+    return selector(expression)
+
+
+def attr_selector(attribute: str, value: str) -> dict[str, Any]:
+    return cel(f'device.attributes["{DRIVER_A}"].{attribute} == "{value}"')
+
+
+def cap_request(amount: str) -> dict[str, Any]:
+    """upstream withCapacityRequest: the request's `capacity-0`."""
+    return capacity(**{CAP0: amount})
+
+
+def from_counters(name: str, *consumption: tuple[str, dict[str, str]], **extra: Any) -> dict[str, Any]:
+    """upstream device(name, fromCounters, nil).withDeviceCounterConsumption(...): capacities = counters."""
+    consumes_counters = [
+        {"counterSet": set_name, "counters": {k: {"value": v} for k, v in counters.items()}}
+        for set_name, counters in consumption
+    ]
+    caps = {k: v for _, counters in consumption for k, v in counters.items()}
+    return device(name, caps, consumesCounters=consumes_counters, **extra)
+
+
+def counter_device(name: str, *consumption: tuple[str, dict[str, str]], **extra: Any) -> dict[str, Any]:
+    """upstream device(name, nil, ...).withDeviceCounterConsumption(...): counters without capacity."""
+    consumes_counters = [
+        {"counterSet": set_name, "counters": {k: {"value": v} for k, v in counters.items()}}
+        for set_name, counters in consumption
+    ]
+    return device(name, consumesCounters=consumes_counters, **extra)
+
+
+def class_with_selector(name: str, expression: str) -> DeviceClass:
+    return DeviceClass.model_validate(
+        {"metadata": {"name": name}, "spec": {"selectors": [selector(expression)]}}
+    )
+
+
+TAINT_NO_SCHEDULE = {"key": "taint-key", "value": "taint-value", "effect": "NoSchedule"}
+
+
+TAINT_NO_EXECUTE = {"key": "taint-key", "value": "taint-value-2", "effect": "NoExecute"}
+
+
+TOLERATE_NO_SCHEDULE = {"operator": "Exists", "key": "taint-key", "effect": "NoSchedule"}
+
+
+TOLERATE_NO_EXECUTE = {
+    "operator": "Equal",
+    "key": "taint-key",
+    "value": "taint-value-2",
+    "effect": "NoExecute",
+}
+
+
+def all_sub(name: str, cls: str = CLASS_A, **fields: Any) -> dict[str, Any]:
+    """A subrequest with allocationMode All (upstream sets count 0 with it)."""
+    out = sub_request(name, cls, **fields)
+    out["allocationMode"] = "All"
+    del out["count"]
+    return out
+
+
+def a(req: str, driver: str, pool_name: str, dev: str) -> dict[str, Any]:
+    return result(req, driver, pool_name, dev)
+
+
+def multi_host(first: str, second: str, *, second_complete: bool) -> list[Any]:
+    """upstream's multi-host-resource-pool-* slices: generation 1 on `first`, generation 2 on `second`.
+
+    Upstream gives both slices of one generation the same name; names are unique here (`Cluster` keys slices
+    by name, as the API does), sorted in upstream's order.
+    """
+    slices = [
+        resource_slice("slice-1a", first, pool(POOL1, 2, 1), DRIVER_A, device(DEVICE1)),
+        resource_slice("slice-1b", first, pool(POOL1, 2, 1), DRIVER_A, device(DEVICE2)),
+        resource_slice("slice-2a", second, pool(POOL1, 2, 2), DRIVER_A, device(DEVICE1)),
+    ]
+    if second_complete:
+        slices.append(resource_slice("slice-2b", second, pool(POOL1, 2, 2), DRIVER_A, device(DEVICE2)))
+    return slices
+
+
+def typed_devices(*types: str) -> Any:
+    """A slice of devices device-1.. with a string attribute `type`."""
+    return resource_slice(
+        SLICE1,
+        NODE1,
+        POOL1,
+        DRIVER_A,
+        *(device(f"device-{i + 1}", attributes={"type": s(t)}) for i, t in enumerate(types)),
+    )
+
+
+def generation_devices(*generations: tuple[str, bool | None]) -> list[dict[str, Any]]:
+    out = []
+    for i, (gen, selected) in enumerate(generations):
+        attributes: dict[str, Any] = {"generation": s(gen)}
+        if selected is not None:
+            attributes["selected"] = b(selected)
+        out.append(device(f"device-{i + 1}", attributes=attributes))
+    return out
+
+
+GENERATION_SUBS = prioritized(
+    REQ0,
+    all_sub(SUB0, selectors=[attr_selector("generation", "v6")]),
+    all_sub(SUB1, selectors=[attr_selector("generation", "v5")]),
+)
+
+
+ALL_OR_B = prioritized(REQ0, all_sub(SUB0), sub_request(SUB1, CLASS_B))
+
+
+def combinations(*slices: Any) -> Case:
+    """upstream's check-combinations-within-single-request-* cases: 5 of 4 devices, 16 recursions."""
+    return Case(
+        [claim(CLAIM0, request(REQ0, count=5))],
+        [device_class()],
+        list(slices),
+        calls=16,
+        feature_gates=features(),
+    )
+
+
+def experimental_list_case(
+    kind: str,
+    attribute: str,
+    values: list[dict[str, Any]],
+    count: int,
+    want: list[str] | None,
+    *extra_features: str,
+    requests: int = 1,
+    error: str | None = None,
+) -> Case:
+    """upstream's list-attributes-* cases: `requests` requests of `count` devices under one constraint."""
+    devices = [device(f"device-{i + 1}", attributes={attribute: v}) for i, v in enumerate(values)]
+    return Case(
+        [
+            claim(
+                CLAIM0,
+                *(request(REQ0, count=count) for _ in range(requests)),
+                constraints=[{kind: f"{DRIVER_A}/{attribute}"}],
+            )
+        ],
+        [device_class()],
+        [resource_slice(SLICE1, NODE1, POOL1, DRIVER_A, *devices)],
+        want=None if want is None else [expect(local(NODE1), *(a(REQ0, DRIVER_A, POOL1, d) for d in want))],
+        error=error,
+        feature_gates=features("ListTypeAttributes", *extra_features),
+    )
