@@ -70,7 +70,7 @@ def test_reserved_for_is_unique_by_uid(res: client.ResourceV1Api) -> None:
         {
             "reason": "FieldValueDuplicate",
             "field": "status.reservedFor[1]",
-            "message": f'Duplicate value: "{POD_REF["uid"]}"',
+            "message": 'Duplicate value: {"resource":"pods","name":"q","uid":"' + POD_REF["uid"] + '"}',
         }
     ]
 

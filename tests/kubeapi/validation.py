@@ -42,6 +42,17 @@ def _struct(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), sort_keys=True)
 
 
+class _GoStruct:
+    """A bad value apimachinery prints with `%v` of a struct whose `String()` is its JSON (fields in the Go
+    struct's order, `omitempty` ones left out when empty)."""
+
+    def __init__(self, value: dict[str, Any]) -> None:
+        self.text = json.dumps(value, separators=(",", ":"))
+
+    def __str__(self) -> str:
+        return self.text
+
+
 def immutable(path: Path | str, new: Any, old: Any) -> list[FieldError]:
     """`ValidateImmutableField`."""
     if new == old:
@@ -116,7 +127,9 @@ def validate_claim_status(status: dict[str, Any], old: dict[str, Any], deleting:
     for i, ref in enumerate(reserved):
         uid = str(ref.get("uid") or "") if isinstance(ref, dict) else ""
         if uid in seen:
-            errs.append(duplicate(rpath.index(i), uid))
+            # the whole ResourceClaimConsumerReference, as v1.37.2 prints it
+            shown = {k: ref[k] for k in ("apiGroup", "resource", "name", "uid") if ref.get(k)}
+            errs.append(duplicate(rpath.index(i), _GoStruct(shown)))
         seen.add(uid)
     # An unchanged stored allocation is not validated again (it is immutable instead).
     checked = status if old.get("allocation") is None else {"devices": status.get("devices")}
