@@ -7,6 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from support.allocatortesting.builders import (
+    features,
+)
 from support.dra_objects import (
     CLAIM0,
     DRIVER_A,
@@ -21,9 +24,6 @@ from support.dra_objects import (
     node,
     request,
     resource_slice,
-)
-from support.upstream_builders import (
-    features,
 )
 
 

@@ -5,7 +5,22 @@ Case names are upstream's (allocatortesting/allocator_testing.go).
 
 from __future__ import annotations
 
-import pytest
+from support.allocatortesting.builders import (
+    ALL_OR_B,
+    SET1,
+    Case,
+    a,
+    admin,
+    admin_request,
+    counter_device,
+    counter_set,
+    features,
+    on_node1,
+    prior,
+    slice1,
+    sub,
+    two_devices,
+)
 from support.dra_objects import (
     CLAIM0,
     CLAIM1,
@@ -27,8 +42,6 @@ from support.dra_objects import (
     claim,
     device,
     device_class,
-    expect,
-    local,
     one_device_slice,
     pool,
     request,
@@ -36,38 +49,19 @@ from support.dra_objects import (
     result,
     simple_claim,
 )
-from support.upstream_builders import (
-    ALL_OR_B,
-    SET1,
-    Case,
-    a,
-    admin,
-    admin_request,
-    check_case,
-    counter_device,
-    counter_set,
-    features,
-    prior,
-    sub,
-    two_devices,
-)
 
 CASES: dict[str, Case] = {
     "all-devices-single": Case(
         [claim(CLAIM0, all_request(REQ0))],
         [device_class()],
         [one_device_slice(SLICE1, NODE1, POOL1, DRIVER_A)],
-        want=[expect(local(NODE1), result(REQ0, DRIVER_A, POOL1, DEVICE1))],
+        want=[on_node1(result(REQ0, DRIVER_A, POOL1, DEVICE1))],
     ),
     "all-devices-many": Case(
         [claim(CLAIM0, all_request(REQ0))],
         [device_class()],
         [one_device_slice(SLICE1, NODE1, POOL1, DRIVER_A), one_device_slice(SLICE2, NODE1, POOL2, DRIVER_A)],
-        want=[
-            expect(
-                local(NODE1), result(REQ0, DRIVER_A, POOL1, DEVICE1), result(REQ0, DRIVER_A, POOL2, DEVICE1)
-            )
-        ],
+        want=[on_node1(result(REQ0, DRIVER_A, POOL1, DEVICE1), result(REQ0, DRIVER_A, POOL2, DEVICE1))],
     ),
     "all-devices-of-the-incomplete-pool": Case(
         [claim(CLAIM0, all_request(REQ0))],
@@ -82,8 +76,8 @@ CASES: dict[str, Case] = {
         [device_class(), device_class(CLASS_B, DRIVER_B)],
         [one_device_slice(SLICE1, NODE1, POOL1, DRIVER_A), one_device_slice(SLICE2, NODE1, POOL1, DRIVER_B)],
         want=[
-            expect(local(NODE1), result(REQ0, DRIVER_A, POOL1, DEVICE1)),
-            expect(local(NODE1), result(REQ0, DRIVER_B, POOL1, DEVICE1)),
+            on_node1(result(REQ0, DRIVER_A, POOL1, DEVICE1)),
+            on_node1(result(REQ0, DRIVER_B, POOL1, DEVICE1)),
         ],
     ),
     "all-devices-no-solution": Case(
@@ -92,7 +86,7 @@ CASES: dict[str, Case] = {
         [two_devices()],
     ),
     "all-devices-slice-without-devices": Case(
-        [claim(CLAIM0, all_request(REQ0))], [device_class()], [resource_slice(SLICE1, NODE1, POOL1, DRIVER_A)]
+        [claim(CLAIM0, all_request(REQ0))], [device_class()], [slice1()]
     ),
     "all-devices-some-allocated": Case(
         [claim(CLAIM0, all_request(REQ0))],
@@ -105,7 +99,7 @@ CASES: dict[str, Case] = {
         [device_class()],
         [two_devices()],
         allocated_claims=[prior("other", result(REQ0, DRIVER_A, POOL1, DEVICE1))],
-        want=[expect(local(NODE1), admin(REQ0, DEVICE1), admin(REQ0, DEVICE2))],
+        want=[on_node1(admin(REQ0, DEVICE1), admin(REQ0, DEVICE2))],
     ),
     "all-devices-some-allocating-admin-access": Case(
         [claim(CLAIM0, admin_request(request(REQ0)), admin_request(all_request(REQ1)))],
@@ -119,7 +113,7 @@ CASES: dict[str, Case] = {
             resource_slice(SLICE1, NODE1, pool(POOL1, 2), DRIVER_A, device(DEVICE1)),
             resource_slice(SLICE2, NODE2, pool(POOL1, 2), DRIVER_A, device(DEVICE2)),
         ],
-        want=[expect(local(NODE1), result(REQ0, DRIVER_A, POOL1, DEVICE1))],
+        want=[on_node1(result(REQ0, DRIVER_A, POOL1, DEVICE1))],
     ),
     "all-devices-with-consumed-counters": Case(
         [claim(CLAIM0, all_request(REQ0))],
@@ -132,7 +126,7 @@ CASES: dict[str, Case] = {
                 SLICE2, NODE1, pool(POOL1, 2), DRIVER_A, counter_sets=[counter_set(SET1, memory="8Gi")]
             ),
         ],
-        want=[expect(local(NODE1), a(REQ0, DRIVER_A, POOL1, DEVICE1))],
+        want=[on_node1(a(REQ0, DRIVER_A, POOL1, DEVICE1))],
         feature_gates=features("PartitionableDevices"),
     ),
     "all-devices-plus-another-reversed": Case(
@@ -140,8 +134,8 @@ CASES: dict[str, Case] = {
         [device_class(), device_class(CLASS_B, DRIVER_B)],
         [one_device_slice(SLICE1, NODE1, POOL1, DRIVER_A), one_device_slice(SLICE2, NODE1, POOL1, DRIVER_B)],
         want=[
-            expect(local(NODE1), a(REQ0, DRIVER_B, POOL1, DEVICE1)),
-            expect(local(NODE1), a(REQ0, DRIVER_A, POOL1, DEVICE1)),
+            on_node1(a(REQ0, DRIVER_B, POOL1, DEVICE1)),
+            on_node1(a(REQ0, DRIVER_A, POOL1, DEVICE1)),
         ],
         feature_gates=features(),
     ),
@@ -149,12 +143,12 @@ CASES: dict[str, Case] = {
         [claim(CLAIM0, all_request(REQ0)), simple_claim(CLAIM1, cls=CLASS_B)],
         [device_class(), device_class(CLASS_B, DRIVER_B)],
         [
-            resource_slice(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1), device(DEVICE2)),
+            slice1(device(DEVICE1), device(DEVICE2)),
             one_device_slice(SLICE2, NODE1, POOL1, DRIVER_B),
         ],
         want=[
-            expect(local(NODE1), a(REQ0, DRIVER_A, POOL1, DEVICE1), a(REQ0, DRIVER_A, POOL1, DEVICE2)),
-            expect(local(NODE1), a(REQ0, DRIVER_B, POOL1, DEVICE1)),
+            on_node1(a(REQ0, DRIVER_A, POOL1, DEVICE1), a(REQ0, DRIVER_A, POOL1, DEVICE2)),
+            on_node1(a(REQ0, DRIVER_B, POOL1, DEVICE1)),
         ],
         feature_gates=features(),
     ),
@@ -162,12 +156,12 @@ CASES: dict[str, Case] = {
         [simple_claim(CLAIM1, cls=CLASS_B), claim(CLAIM0, all_request(REQ0))],
         [device_class(), device_class(CLASS_B, DRIVER_B)],
         [
-            resource_slice(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1), device(DEVICE2)),
+            slice1(device(DEVICE1), device(DEVICE2)),
             one_device_slice(SLICE2, NODE1, POOL1, DRIVER_B),
         ],
         want=[
-            expect(local(NODE1), a(REQ0, DRIVER_B, POOL1, DEVICE1)),
-            expect(local(NODE1), a(REQ0, DRIVER_A, POOL1, DEVICE1), a(REQ0, DRIVER_A, POOL1, DEVICE2)),
+            on_node1(a(REQ0, DRIVER_B, POOL1, DEVICE1)),
+            on_node1(a(REQ0, DRIVER_A, POOL1, DEVICE1), a(REQ0, DRIVER_A, POOL1, DEVICE2)),
         ],
         feature_gates=features(),
     ),
@@ -183,26 +177,26 @@ CASES: dict[str, Case] = {
     "all-devices-slice-without-devices-prioritized-list": Case(
         [claim(CLAIM0, ALL_OR_B)],
         [device_class(), device_class(CLASS_B, DRIVER_B)],
-        [resource_slice(SLICE1, NODE1, POOL1, DRIVER_A), one_device_slice(SLICE2, NODE1, POOL2, DRIVER_B)],
-        want=[expect(local(NODE1), a(sub(REQ0, SUB1), DRIVER_B, POOL2, DEVICE1))],
+        [slice1(), one_device_slice(SLICE2, NODE1, POOL2, DRIVER_B)],
+        want=[on_node1(a(sub(REQ0, SUB1), DRIVER_B, POOL2, DEVICE1))],
         feature_gates=features("PrioritizedList"),
     ),
     "all-devices-no-slices-prioritized-list": Case(
         [claim(CLAIM0, ALL_OR_B)],
         [device_class(), device_class(CLASS_B, DRIVER_B)],
         [one_device_slice(SLICE2, NODE1, POOL2, DRIVER_B)],
-        want=[expect(local(NODE1), a(sub(REQ0, SUB1), DRIVER_B, POOL2, DEVICE1))],
+        want=[on_node1(a(sub(REQ0, SUB1), DRIVER_B, POOL2, DEVICE1))],
         feature_gates=features("PrioritizedList"),
     ),
     "all-devices-some-allocated-prioritized-list": Case(
         [claim(CLAIM0, ALL_OR_B)],
         [device_class(), device_class(CLASS_B, DRIVER_B)],
         [
-            resource_slice(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1), device(DEVICE2)),
+            slice1(device(DEVICE1), device(DEVICE2)),
             one_device_slice(SLICE2, NODE1, POOL2, DRIVER_B),
         ],
         allocated_claims=[prior("other", a(REQ0, DRIVER_A, POOL1, DEVICE1))],
-        want=[expect(local(NODE1), a(sub(REQ0, SUB1), DRIVER_B, POOL2, DEVICE1))],
+        want=[on_node1(a(sub(REQ0, SUB1), DRIVER_B, POOL2, DEVICE1))],
         feature_gates=features("PrioritizedList"),
     ),
     "all-devices-invalid-CEL": Case(
@@ -213,8 +207,3 @@ CASES: dict[str, Case] = {
         feature_gates=features(),
     ),
 }
-
-
-@pytest.mark.parametrize("case", CASES.values(), ids=list(CASES))
-def test_allocate_matches_upstream(case: Case) -> None:
-    check_case(case)

@@ -5,7 +5,31 @@ Case names are upstream's (allocatortesting/allocator_testing.go).
 
 from __future__ import annotations
 
-import pytest
+from support.allocatortesting.builders import (
+    CAP0,
+    CAP1,
+    OTHER_SHARE,
+    SET1,
+    SET2,
+    Case,
+    attrs,
+    cap_request,
+    cel,
+    consumes,
+    counter_set,
+    dedicated_class,
+    features,
+    memory_selector,
+    multi_class,
+    on_node1,
+    prior,
+    ranged,
+    share,
+    slice1,
+    stable_features_without,
+    sub,
+    valid_values,
+)
 from support.dra_objects import (
     CLAIM0,
     CLAIM1,
@@ -24,12 +48,9 @@ from support.dra_objects import (
     SUB0,
     SUB1,
     all_request,
-    capacity,
     claim,
     device,
     device_class,
-    expect,
-    local,
     one_device_slice,
     pool,
     prioritized,
@@ -41,35 +62,11 @@ from support.dra_objects import (
     simple_claim,
     sub_request,
 )
-from support.upstream_builders import (
-    CAP0,
-    CAP1,
-    OTHER_SHARE,
-    SET1,
-    SET2,
-    Case,
-    attrs,
-    cap_request,
-    cel,
-    check_case,
-    consumes,
-    counter_set,
-    dedicated_class,
-    features,
-    memory_selector,
-    multi_class,
-    prior,
-    ranged,
-    share,
-    stable_features_without,
-    sub,
-    valid_values,
-)
 
 CASES: dict[str, Case] = {
     # --- consumable capacity (KEP-5075) ---------------------------------------------------------------------
     "consumable-capacity-disabled-feature": Case(
-        [claim(CLAIM0, request(REQ0, capacity=capacity(**{"capacity-0": "1"})))],
+        [claim(CLAIM0, request(REQ0, capacity=cap_request("1")))],
         [device_class()],
         [one_device_slice(SLICE1, NODE1, POOL1, DRIVER_A)],
         feature_gates=stable_features_without("ConsumableCapacity"),
@@ -82,8 +79,8 @@ CASES: dict[str, Case] = {
                 CLAIM0,
                 prioritized(
                     REQ0,
-                    sub_request(SUB0, capacity=capacity(**{"capacity-0": "1"})),
-                    sub_request(SUB1, capacity=capacity(**{"capacity-0": "1"})),
+                    sub_request(SUB0, capacity=cap_request("1")),
+                    sub_request(SUB1, capacity=cap_request("1")),
                 ),
             )
         ],
@@ -94,141 +91,121 @@ CASES: dict[str, Case] = {
         "feature is disabled",
     ),
     "consumable-capacity-multi-allocatable-device-with-missing-capacity-request": Case(
-        [claim(CLAIM0, request(REQ0, capacity=capacity(**{"capacity-0": "1"})))],
+        [claim(CLAIM0, request(REQ0, capacity=cap_request("1")))],
         [device_class()],
-        [resource_slice(SLICE1, NODE1, POOL1, DRIVER_A, shared(DEVICE1, {"capacity-1": "1"}))],
+        [slice1(shared(DEVICE1, {"capacity-1": "1"}))],
     ),
     "consumable-capacity-multi-allocatable-device-without-capacity-without-capacity-request": Case(
         [simple_claim(), simple_claim(CLAIM1)],
         [multi_class()],
-        [resource_slice(SLICE1, NODE1, POOL1, DRIVER_A, shared(DEVICE1))],
-        want=[expect(local(NODE1), share(REQ0, DEVICE1)), expect(local(NODE1), share(REQ0, DEVICE1))],
+        [slice1(shared(DEVICE1))],
+        want=[on_node1(share(REQ0, DEVICE1)), on_node1(share(REQ0, DEVICE1))],
     ),
     "consumable-capacity-multi-allocatable-device-without-policy-without-capacity-request": Case(
         [simple_claim(), simple_claim(CLAIM1)],
         [multi_class()],
         [
-            resource_slice(
-                SLICE1,
-                NODE1,
-                POOL1,
-                DRIVER_A,
+            slice1(
                 shared(DEVICE1, {"capacity-0": "1"}),
                 shared(DEVICE2, {"capacity-0": "1"}),
             )
         ],
         want=[
-            expect(local(NODE1), share(REQ0, DEVICE1, {"capacity-0": "1"})),
-            expect(local(NODE1), share(REQ0, DEVICE2, {"capacity-0": "1"})),
+            on_node1(share(REQ0, DEVICE1, {"capacity-0": "1"})),
+            on_node1(share(REQ0, DEVICE2, {"capacity-0": "1"})),
         ],
     ),
     "consumable-capacity-multi-allocatable-device-without-policy-without-capacity-request-block": Case(
         [simple_claim(), simple_claim(CLAIM1)],
         [multi_class()],
-        [resource_slice(SLICE1, NODE1, POOL1, DRIVER_A, shared(DEVICE1, {"capacity-0": "2"}))],
+        [slice1(shared(DEVICE1, {"capacity-0": "2"}))],
     ),
     "consumable-capacity-multi-allocatable-device-without-policy-with-capacity-request": Case(
         [
-            claim(CLAIM0, request(REQ0, capacity=capacity(**{"capacity-0": "1"}))),
-            claim(CLAIM1, request(REQ0, capacity=capacity(**{"capacity-0": "1"}))),
+            claim(CLAIM0, request(REQ0, capacity=cap_request("1"))),
+            claim(CLAIM1, request(REQ0, capacity=cap_request("1"))),
         ],
         [multi_class()],
-        [resource_slice(SLICE1, NODE1, POOL1, DRIVER_A, shared(DEVICE1, {"capacity-0": "2"}))],
+        [slice1(shared(DEVICE1, {"capacity-0": "2"}))],
         want=[
-            expect(local(NODE1), share(REQ0, DEVICE1, {"capacity-0": "1"})),
-            expect(local(NODE1), share(REQ0, DEVICE1, {"capacity-0": "1"})),
+            on_node1(share(REQ0, DEVICE1, {"capacity-0": "1"})),
+            on_node1(share(REQ0, DEVICE1, {"capacity-0": "1"})),
         ],
     ),
     "consumable-capacity-multi-allocatable-device-with-policy-without-capacity-request": Case(
         [simple_claim(), simple_claim(CLAIM1)],
         [multi_class()],
-        [resource_slice(SLICE1, NODE1, POOL1, DRIVER_A, shared(DEVICE1, {"capacity-0": ranged("4")}))],
+        [slice1(shared(DEVICE1, {"capacity-0": ranged("4")}))],
         want=[
-            expect(local(NODE1), share(REQ0, DEVICE1, {"capacity-0": "2"})),
-            expect(local(NODE1), share(REQ0, DEVICE1, {"capacity-0": "2"})),
+            on_node1(share(REQ0, DEVICE1, {"capacity-0": "2"})),
+            on_node1(share(REQ0, DEVICE1, {"capacity-0": "2"})),
         ],
     ),
     "consumable-capacity-multi-allocatable-device-with-zero-request-policy": Case(
         [simple_claim(), simple_claim(CLAIM1)],
         [multi_class()],
-        [
-            resource_slice(
-                SLICE1, NODE1, POOL1, DRIVER_A, shared(DEVICE1, {"capacity-0": valid_values("1", "0")})
-            )
-        ],
+        [slice1(shared(DEVICE1, {"capacity-0": valid_values("1", "0")}))],
         want=[
-            expect(local(NODE1), share(REQ0, DEVICE1, {"capacity-0": "0"})),
-            expect(local(NODE1), share(REQ0, DEVICE1, {"capacity-0": "0"})),
+            on_node1(share(REQ0, DEVICE1, {"capacity-0": "0"})),
+            on_node1(share(REQ0, DEVICE1, {"capacity-0": "0"})),
         ],
     ),
     "consumable-capacity-multi-allocatable-device-violates-zero-request-policy": Case(
-        [claim(CLAIM0, request(REQ0, capacity=capacity(**{"capacity-0": "1"})))],
+        [claim(CLAIM0, request(REQ0, capacity=cap_request("1")))],
         [multi_class()],
-        [
-            resource_slice(
-                SLICE1, NODE1, POOL1, DRIVER_A, shared(DEVICE1, {"capacity-0": valid_values("1", "0")})
-            )
-        ],
+        [slice1(shared(DEVICE1, {"capacity-0": valid_values("1", "0")}))],
     ),
     "consumable-capacity-multi-allocatable-device-with-range-policy-with-capacity-request": Case(
         [
-            claim(CLAIM0, request(REQ0, capacity=capacity(**{"capacity-0": "1"}))),
-            claim(CLAIM1, request(REQ0, capacity=capacity(**{"capacity-0": "1"}))),
+            claim(CLAIM0, request(REQ0, capacity=cap_request("1"))),
+            claim(CLAIM1, request(REQ0, capacity=cap_request("1"))),
         ],
         [multi_class()],
-        [resource_slice(SLICE1, NODE1, POOL1, DRIVER_A, shared(DEVICE1, {"capacity-0": ranged("4")}))],
+        [slice1(shared(DEVICE1, {"capacity-0": ranged("4")}))],
         want=[
-            expect(local(NODE1), share(REQ0, DEVICE1, {"capacity-0": "2"})),
-            expect(local(NODE1), share(REQ0, DEVICE1, {"capacity-0": "2"})),
+            on_node1(share(REQ0, DEVICE1, {"capacity-0": "2"})),
+            on_node1(share(REQ0, DEVICE1, {"capacity-0": "2"})),
         ],
     ),
     "consumable-capacity-multi-allocatable-device-with-range-policy-step": Case(
-        [claim(CLAIM0, request(REQ0, capacity=capacity(**{"capacity-0": "3"})))],
+        [claim(CLAIM0, request(REQ0, capacity=cap_request("3")))],
         [multi_class()],
-        [resource_slice(SLICE1, NODE1, POOL1, DRIVER_A, shared(DEVICE1, {"capacity-0": ranged("4")}))],
-        want=[expect(local(NODE1), share(REQ0, DEVICE1, {"capacity-0": "4"}))],
+        [slice1(shared(DEVICE1, {"capacity-0": ranged("4")}))],
+        want=[on_node1(share(REQ0, DEVICE1, {"capacity-0": "4"}))],
     ),
     "consumable-capacity-multi-allocatable-device-with-valid-values-policy-round-up": Case(
-        [claim(CLAIM0, request(REQ0, capacity=capacity(**{"capacity-0": "2"})))],
+        [claim(CLAIM0, request(REQ0, capacity=cap_request("2")))],
         [multi_class()],
-        [
-            resource_slice(
-                SLICE1, NODE1, POOL1, DRIVER_A, shared(DEVICE1, {"capacity-0": valid_values("3", "1", "3")})
-            )
-        ],
-        want=[expect(local(NODE1), share(REQ0, DEVICE1, {"capacity-0": "3"}))],
+        [slice1(shared(DEVICE1, {"capacity-0": valid_values("3", "1", "3")}))],
+        want=[on_node1(share(REQ0, DEVICE1, {"capacity-0": "3"}))],
     ),
     "consumable-capacity-multi-allocatable-device-with-exceeded-consumable-capacity-request": Case(
         [
-            claim(CLAIM0, request(REQ0, capacity=capacity(**{"capacity-0": "1"}))),
-            claim(CLAIM1, request(REQ0, capacity=capacity(**{"capacity-0": "2"}))),
+            claim(CLAIM0, request(REQ0, capacity=cap_request("1"))),
+            claim(CLAIM1, request(REQ0, capacity=cap_request("2"))),
         ],
         [multi_class()],
-        [resource_slice(SLICE1, NODE1, POOL1, DRIVER_A, shared(DEVICE1, {"capacity-0": ranged("2")}))],
+        [slice1(shared(DEVICE1, {"capacity-0": ranged("2")}))],
     ),
     "consumable-capacity-multi-allocatable-device-with-request-over-max-sharing-policy": Case(
-        [claim(CLAIM0, request(REQ0, capacity=capacity(**{"capacity-0": "6"})))],
+        [claim(CLAIM0, request(REQ0, capacity=cap_request("6")))],
         [multi_class()],
-        [resource_slice(SLICE1, NODE1, POOL1, DRIVER_A, shared(DEVICE1, {"capacity-0": ranged("10")}))],
+        [slice1(shared(DEVICE1, {"capacity-0": ranged("10")}))],
     ),
     "consumable-capacity-multi-allocatable-device-with-allocated-capacity-use-remaining": Case(
-        [claim(CLAIM0, request(REQ0, capacity=capacity(**{"capacity-0": "2"})))],
+        [claim(CLAIM0, request(REQ0, capacity=cap_request("2")))],
         [multi_class()],
-        [resource_slice(SLICE1, NODE1, POOL1, DRIVER_A, shared(DEVICE1, {"capacity-0": ranged("4")}))],
+        [slice1(shared(DEVICE1, {"capacity-0": ranged("4")}))],
         allocated_claims=[
             prior("other", share(REQ0, DEVICE1, {"capacity-0": "2"}) | {"shareID": "b" * 8 + SHARE[8:]})
         ],
-        want=[expect(local(NODE1), share(REQ0, DEVICE1, {"capacity-0": "2"}))],
+        want=[on_node1(share(REQ0, DEVICE1, {"capacity-0": "2"}))],
     ),
     "consumable-capacity-multi-allocatable-device-with-allocated-capacity-next-device": Case(
-        [claim(CLAIM0, request(REQ0, capacity=capacity(**{"capacity-0": "2"})))],
+        [claim(CLAIM0, request(REQ0, capacity=cap_request("2")))],
         [multi_class()],
         [
-            resource_slice(
-                SLICE1,
-                NODE1,
-                POOL1,
-                DRIVER_A,
+            slice1(
                 shared(DEVICE1, {"capacity-0": ranged("2")}),
                 shared(DEVICE2, {"capacity-0": ranged("2")}),
             )
@@ -236,36 +213,31 @@ CASES: dict[str, Case] = {
         allocated_claims=[
             prior("other", share(REQ0, DEVICE1, {"capacity-0": "2"}) | {"shareID": "b" * 8 + SHARE[8:]})
         ],
-        want=[expect(local(NODE1), share(REQ0, DEVICE2, {"capacity-0": "2"}))],
+        want=[on_node1(share(REQ0, DEVICE2, {"capacity-0": "2"}))],
     ),
     "consumable-capacity-with-multi-allocatable-device-backtrack": Case(
         [
             claim(
                 CLAIM0,
-                request(REQ0, capacity=capacity(**{"capacity-0": "2"})),
-                request(REQ1, capacity=capacity(**{"capacity-0": "2"})),
+                request(REQ0, capacity=cap_request("2")),
+                request(REQ1, capacity=cap_request("2")),
                 constraints=[{"matchAttribute": f"{DRIVER_A}/stringAttribute"}],
             ),
-            claim(CLAIM1, request(REQ0, capacity=capacity(**{"capacity-0": "2"}))),
+            claim(CLAIM1, request(REQ0, capacity=cap_request("2"))),
         ],
         [device_class()],
         [
-            resource_slice(
-                SLICE1,
-                NODE1,
-                POOL1,
-                DRIVER_A,
+            slice1(
                 shared(DEVICE2, {"capacity-0": ranged("2")}, attributes=attrs(stringAttribute="value1")),
                 shared(DEVICE1, {"capacity-0": ranged("4")}, attributes=attrs(stringAttribute="value2")),
             )
         ],
         want=[
-            expect(
-                local(NODE1),
+            on_node1(
                 share(REQ0, DEVICE1, {"capacity-0": "2"}),
                 share(REQ1, DEVICE1, {"capacity-0": "2"}),
             ),
-            expect(local(NODE1), share(REQ0, DEVICE2, {"capacity-0": "2"})),
+            on_node1(share(REQ0, DEVICE2, {"capacity-0": "2"})),
         ],
     ),
     "consumable-capacity-multi-allocatable-device-with-subrequest": Case(
@@ -274,52 +246,43 @@ CASES: dict[str, Case] = {
                 CLAIM0,
                 prioritized(
                     REQ0,
-                    sub_request(SUB0, capacity=capacity(**{"capacity-0": "4"})),
-                    sub_request(SUB1, capacity=capacity(**{"capacity-0": "2"})),
+                    sub_request(SUB0, capacity=cap_request("4")),
+                    sub_request(SUB1, capacity=cap_request("2")),
                 ),
             )
         ],
         [multi_class()],
-        [resource_slice(SLICE1, NODE1, POOL1, DRIVER_A, shared(DEVICE1, {"capacity-0": ranged("2")}))],
-        want=[expect(local(NODE1), share(f"{REQ0}/{SUB1}", DEVICE1, {"capacity-0": "2"}))],
+        [slice1(shared(DEVICE1, {"capacity-0": ranged("2")}))],
+        want=[on_node1(share(f"{REQ0}/{SUB1}", DEVICE1, {"capacity-0": "2"}))],
     ),
     "consumable-capacity-multi-allocatable-device-allocation-mode-all-filter-out-insufficient-capacity": Case(
-        [claim(CLAIM0, all_request(REQ0, capacity=capacity(**{"capacity-0": "2"})))],
+        [claim(CLAIM0, all_request(REQ0, capacity=cap_request("2")))],
         [multi_class()],
         [
-            resource_slice(
-                SLICE1,
-                NODE1,
-                POOL1,
-                DRIVER_A,
+            slice1(
                 shared(DEVICE1, {"capacity-0": "2"}),
                 shared(DEVICE2, {"capacity-0": "1"}),
             )
         ],
-        want=[expect(local(NODE1), share(REQ0, DEVICE1, {"capacity-0": "2"}))],
+        want=[on_node1(share(REQ0, DEVICE1, {"capacity-0": "2"}))],
     ),
     "consumable-capacity-multi-allocatable-device-allocation-mode-all-allocating-sufficient": Case(
         [
             claim(
                 CLAIM0,
-                request(REQ0, capacity=capacity(**{"capacity-0": "1"})),
-                all_request(REQ1, capacity=capacity(**{"capacity-0": "1"})),
+                request(REQ0, capacity=cap_request("1")),
+                all_request(REQ1, capacity=cap_request("1")),
             )
         ],
         [device_class()],
         [
-            resource_slice(
-                SLICE1,
-                NODE1,
-                POOL1,
-                DRIVER_A,
+            slice1(
                 shared(DEVICE1, {"capacity-0": "2"}),
                 shared(DEVICE2, {"capacity-0": "1"}),
             )
         ],
         want=[
-            expect(
-                local(NODE1),
+            on_node1(
                 share(REQ0, DEVICE1, {"capacity-0": "1"}),
                 share(REQ1, DEVICE1, {"capacity-0": "1"}),
                 share(REQ1, DEVICE2, {"capacity-0": "1"}),
@@ -330,45 +293,41 @@ CASES: dict[str, Case] = {
         [
             claim(
                 CLAIM0,
-                request(REQ0, capacity=capacity(**{"capacity-0": "1"})),
-                all_request(REQ1, capacity=capacity(**{"capacity-0": "1"})),
+                request(REQ0, capacity=cap_request("1")),
+                all_request(REQ1, capacity=cap_request("1")),
             )
         ],
         [device_class()],
         [
-            resource_slice(
-                SLICE1,
-                NODE1,
-                POOL1,
-                DRIVER_A,
+            slice1(
                 shared(DEVICE1, {"capacity-0": "1"}),
                 shared(DEVICE2, {"capacity-0": "1"}),
             )
         ],
     ),
     "consumable-capacity-dedicated-device-with-consumable-capacity-request": Case(
-        [claim(CLAIM0, request(REQ0, capacity=capacity(**{"capacity-0": "1"})))],
+        [claim(CLAIM0, request(REQ0, capacity=cap_request("1")))],
         [dedicated_class()],
-        [resource_slice(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1, {"capacity-0": "1"}))],
-        want=[expect(local(NODE1), result(REQ0, DRIVER_A, POOL1, DEVICE1))],
+        [slice1(device(DEVICE1, {"capacity-0": "1"}))],
+        want=[on_node1(result(REQ0, DRIVER_A, POOL1, DEVICE1))],
     ),
     "consumable-capacity-dedicated-device-with-multiple-consumable-capacity-request": Case(
         [
-            claim(CLAIM0, request(REQ0, capacity=capacity(**{"capacity-0": "1"}))),
-            claim(CLAIM1, request(REQ0, capacity=capacity(**{"capacity-0": "1"}))),
+            claim(CLAIM0, request(REQ0, capacity=cap_request("1"))),
+            claim(CLAIM1, request(REQ0, capacity=cap_request("1"))),
         ],
         [dedicated_class()],
-        [resource_slice(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1, {"capacity-0": ranged("2")}))],
+        [slice1(device(DEVICE1, {"capacity-0": ranged("2")}))],
     ),
     "allow-multiple-allocations-exclude-multi-allocatable-device-by-class-selector": Case(
-        [claim(CLAIM0, request(REQ0, capacity=capacity(**{"capacity-0": "1"})))],
+        [claim(CLAIM0, request(REQ0, capacity=cap_request("1")))],
         [dedicated_class()],
-        [resource_slice(SLICE1, NODE1, POOL1, DRIVER_A, shared(DEVICE1, {"capacity-0": "1"}))],
+        [slice1(shared(DEVICE1, {"capacity-0": "1"}))],
     ),
     "allow-multiple-allocations-not-allocate-multi-allocatable-device-which-already-dedicated": Case(
-        [claim(CLAIM0, request(REQ0, capacity=capacity(**{"capacity-0": "1"})))],
+        [claim(CLAIM0, request(REQ0, capacity=cap_request("1")))],
         [multi_class()],
-        [resource_slice(SLICE1, NODE1, POOL1, DRIVER_A, shared(DEVICE1, {"capacity-0": ranged("2")}))],
+        [slice1(shared(DEVICE1, {"capacity-0": ranged("2")}))],
         allocated_claims=[prior("other", result(REQ0, DRIVER_A, POOL1, DEVICE1))],
     ),
     "allow-multiple-allocations-with-partitionable-device": Case(
@@ -399,8 +358,7 @@ CASES: dict[str, Case] = {
             ),
         ],
         want=[
-            expect(
-                local(NODE1),
+            on_node1(
                 share(REQ0, DEVICE1, {"memory": "4Gi"}),
                 share(f"{REQ1}/{SUB1}", DEVICE3, {"memory": "4Gi"}),
             )
@@ -412,7 +370,7 @@ CASES: dict[str, Case] = {
                 CLAIM0,
                 request(
                     REQ0,
-                    capacity=capacity(**{"capacity-0": "1"}),
+                    capacity=cap_request("1"),
                     selectors=[selector(f'device.attributes["{DRIVER_A}"].mode == "b"')],
                 ),
             )
@@ -450,62 +408,50 @@ CASES: dict[str, Case] = {
     "consumable-capacity-multi-allocatable-device-allocation-mode-all-with-missing-capacity-request": Case(
         [claim(CLAIM0, all_request(REQ0, capacity=cap_request("1")))],
         [multi_class()],
-        [resource_slice(SLICE1, NODE1, POOL1, DRIVER_A, shared(DEVICE1, {CAP1: "1"}))],
+        [slice1(shared(DEVICE1, {CAP1: "1"}))],
         feature_gates=features("ConsumableCapacity"),
     ),
     "consumable-capacity-multi-allocatable-device-with-valid-values-policy": Case(
         [claim(CLAIM0, request(REQ0, capacity=cap_request("2")))],
         [multi_class()],
-        [
-            resource_slice(
-                SLICE1, NODE1, POOL1, DRIVER_A, shared(DEVICE1, {CAP0: valid_values("4", "1", "2")})
-            )
-        ],
-        want=[expect(local(NODE1), share(REQ0, DEVICE1, {CAP0: "2"}))],
+        [slice1(shared(DEVICE1, {CAP0: valid_values("4", "1", "2")}))],
+        want=[on_node1(share(REQ0, DEVICE1, {CAP0: "2"}))],
         feature_gates=features("ConsumableCapacity"),
     ),
     "consumable-capacity-multi-allocatable-device-with-no-available-consumable-capacity": Case(
         [claim(CLAIM0, request(REQ0, capacity=cap_request("2")))],
         [multi_class()],
-        [resource_slice(SLICE1, NODE1, POOL1, DRIVER_A, shared(DEVICE1, {CAP0: ranged("2")}))],
+        [slice1(shared(DEVICE1, {CAP0: ranged("2")}))],
         allocated_claims=[prior("other", share(REQ0, DEVICE1, {CAP0: "2"}) | {"shareID": OTHER_SHARE})],
         feature_gates=features("ConsumableCapacity"),
     ),
     "consumable-capacity-multi-allocatable-device-allocation-mode-all-filter-out-no-capacity": Case(
         [claim(CLAIM0, all_request(REQ0, capacity=cap_request("2")))],
         [multi_class()],
-        [resource_slice(SLICE1, NODE1, POOL1, DRIVER_A, shared(DEVICE1, {CAP0: "2"}), shared(DEVICE2))],
-        want=[expect(local(NODE1), share(REQ0, DEVICE1, {CAP0: "2"}))],
+        [slice1(shared(DEVICE1, {CAP0: "2"}), shared(DEVICE2))],
+        want=[on_node1(share(REQ0, DEVICE1, {CAP0: "2"}))],
         feature_gates=features("ConsumableCapacity"),
     ),
     "consumable-capacity-multi-allocatable-device-allocation-mode-all-in-use-sufficient": Case(
         [claim(CLAIM0, all_request(REQ0, capacity=cap_request("1")))],
         [device_class()],
-        [
-            resource_slice(
-                SLICE1, NODE1, POOL1, DRIVER_A, shared(DEVICE1, {CAP0: "2"}), shared(DEVICE2, {CAP0: "1"})
-            )
-        ],
+        [slice1(shared(DEVICE1, {CAP0: "2"}), shared(DEVICE2, {CAP0: "1"}))],
         allocated_claims=[prior("other", share(REQ0, DEVICE1, {CAP0: "1"}) | {"shareID": OTHER_SHARE})],
-        want=[expect(local(NODE1), share(REQ0, DEVICE1, {CAP0: "1"}), share(REQ0, DEVICE2, {CAP0: "1"}))],
+        want=[on_node1(share(REQ0, DEVICE1, {CAP0: "1"}), share(REQ0, DEVICE2, {CAP0: "1"}))],
         feature_gates=features("ConsumableCapacity"),
     ),
     "consumable-capacity-multi-allocatable-device-allocation-mode-all-in-use-insufficient": Case(
         [claim(CLAIM0, all_request(REQ0, capacity=cap_request("1")))],
         [device_class()],
-        [
-            resource_slice(
-                SLICE1, NODE1, POOL1, DRIVER_A, shared(DEVICE1, {CAP0: "1"}), shared(DEVICE2, {CAP0: "1"})
-            )
-        ],
+        [slice1(shared(DEVICE1, {CAP0: "1"}), shared(DEVICE2, {CAP0: "1"}))],
         allocated_claims=[prior("other", share(REQ0, DEVICE1, {CAP0: "1"}) | {"shareID": OTHER_SHARE})],
-        want=[expect(local(NODE1), share(REQ0, DEVICE2, {CAP0: "1"}))],
+        want=[on_node1(share(REQ0, DEVICE2, {CAP0: "1"}))],
         feature_gates=features("ConsumableCapacity"),
     ),
     "allow-multiple-allocations-not-allocate-dedicated-device-which-change-from-multi-allocatable": Case(
         [claim(CLAIM0, request(REQ0, capacity=cap_request("1")))],
         [multi_class()],
-        [resource_slice(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1, {CAP0: ranged("2")}))],
+        [slice1(device(DEVICE1, {CAP0: ranged("2")}))],
         allocated_claims=[prior("other", share(REQ0, DEVICE1, {CAP0: "1"}) | {"shareID": OTHER_SHARE})],
         feature_gates=features("ConsumableCapacity"),
     ),
@@ -559,8 +505,7 @@ CASES: dict[str, Case] = {
             ),
         ],
         want=[
-            expect(
-                local(NODE1),
+            on_node1(
                 share(REQ0, DEVICE1, {CAP0: "1", CAP1: "2"}),
                 share(REQ2, DEVICE3, {CAP0: "2", CAP1: "2"}),
                 share(sub(REQ1, SUB1), DEVICE1, {CAP0: "1", CAP1: "2"}),
@@ -569,8 +514,3 @@ CASES: dict[str, Case] = {
         feature_gates=features("PrioritizedList", "PartitionableDevices", "ConsumableCapacity"),
     ),
 }
-
-
-@pytest.mark.parametrize("case", CASES.values(), ids=list(CASES))
-def test_allocate_matches_upstream(case: Case) -> None:
-    check_case(case)

@@ -5,7 +5,23 @@ Case names are upstream's (allocatortesting/allocator_testing.go).
 
 from __future__ import annotations
 
-import pytest
+from support.allocatortesting.builders import (
+    CAP0,
+    Case,
+    attrs,
+    b,
+    cap_request,
+    cel,
+    features,
+    multi_class,
+    numa_devices,
+    on_node1,
+    ranged,
+    s,
+    share,
+    slice1,
+    sub,
+)
 from support.dra_objects import (
     CLAIM0,
     CLASS_B,
@@ -23,35 +39,15 @@ from support.dra_objects import (
     SUB0,
     SUB1,
     all_request,
-    capacity,
     claim,
     device,
     device_class,
-    expect,
-    local,
     one_device_slice,
     prioritized,
     request,
-    resource_slice,
     result,
     shared,
     sub_request,
-)
-from support.upstream_builders import (
-    CAP0,
-    Case,
-    attrs,
-    b,
-    cap_request,
-    cel,
-    check_case,
-    features,
-    multi_class,
-    numa_devices,
-    ranged,
-    s,
-    share,
-    sub,
 )
 
 CASES: dict[str, Case] = {
@@ -71,11 +67,7 @@ CASES: dict[str, Case] = {
         ],
         [device_class()],
         [
-            resource_slice(
-                SLICE1,
-                NODE1,
-                POOL1,
-                DRIVER_A,
+            slice1(
                 device(
                     DEVICE1,
                     attributes=attrs(driverVersion="v1.0.0", numa=1, stringAttribute="s", boolAttribute=True),
@@ -86,11 +78,7 @@ CASES: dict[str, Case] = {
                 ),
             )
         ],
-        want=[
-            expect(
-                local(NODE1), result(REQ0, DRIVER_A, POOL1, DEVICE1), result(REQ1, DRIVER_A, POOL1, DEVICE2)
-            )
-        ],
+        want=[on_node1(result(REQ0, DRIVER_A, POOL1, DEVICE1), result(REQ1, DRIVER_A, POOL1, DEVICE2))],
     ),
     "with-constraint-non-existent-attribute": Case(
         [claim(CLAIM0, request(REQ0), constraints=[{"matchAttribute": f"{DRIVER_A}/NonExistentAttribute"}])],
@@ -121,20 +109,12 @@ CASES: dict[str, Case] = {
         ],
         [device_class(), device_class(CLASS_B, DRIVER_B)],
         [
-            resource_slice(
-                SLICE1,
-                NODE1,
-                POOL1,
-                DRIVER_A,
+            slice1(
                 device(DEVICE1, attributes=attrs(driverVersion="v1.0.0")),
                 device(DEVICE2, attributes=attrs(driverVersion="v2.0.0")),
             )
         ],
-        want=[
-            expect(
-                local(NODE1), result(REQ0, DRIVER_A, POOL1, DEVICE1), result(REQ1, DRIVER_A, POOL1, DEVICE2)
-            )
-        ],
+        want=[on_node1(result(REQ0, DRIVER_A, POOL1, DEVICE1), result(REQ1, DRIVER_A, POOL1, DEVICE2))],
     ),
     "with-constraint-for-request-retry": Case(
         [
@@ -150,21 +130,13 @@ CASES: dict[str, Case] = {
         ],
         [device_class()],
         [
-            resource_slice(
-                SLICE1,
-                NODE1,
-                POOL1,
-                DRIVER_A,
+            slice1(
                 device(DEVICE1, attributes=attrs(driverVersion="v1.0.0", stringAttribute="a")),
                 device(DEVICE2, attributes=attrs(driverVersion="v2.0.0", stringAttribute="b")),
                 device(DEVICE3, attributes=attrs(driverVersion="v3.0.0", stringAttribute="b")),
             )
         ],
-        want=[
-            expect(
-                local(NODE1), result(REQ0, DRIVER_A, POOL1, DEVICE2), result(REQ1, DRIVER_A, POOL1, DEVICE3)
-            )
-        ],
+        want=[on_node1(result(REQ0, DRIVER_A, POOL1, DEVICE2), result(REQ1, DRIVER_A, POOL1, DEVICE3))],
     ),
     "unknown-constraint": Case(
         [claim(CLAIM0, request(REQ0), constraints=[{"requests": [REQ0]}])],
@@ -183,21 +155,13 @@ CASES: dict[str, Case] = {
         ],
         [device_class()],
         [
-            resource_slice(
-                SLICE1,
-                NODE1,
-                POOL1,
-                DRIVER_A,
+            slice1(
                 device(DEVICE1, attributes=attrs(stringAttribute="a")),
                 device(DEVICE2, attributes=attrs(stringAttribute="a")),
                 device(DEVICE3, attributes=attrs(stringAttribute="b")),
             )
         ],
-        want=[
-            expect(
-                local(NODE1), result(REQ0, DRIVER_A, POOL1, DEVICE1), result(REQ1, DRIVER_A, POOL1, DEVICE3)
-            )
-        ],
+        want=[on_node1(result(REQ0, DRIVER_A, POOL1, DEVICE1), result(REQ1, DRIVER_A, POOL1, DEVICE3))],
     ),
     "with-distinct-constraints-attribute-not-set": Case(
         [claim(CLAIM0, request(REQ0), constraints=[{"distinctAttribute": f"{DRIVER_A}/stringAttribute"}])],
@@ -208,25 +172,20 @@ CASES: dict[str, Case] = {
         [
             claim(
                 CLAIM0,
-                request(REQ0, capacity=capacity(**{"capacity-0": "1"})),
-                request(REQ1, capacity=capacity(**{"capacity-0": "1"})),
+                request(REQ0, capacity=cap_request("1")),
+                request(REQ1, capacity=cap_request("1")),
                 constraints=[{"distinctAttribute": f"{DRIVER_A}/stringAttribute"}],
             )
         ],
         [multi_class()],
         [
-            resource_slice(
-                SLICE1,
-                NODE1,
-                POOL1,
-                DRIVER_A,
+            slice1(
                 shared(DEVICE1, {"capacity-0": "2"}, attributes=attrs(stringAttribute="a")),
                 shared(DEVICE2, {"capacity-0": "2"}, attributes=attrs(stringAttribute="b")),
             )
         ],
         want=[
-            expect(
-                local(NODE1),
+            on_node1(
                 share(REQ0, DEVICE1, {"capacity-0": "1"}),
                 share(REQ1, DEVICE2, {"capacity-0": "1"}),
             )
@@ -242,11 +201,7 @@ CASES: dict[str, Case] = {
         ],
         [device_class(), device_class(CLASS_B, DRIVER_B)],
         [
-            resource_slice(
-                SLICE1,
-                NODE1,
-                POOL1,
-                DRIVER_A,
+            slice1(
                 device(DEVICE1, attributes={"stringAttribute": s("stringAttributeValue")}),
                 device(DEVICE2, attributes={"stringAttribute": s("stringAttributeValue2")}),
             )
@@ -261,11 +216,7 @@ CASES: dict[str, Case] = {
         ],
         [device_class(), device_class(CLASS_B, DRIVER_B)],
         [
-            resource_slice(
-                SLICE1,
-                NODE1,
-                POOL1,
-                DRIVER_A,
+            slice1(
                 device(DEVICE1, attributes={"boolAttribute": b(True)}),
                 device(DEVICE2, attributes={"boolAttribute": b(False)}),
             )
@@ -280,11 +231,7 @@ CASES: dict[str, Case] = {
         ],
         [device_class(), device_class(CLASS_B, DRIVER_B)],
         [
-            resource_slice(
-                SLICE1,
-                NODE1,
-                POOL1,
-                DRIVER_A,
+            slice1(
                 device(DEVICE1, attributes={"driverVersion": {"version": "1.0.0"}}),
                 device(DEVICE2, attributes={"driverVersion": {"version": "2.0.0"}}),
             )
@@ -300,7 +247,7 @@ CASES: dict[str, Case] = {
             )
         ],
         [device_class()],
-        [resource_slice(SLICE1, NODE1, POOL1, DRIVER_A, shared(DEVICE1, attributes={"boolAttribute": {}}))],
+        [slice1(shared(DEVICE1, attributes={"boolAttribute": {}}))],
         error="unsupported attribute value",
         feature_gates=features("ConsumableCapacity"),
     ),
@@ -321,18 +268,13 @@ CASES: dict[str, Case] = {
         ],
         [device_class()],
         [
-            resource_slice(
-                SLICE1,
-                NODE1,
-                POOL1,
-                DRIVER_A,
+            slice1(
                 shared(DEVICE1, attributes={"boolAttribute": b(True)}),
                 shared(DEVICE2, attributes={"boolAttribute": b(False)}),
             )
         ],
         want=[
-            expect(
-                local(NODE1),
+            on_node1(
                 share(sub(REQ0, SUB0), DEVICE1),
                 share(sub(REQ1, SUB1), DEVICE2),
                 share(sub(REQ2, SUB0), DEVICE1),
@@ -351,11 +293,7 @@ CASES: dict[str, Case] = {
         ],
         [multi_class()],
         [
-            resource_slice(
-                SLICE1,
-                NODE1,
-                POOL1,
-                DRIVER_A,
+            slice1(
                 shared(
                     DEVICE1, {CAP0: ranged("2")}, attributes={"stringAttribute": s("stringAttributeValue")}
                 ),
@@ -364,8 +302,3 @@ CASES: dict[str, Case] = {
         feature_gates=features("ConsumableCapacity"),
     ),
 }
-
-
-@pytest.mark.parametrize("case", CASES.values(), ids=list(CASES))
-def test_allocate_matches_upstream(case: Case) -> None:
-    check_case(case)

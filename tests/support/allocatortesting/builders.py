@@ -155,6 +155,16 @@ def memory_selector(amount: str) -> dict[str, Any]:
     return selector(f'device.capacity["{DRIVER_A}"].memory.compareTo(quantity("{amount}")) >= 0')
 
 
+def slice1(*devices: dict[str, Any], **kw: Any) -> ResourceSlice:
+    """upstream slice(slice1, node1, pool1, driverA, devices...): the table's usual slice."""
+    return resource_slice(SLICE1, NODE1, POOL1, DRIVER_A, *devices, **kw)
+
+
+def on_node1(*results: dict[str, Any], config: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """upstream allocationResult(localNodeSelector(node1), results...)."""
+    return expect(local(NODE1), *results, config=config)
+
+
 @dataclass
 class Case:
     claims: list[ResourceClaim]
@@ -190,7 +200,7 @@ def check_case(case: Case) -> None:
 
 
 def two_devices(*extra: dict[str, Any]) -> ResourceSlice:
-    return resource_slice(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1), device(DEVICE2), *extra)
+    return slice1(device(DEVICE1), device(DEVICE2), *extra)
 
 
 def n_devices(name: str, node_name: str, pool_name: str, driver: str, n: int) -> ResourceSlice:
@@ -198,11 +208,7 @@ def n_devices(name: str, node_name: str, pool_name: str, driver: str, n: int) ->
 
 
 def numa_devices() -> ResourceSlice:
-    return resource_slice(
-        SLICE1,
-        NODE1,
-        POOL1,
-        DRIVER_A,
+    return slice1(
         device(DEVICE1, attributes=attrs(numa=1)),
         device(DEVICE2, attributes=attrs(numa=2)),
     )
@@ -231,10 +237,8 @@ def list_case(
     return Case(
         [claim(CLAIM0, request(REQ0, count=count), constraints=[{kind: f"{DRIVER_A}/{attribute}"}])],
         [device_class()],
-        [resource_slice(SLICE1, NODE1, POOL1, DRIVER_A, *devices)],
-        want=None
-        if want is None
-        else [expect(local(NODE1), *(result(REQ0, DRIVER_A, POOL1, d) for d in want))],
+        [slice1(*devices)],
+        want=None if want is None else [on_node1(*(result(REQ0, DRIVER_A, POOL1, d) for d in want))],
         feature_gates=stable_features("ListTypeAttributes") if lists else stable_features(),
     )
 
@@ -271,12 +275,11 @@ def sub_constraint_case(scope: list[str], pool2_devices: list[dict[str, Any]], w
         ],
         [device_class()],
         [
-            resource_slice(SLICE1, NODE1, POOL1, DRIVER_A, versioned_memory(DEVICE1, "8Gi", "1.0.0")),
+            slice1(versioned_memory(DEVICE1, "8Gi", "1.0.0")),
             resource_slice(SLICE2, NODE1, POOL2, DRIVER_A, *pool2_devices),
         ],
         want=[
-            expect(
-                local(NODE1),
+            on_node1(
                 result(REQ0, DRIVER_A, POOL1, DEVICE1),
                 result(f"{REQ1}/{SUB1}", DRIVER_A, POOL2, want_sub),
             )
@@ -417,11 +420,7 @@ def multi_host(first: str, second: str, *, second_complete: bool) -> list[Any]:
 
 def typed_devices(*types: str) -> Any:
     """A slice of devices device-1.. with a string attribute `type`."""
-    return resource_slice(
-        SLICE1,
-        NODE1,
-        POOL1,
-        DRIVER_A,
+    return slice1(
         *(device(f"device-{i + 1}", attributes={"type": s(t)}) for i, t in enumerate(types)),
     )
 
@@ -478,8 +477,8 @@ def experimental_list_case(
             )
         ],
         [device_class()],
-        [resource_slice(SLICE1, NODE1, POOL1, DRIVER_A, *devices)],
-        want=None if want is None else [expect(local(NODE1), *(a(REQ0, DRIVER_A, POOL1, d) for d in want))],
+        [slice1(*devices)],
+        want=None if want is None else [on_node1(*(a(REQ0, DRIVER_A, POOL1, d) for d in want))],
         error=error,
         feature_gates=features("ListTypeAttributes", *extra_features),
     )

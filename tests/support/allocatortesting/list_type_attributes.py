@@ -5,22 +5,20 @@ Case names are upstream's (allocatortesting/allocator_testing.go).
 
 from __future__ import annotations
 
-import pytest
-from support.dra_objects import (
-    DEVICE1,
-    DEVICE2,
-    DEVICE3,
-)
-from support.upstream_builders import (
+from support.allocatortesting.builders import (
     DISTINCT,
     MATCH,
     Case,
-    check_case,
     experimental_list_case,
     list_case,
     one,
     s,
     strs,
+)
+from support.dra_objects import (
+    DEVICE1,
+    DEVICE2,
+    DEVICE3,
 )
 
 CASES: dict[str, Case] = {
@@ -174,8 +172,3 @@ CASES: dict[str, Case] = {
         error="unsupported attribute value",
     ),
 }
-
-
-@pytest.mark.parametrize("case", CASES.values(), ids=list(CASES))
-def test_allocate_matches_upstream(case: Case) -> None:
-    check_case(case)

@@ -5,34 +5,7 @@ Case names are upstream's (allocatortesting/allocator_testing.go).
 
 from __future__ import annotations
 
-import pytest
-from support.dra_objects import (
-    CLAIM0,
-    CLASS_B,
-    DEVICE1,
-    DEVICE2,
-    DRIVER_A,
-    DRIVER_B,
-    NODE1,
-    POOL1,
-    REQ0,
-    SLICE1,
-    SUB0,
-    SUB1,
-    all_request,
-    claim,
-    device,
-    device_class,
-    expect,
-    local,
-    prioritized,
-    request,
-    resource_slice,
-    result,
-    simple_claim,
-    sub_request,
-)
-from support.upstream_builders import (
+from support.allocatortesting.builders import (
     TAINT_NO_EXECUTE,
     TAINT_NO_SCHEDULE,
     TOLERATE_NO_EXECUTE,
@@ -41,11 +14,33 @@ from support.upstream_builders import (
     a,
     admin,
     admin_request,
-    check_case,
     features,
+    on_node1,
     prior,
+    slice1,
     stable_features_without,
     sub,
+)
+from support.dra_objects import (
+    CLAIM0,
+    CLASS_B,
+    DEVICE1,
+    DEVICE2,
+    DRIVER_A,
+    DRIVER_B,
+    POOL1,
+    REQ0,
+    SUB0,
+    SUB1,
+    all_request,
+    claim,
+    device,
+    device_class,
+    prioritized,
+    request,
+    result,
+    simple_claim,
+    sub_request,
 )
 
 CASES: dict[str, Case] = {
@@ -53,11 +48,7 @@ CASES: dict[str, Case] = {
         [simple_claim()],
         [device_class()],
         [
-            resource_slice(
-                SLICE1,
-                NODE1,
-                POOL1,
-                DRIVER_A,
+            slice1(
                 device(
                     DEVICE1, taints=[{"key": "taint-key", "value": "taint-value", "effect": "NoSchedule"}]
                 ),
@@ -86,11 +77,7 @@ CASES: dict[str, Case] = {
         ],
         [device_class()],
         [
-            resource_slice(
-                SLICE1,
-                NODE1,
-                POOL1,
-                DRIVER_A,
+            slice1(
                 device(
                     DEVICE1, taints=[{"key": "taint-key", "value": "taint-value", "effect": "NoSchedule"}]
                 ),
@@ -100,8 +87,7 @@ CASES: dict[str, Case] = {
             )
         ],
         want=[
-            expect(
-                local(NODE1),
+            on_node1(
                 result(
                     REQ0,
                     DRIVER_A,
@@ -123,39 +109,27 @@ CASES: dict[str, Case] = {
         [simple_claim()],
         [device_class()],
         [
-            resource_slice(
-                SLICE1,
-                NODE1,
-                POOL1,
-                DRIVER_A,
+            slice1(
                 device(DEVICE1, taints=[{"key": "k", "value": "v", "effect": "None"}]),
             )
         ],
-        want=[expect(local(NODE1), result(REQ0, DRIVER_A, POOL1, DEVICE1))],
+        want=[on_node1(result(REQ0, DRIVER_A, POOL1, DEVICE1))],
     ),
     "tainted-disabled": Case(
         [simple_claim()],
         [device_class()],
         [
-            resource_slice(
-                SLICE1,
-                NODE1,
-                POOL1,
-                DRIVER_A,
+            slice1(
                 device(DEVICE1, taints=[{"key": "k", "value": "v", "effect": "NoSchedule"}]),
             )
         ],
         feature_gates=stable_features_without("DeviceTaints"),
-        want=[expect(local(NODE1), result(REQ0, DRIVER_A, POOL1, DEVICE1))],
+        want=[on_node1(result(REQ0, DRIVER_A, POOL1, DEVICE1))],
     ),
     "tainted-one-device-two-taints": Case(
         [simple_claim()],
         [device_class()],
-        [
-            resource_slice(
-                SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1, taints=[TAINT_NO_SCHEDULE, TAINT_NO_EXECUTE])
-            )
-        ],
+        [slice1(device(DEVICE1, taints=[TAINT_NO_SCHEDULE, TAINT_NO_EXECUTE]))],
         feature_gates=features("DeviceTaints"),
     ),
     "tainted-two-devices-prioritized-list-tolerated": Case(
@@ -167,18 +141,13 @@ CASES: dict[str, Case] = {
         ],
         [device_class()],
         [
-            resource_slice(
-                SLICE1,
-                NODE1,
-                POOL1,
-                DRIVER_A,
+            slice1(
                 device(DEVICE1, taints=[TAINT_NO_SCHEDULE]),
                 device(DEVICE2, taints=[TAINT_NO_EXECUTE]),
             )
         ],
         want=[
-            expect(
-                local(NODE1),
+            on_node1(
                 result(sub(REQ0, SUB1), DRIVER_A, POOL1, DEVICE2, tolerations=[TOLERATE_NO_EXECUTE]),
             )
         ],
@@ -187,14 +156,9 @@ CASES: dict[str, Case] = {
     "tainted-one-device-two-taints-both-tolerated": Case(
         [claim(CLAIM0, request(REQ0, tolerations=[TOLERATE_NO_SCHEDULE, TOLERATE_NO_EXECUTE]))],
         [device_class()],
-        [
-            resource_slice(
-                SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1, taints=[TAINT_NO_SCHEDULE, TAINT_NO_EXECUTE])
-            )
-        ],
+        [slice1(device(DEVICE1, taints=[TAINT_NO_SCHEDULE, TAINT_NO_EXECUTE]))],
         want=[
-            expect(
-                local(NODE1),
+            on_node1(
                 result(
                     REQ0, DRIVER_A, POOL1, DEVICE1, tolerations=[TOLERATE_NO_SCHEDULE, TOLERATE_NO_EXECUTE]
                 ),
@@ -205,20 +169,20 @@ CASES: dict[str, Case] = {
     "tainted-prioritized-list": Case(
         [claim(CLAIM0, prioritized(REQ0, sub_request(SUB0, CLASS_B), sub_request(SUB1)))],
         [device_class(), device_class(CLASS_B, DRIVER_B)],
-        [resource_slice(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1, taints=[TAINT_NO_SCHEDULE]))],
+        [slice1(device(DEVICE1, taints=[TAINT_NO_SCHEDULE]))],
         feature_gates=features("DeviceTaints", "PrioritizedList"),
     ),
     "tainted-prioritized-list-disabled": Case(
         [claim(CLAIM0, prioritized(REQ0, sub_request(SUB0, CLASS_B), sub_request(SUB1)))],
         [device_class(), device_class(CLASS_B, DRIVER_B)],
-        [resource_slice(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1, taints=[TAINT_NO_SCHEDULE]))],
-        want=[expect(local(NODE1), a(sub(REQ0, SUB1), DRIVER_A, POOL1, DEVICE1))],
+        [slice1(device(DEVICE1, taints=[TAINT_NO_SCHEDULE]))],
+        want=[on_node1(a(sub(REQ0, SUB1), DRIVER_A, POOL1, DEVICE1))],
         feature_gates=features("PrioritizedList"),
     ),
     "tainted-admin-access": Case(
         [claim(CLAIM0, admin_request(request(REQ0)))],
         [device_class()],
-        [resource_slice(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1, taints=[TAINT_NO_SCHEDULE]))],
+        [slice1(device(DEVICE1, taints=[TAINT_NO_SCHEDULE]))],
         allocated_claims=[
             prior("other", a(REQ0, DRIVER_A, POOL1, DEVICE1), a(REQ0, DRIVER_A, POOL1, DEVICE2))
         ],
@@ -227,29 +191,24 @@ CASES: dict[str, Case] = {
     "tainted-admin-access-disabled": Case(
         [claim(CLAIM0, admin_request(request(REQ0)))],
         [device_class()],
-        [resource_slice(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1, taints=[TAINT_NO_SCHEDULE]))],
+        [slice1(device(DEVICE1, taints=[TAINT_NO_SCHEDULE]))],
         allocated_claims=[
             prior("other", a(REQ0, DRIVER_A, POOL1, DEVICE1), a(REQ0, DRIVER_A, POOL1, DEVICE2))
         ],
-        want=[expect(local(NODE1), admin(REQ0, DEVICE1))],
+        want=[on_node1(admin(REQ0, DEVICE1))],
         feature_gates=features("AdminAccess"),
     ),
     "tainted-all-devices-single": Case(
         [claim(CLAIM0, all_request(REQ0))],
         [device_class()],
-        [resource_slice(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1, taints=[TAINT_NO_SCHEDULE]))],
+        [slice1(device(DEVICE1, taints=[TAINT_NO_SCHEDULE]))],
         feature_gates=features("DeviceTaints"),
     ),
     "tainted-all-devices-single-disabled": Case(
         [claim(CLAIM0, all_request(REQ0))],
         [device_class()],
-        [resource_slice(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1, taints=[TAINT_NO_SCHEDULE]))],
-        want=[expect(local(NODE1), a(REQ0, DRIVER_A, POOL1, DEVICE1))],
+        [slice1(device(DEVICE1, taints=[TAINT_NO_SCHEDULE]))],
+        want=[on_node1(a(REQ0, DRIVER_A, POOL1, DEVICE1))],
         feature_gates=features(),
     ),
 }
-
-
-@pytest.mark.parametrize("case", CASES.values(), ids=list(CASES))
-def test_allocate_matches_upstream(case: Case) -> None:
-    check_case(case)

@@ -5,7 +5,17 @@ Case names are upstream's (allocatortesting/allocator_testing.go).
 
 from __future__ import annotations
 
-import pytest
+from support.allocatortesting.builders import (
+    Case,
+    a,
+    admin,
+    admin_request,
+    features,
+    on_node1,
+    prior,
+    stable_features_without,
+    two_devices,
+)
 from support.dra_objects import (
     CLAIM0,
     CLAIM1,
@@ -18,23 +28,10 @@ from support.dra_objects import (
     SLICE1,
     claim,
     device_class,
-    expect,
-    local,
     one_device_slice,
     request,
     result,
     simple_claim,
-)
-from support.upstream_builders import (
-    Case,
-    a,
-    admin,
-    admin_request,
-    check_case,
-    features,
-    prior,
-    stable_features_without,
-    two_devices,
 )
 
 CASES: dict[str, Case] = {
@@ -43,8 +40,8 @@ CASES: dict[str, Case] = {
         [device_class()],
         [two_devices()],
         want=[
-            expect(local(NODE1), result(REQ0, DRIVER_A, POOL1, DEVICE1)),
-            expect(local(NODE1), admin(REQ0, DEVICE1)),
+            on_node1(result(REQ0, DRIVER_A, POOL1, DEVICE1)),
+            on_node1(admin(REQ0, DEVICE1)),
         ],
     ),
     "admin-access-disabled": Case(
@@ -61,12 +58,7 @@ CASES: dict[str, Case] = {
         allocated_claims=[
             prior("other", a(REQ0, DRIVER_A, POOL1, DEVICE1), a(REQ0, DRIVER_A, POOL1, DEVICE2))
         ],
-        want=[expect(local(NODE1), admin(REQ0, DEVICE1))],
+        want=[on_node1(admin(REQ0, DEVICE1))],
         feature_gates=features("AdminAccess"),
     ),
 }
-
-
-@pytest.mark.parametrize("case", CASES.values(), ids=list(CASES))
-def test_allocate_matches_upstream(case: Case) -> None:
-    check_case(case)

@@ -5,7 +5,24 @@ Case names are upstream's (allocatortesting/allocator_testing.go).
 
 from __future__ import annotations
 
-import pytest
+from support.allocatortesting.builders import (
+    GENERATION_SUBS,
+    Case,
+    a,
+    all_sub,
+    class_with_selector,
+    features,
+    generation_devices,
+    memory_selector,
+    n_devices,
+    on_node1,
+    prior,
+    slice1,
+    stable_features_without,
+    sub,
+    sub_constraint_case,
+    versioned_memory,
+)
 from support.dra_objects import (
     CLAIM0,
     CLASS_A,
@@ -29,8 +46,6 @@ from support.dra_objects import (
     claim,
     device,
     device_class,
-    expect,
-    local,
     one_device_slice,
     opaque,
     prioritized,
@@ -39,30 +54,13 @@ from support.dra_objects import (
     result,
     sub_request,
 )
-from support.upstream_builders import (
-    GENERATION_SUBS,
-    Case,
-    a,
-    all_sub,
-    check_case,
-    class_with_selector,
-    features,
-    generation_devices,
-    memory_selector,
-    n_devices,
-    prior,
-    stable_features_without,
-    sub,
-    sub_constraint_case,
-    versioned_memory,
-)
 
 CASES: dict[str, Case] = {
     "prioritized-list-first-unavailable": Case(
         [claim(CLAIM0, prioritized(REQ0, sub_request(SUB0, CLASS_B), sub_request(SUB1, CLASS_A)))],
         [device_class(), device_class(CLASS_B, DRIVER_B)],
         [one_device_slice(SLICE1, NODE1, POOL1, DRIVER_A)],
-        want=[expect(local(NODE1), result(f"{REQ0}/{SUB1}", DRIVER_A, POOL1, DEVICE1))],
+        want=[on_node1(result(f"{REQ0}/{SUB1}", DRIVER_A, POOL1, DEVICE1))],
     ),
     "prioritized-list-non-available": Case(
         [claim(CLAIM0, prioritized(REQ0, sub_request(SUB0, CLASS_B), sub_request(SUB1, CLASS_A, count=2)))],
@@ -77,8 +75,7 @@ CASES: dict[str, Case] = {
         ],
         [one_device_slice(SLICE1, NODE1, POOL1, DRIVER_A), one_device_slice(SLICE2, NODE1, POOL2, DRIVER_B)],
         want=[
-            expect(
-                local(NODE1),
+            on_node1(
                 result(f"{REQ0}/{SUB1}", DRIVER_B, POOL2, DEVICE1),
                 config=[{"source": "FromClass", **opaque(DRIVER_B, "classAttribute-B")}],
             )
@@ -102,8 +99,7 @@ CASES: dict[str, Case] = {
         [device_class()],
         [n_devices(SLICE1, NODE1, POOL1, DRIVER_A, 3)],
         want=[
-            expect(
-                local(NODE1),
+            on_node1(
                 result(f"{REQ0}/{SUB1}", DRIVER_A, POOL1, DEVICE0),
                 result(REQ1, DRIVER_A, POOL1, DEVICE1),
                 result(REQ1, DRIVER_A, POOL1, DEVICE2),
@@ -114,7 +110,7 @@ CASES: dict[str, Case] = {
         [claim(CLAIM0, prioritized(REQ0, sub_request(SUB0, count=500), sub_request(SUB1)))],
         [device_class()],
         [one_device_slice(SLICE1, NODE1, POOL1, DRIVER_A)],
-        want=[expect(local(NODE1), result(f"{REQ0}/{SUB1}", DRIVER_A, POOL1, DEVICE1))],
+        want=[on_node1(result(f"{REQ0}/{SUB1}", DRIVER_A, POOL1, DEVICE1))],
     ),
     "prioritized-list-max-allocation-limit-request": Case(
         [
@@ -127,8 +123,7 @@ CASES: dict[str, Case] = {
         [device_class()],
         [n_devices(SLICE1, NODE1, POOL1, DRIVER_A, 64)],
         want=[
-            expect(
-                local(NODE1),
+            on_node1(
                 *(result(f"{REQ0}/{SUB1}", DRIVER_A, POOL1, f"device-{i}") for i in range(16)),
                 *(result(f"{REQ1}/{SUB1}", DRIVER_A, POOL1, f"device-{i}") for i in range(16, 32)),
             )
@@ -148,8 +143,7 @@ CASES: dict[str, Case] = {
         [device_class(), device_class(CLASS_B, DRIVER_B)],
         [n_devices(SLICE1, NODE1, POOL1, DRIVER_A, 31), n_devices(SLICE2, NODE1, POOL2, DRIVER_B, 2)],
         want=[
-            expect(
-                local(NODE1),
+            on_node1(
                 result(f"{REQ0}/{SUB1}", DRIVER_A, POOL1, DEVICE0),
                 result(f"{REQ0}/{SUB1}", DRIVER_A, POOL1, DEVICE1),
                 result(REQ1, DRIVER_B, POOL2, DEVICE0),
@@ -180,8 +174,7 @@ CASES: dict[str, Case] = {
         [device_class(), device_class(CLASS_B, DRIVER_B)],
         [resource_slice(SLICE1, NODE1, POOL1, DRIVER_B, device(DEVICE1), device(DEVICE2))],
         want=[
-            expect(
-                local(NODE1),
+            on_node1(
                 a(sub(REQ0, SUB1), DRIVER_B, POOL1, DEVICE1),
                 a(sub(REQ0, SUB1), DRIVER_B, POOL1, DEVICE2),
                 config=[{"source": "FromClaim", **opaque(DRIVER_B, "bar")}],
@@ -203,19 +196,14 @@ CASES: dict[str, Case] = {
         ],
         [device_class()],
         [
-            resource_slice(
-                SLICE1,
-                NODE1,
-                POOL1,
-                DRIVER_A,
+            slice1(
                 device(DEVICE1, {"memory": "2Gi"}),
                 device(DEVICE2, {"memory": "2Gi"}),
                 device(DEVICE3, {"memory": "1Gi"}),
             )
         ],
         want=[
-            expect(
-                local(NODE1),
+            on_node1(
                 a(REQ0, DRIVER_A, POOL1, DEVICE3),
                 a(sub(REQ1, SUB1), DRIVER_A, POOL1, DEVICE1),
                 a(sub(REQ1, SUB1), DRIVER_A, POOL1, DEVICE2),
@@ -226,20 +214,16 @@ CASES: dict[str, Case] = {
     "prioritized-list-subrequests-with-allocation-mode-all": Case(
         [claim(CLAIM0, prioritized(REQ0, all_sub(SUB0), sub_request(SUB1)))],
         [device_class()],
-        [resource_slice(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1), device(DEVICE2))],
+        [slice1(device(DEVICE1), device(DEVICE2))],
         allocated_claims=[prior("other", a(REQ0, DRIVER_A, POOL1, DEVICE1))],
-        want=[expect(local(NODE1), a(sub(REQ0, SUB1), DRIVER_A, POOL1, DEVICE2))],
+        want=[on_node1(a(sub(REQ0, SUB1), DRIVER_A, POOL1, DEVICE2))],
         feature_gates=features("PrioritizedList"),
     ),
     "prioritized-list-allocation-mode-all-multiple-requests": Case(
         [claim(CLAIM0, request(REQ0), prioritized(REQ1, all_sub(SUB0), sub_request(SUB1)))],
         [device_class()],
-        [resource_slice(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1), device(DEVICE2))],
-        want=[
-            expect(
-                local(NODE1), a(REQ0, DRIVER_A, POOL1, DEVICE1), a(sub(REQ1, SUB1), DRIVER_A, POOL1, DEVICE2)
-            )
-        ],
+        [slice1(device(DEVICE1), device(DEVICE2))],
+        want=[on_node1(a(REQ0, DRIVER_A, POOL1, DEVICE1), a(sub(REQ1, SUB1), DRIVER_A, POOL1, DEVICE2))],
         feature_gates=features("PrioritizedList"),
     ),
     "prioritized-list-multi-request": Case(
@@ -256,41 +240,36 @@ CASES: dict[str, Case] = {
         ],
         [device_class()],
         [
-            resource_slice(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1, {"memory": "8Gi"}, attributes={})),
+            slice1(device(DEVICE1, {"memory": "8Gi"}, attributes={})),
             resource_slice(SLICE2, NODE1, POOL2, DRIVER_A, device(DEVICE2, {"memory": "4Gi"}, attributes={})),
         ],
-        want=[
-            expect(
-                local(NODE1), a(REQ1, DRIVER_A, POOL1, DEVICE1), a(sub(REQ0, SUB1), DRIVER_A, POOL2, DEVICE2)
-            )
-        ],
+        want=[on_node1(a(REQ1, DRIVER_A, POOL1, DEVICE1), a(sub(REQ0, SUB1), DRIVER_A, POOL2, DEVICE2))],
         feature_gates=features("PrioritizedList"),
     ),
     "prioritized-list-allocation-mode-all": Case(
         [claim(CLAIM0, prioritized(REQ0, all_sub(SUB0), sub_request(SUB1)))],
         [device_class()],
-        [resource_slice(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1), device(DEVICE2))],
+        [slice1(device(DEVICE1), device(DEVICE2))],
         allocated_claims=[prior("other", a(REQ0, DRIVER_A, POOL1, DEVICE2))],
-        want=[expect(local(NODE1), a(sub(REQ0, SUB1), DRIVER_A, POOL1, DEVICE1))],
+        want=[on_node1(a(sub(REQ0, SUB1), DRIVER_A, POOL1, DEVICE1))],
         feature_gates=features("PrioritizedList"),
     ),
     "prioritized-list-allocation-mode-all-with-selectors": Case(
         [claim(CLAIM0, GENERATION_SUBS)],
         [device_class()],
-        [resource_slice(SLICE1, NODE1, POOL1, DRIVER_A, *generation_devices(("v5", None)))],
-        want=[expect(local(NODE1), a(sub(REQ0, SUB1), DRIVER_A, POOL1, DEVICE1))],
+        [slice1(*generation_devices(("v5", None)))],
+        want=[on_node1(a(sub(REQ0, SUB1), DRIVER_A, POOL1, DEVICE1))],
         feature_gates=features("PrioritizedList"),
     ),
     "prioritized-list-allocation-mode-all-with-selectors-multiple-pools": Case(
         [claim(CLAIM0, GENERATION_SUBS)],
         [device_class()],
         [
-            resource_slice(SLICE1, NODE1, POOL1, DRIVER_A, *generation_devices(("v5", None))),
+            slice1(*generation_devices(("v5", None))),
             resource_slice(SLICE2, NODE1, POOL2, DRIVER_A, *generation_devices(("v5", None))),
         ],
         want=[
-            expect(
-                local(NODE1),
+            on_node1(
                 a(sub(REQ0, SUB1), DRIVER_A, POOL1, DEVICE1),
                 a(sub(REQ0, SUB1), DRIVER_A, POOL2, DEVICE1),
             )
@@ -301,10 +280,10 @@ CASES: dict[str, Case] = {
         [claim(CLAIM0, GENERATION_SUBS)],
         [device_class()],
         [
-            resource_slice(SLICE1, NODE1, POOL1, DRIVER_A, *generation_devices(("v5", None))),
+            slice1(*generation_devices(("v5", None))),
             resource_slice(SLICE2, NODE2, POOL2, DRIVER_A, *generation_devices(("v5", None), ("v6", None))),
         ],
-        want=[expect(local(NODE1), a(sub(REQ0, SUB1), DRIVER_A, POOL1, DEVICE1))],
+        want=[on_node1(a(sub(REQ0, SUB1), DRIVER_A, POOL1, DEVICE1))],
         feature_gates=features("PrioritizedList"),
     ),
     "prioritized-list-allocation-mode-all-with-selectors-deviceclass-subset": Case(
@@ -315,20 +294,11 @@ CASES: dict[str, Case] = {
             )
         ],
         [
-            resource_slice(
-                SLICE1,
-                NODE1,
-                POOL1,
-                DRIVER_A,
+            slice1(
                 *generation_devices(("v6", False), ("v5", False), ("v5", True)),
             )
         ],
-        want=[expect(local(NODE1), a(sub(REQ0, SUB1), DRIVER_A, POOL1, DEVICE3))],
+        want=[on_node1(a(sub(REQ0, SUB1), DRIVER_A, POOL1, DEVICE3))],
         feature_gates=features("PrioritizedList"),
     ),
 }
-
-
-@pytest.mark.parametrize("case", CASES.values(), ids=list(CASES))
-def test_allocate_matches_upstream(case: Case) -> None:
-    check_case(case)
