@@ -5,34 +5,8 @@ Case names are upstream's (allocatortesting/allocator_testing.go).
 
 from __future__ import annotations
 
-from support.allocatortesting.builders import (
-    Case,
-    a,
-    admin,
-    admin_request,
-    features,
-    on_node1,
-    prior,
-    stable_features_without,
-    two_devices,
-)
-from support.dra_objects import (
-    CLAIM0,
-    CLAIM1,
-    DEVICE1,
-    DEVICE2,
-    DRIVER_A,
-    NODE1,
-    POOL1,
-    REQ0,
-    SLICE1,
-    claim,
-    device_class,
-    one_device_slice,
-    request,
-    result,
-    simple_claim,
-)
+from support.allocatortesting.builders import *
+from support.dra_objects import *
 
 CASES: dict[str, Case] = {
     "admin-access-claims-device-allocating-for-non-admin-access": Case(

@@ -5,50 +5,8 @@ Case names are upstream's (allocatortesting/allocator_testing.go).
 
 from __future__ import annotations
 
-from support.allocatortesting.builders import (
-    ALL_OR_B,
-    SET1,
-    Case,
-    a,
-    admin,
-    admin_request,
-    counter_device,
-    counter_set,
-    features,
-    on_node1,
-    prior,
-    slice1,
-    sub,
-    two_devices,
-)
-from support.dra_objects import (
-    CLAIM0,
-    CLAIM1,
-    CLASS_B,
-    DEVICE1,
-    DEVICE2,
-    DRIVER_A,
-    DRIVER_B,
-    NODE1,
-    NODE2,
-    POOL1,
-    POOL2,
-    REQ0,
-    REQ1,
-    SLICE1,
-    SLICE2,
-    SUB1,
-    all_request,
-    claim,
-    device,
-    device_class,
-    one_device_slice,
-    pool,
-    request,
-    resource_slice,
-    result,
-    simple_claim,
-)
+from support.allocatortesting.builders import *
+from support.dra_objects import *
 
 CASES: dict[str, Case] = {
     "all-devices-single": Case(

@@ -5,50 +5,8 @@ Case names are upstream's (allocatortesting/allocator_testing.go).
 
 from __future__ import annotations
 
-from support.allocatortesting.builders import (
-    CAP0,
-    Case,
-    attrs,
-    b,
-    cap_request,
-    cel,
-    features,
-    multi_class,
-    numa_devices,
-    on_node1,
-    ranged,
-    s,
-    share,
-    slice1,
-    sub,
-)
-from support.dra_objects import (
-    CLAIM0,
-    CLASS_B,
-    DEVICE1,
-    DEVICE2,
-    DEVICE3,
-    DRIVER_A,
-    DRIVER_B,
-    NODE1,
-    POOL1,
-    REQ0,
-    REQ1,
-    REQ2,
-    SLICE1,
-    SUB0,
-    SUB1,
-    all_request,
-    claim,
-    device,
-    device_class,
-    one_device_slice,
-    prioritized,
-    request,
-    result,
-    shared,
-    sub_request,
-)
+from support.allocatortesting.builders import *
+from support.dra_objects import *
 
 CASES: dict[str, Case] = {
     "with-constraint": Case(

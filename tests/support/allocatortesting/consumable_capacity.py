@@ -5,63 +5,8 @@ Case names are upstream's (allocatortesting/allocator_testing.go).
 
 from __future__ import annotations
 
-from support.allocatortesting.builders import (
-    CAP0,
-    CAP1,
-    OTHER_SHARE,
-    SET1,
-    SET2,
-    Case,
-    attrs,
-    cap_request,
-    cel,
-    consumes,
-    counter_set,
-    dedicated_class,
-    features,
-    memory_selector,
-    multi_class,
-    on_node1,
-    prior,
-    ranged,
-    share,
-    slice1,
-    stable_features_without,
-    sub,
-    valid_values,
-)
-from support.dra_objects import (
-    CLAIM0,
-    CLAIM1,
-    DEVICE1,
-    DEVICE2,
-    DEVICE3,
-    DRIVER_A,
-    NODE1,
-    POOL1,
-    REQ0,
-    REQ1,
-    REQ2,
-    SHARE,
-    SLICE1,
-    SLICE2,
-    SUB0,
-    SUB1,
-    all_request,
-    claim,
-    device,
-    device_class,
-    one_device_slice,
-    pool,
-    prioritized,
-    request,
-    resource_slice,
-    result,
-    selector,
-    shared,
-    simple_claim,
-    sub_request,
-)
+from support.allocatortesting.builders import *
+from support.dra_objects import *
 
 CASES: dict[str, Case] = {
     # --- consumable capacity (KEP-5075) ---------------------------------------------------------------------

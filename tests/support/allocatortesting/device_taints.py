@@ -5,43 +5,8 @@ Case names are upstream's (allocatortesting/allocator_testing.go).
 
 from __future__ import annotations
 
-from support.allocatortesting.builders import (
-    TAINT_NO_EXECUTE,
-    TAINT_NO_SCHEDULE,
-    TOLERATE_NO_EXECUTE,
-    TOLERATE_NO_SCHEDULE,
-    Case,
-    a,
-    admin,
-    admin_request,
-    features,
-    on_node1,
-    prior,
-    slice1,
-    stable_features_without,
-    sub,
-)
-from support.dra_objects import (
-    CLAIM0,
-    CLASS_B,
-    DEVICE1,
-    DEVICE2,
-    DRIVER_A,
-    DRIVER_B,
-    POOL1,
-    REQ0,
-    SUB0,
-    SUB1,
-    all_request,
-    claim,
-    device,
-    device_class,
-    prioritized,
-    request,
-    result,
-    simple_claim,
-    sub_request,
-)
+from support.allocatortesting.builders import *
+from support.dra_objects import *
 
 CASES: dict[str, Case] = {
     "tainted-two-devices": Case(

@@ -5,21 +5,8 @@ Case names are upstream's (allocatortesting/allocator_testing.go).
 
 from __future__ import annotations
 
-from support.allocatortesting.builders import (
-    DISTINCT,
-    MATCH,
-    Case,
-    experimental_list_case,
-    list_case,
-    one,
-    s,
-    strs,
-)
-from support.dra_objects import (
-    DEVICE1,
-    DEVICE2,
-    DEVICE3,
-)
+from support.allocatortesting.builders import *
+from support.dra_objects import *
 
 CASES: dict[str, Case] = {
     "list-attributes-match-constaint-scalar-string-values": list_case(

@@ -5,40 +5,8 @@ Case names are upstream's (allocatortesting/allocator_testing.go).
 
 from __future__ import annotations
 
-from support.allocatortesting.builders import (
-    Case,
-    a,
-    features,
-    multi_host,
-    on_node1,
-)
-from support.dra_objects import (
-    ALL_NODES,
-    CLAIM0,
-    DEVICE1,
-    DEVICE2,
-    DEVICE3,
-    DRIVER_A,
-    NODE1,
-    NODE2,
-    POOL1,
-    POOL2,
-    REGION1,
-    REQ0,
-    SLICE1,
-    SLICE2,
-    SLICE3,
-    claim,
-    device,
-    device_class,
-    expect,
-    label_selector,
-    pool,
-    request,
-    resource_slice,
-    result,
-    simple_claim,
-)
+from support.allocatortesting.builders import *
+from support.dra_objects import *
 
 CASES: dict[str, Case] = {
     "network-attached-device": Case(

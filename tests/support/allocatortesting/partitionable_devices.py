@@ -5,65 +5,8 @@ Case names are upstream's (allocatortesting/allocator_testing.go).
 
 from __future__ import annotations
 
-from support.allocatortesting.builders import (
-    SET1,
-    SET2,
-    SLICE4,
-    Case,
-    a,
-    b,
-    cel,
-    consumes,
-    counter_device,
-    counter_set,
-    features,
-    from_counters,
-    memory_device,
-    memory_selector,
-    on_node1,
-    prior,
-    shared_counter_pool,
-    slice1,
-    stable_features_without,
-    sub,
-    two_sets,
-)
-from support.dra_objects import (
-    CLAIM0,
-    CLASS_B,
-    DEVICE0,
-    DEVICE1,
-    DEVICE2,
-    DEVICE3,
-    DRIVER_A,
-    DRIVER_B,
-    NODE1,
-    NODE2,
-    PER_DEVICE,
-    POOL1,
-    POOL2,
-    REGION1,
-    REQ0,
-    REQ1,
-    SLICE1,
-    SLICE2,
-    SLICE3,
-    SUB0,
-    SUB1,
-    claim,
-    device,
-    device_class,
-    expect,
-    label_selector,
-    local,
-    pool,
-    prioritized,
-    request,
-    resource_slice,
-    result,
-    simple_claim,
-    sub_request,
-)
+from support.allocatortesting.builders import *
+from support.dra_objects import *
 
 CASES: dict[str, Case] = {
     "partitionable-devices-single-device": Case(

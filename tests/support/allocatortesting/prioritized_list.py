@@ -5,55 +5,8 @@ Case names are upstream's (allocatortesting/allocator_testing.go).
 
 from __future__ import annotations
 
-from support.allocatortesting.builders import (
-    GENERATION_SUBS,
-    Case,
-    a,
-    all_sub,
-    class_with_selector,
-    features,
-    generation_devices,
-    memory_selector,
-    n_devices,
-    on_node1,
-    prior,
-    slice1,
-    stable_features_without,
-    sub,
-    sub_constraint_case,
-    versioned_memory,
-)
-from support.dra_objects import (
-    CLAIM0,
-    CLASS_A,
-    CLASS_B,
-    DEVICE0,
-    DEVICE1,
-    DEVICE2,
-    DEVICE3,
-    DRIVER_A,
-    DRIVER_B,
-    NODE1,
-    NODE2,
-    POOL1,
-    POOL2,
-    REQ0,
-    REQ1,
-    SLICE1,
-    SLICE2,
-    SUB0,
-    SUB1,
-    claim,
-    device,
-    device_class,
-    one_device_slice,
-    opaque,
-    prioritized,
-    request,
-    resource_slice,
-    result,
-    sub_request,
-)
+from support.allocatortesting.builders import *
+from support.dra_objects import *
 
 CASES: dict[str, Case] = {
     "prioritized-list-first-unavailable": Case(

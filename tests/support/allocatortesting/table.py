@@ -2,40 +2,32 @@
 
 from __future__ import annotations
 
-from support.allocatortesting import (
-    admin_access,
-    allocation_mode_all,
-    basics,
-    constraints,
-    consumable_capacity,
-    device_taints,
-    list_type_attributes,
-    multi_host,
-    partitionable_devices,
-    prioritized_list,
-)
+import importlib
+
 from support.allocatortesting.builders import Case
 
+# One module of this package per theme, each with its rows in `CASES`.
 THEMES = (
-    admin_access,
-    allocation_mode_all,
-    basics,
-    constraints,
-    consumable_capacity,
-    device_taints,
-    list_type_attributes,
-    multi_host,
-    partitionable_devices,
-    prioritized_list,
+    "admin_access",
+    "allocation_mode_all",
+    "basics",
+    "constraints",
+    "consumable_capacity",
+    "device_taints",
+    "list_type_attributes",
+    "multi_host",
+    "partitionable_devices",
+    "prioritized_list",
 )
 
 
 def _merge() -> dict[str, Case]:
     table: dict[str, Case] = {}
     for theme in THEMES:
-        for name, case in theme.CASES.items():
+        cases: dict[str, Case] = importlib.import_module(f"{__package__}.{theme}").CASES
+        for name, case in cases.items():
             if name in table:
-                raise ValueError(f"case {name!r} of {theme.__name__} is in the table twice")
+                raise ValueError(f"case {name!r} of {theme} is in the table twice")
             table[name] = case
     return table
 
