@@ -1,7 +1,4 @@
-"""Upstream's shared allocator table: adminAccess.
-
-Case names are upstream's (allocatortesting/allocator_testing.go).
-"""
+"""Upstream's shared allocator table: adminAccess."""
 
 from __future__ import annotations
 

@@ -1,7 +1,4 @@
-"""Upstream's shared allocator table: allocationMode: All.
-
-Case names are upstream's (allocatortesting/allocator_testing.go).
-"""
+"""Upstream's shared allocator table: allocationMode: All."""
 
 from __future__ import annotations
 
@@ -24,7 +21,7 @@ CASES: dict[str, Case] = {
     "all-devices-of-the-incomplete-pool": Case(
         [claim(CLAIM0, all_request(REQ0))],
         [device_class()],
-        [resource_slice(SLICE1, NODE1, pool(POOL1, 2), DRIVER_A, device(DEVICE1))],
+        [in_pool1(SLICE1, 2, device(DEVICE1))],
         error="claim claim-0, request req-0: asks for all devices, but resource pool driver-a/pool-1 is "
         "currently "
         "being updated",
@@ -68,7 +65,7 @@ CASES: dict[str, Case] = {
         [claim(CLAIM0, all_request(REQ0))],
         [device_class()],
         [
-            resource_slice(SLICE1, NODE1, pool(POOL1, 2), DRIVER_A, device(DEVICE1)),
+            in_pool1(SLICE1, 2, device(DEVICE1)),
             resource_slice(SLICE2, NODE2, pool(POOL1, 2), DRIVER_A, device(DEVICE2)),
         ],
         want=[on_node1(result(REQ0, DRIVER_A, POOL1, DEVICE1))],
@@ -77,12 +74,8 @@ CASES: dict[str, Case] = {
         [claim(CLAIM0, all_request(REQ0))],
         [device_class()],
         [
-            resource_slice(
-                SLICE1, NODE1, pool(POOL1, 2), DRIVER_A, counter_device(DEVICE1, (SET1, {"memory": "4Gi"}))
-            ),
-            resource_slice(
-                SLICE2, NODE1, pool(POOL1, 2), DRIVER_A, counter_sets=[counter_set(SET1, memory="8Gi")]
-            ),
+            in_pool1(SLICE1, 2, counter_device(DEVICE1, (SET1, {"memory": "4Gi"}))),
+            in_pool1(SLICE2, 2, counter_sets=[counter_set(SET1, memory="8Gi")]),
         ],
         want=[on_node1(a(REQ0, DRIVER_A, POOL1, DEVICE1))],
         feature_gates=features("PartitionableDevices"),

@@ -1,7 +1,4 @@
-"""Upstream's shared allocator table: claims, classes, pools, selectors, config and errors.
-
-Case names are upstream's (allocatortesting/allocator_testing.go).
-"""
+"""Upstream's shared allocator table: claims, classes, pools, selectors, config and errors."""
 
 from __future__ import annotations
 
@@ -85,7 +82,7 @@ CASES: dict[str, Case] = {
         [simple_claim()],
         [device_class()],
         [
-            resource_slice("slice-1-obsolete", NODE1, pool(POOL1, 2), DRIVER_A, device(DEVICE1)),
+            in_pool1("slice-1-obsolete", 2, device(DEVICE1)),
             resource_slice("slice-1-newer", NODE1, pool(POOL1, 2, generation=2), DRIVER_A, device(DEVICE2)),
         ],
         want=None,
@@ -94,7 +91,7 @@ CASES: dict[str, Case] = {
         [simple_claim()],
         [device_class()],
         [
-            resource_slice(SLICE1, NODE1, pool(POOL1, 2), DRIVER_A, device(DEVICE1)),
+            in_pool1(SLICE1, 2, device(DEVICE1)),
             resource_slice(SLICE1 + "-2", NODE1, pool(POOL1, 2), DRIVER_A, device(DEVICE1)),
         ],
         error="invalid resource pools were encountered",
@@ -311,8 +308,8 @@ CASES: dict[str, Case] = {
         [simple_claim()],
         [device_class()],
         [
-            resource_slice(SLICE1, NODE1, pool(POOL1, 2), DRIVER_A, device(DEVICE1)),
-            resource_slice(SLICE2, NODE1, pool(POOL1, 2), DRIVER_A, device(DEVICE1)),
+            in_pool1(SLICE1, 2, device(DEVICE1)),
+            in_pool1(SLICE2, 2, device(DEVICE1)),
             one_device_slice(SLICE3, NODE1, POOL2, DRIVER_A),
         ],
         want=[on_node1(result(REQ0, DRIVER_A, POOL2, DEVICE1))],
@@ -320,7 +317,7 @@ CASES: dict[str, Case] = {
     "no-allocation-from-incomplete-pools": Case(
         [simple_claim()],
         [device_class()],
-        [resource_slice(SLICE1, NODE1, pool(POOL1, 2), DRIVER_A, device(DEVICE1))],
+        [in_pool1(SLICE1, 2, device(DEVICE1))],
     ),
     "binding-conditions-without-feature-gate": Case(
         [simple_claim()],
@@ -382,7 +379,7 @@ CASES: dict[str, Case] = {
         [simple_claim()],
         [device_class()],
         [
-            resource_slice(SLICE1, NODE1, pool(POOL1, 2), DRIVER_A, device(DEVICE1)),
+            in_pool1(SLICE1, 2, device(DEVICE1)),
             resource_slice(SLICE2, NODE2, pool(POOL1, 2), DRIVER_A, device(DEVICE2)),
         ],
         want=[on_node1(result(REQ0, DRIVER_A, POOL1, DEVICE1))],
@@ -424,8 +421,8 @@ CASES: dict[str, Case] = {
         [simple_claim()],
         [device_class()],
         [
-            resource_slice(SLICE1, NODE1, pool(POOL1, 2), DRIVER_A, device(DEVICE1)),
-            resource_slice(SLICE2, NODE1, pool(POOL1, 2), DRIVER_A, device(DEVICE1)),
+            in_pool1(SLICE1, 2, device(DEVICE1)),
+            in_pool1(SLICE2, 2, device(DEVICE1)),
             resource_slice(SLICE3, NODE1, pool(POOL2, 1), DRIVER_A, device(DEVICE2)),
         ],
         allocated_claims=[prior("other", a(REQ0, DRIVER_A, POOL2, DEVICE2))],
@@ -433,12 +430,12 @@ CASES: dict[str, Case] = {
         feature_gates=features(),
     ),
     "check-combinations-within-single-request-single-pool-multiple-slices": combinations(
-        resource_slice(SLICE1, NODE1, pool(POOL1, 2), DRIVER_A, device(DEVICE1), device(DEVICE2)),
-        resource_slice(SLICE2, NODE1, pool(POOL1, 2), DRIVER_A, device(DEVICE3), device(DEVICE4)),
+        in_pool1(SLICE1, 2, device(DEVICE1), device(DEVICE2)),
+        in_pool1(SLICE2, 2, device(DEVICE3), device(DEVICE4)),
     ),
     "check-combinations-within-single-request-multiple-pools-multiple-slices": combinations(
-        resource_slice(SLICE1, NODE1, pool(POOL1, 2), DRIVER_A, device(DEVICE1)),
-        resource_slice(SLICE2, NODE1, pool(POOL1, 2), DRIVER_A, device(DEVICE2)),
+        in_pool1(SLICE1, 2, device(DEVICE1)),
+        in_pool1(SLICE2, 2, device(DEVICE2)),
         resource_slice(SLICE3, NODE1, POOL2, DRIVER_A, device(DEVICE3), device(DEVICE4)),
     ),
     "check-combinations-within-single-request-many-pools": combinations(
@@ -490,9 +487,9 @@ CASES: dict[str, Case] = {
         [claim(CLAIM0, request(REQ0, count=2))],
         [device_class()],
         [
-            resource_slice(SLICE3, NODE1, pool(POOL1, 3), DRIVER_A, device(DEVICE3)),
-            resource_slice(SLICE2, NODE1, pool(POOL1, 3), DRIVER_A, device(DEVICE2)),
-            resource_slice(SLICE1, NODE1, pool(POOL1, 3), DRIVER_A, device(DEVICE1)),
+            in_pool1(SLICE3, 3, device(DEVICE3)),
+            in_pool1(SLICE2, 3, device(DEVICE2)),
+            in_pool1(SLICE1, 3, device(DEVICE1)),
         ],
         want=[on_node1(a(REQ0, DRIVER_A, POOL1, DEVICE1), a(REQ0, DRIVER_A, POOL1, DEVICE2))],
         feature_gates=features(),

@@ -165,6 +165,16 @@ def on_node1(*results: dict[str, Any], config: list[dict[str, Any]] | None = Non
     return expect(local(NODE1), *results, config=config)
 
 
+def in_pool1(name: str, slices: int, *devices: dict[str, Any], **kw: Any) -> ResourceSlice:
+    """upstream slice(name, node1, pool1 of `slices` slices, driverA, devices...)."""
+    return resource_slice(name, NODE1, pool(POOL1, slices), DRIVER_A, *devices, **kw)
+
+
+def consuming(name: str, set_name: str, **counters: str) -> dict[str, Any]:
+    """upstream device(name, nil, nil).withDeviceCounterConsumption(set_name: counters)."""
+    return device(name, consumesCounters=consumes(set_name, **counters))
+
+
 @dataclass
 class Case:
     claims: list[ResourceClaim]

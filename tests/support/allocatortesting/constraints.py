@@ -1,7 +1,4 @@
-"""Upstream's shared allocator table: matchAttribute and distinctAttribute constraints.
-
-Case names are upstream's (allocatortesting/allocator_testing.go).
-"""
+"""Upstream's shared allocator table: matchAttribute and distinctAttribute constraints."""
 
 from __future__ import annotations
 

@@ -1,7 +1,4 @@
-"""Upstream's shared allocator table: consumable capacity (KEP-5075).
-
-Case names are upstream's (allocatortesting/allocator_testing.go).
-"""
+"""Upstream's shared allocator table: consumable capacity (KEP-5075)."""
 
 from __future__ import annotations
 
@@ -289,18 +286,14 @@ CASES: dict[str, Case] = {
         ],
         [multi_class()],
         [
-            resource_slice(
+            in_pool1(
                 SLICE1,
-                NODE1,
-                pool(POOL1, 2),
-                DRIVER_A,
+                2,
                 shared(DEVICE1, {"memory": "4Gi"}, consumesCounters=consumes("cs-1", memory="4Gi")),
                 shared(DEVICE2, {"memory": "6Gi"}, consumesCounters=consumes("cs-1", memory="6Gi")),
                 shared(DEVICE3, {"memory": "4Gi"}, consumesCounters=consumes("cs-1", memory="4Gi")),
             ),
-            resource_slice(
-                SLICE2, NODE1, pool(POOL1, 2), DRIVER_A, counter_sets=[counter_set("cs-1", memory="8Gi")]
-            ),
+            in_pool1(SLICE2, 2, counter_sets=[counter_set("cs-1", memory="8Gi")]),
         ],
         want=[
             on_node1(
@@ -322,11 +315,9 @@ CASES: dict[str, Case] = {
         ],
         [multi_class()],
         [
-            resource_slice(
+            in_pool1(
                 SLICE1,
-                NODE1,
-                pool(POOL1, 2),
-                DRIVER_A,
+                2,
                 shared(
                     DEVICE1,
                     {"capacity-0": "1"},
@@ -340,11 +331,9 @@ CASES: dict[str, Case] = {
                     consumesCounters=consumes("cs-1", **{"capacity-0": "1"}),
                 ),
             ),
-            resource_slice(
+            in_pool1(
                 SLICE2,
-                NODE1,
-                pool(POOL1, 2),
-                DRIVER_A,
+                2,
                 counter_sets=[counter_set("cs-1", **{"capacity-0": "1"})],
             ),
         ],
@@ -427,11 +416,9 @@ CASES: dict[str, Case] = {
         ],
         [device_class()],
         [
-            resource_slice(
+            in_pool1(
                 SLICE1,
-                NODE1,
-                pool(POOL1, 2),
-                DRIVER_A,
+                2,
                 *(
                     shared(
                         name,
@@ -441,11 +428,9 @@ CASES: dict[str, Case] = {
                     for name, cap0 in ((DEVICE1, "2"), (DEVICE2, "4"), (DEVICE3, "2"))
                 ),
             ),
-            resource_slice(
+            in_pool1(
                 SLICE2,
-                NODE1,
-                pool(POOL1, 2),
-                DRIVER_A,
+                2,
                 counter_sets=[counter_set(SET1, **{CAP0: "4"}), counter_set(SET2, **{CAP1: "8"})],
             ),
         ],

@@ -1,7 +1,4 @@
-"""Upstream's shared allocator table: device taints and tolerations.
-
-Case names are upstream's (allocatortesting/allocator_testing.go).
-"""
+"""Upstream's shared allocator table: device taints and tolerations."""
 
 from __future__ import annotations
 
@@ -14,12 +11,8 @@ CASES: dict[str, Case] = {
         [device_class()],
         [
             slice1(
-                device(
-                    DEVICE1, taints=[{"key": "taint-key", "value": "taint-value", "effect": "NoSchedule"}]
-                ),
-                device(
-                    DEVICE2, taints=[{"key": "taint-key", "value": "taint-value-2", "effect": "NoExecute"}]
-                ),
+                device(DEVICE1, taints=[TAINT_NO_SCHEDULE]),
+                device(DEVICE2, taints=[TAINT_NO_EXECUTE]),
             )
         ],
     ),
@@ -29,26 +22,15 @@ CASES: dict[str, Case] = {
                 CLAIM0,
                 request(
                     REQ0,
-                    tolerations=[
-                        {
-                            "operator": "Equal",
-                            "key": "taint-key",
-                            "value": "taint-value-2",
-                            "effect": "NoExecute",
-                        }
-                    ],
+                    tolerations=[TOLERATE_NO_EXECUTE],
                 ),
             )
         ],
         [device_class()],
         [
             slice1(
-                device(
-                    DEVICE1, taints=[{"key": "taint-key", "value": "taint-value", "effect": "NoSchedule"}]
-                ),
-                device(
-                    DEVICE2, taints=[{"key": "taint-key", "value": "taint-value-2", "effect": "NoExecute"}]
-                ),
+                device(DEVICE1, taints=[TAINT_NO_SCHEDULE]),
+                device(DEVICE2, taints=[TAINT_NO_EXECUTE]),
             )
         ],
         want=[
@@ -58,14 +40,7 @@ CASES: dict[str, Case] = {
                     DRIVER_A,
                     POOL1,
                     DEVICE2,
-                    tolerations=[
-                        {
-                            "operator": "Equal",
-                            "key": "taint-key",
-                            "value": "taint-value-2",
-                            "effect": "NoExecute",
-                        }
-                    ],
+                    tolerations=[TOLERATE_NO_EXECUTE],
                 ),
             )
         ],

@@ -1,7 +1,4 @@
-"""Upstream's shared allocator table: list-type attributes.
-
-Case names are upstream's (allocatortesting/allocator_testing.go).
-"""
+"""Upstream's shared allocator table: list-type attributes."""
 
 from __future__ import annotations
 

@@ -1,7 +1,4 @@
-"""Upstream's shared allocator table: multi-host and network-attached pools.
-
-Case names are upstream's (allocatortesting/allocator_testing.go).
-"""
+"""Upstream's shared allocator table: multi-host and network-attached pools."""
 
 from __future__ import annotations
 

@@ -1,7 +1,4 @@
-"""Upstream's shared allocator table: partitionable devices (counters).
-
-Case names are upstream's (allocatortesting/allocator_testing.go).
-"""
+"""Upstream's shared allocator table: partitionable devices (counters)."""
 
 from __future__ import annotations
 
@@ -13,16 +10,12 @@ CASES: dict[str, Case] = {
         [simple_claim()],
         [device_class()],
         [
-            resource_slice(
+            in_pool1(
                 SLICE1,
-                NODE1,
-                pool(POOL1, 2),
-                DRIVER_A,
-                device(DEVICE1, consumesCounters=consumes("cs-1", memory="4Gi")),
+                2,
+                consuming(DEVICE1, "cs-1", memory="4Gi"),
             ),
-            resource_slice(
-                SLICE2, NODE1, pool(POOL1, 2), DRIVER_A, counter_sets=[counter_set("cs-1", memory="8Gi")]
-            ),
+            in_pool1(SLICE2, 2, counter_sets=[counter_set("cs-1", memory="8Gi")]),
         ],
         want=[on_node1(result(REQ0, DRIVER_A, POOL1, DEVICE1))],
     ),
@@ -30,18 +23,14 @@ CASES: dict[str, Case] = {
         [claim(CLAIM0, request(REQ0), request(REQ1))],
         [device_class()],
         [
-            resource_slice(
+            in_pool1(
                 SLICE1,
-                NODE1,
-                pool(POOL1, 2),
-                DRIVER_A,
-                device(DEVICE0, consumesCounters=consumes("cs-1", memory="4Gi")),
-                device(DEVICE1, consumesCounters=consumes("cs-1", memory="6Gi")),
-                device(DEVICE2, consumesCounters=consumes("cs-1", memory="4Gi")),
+                2,
+                consuming(DEVICE0, "cs-1", memory="4Gi"),
+                consuming(DEVICE1, "cs-1", memory="6Gi"),
+                consuming(DEVICE2, "cs-1", memory="4Gi"),
             ),
-            resource_slice(
-                SLICE2, NODE1, pool(POOL1, 2), DRIVER_A, counter_sets=[counter_set("cs-1", memory="8Gi")]
-            ),
+            in_pool1(SLICE2, 2, counter_sets=[counter_set("cs-1", memory="8Gi")]),
         ],
         want=[on_node1(result(REQ0, DRIVER_A, POOL1, DEVICE0), result(REQ1, DRIVER_A, POOL1, DEVICE2))],
     ),
@@ -49,17 +38,13 @@ CASES: dict[str, Case] = {
         [simple_claim()],
         [device_class()],
         [
-            resource_slice(
+            in_pool1(
                 SLICE1,
-                NODE1,
-                pool(POOL1, 2),
-                DRIVER_A,
-                device(DEVICE0, consumesCounters=consumes("cs-1", memory="4Gi")),
-                device(DEVICE1, consumesCounters=consumes("cs-1", memory="16Gi")),
+                2,
+                consuming(DEVICE0, "cs-1", memory="4Gi"),
+                consuming(DEVICE1, "cs-1", memory="16Gi"),
             ),
-            resource_slice(
-                SLICE2, NODE1, pool(POOL1, 2), DRIVER_A, counter_sets=[counter_set("cs-1", memory="18Gi")]
-            ),
+            in_pool1(SLICE2, 2, counter_sets=[counter_set("cs-1", memory="18Gi")]),
         ],
         allocated_claims=[prior("other", result(REQ0, DRIVER_A, POOL1, DEVICE0))],
     ),
@@ -68,7 +53,7 @@ CASES: dict[str, Case] = {
         [device_class()],
         [
             slice1(
-                device(DEVICE1, consumesCounters=consumes("cs-1", memory="4Gi")),
+                consuming(DEVICE1, "cs-1", memory="4Gi"),
             )
         ],
         feature_gates=stable_features_without("PartitionableDevices"),
@@ -106,19 +91,13 @@ CASES: dict[str, Case] = {
         [simple_claim()],
         [device_class()],
         [
-            resource_slice(
+            in_pool1(
                 SLICE1,
-                NODE1,
-                pool(POOL1, 3),
-                DRIVER_A,
-                device(DEVICE1, consumesCounters=consumes("cs-1", memory="4Gi")),
+                3,
+                consuming(DEVICE1, "cs-1", memory="4Gi"),
             ),
-            resource_slice(
-                SLICE2, NODE1, pool(POOL1, 3), DRIVER_A, counter_sets=[counter_set("cs-1", memory="8Gi")]
-            ),
-            resource_slice(
-                SLICE3, NODE1, pool(POOL1, 3), DRIVER_A, counter_sets=[counter_set("cs-1", memory="8Gi")]
-            ),
+            in_pool1(SLICE2, 3, counter_sets=[counter_set("cs-1", memory="8Gi")]),
+            in_pool1(SLICE3, 3, counter_sets=[counter_set("cs-1", memory="8Gi")]),
         ],
         error="invalid resource pools were encountered",
     ),
@@ -126,16 +105,12 @@ CASES: dict[str, Case] = {
         [simple_claim()],
         [device_class()],
         [
-            resource_slice(
+            in_pool1(
                 SLICE1,
-                NODE1,
-                pool(POOL1, 2),
-                DRIVER_A,
-                device(DEVICE1, consumesCounters=consumes("cs-2", memory="4Gi")),
+                2,
+                consuming(DEVICE1, "cs-2", memory="4Gi"),
             ),
-            resource_slice(
-                SLICE2, NODE1, pool(POOL1, 2), DRIVER_A, counter_sets=[counter_set("cs-1", memory="8Gi")]
-            ),
+            in_pool1(SLICE2, 2, counter_sets=[counter_set("cs-1", memory="8Gi")]),
         ],
         error="invalid resource pools were encountered",
     ),
@@ -143,11 +118,9 @@ CASES: dict[str, Case] = {
         [claim(CLAIM0, request(REQ0), request(REQ1))],
         [device_class()],
         [
-            resource_slice(
+            in_pool1(
                 SLICE1,
-                NODE1,
-                pool(POOL1, 2),
-                DRIVER_A,
+                2,
                 device(
                     DEVICE1, {"memory": "4Gi", "cpus": "6"}, consumesCounters=two_sets("4Gi", "6", "4", "2Gi")
                 ),
@@ -158,11 +131,9 @@ CASES: dict[str, Case] = {
                     DEVICE3, {"memory": "4Gi", "cpus": "4"}, consumesCounters=two_sets("4Gi", "4", "4", "4Gi")
                 ),
             ),
-            resource_slice(
+            in_pool1(
                 SLICE2,
-                NODE1,
-                pool(POOL1, 2),
-                DRIVER_A,
+                2,
                 counter_sets=[
                     counter_set("counter-set-1", cpus="8", memory="18Gi"),
                     counter_set("counter-set-2", cpus="12", memory="18Gi"),
@@ -184,11 +155,9 @@ CASES: dict[str, Case] = {
         ],
         [device_class()],
         shared_counter_pool(
-            resource_slice(
+            in_pool1(
                 SLICE2,
-                NODE1,
-                pool(POOL1, 3),
-                DRIVER_A,
+                3,
                 memory_device(DEVICE1, "6Gi"),
                 memory_device(DEVICE2, "2Gi"),
             ),
@@ -201,7 +170,7 @@ CASES: dict[str, Case] = {
         [simple_claim()],
         [device_class()],
         shared_counter_pool(
-            resource_slice(SLICE2, NODE1, pool(POOL1, 3), DRIVER_A, memory_device(DEVICE1, "6Gi")),
+            in_pool1(SLICE2, 3, memory_device(DEVICE1, "6Gi")),
             resource_slice(
                 SLICE3,
                 NODE2,
@@ -219,7 +188,7 @@ CASES: dict[str, Case] = {
         [simple_claim()],
         [device_class()],
         shared_counter_pool(
-            resource_slice(SLICE2, NODE1, pool(POOL1, 3), DRIVER_A, memory_device(DEVICE1, "6Gi")),
+            in_pool1(SLICE2, 3, memory_device(DEVICE1, "6Gi")),
             resource_slice(
                 SLICE3, NODE2, pool(POOL1, 3), DRIVER_A, memory_device(DEVICE3, "6Gi", "counter-set-2")
             ),
@@ -240,18 +209,14 @@ CASES: dict[str, Case] = {
         ],
         [device_class()],
         [
-            resource_slice(
+            in_pool1(
                 SLICE1,
-                NODE1,
-                pool(POOL1, 2),
-                DRIVER_A,
+                2,
                 from_counters(DEVICE1, (SET1, {"memory": "4Gi"})),
                 from_counters(DEVICE2, (SET1, {"memory": "6Gi"})),
                 from_counters(DEVICE3, (SET1, {"memory": "4Gi"})),
             ),
-            resource_slice(
-                SLICE2, NODE1, pool(POOL1, 2), DRIVER_A, counter_sets=[counter_set(SET1, memory="8Gi")]
-            ),
+            in_pool1(SLICE2, 2, counter_sets=[counter_set(SET1, memory="8Gi")]),
         ],
         want=[on_node1(a(REQ0, DRIVER_A, POOL1, DEVICE1), a(sub(REQ1, SUB1), DRIVER_A, POOL1, DEVICE3))],
         feature_gates=features("PrioritizedList", "PartitionableDevices"),
@@ -270,20 +235,16 @@ CASES: dict[str, Case] = {
         ],
         [device_class()],
         [
-            resource_slice(
+            in_pool1(
                 SLICE1,
-                NODE1,
-                pool(POOL1, 2),
-                DRIVER_A,
+                2,
                 from_counters(DEVICE1, (SET1, {"memory": "4Gi"}), (SET2, {"cpus": "4"})),
                 from_counters(DEVICE2, (SET1, {"memory": "6Gi"}), (SET2, {"cpus": "6"})),
                 from_counters(DEVICE3, (SET1, {"memory": "4Gi"}), (SET2, {"cpus": "4"})),
             ),
-            resource_slice(
+            in_pool1(
                 SLICE2,
-                NODE1,
-                pool(POOL1, 2),
-                DRIVER_A,
+                2,
                 counter_sets=[counter_set(SET1, memory="18Gi"), counter_set(SET2, cpus="8")],
             ),
         ],
@@ -294,20 +255,16 @@ CASES: dict[str, Case] = {
         [claim(CLAIM0, request(REQ0), request(REQ1))],
         [device_class()],
         [
-            resource_slice(
+            in_pool1(
                 SLICE1,
-                NODE1,
-                pool(POOL1, 2),
-                DRIVER_A,
+                2,
                 from_counters(DEVICE1, (SET1, {"cpus": "6", "memory": "4Gi"})),
                 from_counters(DEVICE2, (SET1, {"cpus": "4", "memory": "6Gi"})),
                 from_counters(DEVICE3, (SET1, {"cpus": "4", "memory": "4Gi"})),
             ),
-            resource_slice(
+            in_pool1(
                 SLICE2,
-                NODE1,
-                pool(POOL1, 2),
-                DRIVER_A,
+                2,
                 counter_sets=[counter_set(SET1, cpus="8", memory="18Gi")],
             ),
             resource_slice(
@@ -342,20 +299,16 @@ CASES: dict[str, Case] = {
         [claim(CLAIM0, request(REQ0, count=2))],
         [device_class()],
         [
-            resource_slice(
+            in_pool1(
                 SLICE1,
-                NODE1,
-                pool(POOL1, 2),
-                DRIVER_A,
+                2,
                 counter_device(DEVICE1, (SET1, {"memory": "5Gi"})),
                 counter_device(DEVICE2, (SET1, {"memory": "4Gi"})),
                 counter_device(DEVICE3, (SET1, {"memory": "4Gi"})),
             ),
-            resource_slice(
+            in_pool1(
                 SLICE2,
-                NODE1,
-                pool(POOL1, 2),
-                DRIVER_A,
+                2,
                 counter_sets=[counter_set(SET1, memory="8Gi", unused="1Gi")],
             ),
         ],
@@ -366,17 +319,13 @@ CASES: dict[str, Case] = {
         [simple_claim()],
         [device_class()],
         [
-            resource_slice(
+            in_pool1(
                 SLICE1,
-                NODE1,
-                pool(POOL1, 2),
-                DRIVER_A,
+                2,
                 from_counters(DEVICE1, (SET1, {"memory": "4Gi"})),
                 from_counters(DEVICE2, (SET1, {"memory": "20Gi"})),
             ),
-            resource_slice(
-                SLICE2, NODE1, pool(POOL1, 2), DRIVER_A, counter_sets=[counter_set(SET1, memory="18Gi")]
-            ),
+            in_pool1(SLICE2, 2, counter_sets=[counter_set(SET1, memory="18Gi")]),
         ],
         allocated_claims=[prior("other", a(REQ0, DRIVER_A, POOL1, DEVICE2))],
         feature_gates=features("PartitionableDevices"),
@@ -385,17 +334,13 @@ CASES: dict[str, Case] = {
         [simple_claim()],
         [device_class()],
         [
-            resource_slice(
+            in_pool1(
                 SLICE1,
-                NODE1,
-                pool(POOL1, 2),
-                DRIVER_A,
+                2,
                 counter_device(DEVICE1, (SET1, {"memory": "4Gi"})),
                 device(DEVICE2),
             ),
-            resource_slice(
-                SLICE2, NODE1, pool(POOL1, 2), DRIVER_A, counter_sets=[counter_set(SET1, memory="18Gi")]
-            ),
+            in_pool1(SLICE2, 2, counter_sets=[counter_set(SET1, memory="18Gi")]),
         ],
         want=[on_node1(a(REQ0, DRIVER_A, POOL1, DEVICE2))],
         feature_gates=features(),
@@ -459,11 +404,9 @@ CASES: dict[str, Case] = {
         ],
         [device_class()],
         [
-            resource_slice(
+            in_pool1(
                 SLICE1,
-                NODE1,
-                pool(POOL1, 2),
-                DRIVER_A,
+                2,
                 counter_device(
                     DEVICE1, (SET1, {"cpu1": "1"}), (SET2, {"mem": "10Gi"}), attributes={"special": b(True)}
                 ),
@@ -474,11 +417,9 @@ CASES: dict[str, Case] = {
                     DEVICE3, (SET1, {"cpu3": "1"}), (SET2, {"mem": "10Gi"}), attributes={"special": b(False)}
                 ),
             ),
-            resource_slice(
+            in_pool1(
                 SLICE2,
-                NODE1,
-                pool(POOL1, 2),
-                DRIVER_A,
+                2,
                 counter_sets=[counter_set(SET1, cpu1="1", cpu2="1", cpu3="1"), counter_set(SET2, mem="30Gi")],
             ),
         ],
@@ -495,14 +436,10 @@ CASES: dict[str, Case] = {
         [simple_claim()],
         [device_class()],
         [
-            resource_slice(
-                SLICE1, NODE1, pool(POOL1, 2), DRIVER_A, counter_device(DEVICE1, (SET1, {"memory": "8Gi"}))
-            ),
-            resource_slice(
+            in_pool1(SLICE1, 2, counter_device(DEVICE1, (SET1, {"memory": "8Gi"}))),
+            in_pool1(
                 SLICE2,
-                NODE1,
-                pool(POOL1, 2),
-                DRIVER_A,
+                2,
                 counter_sets=[counter_set(SET1, **{"other-memory": "8Gi"})],
             ),
         ],

@@ -1,7 +1,4 @@
-"""Upstream's shared allocator table: prioritized lists (firstAvailable).
-
-Case names are upstream's (allocatortesting/allocator_testing.go).
-"""
+"""Upstream's shared allocator table: prioritized lists (firstAvailable)."""
 
 from __future__ import annotations
 
