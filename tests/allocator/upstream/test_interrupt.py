@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from support.allocatortesting.builders import (
+from support.allocatortesting.case import (
     features,
 )
 from support.dra_objects import (

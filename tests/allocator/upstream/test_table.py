@@ -8,7 +8,7 @@ name.
 from __future__ import annotations
 
 import pytest
-from support.allocatortesting.builders import Case, check_case
+from support.allocatortesting.case import Case, check_case
 from support.allocatortesting.table import TABLE
 
 

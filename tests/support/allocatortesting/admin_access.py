@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from support.allocatortesting.builders import *
+from support.allocatortesting.case import *
 from support.dra_objects import *
 
 CASES: dict[str, Case] = {
@@ -10,10 +11,7 @@ CASES: dict[str, Case] = {
         [simple_claim(), claim(CLAIM1, admin_request(request(REQ0)))],
         [device_class()],
         [two_devices()],
-        want=[
-            on_node1(result(REQ0, DRIVER_A, POOL1, DEVICE1)),
-            on_node1(admin(REQ0, DEVICE1)),
-        ],
+        want=[on_node1(result(REQ0, DRIVER_A, POOL1, DEVICE1)), on_node1(admin(REQ0, DEVICE1))],
     ),
     "admin-access-disabled": Case(
         [claim(CLAIM0, admin_request(request(REQ0)))],
@@ -27,7 +25,7 @@ CASES: dict[str, Case] = {
         [device_class()],
         [one_device_slice(SLICE1, NODE1, POOL1, DRIVER_A)],
         allocated_claims=[
-            prior("other", a(REQ0, DRIVER_A, POOL1, DEVICE1), a(REQ0, DRIVER_A, POOL1, DEVICE2))
+            prior("other", result(REQ0, DRIVER_A, POOL1, DEVICE1), result(REQ0, DRIVER_A, POOL1, DEVICE2))
         ],
         want=[on_node1(admin(REQ0, DEVICE1))],
         feature_gates=features("AdminAccess"),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from support.allocatortesting.builders import *
+from support.allocatortesting.case import *
 from support.dra_objects import *
 
 CASES: dict[str, Case] = {
@@ -36,9 +37,7 @@ CASES: dict[str, Case] = {
         ],
     ),
     "all-devices-no-solution": Case(
-        [claim(CLAIM0, request(REQ0)), claim(CLAIM1, all_request(REQ0))],
-        [device_class()],
-        [two_devices()],
+        [claim(CLAIM0, request(REQ0)), claim(CLAIM1, all_request(REQ0))], [device_class()], [two_devices()]
     ),
     "all-devices-slice-without-devices": Case(
         [claim(CLAIM0, all_request(REQ0))], [device_class()], [slice1()]
@@ -77,7 +76,7 @@ CASES: dict[str, Case] = {
             in_pool1(SLICE1, 2, counter_device(DEVICE1, (SET1, {"memory": "4Gi"}))),
             in_pool1(SLICE2, 2, counter_sets=[counter_set(SET1, memory="8Gi")]),
         ],
-        want=[on_node1(a(REQ0, DRIVER_A, POOL1, DEVICE1))],
+        want=[on_node1(result(REQ0, DRIVER_A, POOL1, DEVICE1))],
         feature_gates=features("PartitionableDevices"),
     ),
     "all-devices-plus-another-reversed": Case(
@@ -85,34 +84,28 @@ CASES: dict[str, Case] = {
         [device_class(), device_class(CLASS_B, DRIVER_B)],
         [one_device_slice(SLICE1, NODE1, POOL1, DRIVER_A), one_device_slice(SLICE2, NODE1, POOL1, DRIVER_B)],
         want=[
-            on_node1(a(REQ0, DRIVER_B, POOL1, DEVICE1)),
-            on_node1(a(REQ0, DRIVER_A, POOL1, DEVICE1)),
+            on_node1(result(REQ0, DRIVER_B, POOL1, DEVICE1)),
+            on_node1(result(REQ0, DRIVER_A, POOL1, DEVICE1)),
         ],
         feature_gates=features(),
     ),
     "all-devices-many-plus-another": Case(
         [claim(CLAIM0, all_request(REQ0)), simple_claim(CLAIM1, cls=CLASS_B)],
         [device_class(), device_class(CLASS_B, DRIVER_B)],
-        [
-            slice1(device(DEVICE1), device(DEVICE2)),
-            one_device_slice(SLICE2, NODE1, POOL1, DRIVER_B),
-        ],
+        [slice1(device(DEVICE1), device(DEVICE2)), one_device_slice(SLICE2, NODE1, POOL1, DRIVER_B)],
         want=[
-            on_node1(a(REQ0, DRIVER_A, POOL1, DEVICE1), a(REQ0, DRIVER_A, POOL1, DEVICE2)),
-            on_node1(a(REQ0, DRIVER_B, POOL1, DEVICE1)),
+            on_node1(result(REQ0, DRIVER_A, POOL1, DEVICE1), result(REQ0, DRIVER_A, POOL1, DEVICE2)),
+            on_node1(result(REQ0, DRIVER_B, POOL1, DEVICE1)),
         ],
         feature_gates=features(),
     ),
     "all-devices-many-plus-another-reversed": Case(
         [simple_claim(CLAIM1, cls=CLASS_B), claim(CLAIM0, all_request(REQ0))],
         [device_class(), device_class(CLASS_B, DRIVER_B)],
-        [
-            slice1(device(DEVICE1), device(DEVICE2)),
-            one_device_slice(SLICE2, NODE1, POOL1, DRIVER_B),
-        ],
+        [slice1(device(DEVICE1), device(DEVICE2)), one_device_slice(SLICE2, NODE1, POOL1, DRIVER_B)],
         want=[
-            on_node1(a(REQ0, DRIVER_B, POOL1, DEVICE1)),
-            on_node1(a(REQ0, DRIVER_A, POOL1, DEVICE1), a(REQ0, DRIVER_A, POOL1, DEVICE2)),
+            on_node1(result(REQ0, DRIVER_B, POOL1, DEVICE1)),
+            on_node1(result(REQ0, DRIVER_A, POOL1, DEVICE1), result(REQ0, DRIVER_A, POOL1, DEVICE2)),
         ],
         feature_gates=features(),
     ),
@@ -129,25 +122,22 @@ CASES: dict[str, Case] = {
         [claim(CLAIM0, ALL_OR_B)],
         [device_class(), device_class(CLASS_B, DRIVER_B)],
         [slice1(), one_device_slice(SLICE2, NODE1, POOL2, DRIVER_B)],
-        want=[on_node1(a(sub(REQ0, SUB1), DRIVER_B, POOL2, DEVICE1))],
+        want=[on_node1(result(sub(REQ0, SUB1), DRIVER_B, POOL2, DEVICE1))],
         feature_gates=features("PrioritizedList"),
     ),
     "all-devices-no-slices-prioritized-list": Case(
         [claim(CLAIM0, ALL_OR_B)],
         [device_class(), device_class(CLASS_B, DRIVER_B)],
         [one_device_slice(SLICE2, NODE1, POOL2, DRIVER_B)],
-        want=[on_node1(a(sub(REQ0, SUB1), DRIVER_B, POOL2, DEVICE1))],
+        want=[on_node1(result(sub(REQ0, SUB1), DRIVER_B, POOL2, DEVICE1))],
         feature_gates=features("PrioritizedList"),
     ),
     "all-devices-some-allocated-prioritized-list": Case(
         [claim(CLAIM0, ALL_OR_B)],
         [device_class(), device_class(CLASS_B, DRIVER_B)],
-        [
-            slice1(device(DEVICE1), device(DEVICE2)),
-            one_device_slice(SLICE2, NODE1, POOL2, DRIVER_B),
-        ],
-        allocated_claims=[prior("other", a(REQ0, DRIVER_A, POOL1, DEVICE1))],
-        want=[on_node1(a(sub(REQ0, SUB1), DRIVER_B, POOL2, DEVICE1))],
+        [slice1(device(DEVICE1), device(DEVICE2)), one_device_slice(SLICE2, NODE1, POOL2, DRIVER_B)],
+        allocated_claims=[prior("other", result(REQ0, DRIVER_A, POOL1, DEVICE1))],
+        want=[on_node1(result(sub(REQ0, SUB1), DRIVER_B, POOL2, DEVICE1))],
         feature_gates=features("PrioritizedList"),
     ),
     "all-devices-invalid-CEL": Case(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from resourceapi.resource_v1 import DeviceClass
 from support.allocatortesting.builders import *
+from support.allocatortesting.case import *
 from support.dra_objects import *
 
 CASES: dict[str, Case] = {
@@ -22,51 +23,21 @@ CASES: dict[str, Case] = {
         want=[expect(local(NODE2), result(REQ0, DRIVER_A, POOL2, DEVICE1))],
     ),
     "small-and-large": Case(
-        [
-            claim(
-                CLAIM0,
-                request(REQ0, selectors=[memory_selector("1Gi")]),
-                request(REQ1, selectors=[memory_selector("2Gi")]),
-            )
-        ],
+        [claim(CLAIM0, memory_request(REQ0, "1Gi"), memory_request(REQ1, "2Gi"))],
         [device_class()],
-        [
-            slice1(
-                device(DEVICE1, {"memory": "1Gi"}),
-                device(DEVICE2, {"memory": "2Gi"}),
-            )
-        ],
+        [slice1(device(DEVICE1, {"memory": "1Gi"}), device(DEVICE2, {"memory": "2Gi"}))],
         want=[on_node1(result(REQ0, DRIVER_A, POOL1, DEVICE1), result(REQ1, DRIVER_A, POOL1, DEVICE2))],
     ),
     "small-and-large-backtrack-requests": Case(
-        [
-            claim(
-                CLAIM0,
-                request(REQ0, selectors=[memory_selector("1Gi")]),
-                request(REQ1, selectors=[memory_selector("2Gi")]),
-            )
-        ],
+        [claim(CLAIM0, memory_request(REQ0, "1Gi"), memory_request(REQ1, "2Gi"))],
         [device_class()],
-        [
-            slice1(
-                device(DEVICE2, {"memory": "2Gi"}),
-                device(DEVICE1, {"memory": "1Gi"}),
-            )
-        ],
+        [slice1(device(DEVICE2, {"memory": "2Gi"}), device(DEVICE1, {"memory": "1Gi"}))],
         want=[on_node1(result(REQ0, DRIVER_A, POOL1, DEVICE1), result(REQ1, DRIVER_A, POOL1, DEVICE2))],
     ),
     "small-and-large-backtrack-claims": Case(
-        [
-            claim(CLAIM0, request(REQ0, selectors=[memory_selector("1Gi")])),
-            claim(CLAIM1, request(REQ1, selectors=[memory_selector("2Gi")])),
-        ],
+        [claim(CLAIM0, memory_request(REQ0, "1Gi")), claim(CLAIM1, memory_request(REQ1, "2Gi"))],
         [device_class()],
-        [
-            slice1(
-                device(DEVICE2, {"memory": "2Gi"}),
-                device(DEVICE1, {"memory": "1Gi"}),
-            )
-        ],
+        [slice1(device(DEVICE2, {"memory": "2Gi"}), device(DEVICE1, {"memory": "1Gi"}))],
         want=[
             on_node1(result(REQ0, DRIVER_A, POOL1, DEVICE1)),
             on_node1(result(REQ1, DRIVER_A, POOL1, DEVICE2)),
@@ -315,18 +286,12 @@ CASES: dict[str, Case] = {
         want=[on_node1(result(REQ0, DRIVER_A, POOL2, DEVICE1))],
     ),
     "no-allocation-from-incomplete-pools": Case(
-        [simple_claim()],
-        [device_class()],
-        [in_pool1(SLICE1, 2, device(DEVICE1))],
+        [simple_claim()], [device_class()], [in_pool1(SLICE1, 2, device(DEVICE1))]
     ),
     "binding-conditions-without-feature-gate": Case(
         [simple_claim()],
         [device_class()],
-        [
-            slice1(
-                device(DEVICE1, bindingConditions=["ready"], bindingFailureConditions=["failed"]),
-            )
-        ],
+        [slice1(device(DEVICE1, bindingConditions=["ready"], bindingFailureConditions=["failed"]))],
     ),
     "node-restriction": Case(
         [simple_claim()],
@@ -397,7 +362,7 @@ CASES: dict[str, Case] = {
         [one_device_slice(SLICE1, NODE1, POOL1, DRIVER_A)],
         want=[
             on_node1(
-                a(REQ0, DRIVER_A, POOL1, DEVICE1),
+                result(REQ0, DRIVER_A, POOL1, DEVICE1),
                 config=[{"source": "FromClaim", **opaque(DRIVER_A, "deviceAttribute")}],
             )
         ],
@@ -414,7 +379,7 @@ CASES: dict[str, Case] = {
         [claim(CLAIM0, request(REQ0, count=32))],
         [device_class()],
         [slice1(*(device(f"device-{i}") for i in range(32)))],
-        want=[on_node1(*(a(REQ0, DRIVER_A, POOL1, f"device-{i}") for i in range(32)))],
+        want=[on_node1(*(result(REQ0, DRIVER_A, POOL1, f"device-{i}") for i in range(32)))],
         feature_gates=features(),
     ),
     "invalid-pool-is-error-if-no-other-device-can-be-allocated": Case(
@@ -425,7 +390,7 @@ CASES: dict[str, Case] = {
             in_pool1(SLICE2, 2, device(DEVICE1)),
             resource_slice(SLICE3, NODE1, pool(POOL2, 1), DRIVER_A, device(DEVICE2)),
         ],
-        allocated_claims=[prior("other", a(REQ0, DRIVER_A, POOL2, DEVICE2))],
+        allocated_claims=[prior("other", result(REQ0, DRIVER_A, POOL2, DEVICE2))],
         error="invalid resource pools were encountered",
         feature_gates=features(),
     ),
@@ -464,9 +429,9 @@ CASES: dict[str, Case] = {
         [typed_devices("X", "Y", "Y")],
         want=[
             on_node1(
-                a(sub(REQ1, SUB1), DRIVER_A, POOL1, DEVICE2),
-                a(sub(REQ1, SUB1), DRIVER_A, POOL1, DEVICE3),
-                a(sub(REQ2, SUB1), DRIVER_A, POOL1, DEVICE1),
+                result(sub(REQ1, SUB1), DRIVER_A, POOL1, DEVICE2),
+                result(sub(REQ1, SUB1), DRIVER_A, POOL1, DEVICE3),
+                result(sub(REQ2, SUB1), DRIVER_A, POOL1, DEVICE1),
             )
         ],
         calls=26,
@@ -480,7 +445,7 @@ CASES: dict[str, Case] = {
             one_device_slice(SLICE2, NODE1, POOL2, DRIVER_A),
             one_device_slice(SLICE3, NODE1, POOL1, DRIVER_A),
         ],
-        want=[on_node1(a(REQ0, DRIVER_A, POOL1, DEVICE1), a(REQ0, DRIVER_A, POOL2, DEVICE1))],
+        want=[on_node1(result(REQ0, DRIVER_A, POOL1, DEVICE1), result(REQ0, DRIVER_A, POOL2, DEVICE1))],
         feature_gates=features(),
     ),
     "lexicographical-sorting-slices": Case(
@@ -491,7 +456,7 @@ CASES: dict[str, Case] = {
             in_pool1(SLICE2, 3, device(DEVICE2)),
             in_pool1(SLICE1, 3, device(DEVICE1)),
         ],
-        want=[on_node1(a(REQ0, DRIVER_A, POOL1, DEVICE1), a(REQ0, DRIVER_A, POOL1, DEVICE2))],
+        want=[on_node1(result(REQ0, DRIVER_A, POOL1, DEVICE1), result(REQ0, DRIVER_A, POOL1, DEVICE2))],
         feature_gates=features(),
     ),
 }

@@ -1,21 +1,15 @@
-"""Builders of upstream's shared allocator test table (`staging/src/k8s.io/dynamic-resource-allocation/
-structured/internal/allocatortesting/allocator_testing.go`), as ported here.
-
-`Case` is one table row; `check_case` runs it through `Cluster.allocate` and compares with upstream's expected
-error, results and step count. Gates follow upstream's convention: `features(...)` names the allocator
-features a case turns on (every other one is off); `stable_features()` is the set the product enables by
-default (upstream's Features with AdminAccess, ConsumableCapacity, DeviceTaints, PartitionableDevices and
-PrioritizedList on).
+"""The vocabulary of upstream's shared allocator table (`allocatortesting/allocator_testing.go`'s helpers, as
+ported here): names and builders of claims, classes, slices, devices and expected results, beyond the generic
+ones in `support.dra_objects`. The theme modules star-import it, as upstream's rows use their package's names.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
-from resourceapi import gates as g
 from resourceapi.gates import FeatureGates
 from resourceapi.resource_v1 import DeviceClass, ResourceClaim, ResourceSlice
+from support.allocatortesting.case import Case, features
 from support.dra_objects import (
     CLAIM0,
     CLASS_A,
@@ -24,9 +18,9 @@ from support.dra_objects import (
     DEVICE2,
     DRIVER_A,
     NODE1,
+    PER_DEVICE,
     POOL1,
     POOL2,
-    REGION1,
     REQ0,
     REQ1,
     SHARE,
@@ -39,57 +33,63 @@ from support.dra_objects import (
     claim,
     device,
     device_class,
-    dump,
     expect,
     local,
-    node,
     pool,
     prioritized,
     request,
     resource_slice,
     result,
-    run,
     selector,
     simple_claim,
     sub_request,
 )
 
-_GATE_OF = {
-    "AdminAccess": g.DRA_ADMIN_ACCESS,
-    "ConsumableCapacity": g.DRA_CONSUMABLE_CAPACITY,
-    "DeviceTaints": g.DRA_DEVICE_TAINTS,
-    "ListTypeAttributes": g.DRA_LIST_TYPE_ATTRIBUTES,
-    "PartitionableDevices": g.DRA_PARTITIONABLE_DEVICES,
-    "PrioritizedList": g.DRA_PRIORITIZED_LIST,
-}
-STABLE_FEATURES = (
-    "AdminAccess",
-    "ConsumableCapacity",
-    "DeviceTaints",
-    "PartitionableDevices",
-    "PrioritizedList",
-)
-
-
-def features(*names: str) -> FeatureGates:
-    """upstream `Features{<name>: true, ...}`: every other allocator feature is off."""
-    return FeatureGates.from_mapping({_GATE_OF[n]: True for n in names}, base={})
-
-
-def stable_features(*extra: str) -> FeatureGates:
-    """The product's default allocator features, plus `extra`."""
-    return features(*STABLE_FEATURES, *extra)
-
-
-def stable_features_without(*names: str) -> FeatureGates:
-    """The product's default allocator features less `names`."""
-    return features(*(n for n in STABLE_FEATURES if n not in names))
-
-
 MULTI_CLASS = f'device.driver == "{DRIVER_A}" && device.allowMultipleAllocations == true'
 
 
 DEDICATED_CLASS = f'device.driver == "{DRIVER_A}" && device.allowMultipleAllocations == false'
+
+
+RANGE_2_2_4 = {"default": "2", "validRange": {"min": "2", "step": "2", "max": "4"}}
+
+
+MATCH, DISTINCT = "matchAttribute", "distinctAttribute"
+
+
+SLICE4 = "slice-4"
+
+
+POOL4 = "pool-4"
+
+
+DEVICE4 = "device-4"
+
+
+CAP0, CAP1 = "capacity-0", "capacity-1"
+
+
+SET1, SET2 = "counter-set-1", "counter-set-2"
+
+
+OTHER_SHARE = "bbbbbbbb-aaaa-aaaa-aaaa-aaaaaaaaaaaa"
+
+
+TAINT_NO_SCHEDULE = {"key": "taint-key", "value": "taint-value", "effect": "NoSchedule"}
+
+
+TAINT_NO_EXECUTE = {"key": "taint-key", "value": "taint-value-2", "effect": "NoExecute"}
+
+
+TOLERATE_NO_SCHEDULE = {"operator": "Exists", "key": "taint-key", "effect": "NoSchedule"}
+
+
+TOLERATE_NO_EXECUTE = {
+    "operator": "Equal",
+    "key": "taint-key",
+    "value": "taint-value-2",
+    "effect": "NoExecute",
+}
 
 
 def multi_class(name: str = CLASS_A) -> DeviceClass:
@@ -102,9 +102,6 @@ def dedicated_class(name: str = CLASS_A) -> DeviceClass:
     return DeviceClass.model_validate(
         {"metadata": {"name": name}, "spec": {"selectors": [selector(DEDICATED_CLASS)]}}
     )
-
-
-RANGE_2_2_4 = {"default": "2", "validRange": {"min": "2", "step": "2", "max": "4"}}
 
 
 def ranged(value: str) -> dict[str, Any]:
@@ -175,38 +172,37 @@ def consuming(name: str, set_name: str, **counters: str) -> dict[str, Any]:
     return device(name, consumesCounters=consumes(set_name, **counters))
 
 
-@dataclass
-class Case:
-    claims: list[ResourceClaim]
-    classes: list[DeviceClass]
-    slices: list[ResourceSlice]
-    want: list[dict[str, Any]] | None = None
-    error: str | None = None
-    on: tuple[str, str] = (NODE1, REGION1)
-    allocated_claims: list[ResourceClaim] = field(default_factory=list)
-    feature_gates: FeatureGates = field(default_factory=stable_features)
-    calls: int | None = None
+def memory_request(name: str, amount: str) -> dict[str, Any]:
+    """A request of one device with at least `amount` of memory."""
+    return request(name, selectors=[memory_selector(amount)])
 
 
-def check_case(case: Case) -> None:
-    """Run one table case and compare with upstream's expected error, results and step count."""
-    outcome = run(
-        case.claims,
-        case.classes,
-        case.slices,
-        on=node(*case.on),
-        allocated_claims=case.allocated_claims,
-        feature_gates=case.feature_gates,
-    )
-    if case.error is not None:
-        assert outcome.error is not None, dump(outcome)
-        assert case.error in outcome.error
-        assert outcome.results is None
-        return
-    assert outcome.error is None, outcome.error
-    assert dump(outcome) == case.want
-    if case.calls is not None:
-        assert outcome.allocate_one_calls == case.calls
+def memory_sub(name: str, amount: str) -> dict[str, Any]:
+    """A subrequest of one device with at least `amount` of memory."""
+    return sub_request(name, selectors=[memory_selector(amount)])
+
+
+def capacity_request(name: str, amount: str) -> dict[str, Any]:
+    """upstream request(name, classA, 1).withCapacityRequest(amount): `amount` of capacity-0."""
+    return request(name, capacity=cap_request(amount))
+
+
+def match_attribute(attribute: str) -> dict[str, Any]:
+    return {"matchAttribute": f"{DRIVER_A}/{attribute}"}
+
+
+def distinct_attribute(attribute: str) -> dict[str, Any]:
+    return {"distinctAttribute": f"{DRIVER_A}/{attribute}"}
+
+
+def device_and_6gi_or_4gi() -> ResourceClaim:
+    """claim-0: req-0 any device, req-1 one of 6Gi or else one of 4Gi (upstream's partitionable cases)."""
+    return claim(CLAIM0, request(REQ0), prioritized(REQ1, memory_sub(SUB0, "6Gi"), memory_sub(SUB1, "4Gi")))
+
+
+def per_device_slice(*devices: dict[str, Any]) -> ResourceSlice:
+    """upstream slice(slice1, perDeviceNodeSelection, pool1, driverA, devices...)."""
+    return resource_slice(SLICE1, PER_DEVICE, POOL1, DRIVER_A, *devices)
 
 
 def two_devices(*extra: dict[str, Any]) -> ResourceSlice:
@@ -232,28 +228,6 @@ def prior(claim_name: str, *results: dict[str, Any]) -> ResourceClaim:
 def admin_request(req: dict[str, Any]) -> dict[str, Any]:
     req["exactly"]["adminAccess"] = True
     return req
-
-
-def list_case(
-    kind: str,
-    attribute: str,
-    values: list[dict[str, Any]],
-    count: int,
-    want: list[str] | None,
-    lists: bool = True,
-) -> Case:
-    """upstream's list-attributes-* cases: one request of `count` devices under one constraint."""
-    devices = [device(f"device-{i + 1}", attributes={attribute: v}) for i, v in enumerate(values)]
-    return Case(
-        [claim(CLAIM0, request(REQ0, count=count), constraints=[{kind: f"{DRIVER_A}/{attribute}"}])],
-        [device_class()],
-        [slice1(*devices)],
-        want=None if want is None else [on_node1(*(result(REQ0, DRIVER_A, POOL1, d) for d in want))],
-        feature_gates=stable_features("ListTypeAttributes") if lists else stable_features(),
-    )
-
-
-MATCH, DISTINCT = "matchAttribute", "distinctAttribute"
 
 
 def strs(*v: str) -> dict[str, Any]:
@@ -315,24 +289,6 @@ def memory_device(name: str, memory: str, counter_set_name: str = "counter-set-1
     return device(name, {"memory": memory}, consumesCounters=consumes(counter_set_name, memory=memory))
 
 
-SLICE4 = "slice-4"
-
-
-POOL4 = "pool-4"
-
-
-DEVICE4 = "device-4"
-
-
-CAP0, CAP1 = "capacity-0", "capacity-1"
-
-
-SET1, SET2 = "counter-set-1", "counter-set-2"
-
-
-OTHER_SHARE = "bbbbbbbb-aaaa-aaaa-aaaa-aaaaaaaaaaaa"
-
-
 def s(value: str) -> dict[str, Any]:
     return {"string": value}
 
@@ -383,33 +339,12 @@ def class_with_selector(name: str, expression: str) -> DeviceClass:
     )
 
 
-TAINT_NO_SCHEDULE = {"key": "taint-key", "value": "taint-value", "effect": "NoSchedule"}
-
-
-TAINT_NO_EXECUTE = {"key": "taint-key", "value": "taint-value-2", "effect": "NoExecute"}
-
-
-TOLERATE_NO_SCHEDULE = {"operator": "Exists", "key": "taint-key", "effect": "NoSchedule"}
-
-
-TOLERATE_NO_EXECUTE = {
-    "operator": "Equal",
-    "key": "taint-key",
-    "value": "taint-value-2",
-    "effect": "NoExecute",
-}
-
-
 def all_sub(name: str, cls: str = CLASS_A, **fields: Any) -> dict[str, Any]:
     """A subrequest with allocationMode All (upstream sets count 0 with it)."""
     out = sub_request(name, cls, **fields)
     out["allocationMode"] = "All"
     del out["count"]
     return out
-
-
-def a(req: str, driver: str, pool_name: str, dev: str) -> dict[str, Any]:
-    return result(req, driver, pool_name, dev)
 
 
 def multi_host(first: str, second: str, *, second_complete: bool) -> list[Any]:
@@ -466,29 +401,26 @@ def combinations(*slices: Any) -> Case:
     )
 
 
-def experimental_list_case(
+def list_case(
     kind: str,
     attribute: str,
     values: list[dict[str, Any]],
     count: int,
     want: list[str] | None,
-    *extra_features: str,
+    gates: FeatureGates,
+    *,
     requests: int = 1,
     error: str | None = None,
 ) -> Case:
-    """upstream's list-attributes-* cases: `requests` requests of `count` devices under one constraint."""
+    """upstream's list-attributes-* cases: `requests` requests of `count` devices each under one `kind`
+    constraint on `attribute`, against devices device-1.. whose `attribute` holds `values`."""
     devices = [device(f"device-{i + 1}", attributes={attribute: v}) for i, v in enumerate(values)]
+    requested = (request(REQ0, count=count) for _ in range(requests))
     return Case(
-        [
-            claim(
-                CLAIM0,
-                *(request(REQ0, count=count) for _ in range(requests)),
-                constraints=[{kind: f"{DRIVER_A}/{attribute}"}],
-            )
-        ],
+        [claim(CLAIM0, *requested, constraints=[{kind: f"{DRIVER_A}/{attribute}"}])],
         [device_class()],
         [slice1(*devices)],
-        want=None if want is None else [on_node1(*(a(REQ0, DRIVER_A, POOL1, d) for d in want))],
+        want=None if want is None else [on_node1(*(result(REQ0, DRIVER_A, POOL1, d) for d in want))],
         error=error,
-        feature_gates=features("ListTypeAttributes", *extra_features),
+        feature_gates=gates,
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from support.allocatortesting.builders import *
+from support.allocatortesting.case import *
 from support.dra_objects import *
 
 CASES: dict[str, Case] = {
@@ -13,10 +14,10 @@ CASES: dict[str, Case] = {
                 request(REQ0),
                 request(REQ1),
                 constraints=[
-                    {"matchAttribute": f"{DRIVER_A}/numa"},
-                    {"matchAttribute": f"{DRIVER_A}/driverVersion"},
-                    {"matchAttribute": f"{DRIVER_A}/stringAttribute"},
-                    {"matchAttribute": f"{DRIVER_A}/boolAttribute"},
+                    match_attribute("numa"),
+                    match_attribute("driverVersion"),
+                    match_attribute("stringAttribute"),
+                    match_attribute("boolAttribute"),
                 ],
             )
         ],
@@ -36,17 +37,17 @@ CASES: dict[str, Case] = {
         want=[on_node1(result(REQ0, DRIVER_A, POOL1, DEVICE1), result(REQ1, DRIVER_A, POOL1, DEVICE2))],
     ),
     "with-constraint-non-existent-attribute": Case(
-        [claim(CLAIM0, request(REQ0), constraints=[{"matchAttribute": f"{DRIVER_A}/NonExistentAttribute"}])],
+        [claim(CLAIM0, request(REQ0), constraints=[match_attribute("NonExistentAttribute")])],
         [device_class()],
         [one_device_slice(SLICE1, NODE1, POOL1, DRIVER_A)],
     ),
     "with-constraint-not-matching-int-attribute": Case(
-        [claim(CLAIM0, request(REQ0), request(REQ1), constraints=[{"matchAttribute": f"{DRIVER_A}/numa"}])],
+        [claim(CLAIM0, request(REQ0), request(REQ1), constraints=[match_attribute("numa")])],
         [device_class()],
         [numa_devices()],
     ),
     "with-constraint-not-matching-int-attribute-all-devices": Case(
-        [claim(CLAIM0, all_request(REQ0), constraints=[{"matchAttribute": f"{DRIVER_A}/numa"}])],
+        [claim(CLAIM0, all_request(REQ0), constraints=[match_attribute("numa")])],
         [device_class()],
         [numa_devices()],
         error="claim claim-0, request req-0: cannot add device driver-a/pool-1/device-2 because a claim "
@@ -79,7 +80,7 @@ CASES: dict[str, Case] = {
                 request(REQ1),
                 constraints=[
                     {"requests": [REQ0], "matchAttribute": f"{DRIVER_A}/driverVersion"},
-                    {"matchAttribute": f"{DRIVER_A}/stringAttribute"},
+                    match_attribute("stringAttribute"),
                 ],
             )
         ],
@@ -100,14 +101,7 @@ CASES: dict[str, Case] = {
         error="empty constraint (unsupported constraint type?)",
     ),
     "with-distinct-constraints": Case(
-        [
-            claim(
-                CLAIM0,
-                request(REQ0),
-                request(REQ1),
-                constraints=[{"distinctAttribute": f"{DRIVER_A}/stringAttribute"}],
-            )
-        ],
+        [claim(CLAIM0, request(REQ0), request(REQ1), constraints=[distinct_attribute("stringAttribute")])],
         [device_class()],
         [
             slice1(
@@ -119,7 +113,7 @@ CASES: dict[str, Case] = {
         want=[on_node1(result(REQ0, DRIVER_A, POOL1, DEVICE1), result(REQ1, DRIVER_A, POOL1, DEVICE3))],
     ),
     "with-distinct-constraints-attribute-not-set": Case(
-        [claim(CLAIM0, request(REQ0), constraints=[{"distinctAttribute": f"{DRIVER_A}/stringAttribute"}])],
+        [claim(CLAIM0, request(REQ0), constraints=[distinct_attribute("stringAttribute")])],
         [device_class()],
         [one_device_slice(SLICE1, NODE1, POOL1, DRIVER_A)],
     ),
@@ -127,9 +121,9 @@ CASES: dict[str, Case] = {
         [
             claim(
                 CLAIM0,
-                request(REQ0, capacity=cap_request("1")),
-                request(REQ1, capacity=cap_request("1")),
-                constraints=[{"distinctAttribute": f"{DRIVER_A}/stringAttribute"}],
+                capacity_request(REQ0, "1"),
+                capacity_request(REQ1, "1"),
+                constraints=[distinct_attribute("stringAttribute")],
             )
         ],
         [multi_class()],
@@ -139,21 +133,10 @@ CASES: dict[str, Case] = {
                 shared(DEVICE2, {"capacity-0": "2"}, attributes=attrs(stringAttribute="b")),
             )
         ],
-        want=[
-            on_node1(
-                share(REQ0, DEVICE1, {"capacity-0": "1"}),
-                share(REQ1, DEVICE2, {"capacity-0": "1"}),
-            )
-        ],
+        want=[on_node1(share(REQ0, DEVICE1, {"capacity-0": "1"}), share(REQ1, DEVICE2, {"capacity-0": "1"}))],
     ),
     "with-constraint-not-matching-string-attribute": Case(
-        [
-            claim(
-                CLAIM0,
-                request(REQ0, count=2),
-                constraints=[{"matchAttribute": f"{DRIVER_A}/stringAttribute"}],
-            )
-        ],
+        [claim(CLAIM0, request(REQ0, count=2), constraints=[match_attribute("stringAttribute")])],
         [device_class(), device_class(CLASS_B, DRIVER_B)],
         [
             slice1(
@@ -164,11 +147,7 @@ CASES: dict[str, Case] = {
         feature_gates=features(),
     ),
     "with-constraint-not-matching-bool-attribute": Case(
-        [
-            claim(
-                CLAIM0, request(REQ0, count=2), constraints=[{"matchAttribute": f"{DRIVER_A}/boolAttribute"}]
-            )
-        ],
+        [claim(CLAIM0, request(REQ0, count=2), constraints=[match_attribute("boolAttribute")])],
         [device_class(), device_class(CLASS_B, DRIVER_B)],
         [
             slice1(
@@ -179,11 +158,7 @@ CASES: dict[str, Case] = {
         feature_gates=features(),
     ),
     "with-constraint-not-matching-version-attribute": Case(
-        [
-            claim(
-                CLAIM0, request(REQ0, count=2), constraints=[{"matchAttribute": f"{DRIVER_A}/driverVersion"}]
-            )
-        ],
+        [claim(CLAIM0, request(REQ0, count=2), constraints=[match_attribute("driverVersion")])],
         [device_class(), device_class(CLASS_B, DRIVER_B)],
         [
             slice1(
@@ -241,9 +216,9 @@ CASES: dict[str, Case] = {
         [
             claim(
                 CLAIM0,
-                request(REQ0, capacity=cap_request("1")),
-                request(REQ1, capacity=cap_request("1")),
-                constraints=[{"distinctAttribute": f"{DRIVER_A}/stringAttribute"}],
+                capacity_request(REQ0, "1"),
+                capacity_request(REQ1, "1"),
+                constraints=[distinct_attribute("stringAttribute")],
             )
         ],
         [multi_class()],
@@ -251,7 +226,7 @@ CASES: dict[str, Case] = {
             slice1(
                 shared(
                     DEVICE1, {CAP0: ranged("2")}, attributes={"stringAttribute": s("stringAttributeValue")}
-                ),
+                )
             )
         ],
         feature_gates=features("ConsumableCapacity"),

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from support.allocatortesting.builders import *
+from support.allocatortesting.case import *
 from support.dra_objects import *
 
 CASES: dict[str, Case] = {
     # --- consumable capacity (KEP-5075) ---------------------------------------------------------------------
     "consumable-capacity-disabled-feature": Case(
-        [claim(CLAIM0, request(REQ0, capacity=cap_request("1")))],
+        [claim(CLAIM0, capacity_request(REQ0, "1"))],
         [device_class()],
         [one_device_slice(SLICE1, NODE1, POOL1, DRIVER_A)],
         feature_gates=stable_features_without("ConsumableCapacity"),
@@ -33,7 +34,7 @@ CASES: dict[str, Case] = {
         "feature is disabled",
     ),
     "consumable-capacity-multi-allocatable-device-with-missing-capacity-request": Case(
-        [claim(CLAIM0, request(REQ0, capacity=cap_request("1")))],
+        [claim(CLAIM0, capacity_request(REQ0, "1"))],
         [device_class()],
         [slice1(shared(DEVICE1, {"capacity-1": "1"}))],
     ),
@@ -46,12 +47,7 @@ CASES: dict[str, Case] = {
     "consumable-capacity-multi-allocatable-device-without-policy-without-capacity-request": Case(
         [simple_claim(), simple_claim(CLAIM1)],
         [multi_class()],
-        [
-            slice1(
-                shared(DEVICE1, {"capacity-0": "1"}),
-                shared(DEVICE2, {"capacity-0": "1"}),
-            )
-        ],
+        [slice1(shared(DEVICE1, {"capacity-0": "1"}), shared(DEVICE2, {"capacity-0": "1"}))],
         want=[
             on_node1(share(REQ0, DEVICE1, {"capacity-0": "1"})),
             on_node1(share(REQ0, DEVICE2, {"capacity-0": "1"})),
@@ -63,10 +59,7 @@ CASES: dict[str, Case] = {
         [slice1(shared(DEVICE1, {"capacity-0": "2"}))],
     ),
     "consumable-capacity-multi-allocatable-device-without-policy-with-capacity-request": Case(
-        [
-            claim(CLAIM0, request(REQ0, capacity=cap_request("1"))),
-            claim(CLAIM1, request(REQ0, capacity=cap_request("1"))),
-        ],
+        [claim(CLAIM0, capacity_request(REQ0, "1")), claim(CLAIM1, capacity_request(REQ0, "1"))],
         [multi_class()],
         [slice1(shared(DEVICE1, {"capacity-0": "2"}))],
         want=[
@@ -93,15 +86,12 @@ CASES: dict[str, Case] = {
         ],
     ),
     "consumable-capacity-multi-allocatable-device-violates-zero-request-policy": Case(
-        [claim(CLAIM0, request(REQ0, capacity=cap_request("1")))],
+        [claim(CLAIM0, capacity_request(REQ0, "1"))],
         [multi_class()],
         [slice1(shared(DEVICE1, {"capacity-0": valid_values("1", "0")}))],
     ),
     "consumable-capacity-multi-allocatable-device-with-range-policy-with-capacity-request": Case(
-        [
-            claim(CLAIM0, request(REQ0, capacity=cap_request("1"))),
-            claim(CLAIM1, request(REQ0, capacity=cap_request("1"))),
-        ],
+        [claim(CLAIM0, capacity_request(REQ0, "1")), claim(CLAIM1, capacity_request(REQ0, "1"))],
         [multi_class()],
         [slice1(shared(DEVICE1, {"capacity-0": ranged("4")}))],
         want=[
@@ -110,32 +100,29 @@ CASES: dict[str, Case] = {
         ],
     ),
     "consumable-capacity-multi-allocatable-device-with-range-policy-step": Case(
-        [claim(CLAIM0, request(REQ0, capacity=cap_request("3")))],
+        [claim(CLAIM0, capacity_request(REQ0, "3"))],
         [multi_class()],
         [slice1(shared(DEVICE1, {"capacity-0": ranged("4")}))],
         want=[on_node1(share(REQ0, DEVICE1, {"capacity-0": "4"}))],
     ),
     "consumable-capacity-multi-allocatable-device-with-valid-values-policy-round-up": Case(
-        [claim(CLAIM0, request(REQ0, capacity=cap_request("2")))],
+        [claim(CLAIM0, capacity_request(REQ0, "2"))],
         [multi_class()],
         [slice1(shared(DEVICE1, {"capacity-0": valid_values("3", "1", "3")}))],
         want=[on_node1(share(REQ0, DEVICE1, {"capacity-0": "3"}))],
     ),
     "consumable-capacity-multi-allocatable-device-with-exceeded-consumable-capacity-request": Case(
-        [
-            claim(CLAIM0, request(REQ0, capacity=cap_request("1"))),
-            claim(CLAIM1, request(REQ0, capacity=cap_request("2"))),
-        ],
+        [claim(CLAIM0, capacity_request(REQ0, "1")), claim(CLAIM1, capacity_request(REQ0, "2"))],
         [multi_class()],
         [slice1(shared(DEVICE1, {"capacity-0": ranged("2")}))],
     ),
     "consumable-capacity-multi-allocatable-device-with-request-over-max-sharing-policy": Case(
-        [claim(CLAIM0, request(REQ0, capacity=cap_request("6")))],
+        [claim(CLAIM0, capacity_request(REQ0, "6"))],
         [multi_class()],
         [slice1(shared(DEVICE1, {"capacity-0": ranged("10")}))],
     ),
     "consumable-capacity-multi-allocatable-device-with-allocated-capacity-use-remaining": Case(
-        [claim(CLAIM0, request(REQ0, capacity=cap_request("2")))],
+        [claim(CLAIM0, capacity_request(REQ0, "2"))],
         [multi_class()],
         [slice1(shared(DEVICE1, {"capacity-0": ranged("4")}))],
         allocated_claims=[
@@ -144,14 +131,9 @@ CASES: dict[str, Case] = {
         want=[on_node1(share(REQ0, DEVICE1, {"capacity-0": "2"}))],
     ),
     "consumable-capacity-multi-allocatable-device-with-allocated-capacity-next-device": Case(
-        [claim(CLAIM0, request(REQ0, capacity=cap_request("2")))],
+        [claim(CLAIM0, capacity_request(REQ0, "2"))],
         [multi_class()],
-        [
-            slice1(
-                shared(DEVICE1, {"capacity-0": ranged("2")}),
-                shared(DEVICE2, {"capacity-0": ranged("2")}),
-            )
-        ],
+        [slice1(shared(DEVICE1, {"capacity-0": ranged("2")}), shared(DEVICE2, {"capacity-0": ranged("2")}))],
         allocated_claims=[
             prior("other", share(REQ0, DEVICE1, {"capacity-0": "2"}) | {"shareID": "b" * 8 + SHARE[8:]})
         ],
@@ -161,11 +143,11 @@ CASES: dict[str, Case] = {
         [
             claim(
                 CLAIM0,
-                request(REQ0, capacity=cap_request("2")),
-                request(REQ1, capacity=cap_request("2")),
-                constraints=[{"matchAttribute": f"{DRIVER_A}/stringAttribute"}],
+                capacity_request(REQ0, "2"),
+                capacity_request(REQ1, "2"),
+                constraints=[match_attribute("stringAttribute")],
             ),
-            claim(CLAIM1, request(REQ0, capacity=cap_request("2"))),
+            claim(CLAIM1, capacity_request(REQ0, "2")),
         ],
         [device_class()],
         [
@@ -175,10 +157,7 @@ CASES: dict[str, Case] = {
             )
         ],
         want=[
-            on_node1(
-                share(REQ0, DEVICE1, {"capacity-0": "2"}),
-                share(REQ1, DEVICE1, {"capacity-0": "2"}),
-            ),
+            on_node1(share(REQ0, DEVICE1, {"capacity-0": "2"}), share(REQ1, DEVICE1, {"capacity-0": "2"})),
             on_node1(share(REQ0, DEVICE2, {"capacity-0": "2"})),
         ],
     ),
@@ -200,29 +179,13 @@ CASES: dict[str, Case] = {
     "consumable-capacity-multi-allocatable-device-allocation-mode-all-filter-out-insufficient-capacity": Case(
         [claim(CLAIM0, all_request(REQ0, capacity=cap_request("2")))],
         [multi_class()],
-        [
-            slice1(
-                shared(DEVICE1, {"capacity-0": "2"}),
-                shared(DEVICE2, {"capacity-0": "1"}),
-            )
-        ],
+        [slice1(shared(DEVICE1, {"capacity-0": "2"}), shared(DEVICE2, {"capacity-0": "1"}))],
         want=[on_node1(share(REQ0, DEVICE1, {"capacity-0": "2"}))],
     ),
     "consumable-capacity-multi-allocatable-device-allocation-mode-all-allocating-sufficient": Case(
-        [
-            claim(
-                CLAIM0,
-                request(REQ0, capacity=cap_request("1")),
-                all_request(REQ1, capacity=cap_request("1")),
-            )
-        ],
+        [claim(CLAIM0, capacity_request(REQ0, "1"), all_request(REQ1, capacity=cap_request("1")))],
         [device_class()],
-        [
-            slice1(
-                shared(DEVICE1, {"capacity-0": "2"}),
-                shared(DEVICE2, {"capacity-0": "1"}),
-            )
-        ],
+        [slice1(shared(DEVICE1, {"capacity-0": "2"}), shared(DEVICE2, {"capacity-0": "1"}))],
         want=[
             on_node1(
                 share(REQ0, DEVICE1, {"capacity-0": "1"}),
@@ -232,58 +195,34 @@ CASES: dict[str, Case] = {
         ],
     ),
     "consumable-capacity-multi-allocatable-device-allocation-mode-all-allocating-insufficient": Case(
-        [
-            claim(
-                CLAIM0,
-                request(REQ0, capacity=cap_request("1")),
-                all_request(REQ1, capacity=cap_request("1")),
-            )
-        ],
+        [claim(CLAIM0, capacity_request(REQ0, "1"), all_request(REQ1, capacity=cap_request("1")))],
         [device_class()],
-        [
-            slice1(
-                shared(DEVICE1, {"capacity-0": "1"}),
-                shared(DEVICE2, {"capacity-0": "1"}),
-            )
-        ],
+        [slice1(shared(DEVICE1, {"capacity-0": "1"}), shared(DEVICE2, {"capacity-0": "1"}))],
     ),
     "consumable-capacity-dedicated-device-with-consumable-capacity-request": Case(
-        [claim(CLAIM0, request(REQ0, capacity=cap_request("1")))],
+        [claim(CLAIM0, capacity_request(REQ0, "1"))],
         [dedicated_class()],
         [slice1(device(DEVICE1, {"capacity-0": "1"}))],
         want=[on_node1(result(REQ0, DRIVER_A, POOL1, DEVICE1))],
     ),
     "consumable-capacity-dedicated-device-with-multiple-consumable-capacity-request": Case(
-        [
-            claim(CLAIM0, request(REQ0, capacity=cap_request("1"))),
-            claim(CLAIM1, request(REQ0, capacity=cap_request("1"))),
-        ],
+        [claim(CLAIM0, capacity_request(REQ0, "1")), claim(CLAIM1, capacity_request(REQ0, "1"))],
         [dedicated_class()],
         [slice1(device(DEVICE1, {"capacity-0": ranged("2")}))],
     ),
     "allow-multiple-allocations-exclude-multi-allocatable-device-by-class-selector": Case(
-        [claim(CLAIM0, request(REQ0, capacity=cap_request("1")))],
+        [claim(CLAIM0, capacity_request(REQ0, "1"))],
         [dedicated_class()],
         [slice1(shared(DEVICE1, {"capacity-0": "1"}))],
     ),
     "allow-multiple-allocations-not-allocate-multi-allocatable-device-which-already-dedicated": Case(
-        [claim(CLAIM0, request(REQ0, capacity=cap_request("1")))],
+        [claim(CLAIM0, capacity_request(REQ0, "1"))],
         [multi_class()],
         [slice1(shared(DEVICE1, {"capacity-0": ranged("2")}))],
         allocated_claims=[prior("other", result(REQ0, DRIVER_A, POOL1, DEVICE1))],
     ),
     "allow-multiple-allocations-with-partitionable-device": Case(
-        [
-            claim(
-                CLAIM0,
-                request(REQ0),
-                prioritized(
-                    REQ1,
-                    sub_request(SUB0, selectors=[memory_selector("6Gi")]),
-                    sub_request(SUB1, selectors=[memory_selector("4Gi")]),
-                ),
-            )
-        ],
+        [device_and_6gi_or_4gi()],
         [multi_class()],
         [
             in_pool1(
@@ -297,8 +236,7 @@ CASES: dict[str, Case] = {
         ],
         want=[
             on_node1(
-                share(REQ0, DEVICE1, {"memory": "4Gi"}),
-                share(f"{REQ1}/{SUB1}", DEVICE3, {"memory": "4Gi"}),
+                share(REQ0, DEVICE1, {"memory": "4Gi"}), share(f"{REQ1}/{SUB1}", DEVICE3, {"memory": "4Gi"})
             )
         ],
     ),
@@ -331,11 +269,7 @@ CASES: dict[str, Case] = {
                     consumesCounters=consumes("cs-1", **{"capacity-0": "1"}),
                 ),
             ),
-            in_pool1(
-                SLICE2,
-                2,
-                counter_sets=[counter_set("cs-1", **{"capacity-0": "1"})],
-            ),
+            in_pool1(SLICE2, 2, counter_sets=[counter_set("cs-1", **{"capacity-0": "1"})]),
         ],
         allocated_claims=[prior("other", share(REQ0, DEVICE1, {"capacity-0": "1"}))],
     ),
@@ -346,14 +280,14 @@ CASES: dict[str, Case] = {
         feature_gates=features("ConsumableCapacity"),
     ),
     "consumable-capacity-multi-allocatable-device-with-valid-values-policy": Case(
-        [claim(CLAIM0, request(REQ0, capacity=cap_request("2")))],
+        [claim(CLAIM0, capacity_request(REQ0, "2"))],
         [multi_class()],
         [slice1(shared(DEVICE1, {CAP0: valid_values("4", "1", "2")}))],
         want=[on_node1(share(REQ0, DEVICE1, {CAP0: "2"}))],
         feature_gates=features("ConsumableCapacity"),
     ),
     "consumable-capacity-multi-allocatable-device-with-no-available-consumable-capacity": Case(
-        [claim(CLAIM0, request(REQ0, capacity=cap_request("2")))],
+        [claim(CLAIM0, capacity_request(REQ0, "2"))],
         [multi_class()],
         [slice1(shared(DEVICE1, {CAP0: ranged("2")}))],
         allocated_claims=[prior("other", share(REQ0, DEVICE1, {CAP0: "2"}) | {"shareID": OTHER_SHARE})],
@@ -383,7 +317,7 @@ CASES: dict[str, Case] = {
         feature_gates=features("ConsumableCapacity"),
     ),
     "allow-multiple-allocations-not-allocate-dedicated-device-which-change-from-multi-allocatable": Case(
-        [claim(CLAIM0, request(REQ0, capacity=cap_request("1")))],
+        [claim(CLAIM0, capacity_request(REQ0, "1"))],
         [multi_class()],
         [slice1(device(DEVICE1, {CAP0: ranged("2")}))],
         allocated_claims=[prior("other", share(REQ0, DEVICE1, {CAP0: "1"}) | {"shareID": OTHER_SHARE})],
@@ -393,8 +327,8 @@ CASES: dict[str, Case] = {
         [
             claim(
                 CLAIM0,
-                request(REQ0, capacity=cap_request("1")),
-                request(REQ2, capacity=cap_request("2")),
+                capacity_request(REQ0, "1"),
+                capacity_request(REQ2, "2"),
                 prioritized(
                     REQ1,
                     sub_request(
@@ -429,9 +363,7 @@ CASES: dict[str, Case] = {
                 ),
             ),
             in_pool1(
-                SLICE2,
-                2,
-                counter_sets=[counter_set(SET1, **{CAP0: "4"}), counter_set(SET2, **{CAP1: "8"})],
+                SLICE2, 2, counter_sets=[counter_set(SET1, **{CAP0: "4"}), counter_set(SET2, **{CAP1: "8"})]
             ),
         ],
         want=[

@@ -3,66 +3,31 @@
 from __future__ import annotations
 
 from support.allocatortesting.builders import *
+from support.allocatortesting.case import *
 from support.dra_objects import *
 
 CASES: dict[str, Case] = {
     "tainted-two-devices": Case(
         [simple_claim()],
         [device_class()],
-        [
-            slice1(
-                device(DEVICE1, taints=[TAINT_NO_SCHEDULE]),
-                device(DEVICE2, taints=[TAINT_NO_EXECUTE]),
-            )
-        ],
+        [slice1(device(DEVICE1, taints=[TAINT_NO_SCHEDULE]), device(DEVICE2, taints=[TAINT_NO_EXECUTE]))],
     ),
     "tainted-two-devices-tolerated": Case(
-        [
-            claim(
-                CLAIM0,
-                request(
-                    REQ0,
-                    tolerations=[TOLERATE_NO_EXECUTE],
-                ),
-            )
-        ],
+        [claim(CLAIM0, request(REQ0, tolerations=[TOLERATE_NO_EXECUTE]))],
         [device_class()],
-        [
-            slice1(
-                device(DEVICE1, taints=[TAINT_NO_SCHEDULE]),
-                device(DEVICE2, taints=[TAINT_NO_EXECUTE]),
-            )
-        ],
-        want=[
-            on_node1(
-                result(
-                    REQ0,
-                    DRIVER_A,
-                    POOL1,
-                    DEVICE2,
-                    tolerations=[TOLERATE_NO_EXECUTE],
-                ),
-            )
-        ],
+        [slice1(device(DEVICE1, taints=[TAINT_NO_SCHEDULE]), device(DEVICE2, taints=[TAINT_NO_EXECUTE]))],
+        want=[on_node1(result(REQ0, DRIVER_A, POOL1, DEVICE2, tolerations=[TOLERATE_NO_EXECUTE]))],
     ),
     "tainted-no-effect": Case(
         [simple_claim()],
         [device_class()],
-        [
-            slice1(
-                device(DEVICE1, taints=[{"key": "k", "value": "v", "effect": "None"}]),
-            )
-        ],
+        [slice1(device(DEVICE1, taints=[{"key": "k", "value": "v", "effect": "None"}]))],
         want=[on_node1(result(REQ0, DRIVER_A, POOL1, DEVICE1))],
     ),
     "tainted-disabled": Case(
         [simple_claim()],
         [device_class()],
-        [
-            slice1(
-                device(DEVICE1, taints=[{"key": "k", "value": "v", "effect": "NoSchedule"}]),
-            )
-        ],
+        [slice1(device(DEVICE1, taints=[{"key": "k", "value": "v", "effect": "NoSchedule"}]))],
         feature_gates=stable_features_without("DeviceTaints"),
         want=[on_node1(result(REQ0, DRIVER_A, POOL1, DEVICE1))],
     ),
@@ -80,17 +45,8 @@ CASES: dict[str, Case] = {
             )
         ],
         [device_class()],
-        [
-            slice1(
-                device(DEVICE1, taints=[TAINT_NO_SCHEDULE]),
-                device(DEVICE2, taints=[TAINT_NO_EXECUTE]),
-            )
-        ],
-        want=[
-            on_node1(
-                result(sub(REQ0, SUB1), DRIVER_A, POOL1, DEVICE2, tolerations=[TOLERATE_NO_EXECUTE]),
-            )
-        ],
+        [slice1(device(DEVICE1, taints=[TAINT_NO_SCHEDULE]), device(DEVICE2, taints=[TAINT_NO_EXECUTE]))],
+        want=[on_node1(result(sub(REQ0, SUB1), DRIVER_A, POOL1, DEVICE2, tolerations=[TOLERATE_NO_EXECUTE]))],
         feature_gates=features("DeviceTaints", "PrioritizedList"),
     ),
     "tainted-one-device-two-taints-both-tolerated": Case(
@@ -101,7 +57,7 @@ CASES: dict[str, Case] = {
             on_node1(
                 result(
                     REQ0, DRIVER_A, POOL1, DEVICE1, tolerations=[TOLERATE_NO_SCHEDULE, TOLERATE_NO_EXECUTE]
-                ),
+                )
             )
         ],
         feature_gates=features("DeviceTaints"),
@@ -116,7 +72,7 @@ CASES: dict[str, Case] = {
         [claim(CLAIM0, prioritized(REQ0, sub_request(SUB0, CLASS_B), sub_request(SUB1)))],
         [device_class(), device_class(CLASS_B, DRIVER_B)],
         [slice1(device(DEVICE1, taints=[TAINT_NO_SCHEDULE]))],
-        want=[on_node1(a(sub(REQ0, SUB1), DRIVER_A, POOL1, DEVICE1))],
+        want=[on_node1(result(sub(REQ0, SUB1), DRIVER_A, POOL1, DEVICE1))],
         feature_gates=features("PrioritizedList"),
     ),
     "tainted-admin-access": Case(
@@ -124,7 +80,7 @@ CASES: dict[str, Case] = {
         [device_class()],
         [slice1(device(DEVICE1, taints=[TAINT_NO_SCHEDULE]))],
         allocated_claims=[
-            prior("other", a(REQ0, DRIVER_A, POOL1, DEVICE1), a(REQ0, DRIVER_A, POOL1, DEVICE2))
+            prior("other", result(REQ0, DRIVER_A, POOL1, DEVICE1), result(REQ0, DRIVER_A, POOL1, DEVICE2))
         ],
         feature_gates=features("DeviceTaints", "AdminAccess"),
     ),
@@ -133,7 +89,7 @@ CASES: dict[str, Case] = {
         [device_class()],
         [slice1(device(DEVICE1, taints=[TAINT_NO_SCHEDULE]))],
         allocated_claims=[
-            prior("other", a(REQ0, DRIVER_A, POOL1, DEVICE1), a(REQ0, DRIVER_A, POOL1, DEVICE2))
+            prior("other", result(REQ0, DRIVER_A, POOL1, DEVICE1), result(REQ0, DRIVER_A, POOL1, DEVICE2))
         ],
         want=[on_node1(admin(REQ0, DEVICE1))],
         feature_gates=features("AdminAccess"),
@@ -148,7 +104,7 @@ CASES: dict[str, Case] = {
         [claim(CLAIM0, all_request(REQ0))],
         [device_class()],
         [slice1(device(DEVICE1, taints=[TAINT_NO_SCHEDULE]))],
-        want=[on_node1(a(REQ0, DRIVER_A, POOL1, DEVICE1))],
+        want=[on_node1(result(REQ0, DRIVER_A, POOL1, DEVICE1))],
         feature_gates=features(),
     ),
 }

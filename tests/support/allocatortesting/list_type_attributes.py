@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 from support.allocatortesting.builders import *
+from support.allocatortesting.case import *
 from support.dra_objects import *
+
+# upstream's gates here: the product's (with or without ListTypeAttributes), or ListTypeAttributes alone
+STABLE, STABLE_LISTS = stable_features(), stable_features("ListTypeAttributes")
+LISTS, LISTS_CONSUMABLE = features("ListTypeAttributes"), features("ListTypeAttributes", "ConsumableCapacity")
 
 CASES: dict[str, Case] = {
     "list-attributes-match-constaint-scalar-string-values": list_case(
-        MATCH, "stringAttribute", [one("value1"), one("value1")], 2, [DEVICE1, DEVICE2]
+        MATCH, "stringAttribute", [one("value1"), one("value1")], 2, [DEVICE1, DEVICE2], STABLE_LISTS
     ),
     "list-attributes-match-constaint-list-of-string-values-with-common-elements": list_case(
         MATCH,
@@ -15,6 +20,7 @@ CASES: dict[str, Case] = {
         [strs("value1", "value2", "value3"), strs("value2", "value3", "value4")],
         2,
         [DEVICE1, DEVICE2],
+        STABLE_LISTS,
     ),
     "list-attributes-match-constaint-list-of-string-values-with-partially-common-elements": list_case(
         MATCH,
@@ -22,15 +28,21 @@ CASES: dict[str, Case] = {
         [strs("value1", "value2"), strs("value2", "value3"), strs("value3", "value1")],
         3,
         None,
+        STABLE_LISTS,
     ),
     "list-attributes-match-constaint-mixed-scalar-and-list-of-string-values-with-common-elements": list_case(
-        MATCH, "stringAttribute", [one("value1"), strs("value1", "value2")], 2, [DEVICE1, DEVICE2]
+        MATCH,
+        "stringAttribute",
+        [one("value1"), strs("value1", "value2")],
+        2,
+        [DEVICE1, DEVICE2],
+        STABLE_LISTS,
     ),
     "list-attributes-match-constaint-mixed-scalar-and-list-of-string-values-without-common-elements": (
-        list_case(MATCH, "stringAttribute", [one("value1"), strs("value2", "value3")], 2, None)
+        list_case(MATCH, "stringAttribute", [one("value1"), strs("value2", "value3")], 2, None, STABLE_LISTS)
     ),
     "list-attributes-match-constaint-list-of-int-values-with-common-elements": list_case(
-        MATCH, "numa", [{"ints": [0, 1, 2]}, {"ints": [1, 2, 3]}], 2, [DEVICE1, DEVICE2]
+        MATCH, "numa", [{"ints": [0, 1, 2]}, {"ints": [1, 2, 3]}], 2, [DEVICE1, DEVICE2], STABLE_LISTS
     ),
     "list-attributes-match-constaint-list-of-version-values-with-common-elements": list_case(
         MATCH,
@@ -38,6 +50,7 @@ CASES: dict[str, Case] = {
         [{"versions": ["1.0.0", "1.1.0", "2.0.0"]}, {"versions": ["1.1.0", "2.0.0", "2.1.0"]}],
         2,
         [DEVICE1, DEVICE2],
+        STABLE_LISTS,
     ),
     "list-attributes-disabled-match-constraint-with-lists": list_case(
         MATCH,
@@ -45,10 +58,10 @@ CASES: dict[str, Case] = {
         [strs("value1", "value2", "value3"), strs("value2", "value3", "value4")],
         2,
         None,
-        lists=False,
+        STABLE,
     ),
     "list-attributes-distinct-constraint-scalar-string-values-not-distinct": list_case(
-        DISTINCT, "stringAttribute", [one("value1"), one("value1")], 2, None
+        DISTINCT, "stringAttribute", [one("value1"), one("value1")], 2, None, STABLE_LISTS
     ),
     "list-attributes-distinct-constraint-list-of-string-values-all-distinct": list_case(
         DISTINCT,
@@ -56,6 +69,7 @@ CASES: dict[str, Case] = {
         [strs("value1", "value2"), strs("value2", "value3"), strs("value3", "value4")],
         2,
         [DEVICE1, DEVICE3],
+        STABLE_LISTS,
     ),
     "list-attributes-distinct-constraint-mixed-scalar-and-list-all-distinct": list_case(
         DISTINCT,
@@ -63,6 +77,7 @@ CASES: dict[str, Case] = {
         [one("value1"), strs("value1", "value2"), strs("value2", "value3")],
         2,
         [DEVICE1, DEVICE3],
+        STABLE_LISTS,
     ),
     "list-attributes-distinct-constraint-list-of-bool-values-all-distinct": list_case(
         DISTINCT,
@@ -70,6 +85,7 @@ CASES: dict[str, Case] = {
         [{"bools": [True]}, {"bools": [True, False]}, {"bools": [False]}],
         2,
         [DEVICE1, DEVICE3],
+        STABLE_LISTS,
     ),
     "list-attributes-disabled-distinct-constraint-with-lists": list_case(
         DISTINCT,
@@ -77,64 +93,56 @@ CASES: dict[str, Case] = {
         [strs("value1", "value2", "value3"), strs("value2", "value3", "value4")],
         2,
         None,
-        lists=False,
+        STABLE,
     ),
-    "list-attributes-match-constaint-list-of-string-values-without-common-elements": experimental_list_case(
+    "list-attributes-match-constaint-list-of-string-values-without-common-elements": list_case(
         MATCH,
         "stringAttribute",
         [strs("value1", "value2"), strs("value3", "value4")],
         1,
         None,
+        LISTS,
         requests=2,
     ),
     "list-attributes-match-constaint-mixed-scalar-and-list-of-string-values-with-partially-common-elements": (
-        experimental_list_case(
+        list_case(
             MATCH,
             "stringAttribute",
             [s("value1"), strs("value1", "value2"), strs("value2", "value3")],
             3,
             None,
+            LISTS,
         )
     ),
-    "list-attributes-match-constaint-list-of-bool-values-with-common-elements": experimental_list_case(
-        MATCH, "boolAttribute", [{"bools": [True, False]}, {"bools": [True]}], 2, [DEVICE1, DEVICE2]
+    "list-attributes-match-constaint-list-of-bool-values-with-common-elements": list_case(
+        MATCH, "boolAttribute", [{"bools": [True, False]}, {"bools": [True]}], 2, [DEVICE1, DEVICE2], LISTS
     ),
-    "list-attributes-match-constaint-with-empty-or-unknown-type": experimental_list_case(
-        MATCH, "stringAttribute", [{}, strs()], 2, None, error="unsupported attribute value"
+    "list-attributes-match-constaint-with-empty-or-unknown-type": list_case(
+        MATCH, "stringAttribute", [{}, strs()], 2, None, LISTS, error="unsupported attribute value"
     ),
-    "list-attributes-distinct-constraint-scalar-string-values-all-distinct": experimental_list_case(
-        DISTINCT,
-        "stringAttribute",
-        [s("value1"), s("value2")],
-        2,
-        [DEVICE1, DEVICE2],
-        "ConsumableCapacity",
+    "list-attributes-distinct-constraint-scalar-string-values-all-distinct": list_case(
+        DISTINCT, "stringAttribute", [s("value1"), s("value2")], 2, [DEVICE1, DEVICE2], LISTS_CONSUMABLE
     ),
-    "list-attributes-distinct-constraint-list-of-string-values-with-common-elements": experimental_list_case(
+    "list-attributes-distinct-constraint-list-of-string-values-with-common-elements": list_case(
         DISTINCT,
         "stringAttribute",
         [strs("value1", "value2", "value3"), strs("value2", "value4", "value5")],
         2,
         None,
-        "ConsumableCapacity",
+        LISTS_CONSUMABLE,
     ),
-    "list-attributes-distinct-constraint-mixed-scalar-and-list-with-common-elements": experimental_list_case(
-        DISTINCT,
-        "stringAttribute",
-        [s("value1"), strs("value1", "value2")],
-        2,
-        None,
-        "ConsumableCapacity",
+    "list-attributes-distinct-constraint-mixed-scalar-and-list-with-common-elements": list_case(
+        DISTINCT, "stringAttribute", [s("value1"), strs("value1", "value2")], 2, None, LISTS_CONSUMABLE
     ),
-    "list-attributes-distinct-constraint-list-of-int-values-all-distinct": experimental_list_case(
+    "list-attributes-distinct-constraint-list-of-int-values-all-distinct": list_case(
         DISTINCT,
         "numa",
         [{"ints": [0, 1]}, {"ints": [1, 2]}, {"ints": [2, 3]}],
         2,
         [DEVICE1, DEVICE3],
-        "ConsumableCapacity",
+        LISTS_CONSUMABLE,
     ),
-    "list-attributes-distinct-constraint-list-of-version-values-all-distinct": experimental_list_case(
+    "list-attributes-distinct-constraint-list-of-version-values-all-distinct": list_case(
         DISTINCT,
         "driverVersion",
         [
@@ -144,15 +152,15 @@ CASES: dict[str, Case] = {
         ],
         2,
         [DEVICE1, DEVICE3],
-        "ConsumableCapacity",
+        LISTS_CONSUMABLE,
     ),
-    "list-attributes-distinct-constaint-with-empty-or-unknown-type": experimental_list_case(
+    "list-attributes-distinct-constaint-with-empty-or-unknown-type": list_case(
         DISTINCT,
         "driverVersion",
         [{"versions": []}, {}],
         2,
         None,
-        "ConsumableCapacity",
+        LISTS_CONSUMABLE,
         error="unsupported attribute value",
     ),
 }

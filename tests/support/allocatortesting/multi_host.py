@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from support.allocatortesting.builders import *
+from support.allocatortesting.case import *
 from support.dra_objects import *
 
 CASES: dict[str, Case] = {
@@ -43,21 +44,21 @@ CASES: dict[str, Case] = {
         [simple_claim()],
         [device_class()],
         multi_host(NODE1, NODE2, second_complete=True),
-        want=[on_node1(a(REQ0, DRIVER_A, POOL1, DEVICE1))],
+        want=[on_node1(result(REQ0, DRIVER_A, POOL1, DEVICE1))],
         feature_gates=features(),
     ),
     "multi-host-resource-pool-complete-update-from-node-2-to-node-1": Case(
         [simple_claim()],
         [device_class()],
         multi_host(NODE2, NODE1, second_complete=True),
-        want=[on_node1(a(REQ0, DRIVER_A, POOL1, DEVICE1))],
+        want=[on_node1(result(REQ0, DRIVER_A, POOL1, DEVICE1))],
         feature_gates=features(),
     ),
     "multi-host-resource-pool-incomplete-update-from-node-1-to-node-2": Case(
         [simple_claim()],
         [device_class()],
         multi_host(NODE1, NODE2, second_complete=False),
-        want=[on_node1(a(REQ0, DRIVER_A, POOL1, DEVICE1))],
+        want=[on_node1(result(REQ0, DRIVER_A, POOL1, DEVICE1))],
         feature_gates=features(),
     ),
     "multi-host-resource-pool-incomplete-update-from-node-2-to-node-1": Case(

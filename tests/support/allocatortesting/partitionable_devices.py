@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from support.allocatortesting.builders import *
+from support.allocatortesting.case import *
 from support.dra_objects import *
 
 CASES: dict[str, Case] = {
@@ -10,11 +11,7 @@ CASES: dict[str, Case] = {
         [simple_claim()],
         [device_class()],
         [
-            in_pool1(
-                SLICE1,
-                2,
-                consuming(DEVICE1, "cs-1", memory="4Gi"),
-            ),
+            in_pool1(SLICE1, 2, consuming(DEVICE1, "cs-1", memory="4Gi")),
             in_pool1(SLICE2, 2, counter_sets=[counter_set("cs-1", memory="8Gi")]),
         ],
         want=[on_node1(result(REQ0, DRIVER_A, POOL1, DEVICE1))],
@@ -39,10 +36,7 @@ CASES: dict[str, Case] = {
         [device_class()],
         [
             in_pool1(
-                SLICE1,
-                2,
-                consuming(DEVICE0, "cs-1", memory="4Gi"),
-                consuming(DEVICE1, "cs-1", memory="16Gi"),
+                SLICE1, 2, consuming(DEVICE0, "cs-1", memory="4Gi"), consuming(DEVICE1, "cs-1", memory="16Gi")
             ),
             in_pool1(SLICE2, 2, counter_sets=[counter_set("cs-1", memory="18Gi")]),
         ],
@@ -51,51 +45,26 @@ CASES: dict[str, Case] = {
     "partitionable-devices-disabled-device-consumes-counters": Case(
         [simple_claim()],
         [device_class()],
-        [
-            slice1(
-                consuming(DEVICE1, "cs-1", memory="4Gi"),
-            )
-        ],
+        [slice1(consuming(DEVICE1, "cs-1", memory="4Gi"))],
         feature_gates=stable_features_without("PartitionableDevices"),
     ),
     "partitionable-devices-per-device-node-selection-nodename": Case(
         [simple_claim()],
         [device_class()],
-        [
-            resource_slice(
-                SLICE1,
-                PER_DEVICE,
-                POOL1,
-                DRIVER_A,
-                device(DEVICE1, nodeName=NODE2),
-                device(DEVICE2, nodeName=NODE1),
-            )
-        ],
+        [per_device_slice(device(DEVICE1, nodeName=NODE2), device(DEVICE2, nodeName=NODE1))],
         want=[on_node1(result(REQ0, DRIVER_A, POOL1, DEVICE2))],
     ),
     "partitionable-devices-per-device-node-selection-node-selector": Case(
         [simple_claim()],
         [device_class()],
-        [
-            resource_slice(
-                SLICE1,
-                PER_DEVICE,
-                POOL1,
-                DRIVER_A,
-                device(DEVICE1, nodeSelector=label_selector("region", REGION1)),
-            )
-        ],
+        [per_device_slice(device(DEVICE1, nodeSelector=label_selector("region", REGION1)))],
         want=[expect(label_selector("region", REGION1), result(REQ0, DRIVER_A, POOL1, DEVICE1))],
     ),
     "partitionable-devices-same-counter-set-name-in-different-resource-slices": Case(
         [simple_claim()],
         [device_class()],
         [
-            in_pool1(
-                SLICE1,
-                3,
-                consuming(DEVICE1, "cs-1", memory="4Gi"),
-            ),
+            in_pool1(SLICE1, 3, consuming(DEVICE1, "cs-1", memory="4Gi")),
             in_pool1(SLICE2, 3, counter_sets=[counter_set("cs-1", memory="8Gi")]),
             in_pool1(SLICE3, 3, counter_sets=[counter_set("cs-1", memory="8Gi")]),
         ],
@@ -105,11 +74,7 @@ CASES: dict[str, Case] = {
         [simple_claim()],
         [device_class()],
         [
-            in_pool1(
-                SLICE1,
-                2,
-                consuming(DEVICE1, "cs-2", memory="4Gi"),
-            ),
+            in_pool1(SLICE1, 2, consuming(DEVICE1, "cs-2", memory="4Gi")),
             in_pool1(SLICE2, 2, counter_sets=[counter_set("cs-1", memory="8Gi")]),
         ],
         error="invalid resource pools were encountered",
@@ -143,24 +108,10 @@ CASES: dict[str, Case] = {
         want=[on_node1(result(REQ0, DRIVER_A, POOL1, DEVICE2), result(REQ1, DRIVER_A, POOL1, DEVICE3))],
     ),
     "partitionable-devices-devices-on-different-nodes-consume-same-counter-set": Case(
-        [
-            claim(
-                CLAIM0,
-                prioritized(
-                    REQ0,
-                    sub_request(SUB0, selectors=[memory_selector("6Gi")]),
-                    sub_request(SUB1, selectors=[memory_selector("2Gi")]),
-                ),
-            )
-        ],
+        [claim(CLAIM0, prioritized(REQ0, memory_sub(SUB0, "6Gi"), memory_sub(SUB1, "2Gi")))],
         [device_class()],
         shared_counter_pool(
-            in_pool1(
-                SLICE2,
-                3,
-                memory_device(DEVICE1, "6Gi"),
-                memory_device(DEVICE2, "2Gi"),
-            ),
+            in_pool1(SLICE2, 3, memory_device(DEVICE1, "6Gi"), memory_device(DEVICE2, "2Gi")),
             resource_slice(SLICE3, NODE2, pool(POOL1, 3), DRIVER_A, memory_device(DEVICE3, "6Gi")),
         ),
         allocated_claims=[prior("other", result(REQ0, DRIVER_A, POOL1, DEVICE3))],
@@ -196,17 +147,7 @@ CASES: dict[str, Case] = {
         error="invalid resource pools were encountered",
     ),
     "partitionable-devices-prioritized-list": Case(
-        [
-            claim(
-                CLAIM0,
-                request(REQ0),
-                prioritized(
-                    REQ1,
-                    sub_request(SUB0, selectors=[memory_selector("6Gi")]),
-                    sub_request(SUB1, selectors=[memory_selector("4Gi")]),
-                ),
-            )
-        ],
+        [device_and_6gi_or_4gi()],
         [device_class()],
         [
             in_pool1(
@@ -218,21 +159,15 @@ CASES: dict[str, Case] = {
             ),
             in_pool1(SLICE2, 2, counter_sets=[counter_set(SET1, memory="8Gi")]),
         ],
-        want=[on_node1(a(REQ0, DRIVER_A, POOL1, DEVICE1), a(sub(REQ1, SUB1), DRIVER_A, POOL1, DEVICE3))],
+        want=[
+            on_node1(
+                result(REQ0, DRIVER_A, POOL1, DEVICE1), result(sub(REQ1, SUB1), DRIVER_A, POOL1, DEVICE3)
+            )
+        ],
         feature_gates=features("PrioritizedList", "PartitionableDevices"),
     ),
     "partitionable-devices-multiple-capacity-pools": Case(
-        [
-            claim(
-                CLAIM0,
-                request(REQ0),
-                prioritized(
-                    REQ1,
-                    sub_request(SUB0, selectors=[memory_selector("6Gi")]),
-                    sub_request(SUB1, selectors=[memory_selector("4Gi")]),
-                ),
-            )
-        ],
+        [device_and_6gi_or_4gi()],
         [device_class()],
         [
             in_pool1(
@@ -242,13 +177,13 @@ CASES: dict[str, Case] = {
                 from_counters(DEVICE2, (SET1, {"memory": "6Gi"}), (SET2, {"cpus": "6"})),
                 from_counters(DEVICE3, (SET1, {"memory": "4Gi"}), (SET2, {"cpus": "4"})),
             ),
-            in_pool1(
-                SLICE2,
-                2,
-                counter_sets=[counter_set(SET1, memory="18Gi"), counter_set(SET2, cpus="8")],
-            ),
+            in_pool1(SLICE2, 2, counter_sets=[counter_set(SET1, memory="18Gi"), counter_set(SET2, cpus="8")]),
         ],
-        want=[on_node1(a(REQ0, DRIVER_A, POOL1, DEVICE1), a(sub(REQ1, SUB1), DRIVER_A, POOL1, DEVICE3))],
+        want=[
+            on_node1(
+                result(REQ0, DRIVER_A, POOL1, DEVICE1), result(sub(REQ1, SUB1), DRIVER_A, POOL1, DEVICE3)
+            )
+        ],
         feature_gates=features("PrioritizedList", "PartitionableDevices"),
     ),
     "partitionable-devices-multiple-pools": Case(
@@ -262,11 +197,7 @@ CASES: dict[str, Case] = {
                 from_counters(DEVICE2, (SET1, {"cpus": "4", "memory": "6Gi"})),
                 from_counters(DEVICE3, (SET1, {"cpus": "4", "memory": "4Gi"})),
             ),
-            in_pool1(
-                SLICE2,
-                2,
-                counter_sets=[counter_set(SET1, cpus="8", memory="18Gi")],
-            ),
+            in_pool1(SLICE2, 2, counter_sets=[counter_set(SET1, cpus="8", memory="18Gi")]),
             resource_slice(
                 SLICE3,
                 NODE1,
@@ -287,12 +218,12 @@ CASES: dict[str, Case] = {
         allocated_claims=[
             prior(
                 "other",
-                a(REQ0, DRIVER_A, POOL1, DEVICE2),
-                a(REQ0, DRIVER_A, POOL1, DEVICE3),
-                a(REQ0, DRIVER_A, POOL2, DEVICE1),
+                result(REQ0, DRIVER_A, POOL1, DEVICE2),
+                result(REQ0, DRIVER_A, POOL1, DEVICE3),
+                result(REQ0, DRIVER_A, POOL2, DEVICE1),
             )
         ],
-        want=[on_node1(a(REQ0, DRIVER_A, POOL2, DEVICE2), a(REQ1, DRIVER_A, POOL2, DEVICE3))],
+        want=[on_node1(result(REQ0, DRIVER_A, POOL2, DEVICE2), result(REQ1, DRIVER_A, POOL2, DEVICE3))],
         feature_gates=features("PartitionableDevices"),
     ),
     "partitionable-devices-unused-counters-in-counter-set": Case(
@@ -306,13 +237,9 @@ CASES: dict[str, Case] = {
                 counter_device(DEVICE2, (SET1, {"memory": "4Gi"})),
                 counter_device(DEVICE3, (SET1, {"memory": "4Gi"})),
             ),
-            in_pool1(
-                SLICE2,
-                2,
-                counter_sets=[counter_set(SET1, memory="8Gi", unused="1Gi")],
-            ),
+            in_pool1(SLICE2, 2, counter_sets=[counter_set(SET1, memory="8Gi", unused="1Gi")]),
         ],
-        want=[on_node1(a(REQ0, DRIVER_A, POOL1, DEVICE2), a(REQ0, DRIVER_A, POOL1, DEVICE3))],
+        want=[on_node1(result(REQ0, DRIVER_A, POOL1, DEVICE2), result(REQ0, DRIVER_A, POOL1, DEVICE3))],
         feature_gates=features("PartitionableDevices"),
     ),
     "partitionable-devices-overallocated-capacity-pool": Case(
@@ -327,28 +254,23 @@ CASES: dict[str, Case] = {
             ),
             in_pool1(SLICE2, 2, counter_sets=[counter_set(SET1, memory="18Gi")]),
         ],
-        allocated_claims=[prior("other", a(REQ0, DRIVER_A, POOL1, DEVICE2))],
+        allocated_claims=[prior("other", result(REQ0, DRIVER_A, POOL1, DEVICE2))],
         feature_gates=features("PartitionableDevices"),
     ),
     "partitionable-devices-disabled-other-device-do-not-consume-counters": Case(
         [simple_claim()],
         [device_class()],
         [
-            in_pool1(
-                SLICE1,
-                2,
-                counter_device(DEVICE1, (SET1, {"memory": "4Gi"})),
-                device(DEVICE2),
-            ),
+            in_pool1(SLICE1, 2, counter_device(DEVICE1, (SET1, {"memory": "4Gi"})), device(DEVICE2)),
             in_pool1(SLICE2, 2, counter_sets=[counter_set(SET1, memory="18Gi")]),
         ],
-        want=[on_node1(a(REQ0, DRIVER_A, POOL1, DEVICE2))],
+        want=[on_node1(result(REQ0, DRIVER_A, POOL1, DEVICE2))],
         feature_gates=features(),
     ),
     "partitionable-devices-disabled-per-device-node-selection": Case(
         [simple_claim()],
         [device_class()],
-        [resource_slice(SLICE1, PER_DEVICE, POOL1, DRIVER_A, device(DEVICE2, nodeName=NODE1))],
+        [per_device_slice(device(DEVICE2, nodeName=NODE1))],
         feature_gates=features(),
     ),
     "partitionable-devices-per-device-node-selection-node-selector-multiple-devices": Case(
@@ -384,12 +306,12 @@ CASES: dict[str, Case] = {
         ],
         want=[
             on_node1(
-                a(REQ0, DRIVER_A, POOL1, DEVICE1),
-                a(REQ0, DRIVER_A, POOL1, DEVICE2),
-                a(REQ0, DRIVER_A, POOL1, DEVICE3),
-                a(REQ1, DRIVER_B, POOL2, DEVICE1),
-                a(REQ1, DRIVER_B, POOL2, DEVICE2),
-                a(REQ1, DRIVER_B, POOL2, DEVICE3),
+                result(REQ0, DRIVER_A, POOL1, DEVICE1),
+                result(REQ0, DRIVER_A, POOL1, DEVICE2),
+                result(REQ0, DRIVER_A, POOL1, DEVICE3),
+                result(REQ1, DRIVER_B, POOL2, DEVICE1),
+                result(REQ1, DRIVER_B, POOL2, DEVICE2),
+                result(REQ1, DRIVER_B, POOL2, DEVICE3),
             )
         ],
         feature_gates=features("PartitionableDevices", "PrioritizedList"),
@@ -425,9 +347,9 @@ CASES: dict[str, Case] = {
         ],
         want=[
             on_node1(
-                a(REQ0, DRIVER_A, POOL1, DEVICE2),
-                a(REQ0, DRIVER_A, POOL1, DEVICE3),
-                a(REQ1, DRIVER_A, POOL1, DEVICE1),
+                result(REQ0, DRIVER_A, POOL1, DEVICE2),
+                result(REQ0, DRIVER_A, POOL1, DEVICE3),
+                result(REQ1, DRIVER_A, POOL1, DEVICE1),
             )
         ],
         feature_gates=features("PartitionableDevices"),
@@ -437,11 +359,7 @@ CASES: dict[str, Case] = {
         [device_class()],
         [
             in_pool1(SLICE1, 2, counter_device(DEVICE1, (SET1, {"memory": "8Gi"}))),
-            in_pool1(
-                SLICE2,
-                2,
-                counter_sets=[counter_set(SET1, **{"other-memory": "8Gi"})],
-            ),
+            in_pool1(SLICE2, 2, counter_sets=[counter_set(SET1, **{"other-memory": "8Gi"})]),
         ],
         error="invalid resource pools were encountered",
         feature_gates=features("PartitionableDevices"),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from support.allocatortesting.builders import *
+from support.allocatortesting.case import *
 from support.dra_objects import *
 
 CASES: dict[str, Case] = {
@@ -125,8 +126,8 @@ CASES: dict[str, Case] = {
         [resource_slice(SLICE1, NODE1, POOL1, DRIVER_B, device(DEVICE1), device(DEVICE2))],
         want=[
             on_node1(
-                a(sub(REQ0, SUB1), DRIVER_B, POOL1, DEVICE1),
-                a(sub(REQ0, SUB1), DRIVER_B, POOL1, DEVICE2),
+                result(sub(REQ0, SUB1), DRIVER_B, POOL1, DEVICE1),
+                result(sub(REQ0, SUB1), DRIVER_B, POOL1, DEVICE2),
                 config=[{"source": "FromClaim", **opaque(DRIVER_B, "bar")}],
             )
         ],
@@ -136,10 +137,10 @@ CASES: dict[str, Case] = {
         [
             claim(
                 CLAIM0,
-                request(REQ0, selectors=[memory_selector("1Gi")]),
+                memory_request(REQ0, "1Gi"),
                 prioritized(
                     REQ1,
-                    sub_request(SUB0, selectors=[memory_selector("4Gi")]),
+                    memory_sub(SUB0, "4Gi"),
                     sub_request(SUB1, count=2, selectors=[memory_selector("2Gi")]),
                 ),
             )
@@ -154,9 +155,9 @@ CASES: dict[str, Case] = {
         ],
         want=[
             on_node1(
-                a(REQ0, DRIVER_A, POOL1, DEVICE3),
-                a(sub(REQ1, SUB1), DRIVER_A, POOL1, DEVICE1),
-                a(sub(REQ1, SUB1), DRIVER_A, POOL1, DEVICE2),
+                result(REQ0, DRIVER_A, POOL1, DEVICE3),
+                result(sub(REQ1, SUB1), DRIVER_A, POOL1, DEVICE1),
+                result(sub(REQ1, SUB1), DRIVER_A, POOL1, DEVICE2),
             )
         ],
         feature_gates=features("PrioritizedList"),
@@ -165,27 +166,27 @@ CASES: dict[str, Case] = {
         [claim(CLAIM0, prioritized(REQ0, all_sub(SUB0), sub_request(SUB1)))],
         [device_class()],
         [slice1(device(DEVICE1), device(DEVICE2))],
-        allocated_claims=[prior("other", a(REQ0, DRIVER_A, POOL1, DEVICE1))],
-        want=[on_node1(a(sub(REQ0, SUB1), DRIVER_A, POOL1, DEVICE2))],
+        allocated_claims=[prior("other", result(REQ0, DRIVER_A, POOL1, DEVICE1))],
+        want=[on_node1(result(sub(REQ0, SUB1), DRIVER_A, POOL1, DEVICE2))],
         feature_gates=features("PrioritizedList"),
     ),
     "prioritized-list-allocation-mode-all-multiple-requests": Case(
         [claim(CLAIM0, request(REQ0), prioritized(REQ1, all_sub(SUB0), sub_request(SUB1)))],
         [device_class()],
         [slice1(device(DEVICE1), device(DEVICE2))],
-        want=[on_node1(a(REQ0, DRIVER_A, POOL1, DEVICE1), a(sub(REQ1, SUB1), DRIVER_A, POOL1, DEVICE2))],
+        want=[
+            on_node1(
+                result(REQ0, DRIVER_A, POOL1, DEVICE1), result(sub(REQ1, SUB1), DRIVER_A, POOL1, DEVICE2)
+            )
+        ],
         feature_gates=features("PrioritizedList"),
     ),
     "prioritized-list-multi-request": Case(
         [
             claim(
                 CLAIM0,
-                request(REQ1, selectors=[memory_selector("8Gi")]),
-                prioritized(
-                    REQ0,
-                    sub_request(SUB0, selectors=[memory_selector("8Gi")]),
-                    sub_request(SUB1, selectors=[memory_selector("4Gi")]),
-                ),
+                memory_request(REQ1, "8Gi"),
+                prioritized(REQ0, memory_sub(SUB0, "8Gi"), memory_sub(SUB1, "4Gi")),
             )
         ],
         [device_class()],
@@ -193,22 +194,26 @@ CASES: dict[str, Case] = {
             slice1(device(DEVICE1, {"memory": "8Gi"}, attributes={})),
             resource_slice(SLICE2, NODE1, POOL2, DRIVER_A, device(DEVICE2, {"memory": "4Gi"}, attributes={})),
         ],
-        want=[on_node1(a(REQ1, DRIVER_A, POOL1, DEVICE1), a(sub(REQ0, SUB1), DRIVER_A, POOL2, DEVICE2))],
+        want=[
+            on_node1(
+                result(REQ1, DRIVER_A, POOL1, DEVICE1), result(sub(REQ0, SUB1), DRIVER_A, POOL2, DEVICE2)
+            )
+        ],
         feature_gates=features("PrioritizedList"),
     ),
     "prioritized-list-allocation-mode-all": Case(
         [claim(CLAIM0, prioritized(REQ0, all_sub(SUB0), sub_request(SUB1)))],
         [device_class()],
         [slice1(device(DEVICE1), device(DEVICE2))],
-        allocated_claims=[prior("other", a(REQ0, DRIVER_A, POOL1, DEVICE2))],
-        want=[on_node1(a(sub(REQ0, SUB1), DRIVER_A, POOL1, DEVICE1))],
+        allocated_claims=[prior("other", result(REQ0, DRIVER_A, POOL1, DEVICE2))],
+        want=[on_node1(result(sub(REQ0, SUB1), DRIVER_A, POOL1, DEVICE1))],
         feature_gates=features("PrioritizedList"),
     ),
     "prioritized-list-allocation-mode-all-with-selectors": Case(
         [claim(CLAIM0, GENERATION_SUBS)],
         [device_class()],
         [slice1(*generation_devices(("v5", None)))],
-        want=[on_node1(a(sub(REQ0, SUB1), DRIVER_A, POOL1, DEVICE1))],
+        want=[on_node1(result(sub(REQ0, SUB1), DRIVER_A, POOL1, DEVICE1))],
         feature_gates=features("PrioritizedList"),
     ),
     "prioritized-list-allocation-mode-all-with-selectors-multiple-pools": Case(
@@ -220,8 +225,8 @@ CASES: dict[str, Case] = {
         ],
         want=[
             on_node1(
-                a(sub(REQ0, SUB1), DRIVER_A, POOL1, DEVICE1),
-                a(sub(REQ0, SUB1), DRIVER_A, POOL2, DEVICE1),
+                result(sub(REQ0, SUB1), DRIVER_A, POOL1, DEVICE1),
+                result(sub(REQ0, SUB1), DRIVER_A, POOL2, DEVICE1),
             )
         ],
         feature_gates=features("PrioritizedList"),
@@ -233,7 +238,7 @@ CASES: dict[str, Case] = {
             slice1(*generation_devices(("v5", None))),
             resource_slice(SLICE2, NODE2, POOL2, DRIVER_A, *generation_devices(("v5", None), ("v6", None))),
         ],
-        want=[on_node1(a(sub(REQ0, SUB1), DRIVER_A, POOL1, DEVICE1))],
+        want=[on_node1(result(sub(REQ0, SUB1), DRIVER_A, POOL1, DEVICE1))],
         feature_gates=features("PrioritizedList"),
     ),
     "prioritized-list-allocation-mode-all-with-selectors-deviceclass-subset": Case(
@@ -243,12 +248,8 @@ CASES: dict[str, Case] = {
                 CLASS_A, f'device.driver == "{DRIVER_A}" && device.attributes["{DRIVER_A}"].selected'
             )
         ],
-        [
-            slice1(
-                *generation_devices(("v6", False), ("v5", False), ("v5", True)),
-            )
-        ],
-        want=[on_node1(a(sub(REQ0, SUB1), DRIVER_A, POOL1, DEVICE3))],
+        [slice1(*generation_devices(("v6", False), ("v5", False), ("v5", True)))],
+        want=[on_node1(result(sub(REQ0, SUB1), DRIVER_A, POOL1, DEVICE3))],
         feature_gates=features("PrioritizedList"),
     ),
 }

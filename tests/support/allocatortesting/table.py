@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib
 
-from support.allocatortesting.builders import Case
+from support.allocatortesting.case import Case
 
 # One module of this package per theme, each with its rows in `CASES`.
 THEMES = (
