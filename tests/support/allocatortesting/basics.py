@@ -138,10 +138,7 @@ CASES: dict[str, Case] = {
         [device_class(config=[opaque(DRIVER_A, "classAttribute")])],
         [one_device_slice(SLICE1, NODE1, POOL1, DRIVER_A)],
         want=[
-            on_node1(
-                result(REQ0, DRIVER_A, POOL1, DEVICE1),
-                config=[{"source": "FromClass", **opaque(DRIVER_A, "classAttribute")}],
-            )
+            on_node1(result(REQ0, DRIVER_A, POOL1, DEVICE1), config=[from_class(DRIVER_A, "classAttribute")])
         ],
     ),
     "with-class-device-config-with-multiple-request-and-configs": Case(
@@ -157,8 +154,8 @@ CASES: dict[str, Case] = {
                 result(REQ1, DRIVER_A, POOL1, DEVICE1),
                 result(REQ2, DRIVER_B, POOL1, DEVICE1),
                 config=[
-                    {"source": "FromClass", "requests": [REQ0, REQ1], **opaque(DRIVER_A, "classAttribute-A")},
-                    {"source": "FromClass", "requests": [REQ2], **opaque(DRIVER_B, "classAttribute-B")},
+                    from_class(DRIVER_A, "classAttribute-A", REQ0, REQ1),
+                    from_class(DRIVER_B, "classAttribute-B", REQ2),
                 ],
             )
         ],
@@ -180,9 +177,7 @@ CASES: dict[str, Case] = {
                 result(REQ0, DRIVER_A, POOL1, DEVICE0),
                 result(REQ1, DRIVER_A, POOL1, DEVICE1),
                 result(REQ2, DRIVER_A, POOL1, DEVICE2),
-                config=[
-                    {"source": "FromClaim", "requests": [REQ0, REQ1], **opaque(DRIVER_A, "deviceAttribute")}
-                ],
+                config=[from_claim(DRIVER_A, "deviceAttribute", REQ0, REQ1)],
             )
         ],
     ),
@@ -191,10 +186,7 @@ CASES: dict[str, Case] = {
         [device_class()],
         [one_device_slice(SLICE1, NODE1, POOL1, DRIVER_A)],
         want=[
-            on_node1(
-                result(REQ0, DRIVER_A, POOL1, DEVICE1),
-                config=[{"source": "FromClaim", **opaque(DRIVER_A, "deviceAttribute")}],
-            )
+            on_node1(result(REQ0, DRIVER_A, POOL1, DEVICE1), config=[from_claim(DRIVER_A, "deviceAttribute")])
         ],
     ),
     "unknown-selector": Case(
@@ -361,10 +353,7 @@ CASES: dict[str, Case] = {
         [device_class()],
         [one_device_slice(SLICE1, NODE1, POOL1, DRIVER_A)],
         want=[
-            on_node1(
-                result(REQ0, DRIVER_A, POOL1, DEVICE1),
-                config=[{"source": "FromClaim", **opaque(DRIVER_A, "deviceAttribute")}],
-            )
+            on_node1(result(REQ0, DRIVER_A, POOL1, DEVICE1), config=[from_claim(DRIVER_A, "deviceAttribute")])
         ],
         feature_gates=features(),
     ),

@@ -35,6 +35,7 @@ from support.dra_objects import (
     device_class,
     expect,
     local,
+    opaque,
     pool,
     prioritized,
     request,
@@ -423,4 +424,31 @@ def list_case(
         want=None if want is None else [on_node1(*(result(REQ0, DRIVER_A, POOL1, d) for d in want))],
         error=error,
         feature_gates=gates,
+    )
+
+
+def from_class(driver: str, attribute: str, *requests: str) -> dict[str, Any]:
+    """An expected config entry that came from the class: `opaque(driver, attribute)` for `requests`."""
+    return _config_entry("FromClass", driver, attribute, requests)
+
+
+def from_claim(driver: str, attribute: str, *requests: str) -> dict[str, Any]:
+    """An expected config entry that came from the claim: `opaque(driver, attribute)` for `requests`."""
+    return _config_entry("FromClaim", driver, attribute, requests)
+
+
+def _config_entry(source: str, driver: str, attribute: str, requests: tuple[str, ...]) -> dict[str, Any]:
+    entry: dict[str, Any] = {"source": source}
+    if requests:
+        entry["requests"] = list(requests)
+    return entry | opaque(driver, attribute)
+
+
+def two_shares_of_distinct_strings() -> ResourceClaim:
+    """claim-0: two requests of capacity-0 "1" whose devices differ in `stringAttribute`."""
+    return claim(
+        CLAIM0,
+        capacity_request(REQ0, "1"),
+        capacity_request(REQ1, "1"),
+        constraints=[distinct_attribute("stringAttribute")],
     )

@@ -118,14 +118,7 @@ CASES: dict[str, Case] = {
         [one_device_slice(SLICE1, NODE1, POOL1, DRIVER_A)],
     ),
     "distinct-constraint-two-multi-allocatable-devices-with-distinct-constraint": Case(
-        [
-            claim(
-                CLAIM0,
-                capacity_request(REQ0, "1"),
-                capacity_request(REQ1, "1"),
-                constraints=[distinct_attribute("stringAttribute")],
-            )
-        ],
+        [two_shares_of_distinct_strings()],
         [multi_class()],
         [
             slice1(
@@ -213,14 +206,7 @@ CASES: dict[str, Case] = {
         feature_gates=features("ConsumableCapacity", "PrioritizedList"),
     ),
     "distinct-constraint-one-multi-allocatable-device-with-distinct-constraint": Case(
-        [
-            claim(
-                CLAIM0,
-                capacity_request(REQ0, "1"),
-                capacity_request(REQ1, "1"),
-                constraints=[distinct_attribute("stringAttribute")],
-            )
-        ],
+        [two_shares_of_distinct_strings()],
         [multi_class()],
         [
             slice1(

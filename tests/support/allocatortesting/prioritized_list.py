@@ -28,7 +28,7 @@ CASES: dict[str, Case] = {
         want=[
             on_node1(
                 result(f"{REQ0}/{SUB1}", DRIVER_B, POOL2, DEVICE1),
-                config=[{"source": "FromClass", **opaque(DRIVER_B, "classAttribute-B")}],
+                config=[from_class(DRIVER_B, "classAttribute-B")],
             )
         ],
     ),
@@ -128,7 +128,7 @@ CASES: dict[str, Case] = {
             on_node1(
                 result(sub(REQ0, SUB1), DRIVER_B, POOL1, DEVICE1),
                 result(sub(REQ0, SUB1), DRIVER_B, POOL1, DEVICE2),
-                config=[{"source": "FromClaim", **opaque(DRIVER_B, "bar")}],
+                config=[from_claim(DRIVER_B, "bar")],
             )
         ],
         feature_gates=features("PrioritizedList"),
