@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from allocator.binder.assume import AssumeCache, InFlight
+from allocator.binder.assume import AssumeCache, ClaimSeen, InFlight
 from allocator.binder.names import CLAIM_ANNOTATION
 
 
@@ -20,8 +20,10 @@ def pod(node: str | None = None, uid: str = "pu1", phase: str = "Pending") -> An
     }
 
 
-def claim(rv: str, uid: str = "cu1", owner: str | None = "pu1", allocated: bool = False) -> Any:
-    meta: dict[str, Any] = {"name": "c", "namespace": "ns", "uid": uid, "resourceVersion": rv}
+def claim(
+    rv: str, uid: str = "cu1", owner: str | None = "pu1", allocated: bool = False, name: str = "c"
+) -> Any:
+    meta: dict[str, Any] = {"name": name, "namespace": "ns", "uid": uid, "resourceVersion": rv}
     if owner is not None:
         meta["annotations"] = {CLAIM_ANNOTATION: "true"}
         meta["ownerReferences"] = [{"kind": "Pod", "uid": owner, "controller": True}]
@@ -129,3 +131,130 @@ def test_allocated_claim_names_the_in_flight_one_and_unseen_ones_count() -> None
     assert cache.unseen_inflight_claims(set()) == [model]
     cache.failed(KEY)
     assert cache.unseen_inflight_claims(set()) == []
+
+
+def test_a_new_cache_assumes_nothing() -> None:
+    cache = AssumeCache()
+    assert (cache.inflight, cache.bound, cache.assumed_claims) == ({}, {}, {})
+    assert (cache.deleted_claims, cache.owned, cache.uncertain) == ({}, {}, set())
+    cache.uncertain.add("pu1")  # a pod whose claim create got no clear answer
+    assert "pu1" in cache.uncertain
+
+
+def test_informer_copy_newer_than_our_write_wins_before_its_event() -> None:
+    # The informer's store is updated before its handler runs: a newer version there (someone else's write
+    # after ours) is what the binder sees, even while our older answer is still held.
+    cache = AssumeCache()
+    cache.claim_written(claim("5", allocated=True))
+    newer = claim("6")
+    assert cache.claims([newer]) == {CLAIM_KEY: newer}
+    assert cache.claim(CLAIM_KEY, newer) is newer
+    ours = cache.claim(CLAIM_KEY, None)  # not in the store yet
+    assert ours is not None and ours["metadata"]["resourceVersion"] == "5"
+
+
+def test_our_write_is_seen_beside_other_claims_of_the_informer() -> None:
+    cache = AssumeCache()
+    written = claim("5", allocated=True)
+    cache.claim_written(written)
+    other = claim("9", uid="cu2", name="d")
+    assert cache.claims([claim("4"), other]) == {CLAIM_KEY: written, ("ns", "d"): other}
+
+
+def test_a_claim_we_wrote_belongs_to_its_pod_before_the_informer_shows_it() -> None:
+    cache = AssumeCache()
+    written = claim("5")
+    cache.claim_written(written)
+    assert cache.owned == {"pu1": {CLAIM_KEY}}
+    assert cache.owned_claims("pu1", lambda key: None) == [written]
+    cache.claim_written(claim("6", uid="cu2", owner=None, name="d"))
+    assert cache.owned == {"pu1": {CLAIM_KEY}}  # a claim no pod controls is no pod's
+
+
+def test_owned_claims_are_the_informers_copies_or_our_newer_writes() -> None:
+    cache = AssumeCache()
+    store = {CLAIM_KEY: claim("4")}
+    cache.claim_event(None, store[CLAIM_KEY])
+    assert cache.owned_claims("pu1", store.get) == [store[CLAIM_KEY]]
+    written = claim("5", allocated=True)
+    cache.claim_written(written)
+    assert cache.owned_claims("pu1", store.get) == [written]
+    assert cache.owned_claims("pu2", store.get) == []  # a pod that owns none
+
+
+def test_a_written_claim_someone_else_deletes_is_gone_at_its_delete_event() -> None:
+    cache = AssumeCache()
+    cache.begin(KEY, InFlight(pod(), "n1", None))
+    written = claim("5", allocated=True)
+    cache.claim_written(written)
+    seen = cache.claim_event(written, None)
+    # The event reports the write it drops. A deleted claim is never "in flight", even when its pod's bind is
+    # under way: the controller then takes its allocation out of the snapshot.
+    assert seen == ClaimSeen(written, False)
+    assert cache.assumed_claims == {}
+    assert cache.claim(CLAIM_KEY, None) is None
+    assert cache.owned == {}
+
+
+def test_our_delete_forgets_our_write_of_that_claim() -> None:
+    cache = AssumeCache()
+    written = claim("5", allocated=True)
+    cache.claim_written(written)
+    cache.claim_deleted(written)
+    assert cache.assumed_claims == {}
+    assert cache.claim_event(written, None).assumed is None
+
+
+def test_unreserve_is_idempotent_and_safe_without_reserve() -> None:
+    # Upstream's ReservePlugin.Unreserve: idempotent, and may be called even if Reserve did not succeed.
+    cache = AssumeCache()
+    cache.failed(KEY)
+    cache.begin(KEY, InFlight(pod(), "n1", None))
+    cache.failed(KEY)
+    cache.failed(KEY)
+    assert cache.inflight == {}
+    assert cache.node_of(pod()) is None
+
+
+def test_the_node_of_an_assigned_pod_is_its_spec_node() -> None:
+    cache = AssumeCache()
+    assert cache.node_of(pod("n2")) == "n2"
+    cache.bound_ok(KEY, "pu1", "n1")
+    assert cache.node_of(pod("n2")) == "n2"  # the pod's own spec over what we remember
+
+
+def test_a_bound_pod_that_finishes_on_its_node_is_forgotten() -> None:
+    cache = AssumeCache()
+    cache.begin(KEY, InFlight(pod(), "n1", None))
+    assert cache.pod_event(KEY, pod(), pod("n1")) == (True, True)  # the echo came before the answer
+    cache.bound_ok(KEY, "pu1", "n1")
+    assert cache.bound == {KEY: ("pu1", "n1")}
+    assert cache.pod_event(KEY, pod("n1"), pod("n1", phase="Succeeded")) == (False, False)
+    assert cache.bound == {}
+    assert not cache.is_bound(KEY, pod())
+
+
+def test_a_pod_that_finished_on_a_node_we_did_not_pick_is_forgotten() -> None:
+    cache = AssumeCache()
+    cache.bound_ok(KEY, "pu1", "n1")
+    assert cache.pod_event(KEY, pod(), pod("n2", phase="Failed")) == (False, False)
+    assert cache.bound == {}
+
+
+def test_a_pod_we_never_bound_can_go() -> None:
+    cache = AssumeCache()
+    assert cache.pod_event(KEY, pod("n1"), None) == (False, False)
+    assert cache.pod_event(KEY, pod("n1"), pod("n1", phase="Succeeded")) == (False, False)
+    assert cache.bound == {}
+
+
+def test_a_later_update_of_a_pod_on_its_node_is_not_our_bindings_echo() -> None:
+    cache = AssumeCache()
+    cache.begin(KEY, InFlight(pod(), "n1", None))
+    cache.pod_event(KEY, pod(), pod("n1"))  # the echo, before the answer
+    cache.bound_ok(KEY, "pu1", "n1")
+    relabeled = pod("n1")
+    relabeled["metadata"]["labels"] = {"a": "1"}
+    assert cache.pod_event(KEY, pod("n1"), relabeled) == (False, False)
+    assert cache.pod_event(KEY, pod(), pod()) == (False, False)  # still pending: no Binding to echo
+    assert cache.bound == {KEY: ("pu1", "n1")}

@@ -114,3 +114,50 @@ def test_controller_pod_uid_needs_annotation_and_controller_ref() -> None:
     assert hints.controller_pod_uid(c) == "p1"
     c["metadata"]["ownerReferences"][0]["controller"] = False
     assert hints.controller_pod_uid(c) is None
+
+
+def test_pod_uid_is_the_metadata_uid_or_empty() -> None:
+    assert hints.pod_uid(pod()) == "u1"
+    assert hints.pod_uid({"metadata": {"name": "p"}}) == ""
+    assert hints.pod_uid({"metadata": None}) == ""
+    assert hints.pod_uid({}) == ""
+
+
+def test_queue_order_breaks_creation_ties_by_namespace_then_name() -> None:
+    def at(namespace: str, name: str) -> Any:
+        p = pod()
+        p["metadata"].update(creationTimestamp="2026-01-01T00:00:01Z", namespace=namespace, name=name)
+        return p
+
+    assert hints.queue_order(at("b", "x")) == ("2026-01-01T00:00:01Z", "b", "x")
+    assert hints.queue_order(at("a", "z")) < hints.queue_order(at("b", "a"))
+    assert hints.queue_order(at("a", "a")) < hints.queue_order(at("a", "b"))
+
+
+def test_assigned_pod_update_with_the_same_labels_is_no_change() -> None:
+    old, new = pod("n1", labels={"a": "1"}), pod("n1", labels={"a": "1"})
+    new["status"]["conditions"] = [{"type": "Ready", "status": "True"}]
+    assert hints.pod_hint(old, new, in_flight=False, own_binding=False) is None
+
+
+def test_node_allocatable_or_spec_change_requeues() -> None:
+    old = {"metadata": {"name": "n"}, "spec": {}, "status": {"allocatable": {"cpu": "4"}}}
+    grown = {**old, "status": {"allocatable": {"cpu": "8"}}}
+    assert hints.node_hint("MODIFIED", old, grown) == "node"
+    tainted = {**old, "spec": {"taints": [{"key": "k", "effect": "NoSchedule"}]}}
+    assert hints.node_hint("MODIFIED", old, tainted) == "node"
+    cordoned = {**old, "spec": {"unschedulable": True}}
+    assert hints.node_hint("MODIFIED", old, cordoned) == "node"
+
+
+def test_claim_deallocated_by_someone_else_requeues() -> None:
+    alloc = {"devices": {"results": [{"device": "gpu-0"}]}}
+    assert hints.claim_hint(claim(alloc), claim(), None, False) == "claim-changed"
+
+
+def test_claim_reservation_change_requeues() -> None:
+    alloc = {"devices": {"results": [{"device": "gpu-0"}]}}
+    consumer = [{"resource": "pods", "name": "p", "uid": "u9"}]
+    # a consumer released its reservation: a change, and not the echo of our write of the reserved claim
+    assert hints.claim_hint(claim(alloc, consumer), claim(alloc, []), None, False) == "claim-changed"
+    assert hints.claim_hint(claim(alloc), claim(alloc, consumer), claim(alloc), False) == "claim-changed"
