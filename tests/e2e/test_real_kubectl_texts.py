@@ -35,7 +35,11 @@ pytestmark = pytest.mark.realcluster
 GOLDEN = Path(__file__).parent / "golden" / "kubectl_texts.json"
 UPDATE = os.environ.get("DRA_CAPACITY_GOLDEN") == "update"
 MODES = ("warn", "deny")
-RUNS = [(case, mode) for mode in MODES for case in CASES if mode == "warn" or case.native]
+# Grouped so that `serve` restarts once per mode and configuration; the cases without /mutate run last.
+RUNS = [
+    (case, mode) for mode in MODES for case in CASES if (mode == "warn" or case.native) and not case.serve
+]
+RUNS += sorted(((c, "warn") for c in CASES if c.serve), key=lambda run: (not run[0].mutate, run[0].serve))
 
 
 @pytest.fixture(scope="module")
@@ -132,14 +136,17 @@ def transcript(args: tuple[str, ...], done: subprocess.CompletedProcess[str]) ->
 def test_kubectl_prints(
     case: Case, mode: str, cluster: Cluster, served: ServedWebhook, recorded: dict[str, Any], tmp_path: Path
 ) -> None:
-    if served.args != _serve_args(cluster, mode):
-        served.restart(*_serve_args(cluster, mode))
+    if served.args != (*_serve_args(cluster, mode), *case.serve):
+        served.restart(*_serve_args(cluster, mode), *case.serve)
+    if not case.mutate:
+        cluster.kubectl("delete", "mutatingwebhookconfiguration", SERVICE, "--ignore-not-found")
     for obj in case.setup:
         done = _apply(cluster, tmp_path, obj)
         assert done.returncode == 0, done.stderr
-    if case.setup:  # the webhook's cluster view must have the setup objects before the case is judged
+    if case.setup or not case.mutate:
+        # The webhook's view must have the setup objects, the API server must have dropped /mutate.
         cluster.wait_for(
-            "the webhook's view of the setup objects",
+            "the webhook's view of the setup objects, or the API server without /mutate",
             lambda: "Warning:" in _apply(cluster, tmp_path, case.manifest, "--dry-run=server").stderr,
             timeout=30,
             interval=0.3,

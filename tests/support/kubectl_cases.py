@@ -33,6 +33,8 @@ class Case:
     setup: tuple[dict[str, Any], ...] = ()  # objects created (through the webhooks) before
     args: tuple[str, ...] = ()  # extra kubectl arguments
     cleanup: tuple[str, ...] = field(default=())  # more DeviceClass names to delete after
+    serve: tuple[str, ...] = ()  # extra `serve` arguments (gates) for this case
+    mutate: bool = True  # False: the MutatingWebhookConfiguration is deleted first (cases run last)
 
     @property
     def name(self) -> str:
@@ -472,5 +474,35 @@ CASES: tuple[Case, ...] = (
         True,
         setup=(carrier("gpu-old", requests(shares="2")),),
         cleanup=("gpu-old",),
+    ),
+    # gates of the served cluster
+    Case(
+        "carrier-consumable-off",
+        "gates",
+        "a KEP-6406 request needs `DRAConsumableCapacity` (it could have no effect without it)",
+        carrier("gpu", requests(shares="1")),
+        WEBHOOK,
+        False,
+        serve=("--feature-gates", "DRAConsumableCapacity=false"),
+    ),
+    Case(
+        "drop-not-run-ern",
+        "gates",
+        "a field of a disabled gate reaches /validate (no /mutate registered): `DRAExtendedResource` off",
+        dc("gpu", {"selectors": [SEL], "extendedResourceName": "example.com/gpu"}),
+        WEBHOOK,
+        True,
+        serve=("--feature-gates", "DRAExtendedResource=false"),
+        mutate=False,
+    ),
+    Case(
+        "drop-not-run-capacity",
+        "gates",
+        "an escaped KEP-6406 request is still judged: `DRAExtendedResourceCapacity` off, no /mutate",
+        carrier("gpu", requests(bandwidth="0")),
+        WEBHOOK,
+        False,
+        serve=("--feature-gates", "DRAExtendedResourceCapacity=false"),
+        mutate=False,
     ),
 )
