@@ -192,9 +192,7 @@ class World:
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
-    # The harness's GPUs also publish `memory: 80Gi` without a requestPolicy, which every allocation consumes
-    # whole (upstream's rule for a capacity not requested): one pod per GPU, so four GPUs for four pods.
-    config = ClusterConfig(nodes=1, gpus_per_node=4, shares=4)
+    config = ClusterConfig(nodes=1, gpus_per_node=1, shares=4)  # one GPU of four shares: every pod shares it
     with Cluster.start(tmp_path_factory.mktemp("realcluster"), config) as cluster:
         workdir = tmp_path_factory.mktemp("flips")
         served = ServedWebhook(cluster, workdir)
@@ -316,6 +314,14 @@ def test_gate_back_on_the_pending_pods_bind(world: World) -> None:
         k: v for k, v in after["pods"].items() if k in before["pods"] and k.startswith(("before", "webhook"))
     }
     assert kept == {k: v for k, v in before["pods"].items() if k.startswith(("before", "webhook"))}
+    # Four pods, one share each, on the one GPU of four shares.
+    results = [
+        r
+        for name in world.pods
+        for r in world.claim_of(world.pod(name))["status"]["allocation"]["devices"]["results"]
+    ]
+    assert [r["device"] for r in results] == ["gpu-0"] * 4
+    assert len({r["shareID"] for r in results}) == 4
     # With the gate back on in the webhook, a new class keeps its request again.
     world.apply(_class("gpu-again", requests(shares="1"), "example.com/again"))
     assert world.annotation("gpu-again") == requests(shares="1")
