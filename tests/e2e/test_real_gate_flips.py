@@ -1,7 +1,7 @@
 """KEP-6406's rollout on a real kube-apiserver v1.37.2: `DRAExtendedResourceCapacity` switched off and on
 again in the webhook (`dra-capacity serve`, as the chart registers it) and in the binder (`dra-capacity
-bind` on the host, admin kubeconfig), each restarted at every flip. A 1.37 server cannot hold the field, so
-every request travels in the annotation carrier.
+bind` on the host, as the chart's binder ServiceAccount under the chart's RBAC), each restarted at every
+flip. A 1.37 server cannot hold the field, so every request travels in the annotation carrier.
 
 The tests run in file order, one phase each, on one cluster: before and after each flip every ResourceClaim
 (uid, resourceVersion, allocation) and every pod (uid, node, phase) is listed, and nothing may change.
@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 from realcluster import Cluster, ClusterConfig
 from realcluster.cluster import KUBECTL, free_port
-from support.chart_webhooks import ServedWebhook, register, unregister
+from support.chart_webhooks import ServedWebhook, chart_binder_kubeconfig, register, unregister
 from support.kubectl_cases import ANNOTATION, SEL, carrier, requests
 
 pytestmark = pytest.mark.realcluster
@@ -40,6 +40,7 @@ class World:
     cluster: Cluster
     served: ServedWebhook
     workdir: Path
+    binder_kubeconfig: Path
     binder: subprocess.Popen[bytes] | None = None
     binder_port: int = 0
     binder_gates: str = ""
@@ -54,7 +55,7 @@ class World:
                     str(Path(sys.executable).parent / "dra-capacity"),
                     "bind",
                     "--kubeconfig",
-                    str(self.cluster.kubeconfig_path),
+                    str(self.binder_kubeconfig),
                     "--scheduler-name",
                     SCHEDULER,
                     "--leader-elect=false",
@@ -199,7 +200,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
         served.start("--feature-gates", f"{GATE}=true")
         register(cluster, served)
         cluster.request("POST", "/api/v1/namespaces", {"metadata": {"name": NS}})
-        state = World(cluster, served, workdir)
+        state = World(cluster, served, workdir, chart_binder_kubeconfig(cluster))
         state.start_binder(True)
         try:
             yield state
@@ -324,3 +325,10 @@ def test_gate_back_on_the_pending_pods_bind(world: World) -> None:
     # With the gate back on in the webhook, a new class keeps its request again.
     world.apply(_class("gpu-again", requests(shares="1"), "example.com/again"))
     assert world.annotation("gpu-again") == requests(shares="1")
+
+
+def test_the_binder_needed_no_rule_the_chart_lacks(world: World) -> None:
+    """It ran as the chart's ServiceAccount through every phase: not one 403 in its log."""
+    log = world.binder_log()
+    assert '"decision"' in log
+    assert "403" not in log and "Forbidden" not in log and "forbidden" not in log

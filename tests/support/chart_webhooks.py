@@ -140,6 +140,32 @@ def chart_webhook_configurations(ca_pem: bytes, *, pod_routing: bool = False) ->
     ).stdout
 
 
+def chart_binder_kubeconfig(cluster: Cluster) -> Path:
+    """The chart's binder ServiceAccount and RBAC (`helm template`, applied), and a kubeconfig that
+    authenticates as that account: the binder then runs with exactly the chart's rules."""
+    rendered = subprocess.run(
+        [
+            helm(),
+            "template",
+            RELEASE,
+            str(CHART),
+            "--namespace",
+            NAMESPACE,
+            "--show-only",
+            "templates/serviceaccounts.yaml",
+            "--show-only",
+            "templates/rbac-binder.yaml",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    ).stdout
+    cluster.request("POST", "/api/v1/namespaces", {"metadata": {"name": NAMESPACE}})
+    cluster.kubectl("apply", "-f", "-", input=rendered)
+    return cluster.service_account_kubeconfig(NAMESPACE, f"{RELEASE}-dra-capacity-binder", create=False)
+
+
 def register(cluster: Cluster, served: ServedWebhook, *, pod_routing: bool = False) -> list[str]:
     """Point the chart's Service at `served` and apply the chart's webhook configurations; returns kubectl's
     lines."""
