@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import time
 from collections.abc import Iterator
@@ -26,7 +27,7 @@ from typing import Any
 import pytest
 from realcluster import Cluster
 from realcluster.cluster import KUBECTL
-from support.chart_webhooks import NAMESPACE, SERVICE, ServedWebhook, register, unregister
+from support.chart_webhooks import NAMESPACE, SERVICE, ServedWebhook, chart_kubeconfig, register, unregister
 from support.kubectl_cases import CASES, SERVER, WEBHOOK, Case, carrier, requests
 from support.kubectl_cases import KUBECTL as BY_KUBECTL
 
@@ -50,8 +51,11 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
 
 @pytest.fixture(scope="module")
 def served(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServedWebhook]:
-    webhook = ServedWebhook(cluster, tmp_path_factory.mktemp("serve"))
-    webhook.start(*_serve_args(cluster, "warn"))
+    # As the chart's webhook ServiceAccount, under the chart's RBAC.
+    webhook = ServedWebhook(
+        cluster, tmp_path_factory.mktemp("serve"), kubeconfig=chart_kubeconfig(cluster, "webhook")
+    )
+    webhook.start(*_serve_args("warn"))
     register(cluster, webhook)
     _wait_until_called(cluster, webhook)
     try:
@@ -71,8 +75,8 @@ def recorded() -> Iterator[dict[str, Any]]:
         GOLDEN.write_text(json.dumps(ordered, indent=2, ensure_ascii=False) + "\n")
 
 
-def _serve_args(cluster: Cluster, mode: str) -> tuple[str, ...]:
-    return ("--kubeconfig", str(cluster.kubeconfig_path), "--native-rules", mode)
+def _serve_args(mode: str) -> tuple[str, ...]:
+    return ("--native-rules", mode)
 
 
 def _kubectl(cluster: Cluster, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -137,8 +141,8 @@ def transcript(args: tuple[str, ...], done: subprocess.CompletedProcess[str]) ->
 def test_kubectl_prints(
     case: Case, mode: str, cluster: Cluster, served: ServedWebhook, recorded: dict[str, Any], tmp_path: Path
 ) -> None:
-    if served.args != (*_serve_args(cluster, mode), *case.serve):
-        served.restart(*_serve_args(cluster, mode), *case.serve)
+    if served.args != (*_serve_args(mode), *case.serve):
+        served.restart(*_serve_args(mode), *case.serve)
     if not case.mutate:
         cluster.kubectl("delete", "mutatingwebhookconfiguration", SERVICE, "--ignore-not-found")
     for obj in case.setup:
@@ -181,6 +185,13 @@ def test_kubectl_prints(
             "rule": case.rule,
             "by": case.by,
         }
+
+
+def test_the_webhook_needed_no_rule_the_chart_lacks(served: ServedWebhook) -> None:
+    """It read the cluster as the chart's ServiceAccount throughout: not one 403 in its log."""
+    log = served.log.read_text(errors="replace")
+    assert '"admission decision"' in log
+    assert not re.search(r"HTTP 403|403 Forbidden|is forbidden", log), log
 
 
 def test_the_service_is_the_charts(cluster: Cluster, served: ServedWebhook) -> None:

@@ -28,13 +28,20 @@ from support.chart_render import CHART, helm
 RELEASE, NAMESPACE = "dra", "dra-capacity"
 SERVICE = f"{RELEASE}-dra-capacity-webhook"
 DRA_CAPACITY = str(Path(sys.executable).parent / "dra-capacity")
+RBAC_PROBES = {  # one read each component's chart RBAC grants
+    "binder": "/api/v1/namespaces?limit=1",
+    "webhook": "/apis/resource.k8s.io/v1/resourceslices?limit=1",
+}
 
 
 class ServedWebhook:
-    """One `dra-capacity serve` in the cluster's network namespace; its JSON log lines go to `log`."""
+    """One `dra-capacity serve` in the cluster's network namespace; its JSON log lines go to `log`. With
+    `kubeconfig` it reads the cluster (the warnings about what it publishes) as that identity."""
 
-    def __init__(self, cluster: Cluster, workdir: Path, port: int = 8443) -> None:
-        self.cluster, self.port = cluster, port
+    def __init__(
+        self, cluster: Cluster, workdir: Path, port: int = 8443, kubeconfig: Path | None = None
+    ) -> None:
+        self.cluster, self.port, self.kubeconfig = cluster, port, kubeconfig
         self.tls = workdir / "tls"
         self.log = workdir / "serve.log"
         self.proc: subprocess.Popen[bytes] | None = None
@@ -58,6 +65,7 @@ class ServedWebhook:
             "1",
             "--worker-kind",
             "thread",
+            *(("--kubeconfig", str(self.kubeconfig)) if self.kubeconfig else ()),
             *args,
         ]
         with self.log.open("ab") as log:
@@ -140,9 +148,10 @@ def chart_webhook_configurations(ca_pem: bytes, *, pod_routing: bool = False) ->
     ).stdout
 
 
-def chart_binder_kubeconfig(cluster: Cluster) -> Path:
-    """The chart's binder ServiceAccount and RBAC (`helm template`, applied), and a kubeconfig that
-    authenticates as that account: the binder then runs with exactly the chart's rules."""
+def chart_kubeconfig(cluster: Cluster, component: str) -> Path:
+    """The chart's ServiceAccount and RBAC of `component` (`binder` or `webhook`; `helm template`, applied),
+    and a kubeconfig that authenticates as that account: the process then runs with exactly the chart's
+    rules."""
     rendered = subprocess.run(
         [
             helm(),
@@ -154,7 +163,7 @@ def chart_binder_kubeconfig(cluster: Cluster) -> Path:
             "--show-only",
             "templates/serviceaccounts.yaml",
             "--show-only",
-            "templates/rbac-binder.yaml",
+            f"templates/rbac-{component}.yaml",
         ],
         capture_output=True,
         text=True,
@@ -163,7 +172,15 @@ def chart_binder_kubeconfig(cluster: Cluster) -> Path:
     ).stdout
     cluster.request("POST", "/api/v1/namespaces", {"metadata": {"name": NAMESPACE}})
     cluster.kubectl("apply", "-f", "-", input=rendered)
-    return cluster.service_account_kubeconfig(NAMESPACE, f"{RELEASE}-dra-capacity-binder", create=False)
+    account = f"{RELEASE}-dra-capacity-{component}"
+    # RBAC takes effect once the authorizer's informers have it: wait, so no 403 of that moment is logged.
+    token = cluster.service_account_token(NAMESPACE, account, create=False)
+    cluster.wait_for(
+        f"the chart's RBAC for {account}",
+        lambda: cluster.request("GET", RBAC_PROBES[component], token=token)[0] == 200,
+        timeout=30,
+    )
+    return cluster.service_account_kubeconfig(NAMESPACE, account, create=False)
 
 
 def register(cluster: Cluster, served: ServedWebhook, *, pod_routing: bool = False) -> list[str]:
