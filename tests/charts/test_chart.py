@@ -196,6 +196,46 @@ def test_routing_cluster_role_reads_every_kind_the_routing_cache_watches() -> No
     assert not missing, f"the pod-routing ClusterRole lacks get/list/watch on {sorted(missing)}"
 
 
+def test_webhook_view_cluster_role_reads_every_kind_the_cluster_view_watches_and_sends_its_events() -> None:
+    """With the API token mounted (the defaults), `serve --cluster-warnings auto` reads the cluster: without
+    these rules its view never warmed (a 403 on resourceslices, retried forever): no warning ever showed."""
+    from kubeio.factory import InformerFactory
+    from kubeio.informer import Informer
+    from kubeio.kube import Kube, Resource
+    from webhook.clusterview.cluster_cache import ClusterCache
+
+    class Recording(InformerFactory):
+        def __init__(self) -> None:
+            super().__init__(Kube.of_client(_unused_client()))
+            self.acquired: list[Informer] = []
+
+        def acquire(self, resource: Resource, **_: Any) -> Informer:
+            self.acquired.append(Informer(self.kube, resource))
+            return self.acquired[-1]
+
+        def release(self, informer: Informer, timeout: float = 5.0) -> None:
+            pass
+
+    factory = Recording()
+    cache = ClusterCache(factory)
+    cache.start()
+    cache.stop()
+    watched = {(i.resource.group_version.rpartition("/")[0], i.resource.plural) for i in factory.acquired}
+    assert ("resource.k8s.io", "resourceslices") in watched  # the derivation sees the informers
+    objs = objects()
+    role = one(objs, "ClusterRole", "rel-dra-capacity-webhook-view")
+    missing = watched - _reads(role)
+    assert not missing, f"the webhook-view ClusterRole lacks get/list/watch on {sorted(missing)}"
+    assert "create" in _rules(role)[("events.k8s.io", "events", ())]
+    binding = one(objs, "ClusterRoleBinding", "rel-dra-capacity-webhook-view")
+    assert binding["subjects"] == [{"kind": "ServiceAccount", "name": WEBHOOK, "namespace": NAMESPACE}]
+    # No token, no reads: without the certs sidecar and pod routing the webhook pod has no API access.
+    bare = objects(
+        "tls.mode=secret", "tls.secretName=s", "tls.caBundle=Y2E=", "webhook.podRouting.enabled=false"
+    )
+    assert not [o for o in bare if o["metadata"]["name"] == "rel-dra-capacity-webhook-view"]
+
+
 def test_certificate_controller_rbac_is_scoped_by_name_to_what_the_sidecar_is_told() -> None:
     objs = objects()
     args = {

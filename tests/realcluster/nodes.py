@@ -55,6 +55,9 @@ def gpu(index: int, node_name: str, shares: int | None = 4) -> dict[str, Any]:
     }
     if shares is not None:
         device["allowMultipleAllocations"] = True
+        # A share that asks for no memory consumes none: without a policy, upstream charges a capacity the
+        # request does not name in full (allocator digest 2.2), and each GPU would then hold one pod only.
+        device["capacity"]["memory"]["requestPolicy"] = {"default": "0", "validRange": {"min": "0"}}
         device["capacity"]["shares"] = {
             "value": str(shares),
             "requestPolicy": {"default": "1", "validRange": {"min": "1", "max": str(shares), "step": "1"}},
