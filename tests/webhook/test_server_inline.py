@@ -199,8 +199,11 @@ async def test_flood_of_reviews_with_new_cel_moves_to_workers_and_probes_stay_qu
                     await asyncio.sleep(0.05)
 
         await asyncio.gather(probe(), *(flood(k) for k in range(8)))
-        assert _judged(srv.metrics, "worker") > 0
-    assert worst < 0.5  # generous: the machine is shared; the inline share is 50 ms per second
+        # the flood goes to the workers once the loop's share (50 ms a second) is spent: most are theirs
+        assert _judged(srv.metrics, "worker") > _judged(srv.metrics, "inline")
+    # every probe was answered during the flood (asserted in probe()); how quickly is bench/hostile.py's
+    # figure: a wall-clock bound here failed on a machine at load average 15 (the standards: no timed tests)
+    assert worst > 0
 
 
 # --- the pieces ---------------------------------------------------------------------------------------------
