@@ -127,6 +127,9 @@ class ClusterConfig:
     scheduler: bool = True
     kwok: bool = True
     ready_timeout: float = 60.0
+    # Start on a directory a stopped cluster left (the sandbox's `.run/`): etcd's data is kept, so its objects
+    # survive; nodes and slices that already exist are left as they are. Certificates are issued anew.
+    reuse: bool = False
 
 
 @dataclass
@@ -293,6 +296,13 @@ class Cluster:
         if status >= 300:
             raise ClusterError(f"create {obj.get('kind')} {obj['metadata'].get('name')}: {status} {body}")
         return dict(body)
+
+    def _create_or_keep(self, obj: Mapping[str, Any]) -> dict[str, Any]:
+        """`create`, where an object that already exists (409) is kept as it is."""
+        status, body = self.request("POST", collection_path(obj), obj)
+        if status >= 300 and status != 409:
+            raise ClusterError(f"create {obj.get('kind')} {obj['metadata'].get('name')}: {status} {body}")
+        return dict(body) if isinstance(body, dict) else {}
 
     def api_client(self, kubeconfig: Path | None = None) -> Any:
         """A `kubernetes.client.ApiClient` for `kubeconfig` (the admin's by default). Close it when done."""
@@ -715,16 +725,17 @@ class Cluster:
                     ],
                     detach,
                 )
+            create = self._create_or_keep if config.reuse else self.create
             list(
                 pool.map(
-                    lambda n: self.create(n),
+                    lambda n: create(n),
                     [nodes_mod.node(name) for name in self.node_names],
                 )
             )
             if config.gpus_per_node:
                 list(
                     pool.map(
-                        lambda s: self.create(s),
+                        lambda s: create(s),
                         [
                             nodes_mod.gpu_slice(n, config.gpus_per_node, config.shares)
                             for n in self.node_names

@@ -2,8 +2,9 @@
 
 The slices are shaped like the NVIDIA driver's that the benches and simulate tests use
 (tests/allocator/workloads.py): driver `gpu.nvidia.com`, one pool per node, GPUs with productName, uuid,
-driverVersion and index attributes and a memory capacity. With `shares`, each GPU is also
-`allowMultipleAllocations` with a consumable `shares` capacity (KEP-6406's Story 1); without, a whole device.
+driverVersion and index attributes and a memory capacity. With `shares`, each GPU is
+`allowMultipleAllocations` with a consumable `shares` capacity only (KEP-6406's Story 1, as
+docs/examples/gpu-shared/cluster.yaml); without, a whole device with an 80Gi memory capacity.
 """
 
 from __future__ import annotations
@@ -54,7 +55,10 @@ def gpu(index: int, node_name: str, shares: int | None = 4) -> dict[str, Any]:
         "capacity": {"memory": {"value": "80Gi"}},
     }
     if shares is not None:
+        # Only `shares` is consumable: a capacity without a requestPolicy is consumed whole by every
+        # allocation (KEP-5075), so an 80Gi `memory` beside it would let each GPU hold one share only.
         device["allowMultipleAllocations"] = True
+        device["capacity"] = {}
         device["capacity"]["shares"] = {
             "value": str(shares),
             "requestPolicy": {"default": "1", "validRange": {"min": "1", "max": str(shares), "step": "1"}},

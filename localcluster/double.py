@@ -1,0 +1,1 @@
+"""The sandbox's fallback where the real control plane cannot be built: placeholder."""
