@@ -33,7 +33,8 @@ BINARIES = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler
 def add_commands(sub: Any) -> None:
     parser = sub.add_parser(
         "sandbox",
-        help="a local cluster (real control plane, fake GPU nodes) with the product installed; Ctrl-C stops it",
+        help="a local cluster (real control plane, fake GPU nodes) with the product installed; Ctrl-C stops "
+        "it",
         description=__doc__.split("\n\n")[0] if __doc__ else None,
         epilog="State: DIR/cluster (etcd data, certificates, logs), DIR/product (serving certificate, logs), "
         "DIR/kubeconfig (the admin's, current namespace the opted-in one). See docs/sandbox.md.",
@@ -112,7 +113,8 @@ def run_sandbox(args: argparse.Namespace) -> int:
         why = build_control_plane()
     if why is not None:
         say(
-            f"USING THE API DOUBLE, not a real control plane: {why}. Deployments do not run there (no controllers)."
+            f"USING THE API DOUBLE, not a real control plane: {why}. "
+            "Deployments do not run there (no controllers)."
         )
         return _run_double(args, state)
     return _run_real(args, state, started)
@@ -162,21 +164,22 @@ def _user_kubeconfig(admin: Path, out: Path, namespace: str) -> Path:
     return out
 
 
-def next_steps(kubeconfig: Path, namespace: str) -> list[str]:
-    """The README's sequence, in its order."""
-    return [
-        f"export KUBECONFIG={kubeconfig}",
-        "export PATH=$PWD/.venv/bin:$PATH      # kubectl, helm and dra-capacity are there",
-        "kubectl apply -f docs/examples/gpu-shared/deployment.yaml",
-        "kubectl get pods -o wide              # 16 Running, each on a node, and 1 Pending",
-        "kubectl get resourceclaims -o custom-columns="
-        "NAME:.metadata.name,POD:.status.reservedFor[0].name,DEVICE:.status.allocation.devices.results[0].device,"
-        "SHARE:.status.allocation.devices.results[0].shareID"
-        "      # 16 allocated claims, each with a shareID",
-        "kubectl describe $(kubectl get pods --field-selector=status.phase=Pending -o name)"
-        "      # its Event says why",
-        "kubectl dra-capacity top              # shares used and free, pending pods, headroom",
-    ]
+NEXT_STEPS = (
+    "export KUBECONFIG={kubeconfig}",
+    "export PATH=$PWD/.venv/bin:$PATH",
+    "kubectl apply -f docs/examples/gpu-shared/deployment.yaml",
+    "kubectl get pods -o wide           # 16 Running, each on a node, and 1 Pending",
+    "kubectl get resourceclaims -o custom-columns=NAME:.metadata.name,POD:.status.reservedFor[0].name,"
+    "DEVICE:.status.allocation.devices.results[0].device,SHARE:.status.allocation.devices.results[0].shareID",
+    "kubectl describe $(kubectl get pods --field-selector=status.phase=Pending -o name)"
+    "   # the Event says why",
+    "kubectl dra-capacity top           # 16 of 16 shares used, 1 pending, headroom 0",
+)
+
+
+def next_steps(kubeconfig: Path | str) -> list[str]:
+    """The README's sequence (its `sandbox-steps` block, with `$PWD/.run/kubeconfig` there), in its order."""
+    return [line.format(kubeconfig=kubeconfig) for line in NEXT_STEPS]
 
 
 def _run_real(args: argparse.Namespace, state: Path, started: float) -> int:
@@ -200,7 +203,10 @@ def _run_real(args: argparse.Namespace, state: Path, started: float) -> int:
             "installing dra-capacity as the chart defines it (RBAC, webhooks; serve and bind as its accounts)"
         )
         installed = install_product(cluster, state / "product")
-        say(f"  serve (PID {installed.serve.pid}) and bind (PID {installed.bind.pid}) ready")
+        say(
+            f"  serve (PID {installed.serve.pid}) and bind (PID {installed.bind.pid}) ready; "
+            f"bind metrics {installed.metrics_url}/metrics"
+        )
         cluster.kubectl(
             "apply",
             "-f",
@@ -220,14 +226,16 @@ def _run_real(args: argparse.Namespace, state: Path, started: float) -> int:
         )
         kubeconfig = _user_kubeconfig(cluster.kubeconfig_path, state / "kubeconfig", args.namespace)
         say(f"ready in {time.monotonic() - started:.1f} s. Next, in another shell at the checkout:")
-        for line in next_steps(kubeconfig, args.namespace):
+        for line in next_steps(kubeconfig):
             say(f"  {line}")
+        say("  (kubectl, helm and dra-capacity are in .venv/bin; the figures are for the default sizes)")
         say("Ctrl-C stops everything.")
         while not stop.wait(1.0):
             dead = installed.alive()
             if len(dead) < 2:
                 say(
-                    f"warning: only {dead or 'nothing'} of serve and bind still runs; see {state / 'product' / 'logs'}"
+                    f"warning: only {dead or 'nothing'} of serve and bind still runs; "
+                    f"see {state / 'product' / 'logs'}"
                 )
                 break
         return 0

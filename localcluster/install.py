@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import contextlib
 import json
-import signal
 import shutil
+import signal
 import ssl
 import subprocess
 import sys
@@ -183,7 +183,7 @@ def install_product(
     service = services.pop()
 
     tls = workdir / "tls"
-    ca_path, cert, key = cluster.serving_certificate([f"{service}.{namespace}.svc"], tls)
+    ca_path, _cert, _key = cluster.serving_certificate([f"{service}.{namespace}.svc"], tls)
     kubeconfigs = workdir / "kubeconfigs"
     webhook_kubeconfig = cluster.service_account_kubeconfig(
         namespace, webhook_account, kubeconfigs / "webhook.kubeconfig", create=False
@@ -261,8 +261,8 @@ def install_product(
 def shared_gpu_class(
     name: str = "gpu-shared", shares: str = "1", resource: str = "nvidia.com/gpu.shared"
 ) -> dict[str, Any]:
-    """A KEP-6406 DeviceClass: `resource: 1` is one share of a GPU of driver gpu.nvidia.com. A 1.37 API server
-    does not know `spec.extendedResourceCapacityRequests`, so the request travels in the annotation carrier."""
+    """A KEP-6406 DeviceClass: `resource: 1` is one share of a GPU of driver gpu.nvidia.com. A 1.37 API
+    server does not know `spec.extendedResourceCapacityRequests`: the request travels in the annotation."""
     return {
         "apiVersion": "resource.k8s.io/v1",
         "kind": "DeviceClass",
