@@ -302,20 +302,35 @@ def _slice(cluster: Cluster, node: str) -> dict[str, Any]:
 
 
 def test_node_deleted_and_device_unpublished_while_pods_pend_and_bind(cluster: Cluster) -> None:
-    """With 8 of 16 shares used: republish one node's slice without a device that has free shares, delete
-    the other node, then ask for 17 pods. Nothing lands on the deleted node nor on the unpublished device,
-    the pods of the deleted node go (pod GC) and take their claims with them, the rest stays Pending with
-    an Event."""
+    """With 8 of 16 shares used: republish the emptier node's slice without its fuller GPU, delete the other
+    node with its bound pods, and ask for 17 pods at once. Nothing lands on the deleted node nor on the
+    unpublished device; claims already there stay; the deleted node's pods go (pod GC) and take their claims
+    with them; their replacements and the new pods fill the kept GPU, the rest stays Pending with an Event."""
     scale(cluster, 8)
     cluster.wait_for("8 pods Running", lambda: len(running(cluster)) == 8 and len(pods(cluster)) == 8, 60)
     used: dict[tuple[str, str], int] = {}
     for c in claims(cluster):
         for r in c["status"]["allocation"]["devices"]["results"]:
             used[(r["pool"], r["device"])] = used.get((r["pool"], r["device"]), 0) + 1
-    keep_node = "kwok-node-0"
-    gone_node = "kwok-node-1"
-    dropped = min(("gpu-0", "gpu-1"), key=lambda d: used.get((keep_node, d), 0))
+    nodes = ("kwok-node-0", "kwok-node-1")
+
+    def used_on(node: str) -> int:
+        return sum(n for (pool, _), n in used.items() if pool == node)
+
+    # Keep the emptier node (binpack fills one first) and delete the other, with its bound pods; on the kept
+    # node, unpublish its fuller GPU, so the other still has free shares for the pods that wait.
+    keep_node = min(nodes, key=used_on)
+    gone_node = next(n for n in nodes if n != keep_node)
+    dropped = max(("gpu-0", "gpu-1"), key=lambda d: used.get((keep_node, d), 0))
     kept = "gpu-1" if dropped == "gpu-0" else "gpu-0"
+    on_dropped = {
+        c["metadata"]["uid"]
+        for c in claims(cluster)
+        if any(
+            (r["pool"], r["device"]) == (keep_node, dropped)
+            for r in c["status"]["allocation"]["devices"]["results"]
+        )
+    }
     slice_ = _slice(cluster, keep_node)
     slice_["spec"]["devices"] = [d for d in slice_["spec"]["devices"] if d["name"] != dropped]
     slice_["spec"]["pool"]["generation"] += 1
@@ -339,9 +354,6 @@ def test_node_deleted_and_device_unpublished_while_pods_pend_and_bind(cluster: C
             == used_on(keep_node) + free_on_kept
         )
 
-    def used_on(node: str) -> int:
-        return sum(n for (pool, _), n in used.items() if pool == node)
-
     # kube-controller-manager's pod GC deletes pods of a missing node after a 40 s quarantine.
     cluster.wait_for("the gone node's pods collected and the kept device filled", settled, 150, interval=0.5)
     new = [c for c in claims(cluster) if c["metadata"]["uid"] not in before]
@@ -350,6 +362,8 @@ def test_node_deleted_and_device_unpublished_while_pods_pend_and_bind(cluster: C
         for c in new
         for r in c["status"]["allocation"]["devices"]["results"]
     ), "a new share was allocated on the deleted node or on the unpublished device"
+    # Claims already on the unpublished device stay allocated and reserved (upstream revokes nothing).
+    assert on_dropped <= {c["metadata"]["uid"] for c in claims(cluster)}
     pending = [p for p in pods(cluster) if not p["spec"].get("nodeName")]
     assert len(pending) == 17 - len([p for p in pods(cluster) if p["spec"].get("nodeName")]) > 0
     events = _items(cluster, f"/api/v1/namespaces/{NAMESPACE}/events")
