@@ -668,6 +668,9 @@ class Cluster:
                     "--allow-privileged=true",
                     "--profiling=false",
                     f"--feature-gates={gates['kube-apiserver'].result()}",
+                    # Without a namespace it listens on 127.0.0.1, which the `kubernetes` Service's endpoint
+                    # reconciler refuses ("may not be in the loopback range"): no reconciler then.
+                    *([] if self.netns else ["--endpoint-reconciler-type=none"]),
                     *config.apiserver_args,
                 ],
                 detach,

@@ -193,13 +193,15 @@ def install_product(
     )
     logs = {"serve": workdir / "logs" / "serve.log", "bind": workdir / "logs" / "bind.log"}
     host = cluster.listen_host
+    # The chart's ports are free in the namespace; on the host (the url: fallback) take free ones.
+    port, health_port = (WEBHOOK_PORT, HEALTH_PORT) if cluster.netns else (free_port(), free_port())
     serve = _spawn(
         cluster.netns_argv(
             [
                 tool("dra-capacity"),
                 "serve",
-                f"--listen={host}:{WEBHOOK_PORT}",
-                f"--health-listen={host}:{HEALTH_PORT}",
+                f"--listen={host}:{port}",
+                f"--health-listen={host}:{health_port}",
                 f"--tls-dir={tls}",
                 f"--kubeconfig={webhook_kubeconfig}",
                 f"--scheduler-name={SCHEDULER_NAME}",
@@ -230,7 +232,7 @@ def install_product(
         webhook_configurations=[(o["kind"], o["metadata"]["name"]) for o in configurations],
         serve=serve,
         bind=bind,
-        webhook_url=f"https://{host}:{WEBHOOK_PORT}",
+        webhook_url=f"https://{host}:{port}",
         metrics_url=f"http://127.0.0.1:{metrics_port}",
         ca_path=ca_path,
         logs=logs,
@@ -241,13 +243,13 @@ def install_product(
             for webhook in config["webhooks"]:
                 path = webhook["clientConfig"]["service"].get("path", "/")
                 webhook["clientConfig"] = cluster.webhook_client_config(
-                    namespace, service, WEBHOOK_PORT, path, ca_bundle
+                    namespace, service, port, path, ca_bundle
                 )
         _apply(cluster, configurations)
         _wait(
             cluster,
             "serve /readyz",
-            lambda: _ready(f"http://{host}:{HEALTH_PORT}/readyz"),
+            lambda: _ready(f"http://{host}:{health_port}/readyz"),
             serve,
             logs["serve"],
         )
