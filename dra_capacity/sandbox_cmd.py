@@ -128,19 +128,21 @@ def _stop_event() -> threading.Event:
 
 
 def _prepare(state: Path, fresh: bool) -> Path:
-    """The cluster's directory: a stale state.json (its processes gone) removed; with `fresh`, all of it."""
+    """The cluster's directory, refused while another sandbox runs there; a stale state.json (its processes
+    gone) cleared; with `fresh`, all of the state wiped."""
     from localcluster.cluster import Cluster, ClusterError
 
     cluster_dir = state / "cluster"
     if (cluster_dir / "state.json").exists():
         running = Cluster.attach(cluster_dir)
         alive = [p for p in running.processes if Path(f"/proc/{p.pid}").exists()]
-        if alive and not fresh:
+        if alive:
             pids = ", ".join(str(p.pid) for p in alive)
             raise ClusterError(
-                f"a sandbox already runs in {state} (PIDs {pids}): stop it with Ctrl-C, or start with --fresh"
+                f"a sandbox already runs in {state} (PIDs {pids}): stop it with Ctrl-C first, "
+                "or use another --dir"
             )
-        running.stop()
+        running.stop()  # what a killed sandbox left: the network namespace
     if fresh:
         shutil.rmtree(state / "cluster", ignore_errors=True)
         shutil.rmtree(state / "product", ignore_errors=True)

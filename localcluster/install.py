@@ -32,7 +32,7 @@ from typing import Any
 
 import yaml
 
-from .cluster import ROOT, Cluster, ClusterError, free_port
+from .cluster import ROOT, Cluster, ClusterError, _die_with_parent, free_port
 
 CHART = ROOT / "charts" / "dra-capacity"
 RELEASE = "dra"
@@ -141,7 +141,12 @@ def _spawn(argv: Sequence[str], log: Path) -> subprocess.Popen[bytes]:
     log.parent.mkdir(parents=True, exist_ok=True)
     with open(log, "ab") as out:
         return subprocess.Popen(
-            list(argv), stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+            list(argv),
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            preexec_fn=_die_with_parent,  # a killed sandbox or test leaves neither process behind
         )
 
 
