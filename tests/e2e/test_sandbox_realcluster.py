@@ -147,6 +147,11 @@ def test_readme_sequence_binds_16_shares_and_leaves_the_17th_pending(
         }
     ]
 
+    # serve and bind ran as the chart's ServiceAccounts: no request of theirs was refused.
+    for log in sorted((sandbox.dir / "product" / "logs").glob("*.log")):
+        refused = [line for line in log.read_text().splitlines() if "403" in line and "orbidden" in line]
+        assert not refused, f"{log.name}: the chart's RBAC refused {refused[:3]}"
+
     # What the real API server stored: each Running pod names its allocated claim in its status.
     by_name = {c["metadata"]["name"]: c for c in claims(cluster)}
     for pod in running(cluster):
