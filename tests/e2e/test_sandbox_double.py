@@ -72,3 +72,25 @@ def _running(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] != "Z"
     except OSError:
         return False
+
+
+def test_a_failed_build_falls_back_to_the_double_and_says_so(tmp_path: Path) -> None:
+    """A `go` on PATH that cannot build (here: one that only fails): the build's own progress, then the
+    fallback's line, then the double as above."""
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "go").write_text("#!/bin/sh\necho 'go: cannot build here' >&2\nexit 1\n")
+    (fake / "go").chmod(0o755)
+    env = {
+        **os.environ,
+        "PATH": f"{fake}:{os.environ['PATH']}",
+        "DRA_CAPACITY_CONTROLPLANE_DIR": str(tmp_path / "no-binaries"),
+    }
+    sandbox = start_sandbox(tmp_path / "run", build=True, env=env)
+    lines = sandbox.stop()
+    assert lines[0].startswith("building the real control plane on first use")
+    assert "10-25 min on 2 cores" in lines[0]
+    fallback = next(i for i, line in enumerate(lines) if line.startswith("USING THE API DOUBLE"))
+    assert "the control plane build failed (exit 1)" in lines[fallback]
+    assert any("FAILED at step" in line for line in lines[1:fallback])
+    assert sandbox.proc.returncode == 0

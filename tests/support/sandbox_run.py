@@ -83,11 +83,15 @@ class Sandbox:
         return self.lines
 
 
-def start_sandbox(directory: Path, *flags: str, timeout: float = 180) -> Sandbox:
-    """Start it and return once it printed its next steps (or raise with what it printed)."""
+def start_sandbox(
+    directory: Path, *flags: str, timeout: float = 180, build: bool = False, env: dict[str, str] | None = None
+) -> Sandbox:
+    """Start it and return once it printed its next steps (or raise with what it printed). Without `build`,
+    `--no-build`: a test never starts a 10-minute build."""
     started = time.monotonic()
     proc = subprocess.Popen(
-        [CLI, "sandbox", "--dir", str(directory), "--no-build", *flags],
+        [CLI, "sandbox", "--dir", str(directory), *([] if build else ["--no-build"]), *flags],
+        env=env,
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
