@@ -230,20 +230,6 @@ def test_certificate_controller_rbac_is_scoped_by_name_to_what_the_sidecar_is_to
     }
 
 
-def test_cluster_warnings_rbac_reads_slices_and_classes_and_creates_events() -> None:
-    """`serve` in a pod reads the cluster for its DeviceClass warnings and reports them as Events; without
-    these rules its informer got 403 on a real API server (tests/e2e/test_sandbox_realcluster.py)."""
-    objs = objects()
-    cluster = _rules(one(objs, "ClusterRole", "rel-dra-capacity-webhook-warnings"))
-    assert cluster == {
-        ("resource.k8s.io", "resourceslices", ()): {"get", "list", "watch"},
-        ("resource.k8s.io", "deviceclasses", ()): {"get", "list", "watch"},
-        ("events.k8s.io", "events", ()): {"create"},
-    }
-    binding = one(objs, "ClusterRoleBinding", "rel-dra-capacity-webhook-warnings")
-    assert binding["subjects"] == [{"kind": "ServiceAccount", "name": WEBHOOK, "namespace": "dra-system"}]
-
-
 def test_routing_rbac_only_reads() -> None:
     cluster = _rules(one(objects(), "ClusterRole", ROUTING))
     assert cluster == {

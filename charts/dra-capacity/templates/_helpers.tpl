@@ -32,7 +32,6 @@ trimmed, never the suffix, so two components can never collide after truncation.
 {{- define "dra-capacity.binderName" -}}{{ include "dra-capacity.componentName" (list . "binder") }}{{- end -}}
 {{- define "dra-capacity.certsName" -}}{{ include "dra-capacity.componentName" (list . "webhook-certs") }}{{- end -}}
 {{- define "dra-capacity.hooksName" -}}{{ include "dra-capacity.componentName" (list . "hooks") }}{{- end -}}
-{{- define "dra-capacity.warningsName" -}}{{ include "dra-capacity.componentName" (list . "webhook-warnings") }}{{- end -}}
 {{- define "dra-capacity.routingName" -}}{{ include "dra-capacity.componentName" (list . "pod-routing") }}{{- end -}}
 
 {{- define "dra-capacity.tlsSecretName" -}}
