@@ -1,4 +1,5 @@
-# dra-capacity: `make run` serves the webhook on https://127.0.0.1:8443 with self-signed certificates;
+# dra-capacity: `make run` starts the sandbox (a local cluster with the product installed; docs/sandbox.md),
+# `make serve` the webhook alone on https://127.0.0.1:8443 with self-signed certificates;
 # `make test` installs everything into .venv and runs ruff, mypy and pytest, then builds the real control plane
 # and runs the real-cluster tier. `make quick` is the fast loop (no Go, no cluster). See docs/testing.md.
 PYTHON ?= python3
@@ -6,7 +7,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install run test quick lint typecheck unit slow controlplane realcluster differential mutation bench clean
+.PHONY: install run serve test quick lint typecheck unit slow controlplane realcluster differential mutation bench clean
 
 LOCK := $(VENV).lock
 
@@ -30,7 +31,12 @@ venv-locked:
 
 install: $(STAMP)
 
+# The sandbox: builds the control plane on first use, state in .run/ (FRESH=1 wipes it), Ctrl-C stops it.
+SANDBOX_FLAGS ?=
 run: $(STAMP)
+	$(BIN)/dra-capacity sandbox $(if $(FRESH),--fresh) $(SANDBOX_FLAGS)
+
+serve: $(STAMP)
 	$(BIN)/dra-capacity serve --listen 127.0.0.1:8443 --health-listen 127.0.0.1:8081 --tls-dir .run/tls --self-signed
 
 lint: $(STAMP)

@@ -107,6 +107,15 @@ def _positive(text: str) -> float:
     return value
 
 
+def _kubectl_default_config() -> bool:
+    import os
+    from pathlib import Path
+
+    if os.environ.get("KUBECONFIG"):
+        return True
+    return (Path.home() / ".kube" / "config").is_file()
+
+
 def run_top(args: argparse.Namespace) -> int:
     from allocator.capacity.headroom import ShapeError
     from allocator.simulate import InputError
@@ -114,12 +123,17 @@ def run_top(args: argparse.Namespace) -> int:
 
     parser: argparse.ArgumentParser = args.parser
     gates = parse_gates_or_exit(parser, args.feature_gates)
-    live = bool(args.kubeconfig or args.context)
     files = input_paths(args)
+    # No files and no flag: the cluster kubectl would talk to ($KUBECONFIG, else ~/.kube/config), as a
+    # kubectl plugin does (`kubectl dra-capacity top`).
+    live = bool(args.kubeconfig or args.context) or (not files and _kubectl_default_config())
     if live and files:
         parser.error("give either --kubeconfig (a live cluster) or files (a dump), not both")
     if not live and not files:
-        parser.error("no input: give -f FILE (a dump) or --kubeconfig PATH (a live cluster)")
+        parser.error(
+            "no input: give -f FILE (a dump) or --kubeconfig PATH (a live cluster); "
+            "without either, $KUBECONFIG or ~/.kube/config"
+        )
     try:
         shape = _read_shape(args.shape) if args.shape else None
         if live:

@@ -204,6 +204,15 @@ def prepare_for_status_update(rt: ResourceType, new: Obj, old: Obj) -> None:
             old_qos = (old.get("status") or {}).get("qosClass")
             if old_qos:
                 status["qosClass"] = old_qos
+        # A removal of extendedResourceClaimStatus is accepted and not applied (kube-apiserver v1.37.2 keeps
+        # the old value: tests/e2e/test_sandbox_realcluster.py); a new value replaces it.
+        old_ext = (old.get("status") or {}).get("extendedResourceClaimStatus")
+        if (
+            isinstance(status, dict)
+            and old_ext is not None
+            and status.get("extendedResourceClaimStatus") is None
+        ):
+            status["extendedResourceClaimStatus"] = old_ext
     meta(new)["resourceVersion"] = new_meta.get("resourceVersion", meta(old).get("resourceVersion"))
 
 

@@ -8,7 +8,7 @@
 * Pod status (`pkg/apis/core/validation/validation.go` ValidatePodStatusUpdate):
   `status.extendedResourceClaimStatus` needs a DNS-subdomain claim name and at least one request mapping,
   each with a known container name, an extended resource name and a DNS-label request name, unique per
-  (container, resource); once set it cannot change.
+  (container, resource); it may change once set, as v1.37.2 allows (a removal is not applied: strategies).
 * Pod spec (`ValidatePodSpec`, `ValidatePodUpdate`): at least one container, each with a unique DNS-label name
   and an image; on update the spec is immutable except images, activeDeadlineSeconds, added tolerations and
   removed schedulingGates (upstream appends a Go diff to the message; the double lists the changed paths).
@@ -254,10 +254,9 @@ def validate_pod_spec_update(new: dict[str, Any], old: dict[str, Any]) -> list[F
 def validate_pod_status(new: Obj, old: Obj) -> list[FieldError]:
     status = new.get("status") or {}
     ext = status.get("extendedResourceClaimStatus")
-    old_ext = (old.get("status") or {}).get("extendedResourceClaimStatus")
     path = Path("status.extendedResourceClaimStatus")
-    if old_ext is not None:
-        return immutable(path, ext, old_ext)
+    # Not immutable: kube-apiserver v1.37.2 accepts a change once it is set (measured by
+    # tests/e2e/test_sandbox_realcluster.py); each new value is validated as a first one.
     if ext is None:
         return []
     errs: list[FieldError] = []
