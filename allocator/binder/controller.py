@@ -76,6 +76,7 @@ class Binder:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._relisting = False
+        self._plugins_seen: set[str] = set()
         self.pods.handlers.append(self._on_pod)
         self.nodes.handlers.append(self._on_node)
         self.classes.handlers.append(self._on_class)
@@ -259,8 +260,16 @@ class Binder:
                     wait = 0.1
                 for state, n in self.queue.counts().items():
                     self.metrics.pending.labels(state).set(n)
+                self._export_unschedulable()
                 self.cond.wait(wait if wait is not None else 1.0)
         return None
+
+    def _export_unschedulable(self) -> None:
+        """`scheduler_unschedulable_pods{plugin, profile}` from the queue (a plugin seen once stays, at 0)."""
+        counts = self.queue.unschedulable_plugins()
+        self._plugins_seen.update(counts)
+        for plugin in self._plugins_seen:
+            self.metrics.unschedulable_pods.labels(plugin, self.scheduler_name).set(counts.get(plugin, 0))
 
     # --- --once ---------------------------------------------------------------------------------------------
 
