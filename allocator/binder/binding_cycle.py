@@ -46,7 +46,8 @@ class BindingCycle:
                     claim_name = self.phases.pre_bind(key, pod_obj, placement, reserved, written)
             assert placement.node is not None
             with timer.time(DEFAULT_BINDER, BIND):
-                self.ctx.writer.bind(pod_obj, placement.node)
+                latest = written.pod if written.pod is not None else pod_obj
+                self.ctx.writer.bind(latest, placement.node, bodies.unbound_naming(claim_name))
             self.ctx.hook("bound", pod_obj)
         except Stopped:
             return
@@ -105,12 +106,13 @@ class BindingCycle:
         written = Written(claim, bodies.pod_claim_status_name(obj) == name)
         try:
             ctx.writer.ensure_finalizer(claim)
+            latest = obj
             if outcome.mappings and not written.linked:
                 patch = {"status": {"extendedResourceClaimStatus": outcome.status(name).to_api()}}
-                ctx.writer.patch_pod_status(obj, patch)
+                latest = ctx.writer.patch_pod_status(obj, patch, bodies.unbound_naming(name))
                 written.linked = True
             ctx.hook("pod-status-patched", obj)
-            ctx.writer.bind(obj, node)
+            ctx.writer.bind(latest, node, bodies.unbound_naming(name))
             ctx.hook("bound", obj)
         except (ApiError, BindError) as exc:
             self.phases.unreserve(key, obj, written, str(exc))

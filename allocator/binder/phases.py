@@ -36,6 +36,7 @@ class Written:
 
     claim: Obj | None = None
     linked: bool = False
+    pod: Obj | None = None  # the pod as the status patch answered (the Binding is conditional on it)
 
 
 @dataclass(frozen=True)
@@ -93,7 +94,9 @@ class ClaimPhases:
             ctx.assume.claim_allocated(key, allocated)
         ctx.hook("claim-allocated", pod_obj)
         name = str(allocated["metadata"]["name"])
-        ctx.writer.patch_pod_status(pod_obj, bodies.extended_status_patch(placement, name))
+        written.pod = ctx.writer.patch_pod_status(
+            pod_obj, bodies.extended_status_patch(placement, name), bodies.unbound_naming(name)
+        )
         written.linked = True
         ctx.hook("pod-status-patched", pod_obj)
         return name
