@@ -182,6 +182,12 @@ def classify_leftovers(claims: Iterable[Mapping[str, Any]], pod_uid: str, node_f
     return Leftovers(LeftoverAction.DELETE, None, rest)
 
 
+def still_pending(pod: Mapping[str, Any]) -> bool:
+    """A pod read after a 409 may still get the unschedulable condition: not bound, not being deleted."""
+    bound = (pod.get("spec") or {}).get("nodeName")
+    return not bound and not (pod.get("metadata") or {}).get("deletionTimestamp")
+
+
 def unbound_naming(claim_name: str | None) -> Callable[[Mapping[str, Any]], bool]:
     """Whether a pod read after a 409 is still this binder's to write: not bound, not being deleted, and its
     `extendedResourceClaimStatus` names `claim_name` or nothing (None: names nothing)."""

@@ -27,6 +27,7 @@ from allocator.binder.names import (
 from allocator.binder.phases import ClaimPhases
 from allocator.binder.scheduler_metrics import DYNAMIC_RESOURCES, RESERVE, plugins_of
 from allocator.binder.snapshot import Snapshot
+from allocator.binder.writes import BindError
 from allocator.scheduling.placement import PlacementResult
 from allocator.scheduling.predicates import static_reasons
 from kubeio.kube import RESOURCE_CLAIMS, ApiError, Obj
@@ -162,8 +163,10 @@ class SchedulingCycle:
         ctx.events.emit(obj, EVENT_WARNING, REASON_FAILED_SCHEDULING, detail or message)
         if not bodies.condition_is(obj, reason, message):
             try:
-                ctx.writer.patch_pod_status(obj, bodies.unschedulable_condition_patch(message, reason))
-            except ApiError as exc:
+                ctx.writer.patch_pod_status(
+                    obj, bodies.unschedulable_condition_patch(message, reason), bodies.still_pending
+                )
+            except (ApiError, BindError) as exc:
                 log.debug("pod condition not written for %s/%s: %s", *key, exc)
 
 

@@ -30,7 +30,7 @@ pytestmark = [pytest.mark.realcluster, pytest.mark.slow]
 
 CYCLES = int(os.environ.get("DRA_CAPACITY_REAL_CHAOS_CYCLES", "10"))
 SEED = int(os.environ.get("DRA_CAPACITY_REAL_CHAOS_SEED", "25"))
-TIMING: dict[str, Any] = {"lease_duration": 2.0, "renew_deadline": 1.5, "retry_period": 0.2}
+TIMING: dict[str, Any] = {"lease_duration": 4.0, "renew_deadline": 3.0, "retry_period": 0.5}
 
 
 @pytest.fixture(scope="module")

@@ -30,7 +30,7 @@ from allocator.binder.controller import Binder
 from allocator.binder.names import FENCE_ANNOTATION
 from kubeio.election import LeaderElector
 
-TIMING = {"lease_duration": 2.0, "renew_deadline": 1.5, "retry_period": 0.2}
+TIMING = {"lease_duration": 4.0, "renew_deadline": 3.0, "retry_period": 0.5}
 
 
 def _elector(api: Any, identity: str) -> LeaderElector:
@@ -95,7 +95,7 @@ def test_a_stale_allocation_cannot_double_book_shares_the_new_leader_gave_away(k
             released.append(_answered(kube_api, hold, "update", "resourceclaims", "status"))
 
     with _leader(kube_api, "a") as (binder_a, elector_a):
-        wait_for("A's allocation write sent", hold.arrived.is_set)
+        wait_for("A's allocation write sent", hold.arrived.is_set, timeout=40)
         elector_a.stop(release=False)  # A freezes: its elector renews no more
         real_now = kube_api.api.registry.now
         kube_api.api.registry.now = lambda: "2000-01-01T00:00:00Z"  # p2, p3 come first in B's queue
@@ -105,13 +105,15 @@ def test_a_stale_allocation_cannot_double_book_shares_the_new_leader_gave_away(k
         finally:
             kube_api.api.registry.now = real_now
         with _leader(kube_api, "b", hook=release_when_p3_is_placed) as (binder_b, elector_b):
-            wait_for("B leads", elector_b.is_leader, timeout=10)
+            wait_for("B leads", elector_b.is_leader, timeout=40)
             wait_for(
-                "p2 and p3 bound", lambda: {p["metadata"]["name"] for p in bound(kube_api)} == {"p2", "p3"}
+                "p2 and p3 bound",
+                lambda: {p["metadata"]["name"] for p in bound(kube_api)} == {"p2", "p3"},
+                timeout=40,
             )
             assert released == [409]  # the stale write met the fence
             assert binder_b.fenced == 1
-            wait_for("B settled", lambda: binder_b.settled(binder_b.pending_keys()))
+            wait_for("B settled", lambda: binder_b.settled(binder_b.pending_keys()), timeout=40)
             before = _state(kube_api)
             binder_a.kill()
     assert _state(kube_api) == before
@@ -133,12 +135,12 @@ def test_a_stale_unschedulable_condition_cannot_mark_a_pod_the_new_leader_bound(
         wait_for("holder bound", lambda: len(bound(kube_api)) == 1)
         hold = kube_api.faults.hold("patch", "pods", 30.0, subresource="status", name="p1")
         kube_api.seed(pod("p1"))
-        wait_for("A's condition patch sent", hold.arrived.is_set)
+        wait_for("A's condition patch sent", hold.arrived.is_set, timeout=40)
         elector_a.stop(release=False)
         kube_api.delete("pods", "holder", grace_period_seconds=0)
         with _leader(kube_api, "b") as (binder_b, _elector_b):
-            wait_for("p1 bound by B", lambda: kube_api.get("pods", "p1")["spec"].get("nodeName"))
-            wait_for("B settled", lambda: binder_b.settled(binder_b.pending_keys()))
+            wait_for("p1 bound by B", lambda: kube_api.get("pods", "p1")["spec"].get("nodeName"), timeout=40)
+            wait_for("B settled", lambda: binder_b.settled(binder_b.pending_keys()), timeout=40)
             before = _state(kube_api)
             hold.release.set()
             assert _answered(kube_api, hold, "patch", "pods", "status", "p1") == 409
@@ -158,11 +160,11 @@ def test_a_stale_finalizer_removal_cannot_unprotect_a_claim_the_new_leader_resum
     hold = kube_api.faults.hold("update", "resourceclaims", 30.0, subresource="")
     kube_api.seed(pod("p1"))
     with _leader(kube_api, "a") as (binder_a, elector_a):
-        wait_for("A's finalizer removal sent", hold.arrived.is_set)
+        wait_for("A's finalizer removal sent", hold.arrived.is_set, timeout=40)
         elector_a.stop(release=False)
         with _leader(kube_api, "b") as (binder_b, _elector_b):
-            wait_for("p1 bound by B", lambda: kube_api.get("pods", "p1")["spec"].get("nodeName"))
-            wait_for("B settled", lambda: binder_b.settled(binder_b.pending_keys()))
+            wait_for("p1 bound by B", lambda: kube_api.get("pods", "p1")["spec"].get("nodeName"), timeout=40)
+            wait_for("B settled", lambda: binder_b.settled(binder_b.pending_keys()), timeout=40)
             before = _state(kube_api)
             hold.release.set()
             assert _answered(kube_api, hold, "update", "resourceclaims", "") == 409
