@@ -7,7 +7,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install run serve test quick lint typecheck unit slow controlplane realcluster differential mutation bench clean
+.PHONY: install run serve test quick lint typecheck unit slow controlplane realcluster differential binder-chaos-real mutation bench clean
 
 LOCK := $(VENV).lock
 
@@ -76,6 +76,12 @@ CLASSES ?= 10000
 OTHERS ?= 5000
 differential: $(STAMP) controlplane
 	nice -n 10 $(BIN)/python scripts/differential.py --classes $(CLASSES) --others $(OTHERS) $(if $(SEED),--seed $(SEED))
+
+# The binder's full chaos run on the real control plane: two real `bind` processes, the leader killed or frozen
+# past its lease CYCLES times (CI runs 10 in the realcluster tier). SEED=N reruns one.
+CYCLES ?= 30
+binder-chaos-real: $(STAMP) controlplane
+	PYTHONPATH=tests nice -n 10 $(BIN)/python scripts/binder_chaos_real.py --cycles $(CYCLES) $(if $(SEED),--seed $(SEED))
 
 test: quick slow controlplane realcluster
 

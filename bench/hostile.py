@@ -697,13 +697,25 @@ async def _settle(server: Server, before: int, limit: float) -> tuple[int, float
         await asyncio.sleep(0.5)
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of `pid` itself (the event loop's process; workers are not counted)."""
+    with open(f"/proc/{pid}/stat") as fh:
+        fields = fh.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 async def squat_ab(server: Server, legit: bytes, rounds: int, window: float) -> None:
-    """Issue 28's squat target, measured A/B: `rounds` alternations of a quiet window and a window with 4
-    squatters connected, legitimate reviews sent throughout; each condition's samples pooled, so the
-    machine's load (which drifts over minutes) weighs on both alike."""
+    """Issue 28's squat target, measured A/B/A': `rounds` rotations of a quiet window, a window with 4
+    squatters connected and a second quiet window, legitimate reviews sent throughout; each condition's
+    samples pooled, so the machine's load (which drifts over minutes) weighs on all alike. The two quiet
+    conditions against each other (A'/A) are the run's own noise floor for the ratio; the server's CPU in
+    each condition says what the squatters cost its event loop."""
     quiet: list[float] = []
+    control: list[float] = []
     squatted: list[float] = []
     busy = 0
+    refusals = 0
+    cpu_quiet = cpu_squat = 0.0
     # The squatters run in a process of their own, started once (its start-up is not in any window): their
     # TLS handshakes must not slow this process's legitimate client down and be counted against the server.
     squatters = await asyncio.create_subprocess_exec(
@@ -717,24 +729,41 @@ async def squat_ab(server: Server, legit: bytes, rounds: int, window: float) -> 
     assert squatters.stdin is not None and squatters.stdout is not None
     await squatters.stdout.readline()  # started
     for _ in range(rounds):
+        before = cpu_seconds(server.pid)
         quiet += await _quiet(server, legit, window)
+        cpu_quiet += cpu_seconds(server.pid) - before
         watch = Watch()
         stop = asyncio.Event()
         task = asyncio.create_task(_legit(server, legit, watch, stop))
+        before = cpu_seconds(server.pid)
         squatters.stdin.write(f"{window}\n".encode())
         out = await squatters.stdout.readline()
         stop.set()
         await task
+        cpu_squat += cpu_seconds(server.pid) - before
         squatted += watch.legit_ms
         busy += watch.legit_busy
+        refusals += sum(1 for s in out.split() if s == b"408")
         assert set(out.split()) <= {b"408", b"0"}, out
+        control += await _quiet(server, legit, window)
     squatters.stdin.close()
     await squatters.wait()
-    q99, s99 = _p(quiet, 0.99), _p(squatted, 0.99)
+    q99, s99, c99 = _p(quiet, 0.99), _p(squatted, 0.99), _p(control, 0.99)
     print(
         f"squat A/B, {rounds} x {window:g} s windows: quiet p50 {_p(quiet, 0.5):.1f} ms p99 {q99:.1f} ms "
         f"({len(quiet)} reviews); 4 squatters p50 {_p(squatted, 0.5):.1f} ms p99 {s99:.1f} ms "
         f"({len(squatted)} reviews, {busy} got 429); p99 ratio {s99 / q99:.2f}"
+    )
+    print(
+        f"noise floor, the same quiet windows again (A'/A): p99 {c99:.1f} ms ({len(control)} reviews), "
+        f"ratio {c99 / q99:.2f}"
+    )
+    seconds = rounds * window
+    extra = cpu_squat - cpu_quiet
+    print(
+        f"server CPU (event-loop process): quiet {cpu_quiet / seconds * 1000:.1f} ms/s, with 4 squatters "
+        f"{cpu_squat / seconds * 1000:.1f} ms/s; {refusals} squatter connections refused (408), "
+        f"{extra / max(refusals, 1) * 1000:.2f} ms of CPU each (10 ms clock ticks)"
     )
 
 
@@ -843,7 +872,8 @@ def main() -> int:
         type=int,
         default=0,
         metavar="ROUNDS",
-        help="only measure the squat target A/B: ROUNDS alternations of 4 s quiet and 4 s with 4 squatters",
+        help="only measure the squat target A/B: ROUNDS rotations of 4 s quiet, 4 s with 4 squatters and 4 s "
+        "quiet again (the noise floor)",
     )
     args = parser.parse_args()
     names = [n for n in args.only.split(",") if n] or list(ATTACKS)

@@ -18,6 +18,7 @@ from allocator.binder.hints import Key, pod_uid
 from allocator.binder.models import parse
 from allocator.binder.names import EVENT_NORMAL, REASON_SCHEDULED
 from allocator.binder.phases import ClaimPhases, Reserved, Written
+from allocator.binder.scheduler_metrics import BIND, DEFAULT_BINDER, DYNAMIC_RESOURCES, PRE_BIND, UNRESERVE
 from allocator.binder.snapshot import Snapshot
 from allocator.binder.writes import BindError
 from allocator.scheduling.placement import Placement
@@ -37,21 +38,27 @@ class BindingCycle:
     def run(self, key: Key, pod_obj: Obj, placement: Placement, reserved: Reserved) -> None:
         started = time.monotonic()
         written = Written()
+        timer = reserved.timer
         try:
             claim_name: str | None = None
             if reserved.body is not None and reserved.result is not None:
-                claim_name = self.phases.pre_bind(key, pod_obj, placement, reserved, written)
+                with timer.time(DYNAMIC_RESOURCES, PRE_BIND):
+                    claim_name = self.phases.pre_bind(key, pod_obj, placement, reserved, written)
             assert placement.node is not None
-            self.ctx.writer.bind(pod_obj, placement.node)
+            with timer.time(DEFAULT_BINDER, BIND):
+                latest = written.pod if written.pod is not None else pod_obj
+                self.ctx.writer.bind(latest, placement.node, bodies.unbound_naming(claim_name))
             self.ctx.hook("bound", pod_obj)
         except Stopped:
             return
         except (ApiError, BindError, ValueError) as exc:
-            self.phases.unreserve(key, pod_obj, written, str(exc))
+            with timer.time(DYNAMIC_RESOURCES, UNRESERVE):
+                self.phases.unreserve(key, pod_obj, written, str(exc))
             return
         except Exception as exc:
             log.exception("bind of %s/%s failed", *key)
-            self.phases.unreserve(key, pod_obj, written, f"{type(exc).__name__}: {exc}")
+            with timer.time(DYNAMIC_RESOURCES, UNRESERVE):
+                self.phases.unreserve(key, pod_obj, written, f"{type(exc).__name__}: {exc}")
             return
         self.bound_ok(key, pod_obj, placement.node, claim_name, started)
 
@@ -99,12 +106,13 @@ class BindingCycle:
         written = Written(claim, bodies.pod_claim_status_name(obj) == name)
         try:
             ctx.writer.ensure_finalizer(claim)
+            latest = obj
             if outcome.mappings and not written.linked:
                 patch = {"status": {"extendedResourceClaimStatus": outcome.status(name).to_api()}}
-                ctx.writer.patch_pod_status(obj, patch)
+                latest = ctx.writer.patch_pod_status(obj, patch, bodies.unbound_naming(name))
                 written.linked = True
             ctx.hook("pod-status-patched", obj)
-            ctx.writer.bind(obj, node)
+            ctx.writer.bind(latest, node, bodies.unbound_naming(name))
             ctx.hook("bound", obj)
         except (ApiError, BindError) as exc:
             self.phases.unreserve(key, obj, written, str(exc))

@@ -10,7 +10,7 @@ PostFilter, finalizer first).
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -180,6 +180,25 @@ def classify_leftovers(claims: Iterable[Mapping[str, Any]], pod_uid: str, node_f
     if keep is not None:
         return Leftovers(LeftoverAction.RESUME, keep, rest)
     return Leftovers(LeftoverAction.DELETE, None, rest)
+
+
+def still_pending(pod: Mapping[str, Any]) -> bool:
+    """A pod read after a 409 may still get the unschedulable condition: not bound, not being deleted."""
+    bound = (pod.get("spec") or {}).get("nodeName")
+    return not bound and not (pod.get("metadata") or {}).get("deletionTimestamp")
+
+
+def unbound_naming(claim_name: str | None) -> Callable[[Mapping[str, Any]], bool]:
+    """Whether a pod read after a 409 is still this binder's to write: not bound, not being deleted, and its
+    `extendedResourceClaimStatus` names `claim_name` or nothing (None: names nothing)."""
+
+    def check(pod: Mapping[str, Any]) -> bool:
+        if (pod.get("spec") or {}).get("nodeName") or (pod.get("metadata") or {}).get("deletionTimestamp"):
+            return False
+        named = pod_claim_status_name(pod)
+        return named is None or named == claim_name
+
+    return check
 
 
 def pod_claim_status_name(pod: Mapping[str, Any]) -> str | None:

@@ -16,9 +16,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from allocator.binder.assume import AssumeCache
+from allocator.binder.diagnosis import DEFAULT_RATE, Diagnoser
 from allocator.binder.events import EventSink
 from allocator.binder.metrics import BinderMetrics
 from allocator.binder.names import DEFAULT_SCHEDULER_NAME
+from allocator.binder.scheduler_metrics import DEFAULT_SAMPLE_PERCENT, PluginTimer
 from allocator.binder.scheduling_queue import SchedulingQueue
 from allocator.binder.writes import Writer
 from allocator.scheduling.placement import Strategy
@@ -53,6 +55,8 @@ class BinderOptions:
     watch_timeout: float = 300.0
     hook: Callable[[str, Obj], None] | None = None  # test hook after each step (see STEPS)
     instance: str = ""
+    plugin_metrics_sample_percent: int = DEFAULT_SAMPLE_PERCENT  # scheduler_plugin_execution_duration_seconds
+    diagnoses_per_second: float = DEFAULT_RATE  # FailedScheduling Events that name the requirement
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -96,6 +100,7 @@ class BinderContext:
         self.assume = AssumeCache()
         self.events = EventSink(kube, options.instance or "dra-capacity-binder")
         self.writer = Writer(kube, metrics, self.guard)
+        self.diagnoser = Diagnoser(options.diagnoses_per_second)
         self.dead = False
         self.errors = 0
         self.changes: Counter[str] = Counter()  # relevant cluster changes seen, by kind
@@ -103,6 +108,12 @@ class BinderContext:
     def guard(self) -> None:
         if self.dead or not self.is_leader():
             raise Stopped()
+
+    def plugin_timer(self) -> PluginTimer:
+        """One pod attempt's sampling decision for the plugin durations (scheduler_metrics.py)."""
+        return PluginTimer.for_attempt(
+            self.metrics.plugin_duration, self.options.plugin_metrics_sample_percent
+        )
 
     def hook(self, step: str, pod: Obj) -> None:
         if self.options.hook is not None:

@@ -23,6 +23,7 @@ thread runs `scheduling_cycle.py`, the bind threads `binding_cycle.py`, both thr
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
@@ -34,6 +35,7 @@ from allocator.binder import hints
 from allocator.binder.audit import RoutingAudit
 from allocator.binder.binding_cycle import BindingCycle
 from allocator.binder.context import STEPS, BinderContext, BinderOptions, Stopped, log_decision
+from allocator.binder.fence import fence
 from allocator.binder.metrics import BinderMetrics
 from allocator.binder.phases import ClaimPhases
 from allocator.binder.scheduling_cycle import SchedulingCycle
@@ -76,6 +78,8 @@ class Binder:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._relisting = False
+        self._plugins_seen: set[str] = set()
+        self.fenced = 0  # claims fenced on taking the lease (fence.py)
         self.pods.handlers.append(self._on_pod)
         self.nodes.handlers.append(self._on_node)
         self.classes.handlers.append(self._on_class)
@@ -144,8 +148,8 @@ class Binder:
         self._pool.shutdown(wait=False, cancel_futures=True)
 
     def relist(self) -> None:
-        """Fresh pods and claims, as a new leader needs: nothing the previous leader wrote is missed. Nothing
-        is placed until both are merged."""
+        """Fresh pods and claims, as a new leader needs: nothing the previous leader wrote is missed; then the
+        takeover fence (fence.py). Nothing is placed until both are done."""
         with self.cond:
             self._relisting = True
         try:
@@ -154,6 +158,8 @@ class Binder:
                     inf.resync()
                 except ApiError as exc:
                     log.warning("relist of %s failed (the watch view is used): %s", inf.resource.plural, exc)
+            with contextlib.suppress(Stopped):  # lost the lease again: nothing is placed anyway
+                self.fenced += fence(self.ctx, self.snapshot)
         finally:
             with self.cond:
                 self._relisting = False
@@ -259,8 +265,16 @@ class Binder:
                     wait = 0.1
                 for state, n in self.queue.counts().items():
                     self.metrics.pending.labels(state).set(n)
+                self._export_unschedulable()
                 self.cond.wait(wait if wait is not None else 1.0)
         return None
+
+    def _export_unschedulable(self) -> None:
+        """`scheduler_unschedulable_pods{plugin, profile}` from the queue (a plugin seen once stays, at 0)."""
+        counts = self.queue.unschedulable_plugins()
+        self._plugins_seen.update(counts)
+        for plugin in self._plugins_seen:
+            self.metrics.unschedulable_pods.labels(plugin, self.scheduler_name).set(counts.get(plugin, 0))
 
     # --- --once ---------------------------------------------------------------------------------------------
 

@@ -1,7 +1,10 @@
 """Prometheus metrics of the binder, in a registry of its own (served by procrt/health.py).
 
-Names follow kube-scheduler's where they overlap (`scheduler_resourceclaim_creates_total`,
-`scheduler_pod_scheduling_sli_duration_seconds`), prefixed `dra_capacity_binder_`.
+The project's own names follow kube-scheduler's where they overlap (`scheduler_resourceclaim_creates_total`,
+`scheduler_pod_scheduling_sli_duration_seconds`), prefixed `dra_capacity_binder_`. Two series carry
+kube-scheduler's exact names, labels, help and buckets, because KEP-6406's rollback signal and SLI are
+written against them (`scheduler_unschedulable_pods`, `scheduler_plugin_execution_duration_seconds`:
+allocator/binder/scheduler_metrics.py, docs/binder.md).
 """
 
 from __future__ import annotations
@@ -9,6 +12,7 @@ from __future__ import annotations
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 
+PLUGIN_DURATION_BUCKETS = tuple(0.00001 * 1.5**i for i in range(20))  # ExponentialBuckets(0.00001, 1.5, 20)
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0)
 
 
@@ -67,6 +71,22 @@ class BinderMetrics:
         self.not_routed = Counter(
             "dra_capacity_binder_pods_not_routed",
             "Pods that should have been routed to this binder but kept the default scheduler.",
+            registry=r,
+        )
+        # kube-scheduler's own names, for the pods this binder places (allocator/binder/scheduler_metrics.py)
+        self.unschedulable_pods = Gauge(
+            "scheduler_unschedulable_pods",
+            "The number of unschedulable pods broken down by plugin name. A pod will increment the gauge for "
+            "all plugins that caused it to not schedule and so this metric have meaning only when broken "
+            "down by plugin.",
+            ["plugin", "profile"],
+            registry=r,
+        )
+        self.plugin_duration = Histogram(
+            "scheduler_plugin_execution_duration_seconds",
+            "Duration for running a plugin at a specific extension point.",
+            ["plugin", "extension_point", "status"],
+            buckets=PLUGIN_DURATION_BUCKETS,
             registry=r,
         )
         self.leader = Gauge("dra_capacity_binder_leader", "1 while this replica holds the lease.", registry=r)

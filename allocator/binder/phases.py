@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from allocator.binder import claims as bodies
 from allocator.binder.assume import InFlight
 from allocator.binder.context import BinderContext, Stopped, log_decision
 from allocator.binder.hints import Key, pod_uid
 from allocator.binder.names import EVENT_WARNING, REASON_FAILED_SCHEDULING
+from allocator.binder.scheduler_metrics import PluginTimer
 from allocator.binder.snapshot import Snapshot
 from allocator.binder.writes import BindError
 from allocator.scheduling.placement import Placement, Placer
@@ -35,6 +36,7 @@ class Written:
 
     claim: Obj | None = None
     linked: bool = False
+    pod: Obj | None = None  # the pod as the status patch answered (the Binding is conditional on it)
 
 
 @dataclass(frozen=True)
@@ -43,6 +45,7 @@ class Reserved:
 
     body: Obj | None
     result: AllocationResult | None
+    timer: PluginTimer = field(default_factory=lambda: PluginTimer(None, False))  # this attempt's sampling
 
 
 class ClaimPhases:
@@ -50,7 +53,9 @@ class ClaimPhases:
         self.ctx = ctx
         self.snapshot = snapshot
 
-    def reserve(self, key: Key, pod_obj: Obj, placer: Placer, placement: Placement) -> Reserved:
+    def reserve(
+        self, key: Key, pod_obj: Obj, placer: Placer, placement: Placement, timer: PluginTimer | None = None
+    ) -> Reserved:
         """Count a bound placement from now on (caller holds the lock). The create body is taken before the
         commit names the claim and sets its status; the committed claim itself (the placer keeps no
         reference to it) is the in-flight allocation."""
@@ -62,7 +67,7 @@ class ClaimPhases:
         claim = placement.claim if body is not None else None
         self.ctx.assume.begin(key, InFlight(pod_obj, placement.node, claim))
         result = placement.allocation[-1] if placement.claim is not None else None
-        return Reserved(body, result)
+        return Reserved(body, result, timer or PluginTimer(None, False))
 
     def pre_bind(
         self, key: Key, pod_obj: Obj, placement: Placement, reserved: Reserved, written: Written
@@ -89,7 +94,9 @@ class ClaimPhases:
             ctx.assume.claim_allocated(key, allocated)
         ctx.hook("claim-allocated", pod_obj)
         name = str(allocated["metadata"]["name"])
-        ctx.writer.patch_pod_status(pod_obj, bodies.extended_status_patch(placement, name))
+        written.pod = ctx.writer.patch_pod_status(
+            pod_obj, bodies.extended_status_patch(placement, name), bodies.unbound_naming(name)
+        )
         written.linked = True
         ctx.hook("pod-status-patched", pod_obj)
         return name

@@ -25,7 +25,9 @@ from allocator.binder.names import (
     REASON_UNSCHEDULABLE,
 )
 from allocator.binder.phases import ClaimPhases
+from allocator.binder.scheduler_metrics import DYNAMIC_RESOURCES, RESERVE, plugins_of
 from allocator.binder.snapshot import Snapshot
+from allocator.binder.writes import BindError
 from allocator.scheduling.placement import PlacementResult
 from allocator.scheduling.predicates import static_reasons
 from kubeio.kube import RESOURCE_CLAIMS, ApiError, Obj
@@ -100,14 +102,17 @@ class SchedulingCycle:
                 self._gated(key, obj, placement.reason)
                 return
             if placement.result is not PlacementResult.BOUND or placement.node is None:
-                reason = (
-                    REASON_UNSCHEDULABLE
-                    if placement.result is PlacementResult.UNSCHEDULABLE
-                    else REASON_SCHEDULER_ERROR
-                )
-                self._unschedulable(key, obj, placement.reason, reason)
+                if placement.result is PlacementResult.UNSCHEDULABLE:
+                    detail = ctx.diagnoser.message(
+                        placement.reason, placer, self.snapshot.cluster(), pod, self.snapshot.version()
+                    )
+                    self._unschedulable(key, obj, placement.reason, REASON_UNSCHEDULABLE, detail)
+                else:
+                    self._unschedulable(key, obj, placement.reason, REASON_SCHEDULER_ERROR)
                 return
-            reserved = self.phases.reserve(key, obj, placer, placement)
+            timer = ctx.plugin_timer()
+            with timer.time(DYNAMIC_RESOURCES, RESERVE):
+                reserved = self.phases.reserve(key, obj, placer, placement, timer)
         ctx.hook("placed", obj)
         self.pool.submit(self.binding.run, key, obj, placement, reserved)
 
@@ -140,11 +145,14 @@ class SchedulingCycle:
         self.ctx.queue.remove(key)
         log_decision(pod=f"{key[0]}/{key[1]}", uid=pod_uid(obj), result="gated", message=message)
 
-    def _unschedulable(self, key: Key, obj: Obj, message: str, reason: str) -> None:
-        """FailedScheduling Event and PodScheduled=False; the pod waits for a relevant change."""
+    def _unschedulable(
+        self, key: Key, obj: Obj, message: str, reason: str, detail: str | None = None
+    ) -> None:
+        """FailedScheduling Event (`detail`: the summary and what exactly is unsatisfied, diagnosis.py) and
+        PodScheduled=False with the summary alone; the pod waits for a relevant change."""
         ctx = self.ctx
         ctx.metrics.pods_unschedulable.labels(_reason_label(message)).inc()
-        ctx.queue.done_unschedulable(key, time.monotonic())
+        ctx.queue.done_unschedulable(key, time.monotonic(), plugins_of(message))
         log_decision(
             pod=f"{key[0]}/{key[1]}",
             uid=pod_uid(obj),
@@ -152,11 +160,13 @@ class SchedulingCycle:
             reason=reason,
             message=message,
         )
-        ctx.events.emit(obj, EVENT_WARNING, REASON_FAILED_SCHEDULING, message)
+        ctx.events.emit(obj, EVENT_WARNING, REASON_FAILED_SCHEDULING, detail or message)
         if not bodies.condition_is(obj, reason, message):
             try:
-                ctx.writer.patch_pod_status(obj, bodies.unschedulable_condition_patch(message, reason))
-            except ApiError as exc:
+                ctx.writer.patch_pod_status(
+                    obj, bodies.unschedulable_condition_patch(message, reason), bodies.still_pending
+                )
+            except (ApiError, BindError) as exc:
                 log.debug("pod condition not written for %s/%s: %s", *key, exc)
 
 

@@ -9,6 +9,7 @@ idles. Errors (API failures) back off and retry without waiting for a change. Pu
 from __future__ import annotations
 
 import heapq
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,6 +27,7 @@ class _Entry:
     state: str = "active"  # active | backoff | unschedulable | in-flight
     requeue: bool = False  # changed while in flight: try again when done
     change_seq: int = -1  # cluster change count when it was found unschedulable
+    plugins: frozenset[str] = frozenset()  # the plugins that rejected it (while unschedulable)
 
 
 class SchedulingQueue:
@@ -51,6 +53,15 @@ class SchedulingQueue:
         out = {"active": 0, "backoff": 0, "unschedulable": 0, "in-flight": 0}
         for e in self._entries.values():
             out[e.state] += 1
+        return out
+
+    def unschedulable_plugins(self) -> Counter[str]:
+        """Pods parked as unschedulable, counted once per plugin that rejected them
+        (`scheduler_unschedulable_pods`: upstream counts the pods in its unschedulablePods set)."""
+        out: Counter[str] = Counter()
+        for e in self._entries.values():
+            if e.state == "unschedulable":
+                out.update(e.plugins)
         return out
 
     def backoff_for(self, attempts: int) -> float:
@@ -131,11 +142,13 @@ class SchedulingQueue:
     def done_bound(self, key: Key) -> None:
         self._entries.pop(key, None)
 
-    def done_unschedulable(self, key: Key, now: float) -> None:
-        """Did not fit: park until a cluster change (one that came in during the attempt counts)."""
+    def done_unschedulable(self, key: Key, now: float, plugins: frozenset[str] = frozenset()) -> None:
+        """Did not fit (`plugins` rejected it): park until a cluster change (one that came in during the
+        attempt counts)."""
         e = self._entries.get(key)
         if e is None:
             return
+        e.plugins = plugins
         e.attempts += 1
         e.last_attempt = now
         if e.requeue:

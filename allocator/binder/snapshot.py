@@ -51,6 +51,16 @@ class Snapshot:
             self.rebuilds += 1
         return self._placer
 
+    def cluster(self) -> Cluster:
+        """The allocator core of the current snapshot (built if needed), for diagnosis."""
+        self.placer()
+        assert self._cluster is not None
+        return self._cluster
+
+    def version(self) -> tuple[int, int, int]:
+        """Changes since the start: equal versions mean an equal snapshot (diagnoses are cached by it)."""
+        return (self.rebuilds, self.updates, self._cluster.generation if self._cluster is not None else -1)
+
     def resolver(self) -> ExtendedResourceResolver:
         return self.placer().resolver
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from allocator.binder.claims import binding_body, has_finalizer
 from allocator.binder.metrics import BinderMetrics
-from allocator.binder.names import DELETE_PROTECTION_FINALIZER, FIELD_MANAGER
+from allocator.binder.names import DELETE_PROTECTION_FINALIZER, FENCE_ANNOTATION, FIELD_MANAGER
 from kubeio.kube import PODS, RESOURCE_CLAIMS, STRATEGIC_MERGE_PATCH, ApiError, Kube, Obj
 
 RETRIES = 5
@@ -139,6 +139,36 @@ class Writer:
                 current = self.get_claim(ns, name)
         raise BindError(f"ResourceClaim {ns}/{name}: too many conflicts")
 
+    def fence_claim(self, claim: Obj, token: str) -> Obj | None:
+        """Write `token` into the claim's FENCE_ANNOTATION (an update conditional on the resourceVersion;
+        on 409 read and write again): its resourceVersion moves, so any write a deposed leader sent with an
+        older one gets 409. The answer, or None when the claim is gone."""
+        ns, name = claim["metadata"]["namespace"], claim["metadata"]["name"]
+        current = claim
+        for _ in range(RETRIES * 4):
+            meta = dict(current["metadata"])
+            meta["annotations"] = {**(meta.get("annotations") or {}), FENCE_ANNOTATION: token}
+            body = {**current, "metadata": meta}
+            try:
+                return self._call(
+                    "fence-claim",
+                    partial(
+                        self.kube.request, "PUT", RESOURCE_CLAIMS.path(ns, name), query=_QUERY, body=body
+                    ),
+                )
+            except ApiError as exc:
+                if exc.not_found:
+                    return None
+                if exc.status != 409:
+                    raise
+            try:
+                current = self.get_claim(ns, name)
+            except ApiError as exc:
+                if exc.not_found:
+                    return None
+                raise
+        raise BindError(f"ResourceClaim {ns}/{name}: too many conflicts")
+
     def delete_claim(self, claim: Mapping[str, Any]) -> None:
         """Drop the finalizer (get, remove, update; again on conflict), then delete. Gone already is fine."""
         ns, name = claim["metadata"]["namespace"], claim["metadata"]["name"]
@@ -171,46 +201,87 @@ class Writer:
                 if uid and current["metadata"].get("uid") != uid:
                     return  # a different claim of the same name: ours is gone
         options: Obj = {"kind": "DeleteOptions", "apiVersion": "v1"}
-        if uid:
-            options["preconditions"] = {"uid": uid}
+        preconditions = {"uid": uid, "resourceVersion": current["metadata"].get("resourceVersion")}
+        if any(preconditions.values()):
+            # a deposed leader's stale delete gets 409 once anyone (the new leader's fence) wrote the claim
+            options["preconditions"] = {k: v for k, v in preconditions.items() if v}
         try:
             self._call(
                 "delete-claim",
                 lambda: self.kube.request("DELETE", RESOURCE_CLAIMS.path(ns, name), body=options),
             )
         except ApiError as exc:
-            if exc.not_found or exc.status == 409:  # gone, or replaced by another claim of that name
+            if exc.not_found or exc.status == 409:  # gone, replaced, or written since: not ours to delete
                 return
             raise
 
-    def patch_pod_status(self, pod: Mapping[str, Any], patch: Obj) -> Obj:
+    def patch_pod_status(
+        self, pod: Mapping[str, Any], patch: Obj, still_ours: Callable[[Obj], bool] | None = None
+    ) -> Obj:
+        """Strategic-merge patch of `pods/status`, conditional on the pod's resourceVersion: a deposed
+        leader's stale patch gets 409 once anyone wrote the pod. On 409, with `still_ours`: read the pod and
+        patch again, conditional on what was read, while `still_ours(current)` holds (BindError when it
+        does not); without: the 409 is raised (the caller's write was best effort)."""
         meta = pod["metadata"]
-        path = PODS.path(meta.get("namespace", "default"), meta["name"], "status")
-        return self._call(
-            "patch-pod-status",
-            lambda: self.kube.request(
-                "PATCH", path, query=_QUERY, body=patch, content_type=STRATEGIC_MERGE_PATCH
-            ),
-        )
+        ns, name, uid = meta.get("namespace", "default"), meta["name"], meta.get("uid")
+        path = PODS.path(ns, name, "status")
+        rv = meta.get("resourceVersion")
+        for _ in range(RETRIES * 4):
+            body = {**patch, "metadata": {"resourceVersion": rv}} if rv else patch
+            try:
+                return self._call(
+                    "patch-pod-status",
+                    partial(
+                        self.kube.request,
+                        "PATCH",
+                        path,
+                        query=_QUERY,
+                        body=body,
+                        content_type=STRATEGIC_MERGE_PATCH,
+                    ),
+                )
+            except ApiError as exc:
+                if exc.status != 409 or still_ours is None:
+                    raise
+            current = self._call("get-pod", lambda: self.kube.get(PODS, ns, name))
+            if current["metadata"].get("uid") != uid or not still_ours(current):
+                raise BindError(f"pod {ns}/{name} changed under this binder; not patching its status")
+            rv = current["metadata"].get("resourceVersion")
+        raise BindError(f"pod {ns}/{name}: too many conflicts")
 
-    def bind(self, pod: Mapping[str, Any], node: str) -> None:
+    def bind(
+        self, pod: Mapping[str, Any], node: str, still_ours: Callable[[Obj], bool] | None = None
+    ) -> None:
+        """`pods/binding`, conditional on the pod's uid and resourceVersion (`pod` is the binder's latest
+        view, e.g. the answer of its own status patch): a stale Binding gets 409 once anyone wrote the pod.
+        On 409: bound to `node` already is our own earlier answer, lost; bound elsewhere is a BindError;
+        still unbound, the Binding is sent again conditional on the pod as read, while `still_ours` holds."""
         meta = pod["metadata"]
-        ns = meta.get("namespace", "default")
-        body = binding_body(pod, node)
-        try:
-            self._call(
-                "create-binding",
-                lambda: self.kube.request("POST", PODS.path(ns, meta["name"], "binding"), body=body),
-            )
-        except ApiError as exc:
-            if exc.status != 409:
-                raise
-            # Already bound: fine when it is this node (our own earlier answer got lost), else a failure.
-            current = self._call("get-pod", lambda: self.kube.get(PODS, ns, meta["name"]))
-            if (current.get("spec") or {}).get("nodeName") != node or (
-                current["metadata"].get("uid") != meta.get("uid")
-            ):
-                raise BindError(f"pod {ns}/{meta['name']} is already bound elsewhere") from None
+        ns, name, uid = meta.get("namespace", "default"), meta["name"], meta.get("uid")
+        rv = meta.get("resourceVersion")
+        for _ in range(RETRIES * 4):
+            body = binding_body(pod, node)
+            if rv:
+                body["metadata"]["resourceVersion"] = rv
+            try:
+                self._call(
+                    "create-binding",
+                    partial(self.kube.request, "POST", PODS.path(ns, name, "binding"), body=body),
+                )
+                return
+            except ApiError as exc:
+                if exc.status != 409:
+                    raise
+            current = self._call("get-pod", lambda: self.kube.get(PODS, ns, name))
+            if current["metadata"].get("uid") != uid:
+                raise BindError(f"pod {ns}/{name} was replaced") from None
+            bound_to = (current.get("spec") or {}).get("nodeName")
+            if bound_to == node:
+                return  # our own Binding, whose answer was lost
+            if bound_to or still_ours is None or not still_ours(current):
+                raise BindError(f"pod {ns}/{name} is already bound elsewhere or changed") from None
+            rv = current["metadata"].get("resourceVersion")
+        raise BindError(f"pod {ns}/{name}: too many conflicts")
 
 
 def _same_devices(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:

@@ -436,6 +436,16 @@ class Placer:
         """What the pods on node `name` request so far (running and committed pods), for diagnosis."""
         return self._usage[name]
 
+    @property
+    def nodes(self) -> list[Node]:
+        """The candidate nodes, by name (for diagnosis)."""
+        return list(self._nodes.values())
+
+    @property
+    def index(self) -> PodIndex:
+        """What the inter-pod filters see (for diagnosis)."""
+        return self._index
+
     # --- the node search ------------------------------------------------------------------------------------
 
     def _walk(

@@ -172,7 +172,10 @@ def test_unschedulable_pod_gets_event_and_condition_and_binds_when_capacity_free
         assert cond["status"] == "False"
         assert cond["message"] == "0/1 nodes are available: 1 cannot allocate all claims."
         [event] = wait_for("event", lambda: events(kube_api, "FailedScheduling"))
-        assert event["type"] == "Warning" and event["message"] == cond["message"]
+        # upstream's summary is the Event's first line (and the condition's whole message); the rest names
+        # the requirement (allocator/binder/diagnosis.py)
+        assert event["type"] == "Warning" and event["message"].split("\n")[0] == cond["message"]
+        assert "the one matching device is full (2/2 shares used)" in event["message"]
         assert event["involvedObject"]["name"] == "web-2"
         # web-0 goes away: the double's garbage collector and resourceclaim controller release its claim
         victim = kube_api.get("pods", "web-0")

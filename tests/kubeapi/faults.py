@@ -37,8 +37,10 @@ class RecordedRequest:
 @dataclass
 class Fault:
     """What to do to matching calls: `fail` (answer `code`), `delay` (sleep `seconds`, then serve),
-    `hang` (answer nothing, close after `seconds`), each either before the request is served or, with
-    `after=True`, after it was served (the write happened, the client sees the failure)."""
+    `hang` (answer nothing, close after `seconds`), `hold` (wait until the test sets `release`, at most
+    `seconds`, then serve: a write sent before its client froze, landing late), each either before the
+    request is served or, with `after=True`, after it was served (the write happened, the client sees the
+    failure). `arrived` is set when a call matched."""
 
     action: str
     verb: str | None = None
@@ -54,6 +56,8 @@ class Fault:
     after: bool = False
     seen: int = 0
     fired: int = 0
+    release: threading.Event = field(default_factory=threading.Event)
+    arrived: threading.Event = field(default_factory=threading.Event)
 
     def matches(self, rec: RecordedRequest) -> bool:
         if self.verb is not None and self.verb != rec.verb:
@@ -161,6 +165,22 @@ class Faults:
                 "hang", verb, resource, subresource, namespace, name, nth, times, seconds=seconds, after=after
             )
         )
+
+    def hold(
+        self,
+        verb: str | None,
+        resource: str | None,
+        seconds: float = 60.0,
+        *,
+        nth: int = 1,
+        times: int = 1,
+        subresource: str | None = None,
+        namespace: str | None = None,
+        name: str | None = None,
+    ) -> Fault:
+        """Hold matching calls until `fault.release.set()` (or `seconds`), then serve them as they are."""
+        fault = Fault("hold", verb, resource, subresource, namespace, name, nth, times, seconds=seconds)
+        return self.add(fault)
 
     def clear(self) -> None:
         with self._lock:

@@ -227,6 +227,9 @@ class ApiServer:
             rec.fault = f.action
             if f.action == "delay":
                 await asyncio.sleep(f.seconds)
+            elif f.action == "hold":
+                f.arrived.set()
+                await asyncio.get_running_loop().run_in_executor(None, f.release.wait, f.seconds)
             elif f.action == "hang":
                 await asyncio.sleep(f.seconds)
                 raise ConnectionResetError("kubeapi double: hung request closed")
