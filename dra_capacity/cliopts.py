@@ -259,3 +259,14 @@ def _silence_stdout() -> None:
         os.dup2(devnull, sys.stdout.fileno())
     except (OSError, ValueError):
         pass
+
+
+def add_whole_device_flag(parser: argparse.ArgumentParser, who: str) -> None:
+    """`--route-whole-device-classes`, shared by `serve` (routing) and `bind` (its routing audit)."""
+    parser.add_argument(
+        "--route-whole-device-classes",
+        action="store_true",
+        help=f"{who}: also route pods asking for an extended resource of a DeviceClass without capacity "
+        "requests (KEP-5004 whole devices; default off). The binder is then the only allocator for those "
+        "devices: run it with the same flag",
+    )
