@@ -117,6 +117,7 @@ class ClusterConfig:
     netns: bool = True
     feature_gates: Mapping[str, bool] = field(default_factory=lambda: dict(FEATURE_GATES))
     apiserver_args: Sequence[str] = ()
+    controller_manager_args: Sequence[str] = ()  # appended (a later flag wins), e.g. --kube-api-qps
     controllers: Sequence[str] = CONTROLLERS
     scheduler: bool = True
     kwok: bool = True
@@ -679,6 +680,7 @@ class Cluster:
                     f"--service-cluster-ip-range={SERVICE_CIDR}",
                     f"--feature-gates={gates['kube-controller-manager'].result()}",
                     "--concurrent-gc-syncs=4",
+                    *config.controller_manager_args,
                 ],
                 detach,
             )
