@@ -390,7 +390,7 @@ def run_once(
     prefix = f"{workload.lower()}-{mode}-{'b' if scheduler == 'binder' else 'k'}"
     names = [f"{prefix}-{i}" for i in range(count)]
     sent: dict[str, float] = {}
-    slots = threading.Semaphore(settings.inflight if mode == "inflight" else count)
+    slots = threading.Semaphore(settings.inflight if mode.startswith("inflight") else count)
     watch.on_bound = lambda name: slots.release()
     pids = {
         "scheduler": sched.proc.pid if sched.proc else 0,
