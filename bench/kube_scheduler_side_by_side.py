@@ -2,9 +2,9 @@
 
 Per cluster size N: one control plane (etcd, kube-apiserver, kube-controller-manager, kwok; no kube-scheduler
 of the harness's) with N kwok nodes, each publishing two ResourceSlices of 8 GPUs: `gpu.nvidia.com`, each GPU
-shareable with a consumable `shares` capacity of 4, and `gpu.example.com`, whole devices. Then, per workload
-and mode, each scheduler alone (its process started for the run, stopped after; pods and claims deleted
-between runs, so every run starts on a clean state):
+shareable with a consumable `shares` capacity of 4 (and no other capacity), and `gpu.example.com`, whole
+devices. Then, per workload and mode, each scheduler alone (its process started for the run, stopped after;
+pods and claims deleted between runs, so every run starts on a clean state):
 
 * A: pods ask for `example.com/gpu: 1` (KEP-5004, class `example-gpu`, no capacity requests): kube-scheduler
   places them natively, the binder (started with `--route-whole-device-classes`) once they name it.
@@ -53,7 +53,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
 from realcluster import Cluster, ClusterConfig  # noqa: E402
-from realcluster.cluster import FEATURE_GATES, _feature_gates  # noqa: E402
+from realcluster.cluster import FEATURE_GATES, _die_with_parent, _feature_gates  # noqa: E402
 from realcluster.nodes import gpu_slice  # noqa: E402
 
 NS = "bench"
@@ -323,7 +323,9 @@ class Scheduler:
     def start(self) -> None:
         argv, ready = self.argv()
         with open(self.log, "ab") as out:
-            self.proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT)
+            self.proc = subprocess.Popen(
+                argv, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT, preexec_fn=_die_with_parent
+            )
         deadline = time.monotonic() + 120
         while not ready():
             if self.proc.poll() is not None or time.monotonic() > deadline:
@@ -417,10 +419,15 @@ def run_once(
     for t in threads:
         t.start()
     deadline = start + max(120.0, count / 4.0)
+    progress, last = 0, time.monotonic()
     while time.monotonic() < deadline:
         with watch.lock:
             done = len(watch.bound)
         if done >= count:
+            break
+        if done > progress:
+            progress, last = done, time.monotonic()
+        elif time.monotonic() - last > 30:  # stuck: report what was bound
             break
         time.sleep(0.05)
     for t in threads:
@@ -473,7 +480,7 @@ def clean(cluster: Cluster, conn: Conn) -> None:
 # ---- the cluster -------------------------------------------------------------------------------------------
 
 
-def prepare(cluster: Cluster, gpus: int) -> None:
+def prepare(cluster: Cluster, gpus: int, shares: int) -> None:
     conn = Conn(cluster)
     conn.request("POST", "/api/v1/namespaces", {"metadata": {"name": NS}})
     for dc in classes():
@@ -486,9 +493,13 @@ def prepare(cluster: Cluster, gpus: int) -> None:
     def publish(node: str) -> None:
         if not hasattr(local, "conn"):
             local.conn = Conn(cluster)
-        local.conn.request(
-            "POST", "/apis/resource.k8s.io/v1/resourceslices", gpu_slice(node, gpus, None, WHOLE_DRIVER)
-        )
+        shared = gpu_slice(node, gpus, shares, SHARED_DRIVER)
+        for device in shared["spec"]["devices"]:
+            # No memory capacity: without a requestPolicy, every share would consume all of it (KEP-5075),
+            # one pod per GPU for both schedulers.
+            device["capacity"].pop("memory")
+        for s in (shared, gpu_slice(node, gpus, None, WHOLE_DRIVER)):
+            local.conn.request("POST", "/apis/resource.k8s.io/v1/resourceslices", s)
 
     with ThreadPoolExecutor(8) as pool:
         list(pool.map(publish, cluster.node_names))
@@ -534,6 +545,8 @@ def report(results: list[Result]) -> None:
 
 
 def main() -> None:
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop the cluster (its `finally`) on SIGTERM
+
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -586,8 +599,7 @@ def main() -> None:
             t0 = time.monotonic()
             config = ClusterConfig(
                 nodes=n,
-                gpus_per_node=args.gpus,
-                shares=args.shares,
+                gpus_per_node=0,  # the bench publishes its own slices (`prepare`)
                 scheduler=False,
                 controller_manager_args=[
                     f"--kube-api-qps={settings.kcm_qps}",
@@ -597,7 +609,7 @@ def main() -> None:
                 ready_timeout=600,
             )
             with Cluster.start(workdir, config) as cluster:
-                prepare(cluster, args.gpus)
+                prepare(cluster, args.gpus, args.shares)
                 print(
                     f"\n{n} nodes: control plane ready in {time.monotonic() - t0:.0f} s ({cluster.version})"
                 )
