@@ -242,6 +242,7 @@ class Settings:
     kcm_claim_syncs: int
     inflight: int
     creators: int
+    profile: Path | None = None  # run the binder under cProfile, one stats file per run here
 
 
 class Scheduler:
@@ -258,7 +259,13 @@ class Scheduler:
     def argv(self) -> tuple[list[str], Callable[[], bool]]:
         if self.which == "binder":
             port = free_port()
+            profile: list[str] = []
+            if self.settings.profile is not None:
+                self.settings.profile.mkdir(parents=True, exist_ok=True)
+                out = self.settings.profile / f"binder-{self.workdir.name}-{time.monotonic_ns()}.prof"
+                profile = [sys.executable, "-m", "cProfile", "-o", str(out)]
             argv = [
+                *profile,
                 str(ROOT / ".venv" / "bin" / "dra-capacity"),
                 "bind",
                 f"--kubeconfig={self.cluster.kubeconfig_path}",
@@ -566,10 +573,25 @@ def main() -> None:
     parser.add_argument("--kcm-claim-syncs", type=int, default=50, help="--concurrent-resourceclaim-syncs")
     parser.add_argument("--creators", type=int, default=8, help="threads creating pods")
     parser.add_argument("--json", type=Path, default=None, help="also write the results here")
+    parser.add_argument(
+        "--profile-binder",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="run the binder under cProfile (slower): one stats file per run in DIR; read them with "
+        "`python -m pstats`",
+    )
     parser.add_argument("--workdir", type=Path, default=None)
     args = parser.parse_args()
     settings = Settings(
-        args.qps, args.qps, args.kcm_qps, args.kcm_qps, args.kcm_claim_syncs, args.inflight, args.creators
+        args.qps,
+        args.qps,
+        args.kcm_qps,
+        args.kcm_qps,
+        args.kcm_claim_syncs,
+        args.inflight,
+        args.creators,
+        args.profile_binder,
     )
     sizes = [int(n) for n in args.nodes.split(",")]
     load = os.getloadavg()
