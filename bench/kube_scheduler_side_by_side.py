@@ -631,7 +631,8 @@ def main() -> None:
     print(
         "settings: "
         f"kube-scheduler clientConnection qps={settings.client_qps} burst={settings.client_burst}, default "
-        "profile, percentageOfNodesToScore default (adaptive), leader election off; "
+        "profile, percentageOfNodesToScore default (adaptive), leader election off, feature gates "
+        f"{','.join(f'{k}={v}' for k, v in sorted(FEATURE_GATES.items()))} (those the binary lists); "
         "binder `dra-capacity bind --leader-elect=false --route-whole-device-classes` (the Python client has "
         "no client-side rate limit; 16 binding workers, capacity metrics on: the product defaults); "
         f"kube-controller-manager --kube-api-qps={settings.kcm_qps} --kube-api-burst={settings.kcm_burst} "
