@@ -7,7 +7,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install run serve test quick lint typecheck unit slow controlplane realcluster differential binder-chaos-real mutation bench clean
+.PHONY: install run serve test quick lint typecheck unit slow controlplane realcluster differential binder-chaos-real mutation bench bench-side-by-side-quick clean
 
 LOCK := $(VENV).lock
 
@@ -107,6 +107,12 @@ bench: $(STAMP)
 	$(BIN)/python bench/mutate_pods_bench.py
 	$(BIN)/python bench/cluster_warnings.py
 	$(BIN)/python bench/cluster_warnings.py --http
+	$(BIN)/python bench/kube_scheduler_side_by_side.py $(SIDE_BY_SIDE)
+
+# The binder next to kube-scheduler on the real control plane, small (about a minute); `make bench` runs the
+# full set (100 and 500 nodes), SIDE_BY_SIDE="--nodes 500 --rounds 2" any other.
+bench-side-by-side-quick: $(STAMP) controlplane
+	$(BIN)/python bench/kube_scheduler_side_by_side.py --nodes 10 --pods 40 --burst 80
 
 clean:
 	rm -rf $(VENV) $(LOCK) .run build *.egg-info .mypy_cache .pytest_cache .ruff_cache

@@ -14,7 +14,7 @@ import threading
 import time
 from typing import Any
 
-from dra_capacity.cliopts import add_feature_gates_flag
+from dra_capacity.cliopts import add_feature_gates_flag, add_whole_device_flag
 from dra_capacity.serve_cmd import parse_listen
 from kubeio.config import ClusterConfigError, connect
 from resourceapi.gates import FeatureGates, GateError
@@ -65,6 +65,7 @@ def add_commands(sub: Any) -> None:
         help="spec.schedulerName of the pods to place (default dra-capacity)",
     )
     add_feature_gates_flag(parser)
+    add_whole_device_flag(parser, "the routing audit")
     parser.add_argument(
         "--strategy", choices=("binpack", "spread"), default="binpack", help="node scoring (default binpack)"
     )
@@ -174,6 +175,7 @@ def run_bind(args: argparse.Namespace) -> int:
         bind_workers=args.bind_workers,
         instance=identity,
         audit_routing=not args.once,
+        route_whole_devices=args.route_whole_device_classes,
         extra={"capacity_metrics": args.capacity_metrics, "per_device_metrics": args.per_device_metrics},
     )
     binder = Binder(

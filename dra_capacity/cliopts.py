@@ -259,3 +259,19 @@ def _silence_stdout() -> None:
         os.dup2(devnull, sys.stdout.fileno())
     except (OSError, ValueError):
         pass
+
+
+def add_whole_device_flag(parser: argparse.ArgumentParser, who: str) -> None:
+    """`--route-whole-device-classes`, shared by `serve` (routing) and `bind` (its routing audit)."""
+    what = {
+        "/mutate-pods": "also route pods that ask for an extended resource of a DeviceClass without capacity "
+        "requests (KEP-5004 whole devices)",
+        "the routing audit": "the routing audit also reports pods of DeviceClasses without capacity requests "
+        "(KEP-5004 whole devices) that kept the default scheduler",
+    }[who]
+    parser.add_argument(
+        "--route-whole-device-classes",
+        action="store_true",
+        help=f"{what}; default off. The binder is then the only allocator for those devices: give serve and "
+        "bind the same setting",
+    )

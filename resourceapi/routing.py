@@ -1,11 +1,12 @@
 """Which pods go to the capacity binder: the routing rule shared by `/mutate-pods` and the binder's audit.
 
 A pod is routed when it asks for an extended resource that a DeviceClass with KEP-6406 capacity requests (the
-field `spec.extendedResourceCapacityRequests` or the annotation carrier) maps, it is opted in (namespace or
-object label), it names no scheduler of its own, and it uses nothing the binder cannot place (volumes that
-need volume binding, gang scheduling, its own ResourceClaims). Inter-pod (anti-)affinity and topology spread
-are routed: the binder's placement applies the InterPodAffinity and PodTopologySpread filters. Everything
-works on the raw JSON objects: this runs on every pod create in an opted-in namespace.
+field `spec.extendedResourceCapacityRequests` or the annotation carrier) maps (with `whole_devices`, the
+opt-in `--route-whole-device-classes`: any DeviceClass that maps it, capacity requests or not), it is opted
+in (namespace or object label), it names no scheduler of its own, and it uses nothing the binder cannot
+place (volumes that need volume binding, gang scheduling, its own ResourceClaims). Inter-pod (anti-)affinity
+and topology spread are routed: the binder's placement applies the InterPodAffinity and PodTopologySpread
+filters. Everything works on the raw JSON objects: this runs on every pod create in an opted-in namespace.
 
 The name -> class rule is resourceapi.extended's (the scheduler's ExtendedResourceCache).
 """
@@ -60,10 +61,14 @@ class Decision:
         )
 
 
-def routed_resource_names(classes: Iterable[Mapping[str, Any]]) -> frozenset[str]:
+def routed_resource_names(
+    classes: Iterable[Mapping[str, Any]], whole_devices: bool = False
+) -> frozenset[str]:
     """The extended-resource names that resolve (resourceapi.extended's rule) to a DeviceClass with capacity
     requests. A class whose annotation carrier is malformed counts too: the binder reports why its pods cannot
-    be placed, where the default scheduler would silently hand out whole devices."""
+    be placed, where the default scheduler would silently hand out whole devices. With `whole_devices` (off
+    by default), every name that resolves to a class counts, KEP-5004 whole-device classes included: the
+    binder is then the only allocator for those devices too."""
     models: list[DeviceClass] = []
     for dc in classes:
         try:
@@ -76,7 +81,9 @@ def routed_resource_names(classes: Iterable[Mapping[str, Any]]) -> frozenset[str
     names.update(m.spec.extended_resource_name for m in models if m.spec.extended_resource_name)
     for name in names:
         resolved = resolver.resolve(name)
-        if resolved is not None and (resolved.capacity is not None or resolved.carrier_error is not None):
+        if resolved is not None and (
+            whole_devices or resolved.capacity is not None or resolved.carrier_error is not None
+        ):
             out.add(name)
     return frozenset(out)
 

@@ -54,12 +54,24 @@ class RoutingAudit:
             batch, self.batch = self.batch, []
             self.run(batch)
 
+    def _backing(self) -> str:
+        if self.ctx.options.route_whole_devices:
+            return "backed by a DeviceClass this binder allocates: --route-whole-device-classes"
+        return "backed by a DeviceClass with capacity requests"
+
+    def _consequence(self) -> str:
+        if self.ctx.options.route_whole_devices:
+            return "Two allocators now share those devices"
+        return "The default scheduler allocates whole devices without the capacity requests"
+
     def run(self, pods: list[Obj]) -> None:
         if not self.enabled:
             return
         ctx = self.ctx
         if self._routed is None:
-            self._routed = routing.routed_resource_names(ctx.informers.classes.items())
+            self._routed = routing.routed_resource_names(
+                ctx.informers.classes.items(), ctx.options.route_whole_devices
+            )
         for pod in pods:
             uid = pod_uid(pod)
             spec = pod.get("spec") or {}
@@ -79,10 +91,9 @@ class RoutingAudit:
             self._audited.add(uid)
             ctx.metrics.not_routed.inc()
             message = (
-                f"pod requests {', '.join(decision.resources)} (backed by a DeviceClass with capacity "
-                f"requests) but was admitted with the default scheduler, not {ctx.scheduler_name!r}: the "
-                "/mutate-pods webhook did not route it (was it unavailable?). The default scheduler allocates"
-                " whole devices without the capacity requests; recreate the pod to route it."
+                f"pod requests {', '.join(decision.resources)} ({self._backing()}) but was admitted with the "
+                f"default scheduler, not {ctx.scheduler_name!r}: the /mutate-pods webhook did not route it "
+                f"(was it unavailable?). {self._consequence()}; recreate the pod to route it."
             )
             log_decision(
                 pod=f"{ns}/{pod['metadata'].get('name')}", uid=uid, result="not-routed", message=message

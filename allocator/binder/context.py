@@ -50,6 +50,9 @@ class BinderOptions:
     strategy: Strategy = "binpack"
     bind_workers: int = 16  # binding cycles in flight at once (kube-scheduler runs each in its own goroutine)
     audit_routing: bool = True
+    route_whole_devices: bool = (
+        False  # the audit counts whole-device classes too (--route-whole-device-classes)
+    )
     initial_backoff: float = 1.0
     max_backoff: float = 10.0
     watch_timeout: float = 300.0

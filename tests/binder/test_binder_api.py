@@ -418,3 +418,51 @@ def test_an_invalid_capacity_that_escaped_admission_is_re_validated_not_shared_w
         [event, *_] = wait_for("event", lambda: events(kube_api, "FailedScheduling"))
     assert 'Invalid value: "0": must be greater than zero' in event["message"]
     assert bound(kube_api) == [] and extended_claims(kube_api) == []
+
+
+# --- whole-device classes (--route-whole-device-classes) ----------------------------------------------------
+
+
+def _whole_device_slice(name: str, gpus: int) -> dict[str, Any]:
+    s = gpu_slice(name, gpus=gpus)
+    for d in s["spec"]["devices"]:
+        d.pop("allowMultipleAllocations", None)
+        d.get("capacity", {}).pop("shares", None)
+    return s
+
+
+def test_pods_of_a_class_without_capacity_requests_get_a_whole_device_each(kube_api: Any) -> None:
+    kube_api.seed(device_class(carrier="none"))
+    kube_api.seed(node("gpu-node-1"))
+    kube_api.seed(_whole_device_slice("gpu-node-1", gpus=2))
+    for i in range(3):
+        kube_api.seed(pod(f"web-{i}"))
+    with running_binder(kube_api, route_whole_devices=True):
+        wait_for("2 pods bound", lambda: len(bound(kube_api)) == 2)
+        wait_for("the third reported", lambda: events(kube_api, "FailedScheduling"))
+    claims = extended_claims(kube_api)
+    devices = [r["device"] for c in claims for r in c["status"]["allocation"]["devices"]["results"]]
+    assert sorted(devices) == ["gpu-0", "gpu-1"]
+    check_invariants(kube_api)
+
+
+@pytest.mark.parametrize("whole", [False, True])
+def test_the_audit_reports_whole_device_pods_only_with_the_flag(kube_api: Any, whole: bool) -> None:
+    kube_api.seed(device_class(carrier="none"))
+    kube_api.seed(
+        {
+            "apiVersion": "v1",
+            "kind": "Namespace",
+            "metadata": {"name": "inference", "labels": {"dra-capacity.io/pod-routing": "enabled"}},
+        }
+    )
+    kube_api.seed(pod("missed", "inference", scheduler=None))
+    kube_api.seed(pod("ours", "inference"))  # a pod the binder places, so the audit has surely run once
+    kube_api.seed(node("gpu-node-1"))
+    kube_api.seed(_whole_device_slice("gpu-node-1", gpus=1))
+    with running_binder(kube_api, route_whole_devices=whole) as binder:
+        wait_for("ours bound", lambda: bound(kube_api, "inference"))
+        if whole:
+            [event] = wait_for("event", lambda: events(kube_api, "NotRoutedToCapacityBinder", "inference"))
+            assert "--route-whole-device-classes" in event["message"]
+        assert binder.metrics.not_routed._value.get() == (1 if whole else 0)

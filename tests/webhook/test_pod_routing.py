@@ -241,3 +241,22 @@ async def test_mutate_pods_is_served_over_https(tmp_path: Path) -> None:
         {"op": "add", "path": "/spec/schedulerName", "value": "dra-capacity"}
     ]
     assert 'dra_capacity_webhook_requests_total{code="200",endpoint="mutate-pods"' in metrics
+
+
+def test_whole_device_classes_route_only_with_the_flag() -> None:
+    whole = device_class(carrier="none")
+    assert routed_resource_names([whole]) == frozenset()
+    assert RESOURCE in routed_resource_names([whole], whole_devices=True)
+
+
+def test_router_with_whole_devices_routes_a_pod_of_a_class_without_capacity() -> None:
+    off, on = RoutingCache(), RoutingCache(whole_devices=True)
+    for c in (off, on):
+        c.set_classes([device_class(carrier="none")])
+        c.set_namespaces([{"metadata": {"name": OPTED_NS, "labels": {ROUTING_LABEL: "enabled"}}}])
+    web = pod("web-0", OPTED_NS, scheduler=None)
+    assert patch_of(routed(PodRouter(off), web)) is None
+    assert patch_of(routed(PodRouter(on), web)) == [
+        {"op": "add", "path": "/spec/schedulerName", "value": "dra-capacity"}
+    ]
+    assert on.snapshot().whole_devices

@@ -20,7 +20,8 @@ from resourceapi.routing import routed_resource_names
 class RoutingCache:
     """What routing needs from the cluster, as of the last watch event."""
 
-    def __init__(self) -> None:
+    def __init__(self, whole_devices: bool = False) -> None:
+        self.whole_devices = whole_devices  # also route whole-device classes (`--route-whole-device-classes`)
         self._routed: frozenset[str] | None = None
         self._namespaces: dict[str, dict[str, str]] | None = None
 
@@ -36,14 +37,14 @@ class RoutingCache:
 
     def snapshot(self) -> RoutingCache:
         """A plain copy of what routing reads now (picklable: the job of a worker judging a large review)."""
-        copy = RoutingCache()
+        copy = RoutingCache(self.whole_devices)
         copy._routed, copy._namespaces = self._routed, self._namespaces
         return copy
 
     # --- writes (the informer threads, or a test seeding it) ------------------------------------------------
 
     def set_classes(self, classes: Iterable[Mapping[str, Any]]) -> None:
-        self._routed = routed_resource_names(classes)
+        self._routed = routed_resource_names(classes, self.whole_devices)
 
     def set_namespaces(self, namespaces: Iterable[Mapping[str, Any]]) -> None:
         out: dict[str, dict[str, str]] = {}
@@ -58,8 +59,8 @@ class RoutingCache:
 class ClusterRoutingCache(RoutingCache):
     """A RoutingCache fed from the API server by the process's informer factory."""
 
-    def __init__(self, informers: InformerFactory) -> None:
-        super().__init__()
+    def __init__(self, informers: InformerFactory, whole_devices: bool = False) -> None:
+        super().__init__(whole_devices)
         self._factory = informers
         self.classes: Informer | None = None
         self.namespaces: Informer | None = None

@@ -1,0 +1,282 @@
+"""Differential placement: kube-scheduler (v1.37, the real control plane) against `dra-capacity simulate`.
+
+Every scenario of support.placement_scenarios is applied to one real cluster (module-scoped); kube-scheduler
+places its pods one at a time; the objects are then read back through the API, turned back into the state
+before scheduling (no nodeName, no allocations, no synthesized claims), and given to the real `dra-capacity
+simulate` subprocess. Every pod's outcome (bound or not) must agree, and match the scenario's expectation;
+where only one placement is valid (`unique`), the node and the devices must agree too. Disagreements that
+are deliberate are listed in docs/divergences.md; there are none in this set.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+from realcluster import Cluster, ClusterConfig
+from support.placement_scenarios import LABEL, SCENARIOS, Scenario
+
+pytestmark = pytest.mark.realcluster
+
+CLI = str(Path(__file__).resolve().parents[2] / ".venv" / "bin" / "dra-capacity")
+EXTENDED_CLAIM = "resource.kubernetes.io/extended-resource-claim"
+# The cluster's DRA gates (tests/realcluster FEATURE_GATES), plus DRADeviceTaints, which 1.37 serves
+# unconditionally (GA: no longer listed by --help); test_device_taints_are_served pins that.
+GATES = (
+    "DRAExtendedResource=true,DRAConsumableCapacity=true,DRAPartitionableDevices=true,"
+    "DRAPrioritizedList=true,DRAAdminAccess=true,DRADeviceTaints=true"
+)
+RES = "/apis/resource.k8s.io/v1"
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    with Cluster.start(tmp_path_factory.mktemp("placement"), ClusterConfig(nodes=0, gpus_per_node=0)) as c:
+        yield c
+
+
+def _ok(status: int, body: Any, what: str) -> Any:
+    assert status < 300, f"{what}: {status} {body}"
+    return body
+
+
+def _node_ready(cluster: Cluster, name: str) -> bool:
+    status, node = cluster.request("GET", f"/api/v1/nodes/{name}")
+    if status != 200:
+        return False
+    ready = any(
+        c["type"] == "Ready" and c["status"] == "True" for c in node.get("status", {}).get("conditions", [])
+    )
+    return ready and not any(
+        t["key"].startswith("node.kubernetes.io/") for t in node["spec"].get("taints", [])
+    )
+
+
+def _path(obj: dict[str, Any]) -> str:
+    kind, ns = obj["kind"], obj["metadata"].get("namespace")
+    plural = {
+        "DeviceClass": f"{RES}/deviceclasses",
+        "ResourceSlice": f"{RES}/resourceslices",
+        "ResourceClaimTemplate": f"{RES}/namespaces/{ns}/resourceclaimtemplates",
+        "ResourceClaim": f"{RES}/namespaces/{ns}/resourceclaims",
+        "Node": "/api/v1/nodes",
+        "Pod": f"/api/v1/namespaces/{ns}/pods",
+    }
+    return plural[kind]
+
+
+def _decided(cluster: Cluster, ns: str, name: str) -> bool | None:
+    """True once bound, False once kube-scheduler found it unschedulable (and not merely waiting for the
+    resourceclaim controller), None before."""
+    status, pod = cluster.request("GET", f"/api/v1/namespaces/{ns}/pods/{name}")
+    if status != 200:
+        return None
+    if pod["spec"].get("nodeName"):
+        return True
+    for c in pod.get("status", {}).get("conditions", []):
+        if c["type"] == "PodScheduled" and c["status"] == "False" and c.get("reason") == "Unschedulable":
+            message = c.get("message", "")
+            if "waiting for" in message or "not found" in message:
+                return None
+            return False
+    return None
+
+
+def apply(cluster: Cluster, sc: Scenario) -> list[bool]:
+    """Create the scenario and let kube-scheduler place its pods one by one; each pod's outcome."""
+    cluster.request("POST", "/api/v1/namespaces", {"metadata": {"name": sc.tag}})
+    for node in sc.nodes:
+        _ok(*cluster.request("POST", "/api/v1/nodes", node), f"{sc.tag} node")
+    for obj in sc.objects:
+        _ok(*cluster.request("POST", _path(obj), obj), f"{sc.tag} {obj['kind']} {obj['metadata']['name']}")
+    cluster.wait_for(
+        f"{sc.tag} nodes Ready",
+        lambda: all(_node_ready(cluster, n["metadata"]["name"]) for n in sc.nodes),
+        60,
+    )
+    cluster.wait_for(
+        f"{sc.tag} default ServiceAccount",
+        lambda: cluster.request("GET", f"/api/v1/namespaces/{sc.tag}/serviceaccounts/default")[0] == 200,
+        60,
+    )
+    outcomes: list[bool] = []
+    messages: list[str] = []
+    for pod in sc.pods:
+        name = pod["metadata"]["name"]
+        _ok(*cluster.request("POST", _path(pod), pod), f"{sc.tag} pod {name}")
+        deadline = time.monotonic() + 60
+        while True:
+            decided = _decided(cluster, sc.tag, name)
+            if decided is False:  # settle: a requeue after a late event would still bind it
+                time.sleep(1.5)
+                decided = _decided(cluster, sc.tag, name)
+            if decided is not None:
+                break
+            assert time.monotonic() < deadline, f"{sc.tag}/{name}: kube-scheduler decided nothing in 60 s"
+            time.sleep(0.1)
+        outcomes.append(decided)
+        messages.append(_scheduled_message(cluster, sc.tag, name))
+    sc.observed = messages
+    return outcomes
+
+
+def _scheduled_message(cluster: Cluster, ns: str, name: str) -> str:
+    _, pod = cluster.request("GET", f"/api/v1/namespaces/{ns}/pods/{name}")
+    for c in (pod or {}).get("status", {}).get("conditions", []):
+        if c["type"] == "PodScheduled" and c["status"] == "False":
+            return str(c.get("message", ""))
+    return ""
+
+
+def _strip(obj: dict[str, Any]) -> dict[str, Any]:
+    meta = obj["metadata"]
+    for k in ("managedFields", "resourceVersion", "generation"):
+        meta.pop(k, None)
+    return obj
+
+
+def dump(cluster: Cluster, sc: Scenario) -> list[dict[str, Any]]:
+    """The scenario's objects as the API serves them, returned to the state before scheduling."""
+    driver = f"{sc.tag}.example.com"
+
+    def items(path: str, kind: str) -> list[dict[str, Any]]:
+        body = _ok(*cluster.request("GET", path), path)
+        return [{"apiVersion": body.get("apiVersion", "v1"), "kind": kind, **i} for i in body["items"]]
+
+    objs: list[dict[str, Any]] = []
+    objs += [_strip(n) for n in items(f"/api/v1/nodes?labelSelector={LABEL}%3D{sc.tag}", "Node")]
+    objs += [
+        _strip(c)
+        for c in items(f"{RES}/deviceclasses", "DeviceClass")
+        if c["metadata"]["name"].startswith(f"{sc.tag}-")
+    ]
+    objs += [
+        _strip(s) for s in items(f"{RES}/resourceslices", "ResourceSlice") if s["spec"]["driver"] == driver
+    ]
+    objs += [
+        _strip(t) for t in items(f"{RES}/namespaces/{sc.tag}/resourceclaimtemplates", "ResourceClaimTemplate")
+    ]
+    for claim in items(f"{RES}/namespaces/{sc.tag}/resourceclaims", "ResourceClaim"):
+        if (claim["metadata"].get("annotations") or {}).get(EXTENDED_CLAIM) == "true":
+            continue  # kube-scheduler's synthesized claim: simulate makes its own
+        claim.pop("status", None)
+        claim["metadata"].pop("finalizers", None)
+        objs.append(_strip(claim))
+    pods = items(f"/api/v1/namespaces/{sc.tag}/pods", "Pod")
+    for pod in sorted(pods, key=lambda p: p["metadata"]["name"]):
+        pod["spec"].pop("nodeName", None)
+        statuses = pod.get("status", {}).get("resourceClaimStatuses")
+        pod["status"] = {"phase": "Pending", **({"resourceClaimStatuses": statuses} if statuses else {})}
+        objs.append(_strip(pod))
+    return objs
+
+
+def simulate(objs: list[dict[str, Any]], path: Path) -> dict[str, Any]:
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": objs}))
+    done = subprocess.run(
+        [CLI, "simulate", "--feature-gates", GATES, "-o", "json", "-f", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    out: dict[str, Any] = json.loads(done.stdout)
+    return out
+
+
+def _results(claim: dict[str, Any] | None) -> list[tuple[str, str, str]]:
+    alloc = ((claim or {}).get("status") or {}).get("allocation") or {}
+    return [(r["driver"], r["pool"], r["device"]) for r in alloc.get("devices", {}).get("results", [])]
+
+
+def kube_scheduler_devices(cluster: Cluster, ns: str, name: str) -> tuple[str, list[tuple[str, str, str]]]:
+    pod = _ok(*cluster.request("GET", f"/api/v1/namespaces/{ns}/pods/{name}"), name)
+    names = [s.get("resourceClaimName") for s in pod.get("status", {}).get("resourceClaimStatuses", [])]
+    names += [r.get("resourceClaimName") for r in pod["spec"].get("resourceClaims", [])]
+    ext = pod.get("status", {}).get("extendedResourceClaimStatus") or {}
+    names.append(ext.get("resourceClaimName"))
+    devices: list[tuple[str, str, str]] = []
+    for claim in sorted({n for n in names if n}):
+        devices += _results(
+            _ok(*cluster.request("GET", f"{RES}/namespaces/{ns}/resourceclaims/{claim}"), claim)
+        )
+    return pod["spec"].get("nodeName", ""), sorted(devices)
+
+
+def simulate_devices(entry: dict[str, Any]) -> tuple[str, list[tuple[str, str, str]]]:
+    devices = _results(entry.get("claim"))
+    for c in entry.get("claims") or []:  # the pod's own claims: {namespace, name, allocation}
+        devices += _results({"status": {"allocation": c.get("allocation")}})
+    return entry.get("node") or "", sorted(set(devices))
+
+
+def run_scenario(cluster: Cluster, sc: Scenario, workdir: Path) -> list[str]:
+    """The disagreements of one scenario, one line each (empty: they agree)."""
+    problems = []
+    outcomes = apply(cluster, sc)
+    if outcomes != sc.expect:
+        problems.append(
+            f"{sc.tag} kube-scheduler outcomes {outcomes}, scenario expects {sc.expect}: {sc.observed}"
+        )
+    out = simulate(dump(cluster, sc), workdir / f"{sc.tag}.json")
+    entries = {e["name"]: e for e in out["pods"]}
+    for pod, ks_bound in zip(sc.pods, outcomes, strict=True):
+        name = pod["metadata"]["name"]
+        entry = entries.get(name)
+        if entry is None:
+            problems.append(f"{sc.tag}/{name}: not in simulate's output")
+            continue
+        sim_bound = entry["result"] == "bound"
+        if sim_bound != ks_bound:
+            problems.append(
+                f"{sc.tag}/{name} ({sc.title}): kube-scheduler {'bound' if ks_bound else 'unschedulable'}, "
+                f"simulate {entry['result']} {entry.get('reason', '')}"
+            )
+            continue
+        if sc.unique and ks_bound:
+            ks = kube_scheduler_devices(cluster, sc.tag, name)
+            sim = simulate_devices(entry)
+            ks = (ks[0], sorted(set(ks[1])))
+            if ks != sim:
+                problems.append(f"{sc.tag}/{name} ({sc.title}): kube-scheduler {ks}, simulate {sim}")
+    return problems
+
+
+def _guarded(cluster: Cluster, sc: Scenario, workdir: Path) -> list[str]:
+    try:
+        return run_scenario(cluster, sc, workdir)
+    except AssertionError as exc:
+        return [f"{sc.tag} ({sc.title}): {exc}"]
+
+
+def test_device_taints_are_served(cluster: Cluster) -> None:
+    """DRADeviceTaints is GA in 1.37 (no longer a gate of the binaries): a device's taints are stored."""
+    slc = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceSlice",
+        "metadata": {"name": "taint-probe"},
+        "spec": {
+            "driver": "probe.example.com",
+            "allNodes": True,
+            "pool": {"name": "probe", "generation": 1, "resourceSliceCount": 1},
+            "devices": [{"name": "d", "taints": [{"key": "k", "value": "v", "effect": "NoSchedule"}]}],
+        },
+    }
+    stored = _ok(*cluster.request("POST", f"{RES}/resourceslices", slc), "slice")
+    cluster.request("DELETE", f"{RES}/resourceslices/taint-probe")
+    assert stored["spec"]["devices"][0]["taints"][0]["key"] == "k"
+
+
+def test_simulate_places_as_kube_scheduler_does(cluster: Cluster, tmp_path: Path) -> None:
+    scenarios = [make() for make in SCENARIOS]
+    assert len(scenarios) >= 20
+    with ThreadPoolExecutor(6) as pool:
+        found = list(pool.map(lambda sc: _guarded(cluster, sc, tmp_path), scenarios))
+    problems = [p for ps in found for p in ps]
+    assert not problems, "\n".join(problems)
