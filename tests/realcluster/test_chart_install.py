@@ -13,7 +13,7 @@ import re
 import subprocess
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -87,7 +87,7 @@ class Env:
 @pytest.fixture(scope="module")
 def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Env]:
     workdir = tmp_path_factory.mktemp("chart-install")
-    with Cluster.start(workdir / "cluster", ClusterConfig(nodes=2, gpus_per_node=2, shares=4)) as cluster:
+    with Cluster.start(workdir / "cluster", ClusterConfig(nodes=2, gpus_per_node=4, shares=8)) as cluster:
         taint_kwok_nodes(cluster)
         runner = HostRunner(cluster).start()
         try:
@@ -266,10 +266,52 @@ def test_certs_rotate_under_traffic_fails_no_admission(env: Env, tmp_path: Path)
         "--kubeconfig", str(cluster.kubeconfig_path), "--namespace", NS, "--secret", SECRET,
         "--service", WEBHOOK, "--webhook-config", WEBHOOK, "--webhook-config", f"mutating/{ROUTING}",
     ]  # fmt: skip
-    # `certs init` on the installed release: the controller already made the CA; init says what it manages.
-    init = subprocess.run([str(CLI), "certs", "init", *common], capture_output=True, text=True, timeout=60)
+    # A `url:` webhook configuration named to `certs` is skipped, and said so.
+    url_config = {
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingWebhookConfiguration",
+        "metadata": {"name": "helmreal-url"},
+        "webhooks": [
+            {
+                "name": "url.helmreal.dra-capacity.io",
+                "clientConfig": {"url": "https://127.0.0.1:9/validate"},
+                "rules": [
+                    {
+                        "apiGroups": ["example.com"],
+                        "apiVersions": ["v1"],
+                        "resources": ["nothings"],
+                        "operations": ["CREATE"],
+                    }
+                ],
+                "sideEffects": "None",
+                "admissionReviewVersions": ["v1"],
+                "failurePolicy": "Ignore",
+            }
+        ],
+    }
+    cluster.create(url_config)
+    # `certs init` on the installed release: the controller already made the CA; init says what it manages
+    # and what it skips.
+    init = subprocess.run(
+        [str(CLI), "certs", "init", *common, "--webhook-config", "validating/helmreal-url"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert init.returncode == 0, init.stderr
-    assert f"validatingwebhookconfiguration/{WEBHOOK}" in init.stdout + init.stderr
+    said = init.stdout + init.stderr
+    print(f"\ncerts init:\n{said}")
+    assert (
+        f"validatingwebhookconfiguration/{WEBHOOK}" in said
+        and f"mutatingwebhookconfiguration/{ROUTING}" in said
+    )
+    assert (
+        "skips validatingwebhookconfiguration/helmreal-url webhook url.helmreal.dra-capacity.io: "
+        "it calls url https://127.0.0.1:9/validate" in said
+    ), said
+    cluster.request(
+        "DELETE", "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/helmreal-url"
+    )
     before_ca = (env.get(f"/api/v1/namespaces/{NS}/secrets/{SECRET}") or {})["data"]["ca.crt"]
 
     stop = threading.Event()
@@ -337,3 +379,220 @@ def test_certs_rotate_under_traffic_fails_no_admission(env: Env, tmp_path: Path)
     assert after["fail_open"] - before["fail_open"] == 0, (before, after)
     assert env.denials() == []
     print(f"\nrotation under traffic: {counts}, API server counters before {before}, after {after}")
+
+
+# ---- every rule the product needs: remove each in turn ---------------------------------------------------
+
+SHARED_CLASS = "helmreal-gpu-shares"
+ROUTED_NS = "helmreal-routed"
+# Rules no scenario here exercises, each kept for a reason (docs/install.md "RBAC: what each rule is for").
+UNUSED_RULES = {
+    (
+        f"ClusterRole/{BINDER}",
+        "events: create, patch",
+    ): "FailedScheduling and missed-routing Events: the scenario binds",
+    ("ClusterRole/dra-capacity-pod-routing", "deviceclasses: get, list, watch"): (
+        "the same account reads DeviceClasses through ClusterRole/dra-capacity-webhook (the warnings)"
+    ),
+    (f"ClusterRole/{WEBHOOK}", "events: create"): "the Event on a DeviceClass no published device can serve",
+    ("Role/dra-capacity-webhook-certs", "secrets: create"): "first install only: the Secret exists here",
+    ("Role/dra-capacity-webhook-certs", "leases: create"): "first install only: the Lease exists here",
+    ("Role/dra-capacity-webhook-certs", "endpointslices: list"): "CA rotation only (the rotation test)",
+}
+
+
+def _rule_key(rule: dict[str, Any]) -> str:
+    names = f" {rule['resourceNames']}" if rule.get("resourceNames") else ""
+    return f"{','.join(rule['resources'])}{names}: {', '.join(rule['verbs'])}"
+
+
+def _chart_roles(env: Env) -> list[tuple[str, str, dict[str, Any]]]:
+    """(kind/name, API path, object) of every Role and ClusterRole the release installed, hooks aside."""
+    out = []
+    for kind, path in (
+        ("ClusterRole", "/apis/rbac.authorization.k8s.io/v1/clusterroles"),
+        ("Role", f"/apis/rbac.authorization.k8s.io/v1/namespaces/{NS}/roles"),
+    ):
+        body = env.get(f"{path}?labelSelector=app.kubernetes.io/instance%3D{REL}") or {}
+        for obj in body.get("items", []):
+            out.append((f"{kind}/{obj['metadata']['name']}", f"{path}/{obj['metadata']['name']}", obj))
+    return out
+
+
+def _restart(env: Env, component: str) -> None:
+    env.cluster.kubectl(
+        "delete",
+        "pods",
+        "-n",
+        NS,
+        "-l",
+        f"app.kubernetes.io/component={component}",
+        "--grace-period=1",
+        "--wait=false",
+    )
+
+
+def _log_sizes(env: Env) -> dict[str, int]:
+    return {k: len(v) for k, v in env.runner.container_logs().items()}
+
+
+def _new_denials(env: Env, sizes: dict[str, int]) -> list[str]:
+    return [
+        f"{k}: {line[:200]}"
+        for k, v in env.runner.container_logs().items()
+        for line in v[sizes.get(k, 0) :].splitlines()
+        if DENIALS.search(line)
+    ]
+
+
+def _binder_leads(env: Env) -> bool:
+    lease = env.get(f"/apis/coordination.k8s.io/v1/namespaces/{NS}/leases/{BINDER}") or {}
+    holder = str(lease.get("spec", {}).get("holderIdentity") or "")
+    pods = env.get(f"/api/v1/namespaces/{NS}/pods?labelSelector=app.kubernetes.io/component%3Dbinder") or {}
+    current = [
+        p["metadata"]["name"] for p in pods.get("items", []) if not p["metadata"].get("deletionTimestamp")
+    ]
+    return any(holder.startswith(f"{name}_") for name in current)
+
+
+def _scenario(env: Env, tag: str, sizes: dict[str, int]) -> str | None:
+    """The product's work under the current RBAC: the webhook and certs controller become ready and admit a
+    DeviceClass through the API server, pod routing sends a pod to the binder, the binder binds it. None when
+    all of it happened, else what did not."""
+    cluster = env.cluster
+
+    def denied() -> str | None:  # a 403 ends the scenario at once
+        found = _new_denials(env, sizes)
+        return f"403: {found[0]}" if found else None
+
+    def ready(component: str) -> bool:
+        d = env.get(f"/apis/apps/v1/namespaces/{NS}/deployments/dra-capacity-{component}") or {}
+        st = d.get("status", {})
+        return bool(st.get("readyReplicas") == st.get("replicas") == 1 and st.get("updatedReplicas") == 1)
+
+    deadline = time.monotonic() + 60
+    while not (ready("webhook") and ready("binder") and len(_ready_endpoints(env, WEBHOOK)) == 1):
+        if time.monotonic() > deadline:
+            return "the webhook or the binder did not become ready"
+        if denial := denied():
+            return denial
+        time.sleep(0.5)
+    # A restarted binder waits for the old leader's Lease to expire: wait for a leader among the current pods.
+    deadline = time.monotonic() + 90
+    while not _binder_leads(env):
+        if time.monotonic() > deadline:
+            return "no current binder pod holds the Lease"
+        if denial := denied():
+            return denial
+        time.sleep(0.5)
+    status, body = cluster.request(
+        "POST",
+        "/apis/resource.k8s.io/v1/deviceclasses",
+        _device_class(f"hr-{tag}", {"gpu.example.com/shares": "1"}),
+    )
+    if status != 201:
+        return f"DeviceClass create: {status} {body}"
+    cluster.request("DELETE", f"/apis/resource.k8s.io/v1/deviceclasses/hr-{tag}")
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": f"bind-{tag}", "namespace": ROUTED_NS},
+        "spec": {
+            "containers": [
+                {
+                    "name": "c",
+                    "image": "example.com/cuda:1",
+                    "resources": {"limits": {"nvidia.com/gpu.shared": "1"}},
+                }
+            ],
+            "tolerations": [KWOK_TOLERATION],
+        },
+    }
+    try:
+        return _bind(env, pod, tag, denied)
+    finally:  # bound or not: its claim's shares go back for the next rule
+        cluster.request("DELETE", f"/api/v1/namespaces/{ROUTED_NS}/pods/bind-{tag}")
+
+
+def _bind(env: Env, pod: dict[str, Any], tag: str, denied: Callable[[], str | None]) -> str | None:
+    cluster = env.cluster
+    status, body = cluster.request("POST", f"/api/v1/namespaces/{ROUTED_NS}/pods", pod)
+    if status != 201:
+        return f"Pod create: {status} {body}"
+    if body["spec"].get("schedulerName") != "dra-capacity":
+        return f"the pod was not routed to the binder (schedulerName {body['spec'].get('schedulerName')})"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        got = env.get(f"/api/v1/namespaces/{ROUTED_NS}/pods/bind-{tag}") or {}
+        if got.get("spec", {}).get("nodeName"):
+            return denied()
+        if denial := denied():
+            return denial
+        time.sleep(0.5)
+    return "the binder did not bind the pod"
+
+
+def test_each_rule_the_product_needs_fails_a_scenario_when_removed(env: Env) -> None:
+    """One cluster, one release (one replica of each Deployment, to bound the cost): for each rule of each
+    Role and ClusterRole of the chart, put the role back without it, restart the pods of the account it is
+    bound to, and run the scenario. A needed rule shows as a 403 in a product log or a failed scenario; the
+    rules that show neither must be exactly `UNUSED_RULES`, each with its reason."""
+    cluster = env.cluster
+    if subprocess.run(
+        [str(HELM), "--kubeconfig", str(cluster.kubeconfig_path), "status", REL, "-n", NS]
+    ).returncode:
+        _install(env)  # run alone
+    env.helm(
+        "upgrade", REL, str(CHART), "-n", NS, "--wait", "--timeout", "3m", "--reuse-values",
+        "--set", "webhook.replicaCount=1", "--set", "binder.replicaCount=1",
+    )  # fmt: skip
+    cluster.kubectl("create", "namespace", ROUTED_NS)
+    cluster.kubectl("label", "namespace", ROUTED_NS, "dra-capacity.io/pod-routing=enabled")
+    shared = _device_class(SHARED_CLASS, {"shares": "1"})
+    shared["spec"]["extendedResourceName"] = "nvidia.com/gpu.shared"
+    cluster.create(shared)
+    sizes = _log_sizes(env)
+    assert _scenario(env, "baseline", sizes) is None
+    assert _new_denials(env, sizes) == []
+
+    unused: list[tuple[str, str]] = []
+    needed: dict[tuple[str, str], str] = {}
+    for n, (ref, path, role) in enumerate(_chart_roles(env)):
+        subjects = (
+            env.get(
+                path.replace("/roles/", "/rolebindings/").replace("/clusterroles/", "/clusterrolebindings/")
+            )
+            or {}
+        ).get("subjects", [])
+        components = {"binder" if s["name"] == BINDER else "webhook" for s in subjects}
+        for i, rule in enumerate(role["rules"]):
+            key = (ref, _rule_key(rule))
+            reduced = {**role, "rules": [r for j, r in enumerate(role["rules"]) if j != i]}
+            reduced["metadata"] = {
+                k: v
+                for k, v in role["metadata"].items()
+                if k in ("name", "namespace", "labels", "annotations")
+            }
+            status, body = cluster.request("PUT", path, reduced)
+            assert status == 200, body
+            sizes = _log_sizes(env)
+            for component in sorted(components):
+                _restart(env, component)
+            time.sleep(2)
+            failure = _scenario(env, f"{n}-{i}", sizes)
+            denials = _new_denials(env, sizes)
+            status, body = cluster.request("PUT", path, {**reduced, "rules": role["rules"]})
+            assert status == 200, body
+            if failure or denials:
+                needed[key] = failure or denials[0]
+            else:
+                unused.append(key)
+            for component in sorted(components):
+                _restart(env, component)
+            time.sleep(2)
+    report = "\n".join(
+        [*(f"needed  {k}: {v[:160]}" for k, v in needed.items()), *(f"unused  {k}" for k in unused)]
+    )
+    print("\n" + report)
+    assert needed, report
+    assert sorted(unused) == sorted(UNUSED_RULES), report
