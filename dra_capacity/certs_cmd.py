@@ -159,6 +159,28 @@ def add_commands(sub: Any) -> None:
     cleanup.add_argument(
         "--delete-secret", action="store_true", help="also delete the Secret, if `certs` created it"
     )
+    cleanup.add_argument(
+        "--stop-deployment",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="scale this Deployment (in --namespace) to 0 and wait for its pods to go, before deleting the "
+        "Secret and Leases (repeatable)",
+    )
+    cleanup.add_argument(
+        "--delete-lease",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="also delete this Lease in --namespace (leader election; repeatable)",
+    )
+    cleanup.add_argument(
+        "--stop-timeout",
+        type=_duration,
+        default=120.0,
+        metavar="SECONDS",
+        help="how long to wait for the stopped Deployments' pods (default 120)",
+    )
     cleanup.set_defaults(func=run_cleanup)
 
     controller = actions.add_parser("controller", help="run init/rotate leader-elected, mirror the files")
@@ -386,12 +408,18 @@ def run_check(args: argparse.Namespace) -> int:
 
 def run_cleanup(args: argparse.Namespace) -> int:
     def body() -> int:
-        _, cluster, _ = _setup(args)
+        from certs.uninstall import delete_leases, stop_deployments
+
+        kube, cluster, _ = _setup(args)
         deleted = cluster.delete_configs()
         for name in deleted:
             print(f"certs cleanup: deleted {name}")
+        for line in stop_deployments(kube, args.namespace, args.stop_deployment, args.stop_timeout):
+            print(f"certs cleanup: {line}")
         if args.delete_secret and cluster.delete_secret():
             print(f"certs cleanup: deleted secret {args.namespace}/{args.secret}")
+        for name in delete_leases(kube, args.namespace, args.delete_lease):
+            print(f"certs cleanup: deleted {name}")
         if not deleted:
             print("certs cleanup: no webhook configuration left to delete")
         return 0

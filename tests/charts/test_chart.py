@@ -76,13 +76,15 @@ def test_only_the_containers_that_call_the_api_get_a_token() -> None:
     }
     assert holders == {
         (WEBHOOK, "certs"),
-        (WEBHOOK, "webhook"),  # pod routing reads DeviceClasses and Namespaces
+        (WEBHOOK, "webhook"),  # cluster-aware warnings and pod routing read the cluster
         (BINDER, "binder"),
         ("rel-dra-capacity-cleanup", "cleanup"),
     }
+    # In a pod, `serve --cluster-warnings auto` reads ResourceSlices and DeviceClasses with the in-cluster
+    # token, pod routing or not: without the token it exits ("cannot load cluster configuration").
     no_routing = objects("webhook.podRouting.enabled=false")
     webhook = one(no_routing, "Deployment", WEBHOOK)["spec"]["template"]["spec"]
-    assert [c["name"] for c in containers(webhook) if mounts_token(c)] == ["certs"]
+    assert [c["name"] for c in containers(webhook) if mounts_token(c)] == ["certs", "webhook"]
 
 
 def _rules(role: dict[str, Any]) -> dict[tuple[str, str, tuple[str, ...]], set[str]]:
@@ -166,11 +168,11 @@ def test_binder_cluster_role_reads_every_kind_its_informers_watch() -> None:
     assert not missing, f"the binder ClusterRole lacks get/list/watch on {sorted(missing)}"
 
 
-def test_routing_cluster_role_reads_every_kind_the_routing_cache_watches() -> None:
+def _recording() -> Any:
+    """An informer factory that hands out informers never started and remembers what was acquired."""
     from kubeio.factory import InformerFactory
     from kubeio.informer import Informer
     from kubeio.kube import Kube, Resource
-    from webhook.podrouting.routing_cache import ClusterRoutingCache
 
     class Recording(InformerFactory):
         """Hands out informers that are never started; remembers what was acquired."""
@@ -186,7 +188,13 @@ def test_routing_cluster_role_reads_every_kind_the_routing_cache_watches() -> No
         def release(self, informer: Informer, timeout: float = 5.0) -> None:
             pass
 
-    factory = Recording()
+    return Recording()
+
+
+def test_routing_cluster_role_reads_every_kind_the_routing_cache_watches() -> None:
+    from webhook.podrouting.routing_cache import ClusterRoutingCache
+
+    factory = _recording()
     cache = ClusterRoutingCache(factory)
     cache.start()
     cache.stop()
@@ -196,44 +204,23 @@ def test_routing_cluster_role_reads_every_kind_the_routing_cache_watches() -> No
     assert not missing, f"the pod-routing ClusterRole lacks get/list/watch on {sorted(missing)}"
 
 
-def test_webhook_view_cluster_role_reads_every_kind_the_cluster_view_watches_and_sends_its_events() -> None:
-    """With the API token mounted (the defaults), `serve --cluster-warnings auto` reads the cluster: without
-    these rules its view never warmed (a 403 on resourceslices, retried forever): no warning ever showed."""
-    from kubeio.factory import InformerFactory
-    from kubeio.informer import Informer
-    from kubeio.kube import Kube, Resource
+def test_webhook_cluster_role_reads_every_kind_the_cluster_warnings_watch() -> None:
+    """Derived from the cluster-aware warnings' cache: on the real API server its ResourceSlice informer got
+    403 under the chart's RBAC (the pod-routing role grants DeviceClasses and Namespaces only)."""
     from webhook.clusterview.cluster_cache import ClusterCache
 
-    class Recording(InformerFactory):
-        def __init__(self) -> None:
-            super().__init__(Kube.of_client(_unused_client()))
-            self.acquired: list[Informer] = []
-
-        def acquire(self, resource: Resource, **_: Any) -> Informer:
-            self.acquired.append(Informer(self.kube, resource))
-            return self.acquired[-1]
-
-        def release(self, informer: Informer, timeout: float = 5.0) -> None:
-            pass
-
-    factory = Recording()
+    factory = _recording()
     cache = ClusterCache(factory)
     cache.start()
     cache.stop()
     watched = {(i.resource.group_version.rpartition("/")[0], i.resource.plural) for i in factory.acquired}
     assert ("resource.k8s.io", "resourceslices") in watched  # the derivation sees the informers
-    objs = objects()
-    role = one(objs, "ClusterRole", "rel-dra-capacity-webhook-view")
-    missing = watched - _reads(role)
-    assert not missing, f"the webhook-view ClusterRole lacks get/list/watch on {sorted(missing)}"
-    assert "create" in _rules(role)[("events.k8s.io", "events", ())]
-    binding = one(objs, "ClusterRoleBinding", "rel-dra-capacity-webhook-view")
-    assert binding["subjects"] == [{"kind": "ServiceAccount", "name": WEBHOOK, "namespace": NAMESPACE}]
-    # No token, no reads: without the certs sidecar and pod routing the webhook pod has no API access.
-    bare = objects(
-        "tls.mode=secret", "tls.secretName=s", "tls.caBundle=Y2E=", "webhook.podRouting.enabled=false"
-    )
-    assert not [o for o in bare if o["metadata"]["name"] == "rel-dra-capacity-webhook-view"]
+    for values in ("", "webhook.podRouting.enabled=false"):
+        role = one(objects(values) if values else objects(), "ClusterRole", WEBHOOK)
+        missing = watched - _reads(role)
+        assert not missing, f"the webhook ClusterRole lacks get/list/watch on {sorted(missing)}"
+        # The Event on a DeviceClass the published devices cannot serve (class_events.py).
+        assert "create" in _rules(role)[("events.k8s.io", "events", ())]
 
 
 def test_certificate_controller_rbac_is_scoped_by_name_to_what_the_sidecar_is_told() -> None:
@@ -493,10 +480,11 @@ def test_binder_runs_leader_elected_in_the_release_namespace() -> None:
     dep = one(objects("binder.schedulerName=gpu-binder"), "Deployment", BINDER)
     assert dep["spec"]["replicas"] == 2
     (binder,) = dep["spec"]["template"]["spec"]["containers"]
-    assert binder["args"][:5] == [
+    assert binder["args"][:6] == [
         "bind",
         "--leader-elect=true",
         f"--lease-namespace={NAMESPACE}",
+        "--lease-name=rel-dra-capacity-binder",  # the pre-delete hook deletes it by this name
         "--scheduler-name=gpu-binder",
         "--strategy=binpack",
     ]
@@ -540,6 +528,21 @@ def test_hooks_clean_up_before_delete_probe_after_install_and_test_through_the_s
             "get",
             "delete",
         },
+    }
+    # Then it stops the release's Deployments (their controllers would recreate the Secret and the Leases, and
+    # get 403 once Helm deletes their Roles) and deletes what the product made.
+    assert [a for a in c["args"] if a.startswith(("--stop-deployment", "--delete-lease"))] == [
+        f"--stop-deployment={WEBHOOK}",
+        f"--stop-deployment={BINDER}",
+        f"--delete-lease={BINDER}",
+        "--delete-lease=rel-dra-capacity-webhook-certs",
+    ]
+    role = _rules(one(objs, "Role", "rel-dra-capacity-hooks"))
+    assert role == {
+        ("apps", "deployments", (WEBHOOK, BINDER)): {"patch"},
+        ("", "pods", ()): {"list"},
+        ("coordination.k8s.io", "leases", ("rel-dra-capacity-webhook-certs", BINDER)): {"delete"},
+        ("", "secrets", ("rel-dra-capacity-webhook-tls",)): {"get", "delete"},
     }
     assert hooks[("Job", "rel-dra-capacity-install-probe")]["helm.sh/hook"] == "post-install,post-upgrade"
     test_pod = one(objs, "Pod", "rel-dra-capacity-test")
