@@ -88,11 +88,27 @@ def _locked() -> Iterator[None]:
         yield
 
 
+def _reclaim_stale() -> None:
+    """Delete every namespace of ours whose owner died (a run killed before its teardown); under the lock."""
+    for name in _ip("netns", "list", check=False).stdout.split():
+        slot = name.removeprefix(f"{PREFIX}-")
+        if slot != name and slot.isdigit() and int(slot) in SLOTS and not _owner_alive(int(slot)):
+            _remove(int(slot))
+
+
+def reclaim_stale() -> None:
+    """What a killed run left behind, removed (every harness start does this too); a no-op without root."""
+    if os.geteuid() == 0:
+        with _locked():
+            _reclaim_stale()
+
+
 def create(owner_pid: int | None = None) -> Netns:
-    """Take a free slot (reclaiming those whose owner died), create its namespace and veth pair."""
+    """Take a free slot (reclaiming every slot whose owner died), create its namespace and veth pair."""
     if os.geteuid() != 0:
         raise NetnsUnavailable("network namespaces need root")
     with _locked():
+        _reclaim_stale()
         existing = set(_ip("netns", "list", check=False).stdout.split())
         used = set(
             re.findall(rf"inet {re.escape(SUBNET)}\.(\d+)\.", _ip("-o", "-4", "addr", check=False).stdout)

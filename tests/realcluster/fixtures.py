@@ -11,10 +11,13 @@ shows the tail of every component's log in its report.
 from __future__ import annotations
 
 import itertools
+import signal
 from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
 
 import pytest
+
+from localcluster.netns import reclaim_stale
 
 from .cluster import Cluster, ClusterConfig
 
@@ -68,3 +71,18 @@ def pytest_runtest_makereport(
         for cluster in list(_STARTED):
             report.sections.append((f"realcluster logs ({cluster.workdir})", cluster.logs()))
     return report
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """SIGTERM (a CI timeout, `timeout`, `kill`) ends the run as Ctrl-C does: the fixtures' teardown still
+    stops every process by its PID and removes every network namespace, where the default action skips it."""
+    signal.signal(signal.SIGTERM, _interrupt)
+    reclaim_stale()
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    reclaim_stale()  # a namespace whose owner died during the run (a test's own subprocess, killed)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import json
+import os
 import subprocess
 import sys
 import time
@@ -414,4 +415,54 @@ def test_kwok_runs_pods_and_completes_job_and_helm_test_pods(real_cluster: Clust
     assert real_cluster.request("DELETE", f"{base}/plain")[0] == 200
     real_cluster.wait_for(
         "the deleted pod gone", lambda: real_cluster.request("GET", f"{base}/plain")[0] == 404, timeout=60
+    )
+
+
+_WAITING_TEST = """
+import json, os, time
+
+def test_wait(real_cluster):
+    pids = [p.pid for p in real_cluster.processes]
+    with open(os.environ["STATE"] + ".tmp", "w") as out:
+        json.dump({"pids": pids, "netns": real_cluster.netns.name}, out)
+    os.rename(os.environ["STATE"] + ".tmp", os.environ["STATE"])
+    time.sleep(600)
+"""
+
+
+def _gone(pids: list[int], timeout: float = 15.0) -> list[int]:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and any(Path(f"/proc/{pid}").exists() for pid in pids):
+        time.sleep(0.1)
+    return [pid for pid in pids if Path(f"/proc/{pid}").exists()]
+
+
+def test_a_run_ended_by_sigterm_still_stops_every_process_and_removes_its_namespace(tmp_path: Path) -> None:
+    """A CI timeout or `kill` sends SIGTERM: the run's teardown must still end each process by its PID and
+    delete the network namespace (the default SIGTERM action skipped teardown and left both behind)."""
+    (tmp_path / "test_waiting.py").write_text(_WAITING_TEST)
+    state = tmp_path / "state.json"
+    root = HERE.parents[1]
+    env = {
+        **os.environ,
+        "STATE": str(state),
+        "PYTHONPATH": f"{root / 'tests'}:{root}",
+    }
+    argv = [sys.executable, "-m", "pytest", str(tmp_path / "test_waiting.py"), "-p", "realcluster.fixtures"]
+    argv += ["-q", "-p", "no:cacheprovider", "--rootdir", str(tmp_path), "-c", "/dev/null"]
+    proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not state.exists() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert state.exists(), proc.communicate(timeout=30)[0] if proc.poll() is not None else "no cluster"
+        started = json.loads(state.read_text())
+        proc.terminate()
+        proc.wait(60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert not _gone(started["pids"])
+    assert (
+        started["netns"] not in subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
     )

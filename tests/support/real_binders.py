@@ -218,9 +218,6 @@ class Chaos:
     def setup(self) -> None:
         self.cluster.request("POST", "/api/v1/namespaces", {"metadata": {"name": self.namespace}})
         dc = device_class(carrier="annotation")  # a released API server drops the KEP-6406 field
-        # the harness's GPUs also publish `memory: 80Gi` without a request policy, which an allocation that
-        # does not ask for it consumes whole (KEP-5075): a quarter of it per share
-        dc["metadata"]["annotations"][CAPACITY_ANNOTATION] = '{"requests":{"shares":"1","memory":"20Gi"}}'
         status, _ = self.cluster.request(
             "GET", f"/apis/resource.k8s.io/v1/deviceclasses/{dc['metadata']['name']}"
         )
