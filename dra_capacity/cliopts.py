@@ -42,6 +42,28 @@ MANIFEST_SUFFIXES = (
 )  # kubectl's FileExtensions (k8s.io/cli-runtime resource/visitor.go)
 
 
+def positive_int(value: str) -> int:
+    """An argparse type: a whole number of at least 1 (a usage error, exit 2, otherwise)."""
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number") from None
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"{value!r} must be at least 1")
+    return number
+
+
+def positive_float(value: str) -> float:
+    """An argparse type: a number greater than zero (seconds, rates)."""
+    try:
+        number = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a number") from None
+    if not number > 0:
+        raise argparse.ArgumentTypeError(f"{value!r} must be greater than zero")
+    return number
+
+
 def add_input_flags(parser: argparse.ArgumentParser) -> None:
     """`-f FILE` (repeatable), positional files and `-R`, as `kubectl apply -f` reads them."""
     parser.add_argument(

@@ -24,6 +24,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from dra_capacity.cliopts import positive_int
+
 PROG = "dra-capacity sandbox"
 DEMO_NAMESPACE = "gpu-demo"
 CLASS_NAME = "gpu-shared"
@@ -41,9 +43,9 @@ def add_commands(sub: Any) -> None:
     )
     parser.add_argument("--dir", type=Path, default=Path(".run"), help="state directory (default .run)")
     parser.add_argument("--fresh", action="store_true", help="wipe the state directory's cluster first")
-    parser.add_argument("--nodes", type=_count, default=2, help="fake nodes (default 2)")
-    parser.add_argument("--gpus", type=_count, default=2, help="GPUs per node (default 2)")
-    parser.add_argument("--shares", type=_count, default=4, help="shares per GPU (default 4)")
+    parser.add_argument("--nodes", type=positive_int, default=2, help="fake nodes (default 2)")
+    parser.add_argument("--gpus", type=positive_int, default=2, help="GPUs per node (default 2)")
+    parser.add_argument("--shares", type=positive_int, default=4, help="shares per GPU (default 4)")
     parser.add_argument(
         "--namespace", default=DEMO_NAMESPACE, help=f"the opted-in namespace (default {DEMO_NAMESPACE})"
     )
@@ -51,16 +53,6 @@ def add_commands(sub: Any) -> None:
         "--no-build", action="store_true", help="never build the control plane (use the double when absent)"
     )
     parser.set_defaults(func=run_sandbox)
-
-
-def _count(value: str) -> int:
-    try:
-        number = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number") from None
-    if number < 1:
-        raise argparse.ArgumentTypeError(f"{value!r} must be at least 1")
-    return number
 
 
 def say(line: str) -> None:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from certs.files import CertFileError, ensure_self_signed
-from dra_capacity.cliopts import add_feature_gates_flag
+from dra_capacity.cliopts import add_feature_gates_flag, positive_float, positive_int
 from dra_capacity.routing_setup import add_routing_arguments, start_pod_router
 from kubeio.config import ClusterConfigError, configuration, in_cluster
 from procrt.signals import stop_event
@@ -54,16 +54,6 @@ def parse_listen(value: str) -> Listen:
     if not 0 <= port <= 65535:
         raise argparse.ArgumentTypeError(f"{value!r}: port {port} is out of range 0-65535")
     return Listen(host or "0.0.0.0", port)
-
-
-def _positive_float(value: str) -> float:
-    try:
-        number = float(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{value!r} is not a number") from None
-    if not number > 0:
-        raise argparse.ArgumentTypeError(f"{value!r} must be greater than zero")
-    return number
 
 
 def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
@@ -135,18 +125,8 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     )
     add_routing_arguments(parser)
     parser.add_argument(
-        "--cert-check-interval", type=_positive_float, default=DEFAULT_CHECK_INTERVAL, help=argparse.SUPPRESS
+        "--cert-check-interval", type=positive_float, default=DEFAULT_CHECK_INTERVAL, help=argparse.SUPPRESS
     )
-
-
-def _positive_int(value: str) -> int:
-    try:
-        number = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number") from None
-    if number < 1:
-        raise argparse.ArgumentTypeError(f"{value!r} must be at least 1")
-    return number
 
 
 _DEFAULTS = ServerLimits()
@@ -158,7 +138,7 @@ def add_limit_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("limits (see docs/troubleshooting.md)")
     group.add_argument(
         "--workers",
-        type=_positive_int,
+        type=positive_int,
         default=_DEFAULTS.workers,
         metavar="N",
         help=f"workers judging reviews, off the loop that answers probes (default {_DEFAULTS.workers})",
@@ -172,14 +152,14 @@ def add_limit_arguments(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument(
         "--max-connections",
-        type=_positive_int,
+        type=positive_int,
         default=_DEFAULTS.max_connections,
         metavar="N",
         help=f"open connections on the HTTPS listener; more are closed (default {_DEFAULTS.max_connections})",
     )
     group.add_argument(
         "--max-in-flight-bytes",
-        type=_positive_int,
+        type=positive_int,
         default=_DEFAULTS.in_flight_bytes,
         metavar="BYTES",
         help="bytes of review bodies accepted and not yet answered; a review beyond gets 429 "
@@ -187,7 +167,7 @@ def add_limit_arguments(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument(
         "--keepalive-timeout",
-        type=_positive_float,
+        type=positive_float,
         default=_DEFAULTS.keepalive_timeout,
         metavar="SECONDS",
         help="close a connection idle this long, or whose request headers are still incomplete "
@@ -195,14 +175,14 @@ def add_limit_arguments(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument(
         "--body-timeout",
-        type=_positive_float,
+        type=positive_float,
         default=_DEFAULTS.body_timeout,
         metavar="SECONDS",
         help=f"time allowed for a request body to arrive; 408 after (default {_DEFAULTS.body_timeout:g})",
     )
     group.add_argument(
         "--shutdown-timeout",
-        type=_positive_float,
+        type=positive_float,
         default=_DEFAULTS.shutdown_timeout,
         metavar="SECONDS",
         help="on SIGTERM, time in-flight reviews get to finish before connections are closed "

@@ -22,6 +22,7 @@ from dra_capacity.cliopts import (
     error_line,
     input_paths,
     parse_gates_or_exit,
+    positive_float,
     read_documents,
     write_output,
 )
@@ -88,23 +89,13 @@ def add_commands(sub: Any) -> None:
     top.add_argument("--strategy", choices=("binpack", "spread"), default="binpack", help="node scoring")
     top.add_argument("-w", "--watch", action="store_true", help="redraw as the cluster (or the files) change")
     top.add_argument(
-        "--interval", type=_positive, default=2.0, metavar="SECONDS", help="redraw period of --watch (2)"
+        "--interval", type=positive_float, default=2.0, metavar="SECONDS", help="redraw period of --watch (2)"
     )
     cluster = top.add_argument_group("reading a cluster (never writes to it)")
     cluster.add_argument("--kubeconfig", metavar="PATH", help="read this cluster through informers")
     cluster.add_argument("--context", metavar="NAME", help="the kubeconfig context to use")
     add_input_flags(top)
     top.set_defaults(func=run_top, parser=top)
-
-
-def _positive(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"invalid value {text!r}: must be a number of seconds") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"invalid value {text!r}: must be greater than zero")
-    return value
 
 
 def _kubectl_default_config() -> bool:
@@ -178,16 +169,13 @@ def load_view(gates: Any, files: list[str], strategy: str, recursive: bool = Fal
     for note in inputs.notes:
         print(note, file=sys.stderr)
     view = CapacityView(gates, cast("Strategy", strategy))
-    for c in inputs.classes:
-        view.upsert_class(c)
-    for s in inputs.slices:
-        view.upsert_slice(s)
-    for n in inputs.nodes:
-        view.upsert_node(n)
-    for claim in inputs.claims:
-        view.upsert_claim(claim)
-    for pod in inputs.pods:
-        view.upsert_pod(pod)
+    view.load(
+        classes=inputs.classes,
+        slices=inputs.slices,
+        nodes=inputs.nodes,
+        claims=inputs.claims,
+        pods=inputs.pods,
+    )
     if view.headroom is not None and inputs.namespaces:  # namespaceSelector terms of pod (anti-)affinity
         view.headroom.set_namespaces(
             {ns.metadata.name: dict(ns.metadata.labels or {}) for ns in inputs.namespaces}

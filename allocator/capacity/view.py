@@ -9,7 +9,7 @@ the cluster.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -90,6 +90,28 @@ class CapacityView:
     # --- inputs --------------------------------------------------------------------------------------------
 
     # The headroom half updates the shared core first; the usage book then reads it.
+
+    def load(
+        self,
+        *,
+        classes: Iterable[DeviceClass] = (),
+        slices: Iterable[ResourceSlice] = (),
+        nodes: Iterable[Node] = (),
+        claims: Iterable[ResourceClaim] = (),
+        pods: Iterable[Pod] = (),
+    ) -> None:
+        """A whole set of objects (a dump, a first list), in the order the figures need: classes and slices
+        before the nodes, claims and pods that refer to them."""
+        for c in classes:
+            self.upsert_class(c)
+        for s in slices:
+            self.upsert_slice(s)
+        for n in nodes:
+            self.upsert_node(n)
+        for claim in claims:
+            self.upsert_claim(claim)
+        for pod in pods:
+            self.upsert_pod(pod)
 
     def upsert_class(self, model: DeviceClass) -> None:
         if self.headroom is not None:

@@ -327,22 +327,9 @@ class Cluster:
         With `prefilter`, a node where some request has no selectable device with room is "no fit" without
         a search (see `Search.could_fit`).
         """
-        pools = self.node_pools(node)
         search: Search | None = None
         try:
-            search = Search(
-                features=self.features,
-                pools=pools,
-                claims=claims,
-                classes=self._classes,
-                matcher=self._matcher,
-                state=self.state,
-                available_counters=self._available_counters(pools),
-                node_name=node.name,
-                labels=node.labels,
-                max_steps=max_steps,
-                candidates=self._ordered(pools.candidates, order),
-            )
+            search = self._search(node, claims, max_steps, order)
             if prefilter and not search.could_fit():
                 return Decision(Verdict.NO_FIT)
             if not search.run():
@@ -393,6 +380,16 @@ class Cluster:
         """A planned, never-run `Search` of `claims` on `node` over the committed state, for diagnosis
         (allocator/scheduling/explain.py reads its checks and plans); raises `AllocationError` as `decide`
         reports it."""
+        return self._search(node, claims)
+
+    def _search(
+        self,
+        node: NodeInfo,
+        claims: Sequence[ResourceClaim],
+        max_steps: int | None = None,
+        order: DeviceOrder | None = None,
+    ) -> Search:
+        """A `Search` of `claims` on `node` over the committed state (candidates in `order`, when given)."""
         pools = self.node_pools(node)
         return Search(
             features=self.features,
@@ -404,6 +401,8 @@ class Cluster:
             available_counters=self._available_counters(pools),
             node_name=node.name,
             labels=node.labels,
+            max_steps=max_steps,
+            candidates=None if order is None else self._ordered(pools.candidates, order),
         )
 
     def results(self, picks: Picks) -> list[AllocationResult]:

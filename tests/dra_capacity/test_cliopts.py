@@ -137,3 +137,25 @@ def test_a_batch_run_keeps_young_collections_and_restores_the_thresholds() -> No
         inside = gc.get_threshold()
     assert inside[:2] == before[:2] and inside[2] > before[2]
     assert gc.get_threshold() == before
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["sandbox", "--nodes", "0"], "argument --nodes: '0' must be at least 1"),
+        (["sandbox", "--gpus", "two"], "argument --gpus: 'two' is not a whole number"),
+        (["top", "--interval", "0"], "argument --interval: '0' must be greater than zero"),
+        (["top", "--interval", "soon"], "argument --interval: 'soon' is not a number"),
+        (["serve", "--workers", "-1"], "argument --workers: '-1' must be at least 1"),
+        (["serve", "--body-timeout", "nan"], "argument --body-timeout: 'nan' must be greater than zero"),
+    ],
+)
+def test_counts_and_durations_must_be_positive_or_the_command_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
+    from dra_capacity.cli import main
+
+    with pytest.raises(SystemExit) as info:
+        main(argv)
+    assert info.value.code == 2
+    assert message in capsys.readouterr().err

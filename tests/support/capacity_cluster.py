@@ -143,16 +143,13 @@ def docs(objs: list[dict[str, Any]]) -> list[Document]:
 def view_of(objs: list[dict[str, Any]]) -> CapacityView:
     inputs = load_inputs(docs(objs))
     view = CapacityView(GATES)
-    for c in inputs.classes:
-        view.upsert_class(c)
-    for s in inputs.slices:
-        view.upsert_slice(s)
-    for n in inputs.nodes:
-        view.upsert_node(n)
-    for claim in inputs.claims:
-        view.upsert_claim(claim)
-    for p in inputs.pods:
-        view.upsert_pod(p)
+    view.load(
+        classes=inputs.classes,
+        slices=inputs.slices,
+        nodes=inputs.nodes,
+        claims=inputs.claims,
+        pods=inputs.pods,
+    )
     return view
 
 
