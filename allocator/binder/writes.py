@@ -119,52 +119,51 @@ class Writer:
         raise BindError(f"ResourceClaim {ns}/{name}: too many conflicts")
 
     def ensure_finalizer(self, claim: Obj) -> Obj:
-        ns, name = claim["metadata"]["namespace"], claim["metadata"]["name"]
-        current = claim
-        for _ in range(RETRIES * 4):
+        def add(current: Obj) -> Obj | None:
             if has_finalizer(current):
-                return current
-            meta = current["metadata"]
-            meta["finalizers"] = [*(meta.get("finalizers") or []), DELETE_PROTECTION_FINALIZER]
-            try:
-                return self._call(
-                    "add-finalizer",
-                    partial(
-                        self.kube.request, "PUT", RESOURCE_CLAIMS.path(ns, name), query=_QUERY, body=current
-                    ),
-                )
-            except ApiError as exc:
-                if exc.status != 409:
-                    raise
-                current = self.get_claim(ns, name)
-        raise BindError(f"ResourceClaim {ns}/{name}: too many conflicts")
+                return None
+            finalizers = [*(current["metadata"].get("finalizers") or []), DELETE_PROTECTION_FINALIZER]
+            return {**current, "metadata": {**current["metadata"], "finalizers": finalizers}}
+
+        updated = self._update_claim("add-finalizer", claim, add)
+        assert updated is not None  # a claim that is gone raises (gone_ok is False)
+        return updated
 
     def fence_claim(self, claim: Obj, token: str) -> Obj | None:
         """Write `token` into the claim's FENCE_ANNOTATION (an update conditional on the resourceVersion;
         on 409 read and write again): its resourceVersion moves, so any write a deposed leader sent with an
         older one gets 409. The answer, or None when the claim is gone."""
+
+        def fence(current: Obj) -> Obj:
+            annotations = {**(current["metadata"].get("annotations") or {}), FENCE_ANNOTATION: token}
+            return {**current, "metadata": {**current["metadata"], "annotations": annotations}}
+
+        return self._update_claim("fence-claim", claim, fence, gone_ok=True)
+
+    def _update_claim(
+        self, operation: str, claim: Obj, change: Callable[[Obj], Obj | None], *, gone_ok: bool = False
+    ) -> Obj | None:
+        """PUT `change(current)` at the resourceVersion read (never mutating `current`); on 409 read the claim
+        again and retry. `change` returning None: nothing to write, the current claim is the answer. With
+        `gone_ok`, a claim that is gone is None instead of the ApiError."""
         ns, name = claim["metadata"]["namespace"], claim["metadata"]["name"]
+        path = RESOURCE_CLAIMS.path(ns, name)
         current = claim
         for _ in range(RETRIES * 4):
-            meta = dict(current["metadata"])
-            meta["annotations"] = {**(meta.get("annotations") or {}), FENCE_ANNOTATION: token}
-            body = {**current, "metadata": meta}
+            body = change(current)
+            if body is None:
+                return current
             try:
-                return self._call(
-                    "fence-claim",
-                    partial(
-                        self.kube.request, "PUT", RESOURCE_CLAIMS.path(ns, name), query=_QUERY, body=body
-                    ),
-                )
+                return self._call(operation, partial(self.kube.request, "PUT", path, query=_QUERY, body=body))
             except ApiError as exc:
-                if exc.not_found:
+                if gone_ok and exc.not_found:
                     return None
                 if exc.status != 409:
                     raise
             try:
                 current = self.get_claim(ns, name)
             except ApiError as exc:
-                if exc.not_found:
+                if gone_ok and exc.not_found:
                     return None
                 raise
         raise BindError(f"ResourceClaim {ns}/{name}: too many conflicts")
