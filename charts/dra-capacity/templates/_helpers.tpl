@@ -33,7 +33,6 @@ trimmed, never the suffix, so two components can never collide after truncation.
 {{- define "dra-capacity.certsName" -}}{{ include "dra-capacity.componentName" (list . "webhook-certs") }}{{- end -}}
 {{- define "dra-capacity.hooksName" -}}{{ include "dra-capacity.componentName" (list . "hooks") }}{{- end -}}
 {{- define "dra-capacity.routingName" -}}{{ include "dra-capacity.componentName" (list . "pod-routing") }}{{- end -}}
-{{- define "dra-capacity.clusterViewName" -}}{{ include "dra-capacity.componentName" (list . "webhook-view") }}{{- end -}}
 
 {{- define "dra-capacity.tlsSecretName" -}}
 {{- if .Values.tls.secretName -}}
