@@ -11,7 +11,7 @@ from support.deviceclasses import ANNOTATION, VALID_CONFIG, VALID_SELECTOR, devi
 
 from resourceapi.field import Path
 from resourceapi.gates import FeatureGates
-from webhook.deviceclass import validation
+from resourceapi.validation.device import compile_errors
 from webhook.deviceclass.validation import validate_device_class, validate_parameters_raw
 
 GATES = FeatureGates.defaults()
@@ -335,11 +335,11 @@ class _Result:
         ("internal", "p: Internal error: bad"),
     ],
 )
-def test_cel_issue_kinds_map_to_field_error_types(
-    monkeypatch: pytest.MonkeyPatch, kind: str, want: str
-) -> None:
-    monkeypatch.setattr(validation, "compile_selector", lambda expr, gates: _Result(_Issue(kind, "bad")))
-    assert [str(e) for e in validation.compile_errors("e", Path("p"), GATES)] == [want]
+def test_cel_issue_kinds_map_to_field_error_types(kind: str, want: str) -> None:
+    def compiler(expr: str, gates: FeatureGates) -> Any:
+        return _Result(_Issue(kind, "bad"))
+
+    assert [str(e) for e in compile_errors("e", Path("p"), GATES, compiler)] == [want]
 
 
 RAW_PARAMETER_CASES: dict[str, tuple[bytes, list[str]]] = {
