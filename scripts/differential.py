@@ -46,6 +46,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--others", type=int, default=5000, help="generated claims, templates and slices, each"
     )
+    parser.add_argument(
+        "--kinds",
+        default="",
+        help="comma-separated kinds to run (DeviceClass, ResourceClaim, ResourceClaimTemplate, "
+        "ResourceSlice, 'ResourceClaim status'; default: all)",
+    )
     parser.add_argument("--no-corpus", action="store_true", help="skip the inputs extracted from the tests")
     parser.add_argument("--workers", type=int, default=3, help="concurrent requests to the API server")
     parser.add_argument("--shrink", action="store_true", help="shrink one example per unlisted disagreement")
@@ -77,7 +83,8 @@ def main(argv: list[str] | None = None) -> int:
         def progress(what: str) -> None:
             print(f"  {what} ({time.monotonic() - started:.0f}s)", flush=True)
 
-        run_all(server, judge, report, args.classes, args.others, not args.no_corpus, progress)
+        kinds = [k.strip() for k in args.kinds.split(",") if k.strip()]
+        run_all(server, judge, report, args.classes, args.others, not args.no_corpus, progress, kinds)
         listed = listed_keys()
         for line in report.lines(listed):
             print(line)

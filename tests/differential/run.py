@@ -14,7 +14,7 @@ import json
 import random
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -266,16 +266,21 @@ def run_all(
     others: int,
     corpus: bool = True,
     progress: Callable[[str], None] = lambda _: None,
+    kinds: Collection[str] = (),
 ) -> None:
     """The whole differential: the extracted test inputs (`corpus`), then `classes` drawn DeviceClasses and
-    `others` of each other kind, from `report.seed`, in batches."""
+    `others` of each other kind, from `report.seed`, in batches. `kinds` (default: all, status included as
+    `ResourceClaim status`) limits it to some kinds."""
+    wanted = set(kinds) or {*KINDS, STATUS_KIND}
     if corpus:
         from differential.corpus import corpus_objects
 
-        run(server, judge, corpus_objects(), report)
+        run(server, judge, ((k, o) for k, o in corpus_objects() if k in wanted), report)
         progress("corpus done")
     counts = {kind: classes if kind == "DeviceClass" else others for kind in KINDS}
     for index, (kind, count) in enumerate(counts.items()):
+        if kind not in wanted:
+            continue
         done = 0
         while done < count:
             n = min(BATCH, count - done)
@@ -283,7 +288,7 @@ def run_all(
             run(server, judge, ((kind, o) for o in objs), report)
             done += n
         progress(f"{kind}: {count} drawn")
-    if others:
+    if others and STATUS_KIND in wanted:
         run_status(server, report, others)
         progress(f"{STATUS_KIND}: {others} drawn")
 
