@@ -24,6 +24,7 @@ from resourceapi.documents import Document
 from resourceapi.extended import CapacityCarrierError, class_capacity_requests, is_dra_extended_resource_name
 from resourceapi.interning import json_key
 from resourceapi.resource_v1 import DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice
+from resourceapi.validation.objects import VALIDATORS, validate_create
 from resourceapi.workloads_v1 import Deployment, Job, ReplicaSet, StatefulSet, Workload
 
 RESOURCE_API = "resource.k8s.io/v1"
@@ -239,9 +240,14 @@ def _expand_workloads(inputs: Inputs, rng: random.Random) -> None:
 def object_problem(
     obj: BaseModel, raw: dict[str, Any], valid_specs: set[int] | None = None
 ) -> tuple[str, str] | None:
-    """The first within-object rule the API server would refuse `obj` for (see objectchecks).
+    """The first within-object rule the API server would refuse `obj` for: upstream's whole validation
+    where it is ported (resourceapi.validation.objects), else simulate's subset (objectchecks).
     `valid_specs`: the ids of pod specs found valid so far in this run (the pods of one ReplicaSet share
     theirs: _validate), each checked once; the caller holds the specs, so their ids are not reused."""
+    kind = type(obj).__name__
+    if kind in VALIDATORS:
+        errors = validate_create(kind, raw)
+        return (errors[0].field, errors[0].body()) if errors else None
     if isinstance(obj, ResourceSlice):
         spec = raw.get("spec")
         devices = spec.get("devices") if isinstance(spec, dict) else None
@@ -445,5 +451,8 @@ def check_object(kind: str, raw: dict[str, Any], strict: bool = True) -> list[Ob
         return [missing]
     if not getattr(obj, "metadata").name:  # noqa: B009 - every model here has metadata
         return [ObjectProblem(VALIDATE, "metadata.name", "Required value: name or generateName is required")]
+    ported = validate_create(kind, raw)
+    if ported is not None:
+        return [ObjectProblem(VALIDATE, e.field, e.body()) for e in ported]
     rule = object_problem(obj, raw)
     return [] if rule is None else [ObjectProblem(VALIDATE, rule[0], rule[1])]
