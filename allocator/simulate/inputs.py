@@ -445,14 +445,14 @@ def check_object(kind: str, raw: dict[str, Any], strict: bool = True) -> list[Ob
         missing = ObjectProblem(VALIDATE, field_path(model, err["loc"]), error_message(err))
     if strict and report is not None and report.unknown:
         return [ObjectProblem(DECODE, p, f'unknown field "{p}"') for p in report.unknown]
+    ported = validate_create(kind, raw)
+    if ported is not None:  # upstream's whole validation: it judges missing fields and generated names too
+        return [ObjectProblem(VALIDATE, e.field, e.body()) for e in ported]
     if problem is not None:
         return [ObjectProblem(VALIDATE, problem.path, problem.message)]
     if missing is not None:
         return [missing]
     if not getattr(obj, "metadata").name:  # noqa: B009 - every model here has metadata
         return [ObjectProblem(VALIDATE, "metadata.name", "Required value: name or generateName is required")]
-    ported = validate_create(kind, raw)
-    if ported is not None:
-        return [ObjectProblem(VALIDATE, e.field, e.body()) for e in ported]
     rule = object_problem(obj, raw)
     return [] if rule is None else [ObjectProblem(VALIDATE, rule[0], rule[1])]

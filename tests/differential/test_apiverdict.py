@@ -107,13 +107,17 @@ def test_simulate_checks_report_the_first_problem_only() -> None:
     assert [c.field for c in verdict.causes] == ["spec.pool.resourceSliceCount"]  # the driver is not checked
 
 
-def test_simulate_needs_a_name_where_the_api_server_would_generate_one() -> None:
+def test_a_claim_named_by_generate_name_is_judged_by_the_name_the_api_server_would_generate() -> None:
     claim = {
         "apiVersion": API,
         "kind": "ResourceClaim",
         "metadata": {"generateName": "c-", "namespace": "default"},
         "spec": {"devices": {"requests": []}},
     }
-    assert simulate_object("ResourceClaim", claim).causes == (
-        Cause("metadata.name", "FieldValueRequired", "Required value: name or generateName is required"),
-    )
+    assert simulate_object("ResourceClaim", claim).causes == ()
+    claim["metadata"] = {"generateName": "Bad-", "namespace": "default"}
+    # the prefix (its trailing dash masked), then the generated name, both at metadata.generateName
+    assert [(c.field, c.message.split(": ")[1]) for c in simulate_object("ResourceClaim", claim).causes] == [
+        ("metadata.generateName", '"Bad-"'),
+        ("metadata.generateName", '"Bad-"'),
+    ]

@@ -1,0 +1,592 @@
+"""ResourceClaim and ResourceClaimTemplate create validation as kube-apiserver 1.37.2 runs it
+(pkg/apis/resource/validation/validation.go `ValidateResourceClaim`, `ValidateResourceClaimTemplate`, and
+pkg/apis/resource/v1/zz_generated.validations.go), on the decoded JSON object.
+
+What the API server does first is done here first: v1 defaulting (`allocationMode` ExactCount, `count` 1 for
+ExactCount, a toleration's `operator` Equal), then `PrepareForCreate`'s drops of fields whose feature gate is
+off (`firstAvailable`, tolerations, `adminAccess`, capacity requests and `distinctAttribute`; derived
+attributes always: their gate, alpha in 1.37, is off), then the strategy's admin-access check (the namespace
+must carry `resource.kubernetes.io/admin-access: "true"`).
+
+Errors come in the API server's order: the handwritten rules (metadata, then each request, constraint and
+configuration entry), minus those 1.37 validates declaratively (`MarkCoveredByDeclarative`), then the
+declarative rules (list sizes, duplicate request names with the whole request as the value, subrequest class
+names, allocation-mode enums, toleration formats, attribute names, opaque drivers).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from resourceapi.field import (
+    FieldError,
+    Path,
+    duplicate,
+    forbidden,
+    invalid,
+    not_supported,
+    required,
+    too_long,
+    too_many,
+)
+from resourceapi.gates import (
+    DRA_ADMIN_ACCESS,
+    DRA_CONSUMABLE_CAPACITY,
+    DRA_DEVICE_TAINTS,
+    DRA_PRIORITIZED_LIST,
+    FeatureGates,
+)
+from resourceapi.limits import DEVICE_CONFIG_MAX_SIZE, DEVICE_SELECTORS_MAX_SIZE
+from resourceapi.names import (
+    is_c_identifier,
+    is_dns1123_label,
+    is_dns1123_subdomain,
+    is_dns1123_subdomain_content,
+)
+from resourceapi.quantity import coerce_quantity
+from resourceapi.validation.device import Compiler, config_driver_errors, validate_config, validate_selector
+from resourceapi.validation.device_fields import toleration_declarative, toleration_errors
+from resourceapi.validation.govalue import NULL, go_json, kept_quantity_text
+from resourceapi.validation.lists import validate_slice
+from resourceapi.validation.objectmeta import subdomain_name_errors, template_meta_errors
+
+DEVICE_REQUESTS_MAX_SIZE = 32  # resource.DeviceRequestsMaxSize
+FIRST_AVAILABLE_MAX_SIZE = 8  # resource.FirstAvailableDeviceRequestMaxSize
+DEVICE_CONSTRAINTS_MAX_SIZE = 32  # resource.DeviceConstraintsMaxSize
+DEVICE_MAX_ID_LENGTH = 32  # resource.DeviceMaxIDLength
+ATTRIBUTE_DOMAIN_MAX_LENGTH = 63
+ADMIN_ACCESS_LABEL = "resource.kubernetes.io/admin-access"
+ADMIN_ACCESS_DETAIL = (
+    f"admin access to devices requires the `{ADMIN_ACCESS_LABEL}: true` label on the containing namespace"
+)
+ALLOCATION_MODES = ("All", "ExactCount")
+EXACT_COUNT = "ExactCount"
+ONE_OF = "exactly one of `exactly` or `firstAvailable` is required"
+NAME_REF = (
+    "must be the name of a request in the claim or the name of a request and a subrequest separated by '/'"
+)
+FULLY_QUALIFIED = "a fully qualified name must be a domain and a name separated by a slash"
+METADATA = Path("metadata")
+SPEC = Path("spec")
+GENERATE_NAME = str(METADATA.child("generateName"))
+
+RequestNames = dict[str, set[str] | None]
+
+
+def validate_resource_claim(
+    obj: Mapping[str, Any],
+    gates: FeatureGates,
+    compiler: Compiler | None = None,
+    *,
+    admin_namespace: bool = False,
+) -> list[FieldError]:
+    """Every error kube-apiserver 1.37 reports on creating the claim `obj`, in its order. `admin_namespace`:
+    the claim's namespace carries the admin-access label."""
+    meta = _mapping(obj.get("metadata"))
+    devices = prepared_devices(_mapping(obj.get("spec")), gates)
+    errors = admin_access_errors(devices, admin_namespace)
+    errors.extend(subdomain_name_errors(meta, METADATA))
+    handwritten, declarative = claim_spec_errors(devices, SPEC, gates, compiler)
+    return reported_once(errors + handwritten + declarative)
+
+
+def validate_resource_claim_template(
+    obj: Mapping[str, Any],
+    gates: FeatureGates,
+    compiler: Compiler | None = None,
+    *,
+    admin_namespace: bool = False,
+) -> list[FieldError]:
+    """Every error kube-apiserver 1.37 reports on creating the template `obj`: its metadata, `spec.metadata`
+    (labels and annotations only), and `spec.spec` judged as a claim's spec."""
+    meta = _mapping(obj.get("metadata"))
+    spec = _mapping(obj.get("spec"))
+    devices = prepared_devices(_mapping(spec.get("spec")), gates)
+    errors = admin_access_errors(devices, admin_namespace)
+    errors.extend(subdomain_name_errors(meta, METADATA))
+    errors.extend(template_meta_errors(spec.get("metadata"), SPEC.child("metadata")))
+    handwritten, declarative = claim_spec_errors(devices, SPEC.child("spec"), gates, compiler)
+    return reported_once(errors + handwritten + declarative)
+
+
+def reported_once(errors: list[FieldError]) -> list[FieldError]:
+    """Equal errors (two labels with the same bad value) reported once, the first kept, as the API server
+    reports them. The generated name's errors are the server's `metadata.name` ones (objectmeta), never
+    equal to the prefix's."""
+    seen: set[FieldError] = set()
+    out: list[FieldError] = []
+    for error in errors:
+        if error in seen and error.field != GENERATE_NAME:
+            continue
+        seen.add(error)
+        out.append(error)
+    return out
+
+
+# --- what the API server does before validating ----------------------------------------------------------
+
+
+def prepared_devices(spec: Mapping[str, Any], gates: FeatureGates) -> dict[str, Any]:
+    """`spec.devices` defaulted (v1 defaults) and with the fields of disabled gates dropped (a copy)."""
+    devices = copy.deepcopy(_mapping(spec.get("devices")))
+    requests = devices.get("requests")
+    if isinstance(requests, list):
+        for request in requests:
+            if not isinstance(request, dict):
+                continue
+            if not gates.enabled(DRA_PRIORITIZED_LIST):
+                request.pop("firstAvailable", None)
+            exactly = request.get("exactly")
+            if isinstance(exactly, dict):
+                _default_request(exactly, gates)
+                if not gates.enabled(DRA_ADMIN_ACCESS):
+                    exactly.pop("adminAccess", None)
+            for sub in _dicts(request.get("firstAvailable")):
+                _default_request(sub, gates)
+    if not gates.enabled(DRA_CONSUMABLE_CAPACITY):
+        for constraint in _dicts(devices.get("constraints")):
+            constraint.pop("distinctAttribute", None)
+    return devices
+
+
+def _default_request(request: dict[str, Any], gates: FeatureGates) -> None:
+    """`SetDefaults_ExactDeviceRequest` / `SetDefaults_DeviceSubRequest` and the toleration operator, then
+    the drops of `dropDisabledFields` for this request."""
+    mode = request.get("allocationMode") or ""
+    if not mode:
+        mode = request["allocationMode"] = EXACT_COUNT
+    if mode == EXACT_COUNT and not request.get("count"):
+        request["count"] = 1
+    for toleration in _dicts(request.get("tolerations")):
+        if not toleration.get("operator"):
+            toleration["operator"] = "Equal"
+    if not gates.enabled(DRA_DEVICE_TAINTS):
+        request.pop("tolerations", None)
+    if not gates.enabled(DRA_CONSUMABLE_CAPACITY):
+        request.pop("capacity", None)
+    request.pop("derivedAttributes", None)  # DRADerivedAttributes: alpha in 1.37, off
+
+
+def admin_access_errors(devices: Mapping[str, Any], admin_namespace: bool) -> list[FieldError]:
+    """`resourceutils.AuthorizedForAdmin`: the first request asking for admin access, Forbidden unless the
+    namespace is labeled for it (its path is the claim's, `spec.devices...`, for templates too)."""
+    if admin_namespace:
+        return []
+    for i, request in enumerate(_list(devices.get("requests"))):
+        exactly = request.get("exactly") if isinstance(request, dict) else None
+        if isinstance(exactly, dict) and exactly.get("adminAccess") is True:
+            path = SPEC.child("devices", "requests").index(i).child("adminAccess")
+            return [forbidden(path, ADMIN_ACCESS_DETAIL)]
+    return []
+
+
+# --- handwritten --------------------------------------------------------------------------------------------
+
+
+def claim_spec_errors(
+    devices: Mapping[str, Any], spec_path: Path, gates: FeatureGates, compiler: Compiler | None = None
+) -> tuple[list[FieldError], list[FieldError]]:
+    """`validateResourceClaimSpec` (handwritten, covered parts left out) and `Validate_ResourceClaimSpec`
+    (declarative) of prepared devices (`prepared_devices`)."""
+    path = spec_path.child("devices")
+    names = request_names(devices)
+    requests = _list(devices.get("requests"))
+    constraints = _list(devices.get("constraints"))
+    config = _list(devices.get("config"))
+
+    def check_request(item: Any, p: Path) -> list[FieldError]:
+        return _request_errors(_mapping(item), p, gates, compiler)
+
+    def check_constraint(item: Any, p: Path) -> list[FieldError]:
+        return _constraint_errors(_mapping(item), p, names, gates)
+
+    def check_config(item: Any, p: Path) -> list[FieldError]:
+        entry = _mapping(item)
+        errors = _name_refs(entry.get("requests"), p.child("requests"), names)
+        return errors + validate_config(entry, p)
+
+    handwritten = validate_slice(
+        requests, DEVICE_REQUESTS_MAX_SIZE, check_request, path.child("requests"), size_covered=True
+    )
+    handwritten += validate_slice(
+        constraints,
+        DEVICE_CONSTRAINTS_MAX_SIZE,
+        check_constraint,
+        path.child("constraints"),
+        size_covered=True,
+    )
+    handwritten += validate_slice(
+        config, DEVICE_CONFIG_MAX_SIZE, check_config, path.child("config"), size_covered=True
+    )
+    return handwritten, _declarative(requests, constraints, config, path)
+
+
+def request_names(devices: Mapping[str, Any]) -> RequestNames:
+    """`gatherRequestNames`: each request's name, with its subrequests' names when it has any."""
+    names: RequestNames = {}
+    for request in _list(devices.get("requests")):
+        request = _mapping(request)
+        subs = _list(request.get("firstAvailable"))
+        names[_str(request.get("name"))] = {_str(_mapping(s).get("name")) for s in subs} if subs else None
+    return names
+
+
+def request_name_errors(name: str, path: Path) -> list[FieldError]:
+    """`validateRequestName` (`corevalidation.ValidateDNS1123Label`): the label messages, an empty name
+    included (no Required)."""
+    return [invalid(path, name, msg) for msg in is_dns1123_label(name)]
+
+
+def _has_name(names: RequestNames, ref: str) -> bool:
+    segments = ref.split("/")
+    if len(segments) > 2 or segments[0] not in names:
+        return False
+    if len(segments) == 1:
+        return True
+    subs = names[segments[0]]
+    return subs is not None and segments[1] in subs
+
+
+def _request_errors(
+    request: Mapping[str, Any], path: Path, gates: FeatureGates, compiler: Compiler | None
+) -> list[FieldError]:
+    """`validateDeviceRequest`."""
+    errors = request_name_errors(_str(request.get("name")), path.child("name"))
+    first = _list(request.get("firstAvailable"))
+    exactly = request.get("exactly")
+    if first and exactly is not None:
+        errors.append(invalid(path, NULL, ONE_OF + ", but multiple fields are set"))
+    elif not first and exactly is None:
+        errors.append(required(path, ONE_OF))
+    elif first:
+
+        def check_sub(item: Any, p: Path) -> list[FieldError]:
+            sub = _mapping(item)
+            errs = request_name_errors(_str(sub.get("name")), p.child("name"))
+            return errs + _exact_errors(sub, p, gates, compiler, class_covered=True)
+
+        errors += validate_slice(
+            first, FIRST_AVAILABLE_MAX_SIZE, check_sub, path.child("firstAvailable"), size_covered=True
+        )
+    else:
+        errors += _exact_errors(
+            _mapping(exactly), path.child("exactly"), gates, compiler, class_covered=False
+        )
+    return errors
+
+
+def _exact_errors(
+    request: Mapping[str, Any],
+    path: Path,
+    gates: FeatureGates,
+    compiler: Compiler | None,
+    *,
+    class_covered: bool,
+) -> list[FieldError]:
+    """`validateExactDeviceRequest` / `validateDeviceSubRequest` after the name: the class (declarative for a
+    subrequest), the selectors, the allocation mode and count, the tolerations."""
+    errors: list[FieldError] = []
+    if not class_covered:
+        class_name = _str(request.get("deviceClassName"))
+        class_path = path.child("deviceClassName")
+        if not class_name:
+            errors.append(required(class_path))
+        else:
+            errors.extend(invalid(class_path, class_name, msg) for msg in is_dns1123_subdomain(class_name))
+    errors += validate_slice(
+        _list(request.get("selectors")),
+        DEVICE_SELECTORS_MAX_SIZE,
+        lambda item, p: validate_selector(item, p, gates, compiler),
+        path.child("selectors"),
+        size_covered=True,
+    )
+    mode = _str(request.get("allocationMode"))
+    count = request.get("count") or 0
+    count_path = path.child("count")
+    if mode == "All" and count != 0:
+        errors.append(invalid(count_path, count, "must not be specified when allocationMode is 'All'"))
+    elif mode == EXACT_COUNT and count <= 0:
+        errors.append(invalid(count_path, count, "must be greater than zero"))
+    for i, toleration in enumerate(_list(request.get("tolerations"))):
+        errors.extend(toleration_errors(_mapping(toleration), path.child("tolerations").index(i)))
+    return errors
+
+
+def _constraint_errors(
+    constraint: Mapping[str, Any], path: Path, names: RequestNames, gates: FeatureGates
+) -> list[FieldError]:
+    """`validateDeviceConstraint`: the request references, then one attribute required (its format is
+    declarative)."""
+    errors = _name_refs(constraint.get("requests"), path.child("requests"), names)
+    if constraint.get("matchAttribute") is not None or constraint.get("distinctAttribute") is not None:
+        return errors
+    if gates.enabled(DRA_CONSUMABLE_CAPACITY):
+        errors.append(
+            required(
+                path,
+                'exactly one of "matchAttribute" or "distinctAttribute" is required, but multiple fields are '
+                "set",
+            )
+        )
+    else:
+        errors.append(required(path.child("matchAttribute")))
+    return errors
+
+
+def _name_refs(refs: Any, path: Path, names: RequestNames) -> list[FieldError]:
+    """A constraint's or configuration entry's `requests` (size and uniqueness are declarative)."""
+    items = _list(refs)
+    if len(items) > DEVICE_REQUESTS_MAX_SIZE:
+        return []
+    errors: list[FieldError] = []
+    for i, ref in enumerate(items):
+        errors.extend(_name_ref_errors(_str(ref), path.index(i), names))
+    return errors
+
+
+def _name_ref_errors(ref: str, path: Path, names: RequestNames) -> list[FieldError]:
+    """`validateRequestNameRef`."""
+    segments = ref.split("/")
+    if len(segments) > 2:
+        return [invalid(path, ref, NAME_REF)]
+    errors: list[FieldError] = []
+    for segment in segments:
+        errors.extend(request_name_errors(segment, path))
+    if not _has_name(names, ref):
+        errors.append(invalid(path, ref, NAME_REF))
+    return errors
+
+
+# --- declarative ------------------------------------------------------------------------------------------
+
+
+def _declarative(
+    requests: list[Any], constraints: list[Any], config: list[Any], path: Path
+) -> list[FieldError]:
+    """`Validate_DeviceClaim` (zz_generated, 1.37): reported after every handwritten error."""
+    errors: list[FieldError] = []
+    requests_path = path.child("requests")
+    if len(requests) > DEVICE_REQUESTS_MAX_SIZE:
+        errors.append(too_many(requests_path, len(requests), DEVICE_REQUESTS_MAX_SIZE))
+    else:
+        errors += _duplicates(requests, requests_path, lambda r: _str(_mapping(r).get("name")), _request_json)
+        for i, request in enumerate(requests):
+            errors += _request_declarative(_mapping(request), requests_path.index(i))
+    constraints_path = path.child("constraints")
+    if len(constraints) > DEVICE_CONSTRAINTS_MAX_SIZE:
+        errors.append(too_many(constraints_path, len(constraints), DEVICE_CONSTRAINTS_MAX_SIZE))
+    else:
+        for i, item in enumerate(constraints):
+            constraint = _mapping(item)
+            p = constraints_path.index(i)
+            errors += _refs_declarative(constraint.get("requests"), p.child("requests"))
+            for key in ("matchAttribute", "distinctAttribute"):
+                value = constraint.get(key)
+                if isinstance(value, str):
+                    errors += fully_qualified_name_declarative(value, p.child(key))
+    config_path = path.child("config")
+    if len(config) > DEVICE_CONFIG_MAX_SIZE:
+        errors.append(too_many(config_path, len(config), DEVICE_CONFIG_MAX_SIZE))
+    else:
+        for i, item in enumerate(config):
+            entry = _mapping(item)
+            p = config_path.index(i)
+            errors += _refs_declarative(entry.get("requests"), p.child("requests"))
+            errors += config_driver_errors(entry, p)
+    return errors
+
+
+def _request_declarative(request: Mapping[str, Any], path: Path) -> list[FieldError]:
+    """`Validate_DeviceRequest`: `exactly`, then `firstAvailable` (size, unique names, each subrequest)."""
+    errors: list[FieldError] = []
+    exactly = request.get("exactly")
+    if isinstance(exactly, dict):
+        errors += _exact_declarative(exactly, path.child("exactly"), subrequest=False)
+    first = _list(request.get("firstAvailable"))
+    first_path = path.child("firstAvailable")
+    if len(first) > FIRST_AVAILABLE_MAX_SIZE:
+        errors.append(too_many(first_path, len(first), FIRST_AVAILABLE_MAX_SIZE))
+    elif first:
+        errors += _duplicates(first, first_path, lambda s: _str(_mapping(s).get("name")), _sub_json)
+        for i, sub in enumerate(first):
+            errors += _exact_declarative(_mapping(sub), first_path.index(i), subrequest=True)
+    return errors
+
+
+def _exact_declarative(request: Mapping[str, Any], path: Path, *, subrequest: bool) -> list[FieldError]:
+    """`Validate_ExactDeviceRequest` / `Validate_DeviceSubRequest`: a subrequest's class (Required, then
+    `validate.LongName`), the selectors' count, the allocation mode's enum, each toleration."""
+    errors: list[FieldError] = []
+    if subrequest:
+        class_name = _str(request.get("deviceClassName"))
+        class_path = path.child("deviceClassName")
+        if not class_name:
+            errors.append(required(class_path))
+        else:
+            errors.extend(
+                invalid(class_path, class_name, msg) for msg in is_dns1123_subdomain_content(class_name)
+            )
+    selectors = _list(request.get("selectors"))
+    if len(selectors) > DEVICE_SELECTORS_MAX_SIZE:
+        errors.append(too_many(path.child("selectors"), len(selectors), DEVICE_SELECTORS_MAX_SIZE))
+    mode = _str(request.get("allocationMode"))
+    if mode and mode not in ALLOCATION_MODES:
+        errors.append(not_supported(path.child("allocationMode"), mode, ALLOCATION_MODES))
+    for i, toleration in enumerate(_list(request.get("tolerations"))):
+        errors += toleration_declarative(_mapping(toleration), path.child("tolerations").index(i))
+    return errors
+
+
+def _refs_declarative(refs: Any, path: Path) -> list[FieldError]:
+    """A `requests` list of names: at most 32, no repeats (`Duplicate value` with the name)."""
+    items = _list(refs)
+    if len(items) > DEVICE_REQUESTS_MAX_SIZE:
+        return [too_many(path, len(items), DEVICE_REQUESTS_MAX_SIZE)]
+    return _duplicates(items, path, _str, _str)
+
+
+def _duplicates(
+    items: list[Any], path: Path, key: Callable[[Any], str], shown: Callable[[Any], Any]
+) -> list[FieldError]:
+    """`validate.ValSliceUnique`: each later item whose key an earlier one has, with the item as its value."""
+    errors: list[FieldError] = []
+    seen: set[str] = set()
+    for i, item in enumerate(items):
+        k = key(item)
+        if k in seen:
+            errors.append(duplicate(path.index(i), shown(item)))
+        seen.add(k)
+    return errors
+
+
+def fully_qualified_name_declarative(name: str, path: Path) -> list[FieldError]:
+    """`validate.ResourceFullyQualifiedName` (format `k8s-resource-fully-qualified-name`): a C identifier, or
+    a domain (at most 63 bytes, a DNS subdomain: `prefix: ` before the message) and a C identifier; a slash
+    required."""
+    errors: list[FieldError] = []
+    parts = name.split("/")
+    if len(parts) == 1:
+        errors += _c_identifier_declarative(parts[0], path)
+    elif len(parts) == 2:
+        domain, identifier = parts
+        if not domain:
+            errors.append(invalid(path, "", "prefix must not be empty"))
+        else:
+            if len(domain.encode("utf-8")) > ATTRIBUTE_DOMAIN_MAX_LENGTH:
+                errors.append(too_long(path, ATTRIBUTE_DOMAIN_MAX_LENGTH))
+            errors.extend(
+                invalid(path, domain, "prefix: " + msg) for msg in is_dns1123_subdomain_content(domain)
+            )
+        if not identifier:
+            errors.append(invalid(path, "", "name must not be empty"))
+        else:
+            errors += _c_identifier_declarative(identifier, path)
+    if "/" not in name:
+        errors.append(invalid(path, name, FULLY_QUALIFIED))
+    return errors
+
+
+def _c_identifier_declarative(identifier: str, path: Path) -> list[FieldError]:
+    errors: list[FieldError] = []
+    if len(identifier.encode("utf-8")) > DEVICE_MAX_ID_LENGTH:
+        errors.append(too_long(path, DEVICE_MAX_ID_LENGTH))
+    errors.extend(invalid(path, identifier, msg) for msg in is_c_identifier(identifier))
+    return errors
+
+
+# --- a request as json.Marshal renders the v1 struct (a Duplicate's value) ---------------------------------
+
+
+def _request_json(item: Any) -> Any:
+    request = _mapping(item)
+    out: dict[str, Any] = {"name": _str(request.get("name"))}
+    exactly = request.get("exactly")
+    if isinstance(exactly, dict):
+        out["exactly"] = _exact_json(exactly, sub=False)
+    first = _list(request.get("firstAvailable"))
+    if first:
+        out["firstAvailable"] = [_exact_json(_mapping(s), sub=True) for s in first]
+    return go_json(out)
+
+
+def _sub_json(item: Any) -> Any:
+    return go_json(_exact_json(_mapping(item), sub=True))
+
+
+def _exact_json(request: Mapping[str, Any], *, sub: bool) -> dict[str, Any]:
+    """`ExactDeviceRequest` / `DeviceSubRequest` in Go field order, with `omitempty` honored."""
+    out: dict[str, Any] = {}
+    if sub:
+        out["name"] = _str(request.get("name"))
+    out["deviceClassName"] = _str(request.get("deviceClassName"))
+    selectors = _list(request.get("selectors"))
+    if selectors:
+        out["selectors"] = [_selector_json(_mapping(s)) for s in selectors]
+    if request.get("allocationMode"):
+        out["allocationMode"] = request["allocationMode"]
+    if request.get("count"):
+        out["count"] = request["count"]
+    if not sub and isinstance(request.get("adminAccess"), bool):
+        out["adminAccess"] = request["adminAccess"]
+    tolerations = _list(request.get("tolerations"))
+    if tolerations:
+        out["tolerations"] = [_toleration_json(_mapping(t)) for t in tolerations]
+    capacity = request.get("capacity")
+    if isinstance(capacity, dict):
+        requests = _mapping(capacity.get("requests"))
+        out["capacity"] = (
+            {"requests": {k: _quantity_text(requests[k]) for k in sorted(requests)}} if requests else {}
+        )
+    return out
+
+
+def _quantity_text(value: Any) -> str:
+    """A capacity request as the v1 struct marshals it: as written when Go kept the text, else canonical."""
+    text = value.strip() if isinstance(value, str) else repr(value)
+    return text if kept_quantity_text(text) else str(coerce_quantity(value))
+
+
+def _selector_json(selector: Mapping[str, Any]) -> dict[str, Any]:
+    cel = selector.get("cel")
+    if isinstance(cel, dict):
+        return {"cel": {"expression": _str(cel.get("expression"))}}
+    return {}
+
+
+def _toleration_json(toleration: Mapping[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key in ("key", "operator", "value", "effect"):
+        if toleration.get(key):
+            out[key] = toleration[key]
+    if toleration.get("tolerationSeconds") is not None:
+        out["tolerationSeconds"] = toleration["tolerationSeconds"]
+    return out
+
+
+# --- decoded-JSON helpers ----------------------------------------------------------------------------------
+
+
+def _mapping(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _dicts(value: Any) -> list[dict[str, Any]]:
+    return [v for v in _list(value) if isinstance(v, dict)]
+
+
+def _str(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+__all__ = [
+    "claim_spec_errors",
+    "prepared_devices",
+    "validate_resource_claim",
+    "validate_resource_claim_template",
+]
