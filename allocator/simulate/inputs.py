@@ -439,10 +439,14 @@ def check_object(kind: str, raw: dict[str, Any], strict: bool = True) -> list[Ob
     try:
         obj = model.model_validate(raw)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        if err["type"] != "missing":
+        errors = exc.errors()
+        if kind in VALIDATORS:  # Go decodes a null into the zero value; the validation judges what is missing
+            errors = [e for e in errors if e["type"] != "missing" and e.get("input") is not None]
+        if errors and errors[0]["type"] != "missing":
+            err = errors[0]
             return [ObjectProblem(DECODE, field_path(model, err["loc"]), error_message(err))]
-        missing = ObjectProblem(VALIDATE, field_path(model, err["loc"]), error_message(err))
+        if errors:
+            missing = ObjectProblem(VALIDATE, field_path(model, errors[0]["loc"]), error_message(errors[0]))
     if strict and report is not None and report.unknown:
         return [ObjectProblem(DECODE, p, f'unknown field "{p}"') for p in report.unknown]
     ported = validate_create(kind, raw)

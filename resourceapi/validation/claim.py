@@ -48,7 +48,7 @@ from resourceapi.names import (
 from resourceapi.quantity import coerce_quantity
 from resourceapi.validation.device import Compiler, config_driver_errors, validate_config, validate_selector
 from resourceapi.validation.device_fields import toleration_declarative, toleration_errors
-from resourceapi.validation.govalue import NULL, go_json, kept_quantity_text
+from resourceapi.validation.govalue import NULL, go_json, kept_quantity_text, quantity_text
 from resourceapi.validation.lists import validate_slice
 from resourceapi.validation.objectmeta import subdomain_name_errors, template_meta_errors
 
@@ -545,7 +545,7 @@ def _exact_json(request: Mapping[str, Any], *, sub: bool) -> dict[str, Any]:
 def _quantity_text(value: Any) -> str:
     """A capacity request as the v1 struct marshals it: as written when Go kept the text, else canonical."""
     text = value.strip() if isinstance(value, str) else repr(value)
-    return text if kept_quantity_text(text) else str(coerce_quantity(value))
+    return text if kept_quantity_text(text) else quantity_text(coerce_quantity(value))
 
 
 def _selector_json(selector: Mapping[str, Any]) -> dict[str, Any]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from resourceapi.quantity import Format, Quantity
 from resourceapi.rawjson import compact_bytes
 
 
@@ -26,6 +27,7 @@ def go_json(value: object) -> GoJSON:
     return GoJSON(compact_bytes(value).decode("utf-8"))
 
 
+_SUFFIX_OF_EXPONENT = {-9: "n", -6: "u", -3: "m", 0: "", 3: "k", 6: "M", 9: "G", 12: "T", 15: "P", 18: "E"}
 _DECIMAL_SUFFIXES = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
 _BINARY_SUFFIXES = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}
 _INT64_MAX = 2**63 - 1
@@ -81,3 +83,36 @@ def kept_quantity_text(text: str) -> bool:
     if decimal:
         return scale % 3 == 0 and not shifted.endswith("000") and shifted[0] != "0"
     return exponent % 10 == 0 and value & 0x07 != 0
+
+
+def quantity_text(q: Quantity) -> str:
+    """`Quantity.String()` as apimachinery v0.37 builds it: past `E` (or below `n`) a decimal SI value and past
+    `Ei` a binary one lose their suffix (`1000000E` prints `1`), where `str(q)` follows newer upstream."""
+    v = q.value
+    if v == 0:
+        return "0"
+    fmt = q.format
+    if fmt is Format.BINARY_SI:
+        if -1024 < v < 1024 or v.denominator != 1:
+            fmt = Format.DECIMAL_SI
+        else:
+            n, power = v.numerator, 0
+            while n % 1024 == 0:
+                n //= 1024
+                power += 1
+            return f"{n}{('', 'Ki', 'Mi', 'Gi', 'Ti', 'Pi', 'Ei')[power] if power <= 6 else ''}"
+    exponent = 0
+    while v.denominator != 1:  # a quantity is a whole number of nanos: this ends
+        v *= 10
+        exponent -= 1
+    n = v.numerator
+    while n % 10 == 0:
+        n //= 10
+        exponent += 1
+    r = exponent % 3
+    if r:
+        n *= 10**r
+        exponent -= r
+    if fmt is Format.DECIMAL_SI:
+        return f"{n}{_SUFFIX_OF_EXPONENT.get(exponent, '')}"
+    return str(n) if exponent == 0 else f"{n}e{exponent}"

@@ -302,8 +302,12 @@ def toleration(draw: st.DrawFn) -> dict[str, Any]:
 @st.composite
 def exact_request(draw: st.DrawFn) -> dict[str, Any]:
     out: dict[str, Any] = {"deviceClassName": draw(class_name())}
+    if draw(st.integers(0, 20)) == 0:
+        return draw(st.sampled_from([{}, {"deviceClassName": None, "count": None, "allocationMode": ""}]))
     if draw(st.integers(0, 3)) == 0:
         out["selectors"] = draw(st.lists(cel_selector(), max_size=2))
+    elif draw(st.integers(0, 40)) == 0:
+        out["selectors"] = [{"cel": {"expression": "true"}}] * draw(st.sampled_from([32, 33]))
     mode = draw(st.sampled_from([None, None, "ExactCount", "All", "Some"]))
     if mode is not None:
         out["allocationMode"] = mode
@@ -315,6 +319,8 @@ def exact_request(draw: st.DrawFn) -> dict[str, Any]:
         out["tolerations"] = draw(st.lists(toleration(), max_size=2))
     if draw(st.integers(0, 2)) == 0:
         out["capacity"] = {"requests": draw(st.dictionaries(capacity_name(), quantity(), max_size=2))}
+    if draw(st.integers(0, 20)) == 0:  # DRADerivedAttributes is off: dropped before validation
+        out["derivedAttributes"] = [{"name": "Bad Name", "expression": ""}]
     return out
 
 
@@ -348,11 +354,69 @@ def device_request(draw: st.DrawFn) -> dict[str, Any]:
         for i, sub in enumerate(subs):
             sub["name"] = draw(st.sampled_from([f"s{i}", "s0", "Bad", ""]))
         out["firstAvailable"] = subs
-    else:
-        if draw(st.booleans()):
-            out["exactly"] = draw(exact_request())
-            out["firstAvailable"] = [dict(draw(exact_request()), name="s")]
+        if subs and draw(st.integers(0, 9)) == 0:
+            out["firstAvailable"] = [*subs, dict(subs[0])]  # a repeated subrequest name
+    elif draw(st.booleans()):
+        out["exactly"] = draw(exact_request())
+        out["firstAvailable"] = [dict(draw(exact_request()), name="s")]
+    else:  # neither: an empty firstAvailable is none
+        out.update(
+            draw(st.sampled_from([{}, {"firstAvailable": []}, {"exactly": None, "firstAvailable": []}]))
+        )
     return out
+
+
+_ATTRIBUTES = [
+    "dra.example.com/model",
+    "model",
+    "Bad Attr",
+    "a/" + "b" * 33,
+    "",
+    "/x",
+    "x/",
+    "Example.com/x",
+    "a" * 64 + "/x",
+    "a/b/c",
+    "a_b.com/x",
+]
+
+
+@st.composite
+def request_refs(draw: st.DrawFn, names: list[str]) -> list[str]:
+    """A constraint's or configuration entry's `requests`: existing names, subrequests, repeats, bad
+    references, and lists at the size limit."""
+    if draw(st.integers(0, 30)) == 0:
+        return [names[0]] * draw(st.sampled_from([32, 33]))
+    refs = st.sampled_from([*names, "nope", "gpu/s0", "gpu/s1", "a/b/c", "", "Bad", "gpu/"])
+    return draw(st.lists(refs, max_size=3))
+
+
+@st.composite
+def constraint(draw: st.DrawFn, names: list[str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if draw(st.booleans()):
+        out["requests"] = draw(request_refs(names))
+    which = draw(st.sampled_from(["matchAttribute", "distinctAttribute", "both", "none"]))
+    attr = draw(st.sampled_from(_ATTRIBUTES))
+    if which in ("matchAttribute", "both"):
+        out["matchAttribute"] = attr
+    if which in ("distinctAttribute", "both"):
+        out["distinctAttribute"] = draw(st.sampled_from(_ATTRIBUTES))
+    return out
+
+
+@st.composite
+def claim_config(draw: st.DrawFn, names: list[str]) -> dict[str, Any]:
+    kind = draw(st.integers(0, 12))
+    if kind == 0:
+        entry: dict[str, Any] = {}
+    elif kind == 1:
+        entry = {"opaque": {"driver": draw(driver_name())}}
+    else:
+        entry = {"opaque": {"driver": draw(driver_name()), "parameters": draw(parameters())}}
+    if draw(st.booleans()):
+        entry["requests"] = draw(request_refs(names))
+    return entry
 
 
 @st.composite
@@ -367,21 +431,16 @@ def claim_spec(draw: st.DrawFn) -> dict[str, Any]:
     devices: dict[str, Any] = {"requests": requests}
     names = [r["name"] for r in requests] or ["gpu"]
     if draw(st.integers(0, 3)) == 0:
-        constraint: dict[str, Any] = {}
-        if draw(st.booleans()):
-            constraint["requests"] = draw(st.lists(st.sampled_from([*names, "nope", "gpu/s0"]), max_size=2))
-        which = draw(st.sampled_from(["matchAttribute", "distinctAttribute", "both", "none"]))
-        attr = draw(st.sampled_from(["dra.example.com/model", "model", "Bad Attr", "a/" + "b" * 33]))
-        if which in ("matchAttribute", "both"):
-            constraint["matchAttribute"] = attr
-        if which in ("distinctAttribute", "both"):
-            constraint["distinctAttribute"] = attr
-        devices["constraints"] = [constraint]
+        if draw(st.integers(0, 30)) == 0:
+            devices["constraints"] = [{"matchAttribute": "a.b/c"}] * draw(st.sampled_from([32, 33]))
+        else:
+            devices["constraints"] = draw(st.lists(constraint(names), min_size=1, max_size=2))
     if draw(st.integers(0, 3)) == 0:
-        entry: dict[str, Any] = {"opaque": {"driver": draw(driver_name()), "parameters": draw(parameters())}}
-        if draw(st.booleans()):
-            entry["requests"] = draw(st.lists(st.sampled_from([*names, "nope"]), max_size=2))
-        devices["config"] = [entry]
+        if draw(st.integers(0, 30)) == 0:
+            entry = {"opaque": {"driver": "a.b", "parameters": {}}}
+            devices["config"] = [entry] * draw(st.sampled_from([32, 33]))
+        else:
+            devices["config"] = draw(st.lists(claim_config(names), min_size=1, max_size=2))
     if draw(st.integers(0, 40)) == 0:
         devices["extra"] = 1
     return {"devices": devices}
@@ -402,6 +461,17 @@ def resource_claim_template(draw: st.DrawFn) -> dict[str, Any]:
     inner: dict[str, Any] = {"spec": draw(claim_spec())}
     if draw(st.integers(0, 3)) == 0:
         inner["metadata"] = {"labels": draw(st.dictionaries(qualified_name(), label_value(), max_size=2))}
+        if draw(st.integers(0, 2)) == 0:
+            inner["metadata"]["annotations"] = draw(
+                st.dictionaries(qualified_name(), st.sampled_from(["", "x"]), max_size=2)
+            )
+        if draw(st.integers(0, 3)) == 0:  # fields a template's metadata may not set
+            key, value = draw(
+                st.sampled_from(
+                    [("name", "x"), ("generateName", "x-"), ("namespace", "default"), ("finalizers", ["a/b"])]
+                )
+            )
+            inner["metadata"][key] = value
     return {
         "apiVersion": API,
         "kind": "ResourceClaimTemplate",
