@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from allocator.simulate.fieldpaths import error_message, field_path
-from allocator.simulate.objectchecks import claim_problem, pod_problem, slice_problem
+from allocator.simulate.objectchecks import pod_problem, slice_problem
 from allocator.simulate.templates import claim_from_template
 from allocator.simulate.workload_pods import expand
 from resourceapi.apischema import check_fields, known_kind
@@ -252,8 +252,6 @@ def object_problem(
         spec = raw.get("spec")
         devices = spec.get("devices") if isinstance(spec, dict) else None
         return slice_problem(obj, devices if isinstance(devices, list) else None)
-    if isinstance(obj, ResourceClaim):
-        return claim_problem(obj)
     if isinstance(obj, Pod):
         if valid_specs is not None and id(obj.spec) in valid_specs:
             return None
@@ -316,13 +314,7 @@ def _generate(
     """The claim the resourceclaim controller would create for the pod's template entry, added to input."""
     template = inputs.templates[(pod.namespace, rc.resource_claim_template_name or "")]
     claim = claim_from_template(pod, rc.name, template, rng)
-    where = inputs.where[id(pod)]
-    problem = claim_problem(claim)
-    if problem is not None:
-        raise InputError(
-            f"{inputs.where[id(template)]}: spec.{problem[0]}: {problem[1]} (in the claim for {where}, entry "
-            f"spec.resourceClaims[{index}])"
-        )
+    where = inputs.where[id(pod)]  # the template's spec was validated as a claim's (spec.spec) when read
     inputs.claims.append(claim)
     inputs.claims_by_key[(pod.namespace, claim.metadata.name)] = claim
     inputs.where[id(claim)] = f'{where}: ResourceClaim "{pod.namespace}/{claim.metadata.name}" (generated)'

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from allocator.scheduling.predicates import is_pod_level_resource, pod_requests
 from resourceapi.core_v1 import Pod
 from resourceapi.meta import LabelSelector
-from resourceapi.resource_v1 import ResourceClaim, ResourceSlice
+from resourceapi.resource_v1 import ResourceSlice
 
 Problem = tuple[str, str]
 _NODE_FIELDS = "exactly one of `nodeName`, `nodeSelector`, `allNodes`, `perDeviceNodeSelection` is required"
@@ -111,24 +111,6 @@ def slice_problem(s: ResourceSlice, raw_devices: list[object] | None) -> Problem
             return f"spec.devices[{i}]", f'Invalid value: "{{{", ".join(chosen)}}}": {_DEVICE_NODE_FIELDS}'
         if not per_device and chosen:
             return f"spec.devices[{i}]", f"Invalid value: null: {_DEVICE_NODE_FIELDS_FORBIDDEN}"
-    return None
-
-
-def claim_problem(c: ResourceClaim) -> Problem | None:
-    """validateDeviceClaim: unique request names, exactly one of `exactly` / `firstAvailable`, unique
-    subrequest names."""
-    requests = c.spec.devices.requests or []
-    problem = _duplicate((r.name for r in requests), "spec.devices.requests")
-    if problem:
-        return problem
-    for i, r in enumerate(requests):
-        path = f"spec.devices.requests[{i}]"
-        if (r.exactly is None) == (r.first_available is None):
-            return path, "Required value: exactly one of `exactly` or `firstAvailable` is required"
-        if r.first_available is not None:
-            problem = _duplicate((s.name for s in r.first_available), f"{path}.firstAvailable")
-            if problem:
-                return problem
     return None
 
 
