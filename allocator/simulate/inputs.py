@@ -416,9 +416,10 @@ DECODE, VALIDATE = "decode", "validate"
 def check_object(kind: str, raw: dict[str, Any], strict: bool = True) -> list[ObjectProblem]:
     """Simulate's per-object input checks (`load_inputs`, in its order) on one raw object of a kind simulate
     reads, as a library entry, staged as the API server answers: the first wrong type or bad quantity, then
-    the unknown fields (each a problem when `strict`), then the first missing required field, then the first
-    within-object rule (objectchecks). [] when simulate accepts the object. References between objects are
-    not checked here (they need the whole input)."""
+    the unknown fields (each a problem when `strict`), then for a kind whose upstream validation is ported
+    (resourceapi.validation.objects) every error it reports, else the first missing required field, then the
+    first within-object rule (objectchecks). [] when simulate accepts the object. References between objects
+    are not checked here (they need the whole input)."""
     if kind not in KINDS:
         raise ValueError(f"simulate does not read {kind}")
     api_version, model = KINDS[kind]
