@@ -7,6 +7,7 @@ is recorded beside the pod (`Inputs.pod_claims`), and `scheduling_pod` gives pla
 
 from __future__ import annotations
 
+import functools
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -22,12 +23,23 @@ from resourceapi.apischema import check_fields, known_kind
 from resourceapi.core_v1 import Namespace, Node, Pod, PodResourceClaim
 from resourceapi.documents import Document
 from resourceapi.extended import CapacityCarrierError, class_capacity_requests, is_dra_extended_resource_name
+from resourceapi.gates import FeatureGates
 from resourceapi.interning import json_key
 from resourceapi.resource_v1 import DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice
-from resourceapi.validation.objects import VALIDATORS, validate_create
+from resourceapi.validation.claim import (
+    ADMIN_ACCESS_LABEL,
+    validate_resource_claim,
+    validate_resource_claim_template,
+)
+from resourceapi.validation.objects import VALIDATORS, Validator, validate_create
 from resourceapi.workloads_v1 import Deployment, Job, ReplicaSet, StatefulSet, Workload
 
 RESOURCE_API = "resource.k8s.io/v1"
+# Claims and templates in a namespace labeled for admin access (admin_namespaces) are judged with it allowed.
+CLAIM_VALIDATORS: dict[str, Validator] = {
+    "ResourceClaim": functools.partial(validate_resource_claim, admin_namespace=True),
+    "ResourceClaimTemplate": functools.partial(validate_resource_claim_template, admin_namespace=True),
+}
 KINDS: dict[str, tuple[str, type[BaseModel]]] = {
     "DeviceClass": (RESOURCE_API, DeviceClass),
     "ResourceSlice": (RESOURCE_API, ResourceSlice),
@@ -120,6 +132,7 @@ def load_inputs(docs: Sequence[Document], warn_unknown: bool = True, seed: int |
     inputs = Inputs()
     seen: dict[tuple[str, str, str], str] = {}
     valid_specs: set[int] = set()
+    admin = admin_namespaces(docs)
     for doc in docs:
         kind = doc.kind
         where = doc.where
@@ -159,7 +172,7 @@ def load_inputs(docs: Sequence[Document], warn_unknown: bool = True, seed: int |
         if key in seen:
             raise InputError(f"{where}: {label}: duplicate object (first defined at {seen[key]})")
         seen[key] = where
-        problem = object_problem(obj, doc.obj, valid_specs)
+        problem = object_problem(obj, doc.obj, valid_specs, ns in admin)
         if problem is not None:
             raise InputError(f"{where}: {label}: {problem[0]}: {problem[1]}")
         inputs.where[id(obj)] = f"{where}: {label}"
@@ -237,14 +250,32 @@ def _expand_workloads(inputs: Inputs, rng: random.Random) -> None:
             inputs.pods.append(pod)
 
 
+def admin_namespaces(docs: Sequence[Document]) -> frozenset[str]:
+    """The input's namespaces labeled for admin access to devices (`resource.kubernetes.io/admin-access:
+    "true"`): claims there may ask for it, as the API server's claim strategy allows."""
+    out: set[str] = set()
+    for doc in docs:
+        meta = doc.obj.get("metadata") if doc.kind == "Namespace" else None
+        if not isinstance(meta, dict):
+            continue
+        labels = meta.get("labels")
+        if isinstance(labels, dict) and labels.get(ADMIN_ACCESS_LABEL) == "true":
+            out.add(str(meta.get("name") or ""))
+    return frozenset(out)
+
+
 def object_problem(
-    obj: BaseModel, raw: dict[str, Any], valid_specs: set[int] | None = None
+    obj: BaseModel, raw: dict[str, Any], valid_specs: set[int] | None = None, admin_namespace: bool = False
 ) -> tuple[str, str] | None:
     """The first within-object rule the API server would refuse `obj` for: upstream's whole validation
     where it is ported (resourceapi.validation.objects), else simulate's subset (objectchecks).
     `valid_specs`: the ids of pod specs found valid so far in this run (the pods of one ReplicaSet share
-    theirs: _validate), each checked once; the caller holds the specs, so their ids are not reused."""
+    theirs: _validate), each checked once; the caller holds the specs, so their ids are not reused.
+    `admin_namespace`: a claim's or template's namespace is labeled for admin access."""
     kind = type(obj).__name__
+    if admin_namespace and kind in CLAIM_VALIDATORS:
+        found = CLAIM_VALIDATORS[kind](raw, FeatureGates.defaults())
+        return (found[0].field, found[0].body()) if found else None
     if kind in VALIDATORS:
         errors = validate_create(kind, raw)
         return (errors[0].field, errors[0].body()) if errors else None

@@ -463,3 +463,28 @@ def test_a_json_number_that_reads_as_nan_or_infinity_is_not_taken_for_a_null(
         f'{pods}: document 2: Pod "default/b": spec.activeDeadlineSeconds: Invalid value: "number": '
         "must be of type integer"
     )
+
+
+def test_admin_access_needs_a_namespace_labeled_for_it_as_the_api_server_requires() -> None:
+    from allocator.simulate import InputError, load_inputs
+    from resourceapi.documents import Document
+
+    claim = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {"name": "c", "namespace": "ops"},
+        "spec": {
+            "devices": {
+                "requests": [{"name": "r", "exactly": {"deviceClassName": "gpu", "adminAccess": True}}]
+            }
+        },
+    }
+    with pytest.raises(InputError, match=r"spec.devices.requests\[0\].adminAccess: Forbidden: admin access"):
+        load_inputs([Document("c.yaml", 1, claim)])
+    namespace = {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {"name": "ops", "labels": {"resource.kubernetes.io/admin-access": "true"}},
+    }
+    # the namespace may come after the claim in the input
+    assert len(load_inputs([Document("c.yaml", 1, claim), Document("c.yaml", 2, namespace)]).claims) == 1
