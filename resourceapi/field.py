@@ -7,7 +7,7 @@ An error renders as `<path>: <Type>[: <badValue>][: <detail>]`; the StatusCause 
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -162,6 +162,16 @@ def too_many(path: Path | str, actual: int, max_items: int) -> FieldError:
 
 def duplicate(path: Path | str, value: Any) -> FieldError:
     return FieldError(ErrorType.DUPLICATE, str(path), value)
+
+
+def not_supported(path: Path | str, value: str, supported: Sequence[str]) -> FieldError:
+    """`field.NotSupported`: the value, then `supported values: "a", "b"` in the order given."""
+    return FieldError(
+        ErrorType.NOT_SUPPORTED,
+        str(path),
+        value,
+        "supported values: " + ", ".join(go_quote(v) for v in supported),
+    )
 
 
 def internal(path: Path | str, detail: str) -> FieldError:
