@@ -8,6 +8,8 @@ Two checkers stand behind it, the ones the commands use (no copy of either here)
   and its annotation carrier are dra-capacity's own rules, which the API server has nothing to say about.
 * ResourceClaims, ResourceClaimTemplates and ResourceSlices: simulate's per-object input checks
   (`allocator.simulate.inputs.check_object`), which report the first problem only.
+* A ResourceClaim status update (`status_update`): the body decoded as simulate decodes a claim, then
+  `resourceapi.validation.claim_status`, upstream's status-update validation.
 
 The differential harness (tests/differential/) compares these verdicts with a real kube-apiserver's.
 """
@@ -17,12 +19,13 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from allocator.simulate.inputs import DECODE, check_object
+from allocator.simulate.inputs import DECODE, ObjectProblem, check_object
 from dra_capacity.validate_cmd import evaluate, unknown_fields
 from resourceapi.apischema import check_fields
 from resourceapi.documents import Document
 from resourceapi.field import ErrorType
 from resourceapi.gates import FeatureGates
+from resourceapi.validation.claim_status import validate_status_update
 from webhook.deviceclass.admission import DeviceClassAdmission
 from webhook.deviceclass.native_rules import NativeRules
 
@@ -115,18 +118,41 @@ class Judge:
 
 
 def simulate_object(kind: str, obj: dict[str, object]) -> Verdict:
-    """Simulate's input checks on one object, as the API server's answer would read."""
-    problems = check_object(kind, dict(obj))
+    """Simulate's input checks on one object, as the API server's answer to creating it would read (a create
+    wipes a claim's status, so the status is decoded but not judged)."""
+    problems = check_object(kind, dict(obj), judge_status=False)
     if not problems:
         return ACCEPTED
-    version = str(obj.get("apiVersion", "")).rpartition("/")[2]
     if problems[0].stage == DECODE:
-        unknown = [p.path for p in problems if p.message == f'unknown field "{p.path}"']
-        if unknown:
-            return Verdict(False, BAD_REQUEST, (), strict_message(kind, version, unknown))
-        first = problems[0]
-        detail = f"{first.path}: {first.message}"
-        if QUANTITY_SYNTAX in first.message:  # the decoder names neither the field nor the value
-            detail = first.message[first.message.index(QUANTITY_SYNTAX) :]
-        return Verdict(False, BAD_REQUEST, (), decode_message(kind, version, detail))
+        return _undecodable(kind, obj, problems)
     return Verdict(False, INVALID, tuple(Cause(p.path, reason_of(p.message), p.message) for p in problems))
+
+
+def _undecodable(kind: str, obj: dict[str, object], problems: list[ObjectProblem]) -> Verdict:
+    """The 400 for a body the server cannot decode: unknown fields (strict), else the first decode error."""
+    version = str(obj.get("apiVersion", "")).rpartition("/")[2]
+    unknown = [p.path for p in problems if p.message == f'unknown field "{p.path}"']
+    if unknown:
+        return Verdict(False, BAD_REQUEST, (), strict_message(kind, version, unknown))
+    first = problems[0]
+    detail = f"{first.path}: {first.message}"
+    if QUANTITY_SYNTAX in first.message:  # the decoder names neither the field nor the value
+        detail = first.message[first.message.index(QUANTITY_SYNTAX) :]
+    return Verdict(False, BAD_REQUEST, (), decode_message(kind, version, detail))
+
+
+def status_update(
+    new: dict[str, object],
+    old: dict[str, object],
+    gates: FeatureGates | None = None,
+    admin_namespace: bool | None = None,
+) -> Verdict:
+    """The verdict on updating stored claim `old`'s status to `new`'s (a PUT to `resourceclaims/status`):
+    the body decoded as a ResourceClaim, then upstream's status-update validation."""
+    problems = check_object("ResourceClaim", dict(new), judge_status=False)
+    if problems and problems[0].stage == DECODE:
+        return _undecodable("ResourceClaim", new, problems)
+    errors = validate_status_update(new, old, gates, admin_namespace=admin_namespace)
+    if not errors:
+        return ACCEPTED
+    return Verdict(False, INVALID, tuple(Cause(e.field, e.type.cause_type, e.body()) for e in errors))

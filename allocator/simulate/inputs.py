@@ -22,8 +22,10 @@ from resourceapi.apischema import check_fields, known_kind
 from resourceapi.core_v1 import Namespace, Node, Pod, PodResourceClaim
 from resourceapi.documents import Document
 from resourceapi.extended import CapacityCarrierError, class_capacity_requests, is_dra_extended_resource_name
+from resourceapi.field import FieldError
 from resourceapi.interning import json_key
 from resourceapi.resource_v1 import DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice
+from resourceapi.validation.claim_status import validate_status_update
 from resourceapi.validation.objects import VALIDATORS, validate_create
 from resourceapi.workloads_v1 import Deployment, Job, ReplicaSet, StatefulSet, Workload
 
@@ -160,6 +162,8 @@ def load_inputs(docs: Sequence[Document], warn_unknown: bool = True, seed: int |
             raise InputError(f"{where}: {label}: duplicate object (first defined at {seen[key]})")
         seen[key] = where
         problem = object_problem(obj, doc.obj, valid_specs)
+        if problem is None and kind == "ResourceClaim":
+            problem = claim_status_problem(doc.obj)
         if problem is not None:
             raise InputError(f"{where}: {label}: {problem[0]}: {problem[1]}")
         inputs.where[id(obj)] = f"{where}: {label}"
@@ -262,6 +266,22 @@ def object_problem(
             valid_specs.add(id(obj.spec))
         return problem
     return None
+
+
+def claim_status_errors(raw: dict[str, Any]) -> list[FieldError]:
+    """A claim's status judged as the API server judges writing it to the same claim unallocated (a status
+    update from an empty status): what simulate reads as committed state must be a status the server could
+    have accepted. [] without a status."""
+    if raw.get("status") is None:
+        return []
+    unallocated = {key: value for key, value in raw.items() if key != "status"}
+    return validate_status_update(raw, unallocated)
+
+
+def claim_status_problem(raw: dict[str, Any]) -> tuple[str, str] | None:
+    """The first of `claim_status_errors`, as (field path, message)."""
+    errors = claim_status_errors(raw)
+    return (errors[0].field, errors[0].body()) if errors else None
 
 
 def _check_references(inputs: Inputs, rng: random.Random) -> None:
@@ -421,12 +441,15 @@ class ObjectProblem:
 DECODE, VALIDATE = "decode", "validate"
 
 
-def check_object(kind: str, raw: dict[str, Any], strict: bool = True) -> list[ObjectProblem]:
+def check_object(
+    kind: str, raw: dict[str, Any], strict: bool = True, judge_status: bool = True
+) -> list[ObjectProblem]:
     """Simulate's per-object input checks (`load_inputs`, in its order) on one raw object of a kind simulate
     reads, as a library entry, staged as the API server answers: the first wrong type or bad quantity, then
     the unknown fields (each a problem when `strict`), then the first missing required field, then the first
     within-object rule (objectchecks). [] when simulate accepts the object. References between objects are
-    not checked here (they need the whole input)."""
+    not checked here (they need the whole input). A ResourceClaim's status is judged as a status update
+    (`claim_status_errors`) unless `judge_status` is false (a create: the API server wipes the status)."""
     if kind not in KINDS:
         raise ValueError(f"simulate does not read {kind}")
     api_version, model = KINDS[kind]
@@ -451,8 +474,11 @@ def check_object(kind: str, raw: dict[str, Any], strict: bool = True) -> list[Ob
         return [missing]
     if not getattr(obj, "metadata").name:  # noqa: B009 - every model here has metadata
         return [ObjectProblem(VALIDATE, "metadata.name", "Required value: name or generateName is required")]
+    status = claim_status_errors(raw) if judge_status and kind == "ResourceClaim" else []
     ported = validate_create(kind, raw)
     if ported is not None:
-        return [ObjectProblem(VALIDATE, e.field, e.body()) for e in ported]
+        return [ObjectProblem(VALIDATE, e.field, e.body()) for e in ported or status]
     rule = object_problem(obj, raw)
-    return [] if rule is None else [ObjectProblem(VALIDATE, rule[0], rule[1])]
+    if rule is None:
+        return [ObjectProblem(VALIDATE, e.field, e.body()) for e in status]
+    return [ObjectProblem(VALIDATE, rule[0], rule[1])]
