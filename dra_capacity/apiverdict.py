@@ -31,6 +31,12 @@ from webhook.deviceclass.native_rules import NativeRules
 
 CREATED, BAD_REQUEST, INVALID = 201, 400, 422
 QUANTITY_SYNTAX = "quantities must match the regular expression"
+# resource.ParseQuantity's errors: the decoder reports them bare, naming neither the field nor the value.
+QUANTITY_ERRORS = (
+    QUANTITY_SYNTAX,
+    "unable to parse numeric part of quantity",
+    "unable to parse quantity's suffix",
+)
 DEVICE_CLASS = "DeviceClass"
 SIMULATE_KINDS = ("ResourceClaim", "ResourceClaimTemplate", "ResourceSlice")
 _REASONS = sorted(
@@ -136,8 +142,10 @@ def _undecodable(kind: str, obj: dict[str, object], problems: list[ObjectProblem
         return Verdict(False, BAD_REQUEST, (), strict_message(kind, version, unknown))
     first = problems[0]
     detail = f"{first.path}: {first.message}"
-    if QUANTITY_SYNTAX in first.message:  # the decoder names neither the field nor the value
-        detail = first.message[first.message.index(QUANTITY_SYNTAX) :]
+    for text in QUANTITY_ERRORS:
+        if text in first.message:
+            detail = first.message[first.message.index(text) :]
+            break
     return Verdict(False, BAD_REQUEST, (), decode_message(kind, version, detail))
 
 

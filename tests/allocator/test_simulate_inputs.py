@@ -177,6 +177,32 @@ def test_claim_exact_request_needs_a_class(tmp_path: Path, capsys: pytest.Captur
     )
 
 
+def test_a_claim_status_the_api_server_would_refuse_is_an_input_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # the status is judged as a status update of the claim from unallocated: a reservation needs an allocation
+    claim = _claim(exactly={"deviceClassName": "gpu"})
+    claim["status"] = {"reservedFor": [{"resource": "pods", "name": "p", "uid": "u"}]}
+    err = _refused(tmp_path, capsys, claim)
+    assert err.endswith(
+        'ResourceClaim "default/c": status.reservedFor: Forbidden: may not be specified when `allocated` is '
+        "not set"
+    )
+
+
+def test_a_claim_status_naming_no_request_of_the_claim_is_an_input_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    claim = _claim(exactly={"deviceClassName": "gpu"})
+    result = {"request": "nic", "driver": "gpu.example.com", "pool": "p", "device": "d"}
+    claim["status"] = {"allocation": {"devices": {"results": [result]}}}
+    err = _refused(tmp_path, capsys, claim)
+    assert err.endswith(
+        'status.allocation.devices.results[0].request: Invalid value: "nic": must be the name of a request '
+        "in the claim or the name of a request and a subrequest separated by '/'"
+    )
+
+
 def test_topology_spread_max_skew_must_be_positive(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
