@@ -289,6 +289,11 @@ def run_all(
             run(server, judge, ((kind, o) for o in objs), report)
             done += n
         progress(f"{kind}: {count} drawn")
+    if corpus and STATUS_KIND in wanted:
+        from differential.corpus import corpus_objects
+
+        run_corpus_statuses(server, report, corpus_objects(), judge.gates)
+        progress(f"{STATUS_KIND}: corpus done")
     if others and STATUS_KIND in wanted:
         run_status(server, report, others, judge.gates)
         progress(f"{STATUS_KIND}: {others} drawn")
@@ -374,6 +379,36 @@ def run_status(server: Server, report: Report, count: int, gates: FeatureGates |
             report.record(STATUS_KIND, compare(STATUS_KIND, ours, theirs), f"[{update['target']}] ")
     finally:
         release_claims(server, claims)
+
+
+def run_corpus_statuses(
+    server: Server,
+    report: Report,
+    objects: Iterable[tuple[str, dict[str, Any]]],
+    gates: FeatureGates | None = None,
+) -> None:
+    """The statuses of the corpus' ResourceClaims (the tests' and manifests' committed state): each claim
+    created for real without its status, then its status sent as a dry-run status update. A claim the server
+    will not create (its spec is the create differential's business) is skipped."""
+    from dra_capacity.apiverdict import status_update
+
+    for n, (kind, obj) in enumerate(objects):
+        if kind != "ResourceClaim" or not isinstance(obj.get("status"), dict):
+            continue
+        claim = _prepare(obj)
+        claim.pop("status")
+        claim["metadata"] = {"name": f"corpus-status-{n}", "namespace": NAMESPACE}
+        try:
+            stored = server.create(claim)
+        except RuntimeError:
+            continue
+        try:
+            theirs = server.dry_run_status(stored, obj["status"])
+            ours = status_update({**stored, "status": obj["status"]}, stored, gates, admin_namespace=False)
+            report.kind(STATUS_KIND).compared += 1
+            report.record(STATUS_KIND, compare(STATUS_KIND, ours, theirs), "[corpus] ")
+        finally:
+            server.delete(stored)
 
 
 def shrink(server: Server, judge: Judge, kind: str, key: str, seed: int, max_examples: int = 2000) -> Any:
