@@ -25,7 +25,7 @@ from resourceapi.apischema import check_fields
 from resourceapi.documents import Document
 from resourceapi.field import ErrorType
 from resourceapi.gates import FeatureGates
-from resourceapi.validation.claim_status import validate_status_update
+from resourceapi.validation.claim_status import StatusGates, status_update_errors
 from webhook.deviceclass.admission import DeviceClassAdmission
 from webhook.deviceclass.native_rules import NativeRules
 
@@ -154,13 +154,17 @@ def status_update(
     old: dict[str, object],
     gates: FeatureGates | None = None,
     admin_namespace: bool | None = None,
+    status_gates: StatusGates | None = None,
 ) -> Verdict:
     """The verdict on updating stored claim `old`'s status to `new`'s (a PUT to `resourceclaims/status`):
-    the body decoded as a ResourceClaim, then upstream's status-update validation."""
+    the body decoded as a ResourceClaim, then upstream's status-update validation. `status_gates` overrides
+    the gates the status strategy reads (some, e.g. DRAOptionalNodeOperations, are not in FeatureGates)."""
     problems = check_object("ResourceClaim", dict(new), judge_status=False)
     if problems and problems[0].stage == DECODE:
         return _undecodable("ResourceClaim", new, problems)
-    errors = validate_status_update(new, old, gates, admin_namespace=admin_namespace)
+    if status_gates is None:
+        status_gates = StatusGates.of(gates or FeatureGates.defaults())
+    errors = status_update_errors(new, old, status_gates, admin_namespace)
     if not errors:
         return ACCEPTED
     return Verdict(False, INVALID, tuple(Cause(e.field, e.type.cause_type, e.body()) for e in errors))

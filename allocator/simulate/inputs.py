@@ -271,10 +271,16 @@ def object_problem(
 def claim_status_errors(raw: dict[str, Any]) -> list[FieldError]:
     """A claim's status judged as the API server judges writing it to the same claim unallocated (a status
     update from an empty status): what simulate reads as committed state must be a status the server could
-    have accepted. [] without a status."""
+    have accepted. [] without a status.
+
+    The claim is taken as it was before any deletion began (its reservations were written then), and the
+    namespace's admin-access label is not checked (a label removed since does not undo an allocation)."""
     if raw.get("status") is None:
         return []
     unallocated = {key: value for key, value in raw.items() if key != "status"}
+    meta = raw.get("metadata")
+    if isinstance(meta, dict) and "deletionTimestamp" in meta:
+        unallocated["metadata"] = {k: v for k, v in meta.items() if k != "deletionTimestamp"}
     return validate_status_update(raw, unallocated)
 
 

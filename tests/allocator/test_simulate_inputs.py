@@ -12,6 +12,8 @@ import pytest
 from support.simulate_cli import run_simulate, write_manifests
 from support.workloads import GPU_SHARED, gpu_class, gpu_slice, node, pod
 
+from allocator.simulate.inputs import claim_status_errors
+
 
 def _base(tmp_path: Path) -> str:
     return write_manifests(tmp_path, "base.yaml", gpu_class(), node("n1"))
@@ -201,6 +203,18 @@ def test_a_claim_status_naming_no_request_of_the_claim_is_an_input_error(
         'status.allocation.devices.results[0].request: Invalid value: "nic": must be the name of a request '
         "in the claim or the name of a request and a subrequest separated by '/'"
     )
+
+
+def test_a_deleted_claims_reservations_are_committed_state(tmp_path: Path) -> None:
+    # written before the deletion began: not "new entries while deletionTimestamp is set"
+    claim = _claim(exactly={"deviceClassName": "gpu"})
+    claim["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    result = {"request": "gpu", "driver": "gpu.example.com", "pool": "p", "device": "d"}
+    claim["status"] = {
+        "allocation": {"devices": {"results": [result]}},
+        "reservedFor": [{"resource": "pods", "name": "p", "uid": "u"}],
+    }
+    assert claim_status_errors(claim) == []
 
 
 def test_topology_spread_max_skew_must_be_positive(

@@ -28,6 +28,7 @@ from differential.objgen import NAMESPACE, STRATEGIES
 from differential.server import Server
 from dra_capacity.apiverdict import Cause, Judge, Verdict
 from resourceapi.gates import FeatureGates
+from resourceapi.validation.claim_status import StatusGates
 
 ANNOTATION = "dra-capacity.io/extended-resource-capacity-requests"
 KEP_FIELD = "extendedResourceCapacityRequests"
@@ -358,11 +359,18 @@ def release_claims(server: Server, claims: dict[str, dict[str, Any]]) -> None:
         server.delete(current)
 
 
-def run_status(server: Server, report: Report, count: int, gates: FeatureGates | None = None) -> None:
+def run_status(
+    server: Server,
+    report: Report,
+    count: int,
+    gates: FeatureGates | None = None,
+    status_gates: StatusGates | None = None,
+) -> None:
     """Claim status rules (allocation, reservedFor, shareID, device status): three claims created for real
     (`stored_claims`), then `count` drawn statuses sent to them as dry-run status updates; ours: the ported
     status-update validation (resourceapi/validation/claim_status.py) of the same update. The differential's
-    namespace has no admin-access label."""
+    namespace has no admin-access label. `status_gates`: the server's, where it runs with gates FeatureGates
+    does not carry (tests/differential/test_status_gates.py)."""
     from dra_capacity.apiverdict import status_update
 
     claims = stored_claims(server, report.seed)
@@ -374,7 +382,8 @@ def run_status(server: Server, report: Report, count: int, gates: FeatureGates |
             )
         for update, theirs in zip(updates, verdicts, strict=True):
             stored = claims[update["target"]]
-            ours = status_update({**stored, "status": update["status"]}, stored, gates, admin_namespace=False)
+            new = {**stored, "status": update["status"]}
+            ours = status_update(new, stored, gates, admin_namespace=False, status_gates=status_gates)
             report.kind(STATUS_KIND).compared += 1
             report.record(STATUS_KIND, compare(STATUS_KIND, ours, theirs), f"[{update['target']}] ")
     finally:
