@@ -734,6 +734,8 @@ def status_node_selector(draw: st.DrawFn) -> dict[str, Any]:
 
 @st.composite
 def allocation(draw: st.DrawFn) -> dict[str, Any]:
+    if draw(st.integers(0, 40)) == 0:
+        return draw(st.sampled_from([{}, {"devices": {}}, {"allocationTimestamp": "2026-01-01T00:00:00Z"}]))
     if draw(st.integers(0, 30)) == 0:
         results = [
             {"request": STATUS_REQUEST, "driver": STATUS_DRIVER, "pool": "pool", "device": f"d{i}"}
@@ -786,7 +788,16 @@ def condition(draw: st.DrawFn) -> dict[str, Any]:
         ("status", ["True", "False", "Unknown", "Maybe", ""]),
         ("reason", ["Ok", "Reason_A,B:c", "", "bad reason", "_x", "x" * 1025]),
         ("message", ["", "fine", "m" * 32769]),
-        ("lastTransitionTime", ["2026-01-01T00:00:00Z", "2026-01-01T00:00:00Z", None]),
+        (
+            "lastTransitionTime",
+            [
+                "2026-01-01T00:00:00Z",
+                "2026-01-01T00:00:00Z",
+                "2026-01-01T01:00:00.5+01:00",
+                "0001-01-01T00:00:00Z",
+                None,
+            ],
+        ),
     ):
         value = draw(st.sampled_from(values))
         if value is not None:
