@@ -896,13 +896,21 @@ def stored_status_update(draw: st.DrawFn) -> dict[str, Any]:
     """A status written over STORED_STATUS: mostly the same allocation (changed now and then: immutable), the
     reservations and device statuses changed."""
     status: dict[str, Any] = json.loads(json.dumps(STORED_STATUS))
-    choice = draw(st.integers(0, 9))
+    choice = draw(st.integers(0, 10))
     if choice == 0:
         del status["allocation"]
     elif choice == 1:
         status["allocation"] = draw(allocation())
     elif choice == 2:
         status["allocation"]["devices"]["results"][0]["device"] = draw(st.sampled_from(_DEVICES))
+    elif choice == 3:  # the same allocation, written differently (semantic equality: no modification)
+        shared = status["allocation"]["devices"]["results"][1]
+        shared["consumedCapacity"]["memory"] = draw(st.sampled_from(["1024Mi", "1073741824", "1Gi", "1G"]))
+        status["allocation"]["devices"]["results"][0].update(
+            draw(
+                st.sampled_from([{}, {"tolerations": []}, {"adminAccess": False}, {"bindingConditions": []}])
+            )
+        )
     choice = draw(st.integers(0, 5))
     if choice == 0:
         del status["reservedFor"]
