@@ -23,6 +23,7 @@ from resourceapi.apischema import check_fields, known_kind
 from resourceapi.core_v1 import Namespace, Node, Pod, PodResourceClaim
 from resourceapi.documents import Document
 from resourceapi.extended import CapacityCarrierError, class_capacity_requests, is_dra_extended_resource_name
+from resourceapi.field import FieldError
 from resourceapi.gates import FeatureGates
 from resourceapi.interning import json_key
 from resourceapi.resource_v1 import DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice
@@ -31,6 +32,7 @@ from resourceapi.validation.claim import (
     validate_resource_claim,
     validate_resource_claim_template,
 )
+from resourceapi.validation.claim_status import validate_status_update
 from resourceapi.validation.objects import VALIDATORS, Validator, validate_create
 from resourceapi.workloads_v1 import Deployment, Job, ReplicaSet, StatefulSet, Workload
 
@@ -173,6 +175,8 @@ def load_inputs(docs: Sequence[Document], warn_unknown: bool = True, seed: int |
             raise InputError(f"{where}: {label}: duplicate object (first defined at {seen[key]})")
         seen[key] = where
         problem = object_problem(obj, doc.obj, valid_specs, ns in admin)
+        if problem is None and kind == "ResourceClaim":
+            problem = claim_status_problem(doc.obj)
         if problem is not None:
             raise InputError(f"{where}: {label}: {problem[0]}: {problem[1]}")
         inputs.where[id(obj)] = f"{where}: {label}"
@@ -291,6 +295,28 @@ def object_problem(
             valid_specs.add(id(obj.spec))
         return problem
     return None
+
+
+def claim_status_errors(raw: dict[str, Any]) -> list[FieldError]:
+    """A claim's status judged as the API server judges writing it to the same claim unallocated (a status
+    update from an empty status): what simulate reads as committed state must be a status the server could
+    have accepted. [] without a status.
+
+    The claim is taken as it was before any deletion began (its reservations were written then), and the
+    namespace's admin-access label is not checked (a label removed since does not undo an allocation)."""
+    if raw.get("status") is None:
+        return []
+    unallocated = {key: value for key, value in raw.items() if key != "status"}
+    meta = raw.get("metadata")
+    if isinstance(meta, dict) and "deletionTimestamp" in meta:
+        unallocated["metadata"] = {k: v for k, v in meta.items() if k != "deletionTimestamp"}
+    return validate_status_update(raw, unallocated)
+
+
+def claim_status_problem(raw: dict[str, Any]) -> tuple[str, str] | None:
+    """The first of `claim_status_errors`, as (field path, message)."""
+    errors = claim_status_errors(raw)
+    return (errors[0].field, errors[0].body()) if errors else None
 
 
 def _check_references(inputs: Inputs, rng: random.Random) -> None:
@@ -444,13 +470,17 @@ class ObjectProblem:
 DECODE, VALIDATE = "decode", "validate"
 
 
-def check_object(kind: str, raw: dict[str, Any], strict: bool = True) -> list[ObjectProblem]:
+def check_object(
+    kind: str, raw: dict[str, Any], strict: bool = True, judge_status: bool = True
+) -> list[ObjectProblem]:
     """Simulate's per-object input checks (`load_inputs`, in its order) on one raw object of a kind simulate
     reads, as a library entry, staged as the API server answers: the first wrong type or bad quantity, then
     the unknown fields (each a problem when `strict`), then for a kind whose upstream validation is ported
     (resourceapi.validation.objects) every error it reports, else the first missing required field, then the
     first within-object rule (objectchecks). [] when simulate accepts the object. References between objects
-    are not checked here (they need the whole input)."""
+    are not checked here (they need the whole input). A ResourceClaim's status is judged as a status update
+    (`claim_status_errors`) when its create has no error, unless `judge_status` is false (a create: the API
+    server wipes the status)."""
     if kind not in KINDS:
         raise ValueError(f"simulate does not read {kind}")
     api_version, model = KINDS[kind]
@@ -475,6 +505,8 @@ def check_object(kind: str, raw: dict[str, Any], strict: bool = True) -> list[Ob
         return [ObjectProblem(DECODE, p, f'unknown field "{p}"') for p in report.unknown]
     ported = validate_create(kind, raw)
     if ported is not None:  # upstream's whole validation: it judges missing fields and generated names too
+        if not ported and judge_status and kind == "ResourceClaim":
+            ported = claim_status_errors(raw)
         return [ObjectProblem(VALIDATE, e.field, e.body()) for e in ported]
     if problem is not None:
         return [ObjectProblem(VALIDATE, problem.path, problem.message)]

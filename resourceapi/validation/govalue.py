@@ -87,7 +87,7 @@ def kept_quantity_text(text: str) -> bool:
 
 def quantity_text(q: Quantity) -> str:
     """`Quantity.String()` as apimachinery v0.37 builds it: past `E` (or below `n`) a decimal SI value and
-    past `Ei` a binary one lose their suffix (`1000000E` prints `1`), where `str(q)` follows newer upstream."""
+    past `Ei` a binary one lose their suffix (`1000000E` prints `1`); `str(q)` follows newer upstream."""
     v = q.value
     if v == 0:
         return "0"

@@ -2,10 +2,11 @@
 pkg/apis/resource/validation/validation.go) over decoded JSON.
 
 A handwritten check marked `MarkCoveredByDeclarative` (a list's size, its uniqueness, its items' or keys'
-rules) is dropped by kube-apiserver 1.37 only when an enforced (Beta or standard) declarative error matches it;
-that one is reported by the declarative pass, after every handwritten error. `size_covered=True` and the like
-skip such a check here; pass them only where the declarative twin is enforced (not for `MarkAlpha` rules). Go iterates maps in a random order; the
-keys are visited sorted here, and the differential compares such causes as a set.
+rules) is dropped by kube-apiserver 1.37 only when an enforced (Beta or standard) declarative error matches
+it; that one is reported by the declarative pass, after every handwritten error. `size_covered=True` and the
+like skip such a check here: pass them only where the declarative twin is enforced (not for `MarkAlpha`
+rules). Go iterates maps in a random order; the keys are visited sorted here, and the differential compares
+such causes as a set.
 """
 
 from __future__ import annotations

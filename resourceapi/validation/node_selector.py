@@ -1,0 +1,122 @@
+"""`corevalidation.ValidateNodeSelector` (pkg/apis/core/validation/validation.go) over decoded JSON: a
+ResourceClaim's `status.allocation.nodeSelector` (and a ResourceSlice's node selector) is judged by it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from resourceapi.field import FieldError, Path, forbidden, invalid, required
+from resourceapi.names import is_dns1123_subdomain
+from resourceapi.objects import mapping
+from resourceapi.validation.device_fields import label_name_errors
+from resourceapi.validation.meta import is_label_value
+
+_NODE_NAME_FIELD = "metadata.name"  # the one node field selector key (nodeFieldSelectorValidators)
+
+
+def _text(obj: Mapping[str, Any], key: str) -> str:
+    value = obj.get(key)
+    return value if isinstance(value, str) else ""
+
+
+def _strings(value: Any) -> list[str]:
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+
+def node_selector_errors(
+    selector: Mapping[str, Any], path: Path, allow_invalid_label_value: bool = False
+) -> list[FieldError]:
+    """`ValidateNodeSelector`: at least one term, then each term's expressions and field selectors."""
+    terms_path = path.child("nodeSelectorTerms")
+    terms = selector.get("nodeSelectorTerms")
+    if not isinstance(terms, list) or not terms:
+        return [required(terms_path, "must have at least one node selector term")]
+    errors: list[FieldError] = []
+    for i, term in enumerate(terms):
+        errors.extend(
+            node_selector_term_errors(mapping(term), allow_invalid_label_value, terms_path.index(i))
+        )
+    return errors
+
+
+def node_selector_term_errors(
+    term: Mapping[str, Any], allow_invalid_label_value: bool, path: Path
+) -> list[FieldError]:
+    """`ValidateNodeSelectorTerm`: matchExpressions, then matchFields."""
+    errors: list[FieldError] = []
+    expressions = term.get("matchExpressions")
+    for j, req in enumerate(expressions if isinstance(expressions, list) else []):
+        errors.extend(
+            requirement_errors(
+                mapping(req), allow_invalid_label_value, path.child("matchExpressions").index(j)
+            )
+        )
+    fields = term.get("matchFields")
+    for j, req in enumerate(fields if isinstance(fields, list) else []):
+        errors.extend(field_requirement_errors(mapping(req), path.child("matchFields").index(j)))
+    return errors
+
+
+def requirement_errors(
+    req: Mapping[str, Any], allow_invalid_label_value: bool, path: Path
+) -> list[FieldError]:
+    """`ValidateNodeSelectorRequirement`: the values the operator needs, the key as a label name, each value
+    as a label value."""
+    errors: list[FieldError] = []
+    operator = _text(req, "operator")
+    values = _strings(req.get("values"))
+    if operator in ("In", "NotIn"):
+        if not values:
+            errors.append(
+                required(path.child("values"), "must be specified when `operator` is 'In' or 'NotIn'")
+            )
+    elif operator in ("Exists", "DoesNotExist"):
+        if values:
+            errors.append(
+                forbidden(
+                    path.child("values"), "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"
+                )
+            )
+    elif operator in ("Gt", "Lt"):
+        if len(values) != 1:
+            errors.append(
+                required(
+                    path.child("values"), "must be specified single value when `operator` is 'Lt' or 'Gt'"
+                )
+            )
+    else:
+        errors.append(invalid(path.child("operator"), operator, "not a valid selector operator"))
+    errors.extend(label_name_errors(_text(req, "key"), path.child("key")))
+    if not allow_invalid_label_value:
+        for i, value in enumerate(values):
+            errors.extend(invalid(path.child("values").index(i), value, msg) for msg in is_label_value(value))
+    return errors
+
+
+def field_requirement_errors(req: Mapping[str, Any], path: Path) -> list[FieldError]:
+    """`ValidateNodeFieldSelectorRequirement`: `In`/`NotIn` with one value, key `metadata.name`, each value a
+    node name (a DNS subdomain)."""
+    errors: list[FieldError] = []
+    operator = _text(req, "operator")
+    values = _strings(req.get("values"))
+    if operator in ("In", "NotIn"):
+        if len(values) != 1:
+            errors.append(
+                required(
+                    path.child("values"),
+                    "must be only one value when `operator` is 'In' or 'NotIn' for node field selector",
+                )
+            )
+    else:
+        errors.append(invalid(path.child("operator"), operator, "not a valid selector operator"))
+    key = _text(req, "key")
+    if key != _NODE_NAME_FIELD:
+        errors.append(invalid(path.child("key"), key, "not a valid field selector key"))
+    else:
+        for i, value in enumerate(values):
+            errors.extend(
+                invalid(path.child("values").index(i), value, msg) for msg in is_dns1123_subdomain(value)
+            )
+    return errors
