@@ -15,9 +15,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from resourceapi.field import FieldError, Path, forbidden, invalid, required
-from resourceapi.names import generated_name_base, is_dns1123_subdomain
+from resourceapi.names import generated_name_base, is_dns1123_subdomain, is_qualified_name
 from resourceapi.validation.common import type_invalid
+from resourceapi.validation.govalue import go_json
 from resourceapi.validation.meta import GENERATED_SUFFIX, validate_annotations, validate_labels
+
+STANDARD_FINALIZERS = ("kubernetes", "orphan", "foregroundDeletion")
 
 # ObjectMeta's fields in Go order, as `validateFieldAllowList` visits them (Annotations, Labels allowed).
 _TEMPLATE_FORBIDDEN = (
@@ -72,7 +75,95 @@ def subdomain_name_errors(meta: Mapping[str, Any], path: Path) -> list[FieldErro
         value = meta.get(key)
         if value is not None:
             errors.extend(check(value, path.child(key)))
+    errors.extend(owner_reference_errors(meta.get("ownerReferences"), path.child("ownerReferences")))
+    errors.extend(finalizer_errors(meta.get("finalizers"), path.child("finalizers")))
     return errors
+
+
+def owner_reference_errors(refs: Any, path: Path) -> list[FieldError]:
+    """`ValidateOwnerReferences`: each reference's apiVersion (`<group>/<version>` or `<version>`), kind, name
+    and uid, no Event owner, and one controller at most; after the create handler has dropped repeated
+    references (`dedupOwnerReferences`: one equal to an earlier one)."""
+    errors: list[FieldError] = []
+    first_controller = ""
+    kept: list[dict[str, Any]] = []
+    for ref in refs if isinstance(refs, list) else []:
+        if _owner_json(ref) not in kept:
+            kept.append(_owner_json(ref))
+    refs = kept
+    for i, ref in enumerate(refs):
+        p = path.index(i)
+        api_version = _text(ref.get("apiVersion"))
+        group, version, ok = _parse_group_version(api_version)
+        if not api_version:
+            errors.append(required(p.child("apiVersion"), "must not be empty"))
+        elif not ok or not version:
+            errors.append(
+                invalid(p.child("apiVersion"), api_version, "must be <group>/<version> or <version>")
+            )
+        for key in ("kind", "name", "uid"):
+            if not _text(ref.get(key)):
+                errors.append(required(p.child(key), "must not be empty"))
+        kind = _text(ref.get("kind"))
+        if (group, version, kind) == ("", "v1", "Event"):
+            errors.append(
+                invalid(p, go_json(_owner_json(ref)), "/v1, Kind=Event is disallowed from being an owner")
+            )
+        if ref.get("controller") is True:
+            current = f"{kind}/{_text(ref.get('name'))}"
+            if first_controller:
+                detail = (
+                    'Only one reference can have Controller set to true. Found "true" in references for '
+                    f"{first_controller} and {current}"
+                )
+                errors.append(invalid(path, go_json([_owner_json(r) for r in refs]), detail))
+            else:
+                first_controller = current
+    return errors
+
+
+def _parse_group_version(text: str) -> tuple[str, str, bool]:
+    """`schema.ParseGroupVersion`: (group, version, ok)."""
+    if not text or text == "/":
+        return "", "", True
+    parts = text.split("/")
+    if len(parts) == 1:
+        return "", text, True
+    if len(parts) == 2:
+        return parts[0], parts[1], True
+    return "", "", False
+
+
+def _owner_json(ref: Any) -> dict[str, Any]:
+    """A `metav1.OwnerReference` in Go field order, `omitempty` honored."""
+    ref = ref if isinstance(ref, dict) else {}
+    out: dict[str, Any] = {key: _text(ref.get(key)) for key in ("apiVersion", "kind", "name", "uid")}
+    for key in ("controller", "blockOwnerDeletion"):
+        if isinstance(ref.get(key), bool):
+            out[key] = ref[key]
+    return out
+
+
+def finalizer_errors(finalizers: Any, path: Path) -> list[FieldError]:
+    """`ValidateFinalizers` (each a qualified name, reported at `metadata.finalizers`; not both `orphan` and
+    `foregroundDeletion`), then core's check that an unqualified one is a standard finalizer."""
+    names = [_text(f) for f in finalizers] if isinstance(finalizers, list) else []
+    errors: list[FieldError] = []
+    for name in names:
+        errors.extend(invalid(path, name, msg) for msg in is_qualified_name(name))
+    if "orphan" in names and "foregroundDeletion" in names:
+        errors.append(
+            invalid(path, go_json(names), "finalizer orphan and foregroundDeletion cannot be both set")
+        )
+    for i, name in enumerate(names):
+        if "/" not in name and name not in STANDARD_FINALIZERS:
+            detail = "name is neither a standard finalizer name nor is it fully qualified"
+            errors.append(invalid(path.index(i), name, detail))
+    return errors
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
 
 
 def template_meta_errors(meta: Any, path: Path) -> list[FieldError]:

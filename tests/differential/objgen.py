@@ -447,11 +447,41 @@ def claim_spec(draw: st.DrawFn) -> dict[str, Any]:
 
 
 @st.composite
+def owner_reference(draw: st.DrawFn) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, values in (
+        ("apiVersion", ["v1", "apps/v1", "", "a/b/c", "apps/", "/"]),
+        ("kind", ["Pod", "Event", ""]),
+        ("name", ["p", ""]),
+        ("uid", ["0b6c5f4e-2f8a-4c51-9a7e-3c2d1b0a9f8e", ""]),
+    ):
+        if draw(st.integers(0, 5)):
+            out[key] = draw(st.sampled_from(values))
+    if draw(st.booleans()):
+        out["controller"] = draw(st.booleans())
+    return out
+
+
+@st.composite
+def claim_metadata(draw: st.DrawFn) -> dict[str, Any]:
+    """A claim's or template's metadata: the shared draw, sometimes with owners and finalizers."""
+    meta = draw(metadata(NAMESPACE))
+    if draw(st.integers(0, 9)) == 0:
+        meta["ownerReferences"] = draw(st.lists(owner_reference(), min_size=1, max_size=3))
+    if draw(st.integers(0, 9)) == 0:
+        names = st.sampled_from(
+            ["example.com/f", "kubernetes", "orphan", "foregroundDeletion", "custom", "", "a/b/c"]
+        )
+        meta["finalizers"] = draw(st.lists(names, min_size=1, max_size=3))
+    return meta
+
+
+@st.composite
 def resource_claim(draw: st.DrawFn) -> dict[str, Any]:
     return {
         "apiVersion": API,
         "kind": "ResourceClaim",
-        "metadata": draw(metadata(NAMESPACE)),
+        "metadata": draw(claim_metadata()),
         "spec": draw(claim_spec()),
     }
 
@@ -475,7 +505,7 @@ def resource_claim_template(draw: st.DrawFn) -> dict[str, Any]:
     return {
         "apiVersion": API,
         "kind": "ResourceClaimTemplate",
-        "metadata": draw(metadata(NAMESPACE)),
+        "metadata": draw(claim_metadata()),
         "spec": inner,
     }
 

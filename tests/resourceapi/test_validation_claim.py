@@ -286,3 +286,24 @@ def test_three_nested_attribute_loops_are_estimated_under_the_limit() -> None:
         ]
     )
     assert errors(obj) == []
+
+
+def test_owner_references_and_finalizers() -> None:
+    obj = claim()
+    owner = {"apiVersion": "v1", "kind": "Event", "name": "e", "uid": "u", "controller": True}
+    obj["metadata"]["ownerReferences"] = [owner, dict(owner), {"apiVersion": "a/b/c", "controller": True}]
+    obj["metadata"]["finalizers"] = ["custom", "example.com/f"]
+    event = '{"apiVersion":"v1","kind":"Event","name":"e","uid":"u","controller":true}'
+    other = '{"apiVersion":"a/b/c","kind":"","name":"","uid":"","controller":true}'
+    refs = "metadata.ownerReferences"
+    assert errors(obj) == [  # the repeated reference is dropped before validation
+        f"{refs}[0]: Invalid value: {event}: /v1, Kind=Event is disallowed from being an owner",
+        f'{refs}[1].apiVersion: Invalid value: "a/b/c": must be <group>/<version> or <version>',
+        f"{refs}[1].kind: Required value: must not be empty",
+        f"{refs}[1].name: Required value: must not be empty",
+        f"{refs}[1].uid: Required value: must not be empty",
+        f"{refs}: Invalid value: [{event},{other}]: Only one reference can have Controller set to true. "
+        'Found "true" in references for Event/e and /',
+        'metadata.finalizers[0]: Invalid value: "custom": name is neither a standard finalizer name nor is '
+        "it fully qualified",
+    ]
