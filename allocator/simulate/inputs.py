@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from allocator.simulate.fieldpaths import error_message, field_path
-from allocator.simulate.objectchecks import claim_problem, pod_problem, slice_problem
+from allocator.simulate.objectchecks import claim_problem, pod_problem, v1beta1_slice_problem
 from allocator.simulate.templates import claim_from_template
 from allocator.simulate.workload_pods import expand
 from resourceapi.apischema import check_fields, known_kind
@@ -139,10 +139,16 @@ def load_inputs(docs: Sequence[Document], warn_unknown: bool = True, seed: int |
         if report is not None and report.unknown and warn_unknown:
             label = _label(kind, doc.obj)
             inputs.notes.extend(f'{where}: {label}: warning: unknown field "{p}"' for p in report.unknown)
-        if report is not None and report.problem is not None:
-            raise InputError(
-                f"{where}: {_label(kind, doc.obj)}: {report.problem.path}: {report.problem.message}"
-            )
+        problem_at = report.problem if report is not None else None
+        ported = kind in VALIDATORS
+        if problem_at is not None and not (ported and problem_at.message.startswith("Required value")):
+            raise InputError(f"{where}: {_label(kind, doc.obj)}: {problem_at.path}: {problem_at.message}")
+        if ported:  # upstream's validation judges what decodes, a missing field included
+            problem = ported_problem(kind, doc.obj)
+            if problem is not None:
+                raise InputError(f"{where}: {_label(kind, doc.obj)}: {problem[0]}: {problem[1]}")
+            if problem_at is not None:
+                raise InputError(f"{where}: {_label(kind, doc.obj)}: {problem_at.path}: {problem_at.message}")
         try:
             obj = _validate(model, kind, doc.obj, parts)
         except ValidationError as exc:
@@ -159,7 +165,7 @@ def load_inputs(docs: Sequence[Document], warn_unknown: bool = True, seed: int |
         if key in seen:
             raise InputError(f"{where}: {label}: duplicate object (first defined at {seen[key]})")
         seen[key] = where
-        problem = object_problem(obj, doc.obj, valid_specs)
+        problem = None if ported else object_problem(obj, doc.obj, valid_specs)
         if problem is not None:
             raise InputError(f"{where}: {label}: {problem[0]}: {problem[1]}")
         inputs.where[id(obj)] = f"{where}: {label}"
@@ -246,12 +252,7 @@ def object_problem(
     theirs: _validate), each checked once; the caller holds the specs, so their ids are not reused."""
     kind = type(obj).__name__
     if kind in VALIDATORS:
-        errors = validate_create(kind, raw)
-        return (errors[0].field, errors[0].body()) if errors else None
-    if isinstance(obj, ResourceSlice):
-        spec = raw.get("spec")
-        devices = spec.get("devices") if isinstance(spec, dict) else None
-        return slice_problem(obj, devices if isinstance(devices, list) else None)
+        return ported_problem(kind, raw)
     if isinstance(obj, ResourceClaim):
         return claim_problem(obj)
     if isinstance(obj, Pod):
@@ -262,6 +263,18 @@ def object_problem(
             valid_specs.add(id(obj.spec))
         return problem
     return None
+
+
+def ported_problem(kind: str, raw: dict[str, Any]) -> tuple[str, str] | None:
+    """The first error of upstream's validation of a kind it ports (resourceapi.validation.objects); for a
+    slice in the v1beta1 shape, simulate's guidance first (the API server drops, or strictly refuses, `basic`,
+    and would then report the device's missing fields)."""
+    if kind == "ResourceSlice":
+        problem = v1beta1_slice_problem(raw)
+        if problem is not None:
+            return problem
+    errors = validate_create(kind, raw)
+    return (errors[0].field, errors[0].body()) if errors else None
 
 
 def _check_references(inputs: Inputs, rng: random.Random) -> None:
@@ -445,14 +458,14 @@ def check_object(kind: str, raw: dict[str, Any], strict: bool = True) -> list[Ob
         missing = ObjectProblem(VALIDATE, field_path(model, err["loc"]), error_message(err))
     if strict and report is not None and report.unknown:
         return [ObjectProblem(DECODE, p, f'unknown field "{p}"') for p in report.unknown]
+    ported = validate_create(kind, raw)  # upstream's validation judges a missing field and generateName too
+    if ported is not None:
+        return [ObjectProblem(VALIDATE, e.field, e.body()) for e in ported]
     if problem is not None:
         return [ObjectProblem(VALIDATE, problem.path, problem.message)]
     if missing is not None:
         return [missing]
     if not getattr(obj, "metadata").name:  # noqa: B009 - every model here has metadata
         return [ObjectProblem(VALIDATE, "metadata.name", "Required value: name or generateName is required")]
-    ported = validate_create(kind, raw)
-    if ported is not None:
-        return [ObjectProblem(VALIDATE, e.field, e.body()) for e in ported]
     rule = object_problem(obj, raw)
     return [] if rule is None else [ObjectProblem(VALIDATE, rule[0], rule[1])]

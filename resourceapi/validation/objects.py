@@ -12,11 +12,14 @@ from typing import Any
 
 from resourceapi.field import FieldError
 from resourceapi.gates import FeatureGates
+from resourceapi.validation.slice import validate_resource_slice
 
 # (object as decoded JSON, served feature gates) -> every error, in the API server's order.
 Validator = Callable[[Mapping[str, Any], FeatureGates], list[FieldError]]
 
-VALIDATORS: dict[str, Validator] = {}
+VALIDATORS: dict[str, Validator] = {
+    "ResourceSlice": validate_resource_slice,
+}
 
 
 def validate_create(

@@ -96,7 +96,19 @@ def test_a_bad_quantity_is_a_400_that_names_no_field() -> None:
 
 
 def test_simulate_checks_report_the_first_problem_only() -> None:
-    # docs/divergences.md: simulate's input checks are a subset of the API server's, first problem only
+    # docs/divergences.md: for kinds not yet ported, simulate's input checks are a subset, first problem only
+    claim = {
+        "apiVersion": API,
+        "kind": "ResourceClaim",
+        "metadata": {"name": "c", "namespace": "default"},
+        "spec": {"devices": {"requests": [{"name": "a"}, {"name": "a"}]}},
+    }
+    verdict = simulate_object("ResourceClaim", claim)
+    assert [c.field for c in verdict.causes] == ["spec.devices.requests[1].name"]
+
+
+def test_a_ported_kind_reports_every_cause_in_upstream_order() -> None:
+    # ResourceSlices: upstream's whole validation (resourceapi/validation/slice.py), every cause in order
     slice_ = {
         "apiVersion": API,
         "kind": "ResourceSlice",
@@ -104,7 +116,7 @@ def test_simulate_checks_report_the_first_problem_only() -> None:
         "spec": {"driver": "-bad", "pool": {"name": "p", "resourceSliceCount": 0}, "nodeName": "n"},
     }
     verdict = simulate_object("ResourceSlice", slice_)
-    assert [c.field for c in verdict.causes] == ["spec.pool.resourceSliceCount"]  # the driver is not checked
+    assert [c.field for c in verdict.causes] == ["spec.driver", "spec.pool.resourceSliceCount"]
 
 
 def test_simulate_needs_a_name_where_the_api_server_would_generate_one() -> None:
