@@ -452,8 +452,11 @@ def check_object(kind: str, raw: dict[str, Any], strict: bool = True) -> list[Ob
     try:
         obj = model.model_validate(raw)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        if err["type"] != "missing":
+        errs = exc.errors()
+        if kind in VALIDATORS:  # Go decodes a null into the zero value, which the validation judges
+            errs = [e for e in errs if e["type"] != "missing" and e.get("input") is not None] or errs
+        err = errs[0]
+        if err["type"] != "missing" and (kind not in VALIDATORS or err.get("input") is not None):
             return [ObjectProblem(DECODE, field_path(model, err["loc"]), error_message(err))]
         missing = ObjectProblem(VALIDATE, field_path(model, err["loc"]), error_message(err))
     if strict and report is not None and report.unknown:

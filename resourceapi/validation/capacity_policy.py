@@ -4,8 +4,7 @@ pkg/apis/resource/validation/validation.go judges it: `validateMultiAllocatableD
 
 Go reads quantities through `Quantity.Value()` (int64) in places; the rules guard those reads against
 overflow first, so exact values give the same verdicts. The one place an overflowed int64 shows is the
-duplicate key of a valid value above 2^63 (`quantityKeyInt`); it is printed here as Go prints an int64-backed
-quantity's overflow, `0`.
+duplicate key of a valid value past int64 (`quantityKeyInt`), printed as Go computes it (goquantity.py).
 """
 
 from __future__ import annotations
@@ -16,23 +15,13 @@ from fractions import Fraction
 from typing import Any
 
 from resourceapi.field import FieldError, Path, duplicate, forbidden, invalid, required, too_many
-from resourceapi.quantity import MAX_INT64, MIN_INT64, Quantity, QuantityError, coerce_quantity
-from resourceapi.validation.gojson import quantity_text
+from resourceapi.quantity import MAX_INT64, MIN_INT64, Quantity
+from resourceapi.validation.goquantity import go_canonical, go_value, quantity_or_zero, quantity_text
 
 CAPACITY_REQUEST_POLICY_DISCRETE_MAX_OPTIONS = 10  # resource.CapacityRequestPolicyDiscreteMaxOptions
 IS_NEGATIVE_ERROR_MSG = "must be greater than or equal to 0"  # apimachineryvalidation.IsNegativeErrorMsg
 BOUND_OVER_INT64_MESSAGE = "must not be larger than 9223372036854775807"
 _ZERO = Quantity(Fraction(0))
-
-
-def quantity_or_zero(raw: Any) -> Quantity:
-    """A decoded quantity; an absent one is Go's zero Quantity (the decode stage refuses a malformed one)."""
-    if raw is None:
-        return _ZERO
-    try:
-        return coerce_quantity(raw)
-    except (QuantityError, TypeError, ValueError):
-        return _ZERO
 
 
 @dataclass(frozen=True)
@@ -41,13 +30,14 @@ class GoQuantity:
 
     q: Quantity
     text: str
+    value: int  # `Value()`
 
     def __str__(self) -> str:
         return self.text
 
 
 def go_quantity(raw: Any) -> GoQuantity:
-    return GoQuantity(quantity_or_zero(raw), "0" if raw is None else quantity_text(raw))
+    return GoQuantity(quantity_or_zero(raw), "0" if raw is None else quantity_text(raw), go_value(raw))
 
 
 def _optional(raw: Any) -> GoQuantity | None:
@@ -103,9 +93,8 @@ def request_policy_errors(
 
 
 def _int_key(q: GoQuantity) -> str:
-    """`quantityKeyInt`: `strconv.FormatInt(q.Value(), 10)`; an overflowed value reads 0 (see above)."""
-    v = q.q.value_ceil()
-    return str(v) if MIN_INT64 <= v <= MAX_INT64 else "0"
+    """`quantityKeyInt`: `strconv.FormatInt(q.Value(), 10)`, int64 wrap-around included."""
+    return str(q.value)
 
 
 def _dec_key(q: GoQuantity) -> str:
@@ -211,7 +200,7 @@ def _range_errors(
             invalid(
                 path.child("step"),
                 str(step),
-                f"one step {added} is larger than capacity value: {max_capacity}",
+                f"one step {go_canonical(added)} is larger than capacity value: {max_capacity}",
             )
         )
     if not use_milli:

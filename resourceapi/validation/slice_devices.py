@@ -16,7 +16,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from resourceapi.field import ErrorType, FieldError, Path, duplicate, invalid, required, too_long, too_many
-from resourceapi.names import is_c_identifier, is_dns1123_label, validate_driver_name
+from resourceapi.names import (
+    is_c_identifier,
+    is_dns1123_label,
+    max_len_bytes_error,
+    max_len_error,
+    validate_driver_name,
+)
 from resourceapi.validation.capacity_policy import (
     go_quantity,
     multi_allocatable_errors,
@@ -471,7 +477,7 @@ def _compatibility_groups_declarative(value: Any, path: Path) -> list[FieldError
     names = [text(g) for g in groups]
     errors: list[FieldError] = []
     for i, name in enumerate(names):
-        errors.extend(label_name_errors(name, path.index(i)))
+        errors.extend(short_name_errors(name, path.index(i)))
     errors.extend(unique_by(names, lambda n: n, lambda n: n, path))
     return errors
 
@@ -489,11 +495,20 @@ def unique_by(entries: list[Any], key: Any, shown: Any, path: Path) -> list[Fiel
     return errors
 
 
+def short_name_errors(name: str, path: Path) -> list[FieldError]:
+    """`validate.ShortName` (`content.IsDNS1123Label`: its length in bytes)."""
+    long = max_len_error(DNS1123_LABEL_MAX_LENGTH)
+    return [
+        invalid(path, name, max_len_bytes_error(DNS1123_LABEL_MAX_LENGTH) if msg == long else msg)
+        for msg in is_dns1123_label(name)
+    ]
+
+
 def name_declarative(name: str, path: Path) -> list[FieldError]:
     """`RequiredValue` then `ShortName`."""
     if not name:
         return [required(path)]
-    return label_name_errors(name, path)
+    return short_name_errors(name, path)
 
 
 def counters_declarative(value: Any, path: Path) -> list[FieldError]:
@@ -501,4 +516,4 @@ def counters_declarative(value: Any, path: Path) -> list[FieldError]:
     counters = obj(value)
     if not counters:
         return [required(path)]
-    return [e for key in sorted(counters) for e in label_name_errors(key, path)]
+    return [e for key in sorted(counters) for e in short_name_errors(key, path)]
