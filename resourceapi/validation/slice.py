@@ -108,6 +108,22 @@ class SliceGates:
     optional_node_operations: bool
     fractional_capacity: bool
 
+    @property
+    def dropped_device_fields(self) -> tuple[str, ...]:
+        """A device's fields that PrepareForCreate drops under these gates."""
+        dropped: list[str] = []
+        if not self.taints:
+            dropped.append("taints")
+        if not self.partitionable:
+            dropped += ["consumesCounters", "nodeName", "nodeSelector", "allNodes"]
+        if not self.binding_conditions:
+            dropped += ["bindingConditions", "bindingFailureConditions", "bindsToNode"]
+        if not self.consumable_capacity:
+            dropped.append("allowMultipleAllocations")
+        if not self.node_allocatable:
+            dropped.append("nodeAllocatableResources")
+        return tuple(dropped)
+
     @staticmethod
     def of(gates: FeatureGates) -> SliceGates:
         return SliceGates(
@@ -206,41 +222,51 @@ def prepare(spec: Mapping[str, Any], sg: SliceGates) -> dict[str, Any]:
     return out
 
 
-def _prepare_device(device: Mapping[str, Any], sg: SliceGates) -> dict[str, Any]:
+def _prepare_device(device: Mapping[str, Any], sg: SliceGates) -> Mapping[str, Any]:
+    """One device without its disabled fields: a copy where something is dropped, else the device itself."""
+    dropped = [key for key in sg.dropped_device_fields if key in device]
+    capacity = device.get("capacity")
+    drop_policies = (
+        not sg.consumable_capacity
+        and isinstance(capacity, dict)
+        and any(isinstance(c, dict) and "requestPolicy" in c for c in capacity.values())
+    )
+    consumptions = device.get("consumesCounters")
+    drop_groups = (
+        not sg.compatibility_groups
+        and isinstance(consumptions, list)
+        and any(isinstance(c, dict) and "compatibilityGroups" in c for c in consumptions)
+    )
+    attributes = device.get("attributes")
+    drop_lists = (
+        not sg.list_attributes
+        and isinstance(attributes, dict)
+        and any(
+            isinstance(a, dict) and not a.keys().isdisjoint(LIST_ATTRIBUTE_FIELDS)
+            for a in attributes.values()
+        )
+    )
+    if not (dropped or drop_policies or drop_groups or drop_lists):
+        return device
     out = dict(device)
-    dropped: list[str] = []
-    if not sg.taints:
-        dropped.append("taints")
-    if not sg.partitionable:
-        dropped += ["consumesCounters", "nodeName", "nodeSelector", "allNodes"]
-    if not sg.binding_conditions:
-        dropped += ["bindingConditions", "bindingFailureConditions", "bindsToNode"]
-    if not sg.consumable_capacity:
-        dropped.append("allowMultipleAllocations")
-    if not sg.node_allocatable:
-        dropped.append("nodeAllocatableResources")
     for key in dropped:
-        out.pop(key, None)
-    if not sg.consumable_capacity and isinstance(out.get("capacity"), Mapping):
-        out["capacity"] = {
-            k: ({f: v for f, v in c.items() if f != "requestPolicy"} if isinstance(c, Mapping) else c)
-            for k, c in out["capacity"].items()
-        }
-    if not sg.compatibility_groups and isinstance(out.get("consumesCounters"), list):
-        out["consumesCounters"] = [
-            {f: v for f, v in c.items() if f != "compatibilityGroups"} if isinstance(c, Mapping) else c
-            for c in out["consumesCounters"]
-        ]
-    if not sg.list_attributes and isinstance(out.get("attributes"), Mapping):
-        out["attributes"] = {
-            k: (
-                {f: v for f, v in a.items() if f not in LIST_ATTRIBUTE_FIELDS}
-                if isinstance(a, Mapping)
-                else a
-            )
-            for k, a in out["attributes"].items()
-        }
+        del out[key]
+    if drop_policies:
+        assert isinstance(capacity, dict)
+        out["capacity"] = {k: _without(c, ("requestPolicy",)) for k, c in capacity.items()}
+    if drop_groups:
+        assert isinstance(consumptions, list)
+        out["consumesCounters"] = [_without(c, ("compatibilityGroups",)) for c in consumptions]
+    if drop_lists:
+        assert isinstance(attributes, dict)
+        out["attributes"] = {k: _without(a, LIST_ATTRIBUTE_FIELDS) for k, a in attributes.items()}
     return out
+
+
+def _without(value: Any, keys: tuple[str, ...]) -> Any:
+    if not isinstance(value, dict):
+        return value
+    return {f: v for f, v in value.items() if f not in keys}
 
 
 # --- handwritten -------------------------------------------------------------------------------------------
@@ -331,7 +357,7 @@ def _devices_errors(devices: list[Mapping[str, Any]], per_device: bool, sg: Slic
     advanced = any(
         items(d.get("taints"))
         or items(d.get("consumesCounters"))
-        or any(has_list_value(obj(a)) for a in obj(d.get("attributes")).values())
+        or (sg.list_attributes and any(has_list_value(obj(a)) for a in obj(d.get("attributes")).values()))
         for d in devices
     )
     limit = RESOURCE_SLICE_MAX_DEVICES_WITH_ADVANCED_FEATURES if advanced else RESOURCE_SLICE_MAX_DEVICES

@@ -11,6 +11,9 @@ attribute union at a key cut short for display (the declarative rule reports the
 
 from __future__ import annotations
 
+import dataclasses
+import functools
+import json
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -82,14 +85,27 @@ PER_DEVICE_NODE_FIELDS_FORBIDDEN = (
 NODE_ALLOCATABLE_FIELDS = "`capacityKey`, `deviceMultiplier`"
 
 
+_EMPTY: Mapping[str, Any] = {}
+_NONE: list[Any] = []
+_BASE = "\x00"  # the path of memoized errors, replaced by the real one (`_rebased`)
+
+
 def obj(value: Any) -> Mapping[str, Any]:
     """A decoded object, or {} for null (Go's zero struct)."""
-    return value if isinstance(value, Mapping) else {}
+    return value if isinstance(value, dict) else _EMPTY
 
 
 def items(value: Any) -> list[Any]:
     """A decoded list, or [] for null."""
-    return value if isinstance(value, list) else []
+    return value if isinstance(value, list) else _NONE
+
+
+def _rebased(errors: tuple[FieldError, ...], path: Path) -> list[FieldError]:
+    """Memoized errors (computed at `_BASE`) at `path`."""
+    if not errors:
+        return []
+    prefix = str(path)
+    return [dataclasses.replace(e, field=prefix + e.field[len(_BASE) :]) for e in errors]
 
 
 def text(value: Any) -> str:
@@ -104,6 +120,16 @@ def go_len(value: str) -> int:
 def label_name_errors(name: str, path: Path) -> list[FieldError]:
     """`ValidateDNS1123Label` (device and counter names): one Invalid per message, "" included."""
     return [invalid(path, name, msg) for msg in is_dns1123_label(name)]
+
+
+def key_errors(name: str, path: Path) -> list[FieldError]:
+    """`qualified_name_errors`, memoized: a dump repeats the same few attribute and capacity names."""
+    return _rebased(_key_errors(name), path)
+
+
+@functools.lru_cache(maxsize=4096)
+def _key_errors(name: str) -> tuple[FieldError, ...]:
+    return tuple(qualified_name_errors(name, Path(_BASE)))
 
 
 def qualified_name_errors(name: str, path: Path) -> list[FieldError]:
@@ -136,6 +162,31 @@ def _c_identifier_errors(identifier: str, path: Path) -> list[FieldError]:
     return errors
 
 
+def simple_attribute(attribute: Any) -> bool:
+    """One valid scalar value (the common attribute): no handwritten error and no union error."""
+    if attribute.__class__ is not dict or len(attribute) != 1:
+        return False
+    value = attribute.get("string")
+    if value is not None:
+        return value.__class__ is str and (
+            len(value) <= 16 or go_len(value) <= DEVICE_ATTRIBUTE_MAX_VALUE_LENGTH
+        )
+    value = attribute.get("int")
+    if value is not None:
+        return value.__class__ is int
+    value = attribute.get("bool")
+    if value is not None:
+        return value.__class__ is bool
+    value = attribute.get("version")
+    if value is not None:
+        return (
+            value.__class__ is str
+            and (len(value) <= 16 or go_len(value) <= DEVICE_ATTRIBUTE_MAX_VALUE_LENGTH)
+            and SEMVER_RE.fullmatch(value) is not None
+        )
+    return False
+
+
 def has_list_value(attribute: Mapping[str, Any]) -> bool:
     """A list-typed attribute value is set (non-nil, even empty)."""
     return any(attribute.get(f) is not None for f in LIST_ATTRIBUTE_FIELDS)
@@ -145,8 +196,10 @@ def _num_attribute_values(attributes: Mapping[str, Any]) -> int:
     """`numEntriesDeviceAttribute`: a scalar counts 1, a list its items."""
     total = 0
     for raw in attributes.values():
-        attribute = obj(raw)
-        lengths = [len(items(attribute.get(f))) for f in LIST_ATTRIBUTE_FIELDS]
+        if raw.__class__ is not dict or raw.keys().isdisjoint(LIST_ATTRIBUTE_FIELDS):
+            total += 1
+            continue
+        lengths = [len(items(raw.get(f))) for f in LIST_ATTRIBUTE_FIELDS]
         total += sum(lengths) if any(lengths) else 1
     return total
 
@@ -176,21 +229,18 @@ def device_errors(
     if values > RESOURCE_SLICE_MAX_ATTRIBUTE_VALUES_PER_DEVICE:
         limit = RESOURCE_SLICE_MAX_ATTRIBUTE_VALUES_PER_DEVICE
         errors.append(invalid(path, values, f"the total number of attribute values must not exceed {limit}"))
-    attributes_path = path.child("attributes")
-    for key in sorted(attributes):
-        errors.extend(qualified_name_errors(key, attributes_path))
-        shown = truncate_if_too_long(key, ATTRIBUTE_AND_CAPACITY_MAX_KEY_LENGTH)
-        errors.extend(_attribute_errors(obj(attributes[key]), attributes_path.key(shown), shown != key))
-    multiple = device.get("allowMultipleAllocations") is True
-    capacity_path = path.child("capacity")
-    for key in sorted(capacity):
-        errors.extend(qualified_name_errors(key, capacity_path))
-        item_path = capacity_path.key(truncate_if_too_long(key, ATTRIBUTE_AND_CAPACITY_MAX_KEY_LENGTH))
-        item = obj(capacity[key])
-        if multiple:
-            errors.extend(multi_allocatable_errors(item, item_path, fractional))
-        else:
-            errors.extend(single_allocatable_errors(item, item_path))
+    if attributes:
+        attributes_path = path.child("attributes")
+        for key in sorted(attributes):
+            errors.extend(key_errors(key, attributes_path))
+            value = attributes[key]
+            if simple_attribute(value):
+                continue
+            shown = truncate_if_too_long(key, ATTRIBUTE_AND_CAPACITY_MAX_KEY_LENGTH)
+            errors.extend(_attribute_errors(obj(value), attributes_path.key(shown), shown != key))
+    if capacity:
+        multiple = device.get("allowMultipleAllocations") is True
+        errors.extend(_rebased(_capacity_errors(capacity, multiple, fractional), path.child("capacity")))
     taints = items(device.get("taints"))
     if len(taints) > DEVICE_TAINTS_MAX_LENGTH:
         errors.append(too_many(path.child("taints"), len(taints), DEVICE_TAINTS_MAX_LENGTH))
@@ -210,13 +260,49 @@ def device_errors(
                     )
                 )
     errors.extend(_node_selection_errors(device, path, per_device_node_selection))
-    errors.extend(
-        binding_parameter_errors(
-            device.get("bindingConditions"), device.get("bindingFailureConditions"), path
-        )
-    )
+    conditions = device.get("bindingConditions")
+    failure_conditions = device.get("bindingFailureConditions")
+    if conditions is not None or failure_conditions is not None:
+        errors.extend(binding_parameter_errors(conditions, failure_conditions, path))
     if allocatable:
         errors.extend(_node_allocatable_errors(obj(device.get("nodeAllocatableResources")), capacity, path))
+    return errors
+
+
+_CAPACITY_CACHE: dict[tuple[bool, bool, str], tuple[FieldError, ...]] = {}
+_CAPACITY_CACHE_MAX = 4096
+
+
+def _capacity_errors(capacity: Mapping[str, Any], multiple: bool, fractional: bool) -> tuple[FieldError, ...]:
+    """The capacity map's errors at `_BASE`, memoized by its JSON: the devices of a slice, and of a cluster,
+    repeat the same capacities."""
+    try:
+        key = (multiple, fractional, json.dumps(capacity, sort_keys=True))
+    except (TypeError, ValueError):
+        return tuple(_capacity_map_errors(capacity, multiple, fractional, Path(_BASE)))
+    found = _CAPACITY_CACHE.get(key)
+    if found is None:
+        found = tuple(_capacity_map_errors(capacity, multiple, fractional, Path(_BASE)))
+        if len(_CAPACITY_CACHE) >= _CAPACITY_CACHE_MAX:
+            _CAPACITY_CACHE.clear()
+        _CAPACITY_CACHE[key] = found
+    return found
+
+
+def _capacity_map_errors(
+    capacity: Mapping[str, Any], multiple: bool, fractional: bool, path: Path
+) -> list[FieldError]:
+    """`validateMap(capacity)`: each key a qualified name, each item's request policy for a device that
+    allows multiple allocations, none for one that does not."""
+    errors: list[FieldError] = []
+    for key in sorted(capacity):
+        errors.extend(key_errors(key, path))
+        item_path = path.key(truncate_if_too_long(key, ATTRIBUTE_AND_CAPACITY_MAX_KEY_LENGTH))
+        item = obj(capacity[key])
+        if multiple:
+            errors.extend(multi_allocatable_errors(item, item_path, fractional))
+        else:
+            errors.extend(single_allocatable_errors(item, item_path))
     return errors
 
 
@@ -396,17 +482,18 @@ def device_declarative(device: Mapping[str, Any], path: Path) -> list[FieldError
     errors: list[FieldError] = []
     attributes = obj(device.get("attributes"))
     for key in sorted(attributes):
-        errors.extend(_attribute_union(obj(attributes[key]), path.child("attributes").key(key)))
-    errors.extend(
-        _consumptions_declarative(items(device.get("consumesCounters")), path.child("consumesCounters"))
-    )
+        value = attributes[key]
+        if not simple_attribute(value):
+            errors.extend(_attribute_union(obj(value), path.child("attributes").key(key)))
+    consumptions = items(device.get("consumesCounters"))
+    if consumptions:
+        errors.extend(_consumptions_declarative(consumptions, path.child("consumesCounters")))
     for i, taint in enumerate(items(device.get("taints"))):
         errors.extend(taint_declarative(obj(taint), path.child("taints").index(i)))
-    errors.extend(
-        binding_parameter_declarative(
-            device.get("bindingConditions"), device.get("bindingFailureConditions"), path
-        )
-    )
+    conditions = device.get("bindingConditions")
+    failure_conditions = device.get("bindingFailureConditions")
+    if conditions is not None or failure_conditions is not None:
+        errors.extend(binding_parameter_declarative(conditions, failure_conditions, path))
     resources = obj(device.get("nodeAllocatableResources"))
     for name in sorted(resources):
         mapping = obj(resources[name]).get("mapping")
