@@ -7,7 +7,8 @@ Two checkers stand behind it, the ones the commands use (no copy of either here)
   strict decoding's unknown-field check (`validate --strict`). Only native causes count: the KEP-6406 field
   and its annotation carrier are dra-capacity's own rules, which the API server has nothing to say about.
 * ResourceClaims, ResourceClaimTemplates and ResourceSlices: simulate's per-object input checks
-  (`allocator.simulate.inputs.check_object`), which report the first problem only.
+  (`allocator.simulate.inputs.check_object`): upstream's whole validation for a kind it ports
+  (resourceapi/validation/objects.py, every cause), else a subset reporting the first problem only.
 
 The differential harness (tests/differential/) compares these verdicts with a real kube-apiserver's.
 """

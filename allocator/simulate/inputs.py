@@ -437,7 +437,9 @@ DECODE, VALIDATE = "decode", "validate"
 def check_object(kind: str, raw: dict[str, Any], strict: bool = True) -> list[ObjectProblem]:
     """Simulate's per-object input checks (`load_inputs`, in its order) on one raw object of a kind simulate
     reads, as a library entry, staged as the API server answers: the first wrong type or bad quantity, then
-    the unknown fields (each a problem when `strict`), then the first missing required field, then the first
+    the unknown fields (each a problem when `strict`), then, for a kind whose validation is ported
+    (resourceapi.validation.objects), every error upstream's validation reports (a null there is Go's zero
+    value, not a decode error); for another kind, the first missing required field, then the first
     within-object rule (objectchecks). [] when simulate accepts the object. References between objects are
     not checked here (they need the whole input)."""
     if kind not in KINDS:
