@@ -41,11 +41,10 @@ from resourceapi.gates import (
     DRA_RESOURCE_CLAIM_DEVICE_STATUS,
     FeatureGates,
 )
-from resourceapi.names import generated_name_base, is_dns1123_subdomain
 from resourceapi.validation.device_fields import driver_name_errors, pool_name_errors
 from resourceapi.validation.gojson import counters_json, marshal
-from resourceapi.validation.meta import GENERATED_SUFFIX, METADATA, validate_annotations, validate_labels
 from resourceapi.validation.node_selector import node_name_errors, node_selector_errors, terms_value
+from resourceapi.validation.object_meta import GENERATE_NAME, object_meta_errors
 from resourceapi.validation.slice_devices import (
     LIST_ATTRIBUTE_FIELDS,
     counters_declarative,
@@ -62,7 +61,6 @@ from resourceapi.validation.slice_devices import (
 )
 
 SPEC = Path("spec")
-GENERATE_NAME = "metadata.generateName"
 RESOURCE_SLICE_MAX_DEVICES = 128
 RESOURCE_SLICE_MAX_DEVICES_WITH_ADVANCED_FEATURES = 64
 RESOURCE_SLICE_MAX_COUNTER_SETS = 8
@@ -144,7 +142,7 @@ class SliceGates:
 def validate_resource_slice(slice_obj: Mapping[str, Any], gates: FeatureGates) -> list[FieldError]:
     """Every error kube-apiserver 1.37 reports on creating `slice_obj` (decoded JSON), in its order."""
     sg = SliceGates.of(gates)
-    errors = metadata_errors(obj(slice_obj.get("metadata")))
+    errors = object_meta_errors(obj(slice_obj.get("metadata")))
     spec = prepare(obj(slice_obj.get("spec")), sg)
     errors.extend(spec_errors(spec, sg))
     return once(errors) + spec_declarative(spec, sg)
@@ -163,43 +161,6 @@ def once(errors: list[FieldError]) -> list[FieldError]:
             seen.add(key)
             out.append(e)
     return out
-
-
-def metadata_errors(meta: Mapping[str, Any]) -> list[FieldError]:
-    """`corevalidation.ValidateObjectMeta(meta, false, NameIsDNSSubdomain)`, all handwritten for slices:
-    `generateName` as a name prefix when set, the name, labels, annotations. Without a name, the API server
-    judges the one it generated from `generateName` (random suffix); that is reported here at
-    `metadata.generateName` with the prefix as the value, as `dra-capacity validate` does
-    (docs/divergences.md). A namespace is cleared first (cluster-scoped); `generation` is set to 1
-    (PrepareForCreate)."""
-    errors: list[FieldError] = []
-    generate_name = text(meta.get("generateName"))
-    name = text(meta.get("name"))
-    path = Path(GENERATE_NAME)
-    if generate_name:
-        errors.extend(
-            invalid(path, generate_name, m) for m in is_dns1123_subdomain(_mask_trailing_dash(generate_name))
-        )
-    if name:
-        errors.extend(invalid(METADATA.child("name"), name, m) for m in is_dns1123_subdomain(name))
-    elif generate_name:
-        generated = generated_name_base(generate_name) + GENERATED_SUFFIX
-        errors.extend(invalid(path, generate_name, m) for m in is_dns1123_subdomain(generated))
-    else:
-        errors.append(required(METADATA.child("name"), "name or generateName is required"))
-    for key, check in (("labels", validate_labels), ("annotations", validate_annotations)):
-        value = meta.get(key)
-        if value is not None:
-            errors.extend(check(value, METADATA.child(key)))
-    return errors
-
-
-def _mask_trailing_dash(name: str) -> str:
-    """`maskTrailingDash`: a prefix may end in `-` (its last two bytes become `a`)."""
-    raw = name.encode("utf-8", "surrogatepass")
-    if len(raw) > 1 and raw.endswith(b"-"):
-        return (raw[:-2] + b"a").decode("utf-8", errors="replace")
-    return name
 
 
 # --- PrepareForCreate --------------------------------------------------------------------------------------

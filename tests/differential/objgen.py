@@ -719,6 +719,27 @@ def resource_slice(draw: st.DrawFn) -> dict[str, Any]:
     }
     if draw(st.integers(0, 40)) == 0:
         spec["devices"] = [{"name": "d", "basic": {}}]
+    meta = obj["metadata"]
+    if draw(st.integers(0, 12)) == 0:
+        meta["finalizers"] = draw(
+            st.lists(
+                st.sampled_from(
+                    ["orphan", "foregroundDeletion", "kubernetes", "custom", "example.com/f", "a b"]
+                ),
+                max_size=3,
+            )
+        )
+    if draw(st.integers(0, 12)) == 0:
+        meta["ownerReferences"] = [
+            {
+                "apiVersion": draw(st.sampled_from(["v1", "apps/v1", "", "/", "a/b/c", "apps/"])),
+                "kind": draw(st.sampled_from(["Node", "Event", ""])),
+                "name": draw(st.sampled_from(["n", ""])),
+                "uid": draw(st.sampled_from(["0b6c5f4e-2f8a-4c51-9a7e-3c2d1b0a9f8e", ""])),
+                **({"controller": True} if draw(st.booleans()) else {}),
+            }
+            for _ in range(draw(st.integers(1, 2)))
+        ]
     return obj
 
 

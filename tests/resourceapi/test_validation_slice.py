@@ -554,3 +554,36 @@ def test_equal_handwritten_errors_are_reported_once() -> None:
     s = good_slice()
     s["metadata"]["labels"] = {"a": "x" * 64, "b": "x" * 64}
     assert errors(s) == [f'metadata.labels: Invalid value: "{"x" * 64}": must be no more than 63 bytes']
+
+
+def test_owner_references_and_finalizers() -> None:
+    s = good_slice()
+    s["metadata"]["ownerReferences"] = [
+        {"apiVersion": "a/b/c", "kind": "Node", "name": "n", "uid": "u", "controller": True},
+        {"apiVersion": "v1", "kind": "Event", "name": "", "uid": "u", "controller": True},
+        {
+            "apiVersion": "v1",
+            "kind": "Event",
+            "name": "",
+            "uid": "u",
+            "controller": True,
+        },  # dropped: a repeat
+    ]
+    s["metadata"]["finalizers"] = ["orphan", "foregroundDeletion", "custom"]
+    refs = (
+        '[{"apiVersion":"a/b/c","kind":"Node","name":"n","uid":"u","controller":true},'
+        '{"apiVersion":"v1","kind":"Event","name":"","uid":"u","controller":true}]'
+    )
+    assert errors(s) == [
+        'metadata.ownerReferences[0].apiVersion: Invalid value: "a/b/c": must be <group>/<version> or '
+        "<version>",
+        "metadata.ownerReferences[1].name: Required value: must not be empty",
+        'metadata.ownerReferences[1]: Invalid value: {"apiVersion":"v1","kind":"Event","name":"","uid":"u",'
+        '"controller":true}: /v1, Kind=Event is disallowed from being an owner',
+        f"metadata.ownerReferences: Invalid value: {refs}: Only one reference can have Controller set to "
+        'true. Found "true" in references for Node/n and Event/',
+        'metadata.finalizers: Invalid value: ["orphan","foregroundDeletion","custom"]: finalizer orphan and '
+        "foregroundDeletion cannot be both set",
+        'metadata.finalizers[2]: Invalid value: "custom": name is neither a standard finalizer name nor is '
+        "it fully qualified",
+    ]
