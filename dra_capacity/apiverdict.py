@@ -9,6 +9,8 @@ Two checkers stand behind it, the ones the commands use (no copy of either here)
 * ResourceClaims, ResourceClaimTemplates and ResourceSlices: simulate's per-object input checks
   (`allocator.simulate.inputs.check_object`): upstream's whole validation for a kind it ports
   (resourceapi/validation/objects.py, every cause), else a subset reporting the first problem only.
+* A ResourceClaim status update (`status_update`): the body decoded as simulate decodes a claim, then
+  `resourceapi.validation.claim_status`, upstream's status-update validation.
 
 The differential harness (tests/differential/) compares these verdicts with a real kube-apiserver's.
 """
@@ -18,17 +20,24 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from allocator.simulate.inputs import DECODE, check_object
+from allocator.simulate.inputs import DECODE, ObjectProblem, check_object
 from dra_capacity.validate_cmd import evaluate, unknown_fields
 from resourceapi.apischema import check_fields
 from resourceapi.documents import Document
 from resourceapi.field import ErrorType
 from resourceapi.gates import FeatureGates
+from resourceapi.validation.claim_status import StatusGates, status_update_errors
 from webhook.deviceclass.admission import DeviceClassAdmission
 from webhook.deviceclass.native_rules import NativeRules
 
 CREATED, BAD_REQUEST, INVALID = 201, 400, 422
 QUANTITY_SYNTAX = "quantities must match the regular expression"
+# resource.ParseQuantity's errors: the decoder reports them bare, naming neither the field nor the value.
+QUANTITY_ERRORS = (
+    QUANTITY_SYNTAX,
+    "unable to parse numeric part of quantity",
+    "unable to parse quantity's suffix",
+)
 DEVICE_CLASS = "DeviceClass"
 SIMULATE_KINDS = ("ResourceClaim", "ResourceClaimTemplate", "ResourceSlice")
 _REASONS = sorted(
@@ -116,18 +125,47 @@ class Judge:
 
 
 def simulate_object(kind: str, obj: dict[str, object]) -> Verdict:
-    """Simulate's input checks on one object, as the API server's answer would read."""
-    problems = check_object(kind, dict(obj))
+    """Simulate's input checks on one object, as the API server's answer to creating it would read (a create
+    wipes a claim's status, so the status is decoded but not judged)."""
+    problems = check_object(kind, dict(obj), judge_status=False)
     if not problems:
         return ACCEPTED
-    version = str(obj.get("apiVersion", "")).rpartition("/")[2]
     if problems[0].stage == DECODE:
-        unknown = [p.path for p in problems if p.message == f'unknown field "{p.path}"']
-        if unknown:
-            return Verdict(False, BAD_REQUEST, (), strict_message(kind, version, unknown))
-        first = problems[0]
-        detail = f"{first.path}: {first.message}"
-        if QUANTITY_SYNTAX in first.message:  # the decoder names neither the field nor the value
-            detail = first.message[first.message.index(QUANTITY_SYNTAX) :]
-        return Verdict(False, BAD_REQUEST, (), decode_message(kind, version, detail))
+        return _undecodable(kind, obj, problems)
     return Verdict(False, INVALID, tuple(Cause(p.path, reason_of(p.message), p.message) for p in problems))
+
+
+def _undecodable(kind: str, obj: dict[str, object], problems: list[ObjectProblem]) -> Verdict:
+    """The 400 for a body the server cannot decode: unknown fields (strict), else the first decode error."""
+    version = str(obj.get("apiVersion", "")).rpartition("/")[2]
+    unknown = [p.path for p in problems if p.message == f'unknown field "{p.path}"']
+    if unknown:
+        return Verdict(False, BAD_REQUEST, (), strict_message(kind, version, unknown))
+    first = problems[0]
+    detail = f"{first.path}: {first.message}"
+    for text in QUANTITY_ERRORS:
+        if text in first.message:
+            detail = first.message[first.message.index(text) :]
+            break
+    return Verdict(False, BAD_REQUEST, (), decode_message(kind, version, detail))
+
+
+def status_update(
+    new: dict[str, object],
+    old: dict[str, object],
+    gates: FeatureGates | None = None,
+    admin_namespace: bool | None = None,
+    status_gates: StatusGates | None = None,
+) -> Verdict:
+    """The verdict on updating stored claim `old`'s status to `new`'s (a PUT to `resourceclaims/status`):
+    the body decoded as a ResourceClaim, then upstream's status-update validation. `status_gates` overrides
+    the gates the status strategy reads (some, e.g. DRAOptionalNodeOperations, are not in FeatureGates)."""
+    problems = check_object("ResourceClaim", dict(new), judge_status=False)
+    if problems and problems[0].stage == DECODE:
+        return _undecodable("ResourceClaim", new, problems)
+    if status_gates is None:
+        status_gates = StatusGates.of(gates or FeatureGates.defaults())
+    errors = status_update_errors(new, old, status_gates, admin_namespace)
+    if not errors:
+        return ACCEPTED
+    return Verdict(False, INVALID, tuple(Cause(e.field, e.type.cause_type, e.body()) for e in errors))

@@ -22,8 +22,10 @@ from resourceapi.apischema import check_fields, known_kind
 from resourceapi.core_v1 import Namespace, Node, Pod, PodResourceClaim
 from resourceapi.documents import Document
 from resourceapi.extended import CapacityCarrierError, class_capacity_requests, is_dra_extended_resource_name
+from resourceapi.field import FieldError
 from resourceapi.interning import json_key
 from resourceapi.resource_v1 import DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice
+from resourceapi.validation.claim_status import validate_status_update
 from resourceapi.validation.objects import VALIDATORS, validate_create
 from resourceapi.workloads_v1 import Deployment, Job, ReplicaSet, StatefulSet, Workload
 
@@ -166,6 +168,8 @@ def load_inputs(docs: Sequence[Document], warn_unknown: bool = True, seed: int |
             raise InputError(f"{where}: {label}: duplicate object (first defined at {seen[key]})")
         seen[key] = where
         problem = None if ported else object_problem(obj, doc.obj, valid_specs)
+        if problem is None and kind == "ResourceClaim":
+            problem = claim_status_problem(doc.obj)
         if problem is not None:
             raise InputError(f"{where}: {label}: {problem[0]}: {problem[1]}")
         inputs.where[id(obj)] = f"{where}: {label}"
@@ -274,6 +278,28 @@ def ported_problem(kind: str, raw: dict[str, Any]) -> tuple[str, str] | None:
         if problem is not None:
             return problem
     errors = validate_create(kind, raw)
+    return (errors[0].field, errors[0].body()) if errors else None
+
+
+def claim_status_errors(raw: dict[str, Any]) -> list[FieldError]:
+    """A claim's status judged as the API server judges writing it to the same claim unallocated (a status
+    update from an empty status): what simulate reads as committed state must be a status the server could
+    have accepted. [] without a status.
+
+    The claim is taken as it was before any deletion began (its reservations were written then), and the
+    namespace's admin-access label is not checked (a label removed since does not undo an allocation)."""
+    if raw.get("status") is None:
+        return []
+    unallocated = {key: value for key, value in raw.items() if key != "status"}
+    meta = raw.get("metadata")
+    if isinstance(meta, dict) and "deletionTimestamp" in meta:
+        unallocated["metadata"] = {k: v for k, v in meta.items() if k != "deletionTimestamp"}
+    return validate_status_update(raw, unallocated)
+
+
+def claim_status_problem(raw: dict[str, Any]) -> tuple[str, str] | None:
+    """The first of `claim_status_errors`, as (field path, message)."""
+    errors = claim_status_errors(raw)
     return (errors[0].field, errors[0].body()) if errors else None
 
 
@@ -434,14 +460,17 @@ class ObjectProblem:
 DECODE, VALIDATE = "decode", "validate"
 
 
-def check_object(kind: str, raw: dict[str, Any], strict: bool = True) -> list[ObjectProblem]:
+def check_object(
+    kind: str, raw: dict[str, Any], strict: bool = True, judge_status: bool = True
+) -> list[ObjectProblem]:
     """Simulate's per-object input checks (`load_inputs`, in its order) on one raw object of a kind simulate
     reads, as a library entry, staged as the API server answers: the first wrong type or bad quantity, then
     the unknown fields (each a problem when `strict`), then, for a kind whose validation is ported
     (resourceapi.validation.objects), every error upstream's validation reports (a null there is Go's zero
     value, not a decode error); for another kind, the first missing required field, then the first
     within-object rule (objectchecks). [] when simulate accepts the object. References between objects are
-    not checked here (they need the whole input)."""
+    not checked here (they need the whole input). A ResourceClaim's status is judged as a status update
+    (`claim_status_errors`) unless `judge_status` is false (a create: the API server wipes the status)."""
     if kind not in KINDS:
         raise ValueError(f"simulate does not read {kind}")
     api_version, model = KINDS[kind]
@@ -463,9 +492,10 @@ def check_object(kind: str, raw: dict[str, Any], strict: bool = True) -> list[Ob
         missing = ObjectProblem(VALIDATE, field_path(model, err["loc"]), error_message(err))
     if strict and report is not None and report.unknown:
         return [ObjectProblem(DECODE, p, f'unknown field "{p}"') for p in report.unknown]
+    status = claim_status_errors(raw) if judge_status and kind == "ResourceClaim" else []
     ported = validate_create(kind, raw)  # upstream's validation judges a missing field and generateName too
     if ported is not None:
-        return [ObjectProblem(VALIDATE, e.field, e.body()) for e in ported]
+        return [ObjectProblem(VALIDATE, e.field, e.body()) for e in ported or status]
     if problem is not None:
         return [ObjectProblem(VALIDATE, problem.path, problem.message)]
     if missing is not None:
@@ -473,4 +503,6 @@ def check_object(kind: str, raw: dict[str, Any], strict: bool = True) -> list[Ob
     if not getattr(obj, "metadata").name:  # noqa: B009 - every model here has metadata
         return [ObjectProblem(VALIDATE, "metadata.name", "Required value: name or generateName is required")]
     rule = object_problem(obj, raw)
-    return [] if rule is None else [ObjectProblem(VALIDATE, rule[0], rule[1])]
+    if rule is None:
+        return [ObjectProblem(VALIDATE, e.field, e.body()) for e in status]
+    return [ObjectProblem(VALIDATE, rule[0], rule[1])]

@@ -1,6 +1,6 @@
-"""Node selection as pkg/apis/core/validation judges it: `ValidateNodeSelector` (its terms' label and field
-requirements) and `ValidateNodeName`, over decoded JSON. ResourceSlices use both, for the slice and, with
-`perDeviceNodeSelection`, for each device.
+"""`corevalidation.ValidateNodeSelector` (pkg/apis/core/validation/validation.go) over decoded JSON: a
+ResourceClaim's `status.allocation.nodeSelector` and a ResourceSlice's node selectors are judged by it; and
+resource validation's `validateNodeName`.
 """
 
 from __future__ import annotations
@@ -9,53 +9,66 @@ from collections.abc import Mapping
 from typing import Any
 
 from resourceapi.field import FieldError, Path, forbidden, invalid, required
-from resourceapi.names import is_dns1123_subdomain, is_qualified_name
+from resourceapi.names import is_dns1123_subdomain
+from resourceapi.objects import mapping
+from resourceapi.validation.device_fields import label_name_errors
 from resourceapi.validation.gojson import NULL, GoJSON, marshal
 from resourceapi.validation.meta import is_label_value
 
-OBJECT_NAME_FIELD = "metadata.name"  # metav1.ObjectNameField, the one node field a selector may name
+_NODE_NAME_FIELD = "metadata.name"  # the one node field selector key (nodeFieldSelectorValidators)
 
 
-def _obj(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
-def _text(value: Any) -> str:
+def _text(obj: Mapping[str, Any], key: str) -> str:
+    value = obj.get(key)
     return value if isinstance(value, str) else ""
 
 
-def node_name_errors(name: str, path: Path) -> list[FieldError]:
-    """`validateNodeName` (resource validation): `ValidateNodeName`, a DNS subdomain, each message
-    Invalid."""
-    return [invalid(path, name, msg) for msg in is_dns1123_subdomain(name)]
+def _strings(value: Any) -> list[str]:
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
 
 
-def node_selector_errors(selector: Mapping[str, Any], path: Path) -> list[FieldError]:
-    """`ValidateNodeSelector(selector, false, path)`: at least one term, then each term's requirements."""
+def node_selector_errors(
+    selector: Mapping[str, Any], path: Path, allow_invalid_label_value: bool = False
+) -> list[FieldError]:
+    """`ValidateNodeSelector`: at least one term, then each term's expressions and field selectors."""
     terms_path = path.child("nodeSelectorTerms")
-    terms = _list(selector.get("nodeSelectorTerms"))
-    if not terms:
+    terms = selector.get("nodeSelectorTerms")
+    if not isinstance(terms, list) or not terms:
         return [required(terms_path, "must have at least one node selector term")]
     errors: list[FieldError] = []
-    for i, raw in enumerate(terms):
-        term = _obj(raw)
-        term_path = terms_path.index(i)
-        for j, req in enumerate(_list(term.get("matchExpressions"))):
-            errors.extend(_requirement_errors(_obj(req), term_path.child("matchExpressions").index(j)))
-        for j, req in enumerate(_list(term.get("matchFields"))):
-            errors.extend(_field_requirement_errors(_obj(req), term_path.child("matchFields").index(j)))
+    for i, term in enumerate(terms):
+        errors.extend(
+            node_selector_term_errors(mapping(term), allow_invalid_label_value, terms_path.index(i))
+        )
     return errors
 
 
-def _requirement_errors(req: Mapping[str, Any], path: Path) -> list[FieldError]:
-    """`ValidateNodeSelectorRequirement` (label values checked: allowInvalidLabelValue is false)."""
+def node_selector_term_errors(
+    term: Mapping[str, Any], allow_invalid_label_value: bool, path: Path
+) -> list[FieldError]:
+    """`ValidateNodeSelectorTerm`: matchExpressions, then matchFields."""
     errors: list[FieldError] = []
-    operator = _text(req.get("operator"))
-    values = _list(req.get("values"))
+    expressions = term.get("matchExpressions")
+    for j, req in enumerate(expressions if isinstance(expressions, list) else []):
+        errors.extend(
+            requirement_errors(
+                mapping(req), allow_invalid_label_value, path.child("matchExpressions").index(j)
+            )
+        )
+    fields = term.get("matchFields")
+    for j, req in enumerate(fields if isinstance(fields, list) else []):
+        errors.extend(field_requirement_errors(mapping(req), path.child("matchFields").index(j)))
+    return errors
+
+
+def requirement_errors(
+    req: Mapping[str, Any], allow_invalid_label_value: bool, path: Path
+) -> list[FieldError]:
+    """`ValidateNodeSelectorRequirement`: the values the operator needs, the key as a label name, each value
+    as a label value."""
+    errors: list[FieldError] = []
+    operator = _text(req, "operator")
+    values = _strings(req.get("values"))
     if operator in ("In", "NotIn"):
         if not values:
             errors.append(
@@ -77,19 +90,19 @@ def _requirement_errors(req: Mapping[str, Any], path: Path) -> list[FieldError]:
             )
     else:
         errors.append(invalid(path.child("operator"), operator, "not a valid selector operator"))
-    key = _text(req.get("key"))
-    errors.extend(invalid(path.child("key"), key, msg) for msg in is_qualified_name(key))
-    for i, raw in enumerate(values):
-        value = _text(raw)
-        errors.extend(invalid(path.child("values").index(i), value, msg) for msg in is_label_value(value))
+    errors.extend(label_name_errors(_text(req, "key"), path.child("key")))
+    if not allow_invalid_label_value:
+        for i, value in enumerate(values):
+            errors.extend(invalid(path.child("values").index(i), value, msg) for msg in is_label_value(value))
     return errors
 
 
-def _field_requirement_errors(req: Mapping[str, Any], path: Path) -> list[FieldError]:
-    """`ValidateNodeFieldSelectorRequirement`: `In`/`NotIn` with one value, on `metadata.name` only."""
+def field_requirement_errors(req: Mapping[str, Any], path: Path) -> list[FieldError]:
+    """`ValidateNodeFieldSelectorRequirement`: `In`/`NotIn` with one value, key `metadata.name`, each value a
+    node name (a DNS subdomain)."""
     errors: list[FieldError] = []
-    operator = _text(req.get("operator"))
-    values = _list(req.get("values"))
+    operator = _text(req, "operator")
+    values = _strings(req.get("values"))
     if operator in ("In", "NotIn"):
         if len(values) != 1:
             errors.append(
@@ -100,16 +113,21 @@ def _field_requirement_errors(req: Mapping[str, Any], path: Path) -> list[FieldE
             )
     else:
         errors.append(invalid(path.child("operator"), operator, "not a valid selector operator"))
-    key = _text(req.get("key"))
-    if key != OBJECT_NAME_FIELD:
+    key = _text(req, "key")
+    if key != _NODE_NAME_FIELD:
         errors.append(invalid(path.child("key"), key, "not a valid field selector key"))
     else:
-        for i, raw in enumerate(values):
-            value = _text(raw)
+        for i, value in enumerate(values):
             errors.extend(
-                invalid(path.child("values").index(i), value, m) for m in is_dns1123_subdomain(value)
+                invalid(path.child("values").index(i), value, msg) for msg in is_dns1123_subdomain(value)
             )
     return errors
+
+
+def node_name_errors(name: str, path: Path) -> list[FieldError]:
+    """`validateNodeName` (resource validation): `ValidateNodeName`, a DNS subdomain, each message
+    Invalid."""
+    return [invalid(path, name, msg) for msg in is_dns1123_subdomain(name)]
 
 
 def terms_value(selector: Mapping[str, Any]) -> GoJSON:
@@ -117,7 +135,7 @@ def terms_value(selector: Mapping[str, Any]) -> GoJSON:
     terms = selector.get("nodeSelectorTerms")
     if not isinstance(terms, list):
         return NULL
-    return marshal([_term_json(_obj(t)) for t in terms])
+    return marshal([_term_json(mapping(t)) for t in terms])
 
 
 def _term_json(term: Mapping[str, Any]) -> dict[str, Any]:
@@ -132,13 +150,15 @@ def _requirements_json(value: Any) -> list[dict[str, Any]] | None:
         return None
     out = []
     for raw in value:
-        req = _obj(raw)
+        req = mapping(raw)
         values = req.get("values")
         out.append(
             {
-                "Key": _text(req.get("key")),
-                "Operator": _text(req.get("operator")),
-                "Values": [_text(v) for v in values] if isinstance(values, list) else None,
+                "Key": _text(req, "key"),
+                "Operator": _text(req, "operator"),
+                "Values": [v if isinstance(v, str) else "" for v in values]
+                if isinstance(values, list)
+                else None,
             }
         )
     return out

@@ -12,6 +12,8 @@ import pytest
 from support.simulate_cli import run_simulate, write_manifests
 from support.workloads import GPU_SHARED, gpu_class, gpu_slice, node, pod
 
+from allocator.simulate.inputs import claim_status_errors
+
 
 def _base(tmp_path: Path) -> str:
     return write_manifests(tmp_path, "base.yaml", gpu_class(), node("n1"))
@@ -175,6 +177,44 @@ def test_claim_exact_request_needs_a_class(tmp_path: Path, capsys: pytest.Captur
     assert err.endswith(
         'ResourceClaim "default/c": spec.devices.requests[0].exactly.deviceClassName: Required value'
     )
+
+
+def test_a_claim_status_the_api_server_would_refuse_is_an_input_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # the status is judged as a status update of the claim from unallocated: a reservation needs an allocation
+    claim = _claim(exactly={"deviceClassName": "gpu"})
+    claim["status"] = {"reservedFor": [{"resource": "pods", "name": "p", "uid": "u"}]}
+    err = _refused(tmp_path, capsys, claim)
+    assert err.endswith(
+        'ResourceClaim "default/c": status.reservedFor: Forbidden: may not be specified when `allocated` is '
+        "not set"
+    )
+
+
+def test_a_claim_status_naming_no_request_of_the_claim_is_an_input_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    claim = _claim(exactly={"deviceClassName": "gpu"})
+    result = {"request": "nic", "driver": "gpu.example.com", "pool": "p", "device": "d"}
+    claim["status"] = {"allocation": {"devices": {"results": [result]}}}
+    err = _refused(tmp_path, capsys, claim)
+    assert err.endswith(
+        'status.allocation.devices.results[0].request: Invalid value: "nic": must be the name of a request '
+        "in the claim or the name of a request and a subrequest separated by '/'"
+    )
+
+
+def test_a_deleted_claims_reservations_are_committed_state(tmp_path: Path) -> None:
+    # written before the deletion began: not "new entries while deletionTimestamp is set"
+    claim = _claim(exactly={"deviceClassName": "gpu"})
+    claim["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    result = {"request": "gpu", "driver": "gpu.example.com", "pool": "p", "device": "d"}
+    claim["status"] = {
+        "allocation": {"devices": {"results": [result]}},
+        "reservedFor": [{"resource": "pods", "name": "p", "uid": "u"}],
+    }
+    assert claim_status_errors(claim) == []
 
 
 def test_topology_spread_max_skew_must_be_positive(

@@ -756,21 +756,114 @@ def compact_size(value: Any) -> int:
 
 
 # --- claim status (allocation, reservedFor, shareID, device status) -----------------------------------------
+# Status updates go to three stored claims of one spec (STATUS_CLAIM_SPEC): `fresh` (no status), `allocated`
+# (STORED_STATUS written for real) and `deleting` (the same, then deleted while a finalizer holds it).
 
 STATUS_REQUEST = "gpu"
+STATUS_DRIVER = "gpu.example.com"
 STATUS_CLAIM_SPEC: dict[str, Any] = {
-    "devices": {"requests": [{"name": STATUS_REQUEST, "exactly": {"deviceClassName": "gpu.example.com"}}]}
+    "devices": {
+        "requests": [
+            {"name": STATUS_REQUEST, "exactly": {"deviceClassName": "gpu.example.com"}},
+            {
+                "name": "multi",
+                "firstAvailable": [
+                    {"name": "s0", "deviceClassName": "gpu.example.com"},
+                    {"name": "s1", "deviceClassName": "gpu.example.com"},
+                ],
+            },
+        ]
+    }
 }
-UUIDS = ("7c4b8e0a-3f7d-4a7e-9a53-0b1f2c3d4e5f", "not-a-uuid", "7C4B8E0A-3F7D-4A7E-9A53-0B1F2C3D4E5F", "")
+UUIDS = (
+    "7c4b8e0a-3f7d-4a7e-9a53-0b1f2c3d4e5f",
+    "0b1f2c3d-4e5f-4a7e-9a53-7c4b8e0a3f7d",
+    "not-a-uuid",
+    "7C4B8E0A-3F7D-4A7E-9A53-0B1F2C3D4E5F",
+    "7c4b8e0a3f7d4a7e9a530b1f2c3d4e5f",
+    "{7c4b8e0a-3f7d-4a7e-9a53-0b1f2c3d4e5f}",
+    "urn:uuid:7c4b8e0a-3f7d-4a7e-9a53-0b1f2c3d4e5f",
+    "7c4b8e0a-3f7d-4a7e-9a53-0b1f2c3d4e5g",
+    "",
+)
+STORED_RESULTS: list[dict[str, Any]] = [
+    {"request": STATUS_REQUEST, "driver": STATUS_DRIVER, "pool": "pool", "device": "gpu-0"},
+    {
+        "request": "multi/s0",
+        "driver": STATUS_DRIVER,
+        "pool": "pool",
+        "device": "gpu-1",
+        "shareID": UUIDS[0],
+        "consumedCapacity": {"memory": "1Gi"},
+        "bindingConditions": ["ready"],
+        "bindingFailureConditions": ["failed"],
+    },
+]
+STORED_STATUS: dict[str, Any] = {
+    "allocation": {
+        "devices": {"results": STORED_RESULTS},
+        "nodeSelector": {
+            "nodeSelectorTerms": [
+                {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["node-1"]}]}
+            ]
+        },
+    },
+    # a consumer the resourceclaim controller does not check (it drops pods it cannot find)
+    "reservedFor": [{"apiGroup": "example.com", "resource": "widgets", "name": "w-0", "uid": "uid-0"}],
+    "devices": [
+        {
+            "driver": STATUS_DRIVER,
+            "pool": "pool",
+            "device": "gpu-0",
+            "conditions": [
+                {
+                    "type": "Ready",
+                    "status": "True",
+                    "reason": "Ok",
+                    "message": "",
+                    "lastTransitionTime": "2026-01-01T00:00:00Z",
+                }
+            ],
+            "networkData": {"interfaceName": "eth0", "ips": ["10.0.0.1/24"]},
+        }
+    ],
+}
+STATUS_TARGETS = ("fresh", "allocated", "deleting")
+_REQUEST_REFS = (
+    STATUS_REQUEST,
+    STATUS_REQUEST,
+    "multi/s0",
+    "multi/s1",
+    "multi",
+    "multi/s9",
+    "gpu/s0",
+    "nope",
+    "a/b/c",
+    "Bad",
+    "",
+    "multi/",
+    "/s0",
+    _label(64),
+)
+_POOLS = ("pool", "pool", "node-1", "a/b", "", "Bad Pool", "a//b", "/a", "a/", _label(254), "A.b")
+_DEVICES = ("gpu-0", "gpu-0", "gpu-1", "", "Bad_Dev", "a.b", _label(63), _label(64))
+
+
+@st.composite
+def binding_conditions(draw: st.DrawFn) -> list[str]:
+    names = st.sampled_from(["ready", "attached", "failed", "bad cond", "example.com/done", "", _label(64)])
+    if draw(st.integers(0, 5)) == 0:
+        return [f"c{i}" for i in range(draw(st.sampled_from([4, 5])))]
+    return draw(st.lists(names, max_size=3))
 
 
 @st.composite
 def device_result(draw: st.DrawFn) -> dict[str, Any]:
     out: dict[str, Any] = {
-        "request": draw(st.sampled_from([STATUS_REQUEST, "nope", f"{STATUS_REQUEST}/sub", ""])),
-        "driver": draw(driver_name()),
-        "pool": draw(st.sampled_from(["pool", "node-1", "", "Bad Pool", "a/b"])),
-        "device": draw(st.sampled_from(["gpu-0", "", "Bad_Dev", _label(64)])),
+        "request": draw(st.sampled_from(_REQUEST_REFS)),
+        "driver": draw(st.one_of(st.just(STATUS_DRIVER), driver_name())),
+        "pool": draw(st.sampled_from(_POOLS)),
+        "device": draw(st.sampled_from(_DEVICES)),
     }
     if draw(st.integers(0, 3)) == 0:
         out["adminAccess"] = draw(st.booleans())
@@ -778,58 +871,257 @@ def device_result(draw: st.DrawFn) -> dict[str, Any]:
         out["shareID"] = draw(st.sampled_from(UUIDS))
     if draw(st.integers(0, 2)) == 0:
         out["consumedCapacity"] = draw(st.dictionaries(capacity_name(), quantity(), max_size=2))
-    if draw(st.integers(0, 5)) == 0:
-        out["tolerations"] = draw(st.lists(toleration(), max_size=1))
-    if draw(st.integers(0, 5)) == 0:
-        out["bindingConditions"] = draw(st.lists(st.sampled_from(["ready", "bad cond"]), max_size=2))
-        out["bindingFailureConditions"] = draw(st.lists(st.sampled_from(["failed", "ready"]), max_size=2))
+    if draw(st.integers(0, 4)) == 0:
+        out["tolerations"] = draw(st.lists(toleration(), max_size=2))
+    if draw(st.integers(0, 3)) == 0:
+        if draw(st.integers(0, 3)):
+            out["bindingConditions"] = draw(binding_conditions())
+        if draw(st.integers(0, 3)):
+            out["bindingFailureConditions"] = draw(binding_conditions())
+    if draw(st.integers(0, 6)) == 0:
+        ops = ["NodePrepareResources", "NodeUnprepareResources", "*", "Bad", "NodePrepareResources"]
+        out["skipNodeOperations"] = draw(st.lists(st.sampled_from(ops), max_size=3))
     return out
 
 
 @st.composite
-def claim_status(draw: st.DrawFn) -> dict[str, Any]:
-    status: dict[str, Any] = {}
-    if draw(st.integers(0, 3)):
-        allocation: dict[str, Any] = {"devices": {"results": draw(st.lists(device_result(), max_size=2))}}
-        if draw(st.booleans()):
-            allocation["nodeSelector"] = draw(st.sampled_from([_node_selector(), {"nodeSelectorTerms": []}]))
-        status["allocation"] = allocation
-    if draw(st.integers(0, 2)) == 0:
-        status["reservedFor"] = [
+def allocation_config(draw: st.DrawFn) -> dict[str, Any]:
+    out: dict[str, Any] = {"source": draw(st.sampled_from(["FromClaim", "FromClass", "", "FromElsewhere"]))}
+    if draw(st.booleans()):
+        if draw(st.integers(0, 20)) == 0:
+            out["requests"] = [STATUS_REQUEST] * draw(st.sampled_from([32, 33]))
+        else:
+            out["requests"] = draw(st.lists(st.sampled_from(_REQUEST_REFS), max_size=3))
+    out.update(draw(opaque_config()))
+    return out
+
+
+@st.composite
+def status_node_selector(draw: st.DrawFn) -> dict[str, Any]:
+    kind = draw(st.integers(0, 4))
+    if kind == 0:
+        return draw(st.sampled_from([{"nodeSelectorTerms": []}, {}]))
+    term: dict[str, Any] = {}
+    if draw(st.booleans()):
+        term["matchExpressions"] = [
             {
-                "resource": draw(st.sampled_from(["pods", "Pods", ""])),
-                "name": draw(st.sampled_from(["pod-1", "", "Bad_Name"])),
-                "uid": draw(st.sampled_from(["uid-1", ""])),
-                **({"apiGroup": "apps"} if draw(st.integers(0, 4)) == 0 else {}),
+                "key": draw(st.sampled_from(["a", "example.com/zone", "bad key", ""])),
+                "operator": draw(
+                    st.sampled_from(["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt", "Bad"])
+                ),
+                "values": draw(st.lists(st.sampled_from(["b", "1", "bad value!", _label(64)]), max_size=2)),
             }
         ]
-    if draw(st.integers(0, 2)) == 0:
-        entry: dict[str, Any] = {
-            "driver": draw(driver_name()),
-            "pool": draw(st.sampled_from(["pool", ""])),
-            "device": draw(st.sampled_from(["gpu-0", ""])),
-        }
+    if draw(st.booleans()):
+        term["matchFields"] = [
+            {
+                "key": draw(st.sampled_from(["metadata.name", "metadata.name", "spec.nodeName"])),
+                "operator": draw(st.sampled_from(["In", "NotIn", "Exists"])),
+                "values": draw(st.lists(st.sampled_from(["node-1", "Node_1", "n2"]), max_size=2)),
+            }
+        ]
+    return {"nodeSelectorTerms": [term] * draw(st.integers(1, 2))}
+
+
+@st.composite
+def allocation(draw: st.DrawFn) -> dict[str, Any]:
+    if draw(st.integers(0, 40)) == 0:
+        return draw(st.sampled_from([{}, {"devices": {}}, {"allocationTimestamp": "2026-01-01T00:00:00Z"}]))
+    if draw(st.integers(0, 30)) == 0:
+        results = [
+            {"request": STATUS_REQUEST, "driver": STATUS_DRIVER, "pool": "pool", "device": f"d{i}"}
+            for i in range(draw(st.sampled_from([32, 33])))
+        ]
+    else:
+        results = draw(st.lists(device_result(), max_size=3))
+    devices: dict[str, Any] = {"results": results}
+    if draw(st.integers(0, 3)) == 0:
+        if draw(st.integers(0, 30)) == 0:
+            devices["config"] = [
+                {"source": "FromClaim", "opaque": {"driver": "foo", "parameters": {}}}
+            ] * draw(st.sampled_from([64, 65]))
+        else:
+            devices["config"] = draw(st.lists(allocation_config(), max_size=2))
+    out: dict[str, Any] = {"devices": devices}
+    if draw(st.booleans()):
+        out["nodeSelector"] = draw(status_node_selector())
+    return out
+
+
+@st.composite
+def consumer_reference(draw: st.DrawFn) -> dict[str, Any]:
+    out = {
+        "resource": draw(st.sampled_from(["pods", "pods", "Pods", ""])),
+        "name": draw(st.sampled_from(["pod-1", "pod-0", "", "Bad_Name"])),
+        "uid": draw(st.sampled_from(["uid-1", "uid-0", "uid-2", ""])),
+    }
+    if draw(st.integers(0, 4)) == 0:
+        out["apiGroup"] = draw(st.sampled_from(["apps", ""]))
+    return out
+
+
+@st.composite
+def reserved_for(draw: st.DrawFn) -> list[dict[str, Any]]:
+    if draw(st.integers(0, 25)) == 0:
+        n = draw(st.sampled_from([256, 257]))
+        refs = [{"resource": "pods", "name": f"p{i}", "uid": f"u{i}"} for i in range(n)]
         if draw(st.booleans()):
+            refs[-1] = dict(refs[0])
+        return refs
+    return draw(st.lists(consumer_reference(), min_size=1, max_size=3))
+
+
+@st.composite
+def condition(draw: st.DrawFn) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, values in (
+        ("type", ["Ready", "Ready", "example.com/Attached", "", "bad type"]),
+        ("status", ["True", "False", "Unknown", "Maybe", ""]),
+        ("reason", ["Ok", "Reason_A,B:c", "", "bad reason", "_x", "x" * 1025]),
+        ("message", ["", "fine", "m" * 32769]),
+        (
+            "lastTransitionTime",
+            [
+                "2026-01-01T00:00:00Z",
+                "2026-01-01T00:00:00Z",
+                "2026-01-01T01:00:00.5+01:00",
+                "0001-01-01T00:00:00Z",
+                None,
+            ],
+        ),
+    ):
+        value = draw(st.sampled_from(values))
+        if value is not None:
+            out[key] = value
+    if draw(st.integers(0, 5)) == 0:
+        out["observedGeneration"] = draw(st.sampled_from([0, 3, -1]))
+    return out
+
+
+@st.composite
+def network_data(draw: st.DrawFn) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if draw(st.booleans()):
+        out["interfaceName"] = draw(st.sampled_from(["eth0", "", "x" * 256, "x" * 257]))
+    if draw(st.booleans()):
+        if draw(st.integers(0, 10)) == 0:
+            out["ips"] = [f"10.0.0.{i}/24" for i in range(draw(st.sampled_from([16, 17])))]
+        else:
+            ips = [
+                "10.0.0.1/24",
+                "10.0.0.1",
+                "::1/128",
+                "2001:db8::1/64",
+                "2001:DB8::1/64",
+                "2001:db8:0:0:0:0:0:1/64",
+                "010.0.0.1/24",
+                "::ffff:10.0.0.1/120",
+                "10.0.0.1/33",
+                "bad",
+                "10.0.0.1/24",
+            ]
+            out["ips"] = draw(st.lists(st.sampled_from(ips), max_size=3))
+    if draw(st.booleans()):
+        out["hardwareAddress"] = draw(st.sampled_from(["00:11:22:33:44:55", "", "x" * 128, "x" * 129]))
+    return out
+
+
+@st.composite
+def device_status(draw: st.DrawFn, results: list[dict[str, Any]]) -> dict[str, Any]:
+    """A status.devices entry, mostly for a device the allocation holds (with its share ID)."""
+    keys = [r for r in results if isinstance(r, dict)]
+    if keys and draw(st.integers(0, 3)) > 0:
+        base = draw(st.sampled_from(keys))
+        entry: dict[str, Any] = {k: base[k] for k in ("driver", "pool", "device") if k in base}
+        if "shareID" in base and draw(st.integers(0, 5)):
+            entry["shareID"] = base["shareID"]
+        elif draw(st.integers(0, 5)) == 0:
             entry["shareID"] = draw(st.sampled_from(UUIDS))
-        if draw(st.booleans()):
+    else:
+        entry = {
+            "driver": draw(st.one_of(st.just(STATUS_DRIVER), driver_name())),
+            "pool": draw(st.sampled_from(_POOLS)),
+            "device": draw(st.sampled_from(_DEVICES)),
+        }
+        if draw(st.integers(0, 2)) == 0:
+            entry["shareID"] = draw(st.sampled_from(UUIDS))
+    if draw(st.booleans()):
+        n = draw(st.sampled_from([0, 1, 1, 2, 8, 9]))
+        if n > 2:
             entry["conditions"] = [
                 {
-                    "type": draw(st.sampled_from(["Ready", "", "bad type"])),
-                    "status": draw(st.sampled_from(["True", "Maybe", ""])),
-                    "reason": draw(st.sampled_from(["Ok", "", "bad reason"])),
+                    "type": f"T{i}",
+                    "status": "True",
+                    "reason": "R",
                     "lastTransitionTime": "2026-01-01T00:00:00Z",
-                    "message": "",
                 }
+                for i in range(n)
             ]
-        if draw(st.booleans()):
-            entry["networkData"] = {
-                "interfaceName": draw(st.sampled_from(["eth0", "x" * 257])),
-                "ips": draw(
-                    st.lists(st.sampled_from(["10.0.0.1/24", "10.0.0.1", "::1/128", "bad"]), max_size=2)
-                ),
-                "hardwareAddress": draw(st.sampled_from(["00:11:22:33:44:55", "x" * 129])),
-            }
-        if draw(st.integers(0, 3)) == 0:
-            entry["data"] = draw(parameters())
-        status["devices"] = [entry]
+        else:
+            entry["conditions"] = draw(st.lists(condition(), min_size=n, max_size=n))
+    if draw(st.integers(0, 2)) == 0:
+        entry["networkData"] = draw(network_data())
+    if draw(st.integers(0, 3)) == 0:
+        entry["data"] = draw(parameters())
+    return entry
+
+
+@st.composite
+def claim_status(draw: st.DrawFn, results: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """A status written to a claim with no status: maybe an allocation, reservations, device statuses."""
+    status: dict[str, Any] = {}
+    if draw(st.integers(0, 3)):
+        status["allocation"] = draw(allocation())
+    if draw(st.integers(0, 2)) == 0:
+        status["reservedFor"] = draw(reserved_for())
+    if draw(st.integers(0, 2)) == 0:
+        allocated = status.get("allocation", {}).get("devices", {}).get("results", [])
+        entries = draw(st.lists(device_status(results if results is not None else allocated), max_size=2))
+        if entries:
+            status["devices"] = entries
     return status
+
+
+@st.composite
+def stored_status_update(draw: st.DrawFn) -> dict[str, Any]:
+    """A status written over STORED_STATUS: mostly the same allocation (changed now and then: immutable), the
+    reservations and device statuses changed."""
+    status: dict[str, Any] = json.loads(json.dumps(STORED_STATUS))
+    choice = draw(st.integers(0, 10))
+    if choice == 0:
+        del status["allocation"]
+    elif choice == 1:
+        status["allocation"] = draw(allocation())
+    elif choice == 2:
+        status["allocation"]["devices"]["results"][0]["device"] = draw(st.sampled_from(_DEVICES))
+    elif choice == 3:  # the same allocation, written differently (semantic equality: no modification)
+        shared = status["allocation"]["devices"]["results"][1]
+        shared["consumedCapacity"]["memory"] = draw(st.sampled_from(["1024Mi", "1073741824", "1Gi", "1G"]))
+        status["allocation"]["devices"]["results"][0].update(
+            draw(
+                st.sampled_from([{}, {"tolerations": []}, {"adminAccess": False}, {"bindingConditions": []}])
+            )
+        )
+    choice = draw(st.integers(0, 5))
+    if choice == 0:
+        del status["reservedFor"]
+    elif choice == 1:
+        status["reservedFor"].append(draw(consumer_reference()))
+    elif choice == 2:
+        status["reservedFor"] = draw(reserved_for())
+    choice = draw(st.integers(0, 4))
+    if choice == 0:
+        del status["devices"]
+    elif choice in (1, 2):
+        status["devices"].extend(draw(st.lists(device_status(STORED_RESULTS), min_size=1, max_size=2)))
+    elif choice == 3:
+        status["devices"] = draw(st.lists(device_status(STORED_RESULTS), min_size=1, max_size=2))
+    return status
+
+
+@st.composite
+def status_update(draw: st.DrawFn) -> dict[str, Any]:
+    """`{"target": one of STATUS_TARGETS, "status": the status written to it}`."""
+    target = draw(st.sampled_from(STATUS_TARGETS))
+    status = draw(claim_status() if target == "fresh" else stored_status_update())
+    return {"target": target, "status": status}

@@ -27,6 +27,8 @@ from differential.compare import Comparison, Disagreement, compare, is_listed
 from differential.objgen import NAMESPACE, STRATEGIES
 from differential.server import Server
 from dra_capacity.apiverdict import Cause, Judge, Verdict
+from resourceapi.gates import FeatureGates
+from resourceapi.validation.claim_status import StatusGates
 
 ANNOTATION = "dra-capacity.io/extended-resource-capacity-requests"
 KEP_FIELD = "extendedResourceCapacityRequests"
@@ -288,8 +290,13 @@ def run_all(
             run(server, judge, ((kind, o) for o in objs), report)
             done += n
         progress(f"{kind}: {count} drawn")
+    if corpus and STATUS_KIND in wanted:
+        from differential.corpus import corpus_objects
+
+        run_corpus_statuses(server, report, corpus_objects(), judge.gates)
+        progress(f"{STATUS_KIND}: corpus done")
     if others and STATUS_KIND in wanted:
-        run_status(server, report, others)
+        run_status(server, report, others, judge.gates)
         progress(f"{STATUS_KIND}: {others} drawn")
 
 
@@ -297,7 +304,8 @@ STATUS_KIND = "ResourceClaim status"
 
 
 def draw_statuses(count: int, seed: int) -> list[dict[str, Any]]:
-    from differential.objgen import claim_status
+    """`count` status updates (objgen.status_update: a target claim and the status written to it)."""
+    from differential.objgen import status_update
 
     out: list[dict[str, Any]] = []
 
@@ -309,40 +317,107 @@ def draw_statuses(count: int, seed: int) -> list[dict[str, Any]]:
         suppress_health_check=list(HealthCheck),
     )
     @hypothesis_seed(seed)
-    @given(claim_status())
-    def collect(status: dict[str, Any]) -> None:
-        out.append(status)
+    @given(status_update())
+    def collect(update: dict[str, Any]) -> None:
+        out.append(update)
 
     collect()
     return out
 
 
-def run_status(server: Server, report: Report, count: int) -> None:
-    """Claim status rules (allocation, reservedFor, shareID, device status): a claim created for real, then
-    `count` drawn statuses sent as dry-run status updates; ours: simulate's checks of the claim with that
-    status (what simulate reads as committed state)."""
-    from differential.objgen import STATUS_CLAIM_SPEC
-    from dra_capacity.apiverdict import simulate_object
+FINALIZER = "differential.example.com/hold"
 
-    name = f"status-{report.seed % 100000}"
-    stored = server.create(
-        {
-            "apiVersion": "resource.k8s.io/v1",
-            "kind": "ResourceClaim",
-            "metadata": {"name": name, "namespace": NAMESPACE},
-            "spec": STATUS_CLAIM_SPEC,
-        }
-    )
+
+def stored_claims(server: Server, seed: int) -> dict[str, dict[str, Any]]:
+    """The claims status updates go to (objgen.STATUS_TARGETS), created for real: `fresh` (no status),
+    `allocated` (objgen.STORED_STATUS written) and `deleting` (the same, then deleted while a finalizer holds
+    it, so it carries a deletionTimestamp)."""
+    from differential.objgen import STATUS_CLAIM_SPEC, STORED_STATUS
+
+    out: dict[str, dict[str, Any]] = {}
+    for target in ("fresh", "allocated", "deleting"):
+        meta: dict[str, Any] = {"name": f"status-{target}-{seed % 100000}", "namespace": NAMESPACE}
+        if target == "deleting":
+            meta["finalizers"] = [FINALIZER]
+        claim = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": meta}
+        stored = server.create({**claim, "spec": STATUS_CLAIM_SPEC})
+        if target != "fresh":
+            stored = server.update_status(stored, STORED_STATUS)
+        if target == "deleting":
+            server.delete_now(stored)
+            stored = server.get(stored)
+        out[target] = stored
+    return {target: server.get(stored) for target, stored in out.items()}
+
+
+def release_claims(server: Server, claims: dict[str, dict[str, Any]]) -> None:
+    for stored in claims.values():
+        current = server.get(stored)
+        if current["metadata"].get("finalizers"):
+            current["metadata"]["finalizers"] = []
+            server.update(current)
+        server.delete(current)
+
+
+def run_status(
+    server: Server,
+    report: Report,
+    count: int,
+    gates: FeatureGates | None = None,
+    status_gates: StatusGates | None = None,
+) -> None:
+    """Claim status rules (allocation, reservedFor, shareID, device status): three claims created for real
+    (`stored_claims`), then `count` drawn statuses sent to them as dry-run status updates; ours: the ported
+    status-update validation (resourceapi/validation/claim_status.py) of the same update. The differential's
+    namespace has no admin-access label. `status_gates`: the server's, where it runs with gates FeatureGates
+    does not carry (tests/differential/test_status_gates.py)."""
+    from dra_capacity.apiverdict import status_update
+
+    claims = stored_claims(server, report.seed)
     try:
-        statuses = draw_statuses(count, report.seed + 7)
+        updates = draw_statuses(count, report.seed + 7)
         with ThreadPoolExecutor(server.workers) as pool:
-            verdicts = list(pool.map(lambda st_: server.dry_run_status(stored, st_), statuses))
-        for status, theirs in zip(statuses, verdicts, strict=True):
-            ours = simulate_object("ResourceClaim", {**stored, "status": status})
+            verdicts = list(
+                pool.map(lambda u: server.dry_run_status(claims[u["target"]], u["status"]), updates)
+            )
+        for update, theirs in zip(updates, verdicts, strict=True):
+            stored = claims[update["target"]]
+            new = {**stored, "status": update["status"]}
+            ours = status_update(new, stored, gates, admin_namespace=False, status_gates=status_gates)
             report.kind(STATUS_KIND).compared += 1
-            report.record(STATUS_KIND, compare(STATUS_KIND, ours, theirs))
+            report.record(STATUS_KIND, compare(STATUS_KIND, ours, theirs), f"[{update['target']}] ")
     finally:
-        server.delete(stored)
+        release_claims(server, claims)
+
+
+def run_corpus_statuses(
+    server: Server,
+    report: Report,
+    objects: Iterable[tuple[str, dict[str, Any]]],
+    gates: FeatureGates | None = None,
+) -> None:
+    """The statuses of the corpus' ResourceClaims (the tests' and manifests' committed state): each claim
+    created for real without its status, then its status sent as a dry-run status update. A claim the server
+    will not create (its spec is the create differential's business) is skipped."""
+    from dra_capacity.apiverdict import status_update
+
+    for n, (kind, obj) in enumerate(objects):
+        if kind != "ResourceClaim" or not isinstance(obj.get("status"), dict):
+            continue
+        claim = _prepare(obj)
+        claim.pop("status")
+        claim["metadata"] = {"name": f"corpus-status-{n}", "namespace": NAMESPACE}
+        try:
+            stored = server.create(claim)
+        except RuntimeError:
+            continue
+        try:
+            theirs = server.dry_run_status(stored, obj["status"])
+            ours = status_update({**stored, "status": obj["status"]}, stored, gates, admin_namespace=False)
+            report.kind(STATUS_KIND).compared += 1
+            report.record(STATUS_KIND, compare(STATUS_KIND, ours, theirs), "[corpus] ")
+        finally:
+            server.delete(stored)
 
 
 def shrink(server: Server, judge: Judge, kind: str, key: str, seed: int, max_examples: int = 2000) -> Any:

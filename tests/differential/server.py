@@ -124,6 +124,35 @@ class Server:
     def delete(self, obj: dict[str, Any]) -> None:
         self.request("DELETE", f"{collection_path(obj)}/{obj['metadata']['name']}")
 
+    def _write(self, method: str, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        status, text = self.request(method, path, kubectl_json(body))
+        if status != 200:
+            raise RuntimeError(f"{method} {path}: {status} {text[:300]!r}")
+        out: dict[str, Any] = json.loads(text)
+        return out
+
+    def get(self, obj: dict[str, Any]) -> dict[str, Any]:
+        status, text = self.request("GET", f"{collection_path(obj)}/{obj['metadata']['name']}")
+        if status != 200:
+            raise RuntimeError(f"reading {obj['metadata']['name']}: {status} {text[:300]!r}")
+        out: dict[str, Any] = json.loads(text)
+        return out
+
+    def update(self, obj: dict[str, Any]) -> dict[str, Any]:
+        """Replace `obj` for real (e.g. to remove a finalizer); the stored object."""
+        return self._write("PUT", f"{collection_path(obj)}/{obj['metadata']['name']}", obj)
+
+    def update_status(self, stored: dict[str, Any], status: dict[str, Any]) -> dict[str, Any]:
+        """Write `status` to the stored object for real; the stored object."""
+        path = f"{collection_path(stored)}/{stored['metadata']['name']}/status"
+        return self._write("PUT", path, {**stored, "status": status})
+
+    def delete_now(self, obj: dict[str, Any]) -> None:
+        """Delete `obj` (a finalizer keeps it, marked with a deletionTimestamp)."""
+        status, text = self.request("DELETE", f"{collection_path(obj)}/{obj['metadata']['name']}")
+        if status not in (200, 202):
+            raise RuntimeError(f"deleting {obj['metadata']['name']}: {status} {text[:300]!r}")
+
     def dry_run_status(self, stored: dict[str, Any], status: dict[str, Any]) -> Verdict:
         """Update the stored object's status with `status` (dryRun=All, fieldValidation=Strict)."""
         body = {**stored, "status": status}

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dra_capacity.apiverdict import Cause, Judge, simulate_object
+from dra_capacity.apiverdict import Cause, Judge, simulate_object, status_update
 
 API = "resource.k8s.io/v1"
 
@@ -128,4 +128,40 @@ def test_simulate_needs_a_name_where_the_api_server_would_generate_one() -> None
     }
     assert simulate_object("ResourceClaim", claim).causes == (
         Cause("metadata.name", "FieldValueRequired", "Required value: name or generateName is required"),
+    )
+
+
+def test_a_create_does_not_judge_the_claims_status_which_the_api_server_wipes() -> None:
+    claim = {
+        "apiVersion": API,
+        "kind": "ResourceClaim",
+        "metadata": {"name": "c", "namespace": "default"},
+        "spec": {"devices": {"requests": []}},
+        "status": {"reservedFor": [{"resource": "pods", "name": "p", "uid": "u"}]},
+    }
+    assert simulate_object("ResourceClaim", claim).allowed
+    update = status_update(claim, {k: v for k, v in claim.items() if k != "status"})
+    assert update.causes == (
+        Cause(
+            "status.reservedFor",
+            "FieldValueForbidden",
+            "Forbidden: may not be specified when `allocated` is not set",
+        ),
+    )
+
+
+def test_a_bad_quantity_in_a_status_update_is_a_400_worded_as_the_decoder_words_it() -> None:
+    # measured: kube-apiserver 1.37.2 answers `--1` with the suffix error, naming neither field nor value
+    claim = {
+        "apiVersion": API,
+        "kind": "ResourceClaim",
+        "metadata": {"name": "c", "namespace": "default"},
+        "spec": {"devices": {"requests": []}},
+    }
+    result = {"request": "a", "driver": "d", "pool": "p", "device": "x", "consumedCapacity": {"m": "--1"}}
+    verdict = status_update({**claim, "status": {"allocation": {"devices": {"results": [result]}}}}, claim)
+    assert (verdict.code, verdict.message) == (
+        400,
+        'ResourceClaim in version "v1" cannot be handled as a ResourceClaim: '
+        "unable to parse quantity's suffix",
     )

@@ -27,6 +27,7 @@ def test_validation_agrees_with_the_real_api_server(real_cluster: Cluster) -> No
     unlisted = report.unlisted(listed)
     assert report.kinds["DeviceClass"].compared >= 1000
     assert all(
-        report.kinds[k].compared >= 300 for k in ("ResourceClaim", "ResourceClaimTemplate", "ResourceSlice")
+        report.kinds[k].compared >= 300
+        for k in ("ResourceClaim", "ResourceClaimTemplate", "ResourceSlice", "ResourceClaim status")
     )
     assert not unlisted, "\n".join(report.lines(listed))

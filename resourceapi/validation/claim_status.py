@@ -1,0 +1,905 @@
+"""A ResourceClaim status update as kube-apiserver 1.37 judges it (`resourceclaimStatusStrategy`):
+`PrepareForUpdate`'s drops, `AuthorizedForAdminStatus`, `ValidateResourceClaimStatusUpdate`
+(pkg/apis/resource/validation/validation.go) and the declarative rules of the status types
+(pkg/apis/resource/v1/zz_generated.validations.go), merged as `rest.ValidateDeclarativelyWithMigrationChecks`
+merges them.
+
+The handwritten rules come first: `reservedFor` (size, each reference's fields, uniqueness by UID), `devices`
+(each entry's driver, pool, device, shareID, that it is allocated, conditions, data, networkData), the
+invariants (`reservedFor` needs an allocation; no new entries while the claim is being deleted), then the
+allocation: immutable once set, and a new one's results (request references against the claim's requests and
+subrequests, device names, binding conditions, tolerations, skipNodeOperations), config entries and node
+selector. Then the declarative errors (Beta rules, enforced in 1.37, and standard ones), which ratchet: a
+value equal to the old one is not validated again.
+
+A handwritten error upstream marks `MarkCoveredByDeclarative` is dropped only when an enforced declarative
+error of the same type, field and origin is reported (`validate.FilterCoveredHandwrittenErrors`); the
+handwritten half is kept with its origin here so that rule applies as it does upstream. Where device_fields
+splits a rule into halves, the covered parts are already gone from its handwritten half.
+
+Metadata is not judged: a status update keeps the stored object's metadata (`ResetObjectMetaForStatus`) and
+spec, so `new_claim`'s own are ignored, as the API server ignores them.
+"""
+
+from __future__ import annotations
+
+import copy
+import datetime
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from resourceapi.field import (
+    ErrorType,
+    FieldError,
+    Path,
+    duplicate,
+    forbidden,
+    invalid,
+    not_supported,
+    required,
+    too_long,
+    too_many,
+)
+from resourceapi.gates import DRA_ADMIN_ACCESS, DRA_CONSUMABLE_CAPACITY, FeatureGates
+from resourceapi.limits import ALLOCATION_RESULTS_MAX_SIZE, DEVICE_CONFIG_MAX_SIZE
+from resourceapi.names import is_dns1123_label, regex_error
+from resourceapi.objects import mapping
+from resourceapi.quantity import Quantity, QuantityError
+from resourceapi.rawjson import compact_bytes
+from resourceapi.validation.device import validate_parameters
+from resourceapi.validation.device_fields import (
+    binding_parameter_declarative,
+    binding_parameter_errors,
+    driver_name_declarative,
+    driver_name_errors,
+    label_name_errors,
+    pool_name_declarative,
+    pool_name_errors,
+    toleration_declarative,
+    toleration_errors,
+    uid_declarative,
+    uid_errors,
+)
+from resourceapi.validation.interface_address import interface_address_errors
+from resourceapi.validation.node_selector import node_selector_errors
+
+__all__ = ["StatusGates", "validate_status_update"]
+
+RESERVED_FOR_MAX_SIZE = 256  # resource.ResourceClaimReservedForMaxSize
+DEVICE_REQUESTS_MAX_SIZE = 32  # resource.DeviceRequestsMaxSize
+ALLOCATION_CONFIG_MAX_SIZE = 2 * DEVICE_CONFIG_MAX_SIZE  # class + claim
+MAX_CONDITIONS = 8  # resource.AllocatedDeviceStatusMaxConditions
+INTERFACE_NAME_MAX_LENGTH = 256  # resource.NetworkDeviceDataInterfaceNameMaxLength
+HARDWARE_ADDRESS_MAX_LENGTH = 128  # resource.NetworkDeviceDataHardwareAddressMaxLength
+MAX_IPS = 16  # resource.NetworkDeviceDataMaxIPs
+CONDITION_REASON_MAX_LENGTH = 1024
+CONDITION_MESSAGE_MAX_LENGTH = 32 * 1024
+ADMIN_LABEL = "resource.kubernetes.io/admin-access"
+ADMIN_FORBIDDEN = (
+    f"admin access to devices requires the `{ADMIN_LABEL}: true` label on the containing namespace"
+)
+NO_NEW_RESERVATIONS = (
+    "new entries may not be added while `deallocationRequested` or `deletionTimestamp` are set"
+)
+CONFIG_SOURCES = ("FromClaim", "FromClass")
+SKIP_NODE_OPERATIONS = ("*", "NodePrepareResources", "NodeUnprepareResources")  # sorted, as Enum lists them
+CONDITION_STATUSES = ("False", "True", "Unknown")
+REQUEST_REF = (
+    "must be the name of a request in the claim or the name of a request and a subrequest separated by '/'"
+)
+_REASON_ERR = (
+    "a condition reason must start with alphabetic character, optionally followed by a string of "
+    "alphanumeric characters or '_,:', and must end with an alphanumeric character or '_'"
+)
+_REASON_FMT = "[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?"
+_REASON_RE = re.compile(_REASON_FMT)
+_REASON_MESSAGE = regex_error(
+    _REASON_ERR, _REASON_FMT, "my_name", "MY_NAME", "MyName", "ReasonA,ReasonB", "ReasonA:ReasonB"
+)
+
+STATUS = Path("status")
+# Gates of upstream features the product's gate set does not carry: kube-apiserver 1.37's defaults.
+DRA_DEVICE_BINDING_CONDITIONS = "DRADeviceBindingConditions"
+DRA_RESOURCE_CLAIM_DEVICE_STATUS = "DRAResourceClaimDeviceStatus"
+DRA_OPTIONAL_NODE_OPERATIONS = "DRAOptionalNodeOperations"
+UPSTREAM_DEFAULTS = {
+    DRA_DEVICE_BINDING_CONDITIONS: True,  # Beta, on since 1.36
+    DRA_RESOURCE_CLAIM_DEVICE_STATUS: True,  # GA in 1.37, locked on
+    DRA_OPTIONAL_NODE_OPERATIONS: False,  # Alpha in 1.37
+}
+
+
+@dataclass(frozen=True)
+class StatusGates:
+    """The gates the status strategy reads."""
+
+    admin_access: bool = True
+    consumable_capacity: bool = True
+    binding_conditions: bool = True
+    device_status: bool = True
+    optional_node_operations: bool = False
+
+    @staticmethod
+    def of(gates: FeatureGates) -> StatusGates:
+        values = gates.as_dict()
+
+        def gate(name: str) -> bool:
+            return values.get(name, UPSTREAM_DEFAULTS.get(name, False))
+
+        return StatusGates(
+            admin_access=gate(DRA_ADMIN_ACCESS),
+            consumable_capacity=gate(DRA_CONSUMABLE_CAPACITY),
+            binding_conditions=gate(DRA_DEVICE_BINDING_CONDITIONS),
+            device_status=gate(DRA_RESOURCE_CLAIM_DEVICE_STATUS),
+            optional_node_operations=gate(DRA_OPTIONAL_NODE_OPERATIONS),
+        )
+
+
+# --- values printed as Go prints them ----------------------------------------------------------------------
+
+
+class GoValue:
+    """A bad value that renders as the JSON text Go's `json.Marshal` gives it (a struct, a list)."""
+
+    def __init__(self, value: Any) -> None:
+        self.text = compact_bytes(value).decode("utf-8")
+
+    def __str__(self) -> str:
+        return self.text
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, GoValue) and other.text == self.text
+
+    def __hash__(self) -> int:
+        return hash(self.text)
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+NULL = GoValue(None)
+
+
+def _text(obj: Mapping[str, Any], key: str) -> str:
+    value = obj.get(key)
+    return value if isinstance(value, str) else ""
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _strings(value: Any) -> list[str]:
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+
+def _go_time(value: Any) -> str | None:
+    """metav1.Time as Go marshals it: RFC 3339 in UTC, whole seconds; None for the zero time."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        t = datetime.datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return value
+    if t.tzinfo is None:
+        t = t.replace(tzinfo=datetime.UTC)
+    t = t.astimezone(datetime.UTC)
+    if t.year == 1 and t.month == 1 and t.day == 1 and t.hour == t.minute == t.second == 0:
+        return None
+    return t.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _reference_json(ref: Mapping[str, Any]) -> GoValue:
+    """A ResourceClaimConsumerReference as Go marshals it (field order, omitempty)."""
+    out: dict[str, Any] = {}
+    if _text(ref, "apiGroup"):
+        out["apiGroup"] = _text(ref, "apiGroup")
+    out.update(resource=_text(ref, "resource"), name=_text(ref, "name"), uid=_text(ref, "uid"))
+    return GoValue(out)
+
+
+def _condition_json(cond: Mapping[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {"type": _text(cond, "type"), "status": _text(cond, "status")}
+    generation = cond.get("observedGeneration")
+    if isinstance(generation, int) and generation:
+        out["observedGeneration"] = generation
+    out["lastTransitionTime"] = _go_time(cond.get("lastTransitionTime"))
+    out.update(reason=_text(cond, "reason"), message=_text(cond, "message"))
+    return out
+
+
+def _device_status_json(entry: Mapping[str, Any]) -> GoValue:
+    """An AllocatedDeviceStatus as Go marshals it (`conditions` has no omitempty: null when unset)."""
+    out: dict[str, Any] = {
+        "driver": _text(entry, "driver"),
+        "pool": _text(entry, "pool"),
+        "device": _text(entry, "device"),
+    }
+    if isinstance(entry.get("shareID"), str):
+        out["shareID"] = entry["shareID"]
+    conditions = entry.get("conditions")
+    out["conditions"] = (
+        [_condition_json(mapping(c)) for c in conditions] if isinstance(conditions, list) else None
+    )
+    if entry.get("data") is not None:
+        out["data"] = entry["data"]
+    network = entry.get("networkData")
+    if isinstance(network, dict):
+        net: dict[str, Any] = {}
+        if _text(network, "interfaceName"):
+            net["interfaceName"] = network["interfaceName"]
+        if _strings(network.get("ips")):
+            net["ips"] = network["ips"]
+        if _text(network, "hardwareAddress"):
+            net["hardwareAddress"] = network["hardwareAddress"]
+        out["networkData"] = net
+    return GoValue(out)
+
+
+# --- the two halves and their merge ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Handwritten:
+    error: FieldError
+    origin: str = ""
+    covered: bool = False
+
+
+@dataclass(frozen=True)
+class _Declarative:
+    error: FieldError
+    origin: str = ""
+
+
+class _Errors:
+    """The handwritten errors (with origin and whether declarative validation covers them) and the enforced
+    declarative ones, in the order each validation produces them."""
+
+    def __init__(self) -> None:
+        self.handwritten: list[_Handwritten] = []
+        self.declarative: list[_Declarative] = []
+
+    def hand(self, errors: list[FieldError], origin: str = "", covered: bool = False) -> None:
+        self.handwritten.extend(_Handwritten(e, origin, covered) for e in errors)
+
+    def decl(self, errors: list[FieldError], origin: str = "") -> None:
+        self.declarative.extend(_Declarative(e, origin) for e in errors)
+
+    def merged(self) -> list[FieldError]:
+        """`FilterCoveredHandwrittenErrors`, then the declarative errors appended."""
+        out: list[FieldError] = []
+        for h in self.handwritten:
+            if h.covered and any(_matches(h, d) for d in self.declarative):
+                continue
+            out.append(h.error)
+        out.extend(d.error for d in self.declarative)
+        return out
+
+
+def _matches(h: _Handwritten, d: _Declarative) -> bool:
+    """ErrorMatcher ByType, ByOrigin, RequireOriginWhenInvalid, ByField."""
+    if h.error.type is not d.error.type or h.error.field != d.error.field or h.origin != d.origin:
+        return False
+    return not (h.error.type is ErrorType.INVALID and (not h.origin or not d.origin))
+
+
+# --- semantic equality (apiequality.Semantic.DeepEqual on the decoded objects) ------------------------------
+
+_POINTERS = frozenset({"shareID", "adminAccess", "data", "networkData", "nodeSelector", "allocation"})
+
+
+def _semantic(value: Any, key: str = "") -> Any:
+    """A value normalized for comparison as Go compares the decoded structs: an absent field, null, an empty
+    list or map and a zero scalar (for non-pointer fields) are all the same; quantities by value."""
+    if isinstance(value, dict):
+        out = {}
+        for k, v in value.items():
+            n = _semantic(v, k)
+            if n is None or n == [] or n == {}:
+                continue
+            if k not in _POINTERS and k != "consumedCapacity" and (n == "" or n == 0):
+                continue
+            out[k] = n
+        if key == "consumedCapacity":
+            return {k: _quantity_key(v) for k, v in out.items()}
+        return out
+    if isinstance(value, list):
+        return [_semantic(v) for v in value]
+    return value
+
+
+def _quantity_key(value: Any) -> Any:
+    try:
+        return Quantity.parse(str(value)).value if isinstance(value, (str, int, float)) else value
+    except (QuantityError, AttributeError):
+        return value
+
+
+def _equal(a: Any, b: Any, key: str = "") -> bool:
+    return bool(_semantic(a, key) == _semantic(b, key))
+
+
+# --- request names -----------------------------------------------------------------------------------------
+
+
+RequestNames = dict[str, "frozenset[str] | None"]
+
+
+def _request_names(spec: Mapping[str, Any]) -> RequestNames:
+    """`gatherRequestNames`: each request's name, with its subrequests' names when it has firstAvailable."""
+    out: RequestNames = {}
+    for request in _list(mapping(spec.get("devices")).get("requests")):
+        request = mapping(request)
+        subs = _list(request.get("firstAvailable"))
+        out[_text(request, "name")] = frozenset(_text(mapping(s), "name") for s in subs) if subs else None
+    return out
+
+
+def _has_request(names: RequestNames, name: str) -> bool:
+    segments = name.split("/")
+    if len(segments) > 2 or segments[0] not in names:
+        return False
+    if len(segments) == 1:
+        return True
+    subs = names[segments[0]]
+    return subs is not None and segments[1] in subs
+
+
+def _request_name_ref_errors(name: str, path: Path, names: RequestNames) -> list[FieldError]:
+    """`validateRequestNameRef`."""
+    segments = name.split("/")
+    if len(segments) > 2:
+        return [invalid(path, name, REQUEST_REF)]
+    errors: list[FieldError] = []
+    for segment in segments:
+        errors.extend(invalid(path, segment, msg) for msg in is_dns1123_label(segment))
+    if not _has_request(names, name):
+        errors.append(invalid(path, name, REQUEST_REF))
+    return errors
+
+
+# --- PrepareForUpdate --------------------------------------------------------------------------------------
+
+
+def _results(status: Mapping[str, Any]) -> list[dict[str, Any]]:
+    allocation = status.get("allocation")
+    if not isinstance(allocation, dict):
+        return []
+    return [r for r in _list(mapping(allocation.get("devices")).get("results")) if isinstance(r, dict)]
+
+
+def _device_key(entry: Mapping[str, Any], share: Any) -> tuple[str, str, str, str]:
+    """`MakeSharedDeviceID`: driver, pool, device and the share ID ("" when unset)."""
+    return (
+        _text(entry, "driver"),
+        _text(entry, "pool"),
+        _text(entry, "device"),
+        share if isinstance(share, str) else "",
+    )
+
+
+def _spec_uses(spec: Mapping[str, Any], key: str) -> bool:
+    for request in _list(mapping(spec.get("devices")).get("requests")):
+        request = mapping(request)
+        exact = mapping(request.get("exactly"))
+        if exact.get(key) is not None:
+            return True
+        if any(mapping(s).get(key) is not None for s in _list(request.get("firstAvailable"))):
+            return True
+    return False
+
+
+def prepare_for_update(
+    new_status: Mapping[str, Any], old_claim: Mapping[str, Any], gates: StatusGates
+) -> dict[str, Any]:
+    """The status as `resourceclaimStatusStrategy.PrepareForUpdate` leaves it: fields of disabled features
+    dropped unless the old claim uses them, then `status.devices` entries of deallocated devices dropped."""
+    status = copy.deepcopy(dict(new_status))
+    old_status = mapping(old_claim.get("status"))
+    old_spec = mapping(old_claim.get("spec"))
+    old_results = _results(old_status)
+    results = _results(status)
+    old_devices_in_use = bool(_list(old_status.get("devices")))
+    if not gates.device_status and not old_devices_in_use:
+        status.pop("devices", None)
+    if not gates.admin_access and not (
+        _spec_uses(old_spec, "adminAccess") or any(r.get("adminAccess") is not None for r in old_results)
+    ):
+        for r in results:
+            r.pop("adminAccess", None)
+    if not gates.consumable_capacity and not (
+        _spec_uses(old_spec, "capacity")
+        or any(r.get("shareID") is not None or r.get("consumedCapacity") is not None for r in old_results)
+        or any(mapping(d).get("shareID") is not None for d in _list(old_status.get("devices")))
+    ):
+        for r in results:
+            r.pop("shareID", None)
+            r.pop("consumedCapacity", None)
+        for d in _list(status.get("devices")):
+            if isinstance(d, dict):
+                d.pop("shareID", None)
+    if not gates.binding_conditions and not any(
+        r.get("bindingConditions") is not None or r.get("bindingFailureConditions") is not None
+        for r in old_results
+    ):
+        for r in results:
+            r.pop("bindingConditions", None)
+            r.pop("bindingFailureConditions", None)
+    if not gates.optional_node_operations and not any(
+        _list(r.get("skipNodeOperations")) for r in old_results
+    ):
+        for r in results:
+            r.pop("skipNodeOperations", None)
+    if gates.device_status or old_devices_in_use:
+        gone = {_device_key(r, r.get("shareID")) for r in old_results} - {
+            _device_key(r, r.get("shareID")) for r in results
+        }
+        if "devices" in status and gone:
+            kept = [
+                d
+                for d in _list(status["devices"])
+                if _device_key(mapping(d), mapping(d).get("shareID")) not in gone
+            ]
+            status["devices"] = kept
+        if "devices" in status and not _list(status["devices"]):
+            status.pop("devices")
+    return status
+
+
+# --- the handwritten rules ---------------------------------------------------------------------------------
+
+
+def _admin_status_errors(
+    results: list[dict[str, Any]], old_results: list[dict[str, Any]], admin: bool | None
+) -> list[FieldError]:
+    """`AuthorizedForAdminStatus`: a new allocation granting admin access needs the namespace label."""
+    if admin is None or admin or any(r.get("adminAccess") is True for r in old_results):
+        return []
+    for i, r in enumerate(results):
+        if r.get("adminAccess") is True:
+            path = STATUS.child("allocation", "devices", "results").index(i).child("adminAccess")
+            return [
+                forbidden(
+                    path,
+                    ADMIN_FORBIDDEN,
+                )
+            ]
+    return []
+
+
+def _reference_errors(ref: Mapping[str, Any], path: Path) -> list[FieldError]:
+    """`validateResourceClaimUserReference`."""
+    return [required(path.child(key)) for key in ("resource", "name", "uid") if not _text(ref, key)]
+
+
+def _condition_errors(conditions: list[Any], path: Path) -> list[FieldError]:
+    """`metav1validation.ValidateConditions` (its declarative twins are Alpha: never enforced)."""
+    errors: list[FieldError] = []
+    seen: set[str] = set()
+    for i, raw in enumerate(conditions):
+        cond = mapping(raw)
+        item = path.index(i)
+        kind = _text(cond, "type")
+        if kind in seen:
+            errors.append(duplicate(item, kind))
+        seen.add(kind)
+        if not kind:
+            errors.append(required(item.child("type"), "is required"))
+        else:
+            errors.extend(label_name_errors(kind, item.child("type")))
+        status = _text(cond, "status")
+        if not status:
+            errors.append(required(item.child("status")))
+        elif status not in CONDITION_STATUSES:
+            errors.append(not_supported(item.child("status"), status, CONDITION_STATUSES))
+        generation = cond.get("observedGeneration")
+        if isinstance(generation, int) and not isinstance(generation, bool) and generation < 0:
+            errors.append(
+                invalid(item.child("observedGeneration"), generation, "must be greater than or equal to zero")
+            )
+        if _go_time(cond.get("lastTransitionTime")) is None:
+            errors.append(required(item.child("lastTransitionTime")))
+        reason = _text(cond, "reason")
+        if not reason:
+            errors.append(required(item.child("reason")))
+        else:
+            if not _REASON_RE.fullmatch(reason):
+                errors.append(invalid(item.child("reason"), reason, _REASON_MESSAGE))
+            if len(reason.encode("utf-8")) > CONDITION_REASON_MAX_LENGTH:
+                errors.append(too_long(item.child("reason"), CONDITION_REASON_MAX_LENGTH))
+        if len(_text(cond, "message").encode("utf-8")) > CONDITION_MESSAGE_MAX_LENGTH:
+            errors.append(too_long(item.child("message"), CONDITION_MESSAGE_MAX_LENGTH))
+    return errors
+
+
+def _device_name_errors(name: str, path: Path) -> list[FieldError]:
+    """`validateDeviceName` (`corevalidation.ValidateDNS1123Label`): the label messages, an empty name
+    included (no Required of its own, measured on kube-apiserver 1.37.2)."""
+    return [invalid(path, name, msg) for msg in is_dns1123_label(name)]
+
+
+_NEEDS_OTHER = (
+    "bindingConditions are required to use bindingFailureConditions",
+    "bindingFailureConditions are required to use bindingConditions",
+)
+
+
+def _binding_errors(result: Mapping[str, Any], path: Path) -> list[FieldError]:
+    """`validateDeviceBindingParameters`'s handwritten half, with the empty list shown as Go shows it: `null`
+    when it is absent, `[]` when it is given empty."""
+    errors = binding_parameter_errors(
+        result.get("bindingConditions"), result.get("bindingFailureConditions"), path
+    )
+    out: list[FieldError] = []
+    for e in errors:
+        if e.detail in _NEEDS_OTHER:
+            key = "bindingConditions" if e.detail == _NEEDS_OTHER[0] else "bindingFailureConditions"
+            raw = result.get(key)
+            e = invalid(e.field, GoValue(raw) if isinstance(raw, list) else NULL, e.detail)
+        out.append(e)
+    return out
+
+
+def _device_status(
+    out: _Errors, entry: Mapping[str, Any], path: Path, allocated: set[tuple[str, str, str, str]]
+) -> None:
+    """`validateDeviceStatus`."""
+    out.hand(driver_name_errors(_text(entry, "driver"), path.child("driver")))
+    out.hand(pool_name_errors(_text(entry, "pool"), path.child("pool")))
+    out.hand(_device_name_errors(_text(entry, "device"), path.child("device")))
+    share = entry.get("shareID")
+    if isinstance(share, str):
+        out.hand(uid_errors(share, path.child("shareID")), "format=k8s-uuid", covered=True)
+    key = _device_key(entry, share)
+    if key not in allocated:
+        shown = GoValue({"Driver": key[0], "Pool": key[1], "Device": key[2], "ShareID": key[3]})
+        out.hand([invalid(path, shown, "must be an allocated device in the claim")])
+    conditions = _list(entry.get("conditions"))
+    if len(conditions) > MAX_CONDITIONS:
+        out.hand([too_many(path.child("conditions"), len(conditions), MAX_CONDITIONS)])
+    out.hand(_condition_errors(conditions, path.child("conditions")))
+    data = entry.get("data")
+    if data is not None:
+        out.hand(validate_parameters(data, path.child("data")))
+    network = entry.get("networkData")
+    if isinstance(network, dict):
+        _network_data(out, network, path.child("networkData"))
+
+
+def _network_data(out: _Errors, network: Mapping[str, Any], path: Path) -> None:
+    """`validateNetworkDeviceData`."""
+    if len(_text(network, "interfaceName").encode("utf-8")) > INTERFACE_NAME_MAX_LENGTH:
+        out.hand([too_long(path.child("interfaceName"), INTERFACE_NAME_MAX_LENGTH)], "maxBytes", covered=True)
+    if len(_text(network, "hardwareAddress").encode("utf-8")) > HARDWARE_ADDRESS_MAX_LENGTH:
+        out.hand(
+            [too_long(path.child("hardwareAddress"), HARDWARE_ADDRESS_MAX_LENGTH)], "maxBytes", covered=True
+        )
+    ips = _strings(network.get("ips"))
+    ips_path = path.child("ips")
+    if len(ips) > MAX_IPS:
+        out.hand([too_many(ips_path, len(ips), MAX_IPS)], "maxItems", covered=True)
+        return
+    for i, ip in enumerate(ips):
+        out.hand(interface_address_errors(ip, ips_path.index(i)))
+    _duplicates(out, ips, ips_path, lambda ip: ip, lambda ip: ip)
+
+
+def _duplicates(
+    out: _Errors, items: list[Any], path: Path, key: Callable[[Any], Any], shown: Callable[[Any], Any]
+) -> None:
+    """validateSet's uniqueness check (covered by declarative uniqueness everywhere here)."""
+    seen: set[Any] = set()
+    for i, item in enumerate(items):
+        k = key(item)
+        if k in seen:
+            out.hand([duplicate(path.index(i), shown(item))], covered=True)
+        else:
+            seen.add(k)
+
+
+def _allocation(out: _Errors, allocation: Mapping[str, Any], path: Path, names: RequestNames) -> None:
+    """`validateAllocationResult` of a new allocation (stored=false)."""
+    devices = mapping(allocation.get("devices"))
+    devices_path = path.child("devices")
+    results = _list(devices.get("results"))
+    results_path = devices_path.child("results")
+    if len(results) > ALLOCATION_RESULTS_MAX_SIZE:
+        out.hand(
+            [too_many(results_path, len(results), ALLOCATION_RESULTS_MAX_SIZE)], "maxItems", covered=True
+        )
+    else:
+        for i, result in enumerate(results):
+            _result(out, mapping(result), results_path.index(i), names)
+    configs = _list(devices.get("config"))
+    config_path = devices_path.child("config")
+    if len(configs) > ALLOCATION_CONFIG_MAX_SIZE:
+        out.hand([too_many(config_path, len(configs), ALLOCATION_CONFIG_MAX_SIZE)], "maxItems", covered=True)
+    else:
+        for i, config in enumerate(configs):
+            _config(out, mapping(config), config_path.index(i), names)
+    selector = allocation.get("nodeSelector")
+    if isinstance(selector, dict):
+        out.hand(node_selector_errors(selector, path.child("nodeSelector")))
+
+
+def _result(out: _Errors, result: Mapping[str, Any], path: Path, names: RequestNames) -> None:
+    """`validateDeviceRequestAllocationResult` (driver, pool and shareID: declarative)."""
+    out.hand(_request_name_ref_errors(_text(result, "request"), path.child("request"), names))
+    out.hand(_device_name_errors(_text(result, "device"), path.child("device")))
+    out.hand(_binding_errors(result, path))
+    for i, toleration in enumerate(_list(result.get("tolerations"))):
+        out.hand(toleration_errors(mapping(toleration), path.child("tolerations").index(i)))
+    skip = _strings(result.get("skipNodeOperations"))
+    if "NodePrepareResources" in skip and "NodeUnprepareResources" not in skip and "*" not in skip:
+        out.hand(
+            [
+                invalid(
+                    path.child("skipNodeOperations"),
+                    GoValue(skip),
+                    "NodePrepareResources cannot be skipped unless NodeUnprepareResources is also skipped",
+                )
+            ]
+        )
+
+
+def _config(out: _Errors, config: Mapping[str, Any], path: Path, names: RequestNames) -> None:
+    """`validateDeviceAllocationConfiguration` (source, request list size and uniqueness, driver:
+    declarative)."""
+    requests = _strings(config.get("requests"))
+    requests_path = path.child("requests")
+    if len(requests) > DEVICE_REQUESTS_MAX_SIZE:
+        out.hand([too_many(requests_path, len(requests), DEVICE_REQUESTS_MAX_SIZE)], "maxItems", covered=True)
+    else:
+        for i, name in enumerate(requests):
+            out.hand(_request_name_ref_errors(name, requests_path.index(i), names))
+        _duplicates(out, requests, requests_path, lambda n: n, lambda n: n)
+    opaque = config.get("opaque")
+    if not isinstance(opaque, dict):
+        out.hand([required(path.child("opaque"))])
+    else:
+        out.hand(validate_parameters(opaque.get("parameters"), path.child("opaque", "parameters")))
+
+
+# --- the declarative rules ---------------------------------------------------------------------------------
+
+
+def _allocation_declarative(out: _Errors, allocation: Mapping[str, Any], path: Path) -> None:
+    """`Validate_AllocationResult` of a new allocation."""
+    devices = mapping(allocation.get("devices"))
+    results = _list(devices.get("results"))
+    results_path = path.child("devices", "results")
+    if len(results) > ALLOCATION_RESULTS_MAX_SIZE:
+        out.decl([too_many(results_path, len(results), ALLOCATION_RESULTS_MAX_SIZE)], "maxItems")
+    else:
+        for i, raw in enumerate(results):
+            result = mapping(raw)
+            item = results_path.index(i)
+            out.decl(driver_name_declarative(_text(result, "driver"), item.child("driver")))
+            out.decl(pool_name_declarative(_text(result, "pool"), item.child("pool")))
+            for j, toleration in enumerate(_list(result.get("tolerations"))):
+                out.decl(toleration_declarative(mapping(toleration), item.child("tolerations").index(j)))
+            out.decl(
+                binding_parameter_declarative(
+                    result.get("bindingConditions"), result.get("bindingFailureConditions"), item
+                ),
+                "maxItems",
+            )
+            share = result.get("shareID")
+            if isinstance(share, str):
+                out.decl(uid_declarative(share, item.child("shareID")), "format=k8s-uuid")
+            skip = _strings(result.get("skipNodeOperations"))
+            skip_path = item.child("skipNodeOperations")
+            out.decl(_unique_values(skip, skip_path))
+            for j, op in enumerate(skip):
+                if op not in SKIP_NODE_OPERATIONS:
+                    out.decl([not_supported(skip_path.index(j), op, SKIP_NODE_OPERATIONS)])
+    configs = _list(devices.get("config"))
+    config_path = path.child("devices", "config")
+    if len(configs) > ALLOCATION_CONFIG_MAX_SIZE:
+        out.decl([too_many(config_path, len(configs), ALLOCATION_CONFIG_MAX_SIZE)], "maxItems")
+        return
+    for i, raw in enumerate(configs):
+        config = mapping(raw)
+        item = config_path.index(i)
+        source = _text(config, "source")
+        if not source:
+            out.decl([required(item.child("source"))])
+        elif source not in CONFIG_SOURCES:
+            out.decl([not_supported(item.child("source"), source, CONFIG_SOURCES)])
+        requests = _strings(config.get("requests"))
+        if len(requests) > DEVICE_REQUESTS_MAX_SIZE:
+            out.decl([too_many(item.child("requests"), len(requests), DEVICE_REQUESTS_MAX_SIZE)], "maxItems")
+        else:
+            out.decl(_unique_values(requests, item.child("requests")))
+        opaque = config.get("opaque")
+        if isinstance(opaque, dict):
+            out.decl(driver_name_declarative(_text(opaque, "driver"), item.child("opaque", "driver")))
+
+
+def _unique_values(
+    items: list[Any],
+    path: Path,
+    shown: Callable[[Any], Any] | None = None,
+    key: Callable[[Any], Any] | None = None,
+) -> list[FieldError]:
+    """`validate.ValSliceUnique`: every later item equal to an earlier one, as a Duplicate of the item."""
+    errors: list[FieldError] = []
+    seen: list[Any] = []
+    for i, item in enumerate(items):
+        k = key(item) if key is not None else item
+        if k in seen:
+            errors.append(duplicate(path.index(i), shown(item) if shown is not None else item))
+        seen.append(k)
+    return errors
+
+
+def _reserved_for_declarative(out: _Errors, refs: list[Any], old_refs: Any, path: Path) -> None:
+    if not refs or _equal(refs, old_refs):
+        return
+    if len(refs) > RESERVED_FOR_MAX_SIZE:
+        out.decl([too_many(path, len(refs), RESERVED_FOR_MAX_SIZE)], "maxItems")
+        return
+    out.decl(
+        _unique_values(refs, path, lambda r: _reference_json(mapping(r)), lambda r: _text(mapping(r), "uid"))
+    )
+
+
+def _status_key(entry: Mapping[str, Any]) -> tuple[str, str, str, str | None]:
+    share = entry.get("shareID")
+    return (
+        _text(entry, "driver"),
+        _text(entry, "pool"),
+        _text(entry, "device"),
+        share if isinstance(share, str) else None,
+    )
+
+
+def _devices_declarative(out: _Errors, devices: list[Any], old_devices: Any, path: Path) -> None:
+    if not devices or _equal(devices, old_devices):
+        return
+    out.decl(
+        _unique_values(
+            devices, path, lambda d: _device_status_json(mapping(d)), lambda d: _status_key(mapping(d))
+        )
+    )
+    olds = [mapping(d) for d in _list(old_devices)]
+    for i, raw in enumerate(devices):
+        entry = mapping(raw)
+        old = next((o for o in olds if _status_key(o) == _status_key(entry)), None)
+        if old is not None and _equal(entry, old):
+            continue
+        item = path.index(i)
+        share = entry.get("shareID")
+        if isinstance(share, str) and not (old is not None and old.get("shareID") == share):
+            out.decl(uid_declarative(share, item.child("shareID")), "format=k8s-uuid")
+        network = entry.get("networkData")
+        if isinstance(network, dict) and not (old is not None and _equal(network, old.get("networkData"))):
+            old_net = mapping(old.get("networkData")) if old is not None else None
+            _network_declarative(out, network, old_net, item.child("networkData"))
+
+
+def _network_declarative(
+    out: _Errors, network: Mapping[str, Any], old: Mapping[str, Any] | None, path: Path
+) -> None:
+    """`Validate_NetworkDeviceData`: interfaceName, ips, hardwareAddress, each unless equal to the old."""
+
+    def too_long_text(key: str, limit: int) -> None:
+        value = _text(network, key)
+        if (
+            value
+            and not (old is not None and _text(old, key) == value)
+            and len(value.encode("utf-8")) > limit
+        ):
+            out.decl([too_long(path.child(key), limit)], "maxBytes")
+
+    too_long_text("interfaceName", INTERFACE_NAME_MAX_LENGTH)
+    ips = _strings(network.get("ips"))
+    if ips and not (old is not None and _equal(ips, old.get("ips"))):
+        if len(ips) > MAX_IPS:
+            out.decl([too_many(path.child("ips"), len(ips), MAX_IPS)], "maxItems")
+        else:
+            out.decl(_unique_values(ips, path.child("ips")))
+    too_long_text("hardwareAddress", HARDWARE_ADDRESS_MAX_LENGTH)
+
+
+# --- the entry ---------------------------------------------------------------------------------------------
+
+
+def validate_status_update(
+    new_claim: Mapping[str, Any],
+    old_claim: Mapping[str, Any],
+    gates: FeatureGates | None = None,
+    *,
+    admin_namespace: bool | None = None,
+) -> list[FieldError]:
+    """Every error kube-apiserver 1.37 reports on updating `old_claim`'s status to `new_claim`'s, in order.
+
+    `admin_namespace`: whether the claim's namespace carries the `resource.kubernetes.io/admin-access: "true"`
+    label, which a new allocation granting admin access needs (None: unknown, not checked).
+    """
+    return status_update_errors(
+        new_claim, old_claim, StatusGates.of(gates or FeatureGates.defaults()), admin_namespace
+    )
+
+
+def status_update_errors(
+    new_claim: Mapping[str, Any],
+    old_claim: Mapping[str, Any],
+    gates: StatusGates,
+    admin_namespace: bool | None = None,
+) -> list[FieldError]:
+    """`validate_status_update` with the strategy's gates given one by one."""
+    old_status = mapping(old_claim.get("status"))
+    status = prepare_for_update(mapping(new_claim.get("status")), old_claim, gates)
+    names = _request_names(mapping(old_claim.get("spec")))  # a status update keeps the stored spec
+    deleting = bool(mapping(old_claim.get("metadata")).get("deletionTimestamp"))
+    out = _Errors()
+    out.hand(_admin_status_errors(_results(status), _results(old_status), admin_namespace))
+
+    refs = _list(status.get("reservedFor"))
+    refs_path = STATUS.child("reservedFor")
+    if len(refs) > RESERVED_FOR_MAX_SIZE:
+        out.hand([too_many(refs_path, len(refs), RESERVED_FOR_MAX_SIZE)], "maxItems", covered=True)
+    else:
+        for i, ref in enumerate(refs):
+            out.hand(_reference_errors(mapping(ref), refs_path.index(i)))
+        _duplicates(
+            out, refs, refs_path, lambda r: _text(mapping(r), "uid"), lambda r: _text(mapping(r), "uid")
+        )
+
+    allocation = status.get("allocation")
+    allocated = {_device_key(r, r.get("shareID")) for r in _results(status)}
+    devices = _list(status.get("devices"))
+    devices_path = STATUS.child("devices")
+    for i, entry in enumerate(devices):
+        _device_status(out, mapping(entry), devices_path.index(i), allocated)
+    _duplicates(
+        out,
+        devices,
+        devices_path,
+        lambda d: _device_key(mapping(d), mapping(d).get("shareID")),
+        lambda d: _shared_id(mapping(d)),
+    )
+
+    if refs:
+        if not isinstance(allocation, dict):
+            out.hand([forbidden(refs_path, "may not be specified when `allocated` is not set")])
+        elif deleting:
+            old_refs = {_ref_tuple(mapping(r)) for r in _list(old_status.get("reservedFor"))}
+            if any(_ref_tuple(mapping(r)) not in old_refs for r in refs):
+                out.hand(
+                    [
+                        forbidden(
+                            refs_path,
+                            NO_NEW_RESERVATIONS,
+                        )
+                    ]
+                )
+
+    old_allocation = old_status.get("allocation")
+    allocation_path = STATUS.child("allocation")
+    if isinstance(old_allocation, dict) and isinstance(allocation, dict):
+        if not _equal(allocation, old_allocation):
+            out.hand(
+                [invalid(allocation_path, GoValue(allocation), "field is immutable")], "update", covered=True
+            )
+            out.decl([invalid(allocation_path, NULL, "field cannot be modified once set")], "update")
+    elif isinstance(allocation, dict):
+        _allocation(out, allocation, allocation_path, names)
+        _allocation_declarative(out, allocation, allocation_path)
+
+    _reserved_for_declarative(out, refs, old_status.get("reservedFor"), refs_path)
+    _devices_declarative(out, devices, old_status.get("devices"), devices_path)
+    return out.merged()
+
+
+def _shared_id(entry: Mapping[str, Any]) -> GoValue:
+    key = _device_key(entry, entry.get("shareID"))
+    return GoValue({"Driver": key[0], "Pool": key[1], "Device": key[2], "ShareID": key[3]})
+
+
+def _ref_tuple(ref: Mapping[str, Any]) -> tuple[str, str, str, str]:
+    return (_text(ref, "apiGroup"), _text(ref, "resource"), _text(ref, "name"), _text(ref, "uid"))
