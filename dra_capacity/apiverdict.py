@@ -7,8 +7,8 @@ Two checkers stand behind it, the ones the commands use (no copy of either here)
   strict decoding's unknown-field check (`validate --strict`). Only native causes count: the KEP-6406 field
   and its annotation carrier are dra-capacity's own rules, which the API server has nothing to say about.
 * ResourceClaims, ResourceClaimTemplates and ResourceSlices: simulate's per-object input checks
-  (`allocator.simulate.inputs.check_object`): every problem for a kind whose upstream validation is ported
-  (`resourceapi.validation.objects`: claims and templates), the first problem only otherwise.
+  (`allocator.simulate.inputs.check_object`): every problem, by upstream's whole validation as ported
+  (`resourceapi.validation.objects`: claims, templates and slices).
 * A ResourceClaim status update (`status_update`): the body decoded as simulate decodes a claim, then
   `resourceapi.validation.claim_status`, upstream's status-update validation.
 

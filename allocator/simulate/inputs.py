@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from allocator.simulate.fieldpaths import error_message, field_path
-from allocator.simulate.objectchecks import pod_problem, slice_problem
+from allocator.simulate.objectchecks import pod_problem, v1beta1_slice_problem
 from allocator.simulate.templates import claim_from_template
 from allocator.simulate.workload_pods import expand
 from resourceapi.apischema import check_fields, known_kind
@@ -154,10 +154,16 @@ def load_inputs(docs: Sequence[Document], warn_unknown: bool = True, seed: int |
         if report is not None and report.unknown and warn_unknown:
             label = _label(kind, doc.obj)
             inputs.notes.extend(f'{where}: {label}: warning: unknown field "{p}"' for p in report.unknown)
-        if report is not None and report.problem is not None:
-            raise InputError(
-                f"{where}: {_label(kind, doc.obj)}: {report.problem.path}: {report.problem.message}"
-            )
+        problem_at = report.problem if report is not None else None
+        ported = kind in VALIDATORS
+        if problem_at is not None and not (ported and problem_at.message.startswith("Required value")):
+            raise InputError(f"{where}: {_label(kind, doc.obj)}: {problem_at.path}: {problem_at.message}")
+        if ported:  # upstream's validation judges what decodes, a missing field included
+            problem = ported_problem(kind, doc.obj, _namespace(doc.obj) in admin)
+            if problem is not None:
+                raise InputError(f"{where}: {_label(kind, doc.obj)}: {problem[0]}: {problem[1]}")
+            if problem_at is not None:
+                raise InputError(f"{where}: {_label(kind, doc.obj)}: {problem_at.path}: {problem_at.message}")
         try:
             obj = _validate(model, kind, doc.obj, parts)
         except ValidationError as exc:
@@ -174,7 +180,7 @@ def load_inputs(docs: Sequence[Document], warn_unknown: bool = True, seed: int |
         if key in seen:
             raise InputError(f"{where}: {label}: duplicate object (first defined at {seen[key]})")
         seen[key] = where
-        problem = object_problem(obj, doc.obj, valid_specs, ns in admin)
+        problem = None if ported else object_problem(obj, doc.obj, valid_specs)
         if problem is None and kind == "ResourceClaim":
             problem = claim_status_problem(doc.obj)
         if problem is not None:
@@ -268,25 +274,22 @@ def admin_namespaces(docs: Sequence[Document]) -> frozenset[str]:
     return frozenset(out)
 
 
+def _namespace(raw: dict[str, Any]) -> str:
+    meta = raw.get("metadata")
+    namespace = meta.get("namespace") if isinstance(meta, dict) else None
+    return namespace if isinstance(namespace, str) and namespace else "default"
+
+
 def object_problem(
-    obj: BaseModel, raw: dict[str, Any], valid_specs: set[int] | None = None, admin_namespace: bool = False
+    obj: BaseModel, raw: dict[str, Any], valid_specs: set[int] | None = None
 ) -> tuple[str, str] | None:
     """The first within-object rule the API server would refuse `obj` for: upstream's whole validation
     where it is ported (resourceapi.validation.objects), else simulate's subset (objectchecks).
     `valid_specs`: the ids of pod specs found valid so far in this run (the pods of one ReplicaSet share
-    theirs: _validate), each checked once; the caller holds the specs, so their ids are not reused.
-    `admin_namespace`: a claim's or template's namespace is labeled for admin access."""
+    theirs: _validate), each checked once; the caller holds the specs, so their ids are not reused."""
     kind = type(obj).__name__
-    if admin_namespace and kind in CLAIM_VALIDATORS:
-        found = CLAIM_VALIDATORS[kind](raw, FeatureGates.defaults())
-        return (found[0].field, found[0].body()) if found else None
     if kind in VALIDATORS:
-        errors = validate_create(kind, raw)
-        return (errors[0].field, errors[0].body()) if errors else None
-    if isinstance(obj, ResourceSlice):
-        spec = raw.get("spec")
-        devices = spec.get("devices") if isinstance(spec, dict) else None
-        return slice_problem(obj, devices if isinstance(devices, list) else None)
+        return ported_problem(kind, raw)
     if isinstance(obj, Pod):
         if valid_specs is not None and id(obj.spec) in valid_specs:
             return None
@@ -295,6 +298,22 @@ def object_problem(
             valid_specs.add(id(obj.spec))
         return problem
     return None
+
+
+def ported_problem(kind: str, raw: dict[str, Any], admin_namespace: bool = False) -> tuple[str, str] | None:
+    """The first error of upstream's validation of a kind it ports (resourceapi.validation.objects); for a
+    slice in the v1beta1 shape, simulate's guidance first (the API server drops, or strictly refuses, `basic`,
+    and would then report the device's missing fields). `admin_namespace`: a claim's or template's namespace
+    is labeled for admin access."""
+    if kind == "ResourceSlice":
+        problem = v1beta1_slice_problem(raw)
+        if problem is not None:
+            return problem
+    if admin_namespace and kind in CLAIM_VALIDATORS:
+        errors: list[FieldError] | None = CLAIM_VALIDATORS[kind](raw, FeatureGates.defaults())
+    else:
+        errors = validate_create(kind, raw)
+    return (errors[0].field, errors[0].body()) if errors else None
 
 
 def claim_status_errors(raw: dict[str, Any]) -> list[FieldError]:
@@ -475,12 +494,12 @@ def check_object(
 ) -> list[ObjectProblem]:
     """Simulate's per-object input checks (`load_inputs`, in its order) on one raw object of a kind simulate
     reads, as a library entry, staged as the API server answers: the first wrong type or bad quantity, then
-    the unknown fields (each a problem when `strict`), then for a kind whose upstream validation is ported
-    (resourceapi.validation.objects) every error it reports, else the first missing required field, then the
-    first within-object rule (objectchecks). [] when simulate accepts the object. References between objects
-    are not checked here (they need the whole input). A ResourceClaim's status is judged as a status update
-    (`claim_status_errors`) when its create has no error, unless `judge_status` is false (a create: the API
-    server wipes the status)."""
+    the unknown fields (each a problem when `strict`), then, for a kind whose validation is ported
+    (resourceapi.validation.objects), every error upstream's validation reports (a null there is Go's zero
+    value, not a decode error); for another kind, the first missing required field, then the first
+    within-object rule (objectchecks). [] when simulate accepts the object. References between objects are
+    not checked here (they need the whole input). A ResourceClaim's status is judged as a status update
+    (`claim_status_errors`) unless `judge_status` is false (a create: the API server wipes the status)."""
     if kind not in KINDS:
         raise ValueError(f"simulate does not read {kind}")
     api_version, model = KINDS[kind]
@@ -493,21 +512,19 @@ def check_object(
     try:
         obj = model.model_validate(raw)
     except ValidationError as exc:
-        errors = exc.errors()
-        if kind in VALIDATORS:  # Go decodes a null into the zero value; the validation judges what is missing
-            errors = [e for e in errors if e["type"] != "missing" and e.get("input") is not None]
-        if errors and errors[0]["type"] != "missing":
-            err = errors[0]
+        errs = exc.errors()
+        if kind in VALIDATORS:  # Go decodes a null into the zero value, which the validation judges
+            errs = [e for e in errs if e["type"] != "missing" and e.get("input") is not None] or errs
+        err = errs[0]
+        if err["type"] != "missing" and (kind not in VALIDATORS or err.get("input") is not None):
             return [ObjectProblem(DECODE, field_path(model, err["loc"]), error_message(err))]
-        if errors:
-            missing = ObjectProblem(VALIDATE, field_path(model, errors[0]["loc"]), error_message(errors[0]))
+        missing = ObjectProblem(VALIDATE, field_path(model, err["loc"]), error_message(err))
     if strict and report is not None and report.unknown:
         return [ObjectProblem(DECODE, p, f'unknown field "{p}"') for p in report.unknown]
-    ported = validate_create(kind, raw)
-    if ported is not None:  # upstream's whole validation: it judges missing fields and generated names too
-        if not ported and judge_status and kind == "ResourceClaim":
-            ported = claim_status_errors(raw)
-        return [ObjectProblem(VALIDATE, e.field, e.body()) for e in ported]
+    status = claim_status_errors(raw) if judge_status and kind == "ResourceClaim" else []
+    ported = validate_create(kind, raw)  # upstream's validation judges a missing field and generateName too
+    if ported is not None:
+        return [ObjectProblem(VALIDATE, e.field, e.body()) for e in ported or status]
     if problem is not None:
         return [ObjectProblem(VALIDATE, problem.path, problem.message)]
     if missing is not None:
@@ -515,4 +532,6 @@ def check_object(
     if not getattr(obj, "metadata").name:  # noqa: B009 - every model here has metadata
         return [ObjectProblem(VALIDATE, "metadata.name", "Required value: name or generateName is required")]
     rule = object_problem(obj, raw)
-    return [] if rule is None else [ObjectProblem(VALIDATE, rule[0], rule[1])]
+    if rule is None:
+        return [ObjectProblem(VALIDATE, e.field, e.body()) for e in status]
+    return [ObjectProblem(VALIDATE, rule[0], rule[1])]

@@ -34,6 +34,7 @@ from resourceapi.names import (
     validate_opaque_driver_name,
 )
 from resourceapi.validation.common import relocated
+from resourceapi.validation.gojson import NULL
 from resourceapi.validation.meta import is_label_value
 
 POOL_NAME_MAX_LENGTH = 253
@@ -245,7 +246,8 @@ def _strings(value: Any) -> list[str]:
 def binding_parameter_errors(conditions: Any, failure_conditions: Any, path: Path) -> list[FieldError]:
     """`validateDeviceBindingParameters`'s handwritten half: each condition a label name (the lists' sizes are
     Beta declarative: `binding_parameter_declarative`; an over-long list is not judged item by item), then
-    duplicates, overlaps, and each list requiring the other."""
+    duplicates, overlaps, and each list requiring the other (an absent list shows as `null`, an empty one
+    `[]`)."""
     conds = _strings(conditions)
     failures = _strings(failure_conditions)
     errors: list[FieldError] = []
@@ -276,7 +278,7 @@ def binding_parameter_errors(conditions: Any, failure_conditions: Any, path: Pat
         errors.append(
             invalid(
                 path.child("bindingConditions"),
-                [],
+                NULL if conditions is None else [],
                 "bindingConditions are required to use bindingFailureConditions",
             )
         )
@@ -284,7 +286,7 @@ def binding_parameter_errors(conditions: Any, failure_conditions: Any, path: Pat
         errors.append(
             invalid(
                 path.child("bindingFailureConditions"),
-                [],
+                NULL if failure_conditions is None else [],
                 "bindingFailureConditions are required to use bindingConditions",
             )
         )

@@ -1,5 +1,6 @@
 """`corevalidation.ValidateNodeSelector` (pkg/apis/core/validation/validation.go) over decoded JSON: a
-ResourceClaim's `status.allocation.nodeSelector` (and a ResourceSlice's node selector) is judged by it.
+ResourceClaim's `status.allocation.nodeSelector` and a ResourceSlice's node selectors are judged by it; and
+resource validation's `validateNodeName`.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from resourceapi.field import FieldError, Path, forbidden, invalid, required
 from resourceapi.names import is_dns1123_subdomain
 from resourceapi.objects import mapping
 from resourceapi.validation.device_fields import label_name_errors
+from resourceapi.validation.gojson import NULL, GoJSON, marshal
 from resourceapi.validation.meta import is_label_value
 
 _NODE_NAME_FIELD = "metadata.name"  # the one node field selector key (nodeFieldSelectorValidators)
@@ -120,3 +122,43 @@ def field_requirement_errors(req: Mapping[str, Any], path: Path) -> list[FieldEr
                 invalid(path.child("values").index(i), value, msg) for msg in is_dns1123_subdomain(value)
             )
     return errors
+
+
+def node_name_errors(name: str, path: Path) -> list[FieldError]:
+    """`validateNodeName` (resource validation): `ValidateNodeName`, a DNS subdomain, each message
+    Invalid."""
+    return [invalid(path, name, msg) for msg in is_dns1123_subdomain(name)]
+
+
+def terms_value(selector: Mapping[str, Any]) -> GoJSON:
+    """The internal `[]core.NodeSelectorTerm` as a bad value (no json tags: Go field names, nil as null)."""
+    terms = selector.get("nodeSelectorTerms")
+    if not isinstance(terms, list):
+        return NULL
+    return marshal([_term_json(mapping(t)) for t in terms])
+
+
+def _term_json(term: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "MatchExpressions": _requirements_json(term.get("matchExpressions")),
+        "MatchFields": _requirements_json(term.get("matchFields")),
+    }
+
+
+def _requirements_json(value: Any) -> list[dict[str, Any]] | None:
+    if not isinstance(value, list):
+        return None
+    out = []
+    for raw in value:
+        req = mapping(raw)
+        values = req.get("values")
+        out.append(
+            {
+                "Key": _text(req, "key"),
+                "Operator": _text(req, "operator"),
+                "Values": [v if isinstance(v, str) else "" for v in values]
+                if isinstance(values, list)
+                else None,
+            }
+        )
+    return out

@@ -13,6 +13,7 @@ from typing import Any
 from resourceapi.field import FieldError
 from resourceapi.gates import FeatureGates
 from resourceapi.validation.claim import validate_resource_claim, validate_resource_claim_template
+from resourceapi.validation.slice import validate_resource_slice
 
 # (object as decoded JSON, served feature gates) -> every error, in the API server's order.
 Validator = Callable[[Mapping[str, Any], FeatureGates], list[FieldError]]
@@ -20,6 +21,7 @@ Validator = Callable[[Mapping[str, Any], FeatureGates], list[FieldError]]
 VALIDATORS: dict[str, Validator] = {
     "ResourceClaim": validate_resource_claim,
     "ResourceClaimTemplate": validate_resource_claim_template,
+    "ResourceSlice": validate_resource_slice,
 }
 
 

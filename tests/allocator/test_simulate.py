@@ -518,13 +518,14 @@ def test_malformed_fields_are_reported_in_the_api_servers_words(
 def test_duplicate_device_name_within_a_slice_is_rejected(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """ResourceSlice validation (validateResourceSliceSpec): device names are unique within a slice."""
+    """ResourceSlice validation (validateResourceSliceSpec): device names are unique within a slice; upstream
+    reports the repeat at the device (`spec.devices[1]`), not at its name."""
     dup = gpu_slice("n1", 2).to_api()
     dup["metadata"]["name"] = "dup"
     dup["spec"]["devices"][1]["name"] = "gpu-0"
     err = _bad(tmp_path, capsys, dup)
     assert err.endswith(
-        'bad.yaml: document 1: ResourceSlice "dup": spec.devices[1].name: Duplicate value: "gpu-0"'
+        'bad.yaml: document 1: ResourceSlice "dup": spec.devices[1]: Duplicate value: "gpu-0"'
     )
 
 

@@ -9,7 +9,7 @@ A key is `Kind|category|field|reason`, the field with indices and map keys as `[
 * `cause-missing` / `cause-extra`: a (field, reason) the server gives and we do not / we give and it does not.
 * `message`: a cause matched by field and reason, or a 400, whose messages differ; CEL messages equal once
   their type text is masked are not disagreements but counted as `cel-type-text` (DESIGN, "CEL messages").
-* `order`: the same causes in another order.
+* `order`: the same causes in another order (a map's entries in any order: Go's map order is random).
 """
 
 from __future__ import annotations
@@ -164,13 +164,35 @@ def _matched(ours: Iterable[Cause], theirs: Iterable[Cause]) -> list[tuple[Cause
     return out
 
 
-def _ordered(v: Verdict) -> list[tuple[str, str]]:
-    """The causes' order, each map's entries (same field and reason, in a row) taken as a set."""
-    out: list[tuple[str, str]] = []
+def _ordered(v: Verdict) -> list[object]:
+    """The causes' order, each map's entries taken as a set: a run of causes with the same field and reason
+    (a map's keys, labels for one), or under the same map (`attributes` and `attributes[key]...`: Go visits
+    a map's keys in a random order, each key's errors then its item's)."""
+    out: list[object] = []
+    run: list[tuple[str, str]] = []
+    run_map = ""
     for c in v.causes:
-        if not out or out[-1] != (c.field, c.reason):
-            out.append((c.field, c.reason))
+        cause = (c.field, c.reason)
+        group = _map_of(c.field)
+        if run and group == run_map:
+            run.append(cause)
+            continue
+        if run:
+            out.append(tuple(sorted(set(run))))
+        run, run_map = [cause], group
+    if run:
+        out.append(tuple(sorted(set(run))))
     return out
+
+
+_MAP_KEY = re.compile(r"\[(?![0-9]+\])")
+
+
+def _map_of(path: str) -> str:
+    """The path of the map a field is in or under (`spec.devices[0].attributes[a].int` ->
+    `spec.devices[0].attributes`: a bracket that is not a list index is a map key), else the field itself."""
+    m = _MAP_KEY.search(path)
+    return path[: m.start()] if m else path
 
 
 def _fields(v: Verdict) -> str:

@@ -511,51 +511,130 @@ def resource_claim_template(draw: st.DrawFn) -> dict[str, Any]:
 
 
 # --- slices -------------------------------------------------------------------------------------------------
+# Biased to the rules' boundaries: 32 attributes + capacities, 48 attribute values, 96-byte keys (shown cut
+# past that), 16 taints, 2 counter consumptions, 32 counters, 8 counter sets, 64/128 devices, 4 binding
+# conditions, 10 valid values, int64 bounds of a range; fields of disabled gates (dropped on create) too.
 
 
 @st.composite
-def attribute_value(draw: st.DrawFn) -> dict[str, Any]:
-    kind = draw(st.integers(0, 5))
+def attribute_key(draw: st.DrawFn) -> str:
+    return draw(
+        st.one_of(
+            capacity_name(),
+            st.sampled_from(
+                [
+                    "a/b/c",
+                    "a" * 63 + "/" + "b" * 32,
+                    "a" * 64 + "/" + "b" * 32,
+                    "a" * 63 + "/" + "b" * 33,
+                    "A.example.com/x",
+                    "example.com/",
+                    "x" * 100,
+                    "é/é",
+                ]
+            ),
+        )
+    )
+
+
+@st.composite
+def attribute_value(draw: st.DrawFn) -> Any:
+    kind = draw(st.integers(0, 8))
     if kind == 0:
         return {"int": draw(st.sampled_from([0, 1, -5, 2**62]))}
     if kind == 1:
         return {"bool": draw(st.booleans())}
     if kind == 2:
-        return {"string": draw(st.sampled_from(["a", "", "x" * 64, "x" * 65]))}
+        return {"string": draw(st.sampled_from(["a", "", "x" * 64, "x" * 65, "é" * 33]))}
     if kind == 3:
-        return {"version": draw(st.sampled_from(["1.2.3", "1.2", "v1.0.0", "1.0.0-rc.1+b"]))}
+        return {
+            "version": draw(
+                st.sampled_from(
+                    ["1.2.3", "1.2", "v1.0.0", "1.0.0-rc.1+b", "01.2.3", "1.2.3-", "1.2.3\n", "x" * 65]
+                )
+            )
+        }
     if kind == 4:
-        return draw(st.sampled_from([{}, {"int": 1, "bool": True}]))
+        return draw(
+            st.sampled_from([{}, {"int": 1, "bool": True}, {"string": "a", "version": "1.0.0"}, None])
+        )
+    if kind == 5:  # list values: dropped while DRAListTypeAttributes is off
+        field, value = draw(
+            st.sampled_from(
+                [
+                    ("ints", []),
+                    ("ints", [1, 2]),
+                    ("bools", [True]),
+                    ("strings", ["x" * 65, "a"]),
+                    ("versions", ["1.0.0"]),
+                ]
+            )
+        )
+        out: dict[str, Any] = {field: value}
+        if draw(st.booleans()):
+            out["int"] = 1
+        return out
     return {"string": "s"}
 
 
 @st.composite
-def device_capacity(draw: st.DrawFn) -> dict[str, Any]:
-    out: dict[str, Any] = {"value": draw(quantity())}
-    if draw(st.integers(0, 3)) == 0:
-        policy: dict[str, Any] = {}
-        if draw(st.booleans()):
-            policy["default"] = draw(quantity())
-        pick = draw(st.integers(0, 3))
-        if pick == 1:
-            policy["validValues"] = draw(st.lists(quantity(), max_size=3))
-        elif pick == 2:
-            rng: dict[str, Any] = {"min": draw(quantity())}
-            if draw(st.booleans()):
-                rng["max"] = draw(quantity())
-            if draw(st.booleans()):
-                rng["step"] = draw(quantity())
-            policy["validRange"] = rng
-        elif pick == 3:
-            policy["validValues"] = ["1"]
-            policy["validRange"] = {"min": "1"}
-        out["requestPolicy"] = policy
+def range_policy(draw: st.DrawFn) -> dict[str, Any]:
+    bound = st.one_of(
+        quantity(),
+        st.sampled_from(
+            ["1", "2", "4", "0", "-1", "0.5", "1500m", "9223372036854775807", "9223372036854775808"]
+        ),
+    )
+    rng: dict[str, Any] = {}
+    if draw(st.integers(0, 9)):
+        rng["min"] = draw(bound)
+    if draw(st.booleans()):
+        rng["max"] = draw(bound)
+    if draw(st.booleans()):
+        rng["step"] = draw(st.one_of(bound, st.sampled_from(["1", "2", "0", "-1", "0.5", "3"])))
+    return rng
+
+
+@st.composite
+def request_policy(draw: st.DrawFn) -> dict[str, Any]:
+    policy: dict[str, Any] = {}
+    small = st.sampled_from(
+        ["1", "2", "4", "8", "0", "1k", "1E-3", "+1", "5.", "1e03", "100E", "200E", "0.5"]
+    )
+    if draw(st.integers(0, 4)):
+        policy["default"] = draw(st.one_of(small, quantity()))
+    pick = draw(st.integers(0, 4))
+    if pick == 1:
+        policy["validValues"] = draw(st.lists(st.one_of(small, quantity()), max_size=4))
+    elif pick == 2:
+        policy["validValues"] = draw(st.lists(small, min_size=9, max_size=12))
+    elif pick == 3:
+        policy["validRange"] = draw(range_policy())
+    elif pick == 4:
+        policy["validValues"] = ["1"]
+        policy["validRange"] = {"min": "1"}
+    return policy
+
+
+@st.composite
+def device_capacity(draw: st.DrawFn) -> Any:
+    if draw(st.integers(0, 30)) == 0:
+        return draw(st.sampled_from([None, {}]))
+    out: dict[str, Any] = {
+        "value": draw(
+            st.one_of(quantity(), st.sampled_from(["4", "8", "1", "16Gi", "100E", "9223372036854775807"]))
+        )
+    }
+    if draw(st.integers(0, 2)) == 0:
+        out["requestPolicy"] = draw(request_policy())
     return out
 
 
 @st.composite
-def taint(draw: st.DrawFn) -> dict[str, Any]:
-    out: dict[str, Any] = {"key": draw(st.sampled_from(["example.com/t", "t", "", "bad key"]))}
+def taint(draw: st.DrawFn) -> Any:
+    if draw(st.integers(0, 30)) == 0:
+        return None
+    out: dict[str, Any] = {"key": draw(st.sampled_from(["example.com/t", "t", "", "bad key", "a/b/c"]))}
     if draw(st.booleans()):
         out["value"] = draw(label_value())
     out["effect"] = draw(st.sampled_from(["NoSchedule", "NoExecute", "None", "PreferNoSchedule", ""]))
@@ -563,42 +642,111 @@ def taint(draw: st.DrawFn) -> dict[str, Any]:
 
 
 @st.composite
-def device(draw: st.DrawFn, index: int, counter_sets: list[str]) -> dict[str, Any]:
+def node_selector_requirement(draw: st.DrawFn, fields: bool) -> dict[str, Any]:
+    key = draw(
+        st.sampled_from(["metadata.name", "metadata.name", "spec.nodeName"])
+        if fields
+        else st.sampled_from(["a", "example.com/zone", "", "bad key", "a/b/c", "x" * 64])
+    )
     out: dict[str, Any] = {
-        "name": draw(st.sampled_from([f"dev-{index}", "dev-0", "Dev", "", _label(63), _label(64)]))
+        "key": key,
+        "operator": draw(
+            st.sampled_from(["In", "In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt", "Foo", ""])
+        ),
     }
-    if draw(st.booleans()):
-        out["attributes"] = draw(st.dictionaries(capacity_name(), attribute_value(), max_size=3))
-    if draw(st.booleans()):
-        out["capacity"] = draw(st.dictionaries(capacity_name(), device_capacity(), max_size=2))
-    if draw(st.integers(0, 3)) == 0:
-        out["allowMultipleAllocations"] = draw(st.booleans())
-    if draw(st.integers(0, 3)) == 0:
-        out["consumesCounters"] = [
-            {
-                "counterSet": draw(st.sampled_from([*counter_sets, "nope", "Bad"])),
-                "counters": draw(
-                    st.dictionaries(capacity_name(), quantity().map(lambda q: {"value": q}), max_size=2)
-                ),
-            }
-        ]
-    if draw(st.integers(0, 4)) == 0:
-        out["taints"] = draw(st.lists(taint(), max_size=2))
-    if draw(st.integers(0, 4)) == 0:
-        conds = draw(st.lists(st.sampled_from(["ready", "Ready", "bad cond", "x" * 64]), max_size=2))
-        out["bindingConditions"] = conds
-        if draw(st.booleans()):
-            out["bindingFailureConditions"] = draw(st.lists(st.sampled_from(["failed", "ready"]), max_size=2))
-        if draw(st.booleans()):
-            out["bindsToNode"] = draw(st.booleans())
-    if draw(st.integers(0, 8)) == 0:
-        which = draw(st.sampled_from(["nodeName", "allNodes", "nodeSelector"]))
-        out[which] = {"nodeName": "node-1", "allNodes": True, "nodeSelector": _node_selector()}[which]
+    if draw(st.integers(0, 3)):
+        out["values"] = draw(
+            st.lists(st.sampled_from(["node-1", "b", "1", "", "a b", "Node_1", "x" * 64]), max_size=2)
+        )
     return out
+
+
+@st.composite
+def node_selector(draw: st.DrawFn) -> dict[str, Any]:
+    kind = draw(st.integers(0, 6))
+    if kind == 0:
+        return draw(st.sampled_from([{"nodeSelectorTerms": []}, {}, {"nodeSelectorTerms": [None]}]))
+    terms = []
+    for _ in range(draw(st.sampled_from([1, 1, 1, 2]))):
+        term: dict[str, Any] = {}
+        if draw(st.integers(0, 3)):
+            term["matchExpressions"] = draw(st.lists(node_selector_requirement(False), max_size=2))
+        if draw(st.integers(0, 2)) == 0:
+            term["matchFields"] = draw(st.lists(node_selector_requirement(True), max_size=2))
+        terms.append(term)
+    return {"nodeSelectorTerms": terms}
 
 
 def _node_selector() -> dict[str, Any]:
     return {"nodeSelectorTerms": [{"matchExpressions": [{"key": "a", "operator": "In", "values": ["b"]}]}]}
+
+
+@st.composite
+def counters(draw: st.DrawFn) -> dict[str, Any]:
+    if draw(st.integers(0, 12)) == 0:
+        n = draw(st.sampled_from([32, 33]))
+        return {f"c{i}": {"value": "1"} for i in range(n)}
+    names = st.one_of(capacity_name(), st.sampled_from(["memory", "cores", "c-1", "x" * 64]))
+    return draw(st.dictionaries(names, quantity().map(lambda q: {"value": q}), max_size=2))
+
+
+@st.composite
+def device(draw: st.DrawFn, index: int, counter_sets: list[str], per_device: bool) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "name": draw(st.sampled_from([f"dev-{index}", "dev-0", "Dev", "", _label(63), _label(64), "a.b"]))
+    }
+    many = draw(st.integers(0, 15)) == 0
+    if many:  # around the 32 attributes + capacities and 48 attribute values limits
+        n = draw(st.sampled_from([16, 31, 32, 33]))
+        out["attributes"] = {f"a{i}": {"int": i} for i in range(n)}
+        out["capacity"] = {f"c{i}": {"value": "1"} for i in range(draw(st.sampled_from([0, 1, 2])))}
+    else:
+        if draw(st.booleans()):
+            out["attributes"] = draw(st.dictionaries(attribute_key(), attribute_value(), max_size=3))
+        if draw(st.booleans()):
+            out["capacity"] = draw(st.dictionaries(capacity_name(), device_capacity(), max_size=2))
+    if draw(st.integers(0, 2)) == 0:
+        out["allowMultipleAllocations"] = draw(st.sampled_from([True, True, False]))
+    if draw(st.integers(0, 3)) == 0:
+        n = draw(st.sampled_from([1, 1, 1, 2, 3]))
+        entries = []
+        for _ in range(n):
+            entry: dict[str, Any] = {"counterSet": draw(st.sampled_from([*counter_sets, "nope", "Bad", ""]))}
+            if draw(st.integers(0, 5)):
+                entry["counters"] = draw(counters())
+            if draw(st.integers(0, 8)) == 0:  # dropped while DRADeviceCompatibilityGroups is off
+                entry["compatibilityGroups"] = ["g1", "Bad", "g1"]
+            entries.append(entry)
+        out["consumesCounters"] = entries
+    if draw(st.integers(0, 4)) == 0:
+        if draw(st.integers(0, 10)) == 0:
+            out["taints"] = [
+                {"key": f"t{i}", "effect": "NoSchedule"} for i in range(draw(st.sampled_from([16, 17])))
+            ]
+        else:
+            out["taints"] = draw(st.lists(taint(), max_size=2))
+    if draw(st.integers(0, 4)) == 0:
+        conds = st.sampled_from(["ready", "Ready", "bad cond", "x" * 64, "example.com/ok", "a", "b", "c"])
+        out["bindingConditions"] = draw(st.lists(conds, max_size=5))
+        if draw(st.booleans()):
+            out["bindingFailureConditions"] = draw(
+                st.lists(st.sampled_from(["failed", "ready", "f2"]), max_size=5)
+            )
+        if draw(st.booleans()):
+            out["bindsToNode"] = draw(st.booleans())
+    elif draw(st.integers(0, 20)) == 0:
+        out["bindingFailureConditions"] = ["failed"]
+    if draw(st.integers(0, 3 if per_device else 8)) == 0 or (per_device and draw(st.booleans())):
+        for which in draw(st.lists(st.sampled_from(["nodeName", "allNodes", "nodeSelector"]), max_size=2)):
+            if which == "nodeName":
+                out["nodeName"] = draw(st.sampled_from(["node-1", "", "Node_1"]))
+            elif which == "allNodes":
+                out["allNodes"] = draw(st.sampled_from([True, True, False]))
+            else:
+                out["nodeSelector"] = draw(st.one_of(st.just(_node_selector()), node_selector()))
+    if draw(st.integers(0, 25)) == 0:  # dropped while DRANodeAllocatableResources is off
+        out["nodeAllocatableResources"] = {"cpu": {"mapping": {"capacityKey": "cores"}}}
+    return out
 
 
 @st.composite
@@ -607,40 +755,62 @@ def resource_slice(draw: st.DrawFn) -> dict[str, Any]:
         "driver": draw(driver_name()),
         "pool": {
             "name": draw(
-                st.sampled_from(["pool", "node-1", "", "a/b", "Bad Pool", _label(253), _label(254)])
+                st.sampled_from(
+                    ["pool", "node-1", "", "a/b", "Bad Pool", _label(253), _label(254), "a//b", "a/"]
+                )
             ),
-            "generation": draw(st.sampled_from([0, 1, -1])),
+            "generation": draw(st.sampled_from([0, 1, -1, 2**62])),
             "resourceSliceCount": draw(st.sampled_from([1, 2, 0, -1])),
         },
     }
+    if draw(st.integers(0, 20)) == 0:
+        del spec["pool"][draw(st.sampled_from(["generation", "resourceSliceCount", "name"]))]
     node = draw(
-        st.sampled_from(["nodeName", "nodeName", "allNodes", "nodeSelector", "perDevice", "none", "two"])
+        st.sampled_from(
+            ["nodeName", "nodeName", "allNodes", "nodeSelector", "perDevice", "perDevice", "none", "two"]
+        )
     )
     if node in ("nodeName", "two"):
         spec["nodeName"] = draw(st.sampled_from(["node-1", "Node_1", "", _label(254)]))
     if node in ("allNodes", "two"):
         spec["allNodes"] = draw(st.sampled_from([True, True, False]))
     if node == "nodeSelector":
-        spec["nodeSelector"] = draw(st.sampled_from([_node_selector(), {"nodeSelectorTerms": []}]))
+        spec["nodeSelector"] = draw(st.one_of(st.just(_node_selector()), node_selector()))
     if node == "perDevice":
-        spec["perDeviceNodeSelection"] = True
+        spec["perDeviceNodeSelection"] = draw(st.sampled_from([True, True, True, False]))
+    per_device = spec.get("perDeviceNodeSelection") is True
     counter_sets: list[str] = []
     if draw(st.integers(0, 4)) == 0:
         sets = []
-        for i in range(draw(st.integers(1, 2))):
-            name = draw(st.sampled_from([f"set-{i}", "set-0", "Bad_Set", ""]))
+        for i in range(draw(st.sampled_from([1, 1, 2, 2, 8, 9]))):
+            name = draw(st.sampled_from([f"set-{i}", f"set-{i}", "set-0", "Bad_Set", ""]))
             counter_sets.append(name)
-            counters = draw(
-                st.dictionaries(capacity_name(), quantity().map(lambda q: {"value": q}), max_size=2)
-            )
-            sets.append({"name": name, "counters": counters})
+            entry: dict[str, Any] = {"name": name}
+            if draw(st.integers(0, 6)):
+                entry["counters"] = draw(counters())
+            sets.append(entry)
         spec["sharedCounters"] = sets
     if not counter_sets or draw(st.integers(0, 3)) == 0:
-        if draw(st.integers(0, 60)) == 0:
+        pick = draw(st.integers(0, 60))
+        if pick == 0:
             spec["devices"] = [{"name": f"d{i}"} for i in range(draw(st.sampled_from([128, 129])))]
+        elif pick == 1:  # the limit with taints or counter consumption
+            n = draw(st.sampled_from([64, 65]))
+            spec["devices"] = [{"name": f"d{i}"} for i in range(n)]
+            spec["devices"][0]["taints"] = [{"key": "t", "effect": "NoSchedule"}]
         else:
             n = draw(st.integers(0, 3))
-            spec["devices"] = [draw(device(i, counter_sets)) for i in range(n)]
+            spec["devices"] = [draw(device(i, counter_sets, per_device)) for i in range(n)]
+    if draw(st.integers(0, 30)) == 0:  # dropped while their gates are off
+        key, value = draw(
+            st.sampled_from(
+                [
+                    ("partitionTypeAttribute", "example.com/type"),
+                    ("skipNodeOperations", ["NodePrepareResources"]),
+                ]
+            )
+        )
+        spec[key] = value
     obj: dict[str, Any] = {
         "apiVersion": API,
         "kind": "ResourceSlice",
@@ -649,6 +819,27 @@ def resource_slice(draw: st.DrawFn) -> dict[str, Any]:
     }
     if draw(st.integers(0, 40)) == 0:
         spec["devices"] = [{"name": "d", "basic": {}}]
+    meta = obj["metadata"]
+    if draw(st.integers(0, 12)) == 0:
+        meta["finalizers"] = draw(
+            st.lists(
+                st.sampled_from(
+                    ["orphan", "foregroundDeletion", "kubernetes", "custom", "example.com/f", "a b"]
+                ),
+                max_size=3,
+            )
+        )
+    if draw(st.integers(0, 12)) == 0:
+        meta["ownerReferences"] = [
+            {
+                "apiVersion": draw(st.sampled_from(["v1", "apps/v1", "", "/", "a/b/c", "apps/"])),
+                "kind": draw(st.sampled_from(["Node", "Event", ""])),
+                "name": draw(st.sampled_from(["n", ""])),
+                "uid": draw(st.sampled_from(["0b6c5f4e-2f8a-4c51-9a7e-3c2d1b0a9f8e", ""])),
+                **({"controller": True} if draw(st.booleans()) else {}),
+            }
+            for _ in range(draw(st.integers(1, 2)))
+        ]
     return obj
 
 

@@ -95,8 +95,8 @@ def test_a_bad_quantity_is_a_400_that_names_no_field() -> None:
     )
 
 
-def test_simulate_checks_report_the_first_problem_only() -> None:
-    # docs/divergences.md: simulate's input checks are a subset of the API server's, first problem only
+def test_a_ported_kind_reports_every_cause_in_upstream_order() -> None:
+    # ResourceSlices: upstream's whole validation (resourceapi/validation/slice.py), every cause in order
     slice_ = {
         "apiVersion": API,
         "kind": "ResourceSlice",
@@ -104,7 +104,7 @@ def test_simulate_checks_report_the_first_problem_only() -> None:
         "spec": {"driver": "-bad", "pool": {"name": "p", "resourceSliceCount": 0}, "nodeName": "n"},
     }
     verdict = simulate_object("ResourceSlice", slice_)
-    assert [c.field for c in verdict.causes] == ["spec.pool.resourceSliceCount"]  # the driver is not checked
+    assert [c.field for c in verdict.causes] == ["spec.driver", "spec.pool.resourceSliceCount"]
 
 
 def test_a_claim_named_by_generate_name_is_judged_by_the_name_the_api_server_would_generate() -> None:

@@ -91,7 +91,8 @@ def gpu_class(
 
 
 def gpu(index: int, node_name: str, shares: int = 4) -> dict[str, Any]:
-    """One shareable GPU: allowMultipleAllocations, `shares` capacity with a step-1 range policy."""
+    """One shareable GPU: allowMultipleAllocations, `shares` capacity with a step-1 range policy (no step for
+    one share: kube-apiserver refuses a step whose first increment passes the capacity)."""
     return {
         "name": f"gpu-{index}",
         "allowMultipleAllocations": True,
@@ -107,7 +108,7 @@ def gpu(index: int, node_name: str, shares: int = 4) -> dict[str, Any]:
                 "value": str(shares),
                 "requestPolicy": {
                     "default": "1",
-                    "validRange": {"min": "1", "max": str(shares), "step": "1"},
+                    "validRange": {"min": "1", "max": str(shares), **({"step": "1"} if shares > 1 else {})},
                 },
             },
         },

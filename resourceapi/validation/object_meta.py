@@ -1,0 +1,170 @@
+"""ObjectMeta as `corevalidation.ValidateObjectMeta` judges it on create, all handwritten (ResourceSlices:
+their type has no enforced declarative ObjectMeta rule in 1.37, unlike DeviceClasses, meta.py): `generateName`
+as a name prefix, the name, labels, annotations, owner references and finalizers.
+
+Managed fields are not judged here (the API server's field manager rebuilds them on create).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from resourceapi.field import FieldError, Path, invalid, required
+from resourceapi.names import generated_name_base, is_dns1123_subdomain, is_qualified_name
+from resourceapi.validation.gojson import marshal
+from resourceapi.validation.meta import GENERATED_SUFFIX, METADATA, validate_annotations, validate_labels
+
+GENERATE_NAME = "metadata.generateName"
+NameCheck = Callable[[str], list[str]]
+FINALIZER_ORPHAN = "orphan"  # metav1.FinalizerOrphanDependents
+FINALIZER_FOREGROUND = "foregroundDeletion"  # metav1.FinalizerDeleteDependents
+STANDARD_FINALIZERS = frozenset({"kubernetes", FINALIZER_ORPHAN, FINALIZER_FOREGROUND})
+BANNED_OWNERS = frozenset({("", "v1", "Event")})  # apimachineryvalidation.BannedOwners
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def object_meta_errors(
+    meta: Mapping[str, Any], name_check: NameCheck = is_dns1123_subdomain
+) -> list[FieldError]:
+    """`ValidateObjectMeta(meta, false, nameFn)` on create, for a cluster-scoped kind whose name `name_check`
+    judges (default `NameIsDNSSubdomain`). Without a name, the API server judges the one it generated from
+    `generateName` (random suffix); that is reported here at `metadata.generateName` with the prefix as the
+    value, as `dra-capacity validate` does (docs/divergences.md). A namespace is cleared first; `generation`
+    is set by PrepareForCreate."""
+    errors: list[FieldError] = []
+    generate_name = _text(meta.get("generateName"))
+    name = _text(meta.get("name"))
+    path = Path(GENERATE_NAME)
+    if generate_name:
+        errors.extend(invalid(path, generate_name, m) for m in name_check(mask_trailing_dash(generate_name)))
+    if name:
+        errors.extend(invalid(METADATA.child("name"), name, m) for m in name_check(name))
+    elif generate_name:
+        generated = generated_name_base(generate_name) + GENERATED_SUFFIX
+        errors.extend(invalid(path, generate_name, m) for m in name_check(generated))
+    else:
+        errors.append(required(METADATA.child("name"), "name or generateName is required"))
+    for key, check in (("labels", validate_labels), ("annotations", validate_annotations)):
+        value = meta.get(key)
+        if value is not None:
+            errors.extend(check(value, METADATA.child(key)))
+    owners = meta.get("ownerReferences")
+    if isinstance(owners, list):
+        errors.extend(owner_references_errors(owners, METADATA.child("ownerReferences")))
+    finalizers = meta.get("finalizers")
+    if isinstance(finalizers, list):
+        names = [_text(f) for f in finalizers]
+        errors.extend(finalizers_errors(names, METADATA.child("finalizers")))
+        for i, finalizer in enumerate(names):  # corevalidation's own check, after the generic ones
+            if "/" not in finalizer and finalizer not in STANDARD_FINALIZERS:
+                errors.append(
+                    invalid(
+                        METADATA.child("finalizers").index(i),
+                        finalizer,
+                        "name is neither a standard finalizer name nor is it fully qualified",
+                    )
+                )
+    return errors
+
+
+def mask_trailing_dash(name: str) -> str:
+    """`maskTrailingDash`: a prefix may end in `-` (its last two bytes become `a`)."""
+    raw = name.encode("utf-8", "surrogatepass")
+    if len(raw) > 1 and raw.endswith(b"-"):
+        return (raw[:-2] + b"a").decode("utf-8", errors="replace")
+    return name
+
+
+def _group_version(api_version: str) -> tuple[str, str] | None:
+    """`schema.ParseGroupVersion`: (group, version), or None for more than one slash."""
+    if not api_version or api_version == "/":
+        return "", ""
+    if api_version.count("/") == 0:
+        return "", api_version
+    if api_version.count("/") == 1:
+        group, version = api_version.split("/")
+        return group, version
+    return None
+
+
+def _owner_json(ref: Mapping[str, Any]) -> dict[str, Any]:
+    """A metav1.OwnerReference as json.Marshal writes it."""
+    out: dict[str, Any] = {
+        "apiVersion": _text(ref.get("apiVersion")),
+        "kind": _text(ref.get("kind")),
+        "name": _text(ref.get("name")),
+        "uid": _text(ref.get("uid")),
+    }
+    for key in ("controller", "blockOwnerDeletion"):
+        if isinstance(ref.get(key), bool):
+            out[key] = ref[key]
+    return out
+
+
+def owner_references_errors(owners: list[Any], path: Path) -> list[FieldError]:
+    """`ValidateOwnerReferences` after the create handler's `dedupOwnerReferences`: each reference's four
+    fields and its owner kind (not an Event), and one controller at most (its declarative twins are Alpha:
+    these are the errors reported)."""
+    errors: list[FieldError] = []
+    first_controller = ""
+    refs: list[Mapping[str, Any]] = []
+    for owner in owners:  # the create handler drops a reference equal to an earlier one first
+        ref = owner if isinstance(owner, Mapping) else {}
+        if all(_owner_json(r) != _owner_json(ref) for r in refs):
+            refs.append(ref)
+    for i, ref in enumerate(refs):
+        ref_path = path.index(i)
+        api_version = _text(ref.get("apiVersion"))
+        gv = _group_version(api_version)
+        if not api_version:
+            errors.append(required(ref_path.child("apiVersion"), "must not be empty"))
+        elif gv is None or not gv[1]:
+            errors.append(
+                invalid(ref_path.child("apiVersion"), api_version, "must be <group>/<version> or <version>")
+            )
+        for key in ("kind", "name", "uid"):
+            if not _text(ref.get(key)):
+                errors.append(required(ref_path.child(key), "must not be empty"))
+        group, version = gv if gv is not None else ("", "")
+        kind = _text(ref.get("kind"))
+        if (group, version, kind) in BANNED_OWNERS:
+            errors.append(
+                invalid(
+                    ref_path,
+                    marshal(_owner_json(ref)),
+                    f"{group}/{version}, Kind={kind} is disallowed from being an owner",
+                )
+            )
+        if ref.get("controller") is True:
+            current = f"{kind}/{_text(ref.get('name'))}"
+            if first_controller:
+                errors.append(
+                    invalid(
+                        path,
+                        marshal([_owner_json(r) for r in refs]),
+                        'Only one reference can have Controller set to true. Found "true" in references for '
+                        f"{first_controller} and {current}",
+                    )
+                )
+            else:
+                first_controller = current
+    return errors
+
+
+def finalizers_errors(finalizers: list[str], path: Path) -> list[FieldError]:
+    """`ValidateFinalizers`: each a qualified name (reported at the list), and not both `orphan` and
+    `foregroundDeletion`."""
+    errors = [invalid(path, f, msg) for f in finalizers for msg in is_qualified_name(f)]
+    if FINALIZER_ORPHAN in finalizers and FINALIZER_FOREGROUND in finalizers:
+        errors.append(
+            invalid(
+                path,
+                marshal(finalizers),
+                f"finalizer {FINALIZER_ORPHAN} and {FINALIZER_FOREGROUND} cannot be both set",
+            )
+        )
+    return errors

@@ -1,0 +1,606 @@
+"""One ResourceSlice device as kube-apiserver 1.37 judges it: `validateDevice` (handwritten) and
+`Validate_Device` (1.37's declarative rules), over the decoded JSON with disabled fields already dropped.
+
+The handwritten half leaves out what a Beta declarative rule reports instead (`MarkCoveredByDeclarative`
+errors that a matching enforced declarative error supersedes): the attribute union, the counter consumptions'
+names, Required maps, list size and uniqueness, the taints' effects, the binding conditions' sizes. An Alpha
+declarative rule is never enforced, so its handwritten twin stays (a string list item over 64 bytes, a node
+allocatable mapping's dependent fields). A covered error that no declarative error matches stays too: the
+attribute union at a key cut short for display (the declarative rule reports the whole key).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from resourceapi.field import ErrorType, FieldError, Path, duplicate, invalid, required, too_long, too_many
+from resourceapi.names import (
+    is_c_identifier,
+    is_dns1123_label,
+    max_len_bytes_error,
+    max_len_error,
+    validate_driver_name,
+)
+from resourceapi.validation.capacity_policy import (
+    go_quantity,
+    multi_allocatable_errors,
+    single_allocatable_errors,
+)
+from resourceapi.validation.device_fields import (
+    binding_parameter_declarative,
+    binding_parameter_errors,
+    taint_declarative,
+    taint_errors,
+)
+from resourceapi.validation.gojson import NULL, GoJSON, counters_json, marshal
+from resourceapi.validation.lists import truncate_if_too_long
+from resourceapi.validation.node_selector import node_name_errors, node_selector_errors
+
+RESOURCE_SLICE_MAX_ATTRIBUTES_AND_CAPACITIES_PER_DEVICE = 32
+RESOURCE_SLICE_MAX_ATTRIBUTE_VALUES_PER_DEVICE = 48
+RESOURCE_SLICE_MAX_DEVICE_COUNTER_CONSUMPTIONS_PER_DEVICE = 2
+RESOURCE_SLICE_MAX_COUNTERS_PER_DEVICE_COUNTER_CONSUMPTION = 32
+DEVICE_TAINTS_MAX_LENGTH = 16
+DEVICE_ATTRIBUTE_MAX_VALUE_LENGTH = 64
+DEVICE_MAX_ID_LENGTH = 32
+DEVICE_MAX_DOMAIN_LENGTH = 63
+COMPATIBILITY_GROUPS_MAX_ITEMS = 2
+DNS1123_LABEL_MAX_LENGTH = 63
+# attributeAndCapacityMaxKeyLength: the longest valid `<domain>/<id>`, and the display cut of longer keys.
+ATTRIBUTE_AND_CAPACITY_MAX_KEY_LENGTH = DEVICE_MAX_DOMAIN_LENGTH + 1 + DEVICE_MAX_ID_LENGTH
+# The union members of DeviceAttribute, in declaration order (json names), scalar then list.
+SCALAR_ATTRIBUTE_FIELDS = ("int", "bool", "string", "version")
+LIST_ATTRIBUTE_FIELDS = ("ints", "bools", "strings", "versions")
+_UNION_FIELDS = ", ".join(f"`{f}`" for f in SCALAR_ATTRIBUTE_FIELDS + LIST_ATTRIBUTE_FIELDS)
+_GO_ATTRIBUTE_FIELDS = (
+    ("int", "IntValue"),
+    ("bool", "BoolValue"),
+    ("string", "StringValue"),
+    ("version", "VersionValue"),
+    ("ints", "IntValues"),
+    ("bools", "BoolValues"),
+    ("strings", "StringValues"),
+    ("versions", "VersionValues"),
+)
+_NUMERIC = r"(0|[1-9][0-9]*)"
+_PRE_RELEASE = r"(0|[1-9][0-9]*|[0-9]*[a-zA-Z-][0-9a-zA-Z-]*)"
+_BUILD = r"[0-9a-zA-Z-]+"
+SEMVER_RE = re.compile(
+    rf"{_NUMERIC}\.{_NUMERIC}\.{_NUMERIC}(-{_PRE_RELEASE}(\.{_PRE_RELEASE})*)?(\+{_BUILD}(\.{_BUILD})*)?"
+)
+SEMVER_MESSAGE = "must be a string compatible with semver.org spec 2.0.0"
+PER_DEVICE_NODE_FIELDS = (
+    "exactly one of `nodeName`, `nodeSelector`, or `allNodes` is required when `perDeviceNodeSelection` is "
+    "set to true in the ResourceSlice spec"
+)
+PER_DEVICE_NODE_FIELDS_FORBIDDEN = (
+    "`nodeName`, `nodeSelector` and `allNodes` can only be set if `perDeviceNodeSelection` is set to true in "
+    "the ResourceSlice spec"
+)
+NODE_ALLOCATABLE_FIELDS = "`capacityKey`, `deviceMultiplier`"
+
+
+_EMPTY: Mapping[str, Any] = {}
+_NONE: list[Any] = []
+_BASE = "\x00"  # the path of memoized errors, replaced by the real one (`_rebased`)
+
+
+def obj(value: Any) -> Mapping[str, Any]:
+    """A decoded object, or {} for null (Go's zero struct)."""
+    return value if isinstance(value, dict) else _EMPTY
+
+
+def items(value: Any) -> list[Any]:
+    """A decoded list, or [] for null."""
+    return value if isinstance(value, list) else _NONE
+
+
+def _rebased(errors: tuple[FieldError, ...], path: Path) -> list[FieldError]:
+    """Memoized errors (computed at `_BASE`) at `path`."""
+    if not errors:
+        return []
+    prefix = str(path)
+    return [dataclasses.replace(e, field=prefix + e.field[len(_BASE) :]) for e in errors]
+
+
+def text(value: Any) -> str:
+    """A decoded string, or "" for null."""
+    return value if isinstance(value, str) else ""
+
+
+def go_len(value: str) -> int:
+    return len(value.encode("utf-8", "surrogatepass"))
+
+
+def label_name_errors(name: str, path: Path) -> list[FieldError]:
+    """`ValidateDNS1123Label` (device and counter names): one Invalid per message, "" included."""
+    return [invalid(path, name, msg) for msg in is_dns1123_label(name)]
+
+
+def key_errors(name: str, path: Path) -> list[FieldError]:
+    """`qualified_name_errors`, memoized: a dump repeats the same few attribute and capacity names."""
+    return _rebased(_key_errors(name), path)
+
+
+@functools.lru_cache(maxsize=4096)
+def _key_errors(name: str) -> tuple[FieldError, ...]:
+    return tuple(qualified_name_errors(name, Path(_BASE)))
+
+
+def qualified_name_errors(name: str, path: Path) -> list[FieldError]:
+    """`validateQualifiedName` as 1.37 has it: `<C identifier>` or `<domain>/<C identifier>`, the
+    identifier at most 32 bytes and the domain a driver name; a name with more slashes is not judged
+    (upstream's TODO)."""
+    parts = name.split("/")
+    if len(parts) == 1:
+        return _c_identifier_errors(name, path)
+    if len(parts) != 2:
+        return []
+    domain, identifier = parts
+    errors: list[FieldError] = []
+    if not domain:
+        errors.append(invalid(path, "", "the domain must not be empty"))
+    else:
+        errors.extend(validate_driver_name(domain, path))
+    if not identifier:
+        errors.append(invalid(path, "", "the name must not be empty"))
+    else:
+        errors.extend(_c_identifier_errors(identifier, path))
+    return errors
+
+
+def _c_identifier_errors(identifier: str, path: Path) -> list[FieldError]:
+    errors: list[FieldError] = []
+    if go_len(identifier) > DEVICE_MAX_ID_LENGTH:
+        errors.append(too_long(path, DEVICE_MAX_ID_LENGTH))
+    errors.extend(invalid(path, identifier, msg) for msg in is_c_identifier(identifier))
+    return errors
+
+
+def simple_attribute(attribute: Any) -> bool:
+    """One valid scalar value (the common attribute): no handwritten error and no union error."""
+    if attribute.__class__ is not dict or len(attribute) != 1:
+        return False
+    value = attribute.get("string")
+    if value is not None:
+        return value.__class__ is str and (
+            len(value) <= 16 or go_len(value) <= DEVICE_ATTRIBUTE_MAX_VALUE_LENGTH
+        )
+    value = attribute.get("int")
+    if value is not None:
+        return value.__class__ is int
+    value = attribute.get("bool")
+    if value is not None:
+        return value.__class__ is bool
+    value = attribute.get("version")
+    if value is not None:
+        return (
+            value.__class__ is str
+            and (len(value) <= 16 or go_len(value) <= DEVICE_ATTRIBUTE_MAX_VALUE_LENGTH)
+            and SEMVER_RE.fullmatch(value) is not None
+        )
+    return False
+
+
+def has_list_value(attribute: Mapping[str, Any]) -> bool:
+    """A list-typed attribute value is set (non-nil, even empty)."""
+    return any(attribute.get(f) is not None for f in LIST_ATTRIBUTE_FIELDS)
+
+
+def _num_attribute_values(attributes: Mapping[str, Any]) -> int:
+    """`numEntriesDeviceAttribute`: a scalar counts 1, a list its items."""
+    total = 0
+    for raw in attributes.values():
+        if raw.__class__ is not dict or raw.keys().isdisjoint(LIST_ATTRIBUTE_FIELDS):
+            total += 1
+            continue
+        lengths = [len(items(raw.get(f))) for f in LIST_ATTRIBUTE_FIELDS]
+        total += sum(lengths) if any(lengths) else 1
+    return total
+
+
+# --- handwritten -----------------------------------------------------------------------------------------
+
+
+def device_errors(
+    device: Mapping[str, Any],
+    path: Path,
+    per_device_node_selection: bool,
+    fractional: bool,
+    allocatable: bool,
+) -> list[FieldError]:
+    """`validateDevice` on create, its covered errors left to `device_declarative`."""
+    name = text(device.get("name"))
+    errors = label_name_errors(name, path.child("name"))
+    attributes = obj(device.get("attributes"))
+    capacity = obj(device.get("capacity"))
+    count = len(attributes) + len(capacity)
+    if count > RESOURCE_SLICE_MAX_ATTRIBUTES_AND_CAPACITIES_PER_DEVICE:
+        limit = RESOURCE_SLICE_MAX_ATTRIBUTES_AND_CAPACITIES_PER_DEVICE
+        errors.append(
+            invalid(path, count, f"the total number of attributes and capacities must not exceed {limit}")
+        )
+    values = _num_attribute_values(attributes)
+    if values > RESOURCE_SLICE_MAX_ATTRIBUTE_VALUES_PER_DEVICE:
+        limit = RESOURCE_SLICE_MAX_ATTRIBUTE_VALUES_PER_DEVICE
+        errors.append(invalid(path, values, f"the total number of attribute values must not exceed {limit}"))
+    if attributes:
+        attributes_path = path.child("attributes")
+        for key in sorted(attributes):
+            errors.extend(key_errors(key, attributes_path))
+            value = attributes[key]
+            if simple_attribute(value):
+                continue
+            shown = truncate_if_too_long(key, ATTRIBUTE_AND_CAPACITY_MAX_KEY_LENGTH)
+            errors.extend(_attribute_errors(obj(value), attributes_path.key(shown), shown != key))
+    if capacity:
+        multiple = device.get("allowMultipleAllocations") is True
+        errors.extend(_rebased(_capacity_errors(capacity, multiple, fractional), path.child("capacity")))
+    taints = items(device.get("taints"))
+    if len(taints) > DEVICE_TAINTS_MAX_LENGTH:
+        errors.append(too_many(path.child("taints"), len(taints), DEVICE_TAINTS_MAX_LENGTH))
+    else:
+        for i, taint in enumerate(taints):
+            errors.extend(taint_errors(obj(taint), path.child("taints").index(i)))
+    consumptions = items(device.get("consumesCounters"))
+    if len(consumptions) <= RESOURCE_SLICE_MAX_DEVICE_COUNTER_CONSUMPTIONS_PER_DEVICE:
+        for i, consumption in enumerate(consumptions):
+            counters = obj(obj(consumption).get("counters"))
+            if len(counters) > RESOURCE_SLICE_MAX_COUNTERS_PER_DEVICE_COUNTER_CONSUMPTION:
+                errors.append(
+                    too_many(
+                        path.child("consumesCounters").index(i).child("counters"),
+                        len(counters),
+                        RESOURCE_SLICE_MAX_COUNTERS_PER_DEVICE_COUNTER_CONSUMPTION,
+                    )
+                )
+    errors.extend(_node_selection_errors(device, path, per_device_node_selection))
+    conditions = device.get("bindingConditions")
+    failure_conditions = device.get("bindingFailureConditions")
+    if conditions is not None or failure_conditions is not None:
+        errors.extend(binding_parameter_errors(conditions, failure_conditions, path))
+    if allocatable:
+        errors.extend(_node_allocatable_errors(obj(device.get("nodeAllocatableResources")), capacity, path))
+    return errors
+
+
+_CAPACITY_CACHE: dict[tuple[bool, bool, str], tuple[FieldError, ...]] = {}
+_CAPACITY_CACHE_MAX = 4096
+
+
+def _capacity_errors(capacity: Mapping[str, Any], multiple: bool, fractional: bool) -> tuple[FieldError, ...]:
+    """The capacity map's errors at `_BASE`, memoized by its JSON: the devices of a slice, and of a cluster,
+    repeat the same capacities."""
+    try:
+        key = (multiple, fractional, json.dumps(capacity, sort_keys=True))
+    except (TypeError, ValueError):
+        return tuple(_capacity_map_errors(capacity, multiple, fractional, Path(_BASE)))
+    found = _CAPACITY_CACHE.get(key)
+    if found is None:
+        found = tuple(_capacity_map_errors(capacity, multiple, fractional, Path(_BASE)))
+        if len(_CAPACITY_CACHE) >= _CAPACITY_CACHE_MAX:
+            _CAPACITY_CACHE.clear()
+        _CAPACITY_CACHE[key] = found
+    return found
+
+
+def _capacity_map_errors(
+    capacity: Mapping[str, Any], multiple: bool, fractional: bool, path: Path
+) -> list[FieldError]:
+    """`validateMap(capacity)`: each key a qualified name, each item's request policy for a device that
+    allows multiple allocations, none for one that does not."""
+    errors: list[FieldError] = []
+    for key in sorted(capacity):
+        errors.extend(key_errors(key, path))
+        item_path = path.key(truncate_if_too_long(key, ATTRIBUTE_AND_CAPACITY_MAX_KEY_LENGTH))
+        item = obj(capacity[key])
+        if multiple:
+            errors.extend(multi_allocatable_errors(item, item_path, fractional))
+        else:
+            errors.extend(single_allocatable_errors(item, item_path))
+    return errors
+
+
+def _attribute_errors(attribute: Mapping[str, Any], path: Path, cut: bool) -> list[FieldError]:
+    """`validateDeviceAttribute`: each set value's own rules; the one-value union only where the
+    declarative union cannot supersede it (`cut`: the key shown shortened)."""
+    errors: list[FieldError] = []
+    num_fields = 0
+    for field in SCALAR_ATTRIBUTE_FIELDS:
+        value = attribute.get(field)
+        if value is None:
+            continue
+        num_fields += 1
+        if field == "string":
+            errors.extend(_string_value_errors(text(value), path.child("string")))
+        elif field == "version":
+            errors.extend(_version_value_errors(text(value), path.child("version")))
+    for field in LIST_ATTRIBUTE_FIELDS:
+        value = attribute.get(field)
+        if value is None:
+            continue
+        num_fields += 1
+        values = items(value)
+        if not values:
+            errors.append(invalid(path.child(field), GoJSON("[]"), "must not be empty if specified"))
+        if field == "strings":
+            for i, item in enumerate(values):
+                errors.extend(_string_value_errors(text(item), path.child("strings").index(i)))
+        elif field == "versions":
+            for i, item in enumerate(values):
+                errors.extend(_version_value_errors(text(item), path.child("versions").index(i)))
+    if cut and num_fields == 0:
+        errors.append(invalid(path, "", "exactly one value must be specified"))
+    elif cut and num_fields > 1:
+        errors.append(
+            invalid(path, internal_attribute_value(attribute), "exactly one value must be specified")
+        )
+    return errors
+
+
+def internal_attribute_value(attribute: Mapping[str, Any]) -> GoJSON:
+    """The internal `resource.DeviceAttribute` as a bad value (Go field names, unset as null)."""
+    return marshal({go: attribute.get(json) for json, go in _GO_ATTRIBUTE_FIELDS})
+
+
+def _string_value_errors(value: str, path: Path) -> list[FieldError]:
+    if go_len(value) > DEVICE_ATTRIBUTE_MAX_VALUE_LENGTH:
+        return [too_long(path, DEVICE_ATTRIBUTE_MAX_VALUE_LENGTH)]
+    return []
+
+
+def _version_value_errors(value: str, path: Path) -> list[FieldError]:
+    errors: list[FieldError] = []
+    if not SEMVER_RE.fullmatch(value):
+        errors.append(invalid(path, value, SEMVER_MESSAGE))
+    errors.extend(_string_value_errors(value, path))
+    return errors
+
+
+def _node_selection_errors(device: Mapping[str, Any], path: Path, per_device: bool) -> list[FieldError]:
+    """A device's own node selection: exactly one of three with `perDeviceNodeSelection`, none without."""
+    node_name = device.get("nodeName")
+    selector = device.get("nodeSelector")
+    all_nodes = device.get("allNodes")
+    if not per_device:
+        if node_name is not None or selector is not None or all_nodes is not None:
+            return [invalid(path, NULL, PER_DEVICE_NODE_FIELDS_FORBIDDEN)]
+        return []
+    errors: list[FieldError] = []
+    chosen: list[str] = []
+    if node_name is not None:
+        name = text(node_name)
+        if name:
+            chosen.append("`nodeName`")
+            errors.extend(node_name_errors(name, path.child("nodeName")))
+        else:
+            errors.append(invalid(path.child("nodeName"), name, "must not be empty"))
+    if selector is not None:
+        chosen.append("`nodeSelector`")
+        errors.extend(node_selector_errors(obj(selector), path.child("nodeSelector")))
+    if all_nodes is not None:
+        if all_nodes is True:
+            chosen.append("`allNodes`")
+        else:
+            errors.append(invalid(path.child("allNodes"), False, "must be either unset or set to true"))
+    if not chosen:
+        errors.append(required(path, PER_DEVICE_NODE_FIELDS))
+    elif len(chosen) > 1:
+        errors.append(invalid(path, "{" + ", ".join(chosen) + "}", PER_DEVICE_NODE_FIELDS))
+    return errors
+
+
+def _is_node_allocatable_resource_name(name: str) -> bool:
+    """`IsNodeAllocatableResourceName`: cpu, memory or a hugepages size."""
+    return name in ("cpu", "memory") or name.startswith("hugepages-")
+
+
+def _node_allocatable_errors(
+    resources: Mapping[str, Any], capacity: Mapping[str, Any], path: Path
+) -> list[FieldError]:
+    """`validateNodeAllocatableResources` (DRANodeAllocatableResources)."""
+    errors: list[FieldError] = []
+    base = path.child("nodeAllocatableResources")
+    for name in sorted(resources):
+        key_path = base.key(name)
+        resource = obj(resources[name])
+        if not _is_node_allocatable_resource_name(name):
+            errors.append(invalid(key_path, name, "must be a node allocatable resource name"))
+        mapping = resource.get("mapping")
+        overhead = resource.get("overhead")
+        if mapping is None and overhead is None:
+            errors.append(required(key_path, "at least one of mapping or overhead must be set"))
+        if mapping is not None:
+            errors.extend(_allocatable_mapping_errors(obj(mapping), capacity, key_path.child("mapping")))
+        if overhead is not None:
+            errors.extend(_allocatable_overhead_errors(obj(overhead), key_path.child("overhead")))
+    return errors
+
+
+def _allocatable_mapping_errors(
+    mapping: Mapping[str, Any], capacity: Mapping[str, Any], path: Path
+) -> list[FieldError]:
+    errors: list[FieldError] = []
+    key = mapping.get("capacityKey")
+    capacity_multiplier = mapping.get("capacityMultiplier")
+    if key is not None:
+        key_text = text(key)
+        if not key_text:
+            errors.append(invalid(path.child("capacityKey"), "", "capacityKey must not be an empty string"))
+        elif key_text not in capacity:
+            errors.append(FieldError(ErrorType.NOT_FOUND, str(path.child("capacityKey")), key_text))
+        if capacity_multiplier is None:
+            errors.append(
+                required(
+                    path.child("capacityMultiplier"), "capacityMultiplier is required when capacityKey is set"
+                )
+            )
+        elif go_quantity(capacity_multiplier).q.sign() <= 0:
+            errors.append(
+                invalid(
+                    path.child("capacityMultiplier"),
+                    str(go_quantity(capacity_multiplier)),
+                    "must be positive",
+                )
+            )
+    device_multiplier = mapping.get("deviceMultiplier")
+    if device_multiplier is not None and go_quantity(device_multiplier).q.sign() <= 0:
+        errors.append(
+            invalid(path.child("deviceMultiplier"), str(go_quantity(device_multiplier)), "must be positive")
+        )
+    if capacity_multiplier is not None and key is None:
+        errors.append(
+            required(path.child("capacityKey"), "capacityKey is required when capacityMultiplier is set")
+        )
+    return errors
+
+
+def _allocatable_overhead_errors(overhead: Mapping[str, Any], path: Path) -> list[FieldError]:
+    per_pod = overhead.get("perPod")
+    per_container = overhead.get("perContainer")
+    if per_pod is None and per_container is None:
+        return [invalid(path, "", "at least one of perPod or perContainer must be set")]
+    errors: list[FieldError] = []
+    for name, raw in (("perPod", per_pod), ("perContainer", per_container)):
+        if raw is not None and go_quantity(raw).q.sign() < 0:
+            errors.append(invalid(path.child(name), str(go_quantity(raw)), "must be non-negative"))
+    return errors
+
+
+# --- declarative -----------------------------------------------------------------------------------------
+
+
+def device_declarative(device: Mapping[str, Any], path: Path) -> list[FieldError]:
+    """`Validate_Device`'s enforced rules: each attribute's one-value union (at its whole key), the counter
+    consumptions (at most 2, unique counter sets, names and counters), the taints' effects, the binding
+    condition list sizes, the node allocatable mappings' union."""
+    errors: list[FieldError] = []
+    attributes = obj(device.get("attributes"))
+    for key in sorted(attributes):
+        value = attributes[key]
+        if not simple_attribute(value):
+            errors.extend(_attribute_union(obj(value), path.child("attributes").key(key)))
+    consumptions = items(device.get("consumesCounters"))
+    if consumptions:
+        errors.extend(_consumptions_declarative(consumptions, path.child("consumesCounters")))
+    for i, taint in enumerate(items(device.get("taints"))):
+        errors.extend(taint_declarative(obj(taint), path.child("taints").index(i)))
+    conditions = device.get("bindingConditions")
+    failure_conditions = device.get("bindingFailureConditions")
+    if conditions is not None or failure_conditions is not None:
+        errors.extend(binding_parameter_declarative(conditions, failure_conditions, path))
+    resources = obj(device.get("nodeAllocatableResources"))
+    for name in sorted(resources):
+        mapping = obj(resources[name]).get("mapping")
+        if mapping is not None:
+            errors.extend(
+                _allocatable_mapping_union(obj(mapping), path.child("nodeAllocatableResources").key(name))
+            )
+    return errors
+
+
+def _attribute_union(attribute: Mapping[str, Any], path: Path) -> list[FieldError]:
+    """`validate.Union` over DeviceAttribute: a scalar is set when non-null, a list when non-empty."""
+    chosen = [f for f in SCALAR_ATTRIBUTE_FIELDS if attribute.get(f) is not None]
+    chosen += [f for f in LIST_ATTRIBUTE_FIELDS if items(attribute.get(f))]
+    if len(chosen) > 1:
+        return [invalid(path, "{" + ", ".join(chosen) + "}", f"must specify exactly one of: {_UNION_FIELDS}")]
+    if not chosen:
+        return [invalid(path, "", f"must specify one of: {_UNION_FIELDS}")]
+    return []
+
+
+def _allocatable_mapping_union(mapping: Mapping[str, Any], path: Path) -> list[FieldError]:
+    chosen = [f for f in ("capacityKey", "deviceMultiplier") if mapping.get(f) is not None]
+    path = path.child("mapping")
+    if len(chosen) > 1:
+        return [
+            invalid(
+                path, "{" + ", ".join(chosen) + "}", f"must specify exactly one of: {NODE_ALLOCATABLE_FIELDS}"
+            )
+        ]
+    if not chosen:
+        return [invalid(path, "", f"must specify one of: {NODE_ALLOCATABLE_FIELDS}")]
+    return []
+
+
+def consumption_value(consumption: Mapping[str, Any]) -> GoJSON:
+    """A v1 `DeviceCounterConsumption` as json.Marshal writes it (a declarative Duplicate shows it whole)."""
+    out: dict[str, Any] = {"counterSet": text(consumption.get("counterSet"))}
+    counters = counters_json(consumption.get("counters"))
+    if counters:
+        out["counters"] = counters
+    groups = items(consumption.get("compatibilityGroups"))
+    if groups:
+        out["compatibilityGroups"] = [text(g) for g in groups]
+    return marshal(out)
+
+
+def _consumptions_declarative(consumptions: list[Any], path: Path) -> list[FieldError]:
+    """`consumesCounters`: MaxItems 2 (nothing else then), unique `counterSet`, then each entry."""
+    if len(consumptions) > RESOURCE_SLICE_MAX_DEVICE_COUNTER_CONSUMPTIONS_PER_DEVICE:
+        return [too_many(path, len(consumptions), RESOURCE_SLICE_MAX_DEVICE_COUNTER_CONSUMPTIONS_PER_DEVICE)]
+    entries = [obj(c) for c in consumptions]
+    errors = unique_by(entries, lambda e: text(e.get("counterSet")), consumption_value, path)
+    for i, entry in enumerate(entries):
+        item_path = path.index(i)
+        errors.extend(name_declarative(text(entry.get("counterSet")), item_path.child("counterSet")))
+        errors.extend(counters_declarative(entry.get("counters"), item_path.child("counters")))
+        errors.extend(_compatibility_groups_declarative(entry.get("compatibilityGroups"), item_path))
+    return errors
+
+
+def _compatibility_groups_declarative(value: Any, path: Path) -> list[FieldError]:
+    """`compatibilityGroups` (DRADeviceCompatibilityGroups): at most 2, short names, unique."""
+    groups = items(value)
+    path = path.child("compatibilityGroups")
+    if len(groups) > COMPATIBILITY_GROUPS_MAX_ITEMS:
+        return [too_many(path, len(groups), COMPATIBILITY_GROUPS_MAX_ITEMS)]
+    names = [text(g) for g in groups]
+    errors: list[FieldError] = []
+    for i, name in enumerate(names):
+        errors.extend(short_name_errors(name, path.index(i)))
+    errors.extend(unique_by(names, lambda n: n, lambda n: n, path))
+    return errors
+
+
+def unique_by(entries: list[Any], key: Any, shown: Any, path: Path) -> list[FieldError]:
+    """`validate.ValSliceUnique`: a Duplicate at each later index whose key an earlier entry has, showing the
+    entry whole."""
+    seen: set[Any] = set()
+    errors: list[FieldError] = []
+    for i, entry in enumerate(entries):
+        k = key(entry)
+        if k in seen:
+            errors.append(duplicate(path.index(i), shown(entry)))
+        seen.add(k)
+    return errors
+
+
+def short_name_errors(name: str, path: Path) -> list[FieldError]:
+    """`validate.ShortName` (`content.IsDNS1123Label`: its length in bytes)."""
+    long = max_len_error(DNS1123_LABEL_MAX_LENGTH)
+    return [
+        invalid(path, name, max_len_bytes_error(DNS1123_LABEL_MAX_LENGTH) if msg == long else msg)
+        for msg in is_dns1123_label(name)
+    ]
+
+
+def name_declarative(name: str, path: Path) -> list[FieldError]:
+    """`RequiredValue` then `ShortName`."""
+    if not name:
+        return [required(path)]
+    return short_name_errors(name, path)
+
+
+def counters_declarative(value: Any, path: Path) -> list[FieldError]:
+    """`RequiredMap` then `EachMapKey(ShortName)` at the map's path (keys in sorted order)."""
+    counters = obj(value)
+    if not counters:
+        return [required(path)]
+    return [e for key in sorted(counters) for e in short_name_errors(key, path)]

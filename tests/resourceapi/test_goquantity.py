@@ -1,0 +1,58 @@
+"""Quantities as kube-apiserver v1.37.2 prints and reads them in validation messages (each value measured
+against the real server through a valid value's message or a duplicate's key: tests/differential)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from resourceapi.quantity import Quantity
+from resourceapi.validation.goquantity import go_canonical, go_value, quantity_text
+
+
+@pytest.mark.parametrize(
+    ("raw", "text"),
+    [
+        ("-1E-3", "-1E-3"),  # the parsed text is kept on the fast path
+        ("+1", "+1"),
+        ("5.", "5."),
+        ("1e03", "1e03"),
+        ("1.5", "1500m"),  # otherwise canonical
+        ("1000", "1k"),
+        ("1024Ki", "1Mi"),
+        ("0.001Gi", "1073741824m"),
+        ("1e-12", "1e-9"),
+        ("2000E", "2"),  # v1.37.2 drops the suffix past E
+        ("1000000P", "1"),
+        ("1e21", "1e21"),  # DecimalExponent keeps its exponent
+        ("1024Ei", "9223372036854775807"),  # BinarySI is capped at parse
+        (10**20, "100E"),
+        (1.5, "1500m"),
+    ],
+)
+def test_string_is_what_the_server_prints(raw: Any, text: str) -> None:
+    assert quantity_text(raw) == text
+
+
+@pytest.mark.parametrize(
+    ("raw", "value"),
+    [
+        ("3.25e3", 3250),
+        ("0.001Gi", 1073742),
+        ("9.9", 10),
+        ("100E", 0),  # int64 mantissa, scale 18: the digit-by-digit multiplication gives 0 on overflow
+        ("1e19", 0),
+        ("1000000P", 0),
+        ("1e400", 0),
+        ("123456789012345678901", -5670419503621182411),  # inf.Dec: the low 64 bits
+        ("999999999999999999999Ei", 9223372036854775807),
+    ],
+)
+def test_value_wraps_as_go_does(raw: Any, value: int) -> None:
+    assert go_value(raw) == value
+
+
+def test_canonical_sums_drop_the_suffix_past_e_too() -> None:
+    assert go_canonical(Quantity.parse("1000E") + Quantity.parse("1000E")) == "2"
+    assert go_canonical(Quantity.parse("1Mi") + Quantity.parse("1")) == "1048577"
