@@ -72,7 +72,7 @@ _PRICED = (
     | {"url", "find", "findAll", "ip", "isIP", "cidr", "isCIDR", "containsIP", "containsCIDR", "lists.range"}
     | {"isSemver", "isQuantity"}
 )
-_ZERO_COST = {"_&&_", "_||_", "!_", "_?_:_"}
+_ZERO_COST = {"_&&_", "_||_", "_?_:_"}
 
 
 def _int_const(e: Any) -> int | None:
