@@ -202,3 +202,57 @@ def test_nested_attribute_loops_meet_the_limit_where_kube_apiserver_does(
 )
 def test_nested_loops_cost_as_cel_go_estimates(expression: str, cost: int) -> None:
     assert compile_selector(expression, GATES).cost == cost
+
+
+# Nested loops whose bodies use what cel-go sizes in its own way, each padded to exactly the limit:
+# kube-apiserver v1.37.2 accepts each at `size` and says `too complex` at `size + 1`. In turn: a two-variable
+# loop over `device.attributes[d]` (cel-go sizes its key as a value, 64); `matches` ((length + 1) x 0.1
+# times the pattern's length x 0.25); `in` a list (one per element, no base) and `semver()` (its string's
+# traversal); a sorted list's size (its input's squared) and `replace` (the input's traversal twice);
+# map() and filter() results, whose elements keep the size of what was appended.
+NESTED_BODIES_AT_THE_LIMIT = [
+    ('device.attributes.all(d, device.attributes["x"].all(k, v, k.lowerAscii() == d))', 19683, 980304),
+    ('device.attributes.all(d, device.attributes[d].model.matches("^[a-z]+-[0-9]+$"))', 1155, 998832),
+    (
+        'device.attributes.all(d, device.attributes.all(e, d in [e, "a"] && '
+        'semver("1.2.3-alpha.1").isLessThan(semver("2.0.0-beta.22"))))',
+        22723,
+        977264,
+    ),
+    (
+        'device.attributes.all(d, [3, 1, 2].sort().isSorted() || d.replace("a", "bb").size() > 1)',
+        2147,
+        997840,
+    ),
+    (
+        'device.attributes.exists(d, device.attributes.map(e, e + d).filter(f, f.startsWith("a"))'
+        '.exists(g, g.lowerAscii() == "x"))',
+        63395,
+        936592,
+    ),
+]
+
+
+@pytest.mark.parametrize(("expression", "cost", "size"), NESTED_BODIES_AT_THE_LIMIT)
+def test_nested_loop_bodies_meet_the_limit_where_kube_apiserver_does(
+    expression: str, cost: int, size: int
+) -> None:
+    assert compile_selector(expression, GATES).cost == cost
+    assert compile_selector(_padded(expression, size), GATES).cost == COST_LIMIT
+    over = compile_selector(_padded(expression, size + 1), GATES)
+    assert over.issues == [CelIssue("forbidden", "too complex, exceeds cost limit")]
+
+
+@pytest.mark.parametrize(
+    "expression",
+    [
+        'device.attributes.x.all(k, k == "a")',
+        'device.driver.split(".").all(s, s.matches("^a+$"))',
+        'device.attributes["x"].model.split(",").exists(s, s.lowerAscii() == "a")',
+    ],
+)
+def test_loops_over_unsized_strings_are_too_complex_as_for_kube_apiserver(expression: str) -> None:
+    # cel-go sizes no field of the outer attribute map (`device.attributes.x`, unlike `["x"]`) and no element
+    # of a `split()` result: a loop over them, or a scan of what it yields, is unbounded (the server agrees)
+    result = compile_selector(expression, GATES)
+    assert result.issues == [CelIssue("forbidden", "too complex, exceeds cost limit")]
