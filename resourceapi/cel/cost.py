@@ -182,6 +182,14 @@ class _Estimator:
             return MAX_DRIVER
         if shape is Shape.ATTRIBUTE_VALUE:
             return max(MAX_STRING, MAX_LIST)
+        if shape is Shape.OTHER:
+            operand = selected_operand(e)
+            if operand is not None:
+                if kind == "call_expr":  # an index: cel-go sizes a built list's or map's entries only
+                    entry = self._indexed_size(operand, scope)
+                    return UNBOUNDED if entry is None else entry
+                if self.size(operand, scope) >= UNBOUNDED:  # a field of an unsized value
+                    return UNBOUNDED
         if kind == "comprehension_expr":
             c = e.comprehension_expr
             if _is_bind(c):  # cel.bind and sortBy's input: the result's size (cel-go `costBind`)
@@ -264,6 +272,18 @@ class _Estimator:
             if call.function in ("_?_:_", "_+_") and len(call.args) >= 2:
                 sizes = [self.entry_size(a, scope) for a in call.args[-2:]]
                 return None if None in sizes else max(s for s in sizes if s is not None)
+        return None
+
+    def _indexed_size(self, container: Any, scope: dict[str, int]) -> int | None:
+        """Size bound of `container[i]` where cel-go knows the entries (a list or map literal, a list that
+        map() or filter() built, a variable bound to one), None where it does not."""
+        kind = container.WhichOneof("expr_kind")
+        if kind == "struct_expr" and not container.struct_expr.message_name:
+            return max((self.size(x.value, scope) for x in container.struct_expr.entries), default=0)
+        if kind in ("list_expr", "comprehension_expr") or (
+            kind == "ident_expr" and self._type(container).startswith("list(")
+        ):
+            return self.entry_size(container, scope)
         return None
 
     def _bound(self, c: Any, scope: dict[str, int]) -> dict[str, int]:

@@ -198,6 +198,9 @@ def test_nested_attribute_loops_meet_the_limit_where_kube_apiserver_does(
         ('!(device.driver == "x")', 4),
         ("lists.range(1000).exists(i, true)", 5012),
         ("lists.range(1000).all(i, !(i == 1))", 7012),
+        # an index into a literal is sized by its entries (cel-go), not by the default string size
+        ('["abc", "d"][0].lowerAscii() == "a"', 13),
+        ('{"a": "bcd"}["a"].lowerAscii() == "a"', 33),
     ],
 )
 def test_nested_loops_cost_as_cel_go_estimates(expression: str, cost: int) -> None:
@@ -249,10 +252,14 @@ def test_nested_loop_bodies_meet_the_limit_where_kube_apiserver_does(
         'device.attributes.x.all(k, k == "a")',
         'device.driver.split(".").all(s, s.matches("^a+$"))',
         'device.attributes["x"].model.split(",").exists(s, s.lowerAscii() == "a")',
+        'device.driver.split(".")[0].lowerAscii() == "a"',
+        'cel.bind(a, device.driver.split("."), a[0].lowerAscii() == "a")',
+        'cel.bind(a, device.attributes.x, a.model.lowerAscii() == "a")',
     ],
 )
 def test_loops_over_unsized_strings_are_too_complex_as_for_kube_apiserver(expression: str) -> None:
     # cel-go sizes no field of the outer attribute map (`device.attributes.x`, unlike `["x"]`) and no element
-    # of a `split()` result: a loop over them, or a scan of what it yields, is unbounded (the server agrees)
+    # of a `split()` result: a loop over them, or a scan of what it yields or indexes, is unbounded, also
+    # through a binding (the server agrees)
     result = compile_selector(expression, GATES)
     assert result.issues == [CelIssue("forbidden", "too complex, exceeds cost limit")]
