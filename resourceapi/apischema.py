@@ -178,11 +178,14 @@ class _Walker:
                 _PARTS.clear()
             _PARTS[memo] = found
         self.report.unknown.extend(found[0])
-        if self.report.problem is None:
-            self.report.problem = found[1]
+        mine, theirs = self.report.problem, found[1]
+        if theirs is not None and (mine is None or (_undecided(mine) and not _undecided(theirs))):
+            self.report.problem = theirs
 
     def fail(self, path: _Path, value: Any, expected: str) -> None:
-        if self.report.problem is None:
+        """A wrong type: the problem, unless one was found before (a missing required field is not one: Go
+        decodes the whole body before any rule judges it, so a wrong type anywhere comes first)."""
+        if _undecided(self.report.problem):
             message = f'Invalid value: "{json_type(value)}": must be of type {expected}'
             self.report.problem = FieldProblem(_format(path), message)
 
@@ -279,6 +282,11 @@ class _Walker:
             for key in model.required:
                 if value.get(key) is None and self.report.problem is None:
                     self.report.problem = FieldProblem(_format((path, ".", key)), "Required value")
+
+
+def _undecided(problem: FieldProblem | None) -> bool:
+    """Whether a wrong type found now is the problem: none yet, or only a missing required field."""
+    return problem is None or problem.message == "Required value"
 
 
 def _str_ok(value: Any, allowed: frozenset[type]) -> bool:

@@ -271,3 +271,21 @@ def test_the_schema_types_quantities_and_int_or_strings_apart_from_strings() -> 
     assert types["io.k8s.api.core.v1.ResourceRequirements"]["fields"]["requests"] == ["d", "q"]
     assert types["io.k8s.api.core.v1.HTTPGetAction"]["fields"]["port"] == "x"
     assert types["io.k8s.api.core.v1.NodeSpec"]["fields"]["podCIDR"] == "s"
+
+
+@pytest.mark.parametrize("remembered", [False, True])
+def test_a_wrong_type_wins_over_a_missing_required_field_found_before_it(remembered: bool) -> None:
+    """Go decodes the whole body before any rule runs: a wrong type after a missing required field is still
+    the 400 (the request without a name comes first, its count a string after it)."""
+    claim = _placed(CLAIM_EXACTLY, {"count": "1"})
+    claim["spec"]["devices"]["requests"].insert(0, {"exactly": {"deviceClassName": "c"}})
+    parts = {"spec": json.dumps(claim["spec"]).encode()} if remembered else None
+    problem = check_fields("resource.k8s.io/v1", "ResourceClaim", claim, parts).problem
+    assert problem is not None
+    assert (problem.path, problem.message) == (
+        "spec.devices.requests[1].exactly.count",
+        'Invalid value: "string": must be of type integer',
+    )
+    del claim["spec"]["devices"]["requests"][1]
+    problem = check_fields("resource.k8s.io/v1", "ResourceClaim", claim, parts and None).problem
+    assert problem is not None and problem.message == "Required value"
