@@ -108,13 +108,14 @@ class Judge:
         self._number += 1
         doc = Document("differential", self._number, obj)
         version = doc.api_version.rpartition("/")[2]
-        unknown = unknown_fields(doc)
-        if unknown:
-            return Verdict(False, BAD_REQUEST, (), strict_message(DEVICE_CLASS, version, unknown))
+        # The API server decodes first (a wrong JSON type ends it), then names the unknown fields.
         problem = check_fields(doc.api_version, DEVICE_CLASS, obj).problem
         if problem is not None and not problem.message.startswith("Required value"):
             detail = f"{problem.path}: {problem.message}"
             return Verdict(False, BAD_REQUEST, (), decode_message(DEVICE_CLASS, version, detail))
+        unknown = unknown_fields(doc)
+        if unknown:
+            return Verdict(False, BAD_REQUEST, (), strict_message(DEVICE_CLASS, version, unknown))
         result = evaluate(self.admission, doc, None, self._number, self.gates)
         causes = tuple(Cause(c["field"], c["type"], c["message"]) for c in result.causes() if c["native"])
         wrong = next((c for c in causes if c.reason == ErrorType.TYPE_INVALID.cause_type), None)

@@ -10,8 +10,12 @@ here because its own rules (resourceapi/capacity_requests.py) check it. `check_f
 (`spec.devices[0].basic`, k8s.io/apimachinery/pkg/util/strict), and returns the first wrong type or missing
 required field as a `FieldProblem`.
 
-Leniencies, so a valid object is never refused: a string field also takes a number (quantities are strings
-or numbers on the wire, and the generated models do not say which fields are quantities); a required integer
+Scalars as Go's decoder takes them: a string field takes a JSON string only (a number there is the decoder's
+400, `cannot unmarshal number into Go struct field ... of type string`); a quantity (resource.Quantity, "q" in
+the schema) takes a string or any number, whose text its UnmarshalJSON parses; an int-or-string
+(intstr.IntOrString, "x") a string or an integer; `null` is the zero value everywhere.
+
+Leniencies, so a valid object is never refused: a required integer
 or boolean may be absent (the decoder reads zero, and the validation rules that care say so themselves);
 nothing under `status` is required (the API server does not validate status on create).
 """
@@ -28,7 +32,7 @@ from typing import Any
 from resourceapi.jsontypes import json_type
 
 SCHEMA_FILE = Path(__file__).resolve().parent / "schemas" / "fields.json"  # package data (pyproject.toml)
-_TYPE_NAMES = {"s": "string", "i": "integer", "b": "boolean", "n": "number"}
+_TYPE_NAMES = {"s": "string", "q": "string", "x": "string", "i": "integer", "b": "boolean", "n": "number"}
 
 
 @dataclass(frozen=True)
@@ -43,10 +47,13 @@ class FieldReport:
     problem: FieldProblem | None = None
 
 
-# A compiled type: ("s", allowed classes or None for any), ("m", model name), ("l", item), ("d", value).
+# A compiled type: ("s", allowed classes or None for any), ("x", allowed classes: an int-or-string),
+# ("m", model name), ("l", item), ("d", value).
 _Type = tuple[str, Any]
 _SCALARS: dict[str, frozenset[type] | None] = {
-    "s": frozenset({str, int, float}),  # strings, and numbers for quantities
+    "s": frozenset({str}),
+    "q": frozenset({str, int, float}),  # resource.Quantity: a string or a number
+    "x": frozenset({str, int}),  # intstr.IntOrString: a string or an integer
     "i": frozenset({int}),
     "b": frozenset({bool}),
     "n": frozenset({int, float}),
@@ -55,6 +62,8 @@ _SCALARS: dict[str, frozenset[type] | None] = {
 
 
 def _compile(tp: Any) -> _Type:
+    if tp == "x":
+        return ("x", _SCALARS[tp])  # walked by `value`: an integer must also fit an int32
     if isinstance(tp, str):
         return ("s", _SCALARS[tp]) if tp != "o" else ("s", None)
     if tp[0] == "m":
@@ -128,6 +137,7 @@ def walk_fields(
     return report
 
 
+_INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
 PARTS_MAX = 4096  # remembered top-level parts; starts over when full
 _PARTS: dict[tuple[str, str, bytes], tuple[tuple[str, ...], FieldProblem | None]] = {}
 
@@ -168,11 +178,14 @@ class _Walker:
                 _PARTS.clear()
             _PARTS[memo] = found
         self.report.unknown.extend(found[0])
-        if self.report.problem is None:
-            self.report.problem = found[1]
+        mine, theirs = self.report.problem, found[1]
+        if theirs is not None and (mine is None or (_undecided(mine) and not _undecided(theirs))):
+            self.report.problem = theirs
 
     def fail(self, path: _Path, value: Any, expected: str) -> None:
-        if self.report.problem is None:
+        """A wrong type: the problem, unless one was found before (a missing required field is not one: Go
+        decodes the whole body before any rule judges it, so a wrong type anywhere comes first)."""
+        if _undecided(self.report.problem):
             message = f'Invalid value: "{json_type(value)}": must be of type {expected}'
             self.report.problem = FieldProblem(_format(path), message)
 
@@ -181,6 +194,11 @@ class _Walker:
         if kind == "s":
             if arg is not None and value.__class__ not in arg and not _str_ok(value, arg):
                 self.fail(path, value, scalar_name or _scalar_name(arg))
+        elif kind == "x":  # intstr.IntOrString: a string, or an integer Go decodes into an int32
+            if not isinstance(value, str) and not (
+                value.__class__ is int and _INT32_MIN <= value <= _INT32_MAX
+            ):
+                self.fail(path, value, "string" if value.__class__ is not int else "int32")
         elif kind == "m":
             self.model(value, arg, path, required)
         elif kind == "l":
@@ -264,6 +282,11 @@ class _Walker:
             for key in model.required:
                 if value.get(key) is None and self.report.problem is None:
                     self.report.problem = FieldProblem(_format((path, ".", key)), "Required value")
+
+
+def _undecided(problem: FieldProblem | None) -> bool:
+    """Whether a wrong type found now is the problem: none yet, or only a missing required field."""
+    return problem is None or problem.message == "Required value"
 
 
 def _str_ok(value: Any, allowed: frozenset[type]) -> bool:

@@ -44,6 +44,12 @@ EXTRA_FIELDS = {
     for version in ("v1", "v1beta2", "v1beta1")
 }
 SCALARS = {"string": "s", "integer": "i", "boolean": "b", "number": "n"}
+# Types whose Go decoder takes a JSON string or number (their UnmarshalJSON): a Quantity ("q") takes any
+# number (its text is parsed as a quantity), an IntOrString ("x") an integer. Other strings take no number.
+UNION_TYPES = {
+    "io.k8s.apimachinery.pkg.api.resource.Quantity": "q",
+    "io.k8s.apimachinery.pkg.util.intstr.IntOrString": "x",
+}
 OUT = Path(__file__).resolve().parents[1] / "resourceapi" / "schemas" / "fields.json"
 
 
@@ -64,17 +70,16 @@ class Converter:
         ref = schema.get("$ref")
         if isinstance(ref, str):
             name = ref.partition("#/$defs/")[2]
+            if name in UNION_TYPES:
+                return UNION_TYPES[name]
             target = self.defs[name]
             if isinstance(target.get("properties"), dict):
                 return self.model(name, target)
             return self.convert(target)
         if schema.get("x-kubernetes-preserve-unknown-fields"):
             return "o"
-        for key in ("oneOf", "anyOf"):
-            options = schema.get(key)
-            if isinstance(options, list):
-                kinds = {self.convert(o) for o in options if isinstance(o, dict)}
-                return "s" if kinds <= {"s", "i", "n"} else "o"  # quantities, int-or-string
+        if isinstance(schema.get("oneOf"), list) or isinstance(schema.get("anyOf"), list):
+            return "o"  # Quantity and IntOrString, the typed unions, are named above
         all_of = schema.get("allOf")
         if isinstance(all_of, list) and len(all_of) == 1:
             return self.convert(all_of[0])

@@ -1,7 +1,7 @@
 """Hypothesis strategies over the resource.k8s.io/v1 schema, biased to the rules' boundaries: DeviceClasses,
 ResourceClaims, ResourceClaimTemplates and ResourceSlices (names around 63 and 253, lists at their maximum
 and one over, 10 KiB CEL and parameters, odd qualified names, quantities of every form, unknown fields,
-wrong types now and then).
+wrong JSON types now and then: `wrong_typed`).
 """
 
 from __future__ import annotations
@@ -574,6 +574,12 @@ def attribute_value(draw: st.DrawFn) -> Any:
         if draw(st.booleans()):
             out["int"] = 1
         return out
+    if kind == 8 and draw(st.integers(0, 9)) == 0:  # a wrong JSON type: Go's decoder refuses it (400)
+        return draw(
+            st.sampled_from(
+                [{"string": 1}, {"version": 1.5}, {"int": "1"}, {"int": 1.5}, {"bool": "true"}, {"ints": {}}]
+            )
+        )
     return {"string": "s"}
 
 
@@ -843,11 +849,65 @@ def resource_slice(draw: st.DrawFn) -> dict[str, Any]:
     return obj
 
 
+# --- wrong JSON types ---------------------------------------------------------------------------------------
+# Go's decoder refuses a value of the wrong JSON type (a 400 without causes): a number for a string, a string
+# for a number or a boolean, an object for a list. About WRONG_TYPE_PERCENT % of the objects get one such
+# value at a random place under `roots` (a number for a quantity's string is no wrong type: Go parses it).
+WRONG_TYPE_PERCENT = 4
+_WRONG: dict[type, list[Any]] = {
+    str: [1, 0, -1, 1.5, 1e3],
+    bool: ["true", 1],
+    int: ["1", 1.5, True],
+    float: ["1.5", True],
+    list: [{}, {"a": 1}, "x", 1],
+    dict: [[], ["x"], "x", 1, True],
+}
+_KEEP = frozenset({"name", "namespace"})  # an object's own name stays a string (it names the request)
+
+
+def wrong_typed(make: Any, roots: tuple[str, ...] = ("metadata", "spec")) -> Any:
+    """`make` (a strategy function) whose objects hold a value of a wrong JSON type now and then."""
+
+    @st.composite
+    def strategy(draw: st.DrawFn) -> Any:
+        obj = draw(make())
+        if not 50 <= draw(st.integers(0, 99)) < 50 + WRONG_TYPE_PERCENT:  # Hypothesis favors the bounds
+            return obj
+        obj = json.loads(json.dumps(obj))  # drawn values may share sampled constants: never modify those
+        spots: list[tuple[Any, Any]] = []
+
+        def walk(value: Any, top: bool) -> None:
+            items = (
+                value.items()
+                if isinstance(value, dict)
+                else enumerate(value)
+                if isinstance(value, list)
+                else ()
+            )
+            for key, sub in items:
+                if (
+                    sub is None
+                    or (top and key not in roots)
+                    or (value is obj.get("metadata") and key in _KEEP)
+                ):
+                    continue
+                spots.append((value, key))
+                walk(sub, False)
+
+        walk(obj, True)
+        if spots:
+            parent, key = draw(st.sampled_from(spots))
+            parent[key] = draw(st.sampled_from(_WRONG[type(parent[key])]))
+        return obj
+
+    return strategy
+
+
 STRATEGIES = {
-    "DeviceClass": device_class,
-    "ResourceClaim": resource_claim,
-    "ResourceClaimTemplate": resource_claim_template,
-    "ResourceSlice": resource_slice,
+    "DeviceClass": wrong_typed(device_class),
+    "ResourceClaim": wrong_typed(resource_claim),
+    "ResourceClaimTemplate": wrong_typed(resource_claim_template),
+    "ResourceSlice": wrong_typed(resource_slice),
 }
 
 
@@ -1220,8 +1280,12 @@ def stored_status_update(draw: st.DrawFn) -> dict[str, Any]:
 
 
 @st.composite
-def status_update(draw: st.DrawFn) -> dict[str, Any]:
-    """`{"target": one of STATUS_TARGETS, "status": the status written to it}`."""
+def _status_update(draw: st.DrawFn) -> dict[str, Any]:
     target = draw(st.sampled_from(STATUS_TARGETS))
     status = draw(claim_status() if target == "fresh" else stored_status_update())
     return {"target": target, "status": status}
+
+
+def status_update() -> Any:
+    """`{"target": one of STATUS_TARGETS, "status": the status written to it}` (a wrong type now and then)."""
+    return wrong_typed(_status_update, ("status",))()

@@ -45,6 +45,45 @@ def test_a_wrong_json_type_is_a_400_without_causes() -> None:
     assert (verdict.allowed, verdict.code, verdict.causes) == (False, 400, ())
 
 
+def test_a_number_for_a_string_is_a_400_in_every_kind() -> None:
+    """Go's decoder refuses a JSON number for a plain string field (`json: cannot unmarshal number into Go
+    struct field DeviceAttribute.spec.devices.attributes.string of type string`); a quantity takes one."""
+    device: dict[str, Any] = {"name": "d", "attributes": {"a": {"string": 1}}}
+    slice_: dict[str, Any] = {
+        "apiVersion": API,
+        "kind": "ResourceSlice",
+        "metadata": {"name": "s"},
+        "spec": {"driver": "example.com", "pool": {"name": "p", "resourceSliceCount": 1}, "nodeName": "n"},
+    }
+    slice_["spec"]["devices"] = [device]
+    verdict = simulate_object("ResourceSlice", slice_)
+    assert (verdict.allowed, verdict.code, verdict.causes) == (False, 400, ())
+    device["attributes"] = {"a": {"string": "x"}}
+    device["capacity"] = {"m": {"value": 1.5}}
+    assert simulate_object("ResourceSlice", slice_).allowed
+    claim: dict[str, Any] = {
+        "apiVersion": API,
+        "kind": "ResourceClaim",
+        "metadata": {"name": "c", "namespace": "default"},
+        "spec": {"devices": {"requests": [{"name": "a", "exactly": {"deviceClassName": 7}}]}},
+    }
+    verdict = simulate_object("ResourceClaim", claim)
+    assert (verdict.allowed, verdict.code, verdict.causes) == (False, 400, ())
+    claim["spec"]["devices"]["requests"][0]["exactly"] = {
+        "deviceClassName": "g",
+        "capacity": {"requests": {"m": 2}},
+    }
+    assert simulate_object("ResourceClaim", claim).allowed
+
+
+def test_a_wrong_type_is_reported_before_unknown_fields() -> None:
+    """Go decodes first; strict field validation names unknown fields only of a body that decoded."""
+    verdict = Judge().judge(device_class(extendedResourceName=5, typo=1))
+    assert (verdict.code, verdict.causes) == (400, ())
+    assert "strict decoding error" not in verdict.message
+    assert "spec.extendedResourceName" in verdict.message
+
+
 def test_kep_6406_carriers_are_not_native_causes() -> None:
     obj = device_class(
         extendedResourceName="example.com/gpu", extendedResourceCapacityRequests={"requests": {"x": "0"}}
@@ -53,7 +92,7 @@ def test_kep_6406_carriers_are_not_native_causes() -> None:
 
 
 def test_claims_are_judged_by_simulates_input_checks() -> None:
-    claim = {
+    claim: dict[str, Any] = {
         "apiVersion": API,
         "kind": "ResourceClaim",
         "metadata": {"name": "c", "namespace": "default"},
@@ -73,7 +112,7 @@ def test_claims_are_judged_by_simulates_input_checks() -> None:
 
 
 def test_a_bad_quantity_is_a_400_that_names_no_field() -> None:
-    claim = {
+    claim: dict[str, Any] = {
         "apiVersion": API,
         "kind": "ResourceClaim",
         "metadata": {"name": "c", "namespace": "default"},
@@ -97,7 +136,7 @@ def test_a_bad_quantity_is_a_400_that_names_no_field() -> None:
 
 def test_a_ported_kind_reports_every_cause_in_upstream_order() -> None:
     # ResourceSlices: upstream's whole validation (resourceapi/validation/slice.py), every cause in order
-    slice_ = {
+    slice_: dict[str, Any] = {
         "apiVersion": API,
         "kind": "ResourceSlice",
         "metadata": {"name": "s"},
@@ -108,7 +147,7 @@ def test_a_ported_kind_reports_every_cause_in_upstream_order() -> None:
 
 
 def test_a_claim_named_by_generate_name_is_judged_by_the_name_the_api_server_would_generate() -> None:
-    claim = {
+    claim: dict[str, Any] = {
         "apiVersion": API,
         "kind": "ResourceClaim",
         "metadata": {"generateName": "c-", "namespace": "default"},
@@ -124,7 +163,7 @@ def test_a_claim_named_by_generate_name_is_judged_by_the_name_the_api_server_wou
 
 
 def test_a_create_does_not_judge_the_claims_status_which_the_api_server_wipes() -> None:
-    claim = {
+    claim: dict[str, Any] = {
         "apiVersion": API,
         "kind": "ResourceClaim",
         "metadata": {"name": "c", "namespace": "default"},
@@ -144,7 +183,7 @@ def test_a_create_does_not_judge_the_claims_status_which_the_api_server_wipes() 
 
 def test_a_bad_quantity_in_a_status_update_is_a_400_worded_as_the_decoder_words_it() -> None:
     # measured: kube-apiserver 1.37.2 answers `--1` with the suffix error, naming neither field nor value
-    claim = {
+    claim: dict[str, Any] = {
         "apiVersion": API,
         "kind": "ResourceClaim",
         "metadata": {"name": "c", "namespace": "default"},

@@ -170,8 +170,7 @@ def test_remembered_parts_give_the_same_report(pod: dict[str, Any]) -> None:
     [("hostNetwork", "true", "boolean"), ("priority", "1", "integer"), ("nodeName", True, "string")],
 )
 def test_an_integer_or_boolean_field_takes_no_string(field: str, value: Any, expected: str) -> None:
-    """Only a string field is lenient (it takes numbers, for quantities); the API server's decoder refuses
-    `"true"` for a boolean and `"1"` for an integer."""
+    """The API server's decoder refuses `"true"` for a boolean and `"1"` for an integer."""
     pod = {"spec": {"containers": [{"name": "c"}], field: value}}
     problem = check_fields("v1", "Pod", pod).problem
     assert problem is not None
@@ -180,3 +179,113 @@ def test_an_integer_or_boolean_field_takes_no_string(field: str, value: Any, exp
         f"spec.{field}",
         f'Invalid value: "{kind}": must be of type {expected}',
     )
+
+
+# What kube-apiserver v1.37.2 answers to these creates (dry-run, probed with tests/differential/server.py):
+# 400 when Go's decoder refuses the value (`json: cannot unmarshal number into Go struct field ... of type
+# string`), else it decodes. A plain string takes no number; a resource.Quantity takes a string or any
+# number (1, 1.5, 1e3, 1E3, -1, 1.0, 1e400, a 23-digit integer); an intstr.IntOrString a string or an integer
+# that fits an int32 (80.0, 80.5, 4294967296 and true are refused); an int64 takes no string and no 1.0 or
+# 1e3; null is the zero value everywhere.
+SLICE_DEVICE = ("resource.k8s.io/v1", "ResourceSlice", ("spec", "devices", 0))
+CLAIM_EXACTLY = ("resource.k8s.io/v1", "ResourceClaim", ("spec", "devices", "requests", 0, "exactly"))
+CONTAINER = ("v1", "Pod", ("spec", "containers", 0))
+DECODE_VERDICTS: list[tuple[tuple[str, str, tuple[Any, ...]], dict[str, Any], bool]] = [
+    (SLICE_DEVICE, {"attributes": {"a": {"string": 1}}}, False),
+    (SLICE_DEVICE, {"attributes": {"a": {"string": 1.5}}}, False),
+    (SLICE_DEVICE, {"attributes": {"a": {"version": 1}}}, False),
+    (SLICE_DEVICE, {"attributes": {"a": {"string": "x"}}}, True),
+    (SLICE_DEVICE, {"attributes": {"a": {"string": None, "int": 1}}}, True),
+    (SLICE_DEVICE, {"attributes": {"a": {"int": "1"}}}, False),
+    (SLICE_DEVICE, {"attributes": {"a": {"int": 1.0}}}, False),
+    (SLICE_DEVICE, {"attributes": {"a": {"bool": "true"}}}, False),
+    (SLICE_DEVICE, {"capacity": {"m": {"value": 1}}}, True),
+    (SLICE_DEVICE, {"capacity": {"m": {"value": 1.5}}}, True),
+    (SLICE_DEVICE, {"capacity": {"m": {"value": -1}}}, True),
+    (SLICE_DEVICE, {"capacity": {"m": {"value": 12345678901234567890123}}}, True),
+    (SLICE_DEVICE, {"capacity": {"m": {"value": True}}}, False),
+    (SLICE_DEVICE, {"capacity": {"m": {"value": []}}}, False),
+    (SLICE_DEVICE, {"capacity": {"m": {"value": {}}}}, False),
+    (SLICE_DEVICE, {"capacity": {"m": {"value": "1", "requestPolicy": {"validValues": [1, 2.5]}}}}, True),
+    (CLAIM_EXACTLY, {"deviceClassName": 1}, False),
+    (CLAIM_EXACTLY, {"allocationMode": 1}, False),
+    (CLAIM_EXACTLY, {"count": "1"}, False),
+    (CLAIM_EXACTLY, {"count": 1.5}, False),
+    (CLAIM_EXACTLY, {"selectors": {}}, False),
+    (CLAIM_EXACTLY, {"capacity": {"requests": {"m": 2}}}, True),
+    (CLAIM_EXACTLY, {"capacity": {"requests": {"m": "x"}}}, True),  # a bad text is the quantity's own 400
+    (CONTAINER, {"image": 1}, False),
+    (CONTAINER, {"args": "x"}, False),
+    (CONTAINER, {"workingDir": None}, True),
+    (CONTAINER, {"resources": {"requests": {"cpu": 1, "memory": 0.5}}}, True),
+    (CONTAINER, {"ports": [{"containerPort": "80"}]}, False),
+    (CONTAINER, {"livenessProbe": {"httpGet": {"port": 80}}}, True),
+    (CONTAINER, {"livenessProbe": {"httpGet": {"port": "http"}}}, True),
+    (CONTAINER, {"livenessProbe": {"httpGet": {"port": 2**31 - 1}}}, True),
+    (CONTAINER, {"livenessProbe": {"httpGet": {"port": 80.0}}}, False),
+    (CONTAINER, {"livenessProbe": {"httpGet": {"port": 80.5}}}, False),
+    (CONTAINER, {"livenessProbe": {"httpGet": {"port": 2**32}}}, False),
+    (CONTAINER, {"livenessProbe": {"httpGet": {"port": True}}}, False),
+    (("v1", "Node", ("status",)), {"capacity": {"cpu": 4}}, True),
+    (("v1", "Node", ("spec",)), {"podCIDR": 1}, False),
+    (("v1", "Node", ("spec",)), {"unschedulable": "true"}, False),
+    (("resource.k8s.io/v1", "DeviceClass", ("spec",)), {"extendedResourceName": 1}, False),
+    (("resource.k8s.io/v1", "DeviceClass", ("spec",)), {"extendedResourceName": None}, True),
+    (("resource.k8s.io/v1", "DeviceClass", ("spec",)), {"selectors": [{"cel": {"expression": 1}}]}, False),
+]
+
+
+def _placed(where: tuple[str, str, tuple[Any, ...]], fields: dict[str, Any]) -> dict[str, Any]:
+    api_version, kind, path = where
+    obj: dict[str, Any] = {"apiVersion": api_version, "kind": kind, "metadata": {"name": "x"}}
+    skeleton: dict[str, Any] = {
+        "ResourceSlice": {"spec": {"driver": "d", "pool": {"name": "p"}, "devices": [{"name": "d"}]}},
+        "ResourceClaim": {"spec": {"devices": {"requests": [{"name": "a", "exactly": {}}]}}},
+        "Pod": {"spec": {"containers": [{"name": "c"}]}},
+    }.get(kind, {})
+    obj.update(json.loads(json.dumps(skeleton)))
+    target: Any = obj
+    for key in path:
+        target = target.setdefault(key, {}) if isinstance(key, str) else target[key]
+    target.update(fields)
+    return obj
+
+
+@pytest.mark.parametrize(("where", "fields", "decodes"), DECODE_VERDICTS)
+def test_json_types_are_decoded_as_go_decodes_them(
+    where: tuple[str, str, tuple[Any, ...]], fields: dict[str, Any], decodes: bool
+) -> None:
+    obj = _placed(where, fields)
+    report = check_fields(where[0], where[1], obj)
+    assert report.unknown == []
+    wrong = report.problem is not None and not report.problem.message.startswith("Required value")
+    assert wrong is not decodes, report.problem
+    if wrong:
+        assert report.problem is not None and report.problem.message.startswith('Invalid value: "')
+
+
+def test_the_schema_types_quantities_and_int_or_strings_apart_from_strings() -> None:
+    types = json.loads(SCHEMA_FILE.read_text())["types"]
+    assert types["io.k8s.api.resource.v1.DeviceCapacity"]["fields"]["value"] == "q"
+    assert types["io.k8s.api.resource.v1.DeviceAttribute"]["fields"]["string"] == "s"
+    assert types["io.k8s.api.core.v1.ResourceRequirements"]["fields"]["requests"] == ["d", "q"]
+    assert types["io.k8s.api.core.v1.HTTPGetAction"]["fields"]["port"] == "x"
+    assert types["io.k8s.api.core.v1.NodeSpec"]["fields"]["podCIDR"] == "s"
+
+
+@pytest.mark.parametrize("remembered", [False, True])
+def test_a_wrong_type_wins_over_a_missing_required_field_found_before_it(remembered: bool) -> None:
+    """Go decodes the whole body before any rule runs: a wrong type after a missing required field is still
+    the 400 (the request without a name comes first, its count a string after it)."""
+    claim = _placed(CLAIM_EXACTLY, {"count": "1"})
+    claim["spec"]["devices"]["requests"].insert(0, {"exactly": {"deviceClassName": "c"}})
+    parts = {"spec": json.dumps(claim["spec"]).encode()} if remembered else None
+    problem = check_fields("resource.k8s.io/v1", "ResourceClaim", claim, parts).problem
+    assert problem is not None
+    assert (problem.path, problem.message) == (
+        "spec.devices.requests[1].exactly.count",
+        'Invalid value: "string": must be of type integer',
+    )
+    del claim["spec"]["devices"]["requests"][1]
+    problem = check_fields("resource.k8s.io/v1", "ResourceClaim", claim, parts and None).problem
+    assert problem is not None and problem.message == "Required value"

@@ -59,7 +59,8 @@ POD = {
 @pytest.mark.parametrize(
     ("where", "value"),
     [
-        (("spec", "nodeName"), True),  # a string field takes numbers (quantities), never booleans
+        (("spec", "nodeName"), True),  # a string field takes neither booleans
+        (("spec", "nodeName"), 1),  # nor numbers (a quantity does)
         (("spec", "priority"), 1.0),  # an integer field takes no float
         (("spec", "priority"), True),
         (("spec", "hostNetwork"), 1),
