@@ -41,16 +41,15 @@ from resourceapi.gates import (
 from resourceapi.limits import DEVICE_CONFIG_MAX_SIZE, DEVICE_SELECTORS_MAX_SIZE
 from resourceapi.names import (
     is_c_identifier,
-    is_dns1123_label,
     is_dns1123_subdomain,
     is_dns1123_subdomain_content,
 )
-from resourceapi.quantity import coerce_quantity
 from resourceapi.validation.device import Compiler, config_driver_errors, validate_config, validate_selector
-from resourceapi.validation.device_fields import toleration_declarative, toleration_errors
-from resourceapi.validation.govalue import NULL, go_json, kept_quantity_text, quantity_text
+from resourceapi.validation.device_fields import device_name_errors, toleration_declarative, toleration_errors
+from resourceapi.validation.gojson import NULL, marshal
+from resourceapi.validation.goquantity import quantity_text
 from resourceapi.validation.lists import validate_slice
-from resourceapi.validation.objectmeta import subdomain_name_errors, template_meta_errors
+from resourceapi.validation.object_meta import GENERATE_NAME, object_meta_errors, template_meta_errors
 
 DEVICE_REQUESTS_MAX_SIZE = 32  # resource.DeviceRequestsMaxSize
 FIRST_AVAILABLE_MAX_SIZE = 8  # resource.FirstAvailableDeviceRequestMaxSize
@@ -70,7 +69,6 @@ NAME_REF = (
 FULLY_QUALIFIED = "a fully qualified name must be a domain and a name separated by a slash"
 METADATA = Path("metadata")
 SPEC = Path("spec")
-GENERATE_NAME = str(METADATA.child("generateName"))
 
 RequestNames = dict[str, set[str] | None]
 
@@ -87,7 +85,7 @@ def validate_resource_claim(
     meta = _mapping(obj.get("metadata"))
     devices = prepared_devices(_mapping(obj.get("spec")), gates)
     errors = admin_access_errors(devices, admin_namespace)
-    errors.extend(subdomain_name_errors(meta, METADATA))
+    errors.extend(object_meta_errors(meta))
     handwritten, declarative = claim_spec_errors(devices, SPEC, gates, compiler)
     return reported_once(errors + handwritten + declarative)
 
@@ -105,7 +103,7 @@ def validate_resource_claim_template(
     spec = _mapping(obj.get("spec"))
     devices = prepared_devices(_mapping(spec.get("spec")), gates)
     errors = admin_access_errors(devices, admin_namespace)
-    errors.extend(subdomain_name_errors(meta, METADATA))
+    errors.extend(object_meta_errors(meta))
     errors.extend(template_meta_errors(spec.get("metadata"), SPEC.child("metadata")))
     handwritten, declarative = claim_spec_errors(devices, SPEC.child("spec"), gates, compiler)
     return reported_once(errors + handwritten + declarative)
@@ -113,7 +111,7 @@ def validate_resource_claim_template(
 
 def reported_once(errors: list[FieldError]) -> list[FieldError]:
     """Equal errors (two labels with the same bad value) reported once, the first kept, as the API server
-    reports them. The generated name's errors are the server's `metadata.name` ones (objectmeta), never
+    reports them. The generated name's errors are the server's `metadata.name` ones (object_meta), never
     equal to the prefix's."""
     seen: set[FieldError] = set()
     out: list[FieldError] = []
@@ -233,12 +231,6 @@ def request_names(devices: Mapping[str, Any]) -> RequestNames:
     return names
 
 
-def request_name_errors(name: str, path: Path) -> list[FieldError]:
-    """`validateRequestName` (`corevalidation.ValidateDNS1123Label`): the label messages, an empty name
-    included (no Required)."""
-    return [invalid(path, name, msg) for msg in is_dns1123_label(name)]
-
-
 def _has_name(names: RequestNames, ref: str) -> bool:
     segments = ref.split("/")
     if len(segments) > 2 or segments[0] not in names:
@@ -253,7 +245,7 @@ def _request_errors(
     request: Mapping[str, Any], path: Path, gates: FeatureGates, compiler: Compiler | None
 ) -> list[FieldError]:
     """`validateDeviceRequest`."""
-    errors = request_name_errors(_str(request.get("name")), path.child("name"))
+    errors = device_name_errors(_str(request.get("name")), path.child("name"))
     first = _list(request.get("firstAvailable"))
     exactly = request.get("exactly")
     if first and exactly is not None:
@@ -264,7 +256,7 @@ def _request_errors(
 
         def check_sub(item: Any, p: Path) -> list[FieldError]:
             sub = _mapping(item)
-            errs = request_name_errors(_str(sub.get("name")), p.child("name"))
+            errs = device_name_errors(_str(sub.get("name")), p.child("name"))
             return errs + _exact_errors(sub, p, gates, compiler, class_covered=True)
 
         errors += validate_slice(
@@ -353,7 +345,7 @@ def _name_ref_errors(ref: str, path: Path, names: RequestNames) -> list[FieldErr
         return [invalid(path, ref, NAME_REF)]
     errors: list[FieldError] = []
     for segment in segments:
-        errors.extend(request_name_errors(segment, path))
+        errors.extend(device_name_errors(segment, path))
     if not _has_name(names, ref):
         errors.append(invalid(path, ref, NAME_REF))
     return errors
@@ -508,11 +500,11 @@ def _request_json(item: Any) -> Any:
     first = _list(request.get("firstAvailable"))
     if first:
         out["firstAvailable"] = [_exact_json(_mapping(s), sub=True) for s in first]
-    return go_json(out)
+    return marshal(out)
 
 
 def _sub_json(item: Any) -> Any:
-    return go_json(_exact_json(_mapping(item), sub=True))
+    return marshal(_exact_json(_mapping(item), sub=True))
 
 
 def _exact_json(request: Mapping[str, Any], *, sub: bool) -> dict[str, Any]:
@@ -537,15 +529,9 @@ def _exact_json(request: Mapping[str, Any], *, sub: bool) -> dict[str, Any]:
     if isinstance(capacity, dict):
         requests = _mapping(capacity.get("requests"))
         out["capacity"] = (
-            {"requests": {k: _quantity_text(requests[k]) for k in sorted(requests)}} if requests else {}
+            {"requests": {k: quantity_text(requests[k]) for k in sorted(requests)}} if requests else {}
         )
     return out
-
-
-def _quantity_text(value: Any) -> str:
-    """A capacity request as the v1 struct marshals it: as written when Go kept the text, else canonical."""
-    text = value.strip() if isinstance(value, str) else repr(value)
-    return text if kept_quantity_text(text) else quantity_text(coerce_quantity(value))
 
 
 def _selector_json(selector: Mapping[str, Any]) -> dict[str, Any]:

@@ -44,14 +44,14 @@ from resourceapi.field import (
 )
 from resourceapi.gates import DRA_ADMIN_ACCESS, DRA_CONSUMABLE_CAPACITY, FeatureGates
 from resourceapi.limits import ALLOCATION_RESULTS_MAX_SIZE, DEVICE_CONFIG_MAX_SIZE
-from resourceapi.names import is_dns1123_label, regex_error
+from resourceapi.names import regex_error
 from resourceapi.objects import mapping
 from resourceapi.quantity import Quantity, QuantityError
-from resourceapi.rawjson import compact_bytes
 from resourceapi.validation.device import validate_parameters
 from resourceapi.validation.device_fields import (
     binding_parameter_declarative,
     binding_parameter_errors,
+    device_name_errors,
     driver_name_declarative,
     driver_name_errors,
     label_name_errors,
@@ -62,6 +62,7 @@ from resourceapi.validation.device_fields import (
     uid_declarative,
     uid_errors,
 )
+from resourceapi.validation.gojson import NULL, GoJSON, marshal
 from resourceapi.validation.interface_address import interface_address_errors
 from resourceapi.validation.node_selector import node_selector_errors
 
@@ -140,28 +141,6 @@ class StatusGates:
 # --- values printed as Go prints them ----------------------------------------------------------------------
 
 
-class GoValue:
-    """A bad value that renders as the JSON text Go's `json.Marshal` gives it (a struct, a list)."""
-
-    def __init__(self, value: Any) -> None:
-        self.text = compact_bytes(value).decode("utf-8")
-
-    def __str__(self) -> str:
-        return self.text
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, GoValue) and other.text == self.text
-
-    def __hash__(self) -> int:
-        return hash(self.text)
-
-    def __repr__(self) -> str:
-        return self.text
-
-
-NULL = GoValue(None)
-
-
 def _text(obj: Mapping[str, Any], key: str) -> str:
     value = obj.get(key)
     return value if isinstance(value, str) else ""
@@ -191,13 +170,13 @@ def _go_time(value: Any) -> str | None:
     return t.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _reference_json(ref: Mapping[str, Any]) -> GoValue:
+def _reference_json(ref: Mapping[str, Any]) -> GoJSON:
     """A ResourceClaimConsumerReference as Go marshals it (field order, omitempty)."""
     out: dict[str, Any] = {}
     if _text(ref, "apiGroup"):
         out["apiGroup"] = _text(ref, "apiGroup")
     out.update(resource=_text(ref, "resource"), name=_text(ref, "name"), uid=_text(ref, "uid"))
-    return GoValue(out)
+    return marshal(out)
 
 
 def _condition_json(cond: Mapping[str, Any]) -> dict[str, Any]:
@@ -210,7 +189,7 @@ def _condition_json(cond: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _device_status_json(entry: Mapping[str, Any]) -> GoValue:
+def _device_status_json(entry: Mapping[str, Any]) -> GoJSON:
     """An AllocatedDeviceStatus as Go marshals it (`conditions` has no omitempty: null when unset)."""
     out: dict[str, Any] = {
         "driver": _text(entry, "driver"),
@@ -235,7 +214,7 @@ def _device_status_json(entry: Mapping[str, Any]) -> GoValue:
         if _text(network, "hardwareAddress"):
             net["hardwareAddress"] = network["hardwareAddress"]
         out["networkData"] = net
-    return GoValue(out)
+    return marshal(out)
 
 
 # --- the two halves and their merge ---------------------------------------------------------------------
@@ -355,7 +334,7 @@ def _request_name_ref_errors(name: str, path: Path, names: RequestNames) -> list
         return [invalid(path, name, REQUEST_REF)]
     errors: list[FieldError] = []
     for segment in segments:
-        errors.extend(invalid(path, segment, msg) for msg in is_dns1123_label(segment))
+        errors.extend(device_name_errors(segment, path))
     if not _has_request(names, name):
         errors.append(invalid(path, name, REQUEST_REF))
     return errors
@@ -515,12 +494,6 @@ def _condition_errors(conditions: list[Any], path: Path) -> list[FieldError]:
     return errors
 
 
-def _device_name_errors(name: str, path: Path) -> list[FieldError]:
-    """`validateDeviceName` (`corevalidation.ValidateDNS1123Label`): the label messages, an empty name
-    included (no Required of its own, measured on kube-apiserver 1.37.2)."""
-    return [invalid(path, name, msg) for msg in is_dns1123_label(name)]
-
-
 _NEEDS_OTHER = (
     "bindingConditions are required to use bindingFailureConditions",
     "bindingFailureConditions are required to use bindingConditions",
@@ -538,7 +511,7 @@ def _binding_errors(result: Mapping[str, Any], path: Path) -> list[FieldError]:
         if e.detail in _NEEDS_OTHER:
             key = "bindingConditions" if e.detail == _NEEDS_OTHER[0] else "bindingFailureConditions"
             raw = result.get(key)
-            e = invalid(e.field, GoValue(raw) if isinstance(raw, list) else NULL, e.detail)
+            e = invalid(e.field, marshal(raw) if isinstance(raw, list) else NULL, e.detail)
         out.append(e)
     return out
 
@@ -549,13 +522,13 @@ def _device_status(
     """`validateDeviceStatus`."""
     out.hand(driver_name_errors(_text(entry, "driver"), path.child("driver")))
     out.hand(pool_name_errors(_text(entry, "pool"), path.child("pool")))
-    out.hand(_device_name_errors(_text(entry, "device"), path.child("device")))
+    out.hand(device_name_errors(_text(entry, "device"), path.child("device")))
     share = entry.get("shareID")
     if isinstance(share, str):
         out.hand(uid_errors(share, path.child("shareID")), "format=k8s-uuid", covered=True)
     key = _device_key(entry, share)
     if key not in allocated:
-        shown = GoValue({"Driver": key[0], "Pool": key[1], "Device": key[2], "ShareID": key[3]})
+        shown = marshal({"Driver": key[0], "Pool": key[1], "Device": key[2], "ShareID": key[3]})
         out.hand([invalid(path, shown, "must be an allocated device in the claim")])
     conditions = _list(entry.get("conditions"))
     if len(conditions) > MAX_CONDITIONS:
@@ -628,7 +601,7 @@ def _allocation(out: _Errors, allocation: Mapping[str, Any], path: Path, names: 
 def _result(out: _Errors, result: Mapping[str, Any], path: Path, names: RequestNames) -> None:
     """`validateDeviceRequestAllocationResult` (driver, pool and shareID: declarative)."""
     out.hand(_request_name_ref_errors(_text(result, "request"), path.child("request"), names))
-    out.hand(_device_name_errors(_text(result, "device"), path.child("device")))
+    out.hand(device_name_errors(_text(result, "device"), path.child("device")))
     out.hand(_binding_errors(result, path))
     for i, toleration in enumerate(_list(result.get("tolerations"))):
         out.hand(toleration_errors(mapping(toleration), path.child("tolerations").index(i)))
@@ -638,7 +611,7 @@ def _result(out: _Errors, result: Mapping[str, Any], path: Path, names: RequestN
             [
                 invalid(
                     path.child("skipNodeOperations"),
-                    GoValue(skip),
+                    marshal(skip),
                     "NodePrepareResources cannot be skipped unless NodeUnprepareResources is also skipped",
                 )
             ]
@@ -884,7 +857,7 @@ def status_update_errors(
     if isinstance(old_allocation, dict) and isinstance(allocation, dict):
         if not _equal(allocation, old_allocation):
             out.hand(
-                [invalid(allocation_path, GoValue(allocation), "field is immutable")], "update", covered=True
+                [invalid(allocation_path, marshal(allocation), "field is immutable")], "update", covered=True
             )
             out.decl([invalid(allocation_path, NULL, "field cannot be modified once set")], "update")
     elif isinstance(allocation, dict):
@@ -896,9 +869,9 @@ def status_update_errors(
     return out.merged()
 
 
-def _shared_id(entry: Mapping[str, Any]) -> GoValue:
+def _shared_id(entry: Mapping[str, Any]) -> GoJSON:
     key = _device_key(entry, entry.get("shareID"))
-    return GoValue({"Driver": key[0], "Pool": key[1], "Device": key[2], "ShareID": key[3]})
+    return marshal({"Driver": key[0], "Pool": key[1], "Device": key[2], "ShareID": key[3]})
 
 
 def _ref_tuple(ref: Mapping[str, Any]) -> tuple[str, str, str, str]:

@@ -90,10 +90,8 @@ def pool_name_declarative(name: str, path: Path) -> list[FieldError]:
 
 
 def device_name_errors(name: str, path: Path) -> list[FieldError]:
-    """`ValidateDNS1123Label` (device, request and counter names): Required when empty, else the label
-    rules."""
-    if not name:
-        return [required(path)]
+    """`corevalidation.ValidateDNS1123Label` (device, request, subrequest and counter names): one Invalid per
+    label message, an empty name included (no Required of its own: measured on kube-apiserver 1.37.2)."""
     return [invalid(path, name, msg) for msg in is_dns1123_label(name)]
 
 

@@ -34,6 +34,7 @@ from resourceapi.validation.capacity_policy import (
 from resourceapi.validation.device_fields import (
     binding_parameter_declarative,
     binding_parameter_errors,
+    device_name_errors,
     taint_declarative,
     taint_errors,
 )
@@ -115,11 +116,6 @@ def text(value: Any) -> str:
 
 def go_len(value: str) -> int:
     return len(value.encode("utf-8", "surrogatepass"))
-
-
-def label_name_errors(name: str, path: Path) -> list[FieldError]:
-    """`ValidateDNS1123Label` (device and counter names): one Invalid per message, "" included."""
-    return [invalid(path, name, msg) for msg in is_dns1123_label(name)]
 
 
 def key_errors(name: str, path: Path) -> list[FieldError]:
@@ -216,7 +212,7 @@ def device_errors(
 ) -> list[FieldError]:
     """`validateDevice` on create, its covered errors left to `device_declarative`."""
     name = text(device.get("name"))
-    errors = label_name_errors(name, path.child("name"))
+    errors = device_name_errors(name, path.child("name"))
     attributes = obj(device.get("attributes"))
     capacity = obj(device.get("capacity"))
     count = len(attributes) + len(capacity)
