@@ -19,6 +19,7 @@ from typing import Any
 
 from resourceapi.field import FieldError, Path, forbidden, invalid, required
 from resourceapi.names import generated_name_base, is_dns1123_subdomain, is_qualified_name
+from resourceapi.objects import text
 from resourceapi.validation.common import type_invalid
 from resourceapi.validation.gojson import marshal
 from resourceapi.validation.meta import GENERATED_SUFFIX, METADATA, validate_annotations, validate_labels
@@ -29,10 +30,6 @@ FINALIZER_ORPHAN = "orphan"  # metav1.FinalizerOrphanDependents
 FINALIZER_FOREGROUND = "foregroundDeletion"  # metav1.FinalizerDeleteDependents
 STANDARD_FINALIZERS = frozenset({"kubernetes", FINALIZER_ORPHAN, FINALIZER_FOREGROUND})
 BANNED_OWNERS = frozenset({("", "v1", "Event")})  # apimachineryvalidation.BannedOwners
-
-
-def _text(value: Any) -> str:
-    return value if isinstance(value, str) else ""
 
 
 def object_meta_errors(
@@ -69,7 +66,7 @@ def object_meta_errors(
         errors.extend(owner_references_errors(owners, path.child("ownerReferences")))
     finalizers = meta.get("finalizers")
     if isinstance(finalizers, list):
-        names = [_text(f) for f in finalizers]
+        names = [text(f) for f in finalizers]
         errors.extend(finalizers_errors(names, path.child("finalizers")))
         for i, finalizer in enumerate(names):  # corevalidation's own check, after the generic ones
             if "/" not in finalizer and finalizer not in STANDARD_FINALIZERS:
@@ -106,10 +103,10 @@ def _group_version(api_version: str) -> tuple[str, str] | None:
 def _owner_json(ref: Mapping[str, Any]) -> dict[str, Any]:
     """A metav1.OwnerReference as json.Marshal writes it."""
     out: dict[str, Any] = {
-        "apiVersion": _text(ref.get("apiVersion")),
-        "kind": _text(ref.get("kind")),
-        "name": _text(ref.get("name")),
-        "uid": _text(ref.get("uid")),
+        "apiVersion": text(ref.get("apiVersion")),
+        "kind": text(ref.get("kind")),
+        "name": text(ref.get("name")),
+        "uid": text(ref.get("uid")),
     }
     for key in ("controller", "blockOwnerDeletion"):
         if isinstance(ref.get(key), bool):
@@ -130,7 +127,7 @@ def owner_references_errors(owners: list[Any], path: Path) -> list[FieldError]:
             refs.append(ref)
     for i, ref in enumerate(refs):
         ref_path = path.index(i)
-        api_version = _text(ref.get("apiVersion"))
+        api_version = text(ref.get("apiVersion"))
         gv = _group_version(api_version)
         if not api_version:
             errors.append(required(ref_path.child("apiVersion"), "must not be empty"))
@@ -139,10 +136,10 @@ def owner_references_errors(owners: list[Any], path: Path) -> list[FieldError]:
                 invalid(ref_path.child("apiVersion"), api_version, "must be <group>/<version> or <version>")
             )
         for key in ("kind", "name", "uid"):
-            if not _text(ref.get(key)):
+            if not text(ref.get(key)):
                 errors.append(required(ref_path.child(key), "must not be empty"))
         group, version = gv if gv is not None else ("", "")
-        kind = _text(ref.get("kind"))
+        kind = text(ref.get("kind"))
         if (group, version, kind) in BANNED_OWNERS:
             errors.append(
                 invalid(
@@ -152,7 +149,7 @@ def owner_references_errors(owners: list[Any], path: Path) -> list[FieldError]:
                 )
             )
         if ref.get("controller") is True:
-            current = f"{kind}/{_text(ref.get('name'))}"
+            current = f"{kind}/{text(ref.get('name'))}"
             if first_controller:
                 errors.append(
                     invalid(

@@ -20,12 +20,14 @@ from typing import Any
 
 from resourceapi.field import ErrorType, FieldError, Path, duplicate, invalid, required, too_long, too_many
 from resourceapi.names import (
+    go_len,
     is_c_identifier,
     is_dns1123_label,
     max_len_bytes_error,
     max_len_error,
     validate_driver_name,
 )
+from resourceapi.objects import items, mapping, text
 from resourceapi.validation.capacity_policy import (
     go_quantity,
     multi_allocatable_errors,
@@ -86,19 +88,7 @@ PER_DEVICE_NODE_FIELDS_FORBIDDEN = (
 NODE_ALLOCATABLE_FIELDS = "`capacityKey`, `deviceMultiplier`"
 
 
-_EMPTY: Mapping[str, Any] = {}
-_NONE: list[Any] = []
 _BASE = "\x00"  # the path of memoized errors, replaced by the real one (`_rebased`)
-
-
-def obj(value: Any) -> Mapping[str, Any]:
-    """A decoded object, or {} for null (Go's zero struct)."""
-    return value if isinstance(value, dict) else _EMPTY
-
-
-def items(value: Any) -> list[Any]:
-    """A decoded list, or [] for null."""
-    return value if isinstance(value, list) else _NONE
 
 
 def _rebased(errors: tuple[FieldError, ...], path: Path) -> list[FieldError]:
@@ -107,15 +97,6 @@ def _rebased(errors: tuple[FieldError, ...], path: Path) -> list[FieldError]:
         return []
     prefix = str(path)
     return [dataclasses.replace(e, field=prefix + e.field[len(_BASE) :]) for e in errors]
-
-
-def text(value: Any) -> str:
-    """A decoded string, or "" for null."""
-    return value if isinstance(value, str) else ""
-
-
-def go_len(value: str) -> int:
-    return len(value.encode("utf-8", "surrogatepass"))
 
 
 def key_errors(name: str, path: Path) -> list[FieldError]:
@@ -213,8 +194,8 @@ def device_errors(
     """`validateDevice` on create, its covered errors left to `device_declarative`."""
     name = text(device.get("name"))
     errors = device_name_errors(name, path.child("name"))
-    attributes = obj(device.get("attributes"))
-    capacity = obj(device.get("capacity"))
+    attributes = mapping(device.get("attributes"))
+    capacity = mapping(device.get("capacity"))
     count = len(attributes) + len(capacity)
     if count > RESOURCE_SLICE_MAX_ATTRIBUTES_AND_CAPACITIES_PER_DEVICE:
         limit = RESOURCE_SLICE_MAX_ATTRIBUTES_AND_CAPACITIES_PER_DEVICE
@@ -233,7 +214,7 @@ def device_errors(
             if simple_attribute(value):
                 continue
             shown = truncate_if_too_long(key, ATTRIBUTE_AND_CAPACITY_MAX_KEY_LENGTH)
-            errors.extend(_attribute_errors(obj(value), attributes_path.key(shown), shown != key))
+            errors.extend(_attribute_errors(mapping(value), attributes_path.key(shown), shown != key))
     if capacity:
         multiple = device.get("allowMultipleAllocations") is True
         errors.extend(_rebased(_capacity_errors(capacity, multiple, fractional), path.child("capacity")))
@@ -242,11 +223,11 @@ def device_errors(
         errors.append(too_many(path.child("taints"), len(taints), DEVICE_TAINTS_MAX_LENGTH))
     else:
         for i, taint in enumerate(taints):
-            errors.extend(taint_errors(obj(taint), path.child("taints").index(i)))
+            errors.extend(taint_errors(mapping(taint), path.child("taints").index(i)))
     consumptions = items(device.get("consumesCounters"))
     if len(consumptions) <= RESOURCE_SLICE_MAX_DEVICE_COUNTER_CONSUMPTIONS_PER_DEVICE:
         for i, consumption in enumerate(consumptions):
-            counters = obj(obj(consumption).get("counters"))
+            counters = mapping(mapping(consumption).get("counters"))
             if len(counters) > RESOURCE_SLICE_MAX_COUNTERS_PER_DEVICE_COUNTER_CONSUMPTION:
                 errors.append(
                     too_many(
@@ -261,7 +242,8 @@ def device_errors(
     if conditions is not None or failure_conditions is not None:
         errors.extend(binding_parameter_errors(conditions, failure_conditions, path))
     if allocatable:
-        errors.extend(_node_allocatable_errors(obj(device.get("nodeAllocatableResources")), capacity, path))
+        resources = mapping(device.get("nodeAllocatableResources"))
+        errors.extend(_node_allocatable_errors(resources, capacity, path))
     return errors
 
 
@@ -294,7 +276,7 @@ def _capacity_map_errors(
     for key in sorted(capacity):
         errors.extend(key_errors(key, path))
         item_path = path.key(truncate_if_too_long(key, ATTRIBUTE_AND_CAPACITY_MAX_KEY_LENGTH))
-        item = obj(capacity[key])
+        item = mapping(capacity[key])
         if multiple:
             errors.extend(multi_allocatable_errors(item, item_path, fractional))
         else:
@@ -378,7 +360,7 @@ def _node_selection_errors(device: Mapping[str, Any], path: Path, per_device: bo
             errors.append(invalid(path.child("nodeName"), name, "must not be empty"))
     if selector is not None:
         chosen.append("`nodeSelector`")
-        errors.extend(node_selector_errors(obj(selector), path.child("nodeSelector")))
+        errors.extend(node_selector_errors(mapping(selector), path.child("nodeSelector")))
     if all_nodes is not None:
         if all_nodes is True:
             chosen.append("`allNodes`")
@@ -404,17 +386,19 @@ def _node_allocatable_errors(
     base = path.child("nodeAllocatableResources")
     for name in sorted(resources):
         key_path = base.key(name)
-        resource = obj(resources[name])
+        resource = mapping(resources[name])
         if not _is_node_allocatable_resource_name(name):
             errors.append(invalid(key_path, name, "must be a node allocatable resource name"))
-        mapping = resource.get("mapping")
+        resource_mapping = resource.get("mapping")
         overhead = resource.get("overhead")
-        if mapping is None and overhead is None:
+        if resource_mapping is None and overhead is None:
             errors.append(required(key_path, "at least one of mapping or overhead must be set"))
-        if mapping is not None:
-            errors.extend(_allocatable_mapping_errors(obj(mapping), capacity, key_path.child("mapping")))
+        if resource_mapping is not None:
+            errors.extend(
+                _allocatable_mapping_errors(mapping(resource_mapping), capacity, key_path.child("mapping"))
+            )
         if overhead is not None:
-            errors.extend(_allocatable_overhead_errors(obj(overhead), key_path.child("overhead")))
+            errors.extend(_allocatable_overhead_errors(mapping(overhead), key_path.child("overhead")))
     return errors
 
 
@@ -476,26 +460,28 @@ def device_declarative(device: Mapping[str, Any], path: Path) -> list[FieldError
     consumptions (at most 2, unique counter sets, names and counters), the taints' effects, the binding
     condition list sizes, the node allocatable mappings' union."""
     errors: list[FieldError] = []
-    attributes = obj(device.get("attributes"))
+    attributes = mapping(device.get("attributes"))
     for key in sorted(attributes):
         value = attributes[key]
         if not simple_attribute(value):
-            errors.extend(_attribute_union(obj(value), path.child("attributes").key(key)))
+            errors.extend(_attribute_union(mapping(value), path.child("attributes").key(key)))
     consumptions = items(device.get("consumesCounters"))
     if consumptions:
         errors.extend(_consumptions_declarative(consumptions, path.child("consumesCounters")))
     for i, taint in enumerate(items(device.get("taints"))):
-        errors.extend(taint_declarative(obj(taint), path.child("taints").index(i)))
+        errors.extend(taint_declarative(mapping(taint), path.child("taints").index(i)))
     conditions = device.get("bindingConditions")
     failure_conditions = device.get("bindingFailureConditions")
     if conditions is not None or failure_conditions is not None:
         errors.extend(binding_parameter_declarative(conditions, failure_conditions, path))
-    resources = obj(device.get("nodeAllocatableResources"))
+    resources = mapping(device.get("nodeAllocatableResources"))
     for name in sorted(resources):
-        mapping = obj(resources[name]).get("mapping")
-        if mapping is not None:
+        resource_mapping = mapping(resources[name]).get("mapping")
+        if resource_mapping is not None:
             errors.extend(
-                _allocatable_mapping_union(obj(mapping), path.child("nodeAllocatableResources").key(name))
+                _allocatable_mapping_union(
+                    mapping(resource_mapping), path.child("nodeAllocatableResources").key(name)
+                )
             )
     return errors
 
@@ -541,7 +527,7 @@ def _consumptions_declarative(consumptions: list[Any], path: Path) -> list[Field
     """`consumesCounters`: MaxItems 2 (nothing else then), unique `counterSet`, then each entry."""
     if len(consumptions) > RESOURCE_SLICE_MAX_DEVICE_COUNTER_CONSUMPTIONS_PER_DEVICE:
         return [too_many(path, len(consumptions), RESOURCE_SLICE_MAX_DEVICE_COUNTER_CONSUMPTIONS_PER_DEVICE)]
-    entries = [obj(c) for c in consumptions]
+    entries = [mapping(c) for c in consumptions]
     errors = unique_by(entries, lambda e: text(e.get("counterSet")), consumption_value, path)
     for i, entry in enumerate(entries):
         item_path = path.index(i)
@@ -596,7 +582,7 @@ def name_declarative(name: str, path: Path) -> list[FieldError]:
 
 def counters_declarative(value: Any, path: Path) -> list[FieldError]:
     """`RequiredMap` then `EachMapKey(ShortName)` at the map's path (keys in sorted order)."""
-    counters = obj(value)
+    counters = mapping(value)
     if not counters:
         return [required(path)]
     return [e for key in sorted(counters) for e in short_name_errors(key, path)]
