@@ -17,13 +17,12 @@ names, allocation-mode enums, toleration formats, attribute names, opaque driver
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from resourceapi.field import (
     FieldError,
     Path,
-    duplicate,
     forbidden,
     invalid,
     not_supported,
@@ -49,7 +48,7 @@ from resourceapi.validation.device import Compiler, config_driver_errors, valida
 from resourceapi.validation.device_fields import device_name_errors, toleration_declarative, toleration_errors
 from resourceapi.validation.gojson import NULL, marshal
 from resourceapi.validation.goquantity import quantity_text
-from resourceapi.validation.lists import validate_slice
+from resourceapi.validation.lists import duplicates, validate_slice
 from resourceapi.validation.object_meta import GENERATE_NAME, object_meta_errors, template_meta_errors
 
 DEVICE_REQUESTS_MAX_SIZE = 32  # resource.DeviceRequestsMaxSize
@@ -363,7 +362,7 @@ def _declarative(
     if len(requests) > DEVICE_REQUESTS_MAX_SIZE:
         errors.append(too_many(requests_path, len(requests), DEVICE_REQUESTS_MAX_SIZE))
     else:
-        errors += _duplicates(requests, requests_path, lambda r: text(mapping(r).get("name")), _request_json)
+        errors += duplicates(requests, requests_path, lambda r: text(mapping(r).get("name")), _request_json)
         for i, request in enumerate(requests):
             errors += _request_declarative(mapping(request), requests_path.index(i))
     constraints_path = path.child("constraints")
@@ -401,7 +400,7 @@ def _request_declarative(request: Mapping[str, Any], path: Path) -> list[FieldEr
     if len(first) > FIRST_AVAILABLE_MAX_SIZE:
         errors.append(too_many(first_path, len(first), FIRST_AVAILABLE_MAX_SIZE))
     elif first:
-        errors += _duplicates(first, first_path, lambda s: text(mapping(s).get("name")), _sub_json)
+        errors += duplicates(first, first_path, lambda s: text(mapping(s).get("name")), _sub_json)
         for i, sub in enumerate(first):
             errors += _exact_declarative(mapping(sub), first_path.index(i), subrequest=True)
     return errors
@@ -436,21 +435,7 @@ def _refs_declarative(refs: Any, path: Path) -> list[FieldError]:
     entries = items(refs)
     if len(entries) > DEVICE_REQUESTS_MAX_SIZE:
         return [too_many(path, len(entries), DEVICE_REQUESTS_MAX_SIZE)]
-    return _duplicates(entries, path, text, text)
-
-
-def _duplicates(
-    entries: list[Any], path: Path, key: Callable[[Any], str], shown: Callable[[Any], Any]
-) -> list[FieldError]:
-    """`validate.ValSliceUnique`: each later item whose key an earlier one has, with the item as its value."""
-    errors: list[FieldError] = []
-    seen: set[str] = set()
-    for i, item in enumerate(entries):
-        k = key(item)
-        if k in seen:
-            errors.append(duplicate(path.index(i), shown(item)))
-        seen.add(k)
-    return errors
+    return duplicates(entries, path, text, text)
 
 
 def fully_qualified_name_declarative(name: str, path: Path) -> list[FieldError]:

@@ -26,7 +26,7 @@ from __future__ import annotations
 import copy
 import datetime
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -65,6 +65,7 @@ from resourceapi.validation.device_fields import (
 )
 from resourceapi.validation.gojson import NULL, GoJSON, marshal
 from resourceapi.validation.interface_address import interface_address_errors
+from resourceapi.validation.lists import duplicates
 from resourceapi.validation.node_selector import node_selector_errors
 
 __all__ = ["StatusGates", "validate_status_update"]
@@ -503,20 +504,7 @@ def _network_data(out: _Errors, network: Mapping[str, Any], path: Path) -> None:
         return
     for i, ip in enumerate(ips):
         out.hand(interface_address_errors(ip, ips_path.index(i)))
-    _duplicates(out, ips, ips_path, lambda ip: ip, lambda ip: ip)
-
-
-def _duplicates(
-    out: _Errors, items: list[Any], path: Path, key: Callable[[Any], Any], shown: Callable[[Any], Any]
-) -> None:
-    """validateSet's uniqueness check (covered by declarative uniqueness everywhere here)."""
-    seen: set[Any] = set()
-    for i, item in enumerate(items):
-        k = key(item)
-        if k in seen:
-            out.hand([duplicate(path.index(i), shown(item))], covered=True)
-        else:
-            seen.add(k)
+    out.hand(duplicates(ips, ips_path), covered=True)
 
 
 def _allocation(out: _Errors, allocation: Mapping[str, Any], path: Path, names: RequestNames) -> None:
@@ -574,7 +562,7 @@ def _config(out: _Errors, config: Mapping[str, Any], path: Path, names: RequestN
     else:
         for i, name in enumerate(requests):
             out.hand(request_name_ref_errors(name, requests_path.index(i), names))
-        _duplicates(out, requests, requests_path, lambda n: n, lambda n: n)
+        out.hand(duplicates(requests, requests_path), covered=True)
     opaque = config.get("opaque")
     if not isinstance(opaque, dict):
         out.hand([required(path.child("opaque"))])
@@ -611,7 +599,7 @@ def _allocation_declarative(out: _Errors, allocation: Mapping[str, Any], path: P
                 out.decl(uid_declarative(share, item.child("shareID")), "format=k8s-uuid")
             skip = strings(result.get("skipNodeOperations"))
             skip_path = item.child("skipNodeOperations")
-            out.decl(_unique_values(skip, skip_path))
+            out.decl(duplicates(skip, skip_path))
             for j, op in enumerate(skip):
                 if op not in SKIP_NODE_OPERATIONS:
                     out.decl([not_supported(skip_path.index(j), op, SKIP_NODE_OPERATIONS)])
@@ -632,27 +620,10 @@ def _allocation_declarative(out: _Errors, allocation: Mapping[str, Any], path: P
         if len(requests) > DEVICE_REQUESTS_MAX_SIZE:
             out.decl([too_many(item.child("requests"), len(requests), DEVICE_REQUESTS_MAX_SIZE)], "maxItems")
         else:
-            out.decl(_unique_values(requests, item.child("requests")))
+            out.decl(duplicates(requests, item.child("requests")))
         opaque = config.get("opaque")
         if isinstance(opaque, dict):
             out.decl(driver_name_declarative(text_at(opaque, "driver"), item.child("opaque", "driver")))
-
-
-def _unique_values(
-    items: list[Any],
-    path: Path,
-    shown: Callable[[Any], Any] | None = None,
-    key: Callable[[Any], Any] | None = None,
-) -> list[FieldError]:
-    """`validate.ValSliceUnique`: every later item equal to an earlier one, as a Duplicate of the item."""
-    errors: list[FieldError] = []
-    seen: list[Any] = []
-    for i, item in enumerate(items):
-        k = key(item) if key is not None else item
-        if k in seen:
-            errors.append(duplicate(path.index(i), shown(item) if shown is not None else item))
-        seen.append(k)
-    return errors
 
 
 def _reserved_for_declarative(out: _Errors, refs: list[Any], old_refs: Any, path: Path) -> None:
@@ -662,8 +633,8 @@ def _reserved_for_declarative(out: _Errors, refs: list[Any], old_refs: Any, path
         out.decl([too_many(path, len(refs), RESERVED_FOR_MAX_SIZE)], "maxItems")
         return
     out.decl(
-        _unique_values(
-            refs, path, lambda r: _reference_json(mapping(r)), lambda r: text_at(mapping(r), "uid")
+        duplicates(
+            refs, path, key=lambda r: text_at(mapping(r), "uid"), shown=lambda r: _reference_json(mapping(r))
         )
     )
 
@@ -682,8 +653,11 @@ def _devices_declarative(out: _Errors, devices: list[Any], old_devices: Any, pat
     if not devices or _equal(devices, old_devices):
         return
     out.decl(
-        _unique_values(
-            devices, path, lambda d: _device_status_json(mapping(d)), lambda d: _status_key(mapping(d))
+        duplicates(
+            devices,
+            path,
+            key=lambda d: _status_key(mapping(d)),
+            shown=lambda d: _device_status_json(mapping(d)),
         )
     )
     olds = [mapping(d) for d in items(old_devices)]
@@ -722,7 +696,7 @@ def _network_declarative(
         if len(ips) > MAX_IPS:
             out.decl([too_many(path.child("ips"), len(ips), MAX_IPS)], "maxItems")
         else:
-            out.decl(_unique_values(ips, path.child("ips")))
+            out.decl(duplicates(ips, path.child("ips")))
     too_long_text("hardwareAddress", HARDWARE_ADDRESS_MAX_LENGTH)
 
 
@@ -768,9 +742,8 @@ def status_update_errors(
     else:
         for i, ref in enumerate(refs):
             out.hand(_reference_errors(mapping(ref), refs_path.index(i)))
-        _duplicates(
-            out, refs, refs_path, lambda r: text_at(mapping(r), "uid"), lambda r: text_at(mapping(r), "uid")
-        )
+        ref_uid = lambda r: text_at(mapping(r), "uid")  # noqa: E731
+        out.hand(duplicates(refs, refs_path, ref_uid, ref_uid), covered=True)
 
     allocation = status.get("allocation")
     allocated = {_device_key(r, r.get("shareID")) for r in _results(status)}
@@ -778,12 +751,14 @@ def status_update_errors(
     devices_path = STATUS.child("devices")
     for i, entry in enumerate(devices):
         _device_status(out, mapping(entry), devices_path.index(i), allocated)
-    _duplicates(
-        out,
-        devices,
-        devices_path,
-        lambda d: _device_key(mapping(d), mapping(d).get("shareID")),
-        lambda d: _shared_id(mapping(d)),
+    out.hand(
+        duplicates(
+            devices,
+            devices_path,
+            lambda d: _device_key(mapping(d), mapping(d).get("shareID")),
+            lambda d: _shared_id(mapping(d)),
+        ),
+        covered=True,
     )
 
     if refs:

@@ -44,6 +44,7 @@ from resourceapi.gates import (
 from resourceapi.objects import items, mapping, text
 from resourceapi.validation.device_fields import driver_name_errors, pool_name_errors
 from resourceapi.validation.gojson import counters_json, marshal
+from resourceapi.validation.lists import duplicates
 from resourceapi.validation.node_selector import node_name_errors, node_selector_errors, terms_value
 from resourceapi.validation.object_meta import GENERATE_NAME, object_meta_errors
 from resourceapi.validation.slice_devices import (
@@ -55,7 +56,6 @@ from resourceapi.validation.slice_devices import (
     internal_attribute_value,
     name_declarative,
     qualified_name_errors,
-    unique_by,
 )
 
 SPEC = Path("spec")
@@ -439,7 +439,7 @@ def _counter_sets_declarative(counter_sets: list[Any], path: Path) -> list[Field
     if len(counter_sets) > RESOURCE_SLICE_MAX_COUNTER_SETS:
         return [too_many(path, len(counter_sets), RESOURCE_SLICE_MAX_COUNTER_SETS)]
     entries = [mapping(c) for c in counter_sets]
-    errors = unique_by(entries, lambda e: text(e.get("name")), counter_set_value, path)
+    errors = duplicates(entries, path, lambda e: text(e.get("name")), counter_set_value)
     for i, entry in enumerate(entries):
         errors.extend(name_declarative(text(entry.get("name")), path.index(i).child("name")))
         errors.extend(counters_declarative(entry.get("counters"), path.index(i).child("counters")))
@@ -449,7 +449,7 @@ def _counter_sets_declarative(counter_sets: list[Any], path: Path) -> list[Field
 def _skip_node_operations_declarative(ops: list[Any]) -> list[FieldError]:
     path = SPEC.child("skipNodeOperations")
     values = [text(v) for v in ops]
-    errors = unique_by(values, lambda v: v, lambda v: v, path)
+    errors = duplicates(values, path)
     for i, value in enumerate(values):
         if value not in SKIP_NODE_OPERATIONS:
             errors.append(not_supported(path.index(i), value, SKIP_NODE_OPERATIONS))

@@ -18,7 +18,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from resourceapi.field import ErrorType, FieldError, Path, duplicate, invalid, required, too_long, too_many
+from resourceapi.field import ErrorType, FieldError, Path, invalid, required, too_long, too_many
 from resourceapi.names import (
     go_len,
     is_c_identifier,
@@ -41,7 +41,7 @@ from resourceapi.validation.device_fields import (
     taint_errors,
 )
 from resourceapi.validation.gojson import NULL, GoJSON, counters_json, marshal
-from resourceapi.validation.lists import truncate_if_too_long
+from resourceapi.validation.lists import duplicates, truncate_if_too_long
 from resourceapi.validation.node_selector import node_name_errors, node_selector_errors
 
 RESOURCE_SLICE_MAX_ATTRIBUTES_AND_CAPACITIES_PER_DEVICE = 32
@@ -528,7 +528,7 @@ def _consumptions_declarative(consumptions: list[Any], path: Path) -> list[Field
     if len(consumptions) > RESOURCE_SLICE_MAX_DEVICE_COUNTER_CONSUMPTIONS_PER_DEVICE:
         return [too_many(path, len(consumptions), RESOURCE_SLICE_MAX_DEVICE_COUNTER_CONSUMPTIONS_PER_DEVICE)]
     entries = [mapping(c) for c in consumptions]
-    errors = unique_by(entries, lambda e: text(e.get("counterSet")), consumption_value, path)
+    errors = duplicates(entries, path, lambda e: text(e.get("counterSet")), consumption_value)
     for i, entry in enumerate(entries):
         item_path = path.index(i)
         errors.extend(name_declarative(text(entry.get("counterSet")), item_path.child("counterSet")))
@@ -547,20 +547,7 @@ def _compatibility_groups_declarative(value: Any, path: Path) -> list[FieldError
     errors: list[FieldError] = []
     for i, name in enumerate(names):
         errors.extend(short_name_errors(name, path.index(i)))
-    errors.extend(unique_by(names, lambda n: n, lambda n: n, path))
-    return errors
-
-
-def unique_by(entries: list[Any], key: Any, shown: Any, path: Path) -> list[FieldError]:
-    """`validate.ValSliceUnique`: a Duplicate at each later index whose key an earlier entry has, showing the
-    entry whole."""
-    seen: set[Any] = set()
-    errors: list[FieldError] = []
-    for i, entry in enumerate(entries):
-        k = key(entry)
-        if k in seen:
-            errors.append(duplicate(path.index(i), shown(entry)))
-        seen.add(k)
+    errors.extend(duplicates(names, path))
     return errors
 
 
