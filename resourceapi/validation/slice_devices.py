@@ -28,11 +28,7 @@ from resourceapi.names import (
     validate_driver_name,
 )
 from resourceapi.objects import items, mapping, text
-from resourceapi.validation.capacity_policy import (
-    go_quantity,
-    multi_allocatable_errors,
-    single_allocatable_errors,
-)
+from resourceapi.validation.capacity_policy import multi_allocatable_errors, single_allocatable_errors
 from resourceapi.validation.device_fields import (
     binding_parameter_declarative,
     binding_parameter_errors,
@@ -41,6 +37,7 @@ from resourceapi.validation.device_fields import (
     taint_errors,
 )
 from resourceapi.validation.gojson import NULL, GoJSON, counters_json, marshal
+from resourceapi.validation.goquantity import go_quantity
 from resourceapi.validation.lists import duplicates, truncate_if_too_long
 from resourceapi.validation.node_selector import node_name_errors, node_selector_errors
 
