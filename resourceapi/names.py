@@ -170,7 +170,8 @@ def validate_driver_name(name: str, path: Path) -> list[FieldError]:
     return errs
 
 
-def _validate_c_identifier(identifier: str, path: Path) -> list[FieldError]:
+def validate_c_identifier(identifier: str, path: Path) -> list[FieldError]:
+    """`validateCIdentifier` (and 1.37's declarative twin): at most 32 bytes, then the C identifier rule."""
     errs: list[FieldError] = []
     if go_len(identifier) > DEVICE_MAX_ID_LENGTH:
         errs.append(too_long(path, DEVICE_MAX_ID_LENGTH))
@@ -184,7 +185,7 @@ def validate_qualified_name(name: str, path: Path) -> list[FieldError]:
     Errors are reported at `path`, which the caller chooses."""
     parts = name.split("/")
     if len(parts) == 1:
-        return _validate_c_identifier(parts[0], path)
+        return validate_c_identifier(parts[0], path)
     if len(parts) == 2:
         domain, identifier = parts
         errs: list[FieldError] = []
@@ -195,7 +196,7 @@ def validate_qualified_name(name: str, path: Path) -> list[FieldError]:
         if not identifier:
             errs.append(invalid(path, "", "the name must not be empty"))
         else:
-            errs.extend(_validate_c_identifier(identifier, path))
+            errs.extend(validate_c_identifier(identifier, path))
         return errs
     return [invalid(path, name, "must not contain more than one slash")]
 

@@ -39,9 +39,9 @@ from resourceapi.gates import (
 )
 from resourceapi.limits import DEVICE_CONFIG_MAX_SIZE, DEVICE_SELECTORS_MAX_SIZE
 from resourceapi.names import (
-    is_c_identifier,
     is_dns1123_subdomain,
     is_dns1123_subdomain_content,
+    validate_c_identifier,
 )
 from resourceapi.objects import items, mapping, text
 from resourceapi.validation.device import Compiler, config_driver_errors, validate_config, validate_selector
@@ -54,7 +54,6 @@ from resourceapi.validation.object_meta import GENERATE_NAME, object_meta_errors
 DEVICE_REQUESTS_MAX_SIZE = 32  # resource.DeviceRequestsMaxSize
 FIRST_AVAILABLE_MAX_SIZE = 8  # resource.FirstAvailableDeviceRequestMaxSize
 DEVICE_CONSTRAINTS_MAX_SIZE = 32  # resource.DeviceConstraintsMaxSize
-DEVICE_MAX_ID_LENGTH = 32  # resource.DeviceMaxIDLength
 ATTRIBUTE_DOMAIN_MAX_LENGTH = 63
 ADMIN_ACCESS_LABEL = "resource.kubernetes.io/admin-access"
 ADMIN_ACCESS_DETAIL = (
@@ -445,7 +444,7 @@ def fully_qualified_name_declarative(name: str, path: Path) -> list[FieldError]:
     errors: list[FieldError] = []
     parts = name.split("/")
     if len(parts) == 1:
-        errors += _c_identifier_declarative(parts[0], path)
+        errors += validate_c_identifier(parts[0], path)
     elif len(parts) == 2:
         domain, identifier = parts
         if not domain:
@@ -459,17 +458,9 @@ def fully_qualified_name_declarative(name: str, path: Path) -> list[FieldError]:
         if not identifier:
             errors.append(invalid(path, "", "name must not be empty"))
         else:
-            errors += _c_identifier_declarative(identifier, path)
+            errors += validate_c_identifier(identifier, path)
     if "/" not in name:
         errors.append(invalid(path, name, FULLY_QUALIFIED))
-    return errors
-
-
-def _c_identifier_declarative(identifier: str, path: Path) -> list[FieldError]:
-    errors: list[FieldError] = []
-    if len(identifier.encode("utf-8")) > DEVICE_MAX_ID_LENGTH:
-        errors.append(too_long(path, DEVICE_MAX_ID_LENGTH))
-    errors.extend(invalid(path, identifier, msg) for msg in is_c_identifier(identifier))
     return errors
 
 

@@ -20,12 +20,12 @@ from typing import Any
 
 from resourceapi.field import ErrorType, FieldError, Path, invalid, required, too_long, too_many
 from resourceapi.names import (
+    DEVICE_MAX_ID_LENGTH,
     go_len,
-    is_c_identifier,
     is_dns1123_label,
     max_len_bytes_error,
     max_len_error,
-    validate_driver_name,
+    validate_qualified_name,
 )
 from resourceapi.objects import items, mapping, text
 from resourceapi.validation.capacity_policy import multi_allocatable_errors, single_allocatable_errors
@@ -47,7 +47,6 @@ RESOURCE_SLICE_MAX_DEVICE_COUNTER_CONSUMPTIONS_PER_DEVICE = 2
 RESOURCE_SLICE_MAX_COUNTERS_PER_DEVICE_COUNTER_CONSUMPTION = 32
 DEVICE_TAINTS_MAX_LENGTH = 16
 DEVICE_ATTRIBUTE_MAX_VALUE_LENGTH = 64
-DEVICE_MAX_ID_LENGTH = 32
 DEVICE_MAX_DOMAIN_LENGTH = 63
 COMPATIBILITY_GROUPS_MAX_ITEMS = 2
 DNS1123_LABEL_MAX_LENGTH = 63
@@ -109,31 +108,8 @@ def _key_errors(name: str) -> tuple[FieldError, ...]:
 def qualified_name_errors(name: str, path: Path) -> list[FieldError]:
     """`validateQualifiedName` as 1.37 has it: `<C identifier>` or `<domain>/<C identifier>`, the
     identifier at most 32 bytes and the domain a driver name; a name with more slashes is not judged
-    (upstream's TODO)."""
-    parts = name.split("/")
-    if len(parts) == 1:
-        return _c_identifier_errors(name, path)
-    if len(parts) != 2:
-        return []
-    domain, identifier = parts
-    errors: list[FieldError] = []
-    if not domain:
-        errors.append(invalid(path, "", "the domain must not be empty"))
-    else:
-        errors.extend(validate_driver_name(domain, path))
-    if not identifier:
-        errors.append(invalid(path, "", "the name must not be empty"))
-    else:
-        errors.extend(_c_identifier_errors(identifier, path))
-    return errors
-
-
-def _c_identifier_errors(identifier: str, path: Path) -> list[FieldError]:
-    errors: list[FieldError] = []
-    if go_len(identifier) > DEVICE_MAX_ID_LENGTH:
-        errors.append(too_long(path, DEVICE_MAX_ID_LENGTH))
-    errors.extend(invalid(path, identifier, msg) for msg in is_c_identifier(identifier))
-    return errors
+    (upstream's TODO; newer releases reject it, as `validate_qualified_name` does)."""
+    return [] if name.count("/") > 1 else validate_qualified_name(name, path)
 
 
 def simple_attribute(attribute: Any) -> bool:
