@@ -704,6 +704,22 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def thread_cpu(pid: int) -> tuple[float, float]:
+    """CPU seconds of `pid`'s main thread (the event loop) and of its other threads (the TLS handshake
+    thread, the health listener...), to the nanosecond (/proc/PID/task/TID/schedstat); zeros where the
+    kernel keeps no schedstat."""
+    loop = other = 0.0
+    with contextlib.suppress(OSError):
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with contextlib.suppress(OSError), open(f"/proc/{pid}/task/{task}/schedstat") as fh:
+                seconds = int(fh.read().split()[0]) / 1e9
+            if int(task) == pid:
+                loop += seconds
+            else:
+                other += seconds
+    return loop, other
+
+
 async def squat_ab(server: Server, legit: bytes, rounds: int, window: float) -> None:
     """Issue 28's squat target, measured A/B/A': `rounds` rotations of a quiet window, a window with 4
     squatters connected and a second quiet window, legitimate reviews sent throughout; each condition's
@@ -716,6 +732,8 @@ async def squat_ab(server: Server, legit: bytes, rounds: int, window: float) -> 
     busy = 0
     refusals = 0
     cpu_quiet = cpu_squat = 0.0
+    threads_quiet = [0.0, 0.0]  # the event loop's thread, the others
+    threads_squat = [0.0, 0.0]
     # The squatters run in a process of their own, started once (its start-up is not in any window): their
     # TLS handshakes must not slow this process's legitimate client down and be counted against the server.
     squatters = await asyncio.create_subprocess_exec(
@@ -729,18 +747,22 @@ async def squat_ab(server: Server, legit: bytes, rounds: int, window: float) -> 
     assert squatters.stdin is not None and squatters.stdout is not None
     await squatters.stdout.readline()  # started
     for _ in range(rounds):
-        before = cpu_seconds(server.pid)
+        before, threads = cpu_seconds(server.pid), thread_cpu(server.pid)
         quiet += await _quiet(server, legit, window)
         cpu_quiet += cpu_seconds(server.pid) - before
+        for i, now in enumerate(thread_cpu(server.pid)):
+            threads_quiet[i] += now - threads[i]
         watch = Watch()
         stop = asyncio.Event()
         task = asyncio.create_task(_legit(server, legit, watch, stop))
-        before = cpu_seconds(server.pid)
+        before, threads = cpu_seconds(server.pid), thread_cpu(server.pid)
         squatters.stdin.write(f"{window}\n".encode())
         out = await squatters.stdout.readline()
         stop.set()
         await task
         cpu_squat += cpu_seconds(server.pid) - before
+        for i, now in enumerate(thread_cpu(server.pid)):
+            threads_squat[i] += now - threads[i]
         squatted += watch.legit_ms
         busy += watch.legit_busy
         refusals += sum(1 for s in out.split() if s == b"408")
@@ -764,6 +786,12 @@ async def squat_ab(server: Server, legit: bytes, rounds: int, window: float) -> 
         f"server CPU (event-loop process): quiet {cpu_quiet / seconds * 1000:.1f} ms/s, with 4 squatters "
         f"{cpu_squat / seconds * 1000:.1f} ms/s; {refusals} squatter connections refused (408), "
         f"{extra / max(refusals, 1) * 1000:.2f} ms of CPU each (10 ms clock ticks)"
+    )
+    per = [(threads_squat[i] - threads_quiet[i]) / max(refusals, 1) * 1000 for i in (0, 1)]
+    print(
+        f"by thread (schedstat): the event loop {threads_quiet[0] / seconds * 1000:.1f} ms/s quiet, "
+        f"{threads_squat[0] / seconds * 1000:.1f} ms/s with 4 squatters, {per[0]:.2f} ms per squatter "
+        f"connection; the other threads (TLS handshakes) {per[1]:.2f} ms per squatter connection"
     )
 
 

@@ -141,3 +141,125 @@ def test_a_flattened_int_list_is_sized_by_its_elements() -> None:
 )
 def test_calibrated_costs(expression: str, cost: int) -> None:
     assert compile_selector(expression, GATES).cost == cost
+
+
+def _nested(levels: int, body: str) -> str:
+    """`levels` loops over the device's attributes, each `exists(dom, dom == "x" && (...))`, around `body`."""
+    for _ in range(levels):
+        body = f'device.attributes.exists(dom, dom == "x" && ({body}))'
+    return body
+
+
+def _padded(expression: str, size: int) -> str:
+    """`expression` plus `size` + 13 (`lists.range(size)` costs size + 11, `size()` and `> 0` one each)."""
+    return f"({expression}) && lists.range({size}).size() > 0"
+
+
+# Nested loops over `device.attributes`, padded to exactly the limit: kube-apiserver v1.37.2 accepts each at
+# `size` and says `too complex` at `size + 1` (measured on its dry-run create of a DeviceClass). Every loop
+# ranges over 32 domains; per iteration an `exists` costs its step, its condition `@not_strictly_false(!r)`
+# (3: the `!` costs 1) and the body, so each level multiplies the body's cost by 32.
+NESTED_AT_THE_LIMIT = [
+    (1, "[1, 2].reverse().isSorted()", 998_992),
+    (2, "[1, 2].reverse().isSorted()", 967_952),
+    (3, 'dom == "y"', 728_336),
+    (4, "[1, 2].exists(i, i == 1)", 40_208),  # three loops over the attributes, one over a list of 2
+]
+
+
+@pytest.mark.parametrize(("levels", "body", "size"), NESTED_AT_THE_LIMIT)
+def test_nested_attribute_loops_meet_the_limit_where_kube_apiserver_does(
+    levels: int, body: str, size: int
+) -> None:
+    expression = _nested(levels if levels < 4 else 3, body)
+    at_limit = compile_selector(_padded(expression, size), GATES)
+    assert (at_limit.cost, at_limit.issues) == (COST_LIMIT, [])
+    over = compile_selector(_padded(expression, size + 1), GATES)
+    assert over.cost == COST_LIMIT + 1
+    assert over.issues == [CelIssue("forbidden", "too complex, exceeds cost limit")]
+
+
+@pytest.mark.parametrize(
+    ("expression", "cost"),
+    [
+        # cel-go v0.29.2 estimates through the DRA compiler kube-apiserver v1.37.2 runs (the server agrees on
+        # each side of the limit, above): 32 iterations a level
+        ('device.attributes.exists(d, d == "x")', 195),
+        (_nested(1, "[1, 2].reverse().isSorted()"), 995),
+        (_nested(2, "[1, 2].reverse().isSorted()"), 32_035),
+        (_nested(3, "[1, 2].reverse().isSorted()"), 1_025_315),
+        (
+            "device.attributes.all(a, device.attributes.all(b, device.attributes.all(c, "
+            "device.attributes.all(d, true))))",
+            3_348_675,
+        ),
+        # `!` is an ordinary call (1), in a selector as in `exists`' loop condition
+        ("!true", 1),
+        ('!(device.driver == "x")', 4),
+        ("lists.range(1000).exists(i, true)", 5012),
+        ("lists.range(1000).all(i, !(i == 1))", 7012),
+        # an index into a literal is sized by its entries (cel-go), not by the default string size
+        ('["abc", "d"][0].lowerAscii() == "a"', 13),
+        ('{"a": "bcd"}["a"].lowerAscii() == "a"', 33),
+    ],
+)
+def test_nested_loops_cost_as_cel_go_estimates(expression: str, cost: int) -> None:
+    assert compile_selector(expression, GATES).cost == cost
+
+
+# Nested loops whose bodies use what cel-go sizes in its own way, each padded to exactly the limit:
+# kube-apiserver v1.37.2 accepts each at `size` and says `too complex` at `size + 1`. In turn: a two-variable
+# loop over `device.attributes[d]` (cel-go sizes its key as a value, 64); `matches` ((length + 1) x 0.1
+# times the pattern's length x 0.25); `in` a list (one per element, no base) and `semver()` (its string's
+# traversal); a sorted list's size (its input's squared) and `replace` (the input's traversal twice);
+# map() and filter() results, whose elements keep the size of what was appended.
+NESTED_BODIES_AT_THE_LIMIT = [
+    ('device.attributes.all(d, device.attributes["x"].all(k, v, k.lowerAscii() == d))', 19683, 980304),
+    ('device.attributes.all(d, device.attributes[d].model.matches("^[a-z]+-[0-9]+$"))', 1155, 998832),
+    (
+        'device.attributes.all(d, device.attributes.all(e, d in [e, "a"] && '
+        'semver("1.2.3-alpha.1").isLessThan(semver("2.0.0-beta.22"))))',
+        22723,
+        977264,
+    ),
+    (
+        'device.attributes.all(d, [3, 1, 2].sort().isSorted() || d.replace("a", "bb").size() > 1)',
+        2147,
+        997840,
+    ),
+    (
+        'device.attributes.exists(d, device.attributes.map(e, e + d).filter(f, f.startsWith("a"))'
+        '.exists(g, g.lowerAscii() == "x"))',
+        63395,
+        936592,
+    ),
+]
+
+
+@pytest.mark.parametrize(("expression", "cost", "size"), NESTED_BODIES_AT_THE_LIMIT)
+def test_nested_loop_bodies_meet_the_limit_where_kube_apiserver_does(
+    expression: str, cost: int, size: int
+) -> None:
+    assert compile_selector(expression, GATES).cost == cost
+    assert compile_selector(_padded(expression, size), GATES).cost == COST_LIMIT
+    over = compile_selector(_padded(expression, size + 1), GATES)
+    assert over.issues == [CelIssue("forbidden", "too complex, exceeds cost limit")]
+
+
+@pytest.mark.parametrize(
+    "expression",
+    [
+        'device.attributes.x.all(k, k == "a")',
+        'device.driver.split(".").all(s, s.matches("^a+$"))',
+        'device.attributes["x"].model.split(",").exists(s, s.lowerAscii() == "a")',
+        'device.driver.split(".")[0].lowerAscii() == "a"',
+        'cel.bind(a, device.driver.split("."), a[0].lowerAscii() == "a")',
+        'cel.bind(a, device.attributes.x, a.model.lowerAscii() == "a")',
+    ],
+)
+def test_loops_over_unsized_strings_are_too_complex_as_for_kube_apiserver(expression: str) -> None:
+    # cel-go sizes no field of the outer attribute map (`device.attributes.x`, unlike `["x"]`) and no element
+    # of a `split()` result: a loop over them, or a scan of what it yields or indexes, is unbounded, also
+    # through a binding (the server agrees)
+    result = compile_selector(expression, GATES)
+    assert result.issues == [CelIssue("forbidden", "too complex, exceeds cost limit")]

@@ -54,7 +54,8 @@ async def read_body(
             if wait <= 0:
                 raise BodyTooSlow
             try:
-                chunk = await asyncio.wait_for(content.readany(), wait)
+                async with asyncio.timeout(wait):  # no task of its own, as wait_for makes (3.11)
+                    chunk = await content.readany()
             except TimeoutError:
                 continue  # one more look at the buffer, then the verdict
             if not chunk:

@@ -16,6 +16,8 @@ from collections.abc import Callable
 
 from aiohttp import web
 
+from webhook.server.handshakes import HandshakeThread, tls_protocol
+
 # One TLS record's worth: a record carries at most 16 KiB of plaintext, plus its header and MAC.
 TLS_READ_BUFFER = 17 * 1024
 
@@ -32,7 +34,7 @@ def shrink_tls_read_buffer(size: int = TLS_READ_BUFFER) -> None:
 
 
 class _Refused(asyncio.Protocol):
-    """A connection over the cap: closed as soon as it is made."""
+    """A connection over the cap: closed as soon as it is made (before any TLS)."""
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         if isinstance(transport, asyncio.Transport):
@@ -103,9 +105,10 @@ class ConnectionGuard:
 class GuardedSite(web.BaseSite):
     """aiohttp's `TCPSite` plus a connection cap and a TLS handshake timeout; `protocol` builds the
     per-connection handler factory from the runner's server (webhook/server/protocol.py), aiohttp's own
-    without."""
+    without. With `handshakes`, each TLS handshake's costly step runs on that thread
+    (webhook/server/handshakes.py)."""
 
-    __slots__ = ("_guard", "_handshake_timeout", "_host", "_port", "_protocol")
+    __slots__ = ("_guard", "_handshake_timeout", "_handshakes", "_host", "_port", "_protocol")
 
     def __init__(
         self,
@@ -118,6 +121,7 @@ class GuardedSite(web.BaseSite):
         handshake_timeout: float = 10.0,
         backlog: int = 128,
         protocol: Callable[[web.Server], Callable[[], asyncio.Protocol]] | None = None,
+        handshakes: HandshakeThread | None = None,
     ) -> None:
         super().__init__(runner, ssl_context=ssl_context, backlog=backlog)
         self._host = host
@@ -125,6 +129,7 @@ class GuardedSite(web.BaseSite):
         self._guard = guard
         self._handshake_timeout = handshake_timeout
         self._protocol = protocol
+        self._handshakes = handshakes
 
     @property
     def name(self) -> str:
@@ -138,12 +143,21 @@ class GuardedSite(web.BaseSite):
             raise RuntimeError("the runner has not been set up")
         loop = asyncio.get_running_loop()
         factory = self._protocol(server) if self._protocol is not None else server
+        guarded = self._guard.wrap(factory)
+        context = self._ssl_context
+        if context is None:
+            self._server = await loop.create_server(
+                guarded, self._host, self._port, backlog=self._backlog, reuse_address=True
+            )
+            return
+        timeout, handshakes = self._handshake_timeout, self._handshakes
+
+        def accepted() -> asyncio.BaseProtocol:
+            # What `create_server(ssl=...)` builds for each connection (webhook/server/handshakes.py), but a
+            # connection over the cap is closed before its handshake, not after.
+            app = guarded()
+            return app if isinstance(app, _Refused) else tls_protocol(app, context, timeout, handshakes)
+
         self._server = await loop.create_server(
-            self._guard.wrap(factory),
-            self._host,
-            self._port,
-            ssl=self._ssl_context,
-            ssl_handshake_timeout=self._handshake_timeout if self._ssl_context is not None else None,
-            backlog=self._backlog,
-            reuse_address=True,
+            accepted, self._host, self._port, backlog=self._backlog, reuse_address=True
         )

@@ -34,6 +34,7 @@ from procrt.health import HealthListener, LoopHeartbeat
 from webhook.server import envelope
 from webhook.server.bodies import BodyTooLarge, BodyTooSlow, read_body
 from webhook.server.connections import ConnectionGuard, GuardedSite, shrink_tls_read_buffer
+from webhook.server.handshakes import HandshakeThread
 from webhook.server.inline import InlineAllowance
 from webhook.server.judging import (
     AdmissionHandler,
@@ -595,6 +596,8 @@ class WebhookServer:
         self.readiness = Readiness()
         self.warmed = asyncio.Event()
         self.guard = ConnectionGuard(self.limits.max_connections, self.metrics.refused_connections.inc)
+        # The costly step of each TLS handshake runs here, off the event loop (webhook/server/handshakes.py).
+        self.handshakes = HandshakeThread()
         self.metrics.connections.set_function(lambda: len(self.guard))
         self.workers: AdmissionWorkers | None = None
         self._app: web.Application | None = None
@@ -695,6 +698,7 @@ class WebhookServer:
             guard=guard,
             ssl_context=ssl_context,
             handshake_timeout=limits.handshake_timeout,
+            handshakes=self.handshakes,
             protocol=lambda server: handler_factory(
                 server, limits.header_timeout, self.metrics.header_timeouts.inc, self.logger
             ),
@@ -775,3 +779,4 @@ class WebhookServer:
         for listener in self._listeners:
             await asyncio.to_thread(listener.stop)
         self._listeners.clear()
+        await asyncio.to_thread(self.handshakes.stop)

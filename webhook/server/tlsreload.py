@@ -47,9 +47,13 @@ def _pem_file(data: bytes) -> Iterator[str]:
 
 
 def pair_context(pair: ServingPair) -> ssl.SSLContext:
-    """A TLS 1.2+ server context holding exactly the verified bytes of `pair`."""
+    """A TLS 1.2+ server context holding exactly the verified bytes of `pair`, sending no session tickets."""
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.minimum_version = ssl.TLSVersion.TLSv1_2
+    # No TLS 1.3 session tickets: kube-apiserver's client never resumes a session (Go's crypto/tls without a
+    # ClientSessionCache), so each ticket would be handshake work and one more write for nothing
+    # (webhook/server/handshakes.py).
+    ctx.num_tickets = 0
     # load_cert_chain takes paths only: hand it the bytes we verified, not the live files that may move on.
     with _pem_file(pair.key_pem.rstrip(b"\n") + b"\n" + pair.cert_pem) as path:
         ctx.load_cert_chain(path)
