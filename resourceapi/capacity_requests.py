@@ -89,7 +89,7 @@ def _value_error_uncached(raw: Any) -> tuple[Any, str] | None:
     try:
         quantity = coerce_quantity(raw)
     except QuantityError as exc:
-        return raw, str(exc)
+        return ("null" if raw is None else raw), str(exc)  # a null reads as the text `null` (quoted)
     if quantity.sign() <= 0:
         return str(quantity), "must be greater than zero"
     return None

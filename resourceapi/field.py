@@ -76,10 +76,11 @@ def go_quote(s: str) -> str:
 
 
 def render_value(value: Any) -> str:
-    """How apimachinery prints a bad value: %v for scalars, %q for strings; nil becomes the string "null",
-    which is then quoted like any string."""
+    """How apimachinery's `ErrorBody` prints a bad value: %v for ints, floats and booleans, %q for strings,
+    anything else as its `json.Marshal` (a nil is `null`, unquoted; validation/gojson.py's `GoJSON` carries
+    that text for lists and structs)."""
     if value is None:
-        return '"null"'
+        return "null"
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, str):

@@ -80,13 +80,14 @@ def max_len_bytes_error(length: int) -> str:
     return f"must be no more than {length} bytes"
 
 
-def _go_len(value: str) -> int:
+def go_len(value: str) -> int:
+    """A string's length as Go counts it (UTF-8 bytes; a lone surrogate counts as Go's replacement rune)."""
     return len(value.encode("utf-8", "surrogatepass"))
 
 
 def _subdomain_messages(value: str, max_len: str) -> list[str]:
     errs: list[str] = []
-    if _go_len(value) > DNS1123_SUBDOMAIN_MAX_LENGTH:
+    if go_len(value) > DNS1123_SUBDOMAIN_MAX_LENGTH:
         errs.append(max_len)
     if not _DNS1123_SUBDOMAIN_RE.fullmatch(value):
         errs.append(regex_error(DNS1123_SUBDOMAIN_ERR_MSG, DNS1123_SUBDOMAIN_FMT, "example.com"))
@@ -106,7 +107,7 @@ def is_dns1123_subdomain_content(value: str) -> list[str]:
 def is_dns1123_label(value: str) -> list[str]:
     """`validation.IsDNS1123Label`: messages, `[]` when valid."""
     errs: list[str] = []
-    if _go_len(value) > DNS1123_LABEL_MAX_LENGTH:
+    if go_len(value) > DNS1123_LABEL_MAX_LENGTH:
         errs.append(max_len_error(DNS1123_LABEL_MAX_LENGTH))
     if not _DNS1123_LABEL_RE.fullmatch(value):
         if _DNS1123_SUBDOMAIN_RE.fullmatch(value):
@@ -136,7 +137,7 @@ def is_qualified_name(value: str) -> list[str]:
         ]
     if not name:
         errs.append("name part must be non-empty")
-    elif _go_len(name) > LABEL_KEY_NAME_MAX_LENGTH:
+    elif go_len(name) > LABEL_KEY_NAME_MAX_LENGTH:
         errs.append("name part " + max_len_bytes_error(LABEL_KEY_NAME_MAX_LENGTH))
     if not _LABEL_KEY_RE.fullmatch(name):
         errs.append(
@@ -163,15 +164,16 @@ def validate_driver_name(name: str, path: Path) -> list[FieldError]:
     if not name:
         return [required(path, "")]
     errs: list[FieldError] = []
-    if _go_len(name) > DRIVER_NAME_MAX_LENGTH:
+    if go_len(name) > DRIVER_NAME_MAX_LENGTH:
         errs.append(too_long(path, DRIVER_NAME_MAX_LENGTH))
     errs.extend(invalid(path, name, msg) for msg in is_dns1123_subdomain(name.lower()))
     return errs
 
 
-def _validate_c_identifier(identifier: str, path: Path) -> list[FieldError]:
+def validate_c_identifier(identifier: str, path: Path) -> list[FieldError]:
+    """`validateCIdentifier` (and 1.37's declarative twin): at most 32 bytes, then the C identifier rule."""
     errs: list[FieldError] = []
-    if _go_len(identifier) > DEVICE_MAX_ID_LENGTH:
+    if go_len(identifier) > DEVICE_MAX_ID_LENGTH:
         errs.append(too_long(path, DEVICE_MAX_ID_LENGTH))
     errs.extend(invalid(path, identifier, msg) for msg in is_c_identifier(identifier))
     return errs
@@ -183,7 +185,7 @@ def validate_qualified_name(name: str, path: Path) -> list[FieldError]:
     Errors are reported at `path`, which the caller chooses."""
     parts = name.split("/")
     if len(parts) == 1:
-        return _validate_c_identifier(parts[0], path)
+        return validate_c_identifier(parts[0], path)
     if len(parts) == 2:
         domain, identifier = parts
         errs: list[FieldError] = []
@@ -194,7 +196,7 @@ def validate_qualified_name(name: str, path: Path) -> list[FieldError]:
         if not identifier:
             errs.append(invalid(path, "", "the name must not be empty"))
         else:
-            errs.extend(_validate_c_identifier(identifier, path))
+            errs.extend(validate_c_identifier(identifier, path))
         return errs
     return [invalid(path, name, "must not contain more than one slash")]
 
@@ -263,7 +265,7 @@ def validate_opaque_driver_name(name: str, path: Path) -> list[FieldError]:
     if not _DNS1123_SUBDOMAIN_RE.fullmatch(name.lower()):
         message = regex_error(DNS1123_SUBDOMAIN_CASELESS_ERR_MSG, DNS1123_SUBDOMAIN_FMT, "Example.com")
         errs.append(invalid(path, name, message))
-    if _go_len(name) > DRIVER_NAME_MAX_LENGTH:
+    if go_len(name) > DRIVER_NAME_MAX_LENGTH:
         detail = f"may not be more than {DRIVER_NAME_MAX_LENGTH} characters"
         errs.append(FieldError(ErrorType.TOO_LONG, str(path), OMIT, detail))
     return errs

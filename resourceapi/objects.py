@@ -1,7 +1,8 @@
-"""Read-only accessors for the parts of a decoded DeviceClass (a JSON dict) that admission looks at.
+"""Read-only accessors for decoded JSON objects (DeviceClasses, claims, slices: JSON dicts), as admission and
+validation read them.
 
-Each returns an empty mapping (or "") when the part is absent or of the wrong JSON type, so callers never
-have to type-check before reading; reporting a wrong type is validation's job.
+Each returns an empty mapping, list or "" (Go's zero value) when the part is absent or of the wrong JSON type,
+so callers never have to type-check before reading; reporting a wrong type is the decode stage's job.
 """
 
 from __future__ import annotations
@@ -13,6 +14,27 @@ from typing import Any
 def mapping(value: Any) -> Mapping[str, Any]:
     """`value` if it is a JSON object, else an empty mapping."""
     return value if isinstance(value, dict) else {}
+
+
+def items(value: Any) -> list[Any]:
+    """`value` if it is a JSON array, else an empty list."""
+    return value if isinstance(value, list) else []
+
+
+def text(value: Any) -> str:
+    """`value` if it is a JSON string, else ""."""
+    return value if isinstance(value, str) else ""
+
+
+def text_at(obj: Mapping[str, Any], key: str) -> str:
+    """`obj[key]` if it is a JSON string, else ""."""
+    value = obj.get(key)
+    return value if isinstance(value, str) else ""
+
+
+def strings(value: Any) -> list[str]:
+    """The strings of a JSON array (anything else: none)."""
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
 
 
 def metadata_of(obj: Any) -> Mapping[str, Any]:

@@ -4,40 +4,24 @@ pkg/apis/resource/validation/validation.go judges it: `validateMultiAllocatableD
 
 Go reads quantities through `Quantity.Value()` (int64) in places; the rules guard those reads against
 overflow first, so exact values give the same verdicts. The one place an overflowed int64 shows is the
-duplicate key of a valid value past int64 (`quantityKeyInt`), printed as Go computes it (goquantity.py).
+duplicate key of a valid value past int64 (`quantityKeyInt`), printed as Go computes it
+(goquantity.py `GoQuantity`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
 from resourceapi.field import FieldError, Path, duplicate, forbidden, invalid, required, too_many
 from resourceapi.quantity import MAX_INT64, MIN_INT64, Quantity
-from resourceapi.validation.goquantity import go_canonical, go_value, quantity_or_zero, quantity_text
+from resourceapi.validation.goquantity import GoQuantity, go_canonical, go_quantity
 
 CAPACITY_REQUEST_POLICY_DISCRETE_MAX_OPTIONS = 10  # resource.CapacityRequestPolicyDiscreteMaxOptions
 IS_NEGATIVE_ERROR_MSG = "must be greater than or equal to 0"  # apimachineryvalidation.IsNegativeErrorMsg
 BOUND_OVER_INT64_MESSAGE = "must not be larger than 9223372036854775807"
 _ZERO = Quantity(Fraction(0))
-
-
-@dataclass(frozen=True)
-class GoQuantity:
-    """A decoded quantity and the text Go prints for it (`String()`: as written or canonical)."""
-
-    q: Quantity
-    text: str
-    value: int  # `Value()`
-
-    def __str__(self) -> str:
-        return self.text
-
-
-def go_quantity(raw: Any) -> GoQuantity:
-    return GoQuantity(quantity_or_zero(raw), "0" if raw is None else quantity_text(raw), go_value(raw))
 
 
 def _optional(raw: Any) -> GoQuantity | None:

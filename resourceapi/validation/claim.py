@@ -17,13 +17,12 @@ names, allocation-mode enums, toleration formats, attribute names, opaque driver
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from resourceapi.field import (
     FieldError,
     Path,
-    duplicate,
     forbidden,
     invalid,
     not_supported,
@@ -40,22 +39,21 @@ from resourceapi.gates import (
 )
 from resourceapi.limits import DEVICE_CONFIG_MAX_SIZE, DEVICE_SELECTORS_MAX_SIZE
 from resourceapi.names import (
-    is_c_identifier,
-    is_dns1123_label,
     is_dns1123_subdomain,
     is_dns1123_subdomain_content,
+    validate_c_identifier,
 )
-from resourceapi.quantity import coerce_quantity
+from resourceapi.objects import items, mapping, text
 from resourceapi.validation.device import Compiler, config_driver_errors, validate_config, validate_selector
-from resourceapi.validation.device_fields import toleration_declarative, toleration_errors
-from resourceapi.validation.govalue import NULL, go_json, kept_quantity_text, quantity_text
-from resourceapi.validation.lists import validate_slice
-from resourceapi.validation.objectmeta import subdomain_name_errors, template_meta_errors
+from resourceapi.validation.device_fields import device_name_errors, toleration_declarative, toleration_errors
+from resourceapi.validation.gojson import NULL, marshal
+from resourceapi.validation.goquantity import quantity_text
+from resourceapi.validation.lists import duplicates, validate_slice
+from resourceapi.validation.object_meta import GENERATE_NAME, object_meta_errors, template_meta_errors
 
 DEVICE_REQUESTS_MAX_SIZE = 32  # resource.DeviceRequestsMaxSize
 FIRST_AVAILABLE_MAX_SIZE = 8  # resource.FirstAvailableDeviceRequestMaxSize
 DEVICE_CONSTRAINTS_MAX_SIZE = 32  # resource.DeviceConstraintsMaxSize
-DEVICE_MAX_ID_LENGTH = 32  # resource.DeviceMaxIDLength
 ATTRIBUTE_DOMAIN_MAX_LENGTH = 63
 ADMIN_ACCESS_LABEL = "resource.kubernetes.io/admin-access"
 ADMIN_ACCESS_DETAIL = (
@@ -70,7 +68,6 @@ NAME_REF = (
 FULLY_QUALIFIED = "a fully qualified name must be a domain and a name separated by a slash"
 METADATA = Path("metadata")
 SPEC = Path("spec")
-GENERATE_NAME = str(METADATA.child("generateName"))
 
 RequestNames = dict[str, set[str] | None]
 
@@ -84,10 +81,10 @@ def validate_resource_claim(
 ) -> list[FieldError]:
     """Every error kube-apiserver 1.37 reports on creating the claim `obj`, in its order. `admin_namespace`:
     the claim's namespace carries the admin-access label."""
-    meta = _mapping(obj.get("metadata"))
-    devices = prepared_devices(_mapping(obj.get("spec")), gates)
+    meta = mapping(obj.get("metadata"))
+    devices = prepared_devices(mapping(obj.get("spec")), gates)
     errors = admin_access_errors(devices, admin_namespace)
-    errors.extend(subdomain_name_errors(meta, METADATA))
+    errors.extend(object_meta_errors(meta))
     handwritten, declarative = claim_spec_errors(devices, SPEC, gates, compiler)
     return reported_once(errors + handwritten + declarative)
 
@@ -101,11 +98,11 @@ def validate_resource_claim_template(
 ) -> list[FieldError]:
     """Every error kube-apiserver 1.37 reports on creating the template `obj`: its metadata, `spec.metadata`
     (labels and annotations only), and `spec.spec` judged as a claim's spec."""
-    meta = _mapping(obj.get("metadata"))
-    spec = _mapping(obj.get("spec"))
-    devices = prepared_devices(_mapping(spec.get("spec")), gates)
+    meta = mapping(obj.get("metadata"))
+    spec = mapping(obj.get("spec"))
+    devices = prepared_devices(mapping(spec.get("spec")), gates)
     errors = admin_access_errors(devices, admin_namespace)
-    errors.extend(subdomain_name_errors(meta, METADATA))
+    errors.extend(object_meta_errors(meta))
     errors.extend(template_meta_errors(spec.get("metadata"), SPEC.child("metadata")))
     handwritten, declarative = claim_spec_errors(devices, SPEC.child("spec"), gates, compiler)
     return reported_once(errors + handwritten + declarative)
@@ -113,7 +110,7 @@ def validate_resource_claim_template(
 
 def reported_once(errors: list[FieldError]) -> list[FieldError]:
     """Equal errors (two labels with the same bad value) reported once, the first kept, as the API server
-    reports them. The generated name's errors are the server's `metadata.name` ones (objectmeta), never
+    reports them. The generated name's errors are the server's `metadata.name` ones (object_meta), never
     equal to the prefix's."""
     seen: set[FieldError] = set()
     out: list[FieldError] = []
@@ -130,7 +127,7 @@ def reported_once(errors: list[FieldError]) -> list[FieldError]:
 
 def prepared_devices(spec: Mapping[str, Any], gates: FeatureGates) -> dict[str, Any]:
     """`spec.devices` defaulted (v1 defaults) and with the fields of disabled gates dropped (a copy)."""
-    devices = copy.deepcopy(_mapping(spec.get("devices")))
+    devices = copy.deepcopy(dict(mapping(spec.get("devices"))))
     requests = devices.get("requests")
     if isinstance(requests, list):
         for request in requests:
@@ -174,7 +171,7 @@ def admin_access_errors(devices: Mapping[str, Any], admin_namespace: bool) -> li
     namespace is labeled for it (its path is the claim's, `spec.devices...`, for templates too)."""
     if admin_namespace:
         return []
-    for i, request in enumerate(_list(devices.get("requests"))):
+    for i, request in enumerate(items(devices.get("requests"))):
         exactly = request.get("exactly") if isinstance(request, dict) else None
         if isinstance(exactly, dict) and exactly.get("adminAccess") is True:
             path = SPEC.child("devices", "requests").index(i).child("adminAccess")
@@ -192,18 +189,18 @@ def claim_spec_errors(
     (declarative) of prepared devices (`prepared_devices`)."""
     path = spec_path.child("devices")
     names = request_names(devices)
-    requests = _list(devices.get("requests"))
-    constraints = _list(devices.get("constraints"))
-    config = _list(devices.get("config"))
+    requests = items(devices.get("requests"))
+    constraints = items(devices.get("constraints"))
+    config = items(devices.get("config"))
 
     def check_request(item: Any, p: Path) -> list[FieldError]:
-        return _request_errors(_mapping(item), p, gates, compiler)
+        return _request_errors(mapping(item), p, gates, compiler)
 
     def check_constraint(item: Any, p: Path) -> list[FieldError]:
-        return _constraint_errors(_mapping(item), p, names, gates)
+        return _constraint_errors(mapping(item), p, names, gates)
 
     def check_config(item: Any, p: Path) -> list[FieldError]:
-        entry = _mapping(item)
+        entry = mapping(item)
         errors = _name_refs(entry.get("requests"), p.child("requests"), names)
         return errors + validate_config(entry, p)
 
@@ -226,17 +223,11 @@ def claim_spec_errors(
 def request_names(devices: Mapping[str, Any]) -> RequestNames:
     """`gatherRequestNames`: each request's name, with its subrequests' names when it has any."""
     names: RequestNames = {}
-    for request in _list(devices.get("requests")):
-        request = _mapping(request)
-        subs = _list(request.get("firstAvailable"))
-        names[_str(request.get("name"))] = {_str(_mapping(s).get("name")) for s in subs} if subs else None
+    for request in items(devices.get("requests")):
+        request = mapping(request)
+        subs = items(request.get("firstAvailable"))
+        names[text(request.get("name"))] = {text(mapping(s).get("name")) for s in subs} if subs else None
     return names
-
-
-def request_name_errors(name: str, path: Path) -> list[FieldError]:
-    """`validateRequestName` (`corevalidation.ValidateDNS1123Label`): the label messages, an empty name
-    included (no Required)."""
-    return [invalid(path, name, msg) for msg in is_dns1123_label(name)]
 
 
 def _has_name(names: RequestNames, ref: str) -> bool:
@@ -253,8 +244,8 @@ def _request_errors(
     request: Mapping[str, Any], path: Path, gates: FeatureGates, compiler: Compiler | None
 ) -> list[FieldError]:
     """`validateDeviceRequest`."""
-    errors = request_name_errors(_str(request.get("name")), path.child("name"))
-    first = _list(request.get("firstAvailable"))
+    errors = device_name_errors(text(request.get("name")), path.child("name"))
+    first = items(request.get("firstAvailable"))
     exactly = request.get("exactly")
     if first and exactly is not None:
         errors.append(invalid(path, NULL, ONE_OF + ", but multiple fields are set"))
@@ -263,17 +254,15 @@ def _request_errors(
     elif first:
 
         def check_sub(item: Any, p: Path) -> list[FieldError]:
-            sub = _mapping(item)
-            errs = request_name_errors(_str(sub.get("name")), p.child("name"))
+            sub = mapping(item)
+            errs = device_name_errors(text(sub.get("name")), p.child("name"))
             return errs + _exact_errors(sub, p, gates, compiler, class_covered=True)
 
         errors += validate_slice(
             first, FIRST_AVAILABLE_MAX_SIZE, check_sub, path.child("firstAvailable"), size_covered=True
         )
     else:
-        errors += _exact_errors(
-            _mapping(exactly), path.child("exactly"), gates, compiler, class_covered=False
-        )
+        errors += _exact_errors(mapping(exactly), path.child("exactly"), gates, compiler, class_covered=False)
     return errors
 
 
@@ -289,28 +278,28 @@ def _exact_errors(
     subrequest), the selectors, the allocation mode and count, the tolerations."""
     errors: list[FieldError] = []
     if not class_covered:
-        class_name = _str(request.get("deviceClassName"))
+        class_name = text(request.get("deviceClassName"))
         class_path = path.child("deviceClassName")
         if not class_name:
             errors.append(required(class_path))
         else:
             errors.extend(invalid(class_path, class_name, msg) for msg in is_dns1123_subdomain(class_name))
     errors += validate_slice(
-        _list(request.get("selectors")),
+        items(request.get("selectors")),
         DEVICE_SELECTORS_MAX_SIZE,
         lambda item, p: validate_selector(item, p, gates, compiler),
         path.child("selectors"),
         size_covered=True,
     )
-    mode = _str(request.get("allocationMode"))
+    mode = text(request.get("allocationMode"))
     count = request.get("count") or 0
     count_path = path.child("count")
     if mode == "All" and count != 0:
         errors.append(invalid(count_path, count, "must not be specified when allocationMode is 'All'"))
     elif mode == EXACT_COUNT and count <= 0:
         errors.append(invalid(count_path, count, "must be greater than zero"))
-    for i, toleration in enumerate(_list(request.get("tolerations"))):
-        errors.extend(toleration_errors(_mapping(toleration), path.child("tolerations").index(i)))
+    for i, toleration in enumerate(items(request.get("tolerations"))):
+        errors.extend(toleration_errors(mapping(toleration), path.child("tolerations").index(i)))
     return errors
 
 
@@ -337,23 +326,24 @@ def _constraint_errors(
 
 def _name_refs(refs: Any, path: Path, names: RequestNames) -> list[FieldError]:
     """A constraint's or configuration entry's `requests` (size and uniqueness are declarative)."""
-    items = _list(refs)
-    if len(items) > DEVICE_REQUESTS_MAX_SIZE:
+    entries = items(refs)
+    if len(entries) > DEVICE_REQUESTS_MAX_SIZE:
         return []
     errors: list[FieldError] = []
-    for i, ref in enumerate(items):
-        errors.extend(_name_ref_errors(_str(ref), path.index(i), names))
+    for i, ref in enumerate(entries):
+        errors.extend(request_name_ref_errors(text(ref), path.index(i), names))
     return errors
 
 
-def _name_ref_errors(ref: str, path: Path, names: RequestNames) -> list[FieldError]:
-    """`validateRequestNameRef`."""
+def request_name_ref_errors(ref: str, path: Path, names: RequestNames) -> list[FieldError]:
+    """`validateRequestNameRef` (constraints and config here, allocation results and device statuses in
+    claim_status.py)."""
     segments = ref.split("/")
     if len(segments) > 2:
         return [invalid(path, ref, NAME_REF)]
     errors: list[FieldError] = []
     for segment in segments:
-        errors.extend(request_name_errors(segment, path))
+        errors.extend(device_name_errors(segment, path))
     if not _has_name(names, ref):
         errors.append(invalid(path, ref, NAME_REF))
     return errors
@@ -371,15 +361,15 @@ def _declarative(
     if len(requests) > DEVICE_REQUESTS_MAX_SIZE:
         errors.append(too_many(requests_path, len(requests), DEVICE_REQUESTS_MAX_SIZE))
     else:
-        errors += _duplicates(requests, requests_path, lambda r: _str(_mapping(r).get("name")), _request_json)
+        errors += duplicates(requests, requests_path, lambda r: text(mapping(r).get("name")), _request_json)
         for i, request in enumerate(requests):
-            errors += _request_declarative(_mapping(request), requests_path.index(i))
+            errors += _request_declarative(mapping(request), requests_path.index(i))
     constraints_path = path.child("constraints")
     if len(constraints) > DEVICE_CONSTRAINTS_MAX_SIZE:
         errors.append(too_many(constraints_path, len(constraints), DEVICE_CONSTRAINTS_MAX_SIZE))
     else:
         for i, item in enumerate(constraints):
-            constraint = _mapping(item)
+            constraint = mapping(item)
             p = constraints_path.index(i)
             errors += _refs_declarative(constraint.get("requests"), p.child("requests"))
             for key in ("matchAttribute", "distinctAttribute"):
@@ -391,7 +381,7 @@ def _declarative(
         errors.append(too_many(config_path, len(config), DEVICE_CONFIG_MAX_SIZE))
     else:
         for i, item in enumerate(config):
-            entry = _mapping(item)
+            entry = mapping(item)
             p = config_path.index(i)
             errors += _refs_declarative(entry.get("requests"), p.child("requests"))
             errors += config_driver_errors(entry, p)
@@ -404,14 +394,14 @@ def _request_declarative(request: Mapping[str, Any], path: Path) -> list[FieldEr
     exactly = request.get("exactly")
     if isinstance(exactly, dict):
         errors += _exact_declarative(exactly, path.child("exactly"), subrequest=False)
-    first = _list(request.get("firstAvailable"))
+    first = items(request.get("firstAvailable"))
     first_path = path.child("firstAvailable")
     if len(first) > FIRST_AVAILABLE_MAX_SIZE:
         errors.append(too_many(first_path, len(first), FIRST_AVAILABLE_MAX_SIZE))
     elif first:
-        errors += _duplicates(first, first_path, lambda s: _str(_mapping(s).get("name")), _sub_json)
+        errors += duplicates(first, first_path, lambda s: text(mapping(s).get("name")), _sub_json)
         for i, sub in enumerate(first):
-            errors += _exact_declarative(_mapping(sub), first_path.index(i), subrequest=True)
+            errors += _exact_declarative(mapping(sub), first_path.index(i), subrequest=True)
     return errors
 
 
@@ -420,7 +410,7 @@ def _exact_declarative(request: Mapping[str, Any], path: Path, *, subrequest: bo
     `validate.LongName`), the selectors' count, the allocation mode's enum, each toleration."""
     errors: list[FieldError] = []
     if subrequest:
-        class_name = _str(request.get("deviceClassName"))
+        class_name = text(request.get("deviceClassName"))
         class_path = path.child("deviceClassName")
         if not class_name:
             errors.append(required(class_path))
@@ -428,37 +418,23 @@ def _exact_declarative(request: Mapping[str, Any], path: Path, *, subrequest: bo
             errors.extend(
                 invalid(class_path, class_name, msg) for msg in is_dns1123_subdomain_content(class_name)
             )
-    selectors = _list(request.get("selectors"))
+    selectors = items(request.get("selectors"))
     if len(selectors) > DEVICE_SELECTORS_MAX_SIZE:
         errors.append(too_many(path.child("selectors"), len(selectors), DEVICE_SELECTORS_MAX_SIZE))
-    mode = _str(request.get("allocationMode"))
+    mode = text(request.get("allocationMode"))
     if mode and mode not in ALLOCATION_MODES:
         errors.append(not_supported(path.child("allocationMode"), mode, ALLOCATION_MODES))
-    for i, toleration in enumerate(_list(request.get("tolerations"))):
-        errors += toleration_declarative(_mapping(toleration), path.child("tolerations").index(i))
+    for i, toleration in enumerate(items(request.get("tolerations"))):
+        errors += toleration_declarative(mapping(toleration), path.child("tolerations").index(i))
     return errors
 
 
 def _refs_declarative(refs: Any, path: Path) -> list[FieldError]:
     """A `requests` list of names: at most 32, no repeats (`Duplicate value` with the name)."""
-    items = _list(refs)
-    if len(items) > DEVICE_REQUESTS_MAX_SIZE:
-        return [too_many(path, len(items), DEVICE_REQUESTS_MAX_SIZE)]
-    return _duplicates(items, path, _str, _str)
-
-
-def _duplicates(
-    items: list[Any], path: Path, key: Callable[[Any], str], shown: Callable[[Any], Any]
-) -> list[FieldError]:
-    """`validate.ValSliceUnique`: each later item whose key an earlier one has, with the item as its value."""
-    errors: list[FieldError] = []
-    seen: set[str] = set()
-    for i, item in enumerate(items):
-        k = key(item)
-        if k in seen:
-            errors.append(duplicate(path.index(i), shown(item)))
-        seen.add(k)
-    return errors
+    entries = items(refs)
+    if len(entries) > DEVICE_REQUESTS_MAX_SIZE:
+        return [too_many(path, len(entries), DEVICE_REQUESTS_MAX_SIZE)]
+    return duplicates(entries, path, text, text)
 
 
 def fully_qualified_name_declarative(name: str, path: Path) -> list[FieldError]:
@@ -468,7 +444,7 @@ def fully_qualified_name_declarative(name: str, path: Path) -> list[FieldError]:
     errors: list[FieldError] = []
     parts = name.split("/")
     if len(parts) == 1:
-        errors += _c_identifier_declarative(parts[0], path)
+        errors += validate_c_identifier(parts[0], path)
     elif len(parts) == 2:
         domain, identifier = parts
         if not domain:
@@ -482,17 +458,9 @@ def fully_qualified_name_declarative(name: str, path: Path) -> list[FieldError]:
         if not identifier:
             errors.append(invalid(path, "", "name must not be empty"))
         else:
-            errors += _c_identifier_declarative(identifier, path)
+            errors += validate_c_identifier(identifier, path)
     if "/" not in name:
         errors.append(invalid(path, name, FULLY_QUALIFIED))
-    return errors
-
-
-def _c_identifier_declarative(identifier: str, path: Path) -> list[FieldError]:
-    errors: list[FieldError] = []
-    if len(identifier.encode("utf-8")) > DEVICE_MAX_ID_LENGTH:
-        errors.append(too_long(path, DEVICE_MAX_ID_LENGTH))
-    errors.extend(invalid(path, identifier, msg) for msg in is_c_identifier(identifier))
     return errors
 
 
@@ -500,58 +468,52 @@ def _c_identifier_declarative(identifier: str, path: Path) -> list[FieldError]:
 
 
 def _request_json(item: Any) -> Any:
-    request = _mapping(item)
-    out: dict[str, Any] = {"name": _str(request.get("name"))}
+    request = mapping(item)
+    out: dict[str, Any] = {"name": text(request.get("name"))}
     exactly = request.get("exactly")
     if isinstance(exactly, dict):
         out["exactly"] = _exact_json(exactly, sub=False)
-    first = _list(request.get("firstAvailable"))
+    first = items(request.get("firstAvailable"))
     if first:
-        out["firstAvailable"] = [_exact_json(_mapping(s), sub=True) for s in first]
-    return go_json(out)
+        out["firstAvailable"] = [_exact_json(mapping(s), sub=True) for s in first]
+    return marshal(out)
 
 
 def _sub_json(item: Any) -> Any:
-    return go_json(_exact_json(_mapping(item), sub=True))
+    return marshal(_exact_json(mapping(item), sub=True))
 
 
 def _exact_json(request: Mapping[str, Any], *, sub: bool) -> dict[str, Any]:
     """`ExactDeviceRequest` / `DeviceSubRequest` in Go field order, with `omitempty` honored."""
     out: dict[str, Any] = {}
     if sub:
-        out["name"] = _str(request.get("name"))
-    out["deviceClassName"] = _str(request.get("deviceClassName"))
-    selectors = _list(request.get("selectors"))
+        out["name"] = text(request.get("name"))
+    out["deviceClassName"] = text(request.get("deviceClassName"))
+    selectors = items(request.get("selectors"))
     if selectors:
-        out["selectors"] = [_selector_json(_mapping(s)) for s in selectors]
+        out["selectors"] = [_selector_json(mapping(s)) for s in selectors]
     if request.get("allocationMode"):
         out["allocationMode"] = request["allocationMode"]
     if request.get("count"):
         out["count"] = request["count"]
     if not sub and isinstance(request.get("adminAccess"), bool):
         out["adminAccess"] = request["adminAccess"]
-    tolerations = _list(request.get("tolerations"))
+    tolerations = items(request.get("tolerations"))
     if tolerations:
-        out["tolerations"] = [_toleration_json(_mapping(t)) for t in tolerations]
+        out["tolerations"] = [_toleration_json(mapping(t)) for t in tolerations]
     capacity = request.get("capacity")
     if isinstance(capacity, dict):
-        requests = _mapping(capacity.get("requests"))
+        requests = mapping(capacity.get("requests"))
         out["capacity"] = (
-            {"requests": {k: _quantity_text(requests[k]) for k in sorted(requests)}} if requests else {}
+            {"requests": {k: quantity_text(requests[k]) for k in sorted(requests)}} if requests else {}
         )
     return out
-
-
-def _quantity_text(value: Any) -> str:
-    """A capacity request as the v1 struct marshals it: as written when Go kept the text, else canonical."""
-    text = value.strip() if isinstance(value, str) else repr(value)
-    return text if kept_quantity_text(text) else quantity_text(coerce_quantity(value))
 
 
 def _selector_json(selector: Mapping[str, Any]) -> dict[str, Any]:
     cel = selector.get("cel")
     if isinstance(cel, dict):
-        return {"cel": {"expression": _str(cel.get("expression"))}}
+        return {"cel": {"expression": text(cel.get("expression"))}}
     return {}
 
 
@@ -568,20 +530,8 @@ def _toleration_json(toleration: Mapping[str, Any]) -> dict[str, Any]:
 # --- decoded-JSON helpers ----------------------------------------------------------------------------------
 
 
-def _mapping(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
 def _dicts(value: Any) -> list[dict[str, Any]]:
-    return [v for v in _list(value) if isinstance(v, dict)]
-
-
-def _str(value: Any) -> str:
-    return value if isinstance(value, str) else ""
+    return [v for v in items(value) if isinstance(v, dict)]
 
 
 __all__ = [

@@ -26,7 +26,7 @@ from __future__ import annotations
 import copy
 import datetime
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,14 +44,15 @@ from resourceapi.field import (
 )
 from resourceapi.gates import DRA_ADMIN_ACCESS, DRA_CONSUMABLE_CAPACITY, FeatureGates
 from resourceapi.limits import ALLOCATION_RESULTS_MAX_SIZE, DEVICE_CONFIG_MAX_SIZE
-from resourceapi.names import is_dns1123_label, regex_error
-from resourceapi.objects import mapping
+from resourceapi.names import regex_error
+from resourceapi.objects import items, mapping, strings, text_at
 from resourceapi.quantity import Quantity, QuantityError
-from resourceapi.rawjson import compact_bytes
+from resourceapi.validation.claim import RequestNames, request_name_ref_errors, request_names
 from resourceapi.validation.device import validate_parameters
 from resourceapi.validation.device_fields import (
     binding_parameter_declarative,
     binding_parameter_errors,
+    device_name_errors,
     driver_name_declarative,
     driver_name_errors,
     label_name_errors,
@@ -62,7 +63,9 @@ from resourceapi.validation.device_fields import (
     uid_declarative,
     uid_errors,
 )
+from resourceapi.validation.gojson import NULL, GoJSON, marshal
 from resourceapi.validation.interface_address import interface_address_errors
+from resourceapi.validation.lists import duplicates
 from resourceapi.validation.node_selector import node_selector_errors
 
 __all__ = ["StatusGates", "validate_status_update"]
@@ -86,9 +89,6 @@ NO_NEW_RESERVATIONS = (
 CONFIG_SOURCES = ("FromClaim", "FromClass")
 SKIP_NODE_OPERATIONS = ("*", "NodePrepareResources", "NodeUnprepareResources")  # sorted, as Enum lists them
 CONDITION_STATUSES = ("False", "True", "Unknown")
-REQUEST_REF = (
-    "must be the name of a request in the claim or the name of a request and a subrequest separated by '/'"
-)
 _REASON_ERR = (
     "a condition reason must start with alphabetic character, optionally followed by a string of "
     "alphanumeric characters or '_,:', and must end with an alphanumeric character or '_'"
@@ -140,41 +140,6 @@ class StatusGates:
 # --- values printed as Go prints them ----------------------------------------------------------------------
 
 
-class GoValue:
-    """A bad value that renders as the JSON text Go's `json.Marshal` gives it (a struct, a list)."""
-
-    def __init__(self, value: Any) -> None:
-        self.text = compact_bytes(value).decode("utf-8")
-
-    def __str__(self) -> str:
-        return self.text
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, GoValue) and other.text == self.text
-
-    def __hash__(self) -> int:
-        return hash(self.text)
-
-    def __repr__(self) -> str:
-        return self.text
-
-
-NULL = GoValue(None)
-
-
-def _text(obj: Mapping[str, Any], key: str) -> str:
-    value = obj.get(key)
-    return value if isinstance(value, str) else ""
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
-def _strings(value: Any) -> list[str]:
-    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
-
-
 def _go_time(value: Any) -> str | None:
     """metav1.Time as Go marshals it: RFC 3339 in UTC, whole seconds; None for the zero time."""
     if not isinstance(value, str) or not value:
@@ -191,31 +156,31 @@ def _go_time(value: Any) -> str | None:
     return t.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _reference_json(ref: Mapping[str, Any]) -> GoValue:
+def _reference_json(ref: Mapping[str, Any]) -> GoJSON:
     """A ResourceClaimConsumerReference as Go marshals it (field order, omitempty)."""
     out: dict[str, Any] = {}
-    if _text(ref, "apiGroup"):
-        out["apiGroup"] = _text(ref, "apiGroup")
-    out.update(resource=_text(ref, "resource"), name=_text(ref, "name"), uid=_text(ref, "uid"))
-    return GoValue(out)
+    if text_at(ref, "apiGroup"):
+        out["apiGroup"] = text_at(ref, "apiGroup")
+    out.update(resource=text_at(ref, "resource"), name=text_at(ref, "name"), uid=text_at(ref, "uid"))
+    return marshal(out)
 
 
 def _condition_json(cond: Mapping[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {"type": _text(cond, "type"), "status": _text(cond, "status")}
+    out: dict[str, Any] = {"type": text_at(cond, "type"), "status": text_at(cond, "status")}
     generation = cond.get("observedGeneration")
     if isinstance(generation, int) and generation:
         out["observedGeneration"] = generation
     out["lastTransitionTime"] = _go_time(cond.get("lastTransitionTime"))
-    out.update(reason=_text(cond, "reason"), message=_text(cond, "message"))
+    out.update(reason=text_at(cond, "reason"), message=text_at(cond, "message"))
     return out
 
 
-def _device_status_json(entry: Mapping[str, Any]) -> GoValue:
+def _device_status_json(entry: Mapping[str, Any]) -> GoJSON:
     """An AllocatedDeviceStatus as Go marshals it (`conditions` has no omitempty: null when unset)."""
     out: dict[str, Any] = {
-        "driver": _text(entry, "driver"),
-        "pool": _text(entry, "pool"),
-        "device": _text(entry, "device"),
+        "driver": text_at(entry, "driver"),
+        "pool": text_at(entry, "pool"),
+        "device": text_at(entry, "device"),
     }
     if isinstance(entry.get("shareID"), str):
         out["shareID"] = entry["shareID"]
@@ -228,14 +193,14 @@ def _device_status_json(entry: Mapping[str, Any]) -> GoValue:
     network = entry.get("networkData")
     if isinstance(network, dict):
         net: dict[str, Any] = {}
-        if _text(network, "interfaceName"):
+        if text_at(network, "interfaceName"):
             net["interfaceName"] = network["interfaceName"]
-        if _strings(network.get("ips")):
+        if strings(network.get("ips")):
             net["ips"] = network["ips"]
-        if _text(network, "hardwareAddress"):
+        if text_at(network, "hardwareAddress"):
             net["hardwareAddress"] = network["hardwareAddress"]
         out["networkData"] = net
-    return GoValue(out)
+    return marshal(out)
 
 
 # --- the two halves and their merge ---------------------------------------------------------------------
@@ -322,45 +287,6 @@ def _equal(a: Any, b: Any, key: str = "") -> bool:
     return bool(_semantic(a, key) == _semantic(b, key))
 
 
-# --- request names -----------------------------------------------------------------------------------------
-
-
-RequestNames = dict[str, "frozenset[str] | None"]
-
-
-def _request_names(spec: Mapping[str, Any]) -> RequestNames:
-    """`gatherRequestNames`: each request's name, with its subrequests' names when it has firstAvailable."""
-    out: RequestNames = {}
-    for request in _list(mapping(spec.get("devices")).get("requests")):
-        request = mapping(request)
-        subs = _list(request.get("firstAvailable"))
-        out[_text(request, "name")] = frozenset(_text(mapping(s), "name") for s in subs) if subs else None
-    return out
-
-
-def _has_request(names: RequestNames, name: str) -> bool:
-    segments = name.split("/")
-    if len(segments) > 2 or segments[0] not in names:
-        return False
-    if len(segments) == 1:
-        return True
-    subs = names[segments[0]]
-    return subs is not None and segments[1] in subs
-
-
-def _request_name_ref_errors(name: str, path: Path, names: RequestNames) -> list[FieldError]:
-    """`validateRequestNameRef`."""
-    segments = name.split("/")
-    if len(segments) > 2:
-        return [invalid(path, name, REQUEST_REF)]
-    errors: list[FieldError] = []
-    for segment in segments:
-        errors.extend(invalid(path, segment, msg) for msg in is_dns1123_label(segment))
-    if not _has_request(names, name):
-        errors.append(invalid(path, name, REQUEST_REF))
-    return errors
-
-
 # --- PrepareForUpdate --------------------------------------------------------------------------------------
 
 
@@ -368,26 +294,26 @@ def _results(status: Mapping[str, Any]) -> list[dict[str, Any]]:
     allocation = status.get("allocation")
     if not isinstance(allocation, dict):
         return []
-    return [r for r in _list(mapping(allocation.get("devices")).get("results")) if isinstance(r, dict)]
+    return [r for r in items(mapping(allocation.get("devices")).get("results")) if isinstance(r, dict)]
 
 
 def _device_key(entry: Mapping[str, Any], share: Any) -> tuple[str, str, str, str]:
     """`MakeSharedDeviceID`: driver, pool, device and the share ID ("" when unset)."""
     return (
-        _text(entry, "driver"),
-        _text(entry, "pool"),
-        _text(entry, "device"),
+        text_at(entry, "driver"),
+        text_at(entry, "pool"),
+        text_at(entry, "device"),
         share if isinstance(share, str) else "",
     )
 
 
 def _spec_uses(spec: Mapping[str, Any], key: str) -> bool:
-    for request in _list(mapping(spec.get("devices")).get("requests")):
+    for request in items(mapping(spec.get("devices")).get("requests")):
         request = mapping(request)
         exact = mapping(request.get("exactly"))
         if exact.get(key) is not None:
             return True
-        if any(mapping(s).get(key) is not None for s in _list(request.get("firstAvailable"))):
+        if any(mapping(s).get(key) is not None for s in items(request.get("firstAvailable"))):
             return True
     return False
 
@@ -402,7 +328,7 @@ def prepare_for_update(
     old_spec = mapping(old_claim.get("spec"))
     old_results = _results(old_status)
     results = _results(status)
-    old_devices_in_use = bool(_list(old_status.get("devices")))
+    old_devices_in_use = bool(items(old_status.get("devices")))
     if not gates.device_status and not old_devices_in_use:
         status.pop("devices", None)
     if not gates.admin_access and not (
@@ -413,12 +339,12 @@ def prepare_for_update(
     if not gates.consumable_capacity and not (
         _spec_uses(old_spec, "capacity")
         or any(r.get("shareID") is not None or r.get("consumedCapacity") is not None for r in old_results)
-        or any(mapping(d).get("shareID") is not None for d in _list(old_status.get("devices")))
+        or any(mapping(d).get("shareID") is not None for d in items(old_status.get("devices")))
     ):
         for r in results:
             r.pop("shareID", None)
             r.pop("consumedCapacity", None)
-        for d in _list(status.get("devices")):
+        for d in items(status.get("devices")):
             if isinstance(d, dict):
                 d.pop("shareID", None)
     if not gates.binding_conditions and not any(
@@ -429,7 +355,7 @@ def prepare_for_update(
             r.pop("bindingConditions", None)
             r.pop("bindingFailureConditions", None)
     if not gates.optional_node_operations and not any(
-        _list(r.get("skipNodeOperations")) for r in old_results
+        items(r.get("skipNodeOperations")) for r in old_results
     ):
         for r in results:
             r.pop("skipNodeOperations", None)
@@ -440,11 +366,11 @@ def prepare_for_update(
         if "devices" in status and gone:
             kept = [
                 d
-                for d in _list(status["devices"])
+                for d in items(status["devices"])
                 if _device_key(mapping(d), mapping(d).get("shareID")) not in gone
             ]
             status["devices"] = kept
-        if "devices" in status and not _list(status["devices"]):
+        if "devices" in status and not items(status["devices"]):
             status.pop("devices")
     return status
 
@@ -472,7 +398,7 @@ def _admin_status_errors(
 
 def _reference_errors(ref: Mapping[str, Any], path: Path) -> list[FieldError]:
     """`validateResourceClaimUserReference`."""
-    return [required(path.child(key)) for key in ("resource", "name", "uid") if not _text(ref, key)]
+    return [required(path.child(key)) for key in ("resource", "name", "uid") if not text_at(ref, key)]
 
 
 def _condition_errors(conditions: list[Any], path: Path) -> list[FieldError]:
@@ -482,7 +408,7 @@ def _condition_errors(conditions: list[Any], path: Path) -> list[FieldError]:
     for i, raw in enumerate(conditions):
         cond = mapping(raw)
         item = path.index(i)
-        kind = _text(cond, "type")
+        kind = text_at(cond, "type")
         if kind in seen:
             errors.append(duplicate(item, kind))
         seen.add(kind)
@@ -490,7 +416,7 @@ def _condition_errors(conditions: list[Any], path: Path) -> list[FieldError]:
             errors.append(required(item.child("type"), "is required"))
         else:
             errors.extend(label_name_errors(kind, item.child("type")))
-        status = _text(cond, "status")
+        status = text_at(cond, "status")
         if not status:
             errors.append(required(item.child("status")))
         elif status not in CONDITION_STATUSES:
@@ -502,7 +428,7 @@ def _condition_errors(conditions: list[Any], path: Path) -> list[FieldError]:
             )
         if _go_time(cond.get("lastTransitionTime")) is None:
             errors.append(required(item.child("lastTransitionTime")))
-        reason = _text(cond, "reason")
+        reason = text_at(cond, "reason")
         if not reason:
             errors.append(required(item.child("reason")))
         else:
@@ -510,15 +436,9 @@ def _condition_errors(conditions: list[Any], path: Path) -> list[FieldError]:
                 errors.append(invalid(item.child("reason"), reason, _REASON_MESSAGE))
             if len(reason.encode("utf-8")) > CONDITION_REASON_MAX_LENGTH:
                 errors.append(too_long(item.child("reason"), CONDITION_REASON_MAX_LENGTH))
-        if len(_text(cond, "message").encode("utf-8")) > CONDITION_MESSAGE_MAX_LENGTH:
+        if len(text_at(cond, "message").encode("utf-8")) > CONDITION_MESSAGE_MAX_LENGTH:
             errors.append(too_long(item.child("message"), CONDITION_MESSAGE_MAX_LENGTH))
     return errors
-
-
-def _device_name_errors(name: str, path: Path) -> list[FieldError]:
-    """`validateDeviceName` (`corevalidation.ValidateDNS1123Label`): the label messages, an empty name
-    included (no Required of its own, measured on kube-apiserver 1.37.2)."""
-    return [invalid(path, name, msg) for msg in is_dns1123_label(name)]
 
 
 _NEEDS_OTHER = (
@@ -538,7 +458,7 @@ def _binding_errors(result: Mapping[str, Any], path: Path) -> list[FieldError]:
         if e.detail in _NEEDS_OTHER:
             key = "bindingConditions" if e.detail == _NEEDS_OTHER[0] else "bindingFailureConditions"
             raw = result.get(key)
-            e = invalid(e.field, GoValue(raw) if isinstance(raw, list) else NULL, e.detail)
+            e = invalid(e.field, marshal(raw) if isinstance(raw, list) else NULL, e.detail)
         out.append(e)
     return out
 
@@ -547,17 +467,17 @@ def _device_status(
     out: _Errors, entry: Mapping[str, Any], path: Path, allocated: set[tuple[str, str, str, str]]
 ) -> None:
     """`validateDeviceStatus`."""
-    out.hand(driver_name_errors(_text(entry, "driver"), path.child("driver")))
-    out.hand(pool_name_errors(_text(entry, "pool"), path.child("pool")))
-    out.hand(_device_name_errors(_text(entry, "device"), path.child("device")))
+    out.hand(driver_name_errors(text_at(entry, "driver"), path.child("driver")))
+    out.hand(pool_name_errors(text_at(entry, "pool"), path.child("pool")))
+    out.hand(device_name_errors(text_at(entry, "device"), path.child("device")))
     share = entry.get("shareID")
     if isinstance(share, str):
         out.hand(uid_errors(share, path.child("shareID")), "format=k8s-uuid", covered=True)
     key = _device_key(entry, share)
     if key not in allocated:
-        shown = GoValue({"Driver": key[0], "Pool": key[1], "Device": key[2], "ShareID": key[3]})
+        shown = marshal({"Driver": key[0], "Pool": key[1], "Device": key[2], "ShareID": key[3]})
         out.hand([invalid(path, shown, "must be an allocated device in the claim")])
-    conditions = _list(entry.get("conditions"))
+    conditions = items(entry.get("conditions"))
     if len(conditions) > MAX_CONDITIONS:
         out.hand([too_many(path.child("conditions"), len(conditions), MAX_CONDITIONS)])
     out.hand(_condition_errors(conditions, path.child("conditions")))
@@ -571,40 +491,27 @@ def _device_status(
 
 def _network_data(out: _Errors, network: Mapping[str, Any], path: Path) -> None:
     """`validateNetworkDeviceData`."""
-    if len(_text(network, "interfaceName").encode("utf-8")) > INTERFACE_NAME_MAX_LENGTH:
+    if len(text_at(network, "interfaceName").encode("utf-8")) > INTERFACE_NAME_MAX_LENGTH:
         out.hand([too_long(path.child("interfaceName"), INTERFACE_NAME_MAX_LENGTH)], "maxBytes", covered=True)
-    if len(_text(network, "hardwareAddress").encode("utf-8")) > HARDWARE_ADDRESS_MAX_LENGTH:
+    if len(text_at(network, "hardwareAddress").encode("utf-8")) > HARDWARE_ADDRESS_MAX_LENGTH:
         out.hand(
             [too_long(path.child("hardwareAddress"), HARDWARE_ADDRESS_MAX_LENGTH)], "maxBytes", covered=True
         )
-    ips = _strings(network.get("ips"))
+    ips = strings(network.get("ips"))
     ips_path = path.child("ips")
     if len(ips) > MAX_IPS:
         out.hand([too_many(ips_path, len(ips), MAX_IPS)], "maxItems", covered=True)
         return
     for i, ip in enumerate(ips):
         out.hand(interface_address_errors(ip, ips_path.index(i)))
-    _duplicates(out, ips, ips_path, lambda ip: ip, lambda ip: ip)
-
-
-def _duplicates(
-    out: _Errors, items: list[Any], path: Path, key: Callable[[Any], Any], shown: Callable[[Any], Any]
-) -> None:
-    """validateSet's uniqueness check (covered by declarative uniqueness everywhere here)."""
-    seen: set[Any] = set()
-    for i, item in enumerate(items):
-        k = key(item)
-        if k in seen:
-            out.hand([duplicate(path.index(i), shown(item))], covered=True)
-        else:
-            seen.add(k)
+    out.hand(duplicates(ips, ips_path), covered=True)
 
 
 def _allocation(out: _Errors, allocation: Mapping[str, Any], path: Path, names: RequestNames) -> None:
     """`validateAllocationResult` of a new allocation (stored=false)."""
     devices = mapping(allocation.get("devices"))
     devices_path = path.child("devices")
-    results = _list(devices.get("results"))
+    results = items(devices.get("results"))
     results_path = devices_path.child("results")
     if len(results) > ALLOCATION_RESULTS_MAX_SIZE:
         out.hand(
@@ -613,7 +520,7 @@ def _allocation(out: _Errors, allocation: Mapping[str, Any], path: Path, names: 
     else:
         for i, result in enumerate(results):
             _result(out, mapping(result), results_path.index(i), names)
-    configs = _list(devices.get("config"))
+    configs = items(devices.get("config"))
     config_path = devices_path.child("config")
     if len(configs) > ALLOCATION_CONFIG_MAX_SIZE:
         out.hand([too_many(config_path, len(configs), ALLOCATION_CONFIG_MAX_SIZE)], "maxItems", covered=True)
@@ -627,18 +534,18 @@ def _allocation(out: _Errors, allocation: Mapping[str, Any], path: Path, names: 
 
 def _result(out: _Errors, result: Mapping[str, Any], path: Path, names: RequestNames) -> None:
     """`validateDeviceRequestAllocationResult` (driver, pool and shareID: declarative)."""
-    out.hand(_request_name_ref_errors(_text(result, "request"), path.child("request"), names))
-    out.hand(_device_name_errors(_text(result, "device"), path.child("device")))
+    out.hand(request_name_ref_errors(text_at(result, "request"), path.child("request"), names))
+    out.hand(device_name_errors(text_at(result, "device"), path.child("device")))
     out.hand(_binding_errors(result, path))
-    for i, toleration in enumerate(_list(result.get("tolerations"))):
+    for i, toleration in enumerate(items(result.get("tolerations"))):
         out.hand(toleration_errors(mapping(toleration), path.child("tolerations").index(i)))
-    skip = _strings(result.get("skipNodeOperations"))
+    skip = strings(result.get("skipNodeOperations"))
     if "NodePrepareResources" in skip and "NodeUnprepareResources" not in skip and "*" not in skip:
         out.hand(
             [
                 invalid(
                     path.child("skipNodeOperations"),
-                    GoValue(skip),
+                    marshal(skip),
                     "NodePrepareResources cannot be skipped unless NodeUnprepareResources is also skipped",
                 )
             ]
@@ -648,14 +555,14 @@ def _result(out: _Errors, result: Mapping[str, Any], path: Path, names: RequestN
 def _config(out: _Errors, config: Mapping[str, Any], path: Path, names: RequestNames) -> None:
     """`validateDeviceAllocationConfiguration` (source, request list size and uniqueness, driver:
     declarative)."""
-    requests = _strings(config.get("requests"))
+    requests = strings(config.get("requests"))
     requests_path = path.child("requests")
     if len(requests) > DEVICE_REQUESTS_MAX_SIZE:
         out.hand([too_many(requests_path, len(requests), DEVICE_REQUESTS_MAX_SIZE)], "maxItems", covered=True)
     else:
         for i, name in enumerate(requests):
-            out.hand(_request_name_ref_errors(name, requests_path.index(i), names))
-        _duplicates(out, requests, requests_path, lambda n: n, lambda n: n)
+            out.hand(request_name_ref_errors(name, requests_path.index(i), names))
+        out.hand(duplicates(requests, requests_path), covered=True)
     opaque = config.get("opaque")
     if not isinstance(opaque, dict):
         out.hand([required(path.child("opaque"))])
@@ -669,7 +576,7 @@ def _config(out: _Errors, config: Mapping[str, Any], path: Path, names: RequestN
 def _allocation_declarative(out: _Errors, allocation: Mapping[str, Any], path: Path) -> None:
     """`Validate_AllocationResult` of a new allocation."""
     devices = mapping(allocation.get("devices"))
-    results = _list(devices.get("results"))
+    results = items(devices.get("results"))
     results_path = path.child("devices", "results")
     if len(results) > ALLOCATION_RESULTS_MAX_SIZE:
         out.decl([too_many(results_path, len(results), ALLOCATION_RESULTS_MAX_SIZE)], "maxItems")
@@ -677,9 +584,9 @@ def _allocation_declarative(out: _Errors, allocation: Mapping[str, Any], path: P
         for i, raw in enumerate(results):
             result = mapping(raw)
             item = results_path.index(i)
-            out.decl(driver_name_declarative(_text(result, "driver"), item.child("driver")))
-            out.decl(pool_name_declarative(_text(result, "pool"), item.child("pool")))
-            for j, toleration in enumerate(_list(result.get("tolerations"))):
+            out.decl(driver_name_declarative(text_at(result, "driver"), item.child("driver")))
+            out.decl(pool_name_declarative(text_at(result, "pool"), item.child("pool")))
+            for j, toleration in enumerate(items(result.get("tolerations"))):
                 out.decl(toleration_declarative(mapping(toleration), item.child("tolerations").index(j)))
             out.decl(
                 binding_parameter_declarative(
@@ -690,13 +597,13 @@ def _allocation_declarative(out: _Errors, allocation: Mapping[str, Any], path: P
             share = result.get("shareID")
             if isinstance(share, str):
                 out.decl(uid_declarative(share, item.child("shareID")), "format=k8s-uuid")
-            skip = _strings(result.get("skipNodeOperations"))
+            skip = strings(result.get("skipNodeOperations"))
             skip_path = item.child("skipNodeOperations")
-            out.decl(_unique_values(skip, skip_path))
+            out.decl(duplicates(skip, skip_path))
             for j, op in enumerate(skip):
                 if op not in SKIP_NODE_OPERATIONS:
                     out.decl([not_supported(skip_path.index(j), op, SKIP_NODE_OPERATIONS)])
-    configs = _list(devices.get("config"))
+    configs = items(devices.get("config"))
     config_path = path.child("devices", "config")
     if len(configs) > ALLOCATION_CONFIG_MAX_SIZE:
         out.decl([too_many(config_path, len(configs), ALLOCATION_CONFIG_MAX_SIZE)], "maxItems")
@@ -704,36 +611,19 @@ def _allocation_declarative(out: _Errors, allocation: Mapping[str, Any], path: P
     for i, raw in enumerate(configs):
         config = mapping(raw)
         item = config_path.index(i)
-        source = _text(config, "source")
+        source = text_at(config, "source")
         if not source:
             out.decl([required(item.child("source"))])
         elif source not in CONFIG_SOURCES:
             out.decl([not_supported(item.child("source"), source, CONFIG_SOURCES)])
-        requests = _strings(config.get("requests"))
+        requests = strings(config.get("requests"))
         if len(requests) > DEVICE_REQUESTS_MAX_SIZE:
             out.decl([too_many(item.child("requests"), len(requests), DEVICE_REQUESTS_MAX_SIZE)], "maxItems")
         else:
-            out.decl(_unique_values(requests, item.child("requests")))
+            out.decl(duplicates(requests, item.child("requests")))
         opaque = config.get("opaque")
         if isinstance(opaque, dict):
-            out.decl(driver_name_declarative(_text(opaque, "driver"), item.child("opaque", "driver")))
-
-
-def _unique_values(
-    items: list[Any],
-    path: Path,
-    shown: Callable[[Any], Any] | None = None,
-    key: Callable[[Any], Any] | None = None,
-) -> list[FieldError]:
-    """`validate.ValSliceUnique`: every later item equal to an earlier one, as a Duplicate of the item."""
-    errors: list[FieldError] = []
-    seen: list[Any] = []
-    for i, item in enumerate(items):
-        k = key(item) if key is not None else item
-        if k in seen:
-            errors.append(duplicate(path.index(i), shown(item) if shown is not None else item))
-        seen.append(k)
-    return errors
+            out.decl(driver_name_declarative(text_at(opaque, "driver"), item.child("opaque", "driver")))
 
 
 def _reserved_for_declarative(out: _Errors, refs: list[Any], old_refs: Any, path: Path) -> None:
@@ -743,16 +633,18 @@ def _reserved_for_declarative(out: _Errors, refs: list[Any], old_refs: Any, path
         out.decl([too_many(path, len(refs), RESERVED_FOR_MAX_SIZE)], "maxItems")
         return
     out.decl(
-        _unique_values(refs, path, lambda r: _reference_json(mapping(r)), lambda r: _text(mapping(r), "uid"))
+        duplicates(
+            refs, path, key=lambda r: text_at(mapping(r), "uid"), shown=lambda r: _reference_json(mapping(r))
+        )
     )
 
 
 def _status_key(entry: Mapping[str, Any]) -> tuple[str, str, str, str | None]:
     share = entry.get("shareID")
     return (
-        _text(entry, "driver"),
-        _text(entry, "pool"),
-        _text(entry, "device"),
+        text_at(entry, "driver"),
+        text_at(entry, "pool"),
+        text_at(entry, "device"),
         share if isinstance(share, str) else None,
     )
 
@@ -761,11 +653,14 @@ def _devices_declarative(out: _Errors, devices: list[Any], old_devices: Any, pat
     if not devices or _equal(devices, old_devices):
         return
     out.decl(
-        _unique_values(
-            devices, path, lambda d: _device_status_json(mapping(d)), lambda d: _status_key(mapping(d))
+        duplicates(
+            devices,
+            path,
+            key=lambda d: _status_key(mapping(d)),
+            shown=lambda d: _device_status_json(mapping(d)),
         )
     )
-    olds = [mapping(d) for d in _list(old_devices)]
+    olds = [mapping(d) for d in items(old_devices)]
     for i, raw in enumerate(devices):
         entry = mapping(raw)
         old = next((o for o in olds if _status_key(o) == _status_key(entry)), None)
@@ -787,21 +682,21 @@ def _network_declarative(
     """`Validate_NetworkDeviceData`: interfaceName, ips, hardwareAddress, each unless equal to the old."""
 
     def too_long_text(key: str, limit: int) -> None:
-        value = _text(network, key)
+        value = text_at(network, key)
         if (
             value
-            and not (old is not None and _text(old, key) == value)
+            and not (old is not None and text_at(old, key) == value)
             and len(value.encode("utf-8")) > limit
         ):
             out.decl([too_long(path.child(key), limit)], "maxBytes")
 
     too_long_text("interfaceName", INTERFACE_NAME_MAX_LENGTH)
-    ips = _strings(network.get("ips"))
+    ips = strings(network.get("ips"))
     if ips and not (old is not None and _equal(ips, old.get("ips"))):
         if len(ips) > MAX_IPS:
             out.decl([too_many(path.child("ips"), len(ips), MAX_IPS)], "maxItems")
         else:
-            out.decl(_unique_values(ips, path.child("ips")))
+            out.decl(duplicates(ips, path.child("ips")))
     too_long_text("hardwareAddress", HARDWARE_ADDRESS_MAX_LENGTH)
 
 
@@ -834,41 +729,43 @@ def status_update_errors(
     """`validate_status_update` with the strategy's gates given one by one."""
     old_status = mapping(old_claim.get("status"))
     status = prepare_for_update(mapping(new_claim.get("status")), old_claim, gates)
-    names = _request_names(mapping(old_claim.get("spec")))  # a status update keeps the stored spec
+    # a status update keeps the stored spec
+    names = request_names(mapping(mapping(old_claim.get("spec")).get("devices")))
     deleting = bool(mapping(old_claim.get("metadata")).get("deletionTimestamp"))
     out = _Errors()
     out.hand(_admin_status_errors(_results(status), _results(old_status), admin_namespace))
 
-    refs = _list(status.get("reservedFor"))
+    refs = items(status.get("reservedFor"))
     refs_path = STATUS.child("reservedFor")
     if len(refs) > RESERVED_FOR_MAX_SIZE:
         out.hand([too_many(refs_path, len(refs), RESERVED_FOR_MAX_SIZE)], "maxItems", covered=True)
     else:
         for i, ref in enumerate(refs):
             out.hand(_reference_errors(mapping(ref), refs_path.index(i)))
-        _duplicates(
-            out, refs, refs_path, lambda r: _text(mapping(r), "uid"), lambda r: _text(mapping(r), "uid")
-        )
+        ref_uid = lambda r: text_at(mapping(r), "uid")  # noqa: E731
+        out.hand(duplicates(refs, refs_path, ref_uid, ref_uid), covered=True)
 
     allocation = status.get("allocation")
     allocated = {_device_key(r, r.get("shareID")) for r in _results(status)}
-    devices = _list(status.get("devices"))
+    devices = items(status.get("devices"))
     devices_path = STATUS.child("devices")
     for i, entry in enumerate(devices):
         _device_status(out, mapping(entry), devices_path.index(i), allocated)
-    _duplicates(
-        out,
-        devices,
-        devices_path,
-        lambda d: _device_key(mapping(d), mapping(d).get("shareID")),
-        lambda d: _shared_id(mapping(d)),
+    out.hand(
+        duplicates(
+            devices,
+            devices_path,
+            lambda d: _device_key(mapping(d), mapping(d).get("shareID")),
+            lambda d: _shared_id(mapping(d)),
+        ),
+        covered=True,
     )
 
     if refs:
         if not isinstance(allocation, dict):
             out.hand([forbidden(refs_path, "may not be specified when `allocated` is not set")])
         elif deleting:
-            old_refs = {_ref_tuple(mapping(r)) for r in _list(old_status.get("reservedFor"))}
+            old_refs = {_ref_tuple(mapping(r)) for r in items(old_status.get("reservedFor"))}
             if any(_ref_tuple(mapping(r)) not in old_refs for r in refs):
                 out.hand(
                     [
@@ -884,7 +781,7 @@ def status_update_errors(
     if isinstance(old_allocation, dict) and isinstance(allocation, dict):
         if not _equal(allocation, old_allocation):
             out.hand(
-                [invalid(allocation_path, GoValue(allocation), "field is immutable")], "update", covered=True
+                [invalid(allocation_path, marshal(allocation), "field is immutable")], "update", covered=True
             )
             out.decl([invalid(allocation_path, NULL, "field cannot be modified once set")], "update")
     elif isinstance(allocation, dict):
@@ -896,10 +793,10 @@ def status_update_errors(
     return out.merged()
 
 
-def _shared_id(entry: Mapping[str, Any]) -> GoValue:
+def _shared_id(entry: Mapping[str, Any]) -> GoJSON:
     key = _device_key(entry, entry.get("shareID"))
-    return GoValue({"Driver": key[0], "Pool": key[1], "Device": key[2], "ShareID": key[3]})
+    return marshal({"Driver": key[0], "Pool": key[1], "Device": key[2], "ShareID": key[3]})
 
 
 def _ref_tuple(ref: Mapping[str, Any]) -> tuple[str, str, str, str]:
-    return (_text(ref, "apiGroup"), _text(ref, "resource"), _text(ref, "name"), _text(ref, "uid"))
+    return (text_at(ref, "apiGroup"), text_at(ref, "resource"), text_at(ref, "name"), text_at(ref, "uid"))

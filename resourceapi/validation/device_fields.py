@@ -26,6 +26,7 @@ from resourceapi.field import (
     too_many,
 )
 from resourceapi.names import (
+    go_len,
     is_dns1123_label,
     is_dns1123_subdomain,
     is_dns1123_subdomain_content,
@@ -33,6 +34,7 @@ from resourceapi.names import (
     validate_driver_name,
     validate_opaque_driver_name,
 )
+from resourceapi.objects import strings, text_at
 from resourceapi.validation.common import relocated
 from resourceapi.validation.gojson import NULL
 from resourceapi.validation.meta import is_label_value
@@ -51,10 +53,6 @@ _HEX = frozenset("0123456789abcdefABCDEF")
 _PLACEHOLDER = Path("-")
 
 
-def _go_len(value: str) -> int:
-    return len(value.encode("utf-8"))
-
-
 # --- names -----------------------------------------------------------------------------------------------
 
 
@@ -64,7 +62,7 @@ def pool_name_errors(name: str, path: Path) -> list[FieldError]:
     if not name:
         return [required(path)]
     errors: list[FieldError] = []
-    if _go_len(name) > POOL_NAME_MAX_LENGTH:
+    if go_len(name) > POOL_NAME_MAX_LENGTH:
         errors.append(too_long(path, POOL_NAME_MAX_LENGTH))
     for part in name.split("/"):
         errors.extend(invalid(path, part, msg) for msg in is_dns1123_subdomain(part))
@@ -77,7 +75,7 @@ def pool_name_declarative(name: str, path: Path) -> list[FieldError]:
     if not name:
         return [required(path)]
     errors: list[FieldError] = []
-    if _go_len(name) > POOL_NAME_MAX_LENGTH:
+    if go_len(name) > POOL_NAME_MAX_LENGTH:
         errors.append(too_long(path, POOL_NAME_MAX_LENGTH))
     for i, part in enumerate(name.split("/")):
         if not part:
@@ -90,10 +88,8 @@ def pool_name_declarative(name: str, path: Path) -> list[FieldError]:
 
 
 def device_name_errors(name: str, path: Path) -> list[FieldError]:
-    """`ValidateDNS1123Label` (device, request and counter names): Required when empty, else the label
-    rules."""
-    if not name:
-        return [required(path)]
+    """`corevalidation.ValidateDNS1123Label` (device, request, subrequest and counter names): one Invalid per
+    label message, an empty name included (no Required of its own: measured on kube-apiserver 1.37.2)."""
     return [invalid(path, name, msg) for msg in is_dns1123_label(name)]
 
 
@@ -181,17 +177,12 @@ def label_value_errors(value: str, path: Path) -> list[FieldError]:
 # --- tolerations and taints ------------------------------------------------------------------------------
 
 
-def _text(obj: Mapping[str, Any], key: str) -> str:
-    value = obj.get(key)
-    return value if isinstance(value, str) else ""
-
-
 def toleration_errors(toleration: Mapping[str, Any], path: Path) -> list[FieldError]:
     """`validateDeviceToleration`'s handwritten half: the value for the operator (`Exists`: empty; `Equal`: a
     label value). The key's format, the operator's Required / Unsupported and the effect's Unsupported are
     Beta declarative rules (`toleration_declarative`). The operator defaults to `Equal` (v1 defaults)."""
-    operator = _text(toleration, "operator") or "Equal"
-    value = _text(toleration, "value")
+    operator = text_at(toleration, "operator") or "Equal"
+    value = text_at(toleration, "value")
     if operator == "Exists" and value:
         return [invalid(path.child("value"), value, "must be empty for operator `Exists`")]
     if operator == "Equal":
@@ -203,13 +194,13 @@ def toleration_declarative(toleration: Mapping[str, Any], path: Path) -> list[Fi
     """`Validate_DeviceToleration` (zz_generated, Beta): key LabelKey when set, operator Required then enum
     (after defaulting, empty cannot happen in v1), effect enum when set."""
     errors: list[FieldError] = []
-    key = _text(toleration, "key")
+    key = text_at(toleration, "key")
     if key:
         errors.extend(label_name_errors(key, path.child("key")))
-    operator = _text(toleration, "operator") or "Equal"
+    operator = text_at(toleration, "operator") or "Equal"
     if operator not in DEVICE_TOLERATION_OPERATORS:
         errors.append(not_supported(path.child("operator"), operator, DEVICE_TOLERATION_OPERATORS))
-    effect = _text(toleration, "effect")
+    effect = text_at(toleration, "effect")
     if effect and effect not in DEVICE_TAINT_EFFECTS:
         errors.append(not_supported(path.child("effect"), effect, DEVICE_TAINT_EFFECTS))
     return errors
@@ -219,8 +210,8 @@ def taint_errors(taint: Mapping[str, Any], path: Path) -> list[FieldError]:
     """`validateDeviceTaint`'s handwritten half on create: the key (`ValidateLabelName`, so an empty key is
     the qualified-name messages), the value when set. The effect's Required / Unsupported are Beta
     declarative rules (`taint_declarative`)."""
-    errors = label_name_errors(_text(taint, "key"), path.child("key"))
-    value = _text(taint, "value")
+    errors = label_name_errors(text_at(taint, "key"), path.child("key"))
+    value = text_at(taint, "value")
     if value:
         errors.extend(label_value_errors(value, path.child("value")))
     return errors
@@ -228,7 +219,7 @@ def taint_errors(taint: Mapping[str, Any], path: Path) -> list[FieldError]:
 
 def taint_declarative(taint: Mapping[str, Any], path: Path) -> list[FieldError]:
     """`Validate_DeviceTaint` (zz_generated, Beta): effect Required, then the enum."""
-    effect = _text(taint, "effect")
+    effect = text_at(taint, "effect")
     if not effect:
         return [required(path.child("effect"))]
     if effect not in DEVICE_TAINT_EFFECTS:
@@ -239,17 +230,13 @@ def taint_declarative(taint: Mapping[str, Any], path: Path) -> list[FieldError]:
 # --- binding conditions ----------------------------------------------------------------------------------
 
 
-def _strings(value: Any) -> list[str]:
-    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
-
-
 def binding_parameter_errors(conditions: Any, failure_conditions: Any, path: Path) -> list[FieldError]:
     """`validateDeviceBindingParameters`'s handwritten half: each condition a label name (the lists' sizes are
     Beta declarative: `binding_parameter_declarative`; an over-long list is not judged item by item), then
     duplicates, overlaps, and each list requiring the other (an absent list shows as `null`, an empty one
     `[]`)."""
-    conds = _strings(conditions)
-    failures = _strings(failure_conditions)
+    conds = strings(conditions)
+    failures = strings(failure_conditions)
     errors: list[FieldError] = []
     for key, items, limit in (
         ("bindingConditions", conds, BINDING_CONDITIONS_MAX_SIZE),
@@ -297,8 +284,8 @@ def binding_parameter_declarative(conditions: Any, failure_conditions: Any, path
     """The Beta `MaxItems` rules of both lists (4 each)."""
     errors: list[FieldError] = []
     for key, items, limit in (
-        ("bindingConditions", _strings(conditions), BINDING_CONDITIONS_MAX_SIZE),
-        ("bindingFailureConditions", _strings(failure_conditions), BINDING_FAILURE_CONDITIONS_MAX_SIZE),
+        ("bindingConditions", strings(conditions), BINDING_CONDITIONS_MAX_SIZE),
+        ("bindingFailureConditions", strings(failure_conditions), BINDING_FAILURE_CONDITIONS_MAX_SIZE),
     ):
         if len(items) > limit:
             errors.append(too_many(path.child(key), len(items), limit))

@@ -7,6 +7,9 @@ rounded up to nano otherwise. On the fast path it keeps the text itself when it 
 except that v1.37.2 drops the suffix of a DecimalSI value past `E` (`2000E` prints `2`;
 resourceapi/quantity.py prints `2e21`, as newer releases do). `Value()` wraps around int64 in ways that
 depend on the representation (a duplicate valid value above 2^63 is printed with it).
+
+The one home of these texts: claims (a capacity request in a duplicate's JSON), slices (counters, capacity
+policies: `GoQuantity`) and claim status all print quantities through it.
 """
 
 from __future__ import annotations
@@ -17,14 +20,12 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from resourceapi.quantity import Format, Quantity, QuantityError, coerce_quantity
+from resourceapi.quantity import MAX_INT64, MIN_INT64, Format, Quantity, QuantityError, coerce_quantity
 
 _NUMBER = re.compile(r"([+-]?)0*([0-9]*)(?:\.([0-9]*))?(.*)", re.DOTALL)
 _DECIMAL_EXPONENTS = {"": 0, "n": -9, "u": -6, "m": -3, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
 _BINARY_EXPONENTS = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}
 _EXPONENT = re.compile(r"[eE]([-+]?[0-9]+)")
-MAX_INT64 = (1 << 63) - 1
-MIN_INT64 = -(1 << 63)
 _MAX_INT64_FACTORS = 18
 _NANO = 10**9
 
@@ -180,3 +181,20 @@ def quantity_or_zero(raw: Any) -> Quantity:
         return coerce_quantity(raw)
     except (QuantityError, TypeError, ValueError):
         return Quantity(Fraction(0))
+
+
+@dataclass(frozen=True)
+class GoQuantity:
+    """A decoded quantity and the text Go prints for it (`String()`: as written or canonical)."""
+
+    q: Quantity
+    text: str
+    value: int  # `Value()`
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def go_quantity(raw: Any) -> GoQuantity:
+    """A decoded quantity (None: Go's zero Quantity) with its `String()` and `Value()`."""
+    return GoQuantity(quantity_or_zero(raw), "0" if raw is None else quantity_text(raw), go_value(raw))

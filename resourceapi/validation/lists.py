@@ -67,13 +67,31 @@ def validate_set(
     errors = validate_items(items, check, path, items_covered=items_covered)
     if uniqueness_covered:
         return errors
-    seen: set[Hashable] = set()
+    return errors + duplicates(items, path, key, lambda item: shown(item) if shown is not None else key(item))
+
+
+def duplicates(
+    items: Sequence[Any],
+    path: Path,
+    key: Callable[[Any], Any] | None = None,
+    shown: Callable[[Any], Any] | None = None,
+) -> list[FieldError]:
+    """`validate.ValSliceUnique` (and `validateSet`'s uniqueness check): a `Duplicate value` at each later
+    index whose key (default: the item itself; unhashable ones compared by equality) an earlier item has,
+    showing `shown(item)` (default: the item)."""
+    errors: list[FieldError] = []
+    hashed: set[Any] = set()
+    unhashable: list[Any] = []
     for i, item in enumerate(items):
-        k = key(item)
-        if k in seen:
-            errors.append(duplicate(path.index(i), shown(item) if shown is not None else k))
-        else:
-            seen.add(k)
+        k = key(item) if key is not None else item
+        try:
+            repeated = k in hashed
+            hashed.add(k)
+        except TypeError:
+            repeated = k in unhashable
+            unhashable.append(k)
+        if repeated:
+            errors.append(duplicate(path.index(i), shown(item) if shown is not None else item))
     return errors
 
 

@@ -1,8 +1,13 @@
-"""ObjectMeta as resource.k8s.io's validation judges it (`corevalidation.ValidateObjectMeta` and 1.37's
-declarative name formats): the name or generateName, labels, annotations, the immutable name.
+"""ObjectMeta as kube-apiserver 1.37 judges a DeviceClass (`corevalidation.ValidateObjectMeta` and 1.37's
+declarative name format), and the label and annotation rules every kind shares.
 
-Shared by every kind's validation: DeviceClasses (webhook/deviceclass/validation.py), ResourceClaims,
-ResourceClaimTemplates and ResourceSlices (resourceapi/validation/).
+DeviceClass's variant differs from the handwritten `ValidateObjectMeta` that claims, templates and slices get
+(object_meta.py) in three ways: its name format is the declarative `validate.LongName`, reported in the
+declarative pass (after the spec's handwritten errors; `metadata_errors` returns the two groups apart);
+it also judges updates (labels and annotations only when changed, the immutable name); and `dra-capacity
+validate` reads a `generateName` as the name it will generate, judged by LongName.
+Labels, annotations and label values (`validate_labels`, `validate_annotations`, `is_label_value`)
+are shared by every kind.
 """
 
 from __future__ import annotations

@@ -10,21 +10,12 @@ from typing import Any
 
 from resourceapi.field import FieldError, Path, forbidden, invalid, required
 from resourceapi.names import is_dns1123_subdomain
-from resourceapi.objects import mapping
+from resourceapi.objects import mapping, strings, text_at
 from resourceapi.validation.device_fields import label_name_errors
 from resourceapi.validation.gojson import NULL, GoJSON, marshal
 from resourceapi.validation.meta import is_label_value
 
 _NODE_NAME_FIELD = "metadata.name"  # the one node field selector key (nodeFieldSelectorValidators)
-
-
-def _text(obj: Mapping[str, Any], key: str) -> str:
-    value = obj.get(key)
-    return value if isinstance(value, str) else ""
-
-
-def _strings(value: Any) -> list[str]:
-    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
 
 
 def node_selector_errors(
@@ -67,8 +58,8 @@ def requirement_errors(
     """`ValidateNodeSelectorRequirement`: the values the operator needs, the key as a label name, each value
     as a label value."""
     errors: list[FieldError] = []
-    operator = _text(req, "operator")
-    values = _strings(req.get("values"))
+    operator = text_at(req, "operator")
+    values = strings(req.get("values"))
     if operator in ("In", "NotIn"):
         if not values:
             errors.append(
@@ -90,7 +81,7 @@ def requirement_errors(
             )
     else:
         errors.append(invalid(path.child("operator"), operator, "not a valid selector operator"))
-    errors.extend(label_name_errors(_text(req, "key"), path.child("key")))
+    errors.extend(label_name_errors(text_at(req, "key"), path.child("key")))
     if not allow_invalid_label_value:
         for i, value in enumerate(values):
             errors.extend(invalid(path.child("values").index(i), value, msg) for msg in is_label_value(value))
@@ -101,8 +92,8 @@ def field_requirement_errors(req: Mapping[str, Any], path: Path) -> list[FieldEr
     """`ValidateNodeFieldSelectorRequirement`: `In`/`NotIn` with one value, key `metadata.name`, each value a
     node name (a DNS subdomain)."""
     errors: list[FieldError] = []
-    operator = _text(req, "operator")
-    values = _strings(req.get("values"))
+    operator = text_at(req, "operator")
+    values = strings(req.get("values"))
     if operator in ("In", "NotIn"):
         if len(values) != 1:
             errors.append(
@@ -113,7 +104,7 @@ def field_requirement_errors(req: Mapping[str, Any], path: Path) -> list[FieldEr
             )
     else:
         errors.append(invalid(path.child("operator"), operator, "not a valid selector operator"))
-    key = _text(req, "key")
+    key = text_at(req, "key")
     if key != _NODE_NAME_FIELD:
         errors.append(invalid(path.child("key"), key, "not a valid field selector key"))
     else:
@@ -154,8 +145,8 @@ def _requirements_json(value: Any) -> list[dict[str, Any]] | None:
         values = req.get("values")
         out.append(
             {
-                "Key": _text(req, "key"),
-                "Operator": _text(req, "operator"),
+                "Key": text_at(req, "key"),
+                "Operator": text_at(req, "operator"),
                 "Values": [v if isinstance(v, str) else "" for v in values]
                 if isinstance(values, list)
                 else None,

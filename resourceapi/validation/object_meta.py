@@ -1,8 +1,15 @@
-"""ObjectMeta as `corevalidation.ValidateObjectMeta` judges it on create, all handwritten (ResourceSlices:
-their type has no enforced declarative ObjectMeta rule in 1.37, unlike DeviceClasses, meta.py): `generateName`
-as a name prefix, the name, labels, annotations, owner references and finalizers.
+"""ObjectMeta as `corevalidation.ValidateObjectMeta` judges it on create, all handwritten: ResourceClaims and
+ResourceClaimTemplates (`NameIsDNSSubdomain`; their names have no declarative rule in 1.37) and ResourceSlices
+(their type has no enforced declarative ObjectMeta rule in 1.37); `ValidateTemplateObjectMeta` (a template's
+`spec.metadata`). DeviceClasses differ (a declarative name reported last, updates): meta.py.
 
-Managed fields are not judged here (the API server's field manager rebuilds them on create).
+`generateName` is judged as a name prefix (its trailing dash masked), then the name, labels, annotations,
+owner references and finalizers. On create the API server has generated the name from `generateName` before
+validating (the prefix cut to 58 bytes, then 5 random characters). That name's errors carry a random suffix,
+so they are reported here at `metadata.generateName` with the prefix as the value (as
+`meta.generate_name_errors` does; the differential puts the server's in the same terms). The namespace is the
+request's (the API server sets it from the URL, or clears it for a cluster-scoped kind). Managed fields are
+not judged here (the API server's field manager rebuilds them on create).
 """
 
 from __future__ import annotations
@@ -10,12 +17,14 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from resourceapi.field import FieldError, Path, invalid, required
+from resourceapi.field import FieldError, Path, forbidden, invalid, required
 from resourceapi.names import generated_name_base, is_dns1123_subdomain, is_qualified_name
+from resourceapi.objects import text
+from resourceapi.validation.common import type_invalid
 from resourceapi.validation.gojson import marshal
 from resourceapi.validation.meta import GENERATED_SUFFIX, METADATA, validate_annotations, validate_labels
 
-GENERATE_NAME = "metadata.generateName"
+GENERATE_NAME = str(METADATA.child("generateName"))
 NameCheck = Callable[[str], list[str]]
 FINALIZER_ORPHAN = "orphan"  # metav1.FinalizerOrphanDependents
 FINALIZER_FOREGROUND = "foregroundDeletion"  # metav1.FinalizerDeleteDependents
@@ -23,47 +32,47 @@ STANDARD_FINALIZERS = frozenset({"kubernetes", FINALIZER_ORPHAN, FINALIZER_FOREG
 BANNED_OWNERS = frozenset({("", "v1", "Event")})  # apimachineryvalidation.BannedOwners
 
 
-def _text(value: Any) -> str:
-    return value if isinstance(value, str) else ""
-
-
 def object_meta_errors(
-    meta: Mapping[str, Any], name_check: NameCheck = is_dns1123_subdomain
+    meta: Mapping[str, Any], name_check: NameCheck = is_dns1123_subdomain, path: Path = METADATA
 ) -> list[FieldError]:
-    """`ValidateObjectMeta(meta, false, nameFn)` on create, for a cluster-scoped kind whose name `name_check`
-    judges (default `NameIsDNSSubdomain`). Without a name, the API server judges the one it generated from
-    `generateName` (random suffix); that is reported here at `metadata.generateName` with the prefix as the
-    value, as `dra-capacity validate` does (docs/divergences.md). A namespace is cleared first; `generation`
-    is set by PrepareForCreate."""
+    """`ValidateObjectMeta(meta, _, nameFn, path)` on create, without the namespace, for a kind whose name
+    `name_check` judges (default `NameIsDNSSubdomain`): the generateName prefix, the name (generated when only
+    a prefix is given), labels, annotations, owner references, finalizers."""
     errors: list[FieldError] = []
-    generate_name = _text(meta.get("generateName"))
-    name = _text(meta.get("name"))
-    path = Path(GENERATE_NAME)
+    generate_name = meta.get("generateName") or ""
+    name = meta.get("name") or ""
+    gen_path = path.child("generateName")
+    if not isinstance(generate_name, str):
+        return [type_invalid(gen_path, generate_name, "string")]
+    if not isinstance(name, str):
+        return [type_invalid(path.child("name"), name, "string")]
     if generate_name:
-        errors.extend(invalid(path, generate_name, m) for m in name_check(mask_trailing_dash(generate_name)))
+        errors.extend(
+            invalid(gen_path, generate_name, m) for m in name_check(mask_trailing_dash(generate_name))
+        )
     if name:
-        errors.extend(invalid(METADATA.child("name"), name, m) for m in name_check(name))
+        errors.extend(invalid(path.child("name"), name, m) for m in name_check(name))
     elif generate_name:
         generated = generated_name_base(generate_name) + GENERATED_SUFFIX
-        errors.extend(invalid(path, generate_name, m) for m in name_check(generated))
+        errors.extend(invalid(gen_path, generate_name, m) for m in name_check(generated))
     else:
-        errors.append(required(METADATA.child("name"), "name or generateName is required"))
+        errors.append(required(path.child("name"), "name or generateName is required"))
     for key, check in (("labels", validate_labels), ("annotations", validate_annotations)):
         value = meta.get(key)
         if value is not None:
-            errors.extend(check(value, METADATA.child(key)))
+            errors.extend(check(value, path.child(key)))
     owners = meta.get("ownerReferences")
     if isinstance(owners, list):
-        errors.extend(owner_references_errors(owners, METADATA.child("ownerReferences")))
+        errors.extend(owner_references_errors(owners, path.child("ownerReferences")))
     finalizers = meta.get("finalizers")
     if isinstance(finalizers, list):
-        names = [_text(f) for f in finalizers]
-        errors.extend(finalizers_errors(names, METADATA.child("finalizers")))
+        names = [text(f) for f in finalizers]
+        errors.extend(finalizers_errors(names, path.child("finalizers")))
         for i, finalizer in enumerate(names):  # corevalidation's own check, after the generic ones
             if "/" not in finalizer and finalizer not in STANDARD_FINALIZERS:
                 errors.append(
                     invalid(
-                        METADATA.child("finalizers").index(i),
+                        path.child("finalizers").index(i),
                         finalizer,
                         "name is neither a standard finalizer name nor is it fully qualified",
                     )
@@ -94,10 +103,10 @@ def _group_version(api_version: str) -> tuple[str, str] | None:
 def _owner_json(ref: Mapping[str, Any]) -> dict[str, Any]:
     """A metav1.OwnerReference as json.Marshal writes it."""
     out: dict[str, Any] = {
-        "apiVersion": _text(ref.get("apiVersion")),
-        "kind": _text(ref.get("kind")),
-        "name": _text(ref.get("name")),
-        "uid": _text(ref.get("uid")),
+        "apiVersion": text(ref.get("apiVersion")),
+        "kind": text(ref.get("kind")),
+        "name": text(ref.get("name")),
+        "uid": text(ref.get("uid")),
     }
     for key in ("controller", "blockOwnerDeletion"):
         if isinstance(ref.get(key), bool):
@@ -118,7 +127,7 @@ def owner_references_errors(owners: list[Any], path: Path) -> list[FieldError]:
             refs.append(ref)
     for i, ref in enumerate(refs):
         ref_path = path.index(i)
-        api_version = _text(ref.get("apiVersion"))
+        api_version = text(ref.get("apiVersion"))
         gv = _group_version(api_version)
         if not api_version:
             errors.append(required(ref_path.child("apiVersion"), "must not be empty"))
@@ -127,10 +136,10 @@ def owner_references_errors(owners: list[Any], path: Path) -> list[FieldError]:
                 invalid(ref_path.child("apiVersion"), api_version, "must be <group>/<version> or <version>")
             )
         for key in ("kind", "name", "uid"):
-            if not _text(ref.get(key)):
+            if not text(ref.get(key)):
                 errors.append(required(ref_path.child(key), "must not be empty"))
         group, version = gv if gv is not None else ("", "")
-        kind = _text(ref.get("kind"))
+        kind = text(ref.get("kind"))
         if (group, version, kind) in BANNED_OWNERS:
             errors.append(
                 invalid(
@@ -140,7 +149,7 @@ def owner_references_errors(owners: list[Any], path: Path) -> list[FieldError]:
                 )
             )
         if ref.get("controller") is True:
-            current = f"{kind}/{_text(ref.get('name'))}"
+            current = f"{kind}/{text(ref.get('name'))}"
             if first_controller:
                 errors.append(
                     invalid(
@@ -167,4 +176,44 @@ def finalizers_errors(finalizers: list[str], path: Path) -> list[FieldError]:
                 f"finalizer {FINALIZER_ORPHAN} and {FINALIZER_FOREGROUND} cannot be both set",
             )
         )
+    return errors
+
+
+# ObjectMeta's fields in Go order, as `validateFieldAllowList` visits them (Annotations, Labels allowed).
+_TEMPLATE_FORBIDDEN = (
+    "name",
+    "generateName",
+    "namespace",
+    "selfLink",
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "ownerReferences",
+    "finalizers",
+    "managedFields",
+)
+
+
+def template_meta_errors(meta: Any, path: Path) -> list[FieldError]:
+    """`ValidateTemplateObjectMeta`: annotations, labels, then every other ObjectMeta field that is set is
+    Forbidden (`cannot be set`)."""
+    if meta is None:
+        return []
+    if not isinstance(meta, dict):
+        return [type_invalid(path, meta, "object")]
+    errors: list[FieldError] = []
+    annotations = meta.get("annotations")
+    if annotations is not None:
+        errors.extend(validate_annotations(annotations, path.child("annotations")))
+    labels = meta.get("labels")
+    if labels is not None:
+        errors.extend(validate_labels(labels, path.child("labels")))
+    for key in _TEMPLATE_FORBIDDEN:
+        value = meta.get(key)
+        if value is None or value == "" or (value == 0 and not isinstance(value, bool)):
+            continue
+        errors.append(forbidden(path.child(key), "cannot be set"))
     return errors

@@ -41,8 +41,10 @@ from resourceapi.gates import (
     DRA_RESOURCE_CLAIM_DEVICE_STATUS,
     FeatureGates,
 )
+from resourceapi.objects import items, mapping, text
 from resourceapi.validation.device_fields import driver_name_errors, pool_name_errors
 from resourceapi.validation.gojson import counters_json, marshal
+from resourceapi.validation.lists import duplicates
 from resourceapi.validation.node_selector import node_name_errors, node_selector_errors, terms_value
 from resourceapi.validation.object_meta import GENERATE_NAME, object_meta_errors
 from resourceapi.validation.slice_devices import (
@@ -52,12 +54,8 @@ from resourceapi.validation.slice_devices import (
     device_errors,
     has_list_value,
     internal_attribute_value,
-    items,
     name_declarative,
-    obj,
     qualified_name_errors,
-    text,
-    unique_by,
 )
 
 SPEC = Path("spec")
@@ -142,8 +140,8 @@ class SliceGates:
 def validate_resource_slice(slice_obj: Mapping[str, Any], gates: FeatureGates) -> list[FieldError]:
     """Every error kube-apiserver 1.37 reports on creating `slice_obj` (decoded JSON), in its order."""
     sg = SliceGates.of(gates)
-    errors = object_meta_errors(obj(slice_obj.get("metadata")))
-    spec = prepare(obj(slice_obj.get("spec")), sg)
+    errors = object_meta_errors(mapping(slice_obj.get("metadata")))
+    spec = prepare(mapping(slice_obj.get("spec")), sg)
     errors.extend(spec_errors(spec, sg))
     return once(errors) + spec_declarative(spec, sg)
 
@@ -236,7 +234,7 @@ def _without(value: Any, keys: tuple[str, ...]) -> Any:
 def spec_errors(spec: Mapping[str, Any], sg: SliceGates) -> list[FieldError]:
     """`validateResourceSliceSpec` on create, its covered errors left to `spec_declarative`."""
     errors = driver_name_errors(text(spec.get("driver")), SPEC.child("driver"))
-    pool = obj(spec.get("pool"))
+    pool = mapping(spec.get("pool"))
     pool_path = SPEC.child("pool")
     errors.extend(pool_name_errors(text(pool.get("name")), pool_path.child("name")))
     count = _int(pool.get("resourceSliceCount"))
@@ -252,12 +250,12 @@ def spec_errors(spec: Mapping[str, Any], sg: SliceGates) -> list[FieldError]:
     counters_raw = spec.get("sharedCounters")
     if counters_raw is not None and devices_raw is not None:
         errors.append(invalid(SPEC, "", "only one of `sharedCounters` or `devices` is allowed"))
-    devices = [obj(d) for d in items(devices_raw)]
+    devices = [mapping(d) for d in items(devices_raw)]
     errors.extend(_devices_errors(devices, spec.get("perDeviceNodeSelection") is True, sg))
     counter_sets = items(counters_raw)
     if len(counter_sets) <= RESOURCE_SLICE_MAX_COUNTER_SETS:  # over it: declarative Too many only
         for i, counter_set in enumerate(counter_sets):
-            counters = obj(obj(counter_set).get("counters"))
+            counters = mapping(mapping(counter_set).get("counters"))
             if len(counters) > RESOURCE_SLICE_MAX_COUNTERS_PER_COUNTER_SET:
                 path = SPEC.child("sharedCounters").index(i).child("counters")
                 errors.append(too_many(path, len(counters), RESOURCE_SLICE_MAX_COUNTERS_PER_COUNTER_SET))
@@ -288,7 +286,7 @@ def _node_selection_errors(spec: Mapping[str, Any]) -> list[FieldError]:
     selector = spec.get("nodeSelector")
     if selector is not None:
         chosen.append("`nodeSelector`")
-        sel = obj(selector)
+        sel = mapping(selector)
         errors.extend(node_selector_errors(sel, SPEC.child("nodeSelector")))
         if len(items(sel.get("nodeSelectorTerms"))) != 1:
             # upstream: one term only, which simplifies merging selectors of devices from several slices
@@ -318,7 +316,10 @@ def _devices_errors(devices: list[Mapping[str, Any]], per_device: bool, sg: Slic
     advanced = any(
         items(d.get("taints"))
         or items(d.get("consumesCounters"))
-        or (sg.list_attributes and any(has_list_value(obj(a)) for a in obj(d.get("attributes")).values()))
+        or (
+            sg.list_attributes
+            and any(has_list_value(mapping(a)) for a in mapping(d.get("attributes")).values())
+        )
         for d in devices
     )
     limit = RESOURCE_SLICE_MAX_DEVICES_WITH_ADVANCED_FEATURES if advanced else RESOURCE_SLICE_MAX_DEVICES
@@ -354,7 +355,7 @@ def _partition_type_errors(spec: Mapping[str, Any], devices: list[Mapping[str, A
     bare = name[len(prefix) :] if name.startswith(prefix) else ""
     errors: list[FieldError] = []
     for i in consuming:
-        attributes = obj(devices[i].get("attributes"))
+        attributes = mapping(devices[i].get("attributes"))
         attr_path = SPEC.child("devices").index(i).child("attributes").key(name)
         raw = attributes.get(name) if name in attributes else (attributes.get(bare) if bare else None)
         if name not in attributes and (not bare or bare not in attributes):
@@ -366,7 +367,7 @@ def _partition_type_errors(spec: Mapping[str, Any], devices: list[Mapping[str, A
                 )
             )
             continue
-        attribute = obj(raw)
+        attribute = mapping(raw)
         if attribute.get("string") is None:
             errors.append(
                 invalid(
@@ -412,7 +413,7 @@ def spec_declarative(spec: Mapping[str, Any], sg: SliceGates) -> list[FieldError
     errors: list[FieldError] = []
     devices_path = SPEC.child("devices")
     for i, device in enumerate(items(spec.get("devices"))):
-        errors.extend(device_declarative(obj(device), devices_path.index(i)))
+        errors.extend(device_declarative(mapping(device), devices_path.index(i)))
     errors.extend(_counter_sets_declarative(items(spec.get("sharedCounters")), SPEC.child("sharedCounters")))
     attribute = spec.get("partitionTypeAttribute")
     if attribute is not None:
@@ -437,8 +438,8 @@ def counter_set_value(counter_set: Mapping[str, Any]) -> Any:
 def _counter_sets_declarative(counter_sets: list[Any], path: Path) -> list[FieldError]:
     if len(counter_sets) > RESOURCE_SLICE_MAX_COUNTER_SETS:
         return [too_many(path, len(counter_sets), RESOURCE_SLICE_MAX_COUNTER_SETS)]
-    entries = [obj(c) for c in counter_sets]
-    errors = unique_by(entries, lambda e: text(e.get("name")), counter_set_value, path)
+    entries = [mapping(c) for c in counter_sets]
+    errors = duplicates(entries, path, lambda e: text(e.get("name")), counter_set_value)
     for i, entry in enumerate(entries):
         errors.extend(name_declarative(text(entry.get("name")), path.index(i).child("name")))
         errors.extend(counters_declarative(entry.get("counters"), path.index(i).child("counters")))
@@ -448,7 +449,7 @@ def _counter_sets_declarative(counter_sets: list[Any], path: Path) -> list[Field
 def _skip_node_operations_declarative(ops: list[Any]) -> list[FieldError]:
     path = SPEC.child("skipNodeOperations")
     values = [text(v) for v in ops]
-    errors = unique_by(values, lambda v: v, lambda v: v, path)
+    errors = duplicates(values, path)
     for i, value in enumerate(values):
         if value not in SKIP_NODE_OPERATIONS:
             errors.append(not_supported(path.index(i), value, SKIP_NODE_OPERATIONS))

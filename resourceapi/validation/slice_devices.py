@@ -18,27 +18,27 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from resourceapi.field import ErrorType, FieldError, Path, duplicate, invalid, required, too_long, too_many
+from resourceapi.field import ErrorType, FieldError, Path, invalid, required, too_long, too_many
 from resourceapi.names import (
-    is_c_identifier,
+    DEVICE_MAX_ID_LENGTH,
+    go_len,
     is_dns1123_label,
     max_len_bytes_error,
     max_len_error,
-    validate_driver_name,
+    validate_qualified_name,
 )
-from resourceapi.validation.capacity_policy import (
-    go_quantity,
-    multi_allocatable_errors,
-    single_allocatable_errors,
-)
+from resourceapi.objects import items, mapping, text
+from resourceapi.validation.capacity_policy import multi_allocatable_errors, single_allocatable_errors
 from resourceapi.validation.device_fields import (
     binding_parameter_declarative,
     binding_parameter_errors,
+    device_name_errors,
     taint_declarative,
     taint_errors,
 )
 from resourceapi.validation.gojson import NULL, GoJSON, counters_json, marshal
-from resourceapi.validation.lists import truncate_if_too_long
+from resourceapi.validation.goquantity import go_quantity
+from resourceapi.validation.lists import duplicates, truncate_if_too_long
 from resourceapi.validation.node_selector import node_name_errors, node_selector_errors
 
 RESOURCE_SLICE_MAX_ATTRIBUTES_AND_CAPACITIES_PER_DEVICE = 32
@@ -47,7 +47,6 @@ RESOURCE_SLICE_MAX_DEVICE_COUNTER_CONSUMPTIONS_PER_DEVICE = 2
 RESOURCE_SLICE_MAX_COUNTERS_PER_DEVICE_COUNTER_CONSUMPTION = 32
 DEVICE_TAINTS_MAX_LENGTH = 16
 DEVICE_ATTRIBUTE_MAX_VALUE_LENGTH = 64
-DEVICE_MAX_ID_LENGTH = 32
 DEVICE_MAX_DOMAIN_LENGTH = 63
 COMPATIBILITY_GROUPS_MAX_ITEMS = 2
 DNS1123_LABEL_MAX_LENGTH = 63
@@ -85,19 +84,7 @@ PER_DEVICE_NODE_FIELDS_FORBIDDEN = (
 NODE_ALLOCATABLE_FIELDS = "`capacityKey`, `deviceMultiplier`"
 
 
-_EMPTY: Mapping[str, Any] = {}
-_NONE: list[Any] = []
 _BASE = "\x00"  # the path of memoized errors, replaced by the real one (`_rebased`)
-
-
-def obj(value: Any) -> Mapping[str, Any]:
-    """A decoded object, or {} for null (Go's zero struct)."""
-    return value if isinstance(value, dict) else _EMPTY
-
-
-def items(value: Any) -> list[Any]:
-    """A decoded list, or [] for null."""
-    return value if isinstance(value, list) else _NONE
 
 
 def _rebased(errors: tuple[FieldError, ...], path: Path) -> list[FieldError]:
@@ -106,20 +93,6 @@ def _rebased(errors: tuple[FieldError, ...], path: Path) -> list[FieldError]:
         return []
     prefix = str(path)
     return [dataclasses.replace(e, field=prefix + e.field[len(_BASE) :]) for e in errors]
-
-
-def text(value: Any) -> str:
-    """A decoded string, or "" for null."""
-    return value if isinstance(value, str) else ""
-
-
-def go_len(value: str) -> int:
-    return len(value.encode("utf-8", "surrogatepass"))
-
-
-def label_name_errors(name: str, path: Path) -> list[FieldError]:
-    """`ValidateDNS1123Label` (device and counter names): one Invalid per message, "" included."""
-    return [invalid(path, name, msg) for msg in is_dns1123_label(name)]
 
 
 def key_errors(name: str, path: Path) -> list[FieldError]:
@@ -135,31 +108,8 @@ def _key_errors(name: str) -> tuple[FieldError, ...]:
 def qualified_name_errors(name: str, path: Path) -> list[FieldError]:
     """`validateQualifiedName` as 1.37 has it: `<C identifier>` or `<domain>/<C identifier>`, the
     identifier at most 32 bytes and the domain a driver name; a name with more slashes is not judged
-    (upstream's TODO)."""
-    parts = name.split("/")
-    if len(parts) == 1:
-        return _c_identifier_errors(name, path)
-    if len(parts) != 2:
-        return []
-    domain, identifier = parts
-    errors: list[FieldError] = []
-    if not domain:
-        errors.append(invalid(path, "", "the domain must not be empty"))
-    else:
-        errors.extend(validate_driver_name(domain, path))
-    if not identifier:
-        errors.append(invalid(path, "", "the name must not be empty"))
-    else:
-        errors.extend(_c_identifier_errors(identifier, path))
-    return errors
-
-
-def _c_identifier_errors(identifier: str, path: Path) -> list[FieldError]:
-    errors: list[FieldError] = []
-    if go_len(identifier) > DEVICE_MAX_ID_LENGTH:
-        errors.append(too_long(path, DEVICE_MAX_ID_LENGTH))
-    errors.extend(invalid(path, identifier, msg) for msg in is_c_identifier(identifier))
-    return errors
+    (upstream's TODO; newer releases reject it, as `validate_qualified_name` does)."""
+    return [] if name.count("/") > 1 else validate_qualified_name(name, path)
 
 
 def simple_attribute(attribute: Any) -> bool:
@@ -216,9 +166,9 @@ def device_errors(
 ) -> list[FieldError]:
     """`validateDevice` on create, its covered errors left to `device_declarative`."""
     name = text(device.get("name"))
-    errors = label_name_errors(name, path.child("name"))
-    attributes = obj(device.get("attributes"))
-    capacity = obj(device.get("capacity"))
+    errors = device_name_errors(name, path.child("name"))
+    attributes = mapping(device.get("attributes"))
+    capacity = mapping(device.get("capacity"))
     count = len(attributes) + len(capacity)
     if count > RESOURCE_SLICE_MAX_ATTRIBUTES_AND_CAPACITIES_PER_DEVICE:
         limit = RESOURCE_SLICE_MAX_ATTRIBUTES_AND_CAPACITIES_PER_DEVICE
@@ -237,7 +187,7 @@ def device_errors(
             if simple_attribute(value):
                 continue
             shown = truncate_if_too_long(key, ATTRIBUTE_AND_CAPACITY_MAX_KEY_LENGTH)
-            errors.extend(_attribute_errors(obj(value), attributes_path.key(shown), shown != key))
+            errors.extend(_attribute_errors(mapping(value), attributes_path.key(shown), shown != key))
     if capacity:
         multiple = device.get("allowMultipleAllocations") is True
         errors.extend(_rebased(_capacity_errors(capacity, multiple, fractional), path.child("capacity")))
@@ -246,11 +196,11 @@ def device_errors(
         errors.append(too_many(path.child("taints"), len(taints), DEVICE_TAINTS_MAX_LENGTH))
     else:
         for i, taint in enumerate(taints):
-            errors.extend(taint_errors(obj(taint), path.child("taints").index(i)))
+            errors.extend(taint_errors(mapping(taint), path.child("taints").index(i)))
     consumptions = items(device.get("consumesCounters"))
     if len(consumptions) <= RESOURCE_SLICE_MAX_DEVICE_COUNTER_CONSUMPTIONS_PER_DEVICE:
         for i, consumption in enumerate(consumptions):
-            counters = obj(obj(consumption).get("counters"))
+            counters = mapping(mapping(consumption).get("counters"))
             if len(counters) > RESOURCE_SLICE_MAX_COUNTERS_PER_DEVICE_COUNTER_CONSUMPTION:
                 errors.append(
                     too_many(
@@ -265,7 +215,8 @@ def device_errors(
     if conditions is not None or failure_conditions is not None:
         errors.extend(binding_parameter_errors(conditions, failure_conditions, path))
     if allocatable:
-        errors.extend(_node_allocatable_errors(obj(device.get("nodeAllocatableResources")), capacity, path))
+        resources = mapping(device.get("nodeAllocatableResources"))
+        errors.extend(_node_allocatable_errors(resources, capacity, path))
     return errors
 
 
@@ -298,7 +249,7 @@ def _capacity_map_errors(
     for key in sorted(capacity):
         errors.extend(key_errors(key, path))
         item_path = path.key(truncate_if_too_long(key, ATTRIBUTE_AND_CAPACITY_MAX_KEY_LENGTH))
-        item = obj(capacity[key])
+        item = mapping(capacity[key])
         if multiple:
             errors.extend(multi_allocatable_errors(item, item_path, fractional))
         else:
@@ -382,7 +333,7 @@ def _node_selection_errors(device: Mapping[str, Any], path: Path, per_device: bo
             errors.append(invalid(path.child("nodeName"), name, "must not be empty"))
     if selector is not None:
         chosen.append("`nodeSelector`")
-        errors.extend(node_selector_errors(obj(selector), path.child("nodeSelector")))
+        errors.extend(node_selector_errors(mapping(selector), path.child("nodeSelector")))
     if all_nodes is not None:
         if all_nodes is True:
             chosen.append("`allNodes`")
@@ -408,17 +359,19 @@ def _node_allocatable_errors(
     base = path.child("nodeAllocatableResources")
     for name in sorted(resources):
         key_path = base.key(name)
-        resource = obj(resources[name])
+        resource = mapping(resources[name])
         if not _is_node_allocatable_resource_name(name):
             errors.append(invalid(key_path, name, "must be a node allocatable resource name"))
-        mapping = resource.get("mapping")
+        resource_mapping = resource.get("mapping")
         overhead = resource.get("overhead")
-        if mapping is None and overhead is None:
+        if resource_mapping is None and overhead is None:
             errors.append(required(key_path, "at least one of mapping or overhead must be set"))
-        if mapping is not None:
-            errors.extend(_allocatable_mapping_errors(obj(mapping), capacity, key_path.child("mapping")))
+        if resource_mapping is not None:
+            errors.extend(
+                _allocatable_mapping_errors(mapping(resource_mapping), capacity, key_path.child("mapping"))
+            )
         if overhead is not None:
-            errors.extend(_allocatable_overhead_errors(obj(overhead), key_path.child("overhead")))
+            errors.extend(_allocatable_overhead_errors(mapping(overhead), key_path.child("overhead")))
     return errors
 
 
@@ -480,26 +433,28 @@ def device_declarative(device: Mapping[str, Any], path: Path) -> list[FieldError
     consumptions (at most 2, unique counter sets, names and counters), the taints' effects, the binding
     condition list sizes, the node allocatable mappings' union."""
     errors: list[FieldError] = []
-    attributes = obj(device.get("attributes"))
+    attributes = mapping(device.get("attributes"))
     for key in sorted(attributes):
         value = attributes[key]
         if not simple_attribute(value):
-            errors.extend(_attribute_union(obj(value), path.child("attributes").key(key)))
+            errors.extend(_attribute_union(mapping(value), path.child("attributes").key(key)))
     consumptions = items(device.get("consumesCounters"))
     if consumptions:
         errors.extend(_consumptions_declarative(consumptions, path.child("consumesCounters")))
     for i, taint in enumerate(items(device.get("taints"))):
-        errors.extend(taint_declarative(obj(taint), path.child("taints").index(i)))
+        errors.extend(taint_declarative(mapping(taint), path.child("taints").index(i)))
     conditions = device.get("bindingConditions")
     failure_conditions = device.get("bindingFailureConditions")
     if conditions is not None or failure_conditions is not None:
         errors.extend(binding_parameter_declarative(conditions, failure_conditions, path))
-    resources = obj(device.get("nodeAllocatableResources"))
+    resources = mapping(device.get("nodeAllocatableResources"))
     for name in sorted(resources):
-        mapping = obj(resources[name]).get("mapping")
-        if mapping is not None:
+        resource_mapping = mapping(resources[name]).get("mapping")
+        if resource_mapping is not None:
             errors.extend(
-                _allocatable_mapping_union(obj(mapping), path.child("nodeAllocatableResources").key(name))
+                _allocatable_mapping_union(
+                    mapping(resource_mapping), path.child("nodeAllocatableResources").key(name)
+                )
             )
     return errors
 
@@ -545,8 +500,8 @@ def _consumptions_declarative(consumptions: list[Any], path: Path) -> list[Field
     """`consumesCounters`: MaxItems 2 (nothing else then), unique `counterSet`, then each entry."""
     if len(consumptions) > RESOURCE_SLICE_MAX_DEVICE_COUNTER_CONSUMPTIONS_PER_DEVICE:
         return [too_many(path, len(consumptions), RESOURCE_SLICE_MAX_DEVICE_COUNTER_CONSUMPTIONS_PER_DEVICE)]
-    entries = [obj(c) for c in consumptions]
-    errors = unique_by(entries, lambda e: text(e.get("counterSet")), consumption_value, path)
+    entries = [mapping(c) for c in consumptions]
+    errors = duplicates(entries, path, lambda e: text(e.get("counterSet")), consumption_value)
     for i, entry in enumerate(entries):
         item_path = path.index(i)
         errors.extend(name_declarative(text(entry.get("counterSet")), item_path.child("counterSet")))
@@ -565,20 +520,7 @@ def _compatibility_groups_declarative(value: Any, path: Path) -> list[FieldError
     errors: list[FieldError] = []
     for i, name in enumerate(names):
         errors.extend(short_name_errors(name, path.index(i)))
-    errors.extend(unique_by(names, lambda n: n, lambda n: n, path))
-    return errors
-
-
-def unique_by(entries: list[Any], key: Any, shown: Any, path: Path) -> list[FieldError]:
-    """`validate.ValSliceUnique`: a Duplicate at each later index whose key an earlier entry has, showing the
-    entry whole."""
-    seen: set[Any] = set()
-    errors: list[FieldError] = []
-    for i, entry in enumerate(entries):
-        k = key(entry)
-        if k in seen:
-            errors.append(duplicate(path.index(i), shown(entry)))
-        seen.add(k)
+    errors.extend(duplicates(names, path))
     return errors
 
 
@@ -600,7 +542,7 @@ def name_declarative(name: str, path: Path) -> list[FieldError]:
 
 def counters_declarative(value: Any, path: Path) -> list[FieldError]:
     """`RequiredMap` then `EachMapKey(ShortName)` at the map's path (keys in sorted order)."""
-    counters = obj(value)
+    counters = mapping(value)
     if not counters:
         return [required(path)]
     return [e for key in sorted(counters) for e in short_name_errors(key, path)]

@@ -57,7 +57,7 @@ def test_invalid_string_value_is_go_quoted() -> None:
         (True, "Invalid value: true: d"),
         (False, "Invalid value: false: d"),
         (1.5, "Invalid value: 1.5: d"),
-        (None, 'Invalid value: "null": d'),
+        (None, "Invalid value: null: d"),  # ErrorBody: json.Marshal(nil)
     ],
 )
 def test_invalid_non_string_values_render_like_go(value: object, rendered: str) -> None:

@@ -15,16 +15,20 @@ from resourceapi.validation.goquantity import go_canonical, go_value, quantity_t
     ("raw", "text"),
     [
         ("-1E-3", "-1E-3"),  # the parsed text is kept on the fast path
+        ("100E-3", "100E-3"),
+        ("1Mi", "1Mi"),
         ("+1", "+1"),
         ("5.", "5."),
         ("1e03", "1e03"),
         ("1.5", "1500m"),  # otherwise canonical
         ("1000", "1k"),
         ("1024Ki", "1Mi"),
+        ("1024Mi", "1Gi"),
         ("0.001Gi", "1073741824m"),
         ("1e-12", "1e-9"),
         ("2000E", "2"),  # v1.37.2 drops the suffix past E
         ("1000000P", "1"),
+        ("1000000E", "1"),
         ("1e21", "1e21"),  # DecimalExponent keeps its exponent
         ("1024Ei", "9223372036854775807"),  # BinarySI is capped at parse
         (10**20, "100E"),

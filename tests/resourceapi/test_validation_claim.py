@@ -11,9 +11,7 @@ import pytest
 
 from resourceapi.cel import compile_selector
 from resourceapi.gates import DRA_CONSUMABLE_CAPACITY, DRA_PRIORITIZED_LIST, FeatureGates
-from resourceapi.quantity import coerce_quantity
 from resourceapi.validation.claim import validate_resource_claim, validate_resource_claim_template
-from resourceapi.validation.govalue import kept_quantity_text, quantity_text
 from resourceapi.validation.objects import validate_create
 
 GATES = FeatureGates.defaults()
@@ -254,22 +252,6 @@ def test_a_template_is_judged_as_its_claim_under_spec_spec() -> None:
         "spec.metadata.finalizers: Forbidden: cannot be set",
         "spec.spec.devices.requests[0].exactly.deviceClassName: Required value",
     ]
-
-
-@pytest.mark.parametrize(
-    ("text", "kept", "shown"),
-    [
-        ("100E-3", True, "100e-3"),
-        ("1Mi", True, "1Mi"),
-        ("1024Mi", False, "1Gi"),
-        ("1000", False, "1k"),
-        ("1.5", False, "1500m"),
-        ("1000000E", False, "1"),  # apimachinery v0.37 has no suffix past E
-    ],
-)
-def test_quantities_in_a_duplicate_read_as_go_marshals_them(text: str, kept: bool, shown: str) -> None:
-    assert kept_quantity_text(text) is kept
-    assert quantity_text(coerce_quantity(text)) == shown
 
 
 def test_three_nested_attribute_loops_are_too_complex_as_for_kube_apiserver() -> None:

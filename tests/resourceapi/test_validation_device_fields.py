@@ -8,6 +8,7 @@ from resourceapi.field import Path
 from resourceapi.validation.device_fields import (
     binding_parameter_declarative,
     binding_parameter_errors,
+    device_name_errors,
     pool_name_declarative,
     pool_name_errors,
     taint_declarative,
@@ -24,6 +25,26 @@ UID = "0b6c5f4e-2f8a-4c51-9a7e-3c2d1b0a9f8e"
 
 def _s(errors: list) -> list[str]:
     return [str(e) for e in errors]
+
+
+LABEL_MSG = (
+    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start "
+    "and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is "
+    "'[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
+)
+
+
+@pytest.mark.parametrize(
+    ("name", "want"),
+    [
+        ("gpu-0", []),
+        ("", [f'p: Invalid value: "": {LABEL_MSG}']),  # ValidateDNS1123Label: no Required of its own
+        ("GPU", [f'p: Invalid value: "GPU": {LABEL_MSG}']),
+        ("a" * 64, [f'p: Invalid value: "{"a" * 64}": must be no more than 63 characters']),
+    ],
+)
+def test_device_names_are_dns_labels_an_empty_one_too(name: str, want: list[str]) -> None:
+    assert _s(device_name_errors(name, P)) == want
 
 
 @pytest.mark.parametrize(
