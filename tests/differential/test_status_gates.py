@@ -58,4 +58,5 @@ def test_status_updates_agree_under_other_gates(real_cluster_factory: Callable[.
         api.close()
     kind = report.kinds[STATUS_KIND]
     assert kind.compared == COUNT
-    assert not kind.keys, "\n".join(report.lines(listed_keys()))
+    # Only listed keys (a wrong JSON type's 400, worded by Go's decoder there) may appear; no verdict differs.
+    assert kind.verdict == 0 and not report.unlisted(listed_keys()), "\n".join(report.lines(listed_keys()))
