@@ -67,6 +67,7 @@ from resourceapi.validation.gojson import NULL, GoJSON, marshal
 from resourceapi.validation.interface_address import interface_address_errors
 from resourceapi.validation.lists import duplicates, validate_set
 from resourceapi.validation.node_selector import node_selector_errors
+from resourceapi.validation.slice import skip_node_operations_declarative
 
 __all__ = ["StatusGates", "validate_status_update"]
 
@@ -87,7 +88,6 @@ NO_NEW_RESERVATIONS = (
     "new entries may not be added while `deallocationRequested` or `deletionTimestamp` are set"
 )
 CONFIG_SOURCES = ("FromClaim", "FromClass")
-SKIP_NODE_OPERATIONS = ("*", "NodePrepareResources", "NodeUnprepareResources")  # sorted, as Enum lists them
 CONDITION_STATUSES = ("False", "True", "Unknown")
 _REASON_ERR = (
     "a condition reason must start with alphabetic character, optionally followed by a string of "
@@ -610,11 +610,7 @@ def _allocation_declarative(out: _Errors, allocation: Mapping[str, Any], path: P
             if isinstance(share, str):
                 out.decl(uid_declarative(share, item.child("shareID")), "format=k8s-uuid")
             skip = strings(result.get("skipNodeOperations"))
-            skip_path = item.child("skipNodeOperations")
-            out.decl(duplicates(skip, skip_path))
-            for j, op in enumerate(skip):
-                if op not in SKIP_NODE_OPERATIONS:
-                    out.decl([not_supported(skip_path.index(j), op, SKIP_NODE_OPERATIONS)])
+            out.decl(skip_node_operations_declarative(skip, item.child("skipNodeOperations")))
     configs = items(devices.get("config"))
     config_path = path.child("devices", "config")
     if len(configs) > ALLOCATION_CONFIG_MAX_SIZE:

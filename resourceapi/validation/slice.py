@@ -42,7 +42,7 @@ from resourceapi.gates import (
 from resourceapi.objects import items, mapping, text
 from resourceapi.validation.device_fields import driver_name_errors, pool_name_errors
 from resourceapi.validation.gojson import counters_json, marshal
-from resourceapi.validation.lists import duplicates, validate_set, validate_slice
+from resourceapi.validation.lists import validate_set, validate_slice
 from resourceapi.validation.node_selector import node_name_errors, node_selector_errors, terms_value
 from resourceapi.validation.object_meta import GENERATE_NAME, object_meta_errors
 from resourceapi.validation.slice_devices import (
@@ -420,7 +420,8 @@ def spec_declarative(spec: Mapping[str, Any], sg: SliceGates) -> list[FieldError
             errors.append(forbidden(path, ""))
         else:
             errors.extend(_fully_qualified_name_errors(text(attribute), path))
-    errors.extend(_skip_node_operations_declarative(items(spec.get("skipNodeOperations"))))
+    skip = [text(v) for v in items(spec.get("skipNodeOperations"))]
+    errors.extend(skip_node_operations_declarative(skip, SPEC.child("skipNodeOperations")))
     return errors
 
 
@@ -449,11 +450,10 @@ def _counter_sets_declarative(counter_sets: list[Any], path: Path) -> list[Field
     )
 
 
-def _skip_node_operations_declarative(ops: list[Any]) -> list[FieldError]:
-    path = SPEC.child("skipNodeOperations")
-    values = [text(v) for v in ops]
-    errors = duplicates(values, path)
-    for i, value in enumerate(values):
-        if value not in SKIP_NODE_OPERATIONS:
-            errors.append(not_supported(path.index(i), value, SKIP_NODE_OPERATIONS))
-    return errors
+def skip_node_operations_declarative(values: list[str], path: Path) -> list[FieldError]:
+    """A `skipNodeOperations` list (a slice's, an allocation result's): unique, then each a known one."""
+
+    def check(value: str, p: Path) -> list[FieldError]:
+        return [] if value in SKIP_NODE_OPERATIONS else [not_supported(p, value, SKIP_NODE_OPERATIONS)]
+
+    return validate_set(values, -1, check, None, path, unique_first=True)
