@@ -7,6 +7,11 @@ it; that one is reported by the declarative pass, after every handwritten error.
 like skip such a check here: pass them only where the declarative twin is enforced (not for `MarkAlpha`
 rules). Go iterates maps in a random order; the keys are visited sorted here, and the differential compares
 such causes as a set.
+
+Every port writes a list's "over the limit: one Too many, else each item (and uniqueness)" with these; the
+declarative halves pass `unique_first=True` (zz_generated checks uniqueness before the items). A claim status
+update's coverage is conditional (its declarative rules ratchet), so claim_status.py tags these helpers'
+results itself (`_Errors.hand_list`) instead of passing `*_covered`.
 """
 
 from __future__ import annotations
