@@ -14,9 +14,10 @@ from collections.abc import Mapping
 from fractions import Fraction
 from typing import Any
 
-from resourceapi.field import FieldError, Path, duplicate, forbidden, invalid, required, too_many
+from resourceapi.field import FieldError, Path, forbidden, invalid, required, too_many
 from resourceapi.quantity import MAX_INT64, MIN_INT64, Quantity
 from resourceapi.validation.goquantity import GoQuantity, go_canonical, go_quantity
+from resourceapi.validation.lists import duplicates
 
 CAPACITY_REQUEST_POLICY_DISCRETE_MAX_OPTIONS = 10  # resource.CapacityRequestPolicyDiscreteMaxOptions
 IS_NEGATIVE_ERROR_MSG = "must be greater than or equal to 0"  # apimachineryvalidation.IsNegativeErrorMsg
@@ -112,13 +113,7 @@ def _valid_values_errors(
             if option.q.cmp(default.q) == 0:
                 found_default = True
         key = _dec_key if fractional else _int_key
-        seen: set[str] = set()
-        for i, option in enumerate(values):
-            k = key(option)
-            if k in seen:
-                errors.append(duplicate(path.index(i), k))
-            else:
-                seen.add(k)
+        errors += duplicates(values, path, key, key)
     if not found_default:
         errors.append(
             invalid(path, str(default), "default value is not valid according to the requestPolicy")

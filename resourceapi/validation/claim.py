@@ -28,7 +28,6 @@ from resourceapi.field import (
     not_supported,
     required,
     too_long,
-    too_many,
 )
 from resourceapi.gates import (
     DRA_ADMIN_ACCESS,
@@ -48,7 +47,7 @@ from resourceapi.validation.device import Compiler, config_driver_errors, valida
 from resourceapi.validation.device_fields import device_name_errors, toleration_declarative, toleration_errors
 from resourceapi.validation.gojson import NULL, marshal
 from resourceapi.validation.goquantity import quantity_text
-from resourceapi.validation.lists import duplicates, validate_slice
+from resourceapi.validation.lists import validate_set, validate_slice
 from resourceapi.validation.object_meta import GENERATE_NAME, object_meta_errors, template_meta_errors
 
 DEVICE_REQUESTS_MAX_SIZE = 32  # resource.DeviceRequestsMaxSize
@@ -356,36 +355,33 @@ def _declarative(
     requests: list[Any], constraints: list[Any], config: list[Any], path: Path
 ) -> list[FieldError]:
     """`Validate_DeviceClaim` (zz_generated, 1.37): reported after every handwritten error."""
-    errors: list[FieldError] = []
-    requests_path = path.child("requests")
-    if len(requests) > DEVICE_REQUESTS_MAX_SIZE:
-        errors.append(too_many(requests_path, len(requests), DEVICE_REQUESTS_MAX_SIZE))
-    else:
-        errors += duplicates(requests, requests_path, lambda r: text(mapping(r).get("name")), _request_json)
-        for i, request in enumerate(requests):
-            errors += _request_declarative(mapping(request), requests_path.index(i))
-    constraints_path = path.child("constraints")
-    if len(constraints) > DEVICE_CONSTRAINTS_MAX_SIZE:
-        errors.append(too_many(constraints_path, len(constraints), DEVICE_CONSTRAINTS_MAX_SIZE))
-    else:
-        for i, item in enumerate(constraints):
-            constraint = mapping(item)
-            p = constraints_path.index(i)
-            errors += _refs_declarative(constraint.get("requests"), p.child("requests"))
-            for key in ("matchAttribute", "distinctAttribute"):
-                value = constraint.get(key)
-                if isinstance(value, str):
-                    errors += fully_qualified_name_declarative(value, p.child(key))
-    config_path = path.child("config")
-    if len(config) > DEVICE_CONFIG_MAX_SIZE:
-        errors.append(too_many(config_path, len(config), DEVICE_CONFIG_MAX_SIZE))
-    else:
-        for i, item in enumerate(config):
-            entry = mapping(item)
-            p = config_path.index(i)
-            errors += _refs_declarative(entry.get("requests"), p.child("requests"))
-            errors += config_driver_errors(entry, p)
-    return errors
+
+    def check_constraint(item: Any, p: Path) -> list[FieldError]:
+        constraint = mapping(item)
+        errors = _refs_declarative(constraint.get("requests"), p.child("requests"))
+        for key in ("matchAttribute", "distinctAttribute"):
+            value = constraint.get(key)
+            if isinstance(value, str):
+                errors += fully_qualified_name_declarative(value, p.child(key))
+        return errors
+
+    def check_config(item: Any, p: Path) -> list[FieldError]:
+        entry = mapping(item)
+        return _refs_declarative(entry.get("requests"), p.child("requests")) + config_driver_errors(entry, p)
+
+    errors = validate_set(
+        requests,
+        DEVICE_REQUESTS_MAX_SIZE,
+        lambda item, p: _request_declarative(mapping(item), p),
+        lambda r: text(mapping(r).get("name")),
+        path.child("requests"),
+        shown=_request_json,
+        unique_first=True,
+    )
+    errors += validate_slice(
+        constraints, DEVICE_CONSTRAINTS_MAX_SIZE, check_constraint, path.child("constraints")
+    )
+    return errors + validate_slice(config, DEVICE_CONFIG_MAX_SIZE, check_config, path.child("config"))
 
 
 def _request_declarative(request: Mapping[str, Any], path: Path) -> list[FieldError]:
@@ -394,15 +390,15 @@ def _request_declarative(request: Mapping[str, Any], path: Path) -> list[FieldEr
     exactly = request.get("exactly")
     if isinstance(exactly, dict):
         errors += _exact_declarative(exactly, path.child("exactly"), subrequest=False)
-    first = items(request.get("firstAvailable"))
-    first_path = path.child("firstAvailable")
-    if len(first) > FIRST_AVAILABLE_MAX_SIZE:
-        errors.append(too_many(first_path, len(first), FIRST_AVAILABLE_MAX_SIZE))
-    elif first:
-        errors += duplicates(first, first_path, lambda s: text(mapping(s).get("name")), _sub_json)
-        for i, sub in enumerate(first):
-            errors += _exact_declarative(mapping(sub), first_path.index(i), subrequest=True)
-    return errors
+    return errors + validate_set(
+        items(request.get("firstAvailable")),
+        FIRST_AVAILABLE_MAX_SIZE,
+        lambda item, p: _exact_declarative(mapping(item), p, subrequest=True),
+        lambda s: text(mapping(s).get("name")),
+        path.child("firstAvailable"),
+        shown=_sub_json,
+        unique_first=True,
+    )
 
 
 def _exact_declarative(request: Mapping[str, Any], path: Path, *, subrequest: bool) -> list[FieldError]:
@@ -418,9 +414,9 @@ def _exact_declarative(request: Mapping[str, Any], path: Path, *, subrequest: bo
             errors.extend(
                 invalid(class_path, class_name, msg) for msg in is_dns1123_subdomain_content(class_name)
             )
-    selectors = items(request.get("selectors"))
-    if len(selectors) > DEVICE_SELECTORS_MAX_SIZE:
-        errors.append(too_many(path.child("selectors"), len(selectors), DEVICE_SELECTORS_MAX_SIZE))
+    errors += validate_slice(
+        items(request.get("selectors")), DEVICE_SELECTORS_MAX_SIZE, None, path.child("selectors")
+    )
     mode = text(request.get("allocationMode"))
     if mode and mode not in ALLOCATION_MODES:
         errors.append(not_supported(path.child("allocationMode"), mode, ALLOCATION_MODES))
@@ -431,10 +427,7 @@ def _exact_declarative(request: Mapping[str, Any], path: Path, *, subrequest: bo
 
 def _refs_declarative(refs: Any, path: Path) -> list[FieldError]:
     """A `requests` list of names: at most 32, no repeats (`Duplicate value` with the name)."""
-    entries = items(refs)
-    if len(entries) > DEVICE_REQUESTS_MAX_SIZE:
-        return [too_many(path, len(entries), DEVICE_REQUESTS_MAX_SIZE)]
-    return duplicates(entries, path, text, text)
+    return validate_set(items(refs), DEVICE_REQUESTS_MAX_SIZE, None, text, path)
 
 
 def fully_qualified_name_declarative(name: str, path: Path) -> list[FieldError]:

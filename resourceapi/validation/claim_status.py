@@ -65,8 +65,9 @@ from resourceapi.validation.device_fields import (
 )
 from resourceapi.validation.gojson import NULL, GoJSON, marshal
 from resourceapi.validation.interface_address import interface_address_errors
-from resourceapi.validation.lists import duplicates
+from resourceapi.validation.lists import duplicates, validate_set
 from resourceapi.validation.node_selector import node_selector_errors
+from resourceapi.validation.slice import skip_node_operations_declarative
 
 __all__ = ["StatusGates", "validate_status_update"]
 
@@ -87,7 +88,6 @@ NO_NEW_RESERVATIONS = (
     "new entries may not be added while `deallocationRequested` or `deletionTimestamp` are set"
 )
 CONFIG_SOURCES = ("FromClaim", "FromClass")
-SKIP_NODE_OPERATIONS = ("*", "NodePrepareResources", "NodeUnprepareResources")  # sorted, as Enum lists them
 CONDITION_STATUSES = ("False", "True", "Unknown")
 _REASON_ERR = (
     "a condition reason must start with alphabetic character, optionally followed by a string of "
@@ -230,8 +230,19 @@ class _Errors:
     def hand(self, errors: list[FieldError], origin: str = "", covered: bool = False) -> None:
         self.handwritten.extend(_Handwritten(e, origin, covered) for e in errors)
 
+    def hand_list(self, errors: list[FieldError]) -> None:
+        """A lists.py result whose size and uniqueness rules upstream marks `MarkCoveredByDeclarative`: its
+        Too many (origin `maxItems`) and its Duplicates covered, the items' own errors not (they must be of
+        other types)."""
+        for e in errors:
+            covered = e.type in (ErrorType.TOO_MANY, ErrorType.DUPLICATE)
+            self.hand([e], "maxItems" if e.type is ErrorType.TOO_MANY else "", covered)
+
     def decl(self, errors: list[FieldError], origin: str = "") -> None:
-        self.declarative.extend(_Declarative(e, origin) for e in errors)
+        """`errors` with `origin`; a Too many always comes from `validate.MaxItems` (origin `maxItems`)."""
+        self.declarative.extend(
+            _Declarative(e, "maxItems" if e.type is ErrorType.TOO_MANY else origin) for e in errors
+        )
 
     def merged(self) -> list[FieldError]:
         """`FilterCoveredHandwrittenErrors`, then the declarative errors appended."""
@@ -396,6 +407,11 @@ def _admin_status_errors(
     return []
 
 
+def _ref_uid(ref: Any) -> str:
+    """A reservation's key: its `uid`."""
+    return text_at(mapping(ref), "uid")
+
+
 def _reference_errors(ref: Mapping[str, Any], path: Path) -> list[FieldError]:
     """`validateResourceClaimUserReference`."""
     return [required(path.child(key)) for key in ("resource", "name", "uid") if not text_at(ref, key)]
@@ -497,14 +513,9 @@ def _network_data(out: _Errors, network: Mapping[str, Any], path: Path) -> None:
         out.hand(
             [too_long(path.child("hardwareAddress"), HARDWARE_ADDRESS_MAX_LENGTH)], "maxBytes", covered=True
         )
-    ips = strings(network.get("ips"))
-    ips_path = path.child("ips")
-    if len(ips) > MAX_IPS:
-        out.hand([too_many(ips_path, len(ips), MAX_IPS)], "maxItems", covered=True)
-        return
-    for i, ip in enumerate(ips):
-        out.hand(interface_address_errors(ip, ips_path.index(i)))
-    out.hand(duplicates(ips, ips_path), covered=True)
+    out.hand_list(
+        validate_set(strings(network.get("ips")), MAX_IPS, interface_address_errors, None, path.child("ips"))
+    )
 
 
 def _allocation(out: _Errors, allocation: Mapping[str, Any], path: Path, names: RequestNames) -> None:
@@ -555,14 +566,15 @@ def _result(out: _Errors, result: Mapping[str, Any], path: Path, names: RequestN
 def _config(out: _Errors, config: Mapping[str, Any], path: Path, names: RequestNames) -> None:
     """`validateDeviceAllocationConfiguration` (source, request list size and uniqueness, driver:
     declarative)."""
-    requests = strings(config.get("requests"))
-    requests_path = path.child("requests")
-    if len(requests) > DEVICE_REQUESTS_MAX_SIZE:
-        out.hand([too_many(requests_path, len(requests), DEVICE_REQUESTS_MAX_SIZE)], "maxItems", covered=True)
-    else:
-        for i, name in enumerate(requests):
-            out.hand(request_name_ref_errors(name, requests_path.index(i), names))
-        out.hand(duplicates(requests, requests_path), covered=True)
+    out.hand_list(
+        validate_set(
+            strings(config.get("requests")),
+            DEVICE_REQUESTS_MAX_SIZE,
+            lambda name, p: request_name_ref_errors(name, p, names),
+            None,
+            path.child("requests"),
+        )
+    )
     opaque = config.get("opaque")
     if not isinstance(opaque, dict):
         out.hand([required(path.child("opaque"))])
@@ -598,11 +610,7 @@ def _allocation_declarative(out: _Errors, allocation: Mapping[str, Any], path: P
             if isinstance(share, str):
                 out.decl(uid_declarative(share, item.child("shareID")), "format=k8s-uuid")
             skip = strings(result.get("skipNodeOperations"))
-            skip_path = item.child("skipNodeOperations")
-            out.decl(duplicates(skip, skip_path))
-            for j, op in enumerate(skip):
-                if op not in SKIP_NODE_OPERATIONS:
-                    out.decl([not_supported(skip_path.index(j), op, SKIP_NODE_OPERATIONS)])
+            out.decl(skip_node_operations_declarative(skip, item.child("skipNodeOperations")))
     configs = items(devices.get("config"))
     config_path = path.child("devices", "config")
     if len(configs) > ALLOCATION_CONFIG_MAX_SIZE:
@@ -617,10 +625,7 @@ def _allocation_declarative(out: _Errors, allocation: Mapping[str, Any], path: P
         elif source not in CONFIG_SOURCES:
             out.decl([not_supported(item.child("source"), source, CONFIG_SOURCES)])
         requests = strings(config.get("requests"))
-        if len(requests) > DEVICE_REQUESTS_MAX_SIZE:
-            out.decl([too_many(item.child("requests"), len(requests), DEVICE_REQUESTS_MAX_SIZE)], "maxItems")
-        else:
-            out.decl(duplicates(requests, item.child("requests")))
+        out.decl(validate_set(requests, DEVICE_REQUESTS_MAX_SIZE, None, None, item.child("requests")))
         opaque = config.get("opaque")
         if isinstance(opaque, dict):
             out.decl(driver_name_declarative(text_at(opaque, "driver"), item.child("opaque", "driver")))
@@ -629,12 +634,9 @@ def _allocation_declarative(out: _Errors, allocation: Mapping[str, Any], path: P
 def _reserved_for_declarative(out: _Errors, refs: list[Any], old_refs: Any, path: Path) -> None:
     if not refs or _equal(refs, old_refs):
         return
-    if len(refs) > RESERVED_FOR_MAX_SIZE:
-        out.decl([too_many(path, len(refs), RESERVED_FOR_MAX_SIZE)], "maxItems")
-        return
     out.decl(
-        duplicates(
-            refs, path, key=lambda r: text_at(mapping(r), "uid"), shown=lambda r: _reference_json(mapping(r))
+        validate_set(
+            refs, RESERVED_FOR_MAX_SIZE, None, _ref_uid, path, shown=lambda r: _reference_json(mapping(r))
         )
     )
 
@@ -693,10 +695,7 @@ def _network_declarative(
     too_long_text("interfaceName", INTERFACE_NAME_MAX_LENGTH)
     ips = strings(network.get("ips"))
     if ips and not (old is not None and _equal(ips, old.get("ips"))):
-        if len(ips) > MAX_IPS:
-            out.decl([too_many(path.child("ips"), len(ips), MAX_IPS)], "maxItems")
-        else:
-            out.decl(duplicates(ips, path.child("ips")))
+        out.decl(validate_set(ips, MAX_IPS, None, None, path.child("ips")))
     too_long_text("hardwareAddress", HARDWARE_ADDRESS_MAX_LENGTH)
 
 
@@ -737,13 +736,11 @@ def status_update_errors(
 
     refs = items(status.get("reservedFor"))
     refs_path = STATUS.child("reservedFor")
-    if len(refs) > RESERVED_FOR_MAX_SIZE:
-        out.hand([too_many(refs_path, len(refs), RESERVED_FOR_MAX_SIZE)], "maxItems", covered=True)
-    else:
-        for i, ref in enumerate(refs):
-            out.hand(_reference_errors(mapping(ref), refs_path.index(i)))
-        ref_uid = lambda r: text_at(mapping(r), "uid")  # noqa: E731
-        out.hand(duplicates(refs, refs_path, ref_uid, ref_uid), covered=True)
+    out.hand_list(
+        validate_set(
+            refs, RESERVED_FOR_MAX_SIZE, lambda r, p: _reference_errors(mapping(r), p), _ref_uid, refs_path
+        )
+    )
 
     allocation = status.get("allocation")
     allocated = {_device_key(r, r.get("shareID")) for r in _results(status)}

@@ -37,6 +37,7 @@ from resourceapi.names import (
 from resourceapi.objects import strings, text_at
 from resourceapi.validation.common import relocated
 from resourceapi.validation.gojson import NULL
+from resourceapi.validation.lists import duplicates
 from resourceapi.validation.meta import is_label_value
 
 POOL_NAME_MAX_LENGTH = 253
@@ -245,11 +246,7 @@ def binding_parameter_errors(conditions: Any, failure_conditions: Any, path: Pat
         if len(items) <= limit:
             for i, item in enumerate(items):
                 errors.extend(label_name_errors(item, path.child(key).index(i)))
-    seen: set[str] = set()
-    for i, cond in enumerate(conds):
-        if cond in seen:
-            errors.append(duplicate(path.child("bindingConditions").index(i), cond))
-        seen.add(cond)
+    errors += duplicates(conds, path.child("bindingConditions"))
     seen_failures: set[str] = set()
     cond_set = set(conds)
     for i, cond in enumerate(failures):

@@ -7,6 +7,11 @@ it; that one is reported by the declarative pass, after every handwritten error.
 like skip such a check here: pass them only where the declarative twin is enforced (not for `MarkAlpha`
 rules). Go iterates maps in a random order; the keys are visited sorted here, and the differential compares
 such causes as a set.
+
+Every port writes a list's "over the limit: one Too many, else each item (and uniqueness)" with these; the
+declarative halves pass `unique_first=True` (zz_generated checks uniqueness before the items). A claim status
+update's coverage is conditional (its declarative rules ratchet), so claim_status.py tags these helpers'
+results itself (`_Errors.hand_list`) instead of passing `*_covered`.
 """
 
 from __future__ import annotations
@@ -34,40 +39,47 @@ def validate_items(
 def validate_slice(
     items: Sequence[Any] | None,
     max_size: int,
-    check: ItemCheck,
+    check: ItemCheck | None,
     path: Path,
     *,
     size_covered: bool = False,
     items_covered: bool = False,
 ) -> list[FieldError]:
-    """`validateSlice`: over `max_size` (negative: no limit) is one Too many and nothing else (DoS guard)."""
+    """`validateSlice`: over `max_size` (negative: no limit) is one Too many and nothing else (DoS guard).
+    `check` None: only the size is judged (a declarative `MaxItems` whose items have no rules)."""
     items = items or ()
     if 0 <= max_size < len(items):
         return [] if size_covered else [too_many(path, len(items), max_size)]
+    if check is None:
+        return []
     return validate_items(items, check, path, items_covered=items_covered)
 
 
 def validate_set(
     items: Sequence[Any] | None,
     max_size: int,
-    check: ItemCheck,
-    key: Callable[[Any], Hashable],
+    check: ItemCheck | None,
+    key: Callable[[Any], Hashable] | None,
     path: Path,
     *,
     size_covered: bool = False,
     items_covered: bool = False,
     uniqueness_covered: bool = False,
     shown: Callable[[Any], Any] | None = None,
+    unique_first: bool = False,
 ) -> list[FieldError]:
-    """`validateSet`: `validate_slice`, then `Duplicate value` at each repeated item's index. `shown` gives
-    the value the Duplicate error prints (default: the key)."""
+    """`validateSet`: `validate_slice`, then `Duplicate value` at each repeated item's index. `check` None:
+    the items have no rules of their own; `key` None: the item is its own key. `shown` gives the value the
+    Duplicate error prints (default: the key). `unique_first`: the Duplicates before the items' errors, the
+    order of 1.37's declarative code (zz_generated: `MaxItems`, then `validate.Unique*`, then each item)."""
     items = items or ()
     if 0 <= max_size < len(items):
         return [] if size_covered else [too_many(path, len(items), max_size)]
-    errors = validate_items(items, check, path, items_covered=items_covered)
+    errors = [] if check is None else validate_items(items, check, path, items_covered=items_covered)
     if uniqueness_covered:
         return errors
-    return errors + duplicates(items, path, key, lambda item: shown(item) if shown is not None else key(item))
+    dups = duplicates(items, path, key, shown if shown is not None else key)
+    return dups + errors if unique_first else errors + dups
 
 
 def duplicates(

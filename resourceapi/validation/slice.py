@@ -24,12 +24,10 @@ from typing import Any
 from resourceapi.field import (
     FieldError,
     Path,
-    duplicate,
     forbidden,
     invalid,
     not_supported,
     required,
-    too_many,
 )
 from resourceapi.gates import (
     DRA_CONSUMABLE_CAPACITY,
@@ -44,7 +42,7 @@ from resourceapi.gates import (
 from resourceapi.objects import items, mapping, text
 from resourceapi.validation.device_fields import driver_name_errors, pool_name_errors
 from resourceapi.validation.gojson import counters_json, marshal
-from resourceapi.validation.lists import duplicates
+from resourceapi.validation.lists import validate_set, validate_slice
 from resourceapi.validation.node_selector import node_name_errors, node_selector_errors, terms_value
 from resourceapi.validation.object_meta import GENERATE_NAME, object_meta_errors
 from resourceapi.validation.slice_devices import (
@@ -252,13 +250,20 @@ def spec_errors(spec: Mapping[str, Any], sg: SliceGates) -> list[FieldError]:
         errors.append(invalid(SPEC, "", "only one of `sharedCounters` or `devices` is allowed"))
     devices = [mapping(d) for d in items(devices_raw)]
     errors.extend(_devices_errors(devices, spec.get("perDeviceNodeSelection") is True, sg))
-    counter_sets = items(counters_raw)
-    if len(counter_sets) <= RESOURCE_SLICE_MAX_COUNTER_SETS:  # over it: declarative Too many only
-        for i, counter_set in enumerate(counter_sets):
-            counters = mapping(mapping(counter_set).get("counters"))
-            if len(counters) > RESOURCE_SLICE_MAX_COUNTERS_PER_COUNTER_SET:
-                path = SPEC.child("sharedCounters").index(i).child("counters")
-                errors.append(too_many(path, len(counters), RESOURCE_SLICE_MAX_COUNTERS_PER_COUNTER_SET))
+    errors.extend(
+        validate_slice(  # over the limit: the declarative Too many only
+            items(counters_raw),
+            RESOURCE_SLICE_MAX_COUNTER_SETS,
+            lambda item, p: validate_slice(
+                list(mapping(mapping(item).get("counters"))),
+                RESOURCE_SLICE_MAX_COUNTERS_PER_COUNTER_SET,
+                None,
+                p.child("counters"),
+            ),
+            SPEC.child("sharedCounters"),
+            size_covered=True,
+        )
+    )
     if spec.get("partitionTypeAttribute") is not None:
         errors.extend(_partition_type_errors(spec, devices))
     errors.extend(_skip_node_operations_errors(spec.get("skipNodeOperations")))
@@ -323,20 +328,13 @@ def _devices_errors(devices: list[Mapping[str, Any]], per_device: bool, sg: Slic
         for d in devices
     )
     limit = RESOURCE_SLICE_MAX_DEVICES_WITH_ADVANCED_FEATURES if advanced else RESOURCE_SLICE_MAX_DEVICES
-    if len(devices) > limit:
-        return [too_many(path, len(devices), limit)]
-    errors: list[FieldError] = []
-    for i, device in enumerate(devices):
-        errors.extend(
-            device_errors(device, path.index(i), per_device, sg.fractional_capacity, sg.node_allocatable)
-        )
-    seen: set[str] = set()
-    for i, device in enumerate(devices):
-        name = text(device.get("name"))
-        if name in seen:
-            errors.append(duplicate(path.index(i), name))
-        seen.add(name)
-    return errors
+    return validate_set(
+        devices,
+        limit,
+        lambda device, p: device_errors(device, p, per_device, sg.fractional_capacity, sg.node_allocatable),
+        lambda device: text(device.get("name")),
+        path,
+    )
 
 
 def _partition_type_errors(spec: Mapping[str, Any], devices: list[Mapping[str, Any]]) -> list[FieldError]:
@@ -422,7 +420,8 @@ def spec_declarative(spec: Mapping[str, Any], sg: SliceGates) -> list[FieldError
             errors.append(forbidden(path, ""))
         else:
             errors.extend(_fully_qualified_name_errors(text(attribute), path))
-    errors.extend(_skip_node_operations_declarative(items(spec.get("skipNodeOperations"))))
+    skip = [text(v) for v in items(spec.get("skipNodeOperations"))]
+    errors.extend(skip_node_operations_declarative(skip, SPEC.child("skipNodeOperations")))
     return errors
 
 
@@ -436,21 +435,25 @@ def counter_set_value(counter_set: Mapping[str, Any]) -> Any:
 
 
 def _counter_sets_declarative(counter_sets: list[Any], path: Path) -> list[FieldError]:
-    if len(counter_sets) > RESOURCE_SLICE_MAX_COUNTER_SETS:
-        return [too_many(path, len(counter_sets), RESOURCE_SLICE_MAX_COUNTER_SETS)]
-    entries = [mapping(c) for c in counter_sets]
-    errors = duplicates(entries, path, lambda e: text(e.get("name")), counter_set_value)
-    for i, entry in enumerate(entries):
-        errors.extend(name_declarative(text(entry.get("name")), path.index(i).child("name")))
-        errors.extend(counters_declarative(entry.get("counters"), path.index(i).child("counters")))
-    return errors
+    def check(entry: Mapping[str, Any], p: Path) -> list[FieldError]:
+        errors = name_declarative(text(entry.get("name")), p.child("name"))
+        return errors + counters_declarative(entry.get("counters"), p.child("counters"))
+
+    return validate_set(
+        [mapping(c) for c in counter_sets],
+        RESOURCE_SLICE_MAX_COUNTER_SETS,
+        check,
+        lambda e: text(e.get("name")),
+        path,
+        shown=counter_set_value,
+        unique_first=True,
+    )
 
 
-def _skip_node_operations_declarative(ops: list[Any]) -> list[FieldError]:
-    path = SPEC.child("skipNodeOperations")
-    values = [text(v) for v in ops]
-    errors = duplicates(values, path)
-    for i, value in enumerate(values):
-        if value not in SKIP_NODE_OPERATIONS:
-            errors.append(not_supported(path.index(i), value, SKIP_NODE_OPERATIONS))
-    return errors
+def skip_node_operations_declarative(values: list[str], path: Path) -> list[FieldError]:
+    """A `skipNodeOperations` list (a slice's, an allocation result's): unique, then each a known one."""
+
+    def check(value: str, p: Path) -> list[FieldError]:
+        return [] if value in SKIP_NODE_OPERATIONS else [not_supported(p, value, SKIP_NODE_OPERATIONS)]
+
+    return validate_set(values, -1, check, None, path, unique_first=True)

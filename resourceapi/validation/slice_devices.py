@@ -18,7 +18,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from resourceapi.field import ErrorType, FieldError, Path, invalid, required, too_long, too_many
+from resourceapi.field import ErrorType, FieldError, Path, invalid, required, too_long
 from resourceapi.names import (
     DEVICE_MAX_ID_LENGTH,
     go_len,
@@ -38,7 +38,7 @@ from resourceapi.validation.device_fields import (
 )
 from resourceapi.validation.gojson import NULL, GoJSON, counters_json, marshal
 from resourceapi.validation.goquantity import go_quantity
-from resourceapi.validation.lists import duplicates, truncate_if_too_long
+from resourceapi.validation.lists import truncate_if_too_long, validate_set, validate_slice
 from resourceapi.validation.node_selector import node_name_errors, node_selector_errors
 
 RESOURCE_SLICE_MAX_ATTRIBUTES_AND_CAPACITIES_PER_DEVICE = 32
@@ -191,24 +191,28 @@ def device_errors(
     if capacity:
         multiple = device.get("allowMultipleAllocations") is True
         errors.extend(_rebased(_capacity_errors(capacity, multiple, fractional), path.child("capacity")))
-    taints = items(device.get("taints"))
-    if len(taints) > DEVICE_TAINTS_MAX_LENGTH:
-        errors.append(too_many(path.child("taints"), len(taints), DEVICE_TAINTS_MAX_LENGTH))
-    else:
-        for i, taint in enumerate(taints):
-            errors.extend(taint_errors(mapping(taint), path.child("taints").index(i)))
-    consumptions = items(device.get("consumesCounters"))
-    if len(consumptions) <= RESOURCE_SLICE_MAX_DEVICE_COUNTER_CONSUMPTIONS_PER_DEVICE:
-        for i, consumption in enumerate(consumptions):
-            counters = mapping(mapping(consumption).get("counters"))
-            if len(counters) > RESOURCE_SLICE_MAX_COUNTERS_PER_DEVICE_COUNTER_CONSUMPTION:
-                errors.append(
-                    too_many(
-                        path.child("consumesCounters").index(i).child("counters"),
-                        len(counters),
-                        RESOURCE_SLICE_MAX_COUNTERS_PER_DEVICE_COUNTER_CONSUMPTION,
-                    )
-                )
+    errors.extend(
+        validate_slice(
+            items(device.get("taints")),
+            DEVICE_TAINTS_MAX_LENGTH,
+            lambda taint, p: taint_errors(mapping(taint), p),
+            path.child("taints"),
+        )
+    )
+    errors.extend(
+        validate_slice(  # over the limit: the declarative Too many only
+            items(device.get("consumesCounters")),
+            RESOURCE_SLICE_MAX_DEVICE_COUNTER_CONSUMPTIONS_PER_DEVICE,
+            lambda consumption, p: validate_slice(
+                list(mapping(mapping(consumption).get("counters"))),
+                RESOURCE_SLICE_MAX_COUNTERS_PER_DEVICE_COUNTER_CONSUMPTION,
+                None,
+                p.child("counters"),
+            ),
+            path.child("consumesCounters"),
+            size_covered=True,
+        )
+    )
     errors.extend(_node_selection_errors(device, path, per_device_node_selection))
     conditions = device.get("bindingConditions")
     failure_conditions = device.get("bindingFailureConditions")
@@ -498,30 +502,29 @@ def consumption_value(consumption: Mapping[str, Any]) -> GoJSON:
 
 def _consumptions_declarative(consumptions: list[Any], path: Path) -> list[FieldError]:
     """`consumesCounters`: MaxItems 2 (nothing else then), unique `counterSet`, then each entry."""
-    if len(consumptions) > RESOURCE_SLICE_MAX_DEVICE_COUNTER_CONSUMPTIONS_PER_DEVICE:
-        return [too_many(path, len(consumptions), RESOURCE_SLICE_MAX_DEVICE_COUNTER_CONSUMPTIONS_PER_DEVICE)]
-    entries = [mapping(c) for c in consumptions]
-    errors = duplicates(entries, path, lambda e: text(e.get("counterSet")), consumption_value)
-    for i, entry in enumerate(entries):
-        item_path = path.index(i)
-        errors.extend(name_declarative(text(entry.get("counterSet")), item_path.child("counterSet")))
-        errors.extend(counters_declarative(entry.get("counters"), item_path.child("counters")))
-        errors.extend(_compatibility_groups_declarative(entry.get("compatibilityGroups"), item_path))
-    return errors
+
+    def check(entry: Mapping[str, Any], p: Path) -> list[FieldError]:
+        errors = name_declarative(text(entry.get("counterSet")), p.child("counterSet"))
+        errors += counters_declarative(entry.get("counters"), p.child("counters"))
+        return errors + _compatibility_groups_declarative(entry.get("compatibilityGroups"), p)
+
+    return validate_set(
+        [mapping(c) for c in consumptions],
+        RESOURCE_SLICE_MAX_DEVICE_COUNTER_CONSUMPTIONS_PER_DEVICE,
+        check,
+        lambda e: text(e.get("counterSet")),
+        path,
+        shown=consumption_value,
+        unique_first=True,
+    )
 
 
 def _compatibility_groups_declarative(value: Any, path: Path) -> list[FieldError]:
     """`compatibilityGroups` (DRADeviceCompatibilityGroups): at most 2, short names, unique."""
-    groups = items(value)
-    path = path.child("compatibilityGroups")
-    if len(groups) > COMPATIBILITY_GROUPS_MAX_ITEMS:
-        return [too_many(path, len(groups), COMPATIBILITY_GROUPS_MAX_ITEMS)]
-    names = [text(g) for g in groups]
-    errors: list[FieldError] = []
-    for i, name in enumerate(names):
-        errors.extend(short_name_errors(name, path.index(i)))
-    errors.extend(duplicates(names, path))
-    return errors
+    names = [text(g) for g in items(value)]
+    return validate_set(
+        names, COMPATIBILITY_GROUPS_MAX_ITEMS, short_name_errors, None, path.child("compatibilityGroups")
+    )
 
 
 def short_name_errors(name: str, path: Path) -> list[FieldError]:
