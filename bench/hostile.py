@@ -732,7 +732,9 @@ def thread_cpu(pid: int) -> tuple[float, float]:
     return loop, other
 
 
-async def squat_ab(server: Server, legit: bytes, rounds: int, window: float) -> None:
+async def squat_ab(
+    server: Server, legit: bytes, rounds: int, window: float, target: Server | None = None
+) -> None:
     """Issue 28's squat target, measured A/B/A': `rounds` rotations of a quiet window, a window with 4
     squatters connected and a second quiet window, legitimate reviews sent throughout; each condition's
     samples pooled, so the machine's load (which drifts over minutes) weighs on all alike. The two quiet
@@ -752,7 +754,7 @@ async def squat_ab(server: Server, legit: bytes, rounds: int, window: float) -> 
         sys.executable,
         __file__,
         "--run-squatters",
-        f"{server.port}:{server.cafile}",
+        f"{(target or server).port}:{(target or server).cafile}",
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
     )
@@ -845,13 +847,22 @@ def _p(values: list[float], q: float) -> float:
     return ordered[min(int(len(ordered) * q), len(ordered) - 1)]
 
 
-async def bench(names: list[str], settle: float, flags: tuple[str, ...], ab_rounds: int = 0) -> int:
+async def bench(
+    names: list[str], settle: float, flags: tuple[str, ...], ab_rounds: int = 0, decoy: bool = False
+) -> int:
     legit = FIXTURE.read_bytes()
     load = os.getloadavg()[0]
     with serve(flags) as server:
         if ab_rounds:
             print(f"load average (1 min) at start: {load:.2f}")
-            await squat_ab(server, legit, ab_rounds, 4.0)
+            if decoy:
+                # The control: the squatters hit a second server, so the legitimate client's server does none
+                # of their work; what is left of the ratio is the attack's own processes sharing the machine.
+                with serve(flags) as other:
+                    print("decoy: the squatters hit a second server, not the reviews' server")
+                    await squat_ab(server, legit, ab_rounds, 4.0, target=other)
+            else:
+                await squat_ab(server, legit, ab_rounds, 4.0)
             print(f"load average (1 min) at end: {os.getloadavg()[0]:.2f}")
             return 0
         start_memory = server.rss()
@@ -946,13 +957,18 @@ def main() -> int:
         help="only measure the squat target A/B: ROUNDS rotations of 4 s quiet, 4 s with 4 squatters and 4 s "
         "quiet again (the noise floor)",
     )
+    parser.add_argument(
+        "--squat-decoy",
+        action="store_true",
+        help="with --squat-ab: aim the squatters at a second server (the control: the machine's share)",
+    )
     args = parser.parse_args()
     names = [n for n in args.only.split(",") if n] or list(ATTACKS)
     unknown = [n for n in names if n not in ATTACKS]
     if unknown:
         parser.error(f"unknown attacks {unknown}; known: {', '.join(ATTACKS)}")
     flags = tuple(args.serve_arg) if args.serve_arg is not None else WORST_CASE_FLAGS
-    return asyncio.run(bench(names, args.settle, flags, args.squat_ab))
+    return asyncio.run(bench(names, args.settle, flags, args.squat_ab, args.squat_decoy))
 
 
 if __name__ == "__main__":
