@@ -70,7 +70,7 @@ class Recycling:
     """When worker processes are replaced (see the module docstring); 0 turns a rule off."""
 
     after_large_reviews: int = 32
-    max_rss_growth: int = 64 * 1024 * 1024
+    max_rss_growth: int = 24 * 1024 * 1024
 
 
 def process_rss(pid: int) -> int:
