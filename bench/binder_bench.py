@@ -49,8 +49,8 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from support.gpu_cluster import device_class, gpu_slice, node, pod  # noqa: E402
 
-from allocator.binder.controller import Binder, BinderOptions  # noqa: E402
-from allocator.binder.process import tune_garbage_collector  # noqa: E402
+from binder.controller import Binder, BinderOptions  # noqa: E402
+from binder.process import tune_garbage_collector  # noqa: E402
 from kubeio.kube import DEVICE_CLASSES, NODES, PODS, RESOURCE_SLICES, Kube, load_configuration  # noqa: E402
 from resourceapi.gates import FeatureGates  # noqa: E402
 

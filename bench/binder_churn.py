@@ -35,8 +35,8 @@ import binder_bench  # noqa: E402
 from binder_bench import PIN, Double, Run, seed, thread_cpu  # noqa: E402
 from support.gpu_cluster import CLASS, DRIVER  # noqa: E402
 
-from allocator.binder.controller import Binder, BinderOptions  # noqa: E402
-from allocator.binder.process import tune_garbage_collector  # noqa: E402
+from binder.controller import Binder, BinderOptions  # noqa: E402
+from binder.process import tune_garbage_collector  # noqa: E402
 from kubeio.kube import RESOURCE_CLAIMS, ApiError, Kube, load_configuration  # noqa: E402
 from resourceapi.gates import FeatureGates  # noqa: E402
 

@@ -157,7 +157,7 @@ def upkeep(path: Path, changes: int) -> tuple[list[float], list[float], list[flo
     from prometheus_client import CollectorRegistry
     from prometheus_client.exposition import generate_latest
 
-    from allocator.binder.usage_metrics import UsageMetrics
+    from binder.usage_metrics import UsageMetrics
     from resourceapi.gates import FeatureGates
 
     data = json.loads(path.read_bytes())

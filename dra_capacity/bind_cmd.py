@@ -1,4 +1,4 @@
-"""`dra-capacity bind`: the binding controller (allocator/binder/), with leader election and health.
+"""`dra-capacity bind`: the binding controller (binder/), with leader election and health.
 
 Startup problems (bad flags, no cluster configuration) end with one line on stderr and exit 2. SIGTERM and
 SIGINT stop it cleanly (the lease is released, so a standby takes over at once) with exit 0. A leader that
@@ -139,9 +139,9 @@ def run_bind(args: argparse.Namespace) -> int:
         return _error(f"--feature-gates: {exc}")
     if args.leader_elect and not args.lease_duration > args.renew_deadline > args.retry_period:
         return _error("leader election needs --lease-duration > --renew-deadline > --retry-period")
-    from allocator.binder.controller import Binder, BinderOptions
-    from allocator.binder.metrics import BinderMetrics
-    from allocator.binder.process import tune_garbage_collector
+    from binder.controller import Binder, BinderOptions
+    from binder.metrics import BinderMetrics
+    from binder.process import tune_garbage_collector
     from kubeio.election import LeaderElector, default_identity, pod_namespace
     from procrt.health import HealthListener
     from procrt.leader import Leadership, exit_after_lost_lease

@@ -35,7 +35,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 WORK = ROOT / ".mutation"
 EQUIVALENTS = ROOT / "tests" / "mutation" / "equivalents.toml"
-PACKAGES = ("resourceapi", "kubeio", "procrt", "webhook", "allocator", "certs", "dra_capacity")
+PACKAGES = ("resourceapi", "kubeio", "procrt", "webhook", "allocator", "binder", "certs", "dra_capacity")
 THRESHOLD = 95.0
 
 ALLOCATOR_CORE_TESTS = [
@@ -46,15 +46,15 @@ ALLOCATOR_CORE_TESTS = [
 
 # Core module -> its own tests (the narrow selection mutmut runs per mutant).
 MODULES: dict[str, list[str]] = {
-    "allocator/binder/assume.py": ["tests/binder/test_assume_cache.py"],
-    "allocator/binder/hints.py": ["tests/binder/test_queueing_hints.py"],
+    "binder/assume.py": ["tests/binder/test_assume_cache.py"],
+    "binder/hints.py": ["tests/binder/test_queueing_hints.py"],
     "webhook/deviceclass/dropping.py": ["tests/webhook/test_dropping.py"],
     "resourceapi/capacity_requests.py": [
         "tests/resourceapi/test_capacity_request_rules.py",
         "tests/webhook/test_capacity_requests.py",
     ],
     "resourceapi/capacity.py": ["tests/resourceapi/test_capacity.py"],
-    "allocator/binder/claims.py": ["tests/binder/test_claims.py", "tests/binder/test_bind_bodies.py"],
+    "binder/claims.py": ["tests/binder/test_claims.py", "tests/binder/test_bind_bodies.py"],
     "allocator/scheduling/synthesis.py": [
         "tests/allocator/test_synthesis.py",
         "tests/allocator/test_synthesis_rules.py",

@@ -13,7 +13,7 @@ used up.
 `UsageBook` is pure (models in, figures out, no I/O): a change of a class, a slice or an allocation updates
 only the devices it touches, and sums per (class, node) and per class are adjusted by the difference, so a
 change costs what its devices cost, never a pass over the cluster. The binder's metrics
-(`allocator/binder/usage_metrics.py`) and `dra-capacity top` both read it.
+(`binder/usage_metrics.py`) and `dra-capacity top` both read it.
 """
 
 from __future__ import annotations

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from allocator.binder.assume import AssumeCache, ClaimSeen, InFlight
-from allocator.binder.names import CLAIM_ANNOTATION
+from binder.assume import AssumeCache, ClaimSeen, InFlight
+from binder.names import CLAIM_ANNOTATION
 
 
 def pod(node: str | None = None, uid: str = "pu1", phase: str = "Pending") -> Any:

@@ -8,10 +8,10 @@ from typing import Any
 
 from support.gpu_cluster import CLASS, RESOURCE, device_class, gpu_slice, node, pod
 
-from allocator.binder import claims as bodies
-from allocator.binder.names import CLAIM_ANNOTATION, DELETE_PROTECTION_FINALIZER
 from allocator.scheduling.placement import Placement, Placer
 from allocator.structured.cluster import Cluster
+from binder import claims as bodies
+from binder.names import CLAIM_ANNOTATION, DELETE_PROTECTION_FINALIZER
 from resourceapi.core_v1 import Node, Pod
 from resourceapi.extended import ExtendedResourceResolver
 from resourceapi.gates import FeatureGates

@@ -22,7 +22,7 @@ from support.binder_harness import (
 )
 from support.gpu_cluster import RESOURCE, device_class, gpu_slice, node, pod
 
-from allocator.binder.controller import STEPS, Stopped
+from binder.controller import STEPS, Stopped
 
 
 def test_pods_are_bound_with_a_share_each(kube_api: Any) -> None:
@@ -173,7 +173,7 @@ def test_unschedulable_pod_gets_event_and_condition_and_binds_when_capacity_free
         assert cond["message"] == "0/1 nodes are available: 1 cannot allocate all claims."
         [event] = wait_for("event", lambda: events(kube_api, "FailedScheduling"))
         # upstream's summary is the Event's first line (and the condition's whole message); the rest names
-        # the requirement (allocator/binder/diagnosis.py)
+        # the requirement (binder/diagnosis.py)
         assert event["type"] == "Warning" and event["message"].split("\n")[0] == cond["message"]
         assert "the one matching device is full (2/2 shares used)" in event["message"]
         assert event["involvedObject"]["name"] == "web-2"

@@ -9,7 +9,7 @@ from typing import Any
 from support.binder_harness import bound, running_binder, seed_cluster, wait_for
 from support.gpu_cluster import CLASS, RESOURCE, pod
 
-from allocator.binder.controller import Binder
+from binder.controller import Binder
 
 LABELS = {"class": CLASS, "resource": RESOURCE}
 

@@ -23,7 +23,7 @@ from kubeapi import KubeAPIServer
 from support.binder_harness import check_invariants, extended_claims, kube_for, wait_for
 from support.gpu_cluster import device_class, gpu_slice, node, pod
 
-from allocator.binder.controller import STEPS, Binder, BinderOptions, Stopped
+from binder.controller import STEPS, Binder, BinderOptions, Stopped
 from resourceapi.gates import FeatureGates
 
 RUNS = int(os.environ.get("DRA_CAPACITY_CHAOS_RUNS", "10"))

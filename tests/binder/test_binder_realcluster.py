@@ -21,7 +21,7 @@ from support.binder_harness import check_invariants
 from support.gpu_cluster import pod
 from support.real_binders import BINDER_NAMESPACE, Chaos, RealApi, install_binder_rbac, state, wait
 
-from allocator.binder.controller import Binder, BinderOptions
+from binder.controller import Binder, BinderOptions
 from kubeio.election import LeaderElector
 from kubeio.kube import Kube, load_configuration
 from resourceapi.gates import FeatureGates

@@ -1,4 +1,4 @@
-"""The binder's pure functions on JSON (allocator.binder.claims), called directly: which leftover claim a pod
+"""The binder's pure functions on JSON (binder.claims), called directly: which leftover claim a pod
 may resume (the single node an allocation is pinned to, the order among several leftovers, the claim name in
 the pod's status), the PodScheduled=False condition's timestamp, and the bodies' edge cases. Bodies built from
 a real placement are in test_bind_bodies.py."""
@@ -12,7 +12,9 @@ from typing import Any
 
 import pytest
 
-from allocator.binder.claims import (
+from allocator.scheduling.placement import Placement, PlacementResult
+from allocator.scheduling.synthesis import ExtendedOutcome
+from binder.claims import (
     LeftoverAction,
     allocated_node,
     binding_body,
@@ -27,9 +29,7 @@ from allocator.binder.claims import (
     reserved_for,
     unschedulable_condition_patch,
 )
-from allocator.binder.names import CLAIM_ANNOTATION, DELETE_PROTECTION_FINALIZER
-from allocator.scheduling.placement import Placement, PlacementResult
-from allocator.scheduling.synthesis import ExtendedOutcome
+from binder.names import CLAIM_ANNOTATION, DELETE_PROTECTION_FINALIZER
 from resourceapi.core_v1 import Pod
 from resourceapi.resource_v1 import ResourceClaim
 

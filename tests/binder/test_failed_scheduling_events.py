@@ -1,6 +1,6 @@
 """The binder's FailedScheduling Event names the unsatisfied requirement (KEP-6406's risk section), with
 kube-scheduler's summary line first; the pod condition keeps the summary alone. The diagnosis is bounded:
-cached per snapshot, rate-limited, cut to a size (allocator/binder/diagnosis.py)."""
+cached per snapshot, rate-limited, cut to a size (binder/diagnosis.py)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from typing import Any
 from support.binder_harness import bound, events, running_binder, wait_for
 from support.gpu_cluster import device_class, gpu_slice, node, pod
 
-from allocator.binder.diagnosis import MAX_LINES, TokenBucket, compose
-from allocator.binder.events import MAX_MESSAGE
+from binder.diagnosis import MAX_LINES, TokenBucket, compose
+from binder.events import MAX_MESSAGE
 
 
 def _seed(

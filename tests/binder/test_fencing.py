@@ -1,8 +1,8 @@
 """Issue 28: a deposed leader cannot overwrite. A leader frozen with a write already past its lease check
 sends that write after the standby has taken over and written; the write must not alter what the new leader
 wrote.
-Every conflicting write is conditional (resourceVersion/uid: allocator/binder/writes.py), and the new leader
-fences the claims of pods still being placed before it places anything (allocator/binder/fence.py).
+Every conflicting write is conditional (resourceVersion/uid: binder/writes.py), and the new leader
+fences the claims of pods still being placed before it places anything (binder/fence.py).
 
 The freeze is the double's `hold` fault: the old leader's write is sent (its lease check passed) and held at
 the server until the test releases it, after the new leader wrote; the old leader's elector stops renewing,
@@ -26,8 +26,8 @@ from support.binder_harness import (
 )
 from support.gpu_cluster import pod
 
-from allocator.binder.controller import Binder
-from allocator.binder.names import FENCE_ANNOTATION
+from binder.controller import Binder
+from binder.names import FENCE_ANNOTATION
 from kubeio.election import LeaderElector
 
 TIMING = {"lease_duration": 4.0, "renew_deadline": 3.0, "retry_period": 0.5}

@@ -13,8 +13,8 @@ from typing import Any
 from support.binder_harness import bound, running_binder, seed_cluster, wait_for
 from support.gpu_cluster import CLASS, DRIVER, gpu_slice, pod
 
-from allocator.binder.controller import Binder
 from allocator.scheduling.placement import Placer
+from binder.controller import Binder
 from kubeio.informer import Informer
 
 

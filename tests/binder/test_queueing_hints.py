@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from allocator.binder import hints
-from allocator.binder.names import CLAIM_ANNOTATION
+from binder import hints
+from binder.names import CLAIM_ANNOTATION
 
 
 def pod(node: str | None = None, *, phase: str = "Pending", labels: dict[str, str] | None = None) -> Any:

@@ -10,8 +10,8 @@ from prometheus_client.parser import text_string_to_metric_families
 from support.binder_harness import bound, events, running_binder, seed_cluster, wait_for
 from support.gpu_cluster import pod
 
-from allocator.binder.metrics import BinderMetrics
-from allocator.binder.scheduler_metrics import plugins_of
+from binder.metrics import BinderMetrics
+from binder.scheduler_metrics import plugins_of
 
 UPSTREAM_BUCKETS = [0.00001 * 1.5**i for i in range(20)]
 

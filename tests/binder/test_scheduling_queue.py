@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from allocator.binder.scheduling_queue import SchedulingQueue
+from binder.scheduling_queue import SchedulingQueue
 
 
 def key(i: int) -> tuple[str, str]:

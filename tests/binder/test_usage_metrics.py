@@ -10,7 +10,7 @@ from typing import Any
 from prometheus_client import CollectorRegistry
 from support.capacity_cluster import CLASS, RESOURCE, allocated_claim, device_class, gpu_slice, node, pod
 
-from allocator.binder.usage_metrics import UsageMetrics
+from binder.usage_metrics import UsageMetrics
 from resourceapi.gates import FeatureGates
 
 ADDED, MODIFIED, DELETED = "ADDED", "MODIFIED", "DELETED"

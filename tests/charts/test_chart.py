@@ -154,7 +154,7 @@ def _reads(role: dict[str, Any]) -> set[tuple[str, str]]:
 def test_binder_cluster_role_reads_every_kind_its_informers_watch() -> None:
     """Derived from the binder itself, so an informer added to it without its rule fails here (the missing
     `namespaces` rule left the binder unsynced: `informers did not sync within 60s`)."""
-    from allocator.binder.controller import Binder
+    from binder.controller import Binder
     from kubeio.kube import Kube
     from resourceapi.gates import FeatureGates
 

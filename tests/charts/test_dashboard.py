@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from support.chart_render import objects, of_kind, template
 
-from allocator.binder.metrics import BinderMetrics
-from allocator.binder.usage_metrics import UsageMetrics
+from binder.metrics import BinderMetrics
+from binder.usage_metrics import UsageMetrics
 from resourceapi.gates import FeatureGates
 from webhook.podrouting.pod_routing import PodRoutingMetrics
 from webhook.server.metrics import WebhookMetrics

@@ -10,8 +10,8 @@ from collections.abc import Callable, Iterator
 from fractions import Fraction
 from typing import Any
 
-from allocator.binder.controller import Binder, BinderOptions
-from allocator.binder.names import CLAIM_ANNOTATION, DELETE_PROTECTION_FINALIZER
+from binder.controller import Binder, BinderOptions
+from binder.names import CLAIM_ANNOTATION, DELETE_PROTECTION_FINALIZER
 from kubeio.election import LeaderElector
 from kubeio.kube import Kube, load_configuration
 from resourceapi.gates import FeatureGates

@@ -13,15 +13,15 @@ import logging
 import time
 from dataclasses import dataclass, field
 
-from allocator.binder import claims as bodies
-from allocator.binder.assume import InFlight
-from allocator.binder.context import BinderContext, Stopped, log_decision
-from allocator.binder.hints import Key, pod_uid
-from allocator.binder.names import EVENT_WARNING, REASON_FAILED_SCHEDULING
-from allocator.binder.scheduler_metrics import PluginTimer
-from allocator.binder.snapshot import Snapshot
-from allocator.binder.writes import BindError
 from allocator.scheduling.placement import Placement, Placer
+from binder import claims as bodies
+from binder.assume import InFlight
+from binder.context import BinderContext, Stopped, log_decision
+from binder.hints import Key, pod_uid
+from binder.names import EVENT_WARNING, REASON_FAILED_SCHEDULING
+from binder.scheduler_metrics import PluginTimer
+from binder.snapshot import Snapshot
+from binder.writes import BindError
 from kubeio.informer import key_of
 from kubeio.kube import ApiError, Obj
 from resourceapi.resource_v1 import AllocationResult

@@ -22,9 +22,9 @@ from __future__ import annotations
 import logging
 import time
 
-from allocator.binder.context import BinderContext
-from allocator.binder.hints import controller_pod_uid, pending_for, pod_uid
-from allocator.binder.snapshot import Snapshot
+from binder.context import BinderContext
+from binder.hints import controller_pod_uid, pending_for, pod_uid
+from binder.snapshot import Snapshot
 from kubeio.informer import key_of
 from kubeio.kube import ApiError, Obj
 

@@ -4,7 +4,7 @@ The project's own names follow kube-scheduler's where they overlap (`scheduler_r
 `scheduler_pod_scheduling_sli_duration_seconds`), prefixed `dra_capacity_binder_`. Two series carry
 kube-scheduler's exact names, labels, help and buckets, because KEP-6406's rollback signal and SLI are
 written against them (`scheduler_unschedulable_pods`, `scheduler_plugin_execution_duration_seconds`:
-allocator/binder/scheduler_metrics.py, docs/binder.md).
+binder/scheduler_metrics.py, docs/binder.md).
 """
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ class BinderMetrics:
             "Pods that should have been routed to this binder but kept the default scheduler.",
             registry=r,
         )
-        # kube-scheduler's own names, for the pods this binder places (allocator/binder/scheduler_metrics.py)
+        # kube-scheduler's own names, for the pods this binder places (binder/scheduler_metrics.py)
         self.unschedulable_pods = Gauge(
             "scheduler_unschedulable_pods",
             "The number of unschedulable pods broken down by plugin name. A pod will increment the gauge for "

@@ -13,23 +13,23 @@ import logging
 import time
 from concurrent.futures import Executor
 
-from allocator.binder import claims as bodies
-from allocator.binder.binding_cycle import BindingCycle
-from allocator.binder.context import BinderContext, log_decision
-from allocator.binder.hints import Key, controller_pod_uid, pending_for, pod_uid
-from allocator.binder.models import parse
-from allocator.binder.names import (
+from allocator.scheduling.placement import PlacementResult
+from allocator.scheduling.predicates import static_reasons
+from binder import claims as bodies
+from binder.binding_cycle import BindingCycle
+from binder.context import BinderContext, log_decision
+from binder.hints import Key, controller_pod_uid, pending_for, pod_uid
+from binder.models import parse
+from binder.names import (
     EVENT_WARNING,
     REASON_FAILED_SCHEDULING,
     REASON_SCHEDULER_ERROR,
     REASON_UNSCHEDULABLE,
 )
-from allocator.binder.phases import ClaimPhases
-from allocator.binder.scheduler_metrics import DYNAMIC_RESOURCES, RESERVE, plugins_of
-from allocator.binder.snapshot import Snapshot
-from allocator.binder.writes import BindError
-from allocator.scheduling.placement import PlacementResult
-from allocator.scheduling.predicates import static_reasons
+from binder.phases import ClaimPhases
+from binder.scheduler_metrics import DYNAMIC_RESOURCES, RESERVE, plugins_of
+from binder.snapshot import Snapshot
+from binder.writes import BindError
 from kubeio.kube import RESOURCE_CLAIMS, ApiError, Obj
 from resourceapi import routing
 from resourceapi.core_v1 import Node, Pod

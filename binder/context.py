@@ -15,15 +15,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from allocator.binder.assume import AssumeCache
-from allocator.binder.diagnosis import DEFAULT_RATE, Diagnoser
-from allocator.binder.events import EventSink
-from allocator.binder.metrics import BinderMetrics
-from allocator.binder.names import DEFAULT_SCHEDULER_NAME
-from allocator.binder.scheduler_metrics import DEFAULT_SAMPLE_PERCENT, PluginTimer
-from allocator.binder.scheduling_queue import SchedulingQueue
-from allocator.binder.writes import Writer
 from allocator.scheduling.placement import Strategy
+from binder.assume import AssumeCache
+from binder.diagnosis import DEFAULT_RATE, Diagnoser
+from binder.events import EventSink
+from binder.metrics import BinderMetrics
+from binder.names import DEFAULT_SCHEDULER_NAME
+from binder.scheduler_metrics import DEFAULT_SAMPLE_PERCENT, PluginTimer
+from binder.scheduling_queue import SchedulingQueue
+from binder.writes import Writer
 from kubeio.informer import Informer
 from kubeio.kube import DEVICE_CLASSES, NAMESPACES, NODES, PODS, RESOURCE_CLAIMS, RESOURCE_SLICES, Kube, Obj
 from resourceapi.gates import FeatureGates

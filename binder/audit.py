@@ -7,9 +7,9 @@ Runs on the scheduling thread, under the controller's lock: every pod at start a
 
 from __future__ import annotations
 
-from allocator.binder.context import BinderContext, log_decision
-from allocator.binder.hints import pod_uid
-from allocator.binder.names import EVENT_WARNING, REASON_NOT_ROUTED
+from binder.context import BinderContext, log_decision
+from binder.hints import pod_uid
+from binder.names import EVENT_WARNING, REASON_NOT_ROUTED
 from kubeio.kube import Obj
 from resourceapi import routing
 

@@ -15,13 +15,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from allocator.binder.names import (
+from allocator.scheduling.placement import Placement
+from binder.names import (
     CLAIM_ANNOTATION,
     CONDITION_POD_SCHEDULED,
     DELETE_PROTECTION_FINALIZER,
     REASON_UNSCHEDULABLE,
 )
-from allocator.scheduling.placement import Placement
 from resourceapi.resource_v1 import AllocationResult, ResourceClaim
 
 Obj = dict[str, Any]

@@ -19,10 +19,10 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 
-from allocator.binder.events import MAX_MESSAGE
 from allocator.scheduling.explain import PodContext, explain_pod
 from allocator.scheduling.placement import Placer
 from allocator.structured.cluster import Cluster
+from binder.events import MAX_MESSAGE
 from resourceapi.core_v1 import Pod
 
 MAX_LINES = 6  # reasons after the summary; more are counted, not listed

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from allocator.binder.hints import TERMINAL, Key, controller_pod_uid, node_name, pod_uid
+from binder.hints import TERMINAL, Key, controller_pod_uid, node_name, pod_uid
 from kubeio.informer import key_of, resource_version
 from resourceapi.resource_v1 import ResourceClaim
 

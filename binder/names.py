@@ -15,7 +15,7 @@ FIELD_MANAGER = "dra-capacity-binder"
 
 CLAIM_ANNOTATION = EXTENDED_RESOURCE_CLAIM_ANNOTATION
 DELETE_PROTECTION_FINALIZER = "resource.kubernetes.io/delete-protection"
-# Written by a new leader on the claims of pods still being placed (allocator/binder/fence.py): every write a
+# Written by a new leader on the claims of pods still being placed (binder/fence.py): every write a
 # deposed leader still had queued for them carries an older resourceVersion and gets 409.
 FENCE_ANNOTATION = "dra-capacity.io/fenced-by"
 

@@ -10,8 +10,8 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
-from allocator.binder.claims import now_rfc3339
-from allocator.binder.names import COMPONENT
+from binder.claims import now_rfc3339
+from binder.names import COMPONENT
 from kubeio.kube import EVENTS, ApiError, Kube, Obj
 
 log = logging.getLogger("dra_capacity.binder")

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from allocator.binder.names import CLAIM_ANNOTATION
+from binder.names import CLAIM_ANNOTATION
 
 TERMINAL = ("Succeeded", "Failed")
 

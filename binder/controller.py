@@ -31,16 +31,16 @@ from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
-from allocator.binder import hints
-from allocator.binder.audit import RoutingAudit
-from allocator.binder.binding_cycle import BindingCycle
-from allocator.binder.context import STEPS, BinderContext, BinderOptions, Stopped, log_decision
-from allocator.binder.fence import fence
-from allocator.binder.metrics import BinderMetrics
-from allocator.binder.phases import ClaimPhases
-from allocator.binder.scheduling_cycle import SchedulingCycle
-from allocator.binder.snapshot import Snapshot
-from allocator.binder.usage_metrics import UsageMetrics
+from binder import hints
+from binder.audit import RoutingAudit
+from binder.binding_cycle import BindingCycle
+from binder.context import STEPS, BinderContext, BinderOptions, Stopped, log_decision
+from binder.fence import fence
+from binder.metrics import BinderMetrics
+from binder.phases import ClaimPhases
+from binder.scheduling_cycle import SchedulingCycle
+from binder.snapshot import Snapshot
+from binder.usage_metrics import UsageMetrics
 from kubeio.informer import ADDED, Key, key_of
 from kubeio.kube import ApiError, Kube, Obj
 from resourceapi.gates import FeatureGates

@@ -11,18 +11,18 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
-from allocator.binder import claims as bodies
-from allocator.binder.assume import InFlight
-from allocator.binder.context import BinderContext, Stopped, log_decision
-from allocator.binder.hints import Key, pod_uid
-from allocator.binder.models import parse
-from allocator.binder.names import EVENT_NORMAL, REASON_SCHEDULED
-from allocator.binder.phases import ClaimPhases, Reserved, Written
-from allocator.binder.scheduler_metrics import BIND, DEFAULT_BINDER, DYNAMIC_RESOURCES, PRE_BIND, UNRESERVE
-from allocator.binder.snapshot import Snapshot
-from allocator.binder.writes import BindError
 from allocator.scheduling.placement import Placement
 from allocator.scheduling.synthesis import dra_resources_on_node, scalar_requests, synthesize_for_resources
+from binder import claims as bodies
+from binder.assume import InFlight
+from binder.context import BinderContext, Stopped, log_decision
+from binder.hints import Key, pod_uid
+from binder.models import parse
+from binder.names import EVENT_NORMAL, REASON_SCHEDULED
+from binder.phases import ClaimPhases, Reserved, Written
+from binder.scheduler_metrics import BIND, DEFAULT_BINDER, DYNAMIC_RESOURCES, PRE_BIND, UNRESERVE
+from binder.snapshot import Snapshot
+from binder.writes import BindError
 from kubeio.kube import ApiError, Obj
 from resourceapi.core_v1 import Node, Pod
 

@@ -16,12 +16,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from allocator.binder.assume import InFlight
-from allocator.binder.context import BinderContext
-from allocator.binder.hints import Key, is_allocated, node_name
-from allocator.binder.models import parse, parse_all
 from allocator.scheduling.placement import Placer
 from allocator.structured.cluster import Cluster
+from binder.assume import InFlight
+from binder.context import BinderContext
+from binder.hints import Key, is_allocated, node_name
+from binder.models import parse, parse_all
 from kubeio.informer import key_of
 from kubeio.kube import Obj
 from resourceapi.core_v1 import Node, Pod

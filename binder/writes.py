@@ -12,9 +12,9 @@ from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Any
 
-from allocator.binder.claims import binding_body, has_finalizer
-from allocator.binder.metrics import BinderMetrics
-from allocator.binder.names import DELETE_PROTECTION_FINALIZER, FENCE_ANNOTATION, FIELD_MANAGER
+from binder.claims import binding_body, has_finalizer
+from binder.metrics import BinderMetrics
+from binder.names import DELETE_PROTECTION_FINALIZER, FENCE_ANNOTATION, FIELD_MANAGER
 from kubeio.kube import PODS, RESOURCE_CLAIMS, STRATEGIC_MERGE_PATCH, ApiError, Kube, Obj
 
 RETRIES = 5
