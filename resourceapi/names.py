@@ -14,17 +14,17 @@ import re
 import secrets
 
 from resourceapi.field import OMIT, ErrorType, FieldError, Path, invalid, required, too_long
+from resourceapi.limits import (
+    DEVICE_MAX_ID_LENGTH,
+    DNS1123_LABEL_MAX_LENGTH,
+    DNS1123_SUBDOMAIN_MAX_LENGTH,
+    DRIVER_NAME_MAX_LENGTH,
+    GENERATED_NAME_BASE_MAX,
+    GENERATED_NAME_SUFFIX_LENGTH,
+    LABEL_KEY_NAME_MAX_LENGTH,
+)
 
-DNS1123_LABEL_MAX_LENGTH = 63
-DNS1123_SUBDOMAIN_MAX_LENGTH = 253
-LABEL_KEY_NAME_MAX_LENGTH = 63
-DRIVER_NAME_MAX_LENGTH = 63  # resource.DriverNameMaxLength, also the CSI driver limit
-DEVICE_MAX_ID_LENGTH = 32
 DEFAULT_RESOURCE_REQUESTS_PREFIX = "requests."
-# apiserver `names.SimpleNameGenerator`: the generateName prefix cut to maxNameLength 63 - randomLength 5
-# bytes, then 5 random characters from this alphabet (lower-case consonants and digits).
-GENERATED_NAME_BASE_MAX = 58
-GENERATED_NAME_SUFFIX_LENGTH = 5
 NAME_GENERATOR_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 RESOURCE_DEFAULT_NAMESPACE_PREFIX = "kubernetes.io/"
 

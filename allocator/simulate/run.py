@@ -30,6 +30,7 @@ from allocator.structured.cluster import Cluster, NodeInfo, Verdict
 from resourceapi.core_v1 import Pod, PodExtendedResourceClaimStatus
 from resourceapi.extended import ExtendedResourceResolver
 from resourceapi.gates import FeatureGates
+from resourceapi.limits import RESERVED_FOR_MAX_SIZE
 from resourceapi.resource_v1 import (
     AllocationResult,
     ResourceClaim,
@@ -40,7 +41,6 @@ from resourceapi.resource_v1 import (
 ClaimResult = Literal["allocated", "unschedulable", "error"]
 
 
-RESERVED_FOR_MAX_SIZE = 256  # resource.ResourceClaimReservedForMaxSize
 REASON_CLAIM_IN_USE = "resourceclaim in use"  # DynamicResources PreFilter: reservedFor is full
 
 

@@ -14,13 +14,14 @@ from typing import Any, Literal
 
 from resourceapi.cel.checked import parse_checked, parse_parsed, type_name
 from resourceapi.cel.checks import quantity_issues
-from resourceapi.cel.cost import COST_LIMIT, estimate_cost
+from resourceapi.cel.cost import estimate_cost
 from resourceapi.cel.device import Selector
 from resourceapi.cel.env import EnvKey, checking_env
 from resourceapi.cel.literals import literal_issues
 from resourceapi.cel.messages import QUANTITY_TYPE
 from resourceapi.cel.shape import Shape, children, shape_of
 from resourceapi.gates import FeatureGates
+from resourceapi.limits import COST_LIMIT
 
 IssueKind = Literal["invalid", "forbidden", "required", "internal"]
 

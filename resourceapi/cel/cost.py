@@ -13,9 +13,8 @@ from typing import Any
 
 from resourceapi.cel.checked import type_name
 from resourceapi.cel.shape import Shape, children, selected_operand, shape_of
-from resourceapi.names import DEVICE_MAX_ID_LENGTH, DRIVER_NAME_MAX_LENGTH
+from resourceapi.limits import DEVICE_MAX_ID_LENGTH, DRIVER_NAME_MAX_LENGTH
 
-COST_LIMIT = 1_000_000  # resource.k8s.io CELSelectorExpressionMaxCost
 MAX_MAP_ENTRIES = 32
 MAX_STRING = 64
 MAX_LIST = 64

@@ -16,8 +16,8 @@ from collections.abc import Callable
 from typing import Any
 
 from resourceapi.cel import urls
+from resourceapi.limits import DNS1123_LABEL_MAX_LENGTH
 from resourceapi.names import (
-    DNS1123_LABEL_MAX_LENGTH,
     is_dns1123_label,
     is_dns1123_subdomain,
     is_qualified_name,

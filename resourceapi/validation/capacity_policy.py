@@ -15,11 +15,11 @@ from fractions import Fraction
 from typing import Any
 
 from resourceapi.field import FieldError, Path, forbidden, invalid, required, too_many
+from resourceapi.limits import CAPACITY_REQUEST_POLICY_DISCRETE_MAX_OPTIONS
 from resourceapi.quantity import MAX_INT64, MIN_INT64, Quantity
 from resourceapi.validation.goquantity import GoQuantity, go_canonical, go_quantity
 from resourceapi.validation.lists import duplicates
 
-CAPACITY_REQUEST_POLICY_DISCRETE_MAX_OPTIONS = 10  # resource.CapacityRequestPolicyDiscreteMaxOptions
 IS_NEGATIVE_ERROR_MSG = "must be greater than or equal to 0"  # apimachineryvalidation.IsNegativeErrorMsg
 BOUND_OVER_INT64_MESSAGE = "must not be larger than 9223372036854775807"
 _ZERO = Quantity(Fraction(0))

@@ -36,7 +36,14 @@ from resourceapi.gates import (
     DRA_PRIORITIZED_LIST,
     FeatureGates,
 )
-from resourceapi.limits import DEVICE_CONFIG_MAX_SIZE, DEVICE_SELECTORS_MAX_SIZE
+from resourceapi.limits import (
+    ATTRIBUTE_DOMAIN_MAX_LENGTH,
+    DEVICE_CONFIG_MAX_SIZE,
+    DEVICE_CONSTRAINTS_MAX_SIZE,
+    DEVICE_REQUESTS_MAX_SIZE,
+    DEVICE_SELECTORS_MAX_SIZE,
+    FIRST_AVAILABLE_MAX_SIZE,
+)
 from resourceapi.names import (
     is_dns1123_subdomain,
     is_dns1123_subdomain_content,
@@ -50,10 +57,6 @@ from resourceapi.validation.goquantity import quantity_text
 from resourceapi.validation.lists import validate_set, validate_slice
 from resourceapi.validation.object_meta import GENERATE_NAME, object_meta_errors, template_meta_errors
 
-DEVICE_REQUESTS_MAX_SIZE = 32  # resource.DeviceRequestsMaxSize
-FIRST_AVAILABLE_MAX_SIZE = 8  # resource.FirstAvailableDeviceRequestMaxSize
-DEVICE_CONSTRAINTS_MAX_SIZE = 32  # resource.DeviceConstraintsMaxSize
-ATTRIBUTE_DOMAIN_MAX_LENGTH = 63
 ADMIN_ACCESS_LABEL = "resource.kubernetes.io/admin-access"
 ADMIN_ACCESS_DETAIL = (
     f"admin access to devices requires the `{ADMIN_ACCESS_LABEL}: true` label on the containing namespace"

@@ -43,7 +43,18 @@ from resourceapi.field import (
     too_many,
 )
 from resourceapi.gates import DRA_ADMIN_ACCESS, DRA_CONSUMABLE_CAPACITY, FeatureGates
-from resourceapi.limits import ALLOCATION_RESULTS_MAX_SIZE, DEVICE_CONFIG_MAX_SIZE
+from resourceapi.limits import (
+    ALLOCATION_CONFIG_MAX_SIZE,
+    ALLOCATION_RESULTS_MAX_SIZE,
+    CONDITION_MESSAGE_MAX_LENGTH,
+    CONDITION_REASON_MAX_LENGTH,
+    DEVICE_REQUESTS_MAX_SIZE,
+    HARDWARE_ADDRESS_MAX_LENGTH,
+    INTERFACE_NAME_MAX_LENGTH,
+    MAX_CONDITIONS,
+    MAX_IPS,
+    RESERVED_FOR_MAX_SIZE,
+)
 from resourceapi.names import regex_error
 from resourceapi.objects import items, mapping, strings, text_at
 from resourceapi.quantity import Quantity, QuantityError
@@ -71,15 +82,6 @@ from resourceapi.validation.slice import skip_node_operations_declarative
 
 __all__ = ["StatusGates", "validate_status_update"]
 
-RESERVED_FOR_MAX_SIZE = 256  # resource.ResourceClaimReservedForMaxSize
-DEVICE_REQUESTS_MAX_SIZE = 32  # resource.DeviceRequestsMaxSize
-ALLOCATION_CONFIG_MAX_SIZE = 2 * DEVICE_CONFIG_MAX_SIZE  # class + claim
-MAX_CONDITIONS = 8  # resource.AllocatedDeviceStatusMaxConditions
-INTERFACE_NAME_MAX_LENGTH = 256  # resource.NetworkDeviceDataInterfaceNameMaxLength
-HARDWARE_ADDRESS_MAX_LENGTH = 128  # resource.NetworkDeviceDataHardwareAddressMaxLength
-MAX_IPS = 16  # resource.NetworkDeviceDataMaxIPs
-CONDITION_REASON_MAX_LENGTH = 1024
-CONDITION_MESSAGE_MAX_LENGTH = 32 * 1024
 ADMIN_LABEL = "resource.kubernetes.io/admin-access"
 ADMIN_FORBIDDEN = (
     f"admin access to devices requires the `{ADMIN_LABEL}: true` label on the containing namespace"

@@ -25,6 +25,11 @@ from resourceapi.field import (
     too_long,
     too_many,
 )
+from resourceapi.limits import (
+    BINDING_CONDITIONS_MAX_SIZE,
+    BINDING_FAILURE_CONDITIONS_MAX_SIZE,
+    POOL_NAME_MAX_LENGTH,
+)
 from resourceapi.names import (
     go_len,
     is_dns1123_label,
@@ -40,9 +45,6 @@ from resourceapi.validation.gojson import NULL
 from resourceapi.validation.lists import duplicates
 from resourceapi.validation.meta import is_label_value
 
-POOL_NAME_MAX_LENGTH = 253
-BINDING_CONDITIONS_MAX_SIZE = 4
-BINDING_FAILURE_CONDITIONS_MAX_SIZE = 4
 DEVICE_TAINT_EFFECTS = ("NoExecute", "NoSchedule", "None")
 DEVICE_TOLERATION_OPERATORS = ("Equal", "Exists")
 UUID_MESSAGE = "must be a lowercase UUID in 8-4-4-4-12 format"

@@ -18,9 +18,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from resourceapi.field import FieldError, Path, invalid, required, too_long
-from resourceapi.limits import TOTAL_ANNOTATION_SIZE_LIMIT_BYTES
-from resourceapi.names import (
+from resourceapi.limits import (
     GENERATED_NAME_SUFFIX_LENGTH,
+    LABEL_VALUE_MAX_LENGTH,
+    TOTAL_ANNOTATION_SIZE_LIMIT_BYTES,
+)
+from resourceapi.names import (
     generated_name_base,
     is_qualified_name,
     max_len_bytes_error,
@@ -29,7 +32,6 @@ from resourceapi.names import (
 )
 from resourceapi.validation.common import rebadge, relocated, type_invalid
 
-LABEL_VALUE_MAX_LENGTH = 63
 LABEL_VALUE_FMT = "(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?"
 LABEL_VALUE_ERR_MSG = (
     "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', "

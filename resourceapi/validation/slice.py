@@ -39,6 +39,12 @@ from resourceapi.gates import (
     DRA_RESOURCE_CLAIM_DEVICE_STATUS,
     FeatureGates,
 )
+from resourceapi.limits import (
+    RESOURCE_SLICE_MAX_COUNTER_SETS,
+    RESOURCE_SLICE_MAX_COUNTERS_PER_COUNTER_SET,
+    RESOURCE_SLICE_MAX_DEVICES,
+    RESOURCE_SLICE_MAX_DEVICES_WITH_ADVANCED_FEATURES,
+)
 from resourceapi.objects import items, mapping, text
 from resourceapi.validation.device_fields import driver_name_errors, pool_name_errors
 from resourceapi.validation.gojson import counters_json, marshal
@@ -57,10 +63,6 @@ from resourceapi.validation.slice_devices import (
 )
 
 SPEC = Path("spec")
-RESOURCE_SLICE_MAX_DEVICES = 128
-RESOURCE_SLICE_MAX_DEVICES_WITH_ADVANCED_FEATURES = 64
-RESOURCE_SLICE_MAX_COUNTER_SETS = 8
-RESOURCE_SLICE_MAX_COUNTERS_PER_COUNTER_SET = 32
 NODE_FIELDS = "exactly one of `nodeName`, `nodeSelector`, `allNodes`, `perDeviceNodeSelection` is required"
 SKIP_NODE_OPERATIONS = ("*", "NodePrepareResources", "NodeUnprepareResources")  # sorted, as Enum lists them
 

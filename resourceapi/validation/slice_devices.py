@@ -19,8 +19,18 @@ from collections.abc import Mapping
 from typing import Any
 
 from resourceapi.field import ErrorType, FieldError, Path, invalid, required, too_long
+from resourceapi.limits import (
+    ATTRIBUTE_AND_CAPACITY_MAX_KEY_LENGTH,
+    COMPATIBILITY_GROUPS_MAX_ITEMS,
+    DEVICE_ATTRIBUTE_MAX_VALUE_LENGTH,
+    DEVICE_TAINTS_MAX_LENGTH,
+    DNS1123_LABEL_MAX_LENGTH,
+    RESOURCE_SLICE_MAX_ATTRIBUTE_VALUES_PER_DEVICE,
+    RESOURCE_SLICE_MAX_ATTRIBUTES_AND_CAPACITIES_PER_DEVICE,
+    RESOURCE_SLICE_MAX_COUNTERS_PER_DEVICE_COUNTER_CONSUMPTION,
+    RESOURCE_SLICE_MAX_DEVICE_COUNTER_CONSUMPTIONS_PER_DEVICE,
+)
 from resourceapi.names import (
-    DEVICE_MAX_ID_LENGTH,
     go_len,
     is_dns1123_label,
     max_len_bytes_error,
@@ -41,17 +51,6 @@ from resourceapi.validation.goquantity import go_quantity
 from resourceapi.validation.lists import truncate_if_too_long, validate_set, validate_slice
 from resourceapi.validation.node_selector import node_name_errors, node_selector_errors
 
-RESOURCE_SLICE_MAX_ATTRIBUTES_AND_CAPACITIES_PER_DEVICE = 32
-RESOURCE_SLICE_MAX_ATTRIBUTE_VALUES_PER_DEVICE = 48
-RESOURCE_SLICE_MAX_DEVICE_COUNTER_CONSUMPTIONS_PER_DEVICE = 2
-RESOURCE_SLICE_MAX_COUNTERS_PER_DEVICE_COUNTER_CONSUMPTION = 32
-DEVICE_TAINTS_MAX_LENGTH = 16
-DEVICE_ATTRIBUTE_MAX_VALUE_LENGTH = 64
-DEVICE_MAX_DOMAIN_LENGTH = 63
-COMPATIBILITY_GROUPS_MAX_ITEMS = 2
-DNS1123_LABEL_MAX_LENGTH = 63
-# attributeAndCapacityMaxKeyLength: the longest valid `<domain>/<id>`, and the display cut of longer keys.
-ATTRIBUTE_AND_CAPACITY_MAX_KEY_LENGTH = DEVICE_MAX_DOMAIN_LENGTH + 1 + DEVICE_MAX_ID_LENGTH
 # The union members of DeviceAttribute, in declaration order (json names), scalar then list.
 SCALAR_ATTRIBUTE_FIELDS = ("int", "bool", "string", "version")
 LIST_ATTRIBUTE_FIELDS = ("ints", "bools", "strings", "versions")

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from resourceapi.cel import COST_LIMIT, CelIssue, compile_selector
+from resourceapi.cel import CelIssue, compile_selector
 from resourceapi.gates import FeatureGates
+from resourceapi.limits import COST_LIMIT
 
 GATES = FeatureGates.defaults()
 
