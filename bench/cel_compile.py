@@ -17,7 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from resourceapi.cel import DeviceInput, Selector, compile_selector, device_input
 from resourceapi.gates import FeatureGates
-from resourceapi.quantity import Quantity
+from resourceapi.machinery.quantity import Quantity
 
 COMPILE_TARGET_US = 1000.0
 DRIVER = "gpu.nvidia.com"

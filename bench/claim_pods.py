@@ -38,10 +38,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from allocator.scheduling.placement import PlacementResult, Placer
 from allocator.structured.cluster import Cluster
-from resourceapi.core_v1 import Node, Pod
+from resourceapi.api.core_v1 import Node, Pod
+from resourceapi.api.resource_v1 import DeviceClass, ResourceClaim, ResourceSlice
 from resourceapi.extended import ExtendedResourceResolver
 from resourceapi.gates import FeatureGates
-from resourceapi.resource_v1 import DeviceClass, ResourceClaim, ResourceSlice
 
 DRIVER = "gpu.nvidia.com"
 CLASS = "gpu.nvidia.com"

@@ -26,8 +26,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from resourceapi.api.resource_v1 import ResourceSlice
 from resourceapi.gates import FeatureGates
-from resourceapi.resource_v1 import ResourceSlice
 from webhook.clusterview.cluster_view import ClusterView, ViewCache
 from webhook.deviceclass.admission import DeviceClassAdmission
 

@@ -24,10 +24,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from allocator.scheduling.placement import Placer
 from allocator.structured.cluster import Cluster
-from resourceapi.core_v1 import Node, Pod
+from resourceapi.api.core_v1 import Node, Pod
+from resourceapi.api.resource_v1 import DeviceClass, ResourceSlice
 from resourceapi.extended import ExtendedResourceResolver
 from resourceapi.gates import FeatureGates
-from resourceapi.resource_v1 import DeviceClass, ResourceSlice
 
 GPUS_PER_NODE = 8
 SHARES_PER_GPU = 4

@@ -10,7 +10,7 @@ import argparse
 import timeit
 from fractions import Fraction
 
-from resourceapi.quantity import Quantity
+from resourceapi.machinery.quantity import Quantity
 
 
 def _per_call_us(stmt: str, env: dict[str, object], number: int) -> float:

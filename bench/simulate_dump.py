@@ -9,7 +9,8 @@ Measured in one run, next to each other, each step in a fresh process; times are
 shared: the wall clock mostly measures the other jobs), the end-to-end wall time is printed beside; each load
 and model step is the best of --runs (3) runs, taken in turn round after round:
   * bare parse: `yaml.load_all(text, Loader=yaml.CSafeLoader)` and `json.loads(text)` of the same files;
-  * load: the command's own reader (`resourceapi.documents.load_documents`) on the same text in memory, and
+  * load: the command's own reader (`resourceapi.manifests.documents.load_documents`) on the same text in
+  memory, and
     ÷ bare parse (target <= 2); reading and decoding the file is printed apart (both sides need it);
   * input checks (the field schema and the per-object rules, which must fit in the load budget), called
     as `allocator.simulate.load_inputs` calls them, and (reader + checks) ÷ the JSON bare parse (target <= 2);
@@ -479,7 +480,7 @@ def measure_load(path: Path) -> dict[str, float]:
     reading and decoding of the file (`dra_capacity.cliopts.read_documents` is the two); all with the GC
     paused."""
     from dra_capacity.cliopts import decode_manifest
-    from resourceapi.documents import load_documents
+    from resourceapi.manifests.documents import load_documents
 
     raw = path.read_bytes()
     if path.suffix == ".yaml":
@@ -500,7 +501,7 @@ def measure_checks(path: Path) -> dict[str, float]:
     models) and the per-object rules (`object_problem`) on every object."""
     from allocator.simulate.inputs import KINDS, _shared_parts, _validate, object_problem
     from dra_capacity.cliopts import read_documents
-    from resourceapi.apischema import check_fields
+    from resourceapi.manifests.apischema import check_fields
 
     docs = _paused(read_documents, [str(path)])
     rows = []
@@ -523,7 +524,7 @@ def _without_checks() -> None:
     """`load_inputs` with the API-server-style input checks (the field schema, the per-object rules)
     switched off; one report for all, so the stand-in's own cost is not counted as the model's."""
     from allocator.simulate import inputs as simulate_inputs
-    from resourceapi.apischema import FieldReport
+    from resourceapi.manifests.apischema import FieldReport
 
     clean = FieldReport()
     setattr(simulate_inputs, "check_fields", lambda *_args: clean)  # noqa: B010
@@ -622,9 +623,9 @@ def placement_pods(nodes: int, pods: int) -> dict[str, float]:
     from allocator.simulate import load_inputs
     from allocator.structured.cluster import Cluster
     from dra_capacity.cliopts import bulk_load, young_collections_only
-    from resourceapi.documents import Document
     from resourceapi.extended import ExtendedResourceResolver
     from resourceapi.gates import FeatureGates
+    from resourceapi.manifests.documents import Document
 
     with bulk_load():  # as the command builds its inputs: the GC paused, then the survivors frozen
         data = dump(nodes, pods)

@@ -24,9 +24,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from support.workloads import GPU_SHARED, gpu_class, gpu_slice, node, pod
 
 from allocator.simulate.inputs import KINDS, _shared_parts, _validate, object_problem
-from resourceapi import apischema
-from resourceapi.apischema import check_fields
-from resourceapi.documents import load_documents
+from resourceapi.manifests import apischema
+from resourceapi.manifests.apischema import check_fields
+from resourceapi.manifests.documents import load_documents
 
 
 def _dump(nodes: int, pods: int) -> str:

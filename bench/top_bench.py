@@ -126,9 +126,9 @@ def cold(path: Path) -> tuple[float, float, dict[str, Any]]:
 def warm_refresh(path: Path, changes: int) -> list[float]:
     """CPU ms of one change plus the whole report, with the view loaded and reported once."""
     from dra_capacity.top_cmd import load_view
-    from resourceapi.core_v1 import Pod
+    from resourceapi.api.core_v1 import Pod
+    from resourceapi.api.resource_v1 import ResourceClaim
     from resourceapi.gates import FeatureGates
-    from resourceapi.resource_v1 import ResourceClaim
 
     view = load_view(FeatureGates.defaults(), [str(path)], "binpack")
     view.report()

@@ -22,7 +22,7 @@ from typing import Any
 
 from binder.hints import TERMINAL, Key, controller_pod_uid, node_name, pod_uid
 from kubeio.informer import key_of, resource_version
-from resourceapi.resource_v1 import ResourceClaim
+from resourceapi.api.resource_v1 import ResourceClaim
 
 Obj = dict[str, Any]
 

@@ -24,7 +24,7 @@ from binder.scheduler_metrics import BIND, DEFAULT_BINDER, DYNAMIC_RESOURCES, PR
 from binder.snapshot import Snapshot
 from binder.writes import BindError
 from kubeio.kube import ApiError, Obj
-from resourceapi.core_v1 import Node, Pod
+from resourceapi.api.core_v1 import Node, Pod
 
 log = logging.getLogger("dra_capacity.binder")
 

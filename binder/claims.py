@@ -22,7 +22,7 @@ from binder.names import (
     DELETE_PROTECTION_FINALIZER,
     REASON_UNSCHEDULABLE,
 )
-from resourceapi.resource_v1 import AllocationResult, ResourceClaim
+from resourceapi.api.resource_v1 import AllocationResult, ResourceClaim
 
 Obj = dict[str, Any]
 

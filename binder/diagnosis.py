@@ -23,7 +23,7 @@ from allocator.scheduling.explain import PodContext, explain_pod
 from allocator.scheduling.placement import Placer
 from allocator.structured.cluster import Cluster
 from binder.events import MAX_MESSAGE
-from resourceapi.core_v1 import Pod
+from resourceapi.api.core_v1 import Pod
 
 MAX_LINES = 6  # reasons after the summary; more are counted, not listed
 MAX_LINE = 400  # characters of one reason

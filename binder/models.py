@@ -9,8 +9,8 @@ from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
-from resourceapi.core_v1 import Node, Pod
-from resourceapi.resource_v1 import DeviceClass, ResourceClaim, ResourceSlice
+from resourceapi.api.core_v1 import Node, Pod
+from resourceapi.api.resource_v1 import DeviceClass, ResourceClaim, ResourceSlice
 
 log = logging.getLogger("dra_capacity.binder")
 

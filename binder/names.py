@@ -6,7 +6,7 @@ delete-protection finalizer) and `pkg/scheduler/framework/plugins/dynamicresourc
 
 from __future__ import annotations
 
-from resourceapi.core_v1 import EXTENDED_RESOURCE_CLAIM_ANNOTATION
+from resourceapi.api.core_v1 import EXTENDED_RESOURCE_CLAIM_ANNOTATION
 
 DEFAULT_SCHEDULER_NAME = "dra-capacity"
 KUBE_DEFAULT_SCHEDULER = "default-scheduler"

@@ -24,7 +24,7 @@ from binder.snapshot import Snapshot
 from binder.writes import BindError
 from kubeio.informer import key_of
 from kubeio.kube import ApiError, Obj
-from resourceapi.resource_v1 import AllocationResult
+from resourceapi.api.resource_v1 import AllocationResult
 
 log = logging.getLogger("dra_capacity.binder")
 

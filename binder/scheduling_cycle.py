@@ -32,7 +32,7 @@ from binder.snapshot import Snapshot
 from binder.writes import BindError
 from kubeio.kube import RESOURCE_CLAIMS, ApiError, Obj
 from resourceapi import routing
-from resourceapi.core_v1 import Node, Pod
+from resourceapi.api.core_v1 import Node, Pod
 
 log = logging.getLogger("dra_capacity.binder")
 

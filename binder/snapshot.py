@@ -24,9 +24,9 @@ from binder.hints import Key, is_allocated, node_name
 from binder.models import parse, parse_all
 from kubeio.informer import key_of
 from kubeio.kube import Obj
-from resourceapi.core_v1 import Node, Pod
+from resourceapi.api.core_v1 import Node, Pod
+from resourceapi.api.resource_v1 import AllocationResult, DeviceClass, ResourceClaim, ResourceSlice
 from resourceapi.extended import ExtendedResourceResolver
-from resourceapi.resource_v1 import AllocationResult, DeviceClass, ResourceClaim, ResourceSlice
 
 
 class Snapshot:

@@ -22,10 +22,10 @@ from dataclasses import dataclass
 
 from allocator.simulate.inputs import DECODE, ObjectProblem, check_object
 from dra_capacity.validate_cmd import evaluate, unknown_fields
-from resourceapi.apischema import check_fields
-from resourceapi.documents import Document
-from resourceapi.field import ErrorType
 from resourceapi.gates import FeatureGates
+from resourceapi.machinery.field import ErrorType
+from resourceapi.manifests.apischema import check_fields
+from resourceapi.manifests.documents import Document
 from resourceapi.validation.claim_status import StatusGates, status_update_errors
 from webhook.deviceclass.admission import DeviceClassAdmission
 from webhook.deviceclass.native_rules import NativeRules

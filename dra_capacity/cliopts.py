@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from resourceapi.documents import Document, DocumentError, load_documents
 from resourceapi.gates import KNOWN_GATES, FeatureGates, GateError
+from resourceapi.manifests.documents import Document, DocumentError, load_documents
 
 
 def add_feature_gates_flag(parser: argparse.ArgumentParser) -> None:

@@ -16,7 +16,7 @@ from http import HTTPStatus
 from typing import TYPE_CHECKING, Any, TextIO
 
 from kubeio.config import ClusterConfigError, connect
-from resourceapi.documents import Document
+from resourceapi.manifests.documents import Document
 
 if TYPE_CHECKING:
     from kubeio.kube import Kube, Resource

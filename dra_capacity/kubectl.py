@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from resourceapi.field import go_quote
+from resourceapi.machinery.field import go_quote
 
 RESOURCE = "deviceclass.resource.k8s.io"
 

@@ -23,14 +23,14 @@ from dra_capacity.cliopts import (
     write_output,
     young_collections_only,
 )
-from resourceapi.documents import Document, DocumentError
+from resourceapi.manifests.documents import Document, DocumentError
 
 if TYPE_CHECKING:
     from fractions import Fraction
 
     from allocator.simulate import Inputs
     from allocator.structured.cluster import Cluster
-    from resourceapi.core_v1 import Node, Pod
+    from resourceapi.api.core_v1 import Node, Pod
 
 COMMAND = "simulate"
 EXIT_OK = 0
@@ -201,7 +201,7 @@ def load(args: argparse.Namespace) -> tuple[Inputs, dict[int, Origin]]:
 def check_strict(docs: list[Document]) -> None:
     """`--strict`: the first object with fields its type lacks is an input error naming all of them, in the
     API server's words (`strict decoding error: unknown field "spec.nodeNmae"`)."""
-    from resourceapi.apischema import unknown_fields
+    from resourceapi.manifests.apischema import unknown_fields
 
     for doc in docs:
         unknown = unknown_fields(doc.api_version, doc.kind, doc.obj)

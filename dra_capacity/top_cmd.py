@@ -26,12 +26,12 @@ from dra_capacity.cliopts import (
     read_documents,
     write_output,
 )
-from resourceapi.documents import DocumentError
+from resourceapi.manifests.documents import DocumentError
 
 if TYPE_CHECKING:
     from allocator.capacity.view import CapacityView, Report
     from allocator.scheduling.placement import Strategy
-    from resourceapi.core_v1 import Pod
+    from resourceapi.api.core_v1 import Pod
 
 COMMAND = "top"
 EXIT_OK = 0

@@ -33,12 +33,12 @@ from dra_capacity.cliopts import (
     read_each_file,
     write_output,
 )
-from resourceapi import apischema
+from resourceapi.api.resource_v1 import DeviceClass, ResourceSlice
 from resourceapi.capacity_requests import FIELD_PATH
-from resourceapi.documents import Document, DocumentError
 from resourceapi.gates import FeatureGates
-from resourceapi.objects import metadata_of
-from resourceapi.resource_v1 import DeviceClass, ResourceSlice
+from resourceapi.machinery.objects import metadata_of
+from resourceapi.manifests import apischema
+from resourceapi.manifests.documents import Document, DocumentError
 from webhook.clusterview.cluster_view import ClusterView
 from webhook.deviceclass.admission import VERSIONS, DeviceClassAdmission
 from webhook.deviceclass.dropping import DroppedField, apply_removals, drop_disabled_fields

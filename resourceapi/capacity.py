@@ -13,8 +13,8 @@ import math
 from collections.abc import Mapping
 from fractions import Fraction
 
-from resourceapi.quantity import Format, Quantity
-from resourceapi.resource_v1 import DeviceCapacity
+from resourceapi.api.resource_v1 import DeviceCapacity
+from resourceapi.machinery.quantity import Format, Quantity
 
 
 class CapacityNameConflict(ValueError):

@@ -17,11 +17,11 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from resourceapi.field import FieldError, Path, invalid, required
-from resourceapi.names import validate_qualified_name
-from resourceapi.quantity import QuantityError, coerce_quantity
-from resourceapi.rawjson import GoJSONError, loads
-from resourceapi.resource_v1 import CapacityRequirements
+from resourceapi.api.resource_v1 import CapacityRequirements
+from resourceapi.machinery.field import FieldError, Path, invalid, required
+from resourceapi.machinery.names import validate_qualified_name
+from resourceapi.machinery.quantity import QuantityError, coerce_quantity
+from resourceapi.machinery.rawjson import GoJSONError, loads
 
 CAPACITY_FIELD = "extendedResourceCapacityRequests"
 NAME_FIELD = "extendedResourceName"

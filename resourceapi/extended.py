@@ -12,10 +12,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from resourceapi.api.resource_v1 import CapacityRequirements, DeviceClass
 from resourceapi.capacity_requests import ANNOTATION, FIELD_PATH, parse_carrier, validate_requirements
 from resourceapi.gates import DRA_EXTENDED_RESOURCE, FeatureGates
-from resourceapi.quantity import Quantity
-from resourceapi.resource_v1 import CapacityRequirements, DeviceClass
+from resourceapi.machinery.quantity import Quantity
 
 IMPLICIT_PREFIX = "deviceclass.resource.kubernetes.io/"
 _REQUESTS_PREFIX = "requests."

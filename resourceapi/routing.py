@@ -20,9 +20,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from resourceapi.api.resource_v1 import DeviceClass
 from resourceapi.extended import IMPLICIT_PREFIX, ExtendedResourceResolver
 from resourceapi.gates import DRA_EXTENDED_RESOURCE, FeatureGates
-from resourceapi.resource_v1 import DeviceClass
 from resourceapi.scheduling_fields import UNSUPPORTED_SPEC_FIELDS, UNSUPPORTED_VOLUMES
 
 ROUTING_LABEL = "dra-capacity.io/pod-routing"

@@ -1,10 +1,12 @@
-"""Generate resourceapi/schemas/fields.json: the field names, JSON types and required fields of the kinds
+"""Generate resourceapi/manifests/schemas/fields.json: the field names, JSON types and required fields of the
+kinds
 `simulate` and `validate` read, from kubernetes-validate's Kubernetes 1.37 JSON schemas (the `-local-strict`
 set, derived from the API server's OpenAPI, kubernetes/kubernetes api/openapi-spec/v3).
 
 Run after a kubernetes-validate upgrade: `.venv/bin/python scripts/gen_field_schemas.py` (kubernetes-validate
 is a dev dependency only; tests/resourceapi/test_apischema.py checks the committed file is this script's
-output). The runtime walks the compact JSON (resourceapi/apischema.py), never the schema files themselves: it
+output). The runtime walks the compact JSON (resourceapi/manifests/apischema.py), never the schema files
+themselves: it
 is several times faster, and the 100 MB schema package stays out of the image.
 """
 

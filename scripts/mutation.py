@@ -59,8 +59,11 @@ MODULES: dict[str, list[str]] = {
         "tests/allocator/test_synthesis.py",
         "tests/allocator/test_synthesis_rules.py",
     ],
-    "resourceapi/names.py": ["tests/resourceapi/test_names.py", "tests/resourceapi/test_generated_names.py"],
-    "resourceapi/quantity.py": [
+    "resourceapi/machinery/names.py": [
+        "tests/resourceapi/test_names.py",
+        "tests/resourceapi/test_generated_names.py",
+    ],
+    "resourceapi/machinery/quantity.py": [
         "tests/resourceapi/test_quantity.py",
         "tests/resourceapi/test_quantity_semantics.py",
     ],

@@ -18,8 +18,8 @@ from typing import Any, Protocol, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from allocator.capacity.view import CapacityView
-from resourceapi.core_v1 import Node, Pod
-from resourceapi.resource_v1 import AllocationResult, DeviceClass, ResourceSlice
+from resourceapi.api.core_v1 import Node, Pod
+from resourceapi.api.resource_v1 import AllocationResult, DeviceClass, ResourceSlice
 
 Obj = dict[str, Any]
 M = TypeVar("M", bound=BaseModel)

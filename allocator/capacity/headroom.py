@@ -34,10 +34,10 @@ from allocator.scheduling.synthesis import scalar_requests
 from allocator.structured.cluster import Cluster, NodeInfo
 from allocator.structured.ids import DeviceID
 from allocator.structured.pools import DeviceRecord
-from resourceapi.core_v1 import Node, Pod
+from resourceapi.api.core_v1 import Node, Pod
+from resourceapi.api.resource_v1 import AllocationResult, DeviceClass, ResourceClaim, ResourceSlice
 from resourceapi.extended import ExtendedResourceResolver
 from resourceapi.gates import FeatureGates
-from resourceapi.resource_v1 import AllocationResult, DeviceClass, ResourceClaim, ResourceSlice
 
 DEFAULT_CAP = 10_000
 """Counting on one node stops here (the answer is then "at least"): a bound on the work of one question

@@ -28,11 +28,11 @@ from allocator.structured.features import Features
 from allocator.structured.ids import DeviceID
 from allocator.structured.pools import DeviceRecord, SliceRecord
 from allocator.structured.state import CommittedState
+from resourceapi.api.resource_v1 import AllocationResult, DeviceClass, ResourceSlice
 from resourceapi.capacity import CapacityNameConflict, compute_consumption, normalize_requests
 from resourceapi.extended import IMPLICIT_PREFIX, CapacityCarrierError, class_capacity_requests
 from resourceapi.gates import FeatureGates
-from resourceapi.quantity import Quantity
-from resourceapi.resource_v1 import AllocationResult, DeviceClass, ResourceSlice
+from resourceapi.machinery.quantity import Quantity
 
 SHARED_NODE = ""
 """The node key of devices no single node owns (slices for all nodes or selected by node labels)."""

@@ -17,9 +17,9 @@ from allocator.capacity.headroom import Headroom, HeadroomEngine, ShapeError, un
 from allocator.capacity.usage import Figures, UsageBook
 from allocator.scheduling.placement import Strategy
 from allocator.scheduling.synthesis import scalar_requests
-from resourceapi.core_v1 import Node, Pod
+from resourceapi.api.core_v1 import Node, Pod
+from resourceapi.api.resource_v1 import AllocationResult, DeviceClass, ResourceClaim, ResourceSlice
 from resourceapi.gates import FeatureGates
-from resourceapi.resource_v1 import AllocationResult, DeviceClass, ResourceClaim, ResourceSlice
 
 Key = tuple[str, str]  # (namespace, name)
 _TERMINAL = ("Succeeded", "Failed")

@@ -42,6 +42,8 @@ from allocator.structured.pools import DeviceRecord
 from allocator.structured.requests import RequestData
 from allocator.structured.search import Search, taint_prevents
 from allocator.structured.selection import per_device_node_matches
+from resourceapi.api.core_v1 import Node, Pod
+from resourceapi.api.resource_v1 import ALLOCATION_MODE_ALL, ResourceClaim
 from resourceapi.capacity import (
     CapacityNameConflict,
     compute_consumption,
@@ -49,11 +51,9 @@ from resourceapi.capacity import (
     normalize_requests,
     violates_policy,
 )
-from resourceapi.core_v1 import Node, Pod
 from resourceapi.extended import ExtendedResourceResolver
 from resourceapi.gates import FeatureGates
-from resourceapi.quantity import Format, Quantity
-from resourceapi.resource_v1 import ALLOCATION_MODE_ALL, ResourceClaim
+from resourceapi.machinery.quantity import Format, Quantity
 from resourceapi.tolerations import tolerates
 
 MAX_NODES_NAMED = 3  # node names listed after a grouped reason

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 
 from allocator.scheduling.labelselectors import selector_matches
 from allocator.scheduling.podindex import PodIndex
-from resourceapi.core_v1 import Pod, PodAffinityTerm
-from resourceapi.meta import LabelSelector, LabelSelectorRequirement
+from resourceapi.api.core_v1 import Pod, PodAffinityTerm
+from resourceapi.api.meta import LabelSelector, LabelSelectorRequirement
 
 REASON_AFFINITY = "node(s) didn't match pod affinity rules"
 REASON_ANTI_AFFINITY = "node(s) didn't match pod anti-affinity rules"

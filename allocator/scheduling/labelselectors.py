@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from resourceapi.meta import LabelSelector, LabelSelectorRequirement
+from resourceapi.api.meta import LabelSelector, LabelSelectorRequirement
 
 
 def requirement_matches(req: LabelSelectorRequirement, labels: Mapping[str, str]) -> bool:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from resourceapi.core_v1 import Pod
+from resourceapi.api.core_v1 import Pod
 
 REASON_PORTS = "node(s) didn't have free ports for the requested pod ports"
 ANY_IP = "0.0.0.0"

@@ -58,17 +58,17 @@ from allocator.structured.cluster import (
     Verdict,
     takes_of,
 )
-from resourceapi.core_v1 import Container, Node, Pod, PodExtendedResourceClaimStatus
-from resourceapi.extended import ExtendedResourceResolver
-from resourceapi.gates import FeatureGates
-from resourceapi.names import generate_name
-from resourceapi.resource_v1 import (
+from resourceapi.api.core_v1 import Container, Node, Pod, PodExtendedResourceClaimStatus
+from resourceapi.api.resource_v1 import (
     AllocationResult,
     ResourceClaim,
     ResourceClaimConsumerReference,
     ResourceClaimStatus,
     ResourceSlice,
 )
+from resourceapi.extended import ExtendedResourceResolver
+from resourceapi.gates import FeatureGates
+from resourceapi.machinery.names import generate_name
 
 Strategy = Literal["binpack", "spread"]
 STRATEGIES: tuple[Strategy, ...] = ("binpack", "spread")

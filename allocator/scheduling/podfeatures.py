@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from resourceapi.core_v1 import Pod
+from resourceapi.api.core_v1 import Pod
 from resourceapi.scheduling_fields import (
     SCHEDULING_FIELDS,
     UNSUPPORTED_SPEC_FIELDS,

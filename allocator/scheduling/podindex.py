@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from allocator.scheduling.nodeports import HostPort, conflicts, host_ports
-from resourceapi.core_v1 import Node, Pod
+from resourceapi.api.core_v1 import Node, Pod
 
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 _TERMINAL = ("Succeeded", "Failed")

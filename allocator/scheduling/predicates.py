@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from resourceapi.core_v1 import (
+from resourceapi.api.core_v1 import (
     TAINT_NODE_UNSCHEDULABLE,
     Node,
     NodeSelector,
@@ -21,7 +21,7 @@ from resourceapi.core_v1 import (
     Taint,
     Toleration,
 )
-from resourceapi.quantity import Quantity
+from resourceapi.machinery.quantity import Quantity
 from resourceapi.tolerations import tolerates
 
 REASON_UNSCHEDULABLE = "node(s) were unschedulable"

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from allocator.scheduling.predicates import pod_requests
-from resourceapi.core_v1 import (
+from resourceapi.api.core_v1 import (
     EXTENDED_RESOURCE_CLAIM_ANNOTATION,
     Container,
     ContainerExtendedResourceRequest,
@@ -21,11 +21,8 @@ from resourceapi.core_v1 import (
     Pod,
     PodExtendedResourceClaimStatus,
 )
-from resourceapi.extended import ExtendedResourceResolver, is_dra_extended_resource_name
-from resourceapi.gates import DRA_EXTENDED_RESOURCE_CAPACITY, FeatureGates
-from resourceapi.meta import ObjectMeta
-from resourceapi.quantity import Quantity
-from resourceapi.resource_v1 import (
+from resourceapi.api.meta import ObjectMeta
+from resourceapi.api.resource_v1 import (
     ALLOCATION_MODE_EXACT_COUNT,
     CapacityRequirements,
     DeviceClaim,
@@ -34,6 +31,9 @@ from resourceapi.resource_v1 import (
     ResourceClaim,
     ResourceClaimSpec,
 )
+from resourceapi.extended import ExtendedResourceResolver, is_dra_extended_resource_name
+from resourceapi.gates import DRA_EXTENDED_RESOURCE_CAPACITY, FeatureGates
+from resourceapi.machinery.quantity import Quantity
 
 IN_MEMORY_CLAIM_NAME = "<extended-resources>"
 """Upstream's name of the not-yet-created claim: deliberately invalid, replaced by a generated name."""

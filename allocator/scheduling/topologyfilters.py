@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from allocator.scheduling.interpod import InterPodAffinityCheck
 from allocator.scheduling.podindex import PodIndex
 from allocator.scheduling.topologyspread import TopologySpreadCheck
-from resourceapi.core_v1 import Pod
+from resourceapi.api.core_v1 import Pod
 
 
 @dataclass(frozen=True)

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from allocator.scheduling.labelselectors import selector_is_empty, selector_matches, with_labels
 from allocator.scheduling.podindex import PodIndex
 from allocator.scheduling.predicates import required_node_affinity_matches, untolerated_taint
-from resourceapi.core_v1 import Node, Pod
-from resourceapi.meta import LabelSelector
+from resourceapi.api.core_v1 import Node, Pod
+from resourceapi.api.meta import LabelSelector
 
 REASON_SPREAD = "node(s) didn't match pod topology spread constraints"
 REASON_SPREAD_LABEL = REASON_SPREAD + " (missing required label)"

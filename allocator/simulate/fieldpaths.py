@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from resourceapi.jsontypes import json_type
+from resourceapi.machinery.jsontypes import json_type
 
 
 def field_path(model: type[BaseModel], loc: Sequence[int | str]) -> str:

@@ -19,14 +19,15 @@ from allocator.simulate.fieldpaths import error_message, field_path
 from allocator.simulate.objectchecks import pod_problem, v1beta1_slice_problem
 from allocator.simulate.templates import claim_from_template
 from allocator.simulate.workload_pods import expand
-from resourceapi.apischema import check_fields, known_kind
-from resourceapi.core_v1 import Namespace, Node, Pod, PodResourceClaim
-from resourceapi.documents import Document
+from resourceapi.api.core_v1 import Namespace, Node, Pod, PodResourceClaim
+from resourceapi.api.resource_v1 import DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice
+from resourceapi.api.workloads_v1 import Deployment, Job, ReplicaSet, StatefulSet, Workload
 from resourceapi.extended import CapacityCarrierError, class_capacity_requests, is_dra_extended_resource_name
-from resourceapi.field import FieldError
 from resourceapi.gates import FeatureGates
-from resourceapi.interning import json_key
-from resourceapi.resource_v1 import DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice
+from resourceapi.machinery.field import FieldError
+from resourceapi.manifests.apischema import check_fields, known_kind
+from resourceapi.manifests.documents import Document
+from resourceapi.manifests.interning import json_key
 from resourceapi.validation.claim import (
     ADMIN_ACCESS_LABEL,
     validate_resource_claim,
@@ -34,7 +35,6 @@ from resourceapi.validation.claim import (
 )
 from resourceapi.validation.claim_status import validate_status_update
 from resourceapi.validation.objects import VALIDATORS, Validator, validate_create
-from resourceapi.workloads_v1 import Deployment, Job, ReplicaSet, StatefulSet, Workload
 
 RESOURCE_API = "resource.k8s.io/v1"
 # Claims and templates in a namespace labeled for admin access (admin_namespaces) are judged with it allowed.
@@ -218,8 +218,10 @@ _shared: dict[tuple[str, str, bytes], BaseModel] = {}
 
 
 def _shared_parts(kind: str, raw: dict[str, Any], finite: bool = False) -> dict[str, bytes] | None:
-    """The JSON text of each of the object's repeated parts (resourceapi.interning.json_key), None if none;
-    `finite`: the object holds finite numbers and lists and dicts only (resourceapi.documents.Document)."""
+    """The JSON text of each of the object's repeated parts (resourceapi.manifests.interning.json_key), None
+    if none;
+    `finite`: the object holds finite numbers and lists and dicts only
+    (resourceapi.manifests.documents.Document)."""
     names = SHARED_PARTS.get(kind)
     if names is None:
         return None

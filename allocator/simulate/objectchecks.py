@@ -13,8 +13,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from allocator.scheduling.predicates import is_pod_level_resource, pod_requests
-from resourceapi.core_v1 import Pod
-from resourceapi.meta import LabelSelector
+from resourceapi.api.core_v1 import Pod
+from resourceapi.api.meta import LabelSelector
 
 Problem = tuple[str, str]
 _WHEN_UNSATISFIABLE = ("DoNotSchedule", "ScheduleAnyway")

@@ -10,8 +10,8 @@ from typing import Any
 from allocator.simulate.run import ClaimOutcome, ClaimRun, PodOutcome, PodRun, Simulation
 from allocator.structured.cluster import Cluster
 from allocator.structured.ids import DeviceID
-from resourceapi.quantity import Format, Quantity
-from resourceapi.resource_v1 import AllocationResult, ResourceSlice
+from resourceapi.api.resource_v1 import AllocationResult, ResourceSlice
+from resourceapi.machinery.quantity import Format, Quantity
 
 
 def _claim_json(c: ClaimOutcome) -> dict[str, Any]:

@@ -27,16 +27,16 @@ from allocator.scheduling.podfeatures import preemption_note
 from allocator.scheduling.podindex import PodIndex
 from allocator.simulate.inputs import Inputs, UsageError, pod_claims, scheduling_pod
 from allocator.structured.cluster import Cluster, NodeInfo, Verdict
-from resourceapi.core_v1 import Pod, PodExtendedResourceClaimStatus
-from resourceapi.extended import ExtendedResourceResolver
-from resourceapi.gates import FeatureGates
-from resourceapi.limits import RESERVED_FOR_MAX_SIZE
-from resourceapi.resource_v1 import (
+from resourceapi.api.core_v1 import Pod, PodExtendedResourceClaimStatus
+from resourceapi.api.limits import RESERVED_FOR_MAX_SIZE
+from resourceapi.api.resource_v1 import (
     AllocationResult,
     ResourceClaim,
     ResourceClaimConsumerReference,
     ResourceClaimStatus,
 )
+from resourceapi.extended import ExtendedResourceResolver
+from resourceapi.gates import FeatureGates
 
 ClaimResult = Literal["allocated", "unschedulable", "error"]
 

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import random
 
-from resourceapi.core_v1 import Pod
-from resourceapi.meta import ObjectMeta
-from resourceapi.names import generate_name
-from resourceapi.resource_v1 import ResourceClaim, ResourceClaimTemplate
+from resourceapi.api.core_v1 import Pod
+from resourceapi.api.meta import ObjectMeta
+from resourceapi.api.resource_v1 import ResourceClaim, ResourceClaimTemplate
+from resourceapi.machinery.names import generate_name
 
 POD_CLAIM_NAME_ANNOTATION = "resource.kubernetes.io/pod-claim-name"
 MAX_BASE_LENGTH = 57  # leaves room for the hyphen and 5 random characters in a 63-character name

@@ -19,10 +19,10 @@ from __future__ import annotations
 import random
 import uuid
 
-from resourceapi.core_v1 import Pod
-from resourceapi.meta import ObjectMeta
-from resourceapi.names import NAME_GENERATOR_ALPHABET, generate_name
-from resourceapi.workloads_v1 import Deployment, Job, PodTemplateSpec, ReplicaSet, StatefulSet, Workload
+from resourceapi.api.core_v1 import Pod
+from resourceapi.api.meta import ObjectMeta
+from resourceapi.api.workloads_v1 import Deployment, Job, PodTemplateSpec, ReplicaSet, StatefulSet, Workload
+from resourceapi.machinery.names import NAME_GENERATOR_ALPHABET, generate_name
 
 POD_TEMPLATE_HASH_LABEL = "pod-template-hash"
 JOB_COMPLETION_INDEX_ANNOTATION = "batch.kubernetes.io/job-completion-index"

@@ -13,7 +13,7 @@ from allocator.structured.pools import DeviceRecord
 from allocator.structured.selection import Program
 from resourceapi.cel import CelRuntimeError, compile_selector, device_input
 from resourceapi.gates import FeatureGates
-from resourceapi.quantity import Quantity
+from resourceapi.machinery.quantity import Quantity
 
 
 class CelEngine:

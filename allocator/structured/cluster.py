@@ -26,10 +26,10 @@ from allocator.structured.results import build_result, check_node_selector
 from allocator.structured.search import DEFAULT_MAX_STEPS, DeviceResult, Search
 from allocator.structured.selection import ClassRecord, Matcher, SelectorEngine
 from allocator.structured.state import CommittedState
+from resourceapi.api.resource_v1 import AllocationResult, DeviceClass, ResourceClaim, ResourceSlice
 from resourceapi.capacity import normalize_name
 from resourceapi.gates import FeatureGates
-from resourceapi.quantity import Format, Quantity
-from resourceapi.resource_v1 import AllocationResult, DeviceClass, ResourceClaim, ResourceSlice
+from resourceapi.machinery.quantity import Format, Quantity
 
 __all__ = [
     "DEVICE_ORDERS",

@@ -14,15 +14,15 @@ from typing import Any
 
 from allocator.structured.celfailures import SelectorFailure
 from allocator.structured.ids import DeviceID, PoolID
-from resourceapi.capacity import CapacityEntry, capacity_entry, normalize_name
-from resourceapi.core_v1 import NodeSelector, NodeSelectorRequirement
-from resourceapi.resource_v1 import (
+from resourceapi.api.core_v1 import NodeSelector, NodeSelectorRequirement
+from resourceapi.api.resource_v1 import (
     Device,
     DeviceCapacity,
     DeviceTaint,
     ResourceSlice,
     ResourceSliceSpec,
 )
+from resourceapi.capacity import CapacityEntry, capacity_entry, normalize_name
 
 AttributeValue = tuple[str, Any]
 """A device attribute as (type, value): ("string", "a"), ("int", 1), ("bool", True), ("version", "1.0.0"),
@@ -152,7 +152,8 @@ _CAPACITIES: dict[tuple[int, str], tuple[DeviceCapacity, CapacityEntry]] = {}
 
 def _capacity(spelling: str, cap: DeviceCapacity) -> CapacityEntry:
     """The record of a capacity model under one spelling, once per model: validation shares one model
-    between the devices with an equal capacity (resourceapi/interning.py), and so do the records (neither is
+    between the devices with an equal capacity (resourceapi/manifests/interning.py), and so do the records
+    (neither is
     ever modified). The entry holds the model, so its id is not reused while cached."""
     key = (id(cap), spelling)
     hit = _CAPACITIES.get(key)
@@ -170,7 +171,8 @@ _CAPACITY_MAPS: dict[tuple[int, str], tuple[Mapping[str, DeviceCapacity], dict[s
 
 def _capacities(caps: Mapping[str, DeviceCapacity], driver: str) -> dict[str, CapacityEntry]:
     """A device's capacity records by normalized name, once per capacity map and driver: validation shares
-    one map between the devices that advertise equal ones (resourceapi/interning.py), and the records then
+    one map between the devices that advertise equal ones (resourceapi/manifests/interning.py), and the
+    records then
     share one dict (never modified either)."""
     key = (id(caps), driver)
     hit = _CAPACITY_MAPS.get(key)

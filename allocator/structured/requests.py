@@ -11,10 +11,8 @@ from allocator.structured.errors import AllocationError
 from allocator.structured.features import Features
 from allocator.structured.pools import DeviceRecord, NodePools
 from allocator.structured.selection import ClassRecord
-from resourceapi.capacity import CapacityNameConflict, Consumption, compute_consumption, normalize_requests
-from resourceapi.limits import ALLOCATION_RESULTS_MAX_SIZE
-from resourceapi.quantity import Quantity
-from resourceapi.resource_v1 import (
+from resourceapi.api.limits import ALLOCATION_RESULTS_MAX_SIZE
+from resourceapi.api.resource_v1 import (
     ALLOCATION_MODE_ALL,
     ALLOCATION_MODE_EXACT_COUNT,
     DeviceRequest,
@@ -23,6 +21,8 @@ from resourceapi.resource_v1 import (
     ExactDeviceRequest,
     ResourceClaim,
 )
+from resourceapi.capacity import CapacityNameConflict, Consumption, compute_consumption, normalize_requests
+from resourceapi.machinery.quantity import Quantity
 
 _CapacityKey = tuple[tuple[str, str], ...]
 

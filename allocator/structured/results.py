@@ -10,8 +10,8 @@ from allocator.structured.errors import AllocationError
 from allocator.structured.features import Features
 from allocator.structured.requests import ClaimPlan, RequestData
 from allocator.structured.search import DeviceResult
-from resourceapi.core_v1 import NodeSelector, NodeSelectorRequirement, NodeSelectorTerm
-from resourceapi.resource_v1 import (
+from resourceapi.api.core_v1 import NodeSelector, NodeSelectorRequirement, NodeSelectorTerm
+from resourceapi.api.resource_v1 import (
     ALLOCATION_CONFIG_SOURCE_CLAIM,
     ALLOCATION_CONFIG_SOURCE_CLASS,
     AllocationResult,

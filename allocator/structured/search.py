@@ -25,14 +25,14 @@ from allocator.structured.pools import DeviceRecord, NodePools
 from allocator.structured.requests import ClaimPlan, RequestData, plan_claims
 from allocator.structured.selection import ClassRecord, Matcher, per_device_node_matches
 from allocator.structured.state import CommittedState
-from resourceapi.capacity import fits
-from resourceapi.limits import ALLOCATION_RESULTS_MAX_SIZE
-from resourceapi.quantity import Quantity
-from resourceapi.resource_v1 import (
+from resourceapi.api.limits import ALLOCATION_RESULTS_MAX_SIZE
+from resourceapi.api.resource_v1 import (
     ALLOCATION_MODE_ALL,
     DeviceToleration,
     ResourceClaim,
 )
+from resourceapi.capacity import fits
+from resourceapi.machinery.quantity import Quantity
 from resourceapi.tolerations import tolerates
 
 SEARCH_TIMED_OUT = "timed out trying to allocate devices"

@@ -12,8 +12,8 @@ from typing import Any, Protocol
 from allocator.structured.celfailures import CelFailure, FailureKind, SelectorFailure
 from allocator.structured.errors import AllocationError
 from allocator.structured.pools import DeviceRecord, node_matches
+from resourceapi.api.resource_v1 import DeviceClass
 from resourceapi.cel.cache import program_bytes
-from resourceapi.resource_v1 import DeviceClass
 
 NO_SUCH_KEY_HINT = (
     ". consider using CEL optional chaining (.? followed by orValue()) or guarding the check with has() for "

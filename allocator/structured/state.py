@@ -10,8 +10,8 @@ from collections.abc import Iterable
 from fractions import Fraction
 
 from allocator.structured.ids import DeviceID
+from resourceapi.api.resource_v1 import AllocationResult, DeviceRequestAllocationResult, ResourceClaim
 from resourceapi.capacity import normalize_name
-from resourceapi.resource_v1 import AllocationResult, DeviceRequestAllocationResult, ResourceClaim
 
 
 class CommittedState:

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from resourceapi.api.limits import COST_LIMIT
 from resourceapi.cel.cache import CacheStats, CelCache
 from resourceapi.cel.compiler import CelIssue, CompileResult, compile_selector
 from resourceapi.cel.device import CelRuntimeError, DeviceInput, Selector, device_input
 from resourceapi.cel.env import EnvKey
-from resourceapi.limits import COST_LIMIT
 
 __all__ = [
     "COST_LIMIT",

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from resourceapi.api.limits import COST_LIMIT
 from resourceapi.cel.checked import parse_checked, parse_parsed, type_name
 from resourceapi.cel.checks import quantity_issues
 from resourceapi.cel.cost import estimate_cost
@@ -21,7 +22,6 @@ from resourceapi.cel.literals import literal_issues
 from resourceapi.cel.messages import QUANTITY_TYPE
 from resourceapi.cel.shape import Shape, children, shape_of
 from resourceapi.gates import FeatureGates
-from resourceapi.limits import COST_LIMIT
 
 IssueKind = Literal["invalid", "forbidden", "required", "internal"]
 

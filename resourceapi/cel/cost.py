@@ -11,9 +11,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from resourceapi.api.limits import DEVICE_MAX_ID_LENGTH, DRIVER_NAME_MAX_LENGTH
 from resourceapi.cel.checked import type_name
 from resourceapi.cel.shape import Shape, children, selected_operand, shape_of
-from resourceapi.limits import DEVICE_MAX_ID_LENGTH, DRIVER_NAME_MAX_LENGTH
 
 MAX_MAP_ENTRIES = 32
 MAX_STRING = 64

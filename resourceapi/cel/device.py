@@ -27,8 +27,8 @@ from resourceapi.cel.checked import Expr, serialize_checked, type_name
 from resourceapi.cel.env import evaluation_env
 from resourceapi.cel.messages import QUANTITY_TYPE
 from resourceapi.cel.shape import Shape, children, shape_of
-from resourceapi.quantity import Quantity, QuantityError
-from resourceapi.semver import Semver, SemverError
+from resourceapi.machinery.quantity import Quantity, QuantityError
+from resourceapi.machinery.semver import Semver, SemverError
 
 # What an attribute is made of (resource.k8s.io DeviceAttribute; list forms with DRAListTypeAttributes).
 _SCALAR_KINDS = ("int", "bool", "string", "version")
@@ -103,7 +103,7 @@ def _scalar(kind: str, value: Any) -> Any:
 
 def attribute_value(raw: Any) -> Any:
     """The CEL value of one API attribute (`{"int": 1}`, `{"version": "1.2.3"}`, `{"strings": [...]}`): a
-    dict as a slice model keeps them (resourceapi.resource_v1.AttributeMap), another mapping, or a
+    dict as a slice model keeps them (resourceapi.api.resource_v1.AttributeMap), another mapping, or a
     `DeviceAttribute` model (its dump; list types are extra fields)."""
     if raw.__class__ is not dict:
         if hasattr(raw, "model_dump"):

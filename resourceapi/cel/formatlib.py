@@ -15,9 +15,9 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from resourceapi.api.limits import DNS1123_LABEL_MAX_LENGTH
 from resourceapi.cel import urls
-from resourceapi.limits import DNS1123_LABEL_MAX_LENGTH
-from resourceapi.names import (
+from resourceapi.machinery.names import (
     is_dns1123_label,
     is_dns1123_subdomain,
     is_qualified_name,

@@ -10,8 +10,8 @@ import datetime
 from collections.abc import Callable
 from typing import Any
 
-from resourceapi.quantity import MAX_INT64 as _INT64_MAX
-from resourceapi.quantity import MIN_INT64 as _INT64_MIN
+from resourceapi.machinery.quantity import MAX_INT64 as _INT64_MAX
+from resourceapi.machinery.quantity import MIN_INT64 as _INT64_MIN
 
 
 def same(a: Any, b: Any) -> bool:

@@ -13,9 +13,9 @@ import functools
 from fractions import Fraction
 from typing import Any
 
-from resourceapi.quantity import MAX_INT64 as _INT64_MAX
-from resourceapi.quantity import MIN_INT64 as _INT64_MIN
-from resourceapi.quantity import Quantity, QuantityError
+from resourceapi.machinery.quantity import MAX_INT64 as _INT64_MAX
+from resourceapi.machinery.quantity import MIN_INT64 as _INT64_MIN
+from resourceapi.machinery.quantity import Quantity, QuantityError
 
 RUNTIME_PREFIX = "\ue000Q"  # a private-use character: no quantity-like string from an API object starts so
 

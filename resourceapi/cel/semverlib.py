@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from resourceapi.semver import Semver, SemverError
+from resourceapi.machinery.semver import Semver, SemverError
 
 RUNTIME_PREFIX = "\ue000S"
 

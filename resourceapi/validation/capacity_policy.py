@@ -14,10 +14,10 @@ from collections.abc import Mapping
 from fractions import Fraction
 from typing import Any
 
-from resourceapi.field import FieldError, Path, forbidden, invalid, required, too_many
-from resourceapi.limits import CAPACITY_REQUEST_POLICY_DISCRETE_MAX_OPTIONS
-from resourceapi.quantity import MAX_INT64, MIN_INT64, Quantity
-from resourceapi.validation.goquantity import GoQuantity, go_canonical, go_quantity
+from resourceapi.api.limits import CAPACITY_REQUEST_POLICY_DISCRETE_MAX_OPTIONS
+from resourceapi.machinery.field import FieldError, Path, forbidden, invalid, required, too_many
+from resourceapi.machinery.goquantity import GoQuantity, go_canonical, go_quantity
+from resourceapi.machinery.quantity import MAX_INT64, MIN_INT64, Quantity
 from resourceapi.validation.lists import duplicates
 
 IS_NEGATIVE_ERROR_MSG = "must be greater than or equal to 0"  # apimachineryvalidation.IsNegativeErrorMsg

@@ -20,14 +20,13 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-from resourceapi.field import (
-    FieldError,
-    Path,
-    forbidden,
-    invalid,
-    not_supported,
-    required,
-    too_long,
+from resourceapi.api.limits import (
+    ATTRIBUTE_DOMAIN_MAX_LENGTH,
+    DEVICE_CONFIG_MAX_SIZE,
+    DEVICE_CONSTRAINTS_MAX_SIZE,
+    DEVICE_REQUESTS_MAX_SIZE,
+    DEVICE_SELECTORS_MAX_SIZE,
+    FIRST_AVAILABLE_MAX_SIZE,
 )
 from resourceapi.gates import (
     DRA_ADMIN_ACCESS,
@@ -36,24 +35,25 @@ from resourceapi.gates import (
     DRA_PRIORITIZED_LIST,
     FeatureGates,
 )
-from resourceapi.limits import (
-    ATTRIBUTE_DOMAIN_MAX_LENGTH,
-    DEVICE_CONFIG_MAX_SIZE,
-    DEVICE_CONSTRAINTS_MAX_SIZE,
-    DEVICE_REQUESTS_MAX_SIZE,
-    DEVICE_SELECTORS_MAX_SIZE,
-    FIRST_AVAILABLE_MAX_SIZE,
+from resourceapi.machinery.field import (
+    FieldError,
+    Path,
+    forbidden,
+    invalid,
+    not_supported,
+    required,
+    too_long,
 )
-from resourceapi.names import (
+from resourceapi.machinery.gojson import NULL, marshal
+from resourceapi.machinery.goquantity import quantity_text
+from resourceapi.machinery.names import (
     is_dns1123_subdomain,
     is_dns1123_subdomain_content,
     validate_c_identifier,
 )
-from resourceapi.objects import items, mapping, text
+from resourceapi.machinery.objects import items, mapping, text
 from resourceapi.validation.device import Compiler, config_driver_errors, validate_config, validate_selector
 from resourceapi.validation.device_fields import device_name_errors, toleration_declarative, toleration_errors
-from resourceapi.validation.gojson import NULL, marshal
-from resourceapi.validation.goquantity import quantity_text
 from resourceapi.validation.lists import validate_set, validate_slice
 from resourceapi.validation.object_meta import GENERATE_NAME, object_meta_errors, template_meta_errors
 

@@ -30,20 +30,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from resourceapi.field import (
-    ErrorType,
-    FieldError,
-    Path,
-    duplicate,
-    forbidden,
-    invalid,
-    not_supported,
-    required,
-    too_long,
-    too_many,
-)
-from resourceapi.gates import DRA_ADMIN_ACCESS, DRA_CONSUMABLE_CAPACITY, FeatureGates
-from resourceapi.limits import (
+from resourceapi.api.limits import (
     ALLOCATION_CONFIG_MAX_SIZE,
     ALLOCATION_RESULTS_MAX_SIZE,
     CONDITION_MESSAGE_MAX_LENGTH,
@@ -55,9 +42,23 @@ from resourceapi.limits import (
     MAX_IPS,
     RESERVED_FOR_MAX_SIZE,
 )
-from resourceapi.names import regex_error
-from resourceapi.objects import items, mapping, strings, text_at
-from resourceapi.quantity import Quantity, QuantityError
+from resourceapi.gates import DRA_ADMIN_ACCESS, DRA_CONSUMABLE_CAPACITY, FeatureGates
+from resourceapi.machinery.field import (
+    ErrorType,
+    FieldError,
+    Path,
+    duplicate,
+    forbidden,
+    invalid,
+    not_supported,
+    required,
+    too_long,
+    too_many,
+)
+from resourceapi.machinery.gojson import NULL, GoJSON, marshal
+from resourceapi.machinery.names import regex_error
+from resourceapi.machinery.objects import items, mapping, strings, text_at
+from resourceapi.machinery.quantity import Quantity, QuantityError
 from resourceapi.validation.claim import RequestNames, request_name_ref_errors, request_names
 from resourceapi.validation.device import validate_parameters
 from resourceapi.validation.device_fields import (
@@ -74,7 +75,6 @@ from resourceapi.validation.device_fields import (
     uid_declarative,
     uid_errors,
 )
-from resourceapi.validation.gojson import NULL, GoJSON, marshal
 from resourceapi.validation.interface_address import interface_address_errors
 from resourceapi.validation.lists import duplicates, validate_set
 from resourceapi.validation.node_selector import node_selector_errors

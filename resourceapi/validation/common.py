@@ -5,8 +5,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from resourceapi.field import ErrorType, FieldError, Path
-from resourceapi.jsontypes import json_type
+from resourceapi.machinery.field import ErrorType, FieldError, Path
+from resourceapi.machinery.jsontypes import json_type
 
 
 def relocated(errors: tuple[FieldError, ...], path: Path) -> list[FieldError]:

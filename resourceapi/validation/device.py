@@ -10,13 +10,13 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from resourceapi.api.limits import CEL_SELECTOR_EXPRESSION_MAX_LENGTH, OPAQUE_PARAMETERS_MAX_LENGTH
 from resourceapi.capacity_requests import OMITTED
 from resourceapi.cel import CompileResult, compile_selector
-from resourceapi.field import FieldError, Path, forbidden, internal, invalid, required, too_long
 from resourceapi.gates import FeatureGates
-from resourceapi.limits import CEL_SELECTOR_EXPRESSION_MAX_LENGTH, OPAQUE_PARAMETERS_MAX_LENGTH
-from resourceapi.names import extended_resource_name_messages, validate_opaque_driver_name
-from resourceapi.rawjson import GoJSONError, compact_bytes, loads
+from resourceapi.machinery.field import FieldError, Path, forbidden, internal, invalid, required, too_long
+from resourceapi.machinery.names import extended_resource_name_messages, validate_opaque_driver_name
+from resourceapi.machinery.rawjson import GoJSONError, compact_bytes, loads
 from resourceapi.validation.common import relocated, type_invalid
 
 # Compiles a selector expression for the served gates: `compile_selector`, or a `CelCache.compile`.

@@ -14,7 +14,12 @@ import functools
 from collections.abc import Mapping
 from typing import Any
 
-from resourceapi.field import (
+from resourceapi.api.limits import (
+    BINDING_CONDITIONS_MAX_SIZE,
+    BINDING_FAILURE_CONDITIONS_MAX_SIZE,
+    POOL_NAME_MAX_LENGTH,
+)
+from resourceapi.machinery.field import (
     FieldError,
     Path,
     duplicate,
@@ -25,12 +30,8 @@ from resourceapi.field import (
     too_long,
     too_many,
 )
-from resourceapi.limits import (
-    BINDING_CONDITIONS_MAX_SIZE,
-    BINDING_FAILURE_CONDITIONS_MAX_SIZE,
-    POOL_NAME_MAX_LENGTH,
-)
-from resourceapi.names import (
+from resourceapi.machinery.gojson import NULL
+from resourceapi.machinery.names import (
     go_len,
     is_dns1123_label,
     is_dns1123_subdomain,
@@ -39,9 +40,8 @@ from resourceapi.names import (
     validate_driver_name,
     validate_opaque_driver_name,
 )
-from resourceapi.objects import strings, text_at
+from resourceapi.machinery.objects import strings, text_at
 from resourceapi.validation.common import relocated
-from resourceapi.validation.gojson import NULL
 from resourceapi.validation.lists import duplicates
 from resourceapi.validation.meta import is_label_value
 

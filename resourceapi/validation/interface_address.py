@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ipaddress
 
-from resourceapi.field import FieldError, Path, go_quote, invalid
+from resourceapi.machinery.field import FieldError, Path, go_quote, invalid
 
 _BIG = 0xFFFFFF
 _HEX = "0123456789abcdefABCDEF"

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any
 
-from resourceapi.field import FieldError, Path, duplicate, too_many
+from resourceapi.machinery.field import FieldError, Path, duplicate, too_many
 
 ItemCheck = Callable[[Any, Path], list[FieldError]]
 

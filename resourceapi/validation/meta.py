@@ -17,13 +17,13 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from resourceapi.field import FieldError, Path, invalid, required, too_long
-from resourceapi.limits import (
+from resourceapi.api.limits import (
     GENERATED_NAME_SUFFIX_LENGTH,
     LABEL_VALUE_MAX_LENGTH,
     TOTAL_ANNOTATION_SIZE_LIMIT_BYTES,
 )
-from resourceapi.names import (
+from resourceapi.machinery.field import FieldError, Path, invalid, required, too_long
+from resourceapi.machinery.names import (
     generated_name_base,
     is_qualified_name,
     max_len_bytes_error,

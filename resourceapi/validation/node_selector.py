@@ -8,11 +8,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from resourceapi.field import FieldError, Path, forbidden, invalid, required
-from resourceapi.names import is_dns1123_subdomain
-from resourceapi.objects import mapping, strings, text_at
+from resourceapi.machinery.field import FieldError, Path, forbidden, invalid, required
+from resourceapi.machinery.gojson import NULL, GoJSON, marshal
+from resourceapi.machinery.names import is_dns1123_subdomain
+from resourceapi.machinery.objects import mapping, strings, text_at
 from resourceapi.validation.device_fields import label_name_errors
-from resourceapi.validation.gojson import NULL, GoJSON, marshal
 from resourceapi.validation.meta import is_label_value
 
 _NODE_NAME_FIELD = "metadata.name"  # the one node field selector key (nodeFieldSelectorValidators)

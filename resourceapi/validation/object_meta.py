@@ -17,11 +17,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from resourceapi.field import FieldError, Path, forbidden, invalid, required
-from resourceapi.names import generated_name_base, is_dns1123_subdomain, is_qualified_name
-from resourceapi.objects import text
+from resourceapi.machinery.field import FieldError, Path, forbidden, invalid, required
+from resourceapi.machinery.gojson import marshal
+from resourceapi.machinery.names import generated_name_base, is_dns1123_subdomain, is_qualified_name
+from resourceapi.machinery.objects import text
 from resourceapi.validation.common import type_invalid
-from resourceapi.validation.gojson import marshal
 from resourceapi.validation.meta import GENERATED_SUFFIX, METADATA, validate_annotations, validate_labels
 
 GENERATE_NAME = str(METADATA.child("generateName"))

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from resourceapi.field import FieldError
 from resourceapi.gates import FeatureGates
+from resourceapi.machinery.field import FieldError
 from resourceapi.validation.claim import validate_resource_claim, validate_resource_claim_template
 from resourceapi.validation.slice import validate_resource_slice
 

@@ -21,13 +21,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from resourceapi.field import (
-    FieldError,
-    Path,
-    forbidden,
-    invalid,
-    not_supported,
-    required,
+from resourceapi.api.limits import (
+    RESOURCE_SLICE_MAX_COUNTER_SETS,
+    RESOURCE_SLICE_MAX_COUNTERS_PER_COUNTER_SET,
+    RESOURCE_SLICE_MAX_DEVICES,
+    RESOURCE_SLICE_MAX_DEVICES_WITH_ADVANCED_FEATURES,
 )
 from resourceapi.gates import (
     DRA_CONSUMABLE_CAPACITY,
@@ -39,15 +37,17 @@ from resourceapi.gates import (
     DRA_RESOURCE_CLAIM_DEVICE_STATUS,
     FeatureGates,
 )
-from resourceapi.limits import (
-    RESOURCE_SLICE_MAX_COUNTER_SETS,
-    RESOURCE_SLICE_MAX_COUNTERS_PER_COUNTER_SET,
-    RESOURCE_SLICE_MAX_DEVICES,
-    RESOURCE_SLICE_MAX_DEVICES_WITH_ADVANCED_FEATURES,
+from resourceapi.machinery.field import (
+    FieldError,
+    Path,
+    forbidden,
+    invalid,
+    not_supported,
+    required,
 )
-from resourceapi.objects import items, mapping, text
+from resourceapi.machinery.gojson import counters_json, marshal
+from resourceapi.machinery.objects import items, mapping, text
 from resourceapi.validation.device_fields import driver_name_errors, pool_name_errors
-from resourceapi.validation.gojson import counters_json, marshal
 from resourceapi.validation.lists import validate_set, validate_slice
 from resourceapi.validation.node_selector import node_name_errors, node_selector_errors, terms_value
 from resourceapi.validation.object_meta import GENERATE_NAME, object_meta_errors

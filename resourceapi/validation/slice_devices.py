@@ -18,8 +18,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from resourceapi.field import ErrorType, FieldError, Path, invalid, required, too_long
-from resourceapi.limits import (
+from resourceapi.api.limits import (
     ATTRIBUTE_AND_CAPACITY_MAX_KEY_LENGTH,
     COMPATIBILITY_GROUPS_MAX_ITEMS,
     DEVICE_ATTRIBUTE_MAX_VALUE_LENGTH,
@@ -30,14 +29,17 @@ from resourceapi.limits import (
     RESOURCE_SLICE_MAX_COUNTERS_PER_DEVICE_COUNTER_CONSUMPTION,
     RESOURCE_SLICE_MAX_DEVICE_COUNTER_CONSUMPTIONS_PER_DEVICE,
 )
-from resourceapi.names import (
+from resourceapi.machinery.field import ErrorType, FieldError, Path, invalid, required, too_long
+from resourceapi.machinery.gojson import NULL, GoJSON, counters_json, marshal
+from resourceapi.machinery.goquantity import go_quantity
+from resourceapi.machinery.names import (
     go_len,
     is_dns1123_label,
     max_len_bytes_error,
     max_len_error,
     validate_qualified_name,
 )
-from resourceapi.objects import items, mapping, text
+from resourceapi.machinery.objects import items, mapping, text
 from resourceapi.validation.capacity_policy import multi_allocatable_errors, single_allocatable_errors
 from resourceapi.validation.device_fields import (
     binding_parameter_declarative,
@@ -46,8 +48,6 @@ from resourceapi.validation.device_fields import (
     taint_declarative,
     taint_errors,
 )
-from resourceapi.validation.gojson import NULL, GoJSON, counters_json, marshal
-from resourceapi.validation.goquantity import go_quantity
 from resourceapi.validation.lists import truncate_if_too_long, validate_set, validate_slice
 from resourceapi.validation.node_selector import node_name_errors, node_selector_errors
 

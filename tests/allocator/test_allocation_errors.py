@@ -43,8 +43,8 @@ from support.dra_objects import (
 )
 
 from allocator.structured.selection import NO_SUCH_KEY_HINT, enhance_runtime_error
+from resourceapi.api.resource_v1 import DeviceClass, ResourceClaim, ResourceSlice
 from resourceapi.gates import FeatureGates
-from resourceapi.resource_v1 import DeviceClass, ResourceClaim, ResourceSlice
 
 HINT = (
     ". consider using CEL optional chaining (.? followed by orValue()) or guarding the check with has() for "
@@ -312,8 +312,8 @@ def test_a_pathological_claim_times_out_on_the_node_by_default_instead_of_hangin
 
     from allocator.structured.cluster import Cluster
     from allocator.structured.search import DEFAULT_MAX_STEPS
+    from resourceapi.api.resource_v1 import ResourceClaim
     from resourceapi.gates import FeatureGates
-    from resourceapi.resource_v1 import ResourceClaim
 
     devices = [device(f"d{i}", attributes={"numa": {"int": i % 3}}) for i in range(90)]
     core = Cluster(

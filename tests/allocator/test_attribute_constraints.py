@@ -8,7 +8,7 @@ from typing import Any
 
 from allocator.structured.constraints import DistinctAttribute, MatchAttribute, lookup_attribute
 from allocator.structured.pools import DeviceRecord, SliceRecord
-from resourceapi.resource_v1 import Device
+from resourceapi.api.resource_v1 import Device
 
 DRIVER = "gpu.example.com"
 

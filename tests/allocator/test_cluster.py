@@ -50,7 +50,7 @@ from support.dra_objects import (
 from allocator.structured.cluster import Cluster
 from allocator.structured.ids import DeviceID
 from resourceapi.gates import FeatureGates
-from resourceapi.quantity import Quantity
+from resourceapi.machinery.quantity import Quantity
 
 
 def devices_of(outcome: Any) -> list[str]:

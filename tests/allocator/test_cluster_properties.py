@@ -27,9 +27,9 @@ from support.dra_objects import (
 )
 
 from allocator.structured.cluster import Cluster
+from resourceapi.api.resource_v1 import DeviceCapacity, DeviceRequestAllocationResult, ResourceClaim
 from resourceapi.capacity import capacity_entry, consumed_amount, violates_policy
 from resourceapi.gates import FeatureGates
-from resourceapi.resource_v1 import DeviceCapacity, DeviceRequestAllocationResult, ResourceClaim
 
 POLICIES = st.one_of(
     st.none(),

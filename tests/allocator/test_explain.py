@@ -8,8 +8,8 @@ from typing import Any
 
 from allocator.scheduling.explain import NodeDiagnosis, explain_claims, group_by_reason
 from allocator.structured.cluster import Cluster, NodeInfo
+from resourceapi.api.resource_v1 import DeviceClass, ResourceClaim, ResourceClaimStatus, ResourceSlice
 from resourceapi.gates import FeatureGates
-from resourceapi.resource_v1 import DeviceClass, ResourceClaim, ResourceClaimStatus, ResourceSlice
 
 GATES = FeatureGates.defaults().with_overrides(DRADeviceTaints=True, DRAPartitionableDevices=True)
 DRIVER = "gpu.nvidia.com"

@@ -13,7 +13,7 @@ from resourceapi.extended import (
     parse_capacity_annotation,
 )
 from resourceapi.gates import FeatureGates
-from resourceapi.quantity import Quantity
+from resourceapi.machinery.quantity import Quantity
 
 GATES = FeatureGates.defaults()
 

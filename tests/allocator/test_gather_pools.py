@@ -10,7 +10,7 @@ from typing import Any
 
 from allocator.structured.ids import DeviceID, PoolID
 from allocator.structured.pools import NodePools, SliceRecord, build_slice, gather_pools
-from resourceapi.resource_v1 import ResourceSlice
+from resourceapi.api.resource_v1 import ResourceSlice
 
 DRIVER = "gpu.example.com"
 

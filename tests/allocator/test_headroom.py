@@ -20,7 +20,7 @@ from support.capacity_cluster import (
 )
 
 from allocator.capacity.headroom import ShapeError
-from resourceapi.core_v1 import Pod
+from resourceapi.api.core_v1 import Pod
 
 NO_SCHEDULE = [{"key": "maintenance", "value": "true", "effect": "NoSchedule"}]
 

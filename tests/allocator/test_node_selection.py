@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 
 from allocator.structured.pools import build_slice, node_matches, node_selector_matches
-from resourceapi.core_v1 import NodeSelector
-from resourceapi.quantity import Quantity
-from resourceapi.resource_v1 import ResourceSlice
+from resourceapi.api.core_v1 import NodeSelector
+from resourceapi.api.resource_v1 import ResourceSlice
+from resourceapi.machinery.quantity import Quantity
 
 LABELS = {"zone": "a", "gpus": "8", "name": "x"}
 
@@ -164,7 +164,8 @@ def test_a_slice_selector_on_the_node_name_reads_the_node_name() -> None:
 
 
 def test_devices_sharing_one_capacity_model_share_its_record() -> None:
-    """Validation interns equal capacity models (resourceapi/interning.py); their records are shared too."""
+    """Validation interns equal capacity models (resourceapi/manifests/interning.py); their records are
+    shared too."""
     model = _slice(
         [
             {"name": "g0", "capacity": {"shares": {"value": "4"}}},

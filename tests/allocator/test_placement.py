@@ -18,9 +18,9 @@ from allocator.scheduling.placement import (
     fit_error_message,
     num_feasible_nodes_to_find,
 )
-from resourceapi.core_v1 import Node, Pod, PodStatus
-from resourceapi.names import generate_name
-from resourceapi.resource_v1 import DeviceClass, ResourceClaim, ResourceSlice
+from resourceapi.api.core_v1 import Node, Pod, PodStatus
+from resourceapi.api.resource_v1 import DeviceClass, ResourceClaim, ResourceSlice
+from resourceapi.machinery.names import generate_name
 
 
 def test_binpack_fills_a_gpu_before_starting_the_next() -> None:

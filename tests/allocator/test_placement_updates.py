@@ -8,8 +8,8 @@ from support.placing import _devices, _gpu_pods, _placer, _run
 from support.workloads import GPU_SHARED, gpu_slice, node, pod
 
 from allocator.scheduling.placement import Placer
-from resourceapi.core_v1 import Pod
-from resourceapi.resource_v1 import ResourceClaim
+from resourceapi.api.core_v1 import Pod
+from resourceapi.api.resource_v1 import ResourceClaim
 
 
 def _decisions(placer: Placer, pods: list[Pod], committed: list[ResourceClaim] | None = None) -> list[Any]:

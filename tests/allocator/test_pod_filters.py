@@ -11,10 +11,10 @@ from support.workloads import GPU_SHARED, gpu_class, gpu_slice, node, pod
 
 from allocator.scheduling.placement import Placement, Placer
 from allocator.structured.cluster import Cluster
-from resourceapi.core_v1 import Node, Pod
+from resourceapi.api.core_v1 import Node, Pod
+from resourceapi.api.resource_v1 import ResourceSlice
 from resourceapi.extended import ExtendedResourceResolver
 from resourceapi.gates import FeatureGates
-from resourceapi.resource_v1 import ResourceSlice
 
 GATES = FeatureGates.defaults()
 HOSTNAME = "kubernetes.io/hostname"

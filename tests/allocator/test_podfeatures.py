@@ -18,10 +18,10 @@ from allocator.scheduling.podfeatures import (
     unsupported_fields,
 )
 from allocator.structured.cluster import Cluster
-from resourceapi.apischema import SCHEMA_FILE
-from resourceapi.core_v1 import Pod
+from resourceapi.api.core_v1 import Pod
 from resourceapi.extended import ExtendedResourceResolver
 from resourceapi.gates import FeatureGates
+from resourceapi.manifests.apischema import SCHEMA_FILE
 
 # core/v1 PodSpec (k8s.io/api/core/v1/types.go), every field, and what the default profile's filters read.
 POD_SPEC_FIELDS = {

@@ -25,7 +25,7 @@ from support.dra_objects import (
 
 from allocator.structured.ids import PoolID
 from allocator.structured.pools import NodePools, build_slice, gather_pools
-from resourceapi.resource_v1 import ResourceSlice
+from resourceapi.api.resource_v1 import ResourceSlice
 
 LABELS = {"region": "region-1"}
 

@@ -20,8 +20,8 @@ from allocator.scheduling.predicates import (
     pod_requests,
     static_reasons,
 )
-from resourceapi.core_v1 import Node, Taint, Toleration
-from resourceapi.quantity import Quantity
+from resourceapi.api.core_v1 import Node, Taint, Toleration
+from resourceapi.machinery.quantity import Quantity
 from resourceapi.tolerations import tolerates
 
 

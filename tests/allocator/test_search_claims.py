@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from allocator.structured.cluster import Cluster, NodeInfo
+from resourceapi.api.resource_v1 import DeviceClass, ResourceClaim, ResourceSlice
 from resourceapi.gates import FeatureGates
-from resourceapi.resource_v1 import DeviceClass, ResourceClaim, ResourceSlice
 
 DRIVER = "gpu.example.com"
 NODE = NodeInfo("n1", {"kubernetes.io/hostname": "n1"})

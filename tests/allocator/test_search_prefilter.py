@@ -10,8 +10,8 @@ import pytest
 
 from allocator.structured.cluster import Cluster, NodeInfo
 from allocator.structured.errors import AllocationError
+from resourceapi.api.resource_v1 import DeviceClass, ResourceClaim, ResourceSlice
 from resourceapi.gates import FeatureGates
-from resourceapi.resource_v1 import DeviceClass, ResourceClaim, ResourceSlice
 
 DRIVER = "gpu.example.com"
 NODE = NodeInfo("n1", {"kubernetes.io/hostname": "n1"})

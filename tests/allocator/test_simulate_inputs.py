@@ -452,7 +452,7 @@ def test_a_wrong_type_in_a_repeated_spec_is_refused(
 
 def test_pods_with_one_spec_share_its_model_and_keep_their_own_metadata(tmp_path: Path) -> None:
     from allocator.simulate import load_inputs
-    from resourceapi.documents import Document
+    from resourceapi.manifests.documents import Document
 
     docs = [Document("p.yaml", i + 1, _replica(n)) for i, n in enumerate(("a", "b"))]
     a, b = load_inputs(docs).pods
@@ -479,7 +479,8 @@ def test_pods_with_one_spec_share_its_model_and_keep_their_own_metadata(tmp_path
 def test_a_device_attribute_of_the_wrong_type_is_an_input_error(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], value: Any, expected: str
 ) -> None:
-    """The slice model keeps attributes as the API's own maps (resourceapi.resource_v1.AttributeMap): their
+    """The slice model keeps attributes as the API's own maps (resourceapi.api.resource_v1.AttributeMap):
+    their
     types are the field schema's to check, as the API server's, before any model is built."""
     raw = _slice()
     raw["spec"]["devices"][0]["attributes"]["index"] = value
@@ -492,7 +493,8 @@ def test_a_json_number_that_reads_as_nan_or_infinity_is_not_taken_for_a_null(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], number: str
 ) -> None:
     # orjson writes NaN and the infinities as `null`, so a JSON text whose reader saw one keys its pods'
-    # specs with the read-back check (resourceapi.documents.Document.finite): pod b is checked on its own
+    # specs with the read-back check (resourceapi.manifests.documents.Document.finite): pod b is checked on
+    # its own
     a, b = _replica("a", activeDeadlineSeconds=None), _replica("b", activeDeadlineSeconds=None)
     field = '"activeDeadlineSeconds": '
     pods = tmp_path / "p.json"
@@ -507,7 +509,7 @@ def test_a_json_number_that_reads_as_nan_or_infinity_is_not_taken_for_a_null(
 
 def test_admin_access_needs_a_namespace_labeled_for_it_as_the_api_server_requires() -> None:
     from allocator.simulate import InputError, load_inputs
-    from resourceapi.documents import Document
+    from resourceapi.manifests.documents import Document
 
     claim = {
         "apiVersion": "resource.k8s.io/v1",

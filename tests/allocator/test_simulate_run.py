@@ -8,8 +8,8 @@ from support.workloads import GPU_SHARED, gpu_class, gpu_slice, node, pod, share
 
 from allocator.simulate import ClaimRun, PodRun, load_inputs, run_claims, run_pods
 from allocator.simulate.render import to_json
-from resourceapi.documents import Document
 from resourceapi.gates import FeatureGates
+from resourceapi.manifests.documents import Document
 
 GATES = FeatureGates.defaults()
 

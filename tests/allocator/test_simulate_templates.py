@@ -16,9 +16,9 @@ from support.workloads import GPU_DRIVER, node, pod
 from allocator.simulate.templates import POD_CLAIM_NAME_ANNOTATION, claim_from_template, claim_generate_name
 from allocator.simulate.workload_pods import expand, safe_encode
 from dra_capacity.cli import main
-from resourceapi.core_v1 import Pod
-from resourceapi.resource_v1 import ResourceClaimTemplate
-from resourceapi.workloads_v1 import Deployment, Job, StatefulSet
+from resourceapi.api.core_v1 import Pod
+from resourceapi.api.resource_v1 import ResourceClaimTemplate
+from resourceapi.api.workloads_v1 import Deployment, Job, StatefulSet
 
 GPU_CLASS = "gpu.nvidia.com"
 

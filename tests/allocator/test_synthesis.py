@@ -10,7 +10,7 @@ from support.workloads import GPU_CLASS, GPU_SHARED, container, gpu_class, node,
 from allocator.scheduling.synthesis import REASON_CANNOT_FIT, synthesize_claim, synthesize_for_resources
 from resourceapi.extended import ExtendedResourceResolver
 from resourceapi.gates import FeatureGates
-from resourceapi.quantity import Quantity
+from resourceapi.machinery.quantity import Quantity
 
 GATES = FeatureGates.defaults()
 GPU = GPU_SHARED

@@ -16,12 +16,12 @@ from allocator.scheduling.synthesis import (
     synthesize_claim,
     synthesize_for_resources,
 )
+from resourceapi.api.core_v1 import Node, Pod
+from resourceapi.api.resource_v1 import DeviceClass
 from resourceapi.capacity_requests import ANNOTATION
-from resourceapi.core_v1 import Node, Pod
 from resourceapi.extended import ExtendedResourceResolver
 from resourceapi.gates import FeatureGates
-from resourceapi.quantity import Quantity
-from resourceapi.resource_v1 import DeviceClass
+from resourceapi.machinery.quantity import Quantity
 
 GATES = FeatureGates.defaults()
 GPU = "nvidia.com/gpu.shared"

@@ -19,7 +19,7 @@ from support.capacity_cluster import (
 )
 
 from allocator.capacity.view import CapacityView, NodeRow
-from resourceapi.resource_v1 import DeviceClass, ResourceClaim, ResourceSlice
+from resourceapi.api.resource_v1 import DeviceClass, ResourceClaim, ResourceSlice
 
 
 def cluster() -> list[dict[str, Any]]:

@@ -116,7 +116,7 @@ def test_gone_pod_forgets_its_binding() -> None:
 
 
 def test_allocated_claim_names_the_in_flight_one_and_unseen_ones_count() -> None:
-    from resourceapi.resource_v1 import ResourceClaim
+    from resourceapi.api.resource_v1 import ResourceClaim
 
     model = ResourceClaim.model_validate(
         {"metadata": {"name": "pending-x", "namespace": "ns"}, "spec": {"devices": {"requests": []}}}

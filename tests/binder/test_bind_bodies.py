@@ -12,10 +12,10 @@ from allocator.scheduling.placement import Placement, Placer
 from allocator.structured.cluster import Cluster
 from binder import claims as bodies
 from binder.names import CLAIM_ANNOTATION, DELETE_PROTECTION_FINALIZER
-from resourceapi.core_v1 import Node, Pod
+from resourceapi.api.core_v1 import Node, Pod
+from resourceapi.api.resource_v1 import DeviceClass, ResourceSlice
 from resourceapi.extended import ExtendedResourceResolver
 from resourceapi.gates import FeatureGates
-from resourceapi.resource_v1 import DeviceClass, ResourceSlice
 
 UID = "0a1b2c3d-0000-4000-8000-000000000000"
 

@@ -30,8 +30,8 @@ from binder.claims import (
     unschedulable_condition_patch,
 )
 from binder.names import CLAIM_ANNOTATION, DELETE_PROTECTION_FINALIZER
-from resourceapi.core_v1 import Pod
-from resourceapi.resource_v1 import ResourceClaim
+from resourceapi.api.core_v1 import Pod
+from resourceapi.api.resource_v1 import ResourceClaim
 
 UID = "0a1b2c3d-0000-4000-8000-000000000000"
 NAME_IN_N1 = {"key": "metadata.name", "operator": "In", "values": ["n1"]}

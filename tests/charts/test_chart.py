@@ -623,7 +623,7 @@ def test_monitoring_objects_are_optional() -> None:
 
 def test_rendered_manifests_have_no_duplicate_keys() -> None:
     """Strict YAML readers (kubectl, our own loader) refuse a key given twice in one mapping."""
-    from resourceapi.documents import load_documents
+    from resourceapi.manifests.documents import load_documents
 
     for values in [None, *CI_VALUES]:
         proc = template(values=values)

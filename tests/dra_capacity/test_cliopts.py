@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from dra_capacity.cliopts import OutputError, read_documents, write_output
-from resourceapi.documents import DocumentError
+from resourceapi.manifests.documents import DocumentError
 
 CLASS = "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata:\n  name: a\n"
 JSON_CLASS = (

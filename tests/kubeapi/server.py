@@ -786,7 +786,7 @@ class ApiServer:
         if target.get("kind") not in (None, "", "Node"):
             raise statuses.invalid(BY_KEY["pods"], info.name, [_binding_kind_error(str(target.get("kind")))])
         if not node:
-            from resourceapi.field import required
+            from resourceapi.machinery.field import required
 
             raise statuses.ApiError(
                 422,
@@ -850,6 +850,6 @@ class ApiServer:
 
 
 def _binding_kind_error(kind: str) -> Any:
-    from resourceapi.field import ErrorType, FieldError
+    from resourceapi.machinery.field import ErrorType, FieldError
 
     return FieldError(ErrorType.NOT_SUPPORTED, "target.kind", kind, 'supported values: "Node"')

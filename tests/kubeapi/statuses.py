@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from resourceapi.field import FieldError
+from resourceapi.machinery.field import FieldError
 
 from .resources import ResourceType
 

@@ -15,8 +15,8 @@ import datetime
 import re
 from typing import Any
 
-from resourceapi import names
-from resourceapi.field import FieldError, Path, forbidden, invalid, required, too_long
+from resourceapi.machinery import names
+from resourceapi.machinery.field import FieldError, Path, forbidden, invalid, required, too_long
 
 from .codec import clone
 from .resources import ResourceType

@@ -24,8 +24,17 @@ import json
 import re
 from typing import Any
 
-from resourceapi import names
-from resourceapi.field import ErrorType, FieldError, Path, duplicate, forbidden, invalid, required, too_many
+from resourceapi.machinery import names
+from resourceapi.machinery.field import (
+    ErrorType,
+    FieldError,
+    Path,
+    duplicate,
+    forbidden,
+    invalid,
+    required,
+    too_many,
+)
 
 from .codec import clone
 from .resources import ResourceType

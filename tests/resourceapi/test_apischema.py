@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from resourceapi.apischema import SCHEMA_FILE, check_fields, known_kind, unknown_fields
+from resourceapi.manifests.apischema import SCHEMA_FILE, check_fields, known_kind, unknown_fields
 
 DEVICE_CLASS = ("resource.k8s.io/v1", "DeviceClass")
 GENERATOR = Path(__file__).resolve().parents[2] / "scripts" / "gen_field_schemas.py"

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from resourceapi.api.resource_v1 import DeviceCapacity
 from resourceapi.capacity import (
     CapacityNameConflict,
     compute_consumption,
@@ -21,8 +22,7 @@ from resourceapi.capacity import (
     violates_policy,
 )
 from resourceapi.capacity import capacity_entry as entry_of
-from resourceapi.quantity import Quantity
-from resourceapi.resource_v1 import DeviceCapacity
+from resourceapi.machinery.quantity import Quantity
 
 
 def q(s: str) -> Quantity:

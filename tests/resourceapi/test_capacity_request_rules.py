@@ -10,6 +10,7 @@ from typing import Any
 import pydantic
 import pytest
 
+from resourceapi.api.resource_v1 import CapacityRequirements
 from resourceapi.capacity_requests import (
     ANNOTATION,
     ANNOTATION_ECHO_LIMIT,
@@ -20,8 +21,7 @@ from resourceapi.capacity_requests import (
     shown_annotation,
     validate_requirements,
 )
-from resourceapi.quantity import Quantity
-from resourceapi.resource_v1 import CapacityRequirements
+from resourceapi.machinery.quantity import Quantity
 
 ANN = f"metadata.annotations[{ANNOTATION}]"
 FIELD = "spec.extendedResourceCapacityRequests"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from resourceapi.api.limits import COST_LIMIT
 from resourceapi.cel import CelIssue, compile_selector
 from resourceapi.gates import FeatureGates
-from resourceapi.limits import COST_LIMIT
 
 GATES = FeatureGates.defaults()
 

@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
+from resourceapi.api.resource_v1 import DeviceAttribute, DeviceCapacity
 from resourceapi.cel import CelRuntimeError, DeviceInput, compile_selector, device_input
 from resourceapi.gates import FeatureGates
-from resourceapi.quantity import Quantity
-from resourceapi.resource_v1 import DeviceAttribute, DeviceCapacity
+from resourceapi.machinery.quantity import Quantity
 
 GATES = FeatureGates.defaults()
 DRIVER = "gpu.nvidia.com"

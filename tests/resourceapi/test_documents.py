@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 import yaml
 
-from resourceapi.documents import DocumentError, load_documents
-from resourceapi.yaml_events import MAX_DEPTH
+from resourceapi.manifests.documents import DocumentError, load_documents
+from resourceapi.manifests.yaml_events import MAX_DEPTH
 
 CLASS_A = "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata:\n  name: a\n"
 CLASS_B = "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata:\n  name: b\n"

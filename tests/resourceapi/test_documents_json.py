@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from resourceapi.documents import DocumentError, load_documents
+from resourceapi.manifests.documents import DocumentError, load_documents
 
 
 class _Duplicate(ValueError):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from resourceapi.field import (
+from resourceapi.machinery.field import (
     OMIT,
     ErrorList,
     ErrorType,

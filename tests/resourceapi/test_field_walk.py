@@ -1,4 +1,5 @@
-"""The field-schema walk (resourceapi.apischema): the project's example clusters are clean, and each of its
+"""The field-schema walk (resourceapi.manifests.apischema): the project's example clusters are clean, and
+each of its
 rules (types, nulls, required, unknown fields, YAML's sets and pairs) reports what it should."""
 
 from __future__ import annotations
@@ -10,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from resourceapi.apischema import check_fields, known_kind, walk_fields
-from resourceapi.documents import load_documents
+from resourceapi.manifests.apischema import check_fields, known_kind, walk_fields
+from resourceapi.manifests.documents import load_documents
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "docs" / "examples"
 

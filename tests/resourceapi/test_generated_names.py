@@ -1,12 +1,13 @@
 """Names the API server generates from `generateName` (apiserver `names.SimpleNameGenerator`), as
-resourceapi.names makes them: the prefix cut to 58 bytes, then 5 characters of the generator's alphabet."""
+resourceapi.machinery.names makes them: the prefix cut to 58 bytes, then 5 characters of the generator's
+alphabet."""
 
 from __future__ import annotations
 
 import random
 
-from resourceapi.field import Path, required
-from resourceapi.names import (
+from resourceapi.machinery.field import Path, required
+from resourceapi.machinery.names import (
     NAME_GENERATOR_ALPHABET,
     generate_name,
     generated_name_base,

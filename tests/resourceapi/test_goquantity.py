@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from resourceapi.quantity import Quantity
-from resourceapi.validation.goquantity import go_canonical, go_value, quantity_text
+from resourceapi.machinery.goquantity import go_canonical, go_value, quantity_text
+from resourceapi.machinery.quantity import Quantity
 
 
 @pytest.mark.parametrize(

@@ -1,5 +1,5 @@
 """Device capacity maps validated once per distinct value, device attributes kept as read
-(resourceapi/interning.py)."""
+(resourceapi/manifests/interning.py)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import math
 import pytest
 from pydantic import ValidationError
 
-from resourceapi.interning import json_key
-from resourceapi.meta import ObjectMeta
-from resourceapi.resource_v1 import Device
+from resourceapi.api.meta import ObjectMeta
+from resourceapi.api.resource_v1 import Device
+from resourceapi.manifests.interning import json_key
 
 DEVICE = {
     "name": "gpu-0",

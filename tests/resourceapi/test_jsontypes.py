@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from resourceapi.jsontypes import json_type
+from resourceapi.machinery.jsontypes import json_type
 
 
 @pytest.mark.parametrize(

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from resourceapi.field import FieldError, Path
-from resourceapi.names import (
+from resourceapi.machinery.field import FieldError, Path
+from resourceapi.machinery.names import (
     is_c_identifier,
     is_dns1123_label,
     is_dns1123_subdomain,

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from resourceapi.objects import annotations_of, display_name, metadata_of, spec_of
+from resourceapi.machinery.objects import annotations_of, display_name, metadata_of, spec_of
 
 
 @pytest.mark.parametrize("obj", [None, "x", [], {}, {"spec": []}, {"metadata": "x"}])

@@ -11,7 +11,7 @@ from fractions import Fraction
 import pydantic
 import pytest
 
-from resourceapi.quantity import (
+from resourceapi.machinery.quantity import (
     ERR_FORMAT_WRONG,
     ERR_NUMERIC,
     ERR_SUFFIX,
@@ -667,7 +667,7 @@ def test_a_bare_suffix_parses_as_zero_as_upstream(text: str, value: int) -> None
 
 
 def test_coerced_strings_are_parsed_once_and_errors_every_time() -> None:
-    from resourceapi.quantity import QuantityError, coerce_quantity
+    from resourceapi.machinery.quantity import QuantityError, coerce_quantity
 
     assert coerce_quantity("80Gi") is coerce_quantity("80Gi")
     assert coerce_quantity(" 80Gi ") == coerce_quantity("80Gi")

@@ -9,7 +9,7 @@ from fractions import Fraction
 import pydantic
 import pytest
 
-from resourceapi.quantity import (
+from resourceapi.machinery.quantity import (
     ERR_FORMAT_WRONG,
     ERR_SUFFIX,
     ERR_TOO_LARGE,

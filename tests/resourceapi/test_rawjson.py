@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from resourceapi.rawjson import GoJSONError, compact_bytes, loads
+from resourceapi.machinery.rawjson import GoJSONError, compact_bytes, loads
 
 
 @pytest.mark.parametrize(

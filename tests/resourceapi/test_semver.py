@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from resourceapi.semver import Semver, SemverError
+from resourceapi.machinery.semver import Semver, SemverError
 
 
 @pytest.mark.parametrize(

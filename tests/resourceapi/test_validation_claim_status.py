@@ -284,7 +284,7 @@ def test_share_ids_are_dropped_without_consumable_capacity() -> None:
     ],
 )
 def test_interface_addresses_must_be_canonical(value: str, canonical: str | None) -> None:
-    from resourceapi.field import Path
+    from resourceapi.machinery.field import Path
 
     found = [str(e) for e in interface_address_errors(value, Path("ip"))]
     if canonical is None:
@@ -295,7 +295,7 @@ def test_interface_addresses_must_be_canonical(value: str, canonical: str | None
 
 @pytest.mark.parametrize("value", ["10.0.0.1", "10.0.0.1/33", "bad", "::1/129", "1.2.3.256/8"])
 def test_interface_addresses_must_be_cidrs(value: str) -> None:
-    from resourceapi.field import Path
+    from resourceapi.machinery.field import Path
 
     assert [e.detail for e in interface_address_errors(value, Path("ip"))] == [
         "must be a valid address in CIDR form, (e.g. 10.9.8.7/24 or 2001:db8::1/64)"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from resourceapi.field import Path
+from resourceapi.machinery.field import Path
 from resourceapi.validation.device_fields import (
     binding_parameter_declarative,
     binding_parameter_errors,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from resourceapi.field import FieldError, Path, invalid
+from resourceapi.machinery.field import FieldError, Path, invalid
 from resourceapi.validation.lists import truncate_if_too_long, validate_map, validate_set, validate_slice
 
 P = Path("spec").child("items")

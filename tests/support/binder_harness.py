@@ -15,7 +15,7 @@ from binder.names import CLAIM_ANNOTATION, DELETE_PROTECTION_FINALIZER
 from kubeio.election import LeaderElector
 from kubeio.kube import Kube, load_configuration
 from resourceapi.gates import FeatureGates
-from resourceapi.quantity import Quantity
+from resourceapi.machinery.quantity import Quantity
 from support.gpu_cluster import CLASS, device_class, gpu_slice, node
 
 FAST = {"initial_backoff": 0.05, "max_backoff": 0.5, "watch_timeout": 30.0}

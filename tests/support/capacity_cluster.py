@@ -8,8 +8,8 @@ from typing import Any
 
 from allocator.capacity.view import CapacityView
 from allocator.simulate import load_inputs, run_pods
-from resourceapi.documents import Document
 from resourceapi.gates import FeatureGates
+from resourceapi.manifests.documents import Document
 
 DRIVER = "gpu.nvidia.com"
 RESOURCE = "nvidia.com/gpu.shared"

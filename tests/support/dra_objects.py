@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from allocator.structured.cluster import Allocation, Cluster, NodeInfo
+from resourceapi.api.resource_v1 import DeviceClass, ResourceClaim, ResourceSlice
 from resourceapi.gates import FeatureGates
-from resourceapi.resource_v1 import DeviceClass, ResourceClaim, ResourceSlice
 
 REGION1, REGION2 = "region-1", "region-2"
 NODE1, NODE2 = "node-1", "node-2"

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from allocator.scheduling.placement import Placement, Placer, Strategy
 from allocator.structured.cluster import Cluster
-from resourceapi.core_v1 import Node, Pod
+from resourceapi.api.core_v1 import Node, Pod
+from resourceapi.api.resource_v1 import DeviceClass, ResourceClaim, ResourceSlice
 from resourceapi.extended import ExtendedResourceResolver
 from resourceapi.gates import FeatureGates
-from resourceapi.resource_v1 import DeviceClass, ResourceClaim, ResourceSlice
 from support.workloads import GPU_SHARED, gpu_class, pod
 
 GATES = FeatureGates.defaults()

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from resourceapi.core_v1 import Node, Pod
-from resourceapi.resource_v1 import DeviceClass, ResourceSlice
+from resourceapi.api.core_v1 import Node, Pod
+from resourceapi.api.resource_v1 import DeviceClass, ResourceSlice
 
 GPU_DRIVER = "gpu.nvidia.com"
 GPU_SHARED = "nvidia.com/gpu.shared"

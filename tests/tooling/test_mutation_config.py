@@ -47,7 +47,9 @@ def test_survivors_are_matched_by_function_and_mutated_code() -> None:
         MUTATION._function_of("webhook.deviceclass.dropping.x_drop_disabled_fields__mutmut_28")
         == "drop_disabled_fields"
     )
-    assert MUTATION._function_of("resourceapi.quantity.xǁQuantityǁparse__mutmut_3") == "Quantity.parse"
+    assert (
+        MUTATION._function_of("resourceapi.machinery.quantity.xǁQuantityǁparse__mutmut_3") == "Quantity.parse"
+    )
     diff = (
         "# webhook.deviceclass.dropping.x_f__mutmut_1: survived\n"
         "--- webhook/deviceclass/dropping.py\n+++ webhook/deviceclass/dropping.py\n"

@@ -139,7 +139,7 @@ def test_a_republished_slice_that_strands_a_class_gets_one_event_on_it(kube_api:
 
 
 def test_a_second_replica_reporting_the_same_finding_creates_no_second_event(kube_api: KubeAPIServer) -> None:
-    from resourceapi.resource_v1 import DeviceClass, ResourceSlice
+    from resourceapi.api.resource_v1 import DeviceClass, ResourceSlice
     from webhook.clusterview.cluster_cache import event_sink
     from webhook.clusterview.cluster_view import ClusterView
     from webhook.deviceclass.class_events import ClassEvents

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
+from resourceapi.api.resource_v1 import DeviceClass, ResourceSlice
 from resourceapi.cel import CelCache, CompileResult
 from resourceapi.gates import FeatureGates
-from resourceapi.resource_v1 import DeviceClass, ResourceSlice
 from webhook.clusterview.cluster_view import ClusterView
 from webhook.deviceclass.cluster_warnings import cluster_warnings
 from webhook.deviceclass.warning_texts import MAX_WARNING_LENGTH

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from support.deviceclasses import ANNOTATION, VALID_CONFIG, VALID_SELECTOR, device_class
 
-from resourceapi.field import Path
 from resourceapi.gates import FeatureGates
+from resourceapi.machinery.field import Path
 from resourceapi.validation.device import compile_errors
 from webhook.deviceclass.validation import validate_device_class, validate_parameters_raw
 

@@ -13,8 +13,8 @@ import logging
 import pytest
 from support.deviceclasses import ANNOTATION, device_class, review_request, with_annotation
 
-from resourceapi.field import invalid, required
 from resourceapi.gates import FeatureGates
+from resourceapi.machinery.field import invalid, required
 from webhook.deviceclass.admission import DeviceClassAdmission
 from webhook.deviceclass.native_rules import (
     MAX_NATIVE_WARNINGS,

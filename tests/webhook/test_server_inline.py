@@ -13,8 +13,8 @@ from typing import Any
 
 from support.server_harness import AdmissionDouble, device_class, review, running_server, session
 
+from resourceapi.api.resource_v1 import ResourceSlice
 from resourceapi.gates import FeatureGates
-from resourceapi.resource_v1 import ResourceSlice
 from webhook.clusterview.cluster_view import ClusterView
 from webhook.deviceclass.admission import DeviceClassAdmission
 from webhook.deviceclass.native_rules import NativeRules

@@ -28,7 +28,7 @@ from support.server_harness import (
     session,
 )
 
-from resourceapi.field import invalid
+from resourceapi.machinery.field import invalid
 from webhook.server import logs, status
 from webhook.server.envelope import EnvelopeError, parse_timeout
 from webhook.server.limits import ServerLimits

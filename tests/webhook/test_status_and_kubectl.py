@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dra_capacity.kubectl import render_status, render_success, render_warnings
-from resourceapi.field import invalid, required
+from resourceapi.machinery.field import invalid, required
 from webhook.server.status import invalid_status
 
 ONE = [required("spec.selectors[1].cel")]

@@ -20,7 +20,7 @@ from pydantic import ValidationError
 from kubeio.factory import InformerFactory
 from kubeio.informer import PAGE_SIZE, Informer
 from kubeio.kube import DEVICE_CLASSES, EVENTS_V1, RESOURCE_SLICES, ApiError, Kube
-from resourceapi.resource_v1 import DeviceClass, ResourceSlice
+from resourceapi.api.resource_v1 import DeviceClass, ResourceSlice
 from webhook.clusterview.cluster_view import ClusterView, ViewCache
 
 log = logging.getLogger(__name__)

@@ -21,9 +21,9 @@ from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
+from resourceapi.api.resource_v1 import DeviceClass, ResourceSlice
 from resourceapi.capacity import CapacityEntry, capacity_entry, normalize_name
 from resourceapi.cel import CelRuntimeError, DeviceInput, Selector, device_input
-from resourceapi.resource_v1 import DeviceClass, ResourceSlice
 
 T = TypeVar("T")
 

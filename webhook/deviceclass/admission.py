@@ -18,9 +18,9 @@ from typing import Any
 
 from resourceapi.cel import CelCache, CompileResult
 from resourceapi.cel.cache import entry_bytes
-from resourceapi.field import FieldError
 from resourceapi.gates import DRA_EXTENDED_RESOURCE_CAPACITY, FeatureGates
-from resourceapi.objects import display_name
+from resourceapi.machinery.field import FieldError
+from resourceapi.machinery.objects import display_name
 from webhook.clusterview.cluster_view import ClusterView
 from webhook.deviceclass import warning_texts
 from webhook.deviceclass.capacity_requests import check_escaped_capacity

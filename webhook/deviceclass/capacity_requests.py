@@ -22,9 +22,9 @@ from resourceapi.capacity_requests import (
     shown_annotation,
     validate_requirements,
 )
-from resourceapi.field import FieldError, forbidden, required
 from resourceapi.gates import DRA_CONSUMABLE_CAPACITY, FeatureGates
-from resourceapi.objects import annotations_of, spec_of
+from resourceapi.machinery.field import FieldError, forbidden, required
+from resourceapi.machinery.objects import annotations_of, spec_of
 from webhook.deviceclass import warning_texts
 
 FORBIDDEN_DETAIL = f"may only be set when the {DRA_CONSUMABLE_CAPACITY} feature gate is enabled"

@@ -14,15 +14,15 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from resourceapi.api.meta import ObjectMeta
+from resourceapi.api.resource_v1 import DeviceClass, DeviceClassSpec
 from resourceapi.capacity import CapacityEntry, consumed_amount, normalize_name
 from resourceapi.capacity_requests import ANNOTATION, CAPACITY_FIELD, NAME_FIELD, parse_carrier
 from resourceapi.cel import CompileResult
 from resourceapi.extended import winning_class
 from resourceapi.gates import FeatureGates
-from resourceapi.meta import ObjectMeta
-from resourceapi.objects import annotations_of, display_name, metadata_of, spec_of
-from resourceapi.quantity import Quantity, QuantityError, coerce_quantity
-from resourceapi.resource_v1 import DeviceClass, DeviceClassSpec
+from resourceapi.machinery.objects import annotations_of, display_name, metadata_of, spec_of
+from resourceapi.machinery.quantity import Quantity, QuantityError, coerce_quantity
 from webhook.clusterview.cluster_view import ClusterView, DeviceGroup, SelectorOutcome
 from webhook.deviceclass.warning_texts import fit
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from resourceapi.capacity_requests import ANNOTATION, CAPACITY_FIELD, NAME_FIELD
 from resourceapi.gates import DRA_EXTENDED_RESOURCE, DRA_EXTENDED_RESOURCE_CAPACITY, FeatureGates
-from resourceapi.objects import annotations_of, spec_of
+from resourceapi.machinery.objects import annotations_of, spec_of
 
 
 @dataclass(frozen=True)

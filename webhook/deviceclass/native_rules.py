@@ -17,7 +17,7 @@ from __future__ import annotations
 import enum
 import re
 
-from resourceapi.field import FieldError
+from resourceapi.machinery.field import FieldError
 from webhook.deviceclass.warning_texts import MAX_WARNING_LENGTH, shorten
 
 MAX_NATIVE_WARNINGS = 10

@@ -16,10 +16,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from resourceapi.field import FieldError, Path, too_many
+from resourceapi.api.limits import DEVICE_CONFIG_MAX_SIZE, DEVICE_SELECTORS_MAX_SIZE
 from resourceapi.gates import FeatureGates
-from resourceapi.limits import DEVICE_CONFIG_MAX_SIZE, DEVICE_SELECTORS_MAX_SIZE
-from resourceapi.objects import display_name, mapping
+from resourceapi.machinery.field import FieldError, Path, too_many
+from resourceapi.machinery.objects import display_name, mapping
 from resourceapi.validation.common import type_invalid
 from resourceapi.validation.device import (
     Compiler,

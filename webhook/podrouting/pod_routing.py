@@ -18,7 +18,7 @@ from typing import Any
 from prometheus_client import CollectorRegistry, Counter
 
 from resourceapi import routing
-from resourceapi.objects import display_name
+from resourceapi.machinery.objects import display_name
 from webhook.podrouting.routing_cache import RoutingCache
 from webhook.server.judging import Judged, Verdict, judge
 

@@ -21,14 +21,14 @@ from typing import Any, NoReturn
 
 import orjson
 
-from resourceapi.jsontypes import json_type
-from resourceapi.limits import (
+from resourceapi.api.limits import (
     CEL_SELECTOR_EXPRESSION_MAX_LENGTH,
     DEVICE_CONFIG_MAX_SIZE,
     DEVICE_SELECTORS_MAX_SIZE,
     OPAQUE_PARAMETERS_MAX_LENGTH,
 )
-from resourceapi.objects import metadata_of
+from resourceapi.machinery.jsontypes import json_type
+from resourceapi.machinery.objects import metadata_of
 
 WORST_ESCAPE_FACTOR = 6  # "<" -> "\u003c"
 OBJECTS_PER_REVIEW = 2  # object + oldObject

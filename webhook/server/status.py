@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from resourceapi.field import FieldError, go_quote
+from resourceapi.machinery.field import FieldError, go_quote
 
 GROUP = "resource.k8s.io"
 KIND = "DeviceClass"

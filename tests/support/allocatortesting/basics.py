@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from resourceapi.resource_v1 import DeviceClass
+from resourceapi.api.resource_v1 import DeviceClass
 from support.allocatortesting.builders import *
 from support.allocatortesting.case import *
 from support.dra_objects import *

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from resourceapi.api.resource_v1 import DeviceClass, ResourceClaim, ResourceSlice
 from resourceapi.gates import FeatureGates
-from resourceapi.resource_v1 import DeviceClass, ResourceClaim, ResourceSlice
 from support.allocatortesting.case import Case, features
 from support.dra_objects import (
     CLAIM0,

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from resourceapi import gates as g
+from resourceapi.api.resource_v1 import DeviceClass, ResourceClaim, ResourceSlice
 from resourceapi.gates import FeatureGates
-from resourceapi.resource_v1 import DeviceClass, ResourceClaim, ResourceSlice
 from support.dra_objects import NODE1, REGION1, dump, node, run
 
 _GATE_OF = {

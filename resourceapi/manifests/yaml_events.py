@@ -1,6 +1,7 @@
 """YAML streams read with libyaml, event by event: PyYAML's safe-loader values several times faster.
 
-Split from `resourceapi.documents` so that reading JSON, and commands that read nothing (`--help`), do not
+Split from `resourceapi.manifests.documents` so that reading JSON, and commands that read nothing (`--help`),
+do not
 import PyYAML. Raises yaml.YAMLError subclasses (with marks) and `TooDeep`; `documents` turns them into
 DocumentError.
 """

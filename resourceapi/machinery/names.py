@@ -13,8 +13,7 @@ import random
 import re
 import secrets
 
-from resourceapi.field import OMIT, ErrorType, FieldError, Path, invalid, required, too_long
-from resourceapi.limits import (
+from resourceapi.api.limits import (
     DEVICE_MAX_ID_LENGTH,
     DNS1123_LABEL_MAX_LENGTH,
     DNS1123_SUBDOMAIN_MAX_LENGTH,
@@ -23,6 +22,7 @@ from resourceapi.limits import (
     GENERATED_NAME_SUFFIX_LENGTH,
     LABEL_KEY_NAME_MAX_LENGTH,
 )
+from resourceapi.machinery.field import OMIT, ErrorType, FieldError, Path, invalid, required, too_long
 
 DEFAULT_RESOURCE_REQUESTS_PREFIX = "requests."
 NAME_GENERATOR_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"

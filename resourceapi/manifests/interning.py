@@ -6,7 +6,7 @@ worth end to end: docs/internals.md, "simulate on big dumps"). `interned` valida
 distinct JSON text and shares the model, so it suits models that are never modified after validation (the
 device capacity model); with `whole`, equal maps are shared too (one lookup per device). `interned_items` does
 the same for a list's items (owner references). `raw_objects` keeps a map of objects as it was read (device
-attributes: resourceapi.resource_v1.AttributeMap).
+attributes: resourceapi.api.resource_v1.AttributeMap).
 
 What is validated, the result and the errors (with their locations) are exactly those of the plain map: a
 value not seen before is validated as the plain map validates each value (its model's `model_validate`),
@@ -119,7 +119,8 @@ def json_key(raw: Any, finite: bool = False) -> bytes | None:
     `1.0` and `true` differ); None when it has none: not JSON (an integer beyond 64 bits, a key that is not a
     string), or holding NaN or an infinity, which orjson writes as `null` (a text with `null` is looked at
     again for them: a pending pod's status holds `"lastProbeTime": null`), unless `finite` says the value
-    holds none (resourceapi.documents.Document.finite: its reader saw every number) and holds lists, not
+    holds none (resourceapi.manifests.documents.Document.finite: its reader saw every number) and holds
+    lists, not
     tuples."""
     try:
         text = orjson.dumps(raw)

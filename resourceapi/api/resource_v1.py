@@ -12,10 +12,10 @@ from typing import Annotated, Any, ClassVar
 
 from pydantic import Field
 
-from resourceapi.core_v1 import NodeSelector
-from resourceapi.interning import interned, raw_objects
-from resourceapi.meta import ApiModel, ObjectMeta
-from resourceapi.quantity import QuantityField
+from resourceapi.api.core_v1 import NodeSelector
+from resourceapi.api.meta import ApiModel, ObjectMeta
+from resourceapi.machinery.quantity import QuantityField
+from resourceapi.manifests.interning import interned, raw_objects
 
 
 class CELDeviceSelector(ApiModel):
@@ -118,11 +118,12 @@ class DeviceTaint(ApiModel):
 # A device's attributes are the API's own objects (`{"string": "Hopper"}`), kept as they were read: a
 # 5,000-node cluster has 400,000 of them (what a model of each would cost: docs/internals.md). Their
 # types are checked where the object comes in (the API server, or `simulate`'s field schema check,
-# resourceapi/apischema.py, before any model is built); readers take them as DeviceAttribute describes
+# resourceapi/manifests/apischema.py, before any model is built); readers take them as DeviceAttribute
+# describes
 # (resourceapi.cel.device.attribute_value, allocator.structured.pools). Never modify them.
 AttributeMap = Annotated[dict[str, dict[str, Any]], raw_objects()]
 # Capacities are validated once per distinct value, and whole maps once per distinct map, and shared between
-# devices (resourceapi/interning.py): never modify them.
+# devices (resourceapi/manifests/interning.py): never modify them.
 CapacityMap = Annotated[dict[str, DeviceCapacity], interned(DeviceCapacity, whole=True)]
 
 

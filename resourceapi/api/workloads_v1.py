@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from resourceapi.core_v1 import PodSpec
-from resourceapi.meta import ApiModel, ObjectMeta
+from resourceapi.api.core_v1 import PodSpec
+from resourceapi.api.meta import ApiModel, ObjectMeta
 
 
 class PodTemplateSpec(ApiModel):

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from resourceapi.rawjson import compact_bytes
-from resourceapi.validation.goquantity import quantity_text
+from resourceapi.machinery.goquantity import quantity_text
+from resourceapi.machinery.rawjson import compact_bytes
 
 
 class GoJSON:

@@ -12,8 +12,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from resourceapi.jsontypes import json_type_phrase
-from resourceapi.objects import display_name
+from resourceapi.machinery.jsontypes import json_type_phrase
+from resourceapi.machinery.objects import display_name
 
 
 class DocumentError(ValueError):
@@ -30,7 +30,7 @@ class Document:
     item: int | None = None
     # read from a JSON text in which no number reads as NaN or an infinity (so lists and dicts only, too);
     # False when not known: the object's JSON encoding then has a `null` only where the object has one
-    # (resourceapi.interning.json_key)
+    # (resourceapi.manifests.interning.json_key)
     finite: bool = False
 
     @property
@@ -103,7 +103,7 @@ def _parse_stream(text: str, source: str) -> tuple[list[Any], bool]:
             json_error = exc
     import yaml
 
-    from resourceapi.yaml_events import TooDeep, load_yaml
+    from resourceapi.manifests.yaml_events import TooDeep, load_yaml
 
     try:
         return load_yaml(text), False

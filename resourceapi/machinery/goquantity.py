@@ -5,7 +5,8 @@ shows through: `String()` (and the JSON of a quantity) and `Value()`.
 rounded up to nano otherwise. On the fast path it keeps the text itself when it deems it canonical, and
 `String()` returns that text as written (`1E-3`, `+1`, `5.`). Otherwise `String()` is the canonical form,
 except that v1.37.2 drops the suffix of a DecimalSI value past `E` (`2000E` prints `2`;
-resourceapi/quantity.py prints `2e21`, as newer releases do). `Value()` wraps around int64 in ways that
+resourceapi/machinery/quantity.py prints `2e21`, as newer releases do). `Value()` wraps around int64 in ways
+that
 depend on the representation (a duplicate valid value above 2^63 is printed with it).
 
 The one home of these texts: claims (a capacity request in a duplicate's JSON), slices (counters, capacity
@@ -20,7 +21,14 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from resourceapi.quantity import MAX_INT64, MIN_INT64, Format, Quantity, QuantityError, coerce_quantity
+from resourceapi.machinery.quantity import (
+    MAX_INT64,
+    MIN_INT64,
+    Format,
+    Quantity,
+    QuantityError,
+    coerce_quantity,
+)
 
 _NUMBER = re.compile(r"([+-]?)0*([0-9]*)(?:\.([0-9]*))?(.*)", re.DOTALL)
 _DECIMAL_EXPONENTS = {"": 0, "n": -9, "u": -6, "m": -3, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from pydantic import Field, model_validator
 
-from resourceapi.meta import ApiModel, LabelSelector, ObjectMeta, OwnerReference
-from resourceapi.quantity import QuantityField
+from resourceapi.api.meta import ApiModel, LabelSelector, ObjectMeta, OwnerReference
+from resourceapi.machinery.quantity import QuantityField
 
 RESTART_POLICY_ALWAYS = "Always"
 TAINT_NODE_UNSCHEDULABLE = "node.kubernetes.io/unschedulable"

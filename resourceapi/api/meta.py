@@ -11,7 +11,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
 
-from resourceapi.interning import interned_items
+from resourceapi.manifests.interning import interned_items
 
 
 class ApiModel(BaseModel):
@@ -46,7 +46,7 @@ class ObjectMeta(ApiModel):
     deletion_timestamp: str | None = None
     labels: dict[str, str] | None = None
     annotations: dict[str, str] | None = None
-    # shared between the objects that repeat them (resourceapi/interning.py): never modify one
+    # shared between the objects that repeat them (resourceapi/manifests/interning.py): never modify one
     owner_references: Annotated[list[OwnerReference], interned_items(OwnerReference)] | None = None
     finalizers: list[str] | None = None
     self_link: str | None = None
@@ -55,7 +55,8 @@ class ObjectMeta(ApiModel):
 
     @property
     def display_name(self) -> str:
-        """The name, or the generateName prefix while no name is assigned (`resourceapi.objects.display_name`
+        """The name, or the generateName prefix while no name is assigned
+        (`resourceapi.machinery.objects.display_name`
         for the same rule on raw dicts)."""
         return self.name or self.generate_name or ""
 

@@ -1,0 +1,1 @@
+"""apimachinery-like utilities: quantities, names, field paths and errors, Go JSON values."""

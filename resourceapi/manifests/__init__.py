@@ -1,0 +1,1 @@
+"""Reading manifests: documents, the YAML event reader, the field schema, interning."""
