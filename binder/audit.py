@@ -86,7 +86,7 @@ class RoutingAudit:
             ns_obj = ctx.informers.namespaces.get(("", ns))
             labels = ((ns_obj or {}).get("metadata") or {}).get("labels") or {}
             decision = routing.decide(pod, self._routed, labels, ctx.scheduler_name)
-            if decision.verdict is not routing.Verdict.ROUTE:
+            if not decision.routed:
                 continue
             self._audited.add(uid)
             ctx.metrics.not_routed.inc()

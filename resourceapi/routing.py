@@ -3,10 +3,13 @@
 A pod is routed when it asks for an extended resource that a DeviceClass with KEP-6406 capacity requests (the
 field `spec.extendedResourceCapacityRequests` or the annotation carrier) maps (with `whole_devices`, the
 opt-in `--route-whole-device-classes`: any DeviceClass that maps it, capacity requests or not), it is opted
-in (namespace or object label), it names no scheduler of its own, and it uses nothing the binder cannot
-place (volumes that need volume binding, gang scheduling, its own ResourceClaims). Inter-pod (anti-)affinity
-and topology spread are routed: the binder's placement applies the InterPodAffinity and PodTopologySpread
-filters. Everything works on the raw JSON objects: this runs on every pod create in an opted-in namespace.
+in (namespace or object label), and it names no scheduler of its own. A pod that uses what the binder cannot
+place yet (volumes that need volume binding, gang scheduling, its own ResourceClaims) is routed too, and waits
+with an Event naming the feature: handed back to kube-scheduler, it would be allocated from the same devices
+without the class's capacity (one allocator per device, DESIGN). A pod created with `spec.nodeName` is pinned
+as DaemonSet pods are: the name becomes a required node affinity on `metadata.name`, so the binder allocates
+its share before the kubelet sees it. Everything works on the raw JSON objects: this runs on every pod create
+in an opted-in namespace.
 
 The name -> class rule is resourceapi.extended's (the scheduler's ExtendedResourceCache).
 """
@@ -41,24 +44,72 @@ class Verdict(enum.Enum):
     NOT_OPTED_IN = "not-opted-in"
     NO_CAPACITY_RESOURCE = "no-capacity-resource"  # asks for nothing a capacity class maps
     OWN_SCHEDULER = "own-scheduler"  # names a scheduler other than the default (or is already routed)
-    UNSUPPORTED = "unsupported"  # uses something the binder cannot place: left alone, with a warning
+    UNSUPPORTED = "unsupported"  # uses something the binder cannot place yet: routed, waits with an Event
 
 
 @dataclass(frozen=True)
 class Decision:
     verdict: Verdict
     resources: tuple[str, ...] = ()  # the capacity-mapped extended resources the pod asks for
-    unsupported: tuple[str, ...] = ()  # why it is left alone (Verdict.UNSUPPORTED), one phrase each
+    unsupported: tuple[str, ...] = ()  # what the binder cannot place yet (Verdict.UNSUPPORTED), a phrase each
+    scheduler: str = ""  # the pod's own scheduler (Verdict.OWN_SCHEDULER)
+    node: str = ""  # the pod's spec.nodeName, turned into a required node affinity when routed
+
+    @property
+    def routed(self) -> bool:
+        """The pod goes to the binder (spec.schedulerName set to the binder's)."""
+        return self.verdict in (Verdict.ROUTE, Verdict.UNSUPPORTED)
 
     def warning(self, scheduler_name: str) -> str | None:
-        """The admission warning for a pod left alone because of unsupported features."""
-        if self.verdict is not Verdict.UNSUPPORTED:
-            return None
-        return (
-            f"dra-capacity: pod not routed to scheduler {scheduler_name!r} although it requests "
-            f"{', '.join(self.resources)}: it uses {', '.join(self.unsupported)}, which the capacity binder "
-            "does not support; the default scheduler will allocate whole devices without capacity requests"
-        )
+        """The admission warning, if any: a routed pod that will wait, a pod pinned by spec.nodeName, or a
+        pod that names another scheduler for a resource the binder serves."""
+        asks = ", ".join(self.resources)
+        if self.verdict is Verdict.UNSUPPORTED:
+            return (
+                f"dra-capacity: pod routed to scheduler {scheduler_name!r} for {asks}, but it uses "
+                f"{', '.join(self.unsupported)}, which the capacity binder does not support yet: it stays "
+                "Pending with a FailedScheduling Event naming it, rather than have the default scheduler "
+                "allocate the same devices without the class's capacity requests"
+            )
+        if self.verdict is Verdict.OWN_SCHEDULER and self.scheduler != scheduler_name:
+            return (
+                f"dra-capacity: pod names scheduler {self.scheduler!r} and requests {asks}, which the "
+                f"capacity binder {scheduler_name!r} serves: that scheduler allocates it without the class's "
+                "capacity requests (each pod takes the request policy's default or a whole device), or not "
+                "at all where it lacks KEP-5004 (DRAExtendedResource)"
+            )
+        if self.routed and self.node:
+            return (
+                f"dra-capacity: spec.nodeName {self.node!r} turned into a required node affinity on "
+                "metadata.name, as for DaemonSet pods, so that the binder allocates the pod's share on that "
+                "node before the kubelet runs it"
+            )
+        return None
+
+
+NODE_NAME_FIELD = "metadata.name"  # metav1.ObjectNameField
+
+
+def pin_to_node(pod: Mapping[str, Any], node: str) -> list[dict[str, Any]]:
+    """JSONPatch operations that move `spec.nodeName` into a required node affinity on `metadata.name`, as
+    the DaemonSet controller's ReplaceDaemonSetPodNodeNameNodeAffinity does
+    (pkg/controller/daemon/util/daemonset_util.go): the required terms are replaced by that one term."""
+    term = {"matchFields": [{"key": NODE_NAME_FIELD, "operator": "In", "values": [node]}]}
+    required = {"nodeSelectorTerms": [term]}
+    ops: list[dict[str, Any]] = [{"op": "remove", "path": "/spec/nodeName"}]
+    spec = pod.get("spec")
+    affinity = spec.get("affinity") if isinstance(spec, dict) else None
+    node_affinity = affinity.get("nodeAffinity") if isinstance(affinity, dict) else None
+    if not isinstance(affinity, dict):
+        ops.append({"op": "add", "path": "/spec/affinity", "value": {"nodeAffinity": {_REQUIRED: required}}})
+    elif not isinstance(node_affinity, dict):
+        ops.append({"op": "add", "path": "/spec/affinity/nodeAffinity", "value": {_REQUIRED: required}})
+    else:
+        ops.append({"op": "add", "path": f"/spec/affinity/nodeAffinity/{_REQUIRED}", "value": required})
+    return ops
+
+
+_REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
 
 
 def routed_resource_names(
@@ -171,8 +222,10 @@ def decide(
     spec = pod.get("spec")
     current = spec.get("schedulerName") if isinstance(spec, dict) else None
     if current not in (None, "", DEFAULT_SCHEDULER):
-        return Decision(Verdict.OWN_SCHEDULER, resources)
+        return Decision(Verdict.OWN_SCHEDULER, resources, scheduler=str(current))
+    node = spec.get("nodeName") if isinstance(spec, dict) else None
+    pinned = node if isinstance(node, str) else ""
     unsupported = unsupported_features(pod)
     if unsupported:
-        return Decision(Verdict.UNSUPPORTED, resources, unsupported)
-    return Decision(Verdict.ROUTE, resources)
+        return Decision(Verdict.UNSUPPORTED, resources, unsupported, node=pinned)
+    return Decision(Verdict.ROUTE, resources, node=pinned)

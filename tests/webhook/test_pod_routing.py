@@ -85,9 +85,62 @@ def test_object_label_disabled_opts_out_inside_an_opted_in_namespace() -> None:
     assert patch_of(routed(PodRouter(cache()), obj)) is None
 
 
-def test_pod_naming_another_scheduler_is_left_alone() -> None:
+def test_pod_naming_another_scheduler_is_left_alone_with_a_warning() -> None:
+    """Changed on purpose (issue 38): Volcano or JupyterHub's user-scheduler would serve the resource without
+    the class's capacity, or not at all; the pod keeps its scheduler, and the warning says so."""
     response = routed(PodRouter(cache()), pod("web-0", OPTED_NS, scheduler="volcano"))
+    assert patch_of(response) is None
+    [warning] = response["warnings"]
+    assert "'volcano'" in warning and RESOURCE in warning and "without the class's capacity" in warning
+
+
+def test_pod_already_naming_the_binder_is_left_alone_silently() -> None:
+    response = routed(PodRouter(cache()), pod("web-0", OPTED_NS, scheduler="dra-capacity"))
     assert patch_of(response) is None and "warnings" not in response
+
+
+def test_pod_created_with_a_node_name_is_pinned_by_node_affinity() -> None:
+    """As the DaemonSet controller does (ReplaceDaemonSetPodNodeNameNodeAffinity): the kubelet would see a pod
+    with spec.nodeName at once, before its share is allocated."""
+    response = routed(PodRouter(cache()), pod("validator", OPTED_NS, scheduler=None, nodeName="gpu-node-1"))
+    term = {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["gpu-node-1"]}]}
+    assert patch_of(response) == [
+        {"op": "add", "path": "/spec/schedulerName", "value": "dra-capacity"},
+        {"op": "remove", "path": "/spec/nodeName"},
+        {
+            "op": "add",
+            "path": "/spec/affinity",
+            "value": {
+                "nodeAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}
+                }
+            },
+        },
+    ]
+    assert "spec.nodeName 'gpu-node-1'" in response["warnings"][0]
+
+
+@pytest.mark.parametrize(
+    ("affinity", "path"),
+    [
+        ({"podAffinity": {}}, "/spec/affinity/nodeAffinity"),
+        (
+            {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": []}},
+            "/spec/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution",
+        ),
+        (
+            {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{}]}}},
+            "/spec/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution",
+        ),
+    ],
+)
+def test_a_pinned_pods_own_affinity_keeps_all_but_its_required_node_terms(
+    affinity: dict[str, Any], path: str
+) -> None:
+    obj = pod("validator", OPTED_NS, scheduler=None, nodeName="n1", affinity=affinity)
+    ops = patch_of(routed(PodRouter(cache()), obj))
+    assert ops is not None and ops[1] == {"op": "remove", "path": "/spec/nodeName"}
+    assert ops[2]["op"] == "add" and ops[2]["path"] == path
 
 
 def test_pod_without_a_capacity_resource_is_left_alone() -> None:
@@ -119,11 +172,16 @@ def test_init_container_request_counts() -> None:
         ({"resourceClaims": [{"name": "gpu", "resourceClaimName": "gpu"}]}, "spec.resourceClaims"),
     ],
 )
-def test_unsupported_features_leave_the_pod_alone_with_a_warning(extra: dict[str, Any], phrase: str) -> None:
+def test_unsupported_features_route_the_pod_to_wait_with_a_warning(
+    extra: dict[str, Any], phrase: str
+) -> None:
+    """Changed on purpose (issue 38, one allocator per device): such a pod used to be left to the default
+    scheduler, which then allocated the binder's devices without the class's capacity. It is routed now, and
+    waits with an Event naming the feature."""
     response = routed(PodRouter(cache()), pod("web-0", OPTED_NS, scheduler=None, **extra))
-    assert patch_of(response) is None
+    assert patch_of(response) == [{"op": "add", "path": "/spec/schedulerName", "value": "dra-capacity"}]
     [warning] = response["warnings"]
-    assert phrase in warning and RESOURCE in warning and "dra-capacity" in warning
+    assert phrase in warning and RESOURCE in warning and "stays Pending" in warning
 
 
 @pytest.mark.parametrize(

@@ -1,9 +1,10 @@
 """`/mutate-pods`: on Pod CREATE, send pods that ask for a capacity-backed extended resource to the binder.
 
-The pod's spec is not changed otherwise: the answer is at most one JSONPatch operation setting
-`spec.schedulerName`. The rule (resourceapi/routing.py) needs the cluster's DeviceClasses and Namespace
-labels, read from an informer cache; with a cold cache the pod is allowed unchanged and counted. Nothing here
-ever denies a pod: a routing endpoint must never block pod creation.
+The answer sets `spec.schedulerName`; a pod created with `spec.nodeName` also has it moved into a required
+node affinity (resourceapi.routing.pin_to_node), as DaemonSet pods have. The rule (resourceapi/routing.py)
+needs the cluster's DeviceClasses and Namespace labels, read from an informer cache; with a cold cache the pod
+is allowed unchanged and counted. Nothing here ever denies a pod: a routing endpoint must never block pod
+creation.
 """
 
 from __future__ import annotations
@@ -51,8 +52,8 @@ class PodRoutingMetrics:
             self.decisions.labels(verdict)
 
 
-def _patch(scheduler_name: str) -> str:
-    ops = [{"op": "add", "path": "/spec/schedulerName", "value": scheduler_name}]
+def _patch(scheduler_name: str, more: list[dict[str, Any]] | None = None) -> str:
+    ops = [{"op": "add", "path": "/spec/schedulerName", "value": scheduler_name}, *(more or [])]
     return base64.b64encode(json.dumps(ops, separators=(",", ":")).encode()).decode()
 
 
@@ -102,13 +103,13 @@ class PodRouter:
         decision = routing.decide(obj, names, self.cache.namespace_labels(ns), self.scheduler_name)
         self._counters[decision.verdict].inc()
         response: dict[str, Any] = {"uid": uid, "allowed": True}
-        if decision.verdict is routing.Verdict.ROUTE:
+        if decision.routed:
             response["patchType"] = "JSONPatch"
-            response["patch"] = self._patch
-        else:
-            warning = decision.warning(self.scheduler_name)
-            if warning is not None:
-                response["warnings"] = [warning]
+            pinned = routing.pin_to_node(obj, decision.node) if decision.node else None
+            response["patch"] = _patch(self.scheduler_name, pinned) if pinned else self._patch
+        warning = decision.warning(self.scheduler_name)
+        if warning is not None:
+            response["warnings"] = [warning]
         return RoutingOutcome(response, name=name, operation=op, routing=decision.verdict.value)
 
     def offload(self, body: bytes) -> Callable[[], Judged]:
