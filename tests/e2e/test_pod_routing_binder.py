@@ -193,7 +193,9 @@ def test_unchanged_pod_is_routed_allocated_a_share_and_bound(kube_api: Any, serv
             volumes=[{"name": "data", "persistentVolumeClaim": {"claimName": "data"}}],
         ),
     )
-    assert alone["spec"]["schedulerName"] == "default-scheduler"  # volume binding needs kube-scheduler
+    # changed on purpose (issue 38): routed, and waits with an Event naming the volume, rather than be left to
+    # kube-scheduler, which would allocate the same devices without the class's capacity
+    assert alone["spec"]["schedulerName"] == "dra-capacity"
     created.append(spread)
     wait_for("6 bound", lambda: len(bound(kube_api, "inference")) == 6, timeout=60)
     for p in bound(kube_api, "inference"):
