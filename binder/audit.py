@@ -1,5 +1,6 @@
 """The routing audit: pods that should have come to this binder but kept the default scheduler (admitted
-while /mutate-pods was down) get a warning Event each, and a counter.
+while /mutate-pods was down) get a warning Event each, and a counter; so do pods that name another scheduler
+(Volcano, JupyterHub's user-scheduler) for a resource this binder serves.
 
 Runs on the scheduling thread, under the controller's lock: every pod at start and after a routing change
 (a DeviceClass or a Namespace), else the pods added since the last look.
@@ -9,15 +10,16 @@ from __future__ import annotations
 
 from binder.context import BinderContext, log_decision
 from binder.hints import pod_uid
-from binder.names import EVENT_WARNING, REASON_NOT_ROUTED
+from binder.names import EVENT_WARNING, REASON_NOT_ROUTED, REASON_OTHER_SCHEDULER
 from kubeio.kube import Obj
 from resourceapi import routing
 
 
-def audited_kind(pod: Obj) -> bool:
-    """A pod the audit looks at when added: not on a node, with the default scheduler."""
+def audited_kind(pod: Obj, own: str = "") -> bool:
+    """A pod the audit looks at when added: not on a node, with the default scheduler or another one than
+    this binder (`own`)."""
     spec = pod.get("spec") or {}
-    return not spec.get("nodeName") and spec.get("schedulerName") in (None, "", routing.DEFAULT_SCHEDULER)
+    return not spec.get("nodeName") and spec.get("schedulerName") != own
 
 
 class RoutingAudit:
@@ -36,7 +38,7 @@ class RoutingAudit:
 
     def added(self, pod: Obj) -> bool:
         """A pod was added: look at it next time (True if it is of interest)."""
-        if self.enabled and audited_kind(pod):
+        if self.enabled and audited_kind(pod, self.ctx.scheduler_name):
             self.batch.append(pod)
             return True
         return False
@@ -78,7 +80,7 @@ class RoutingAudit:
             if (
                 uid in self._audited
                 or spec.get("nodeName")
-                or spec.get("schedulerName") not in (None, "", routing.DEFAULT_SCHEDULER)
+                or spec.get("schedulerName") == ctx.scheduler_name
                 or (pod.get("metadata") or {}).get("deletionTimestamp")
             ):
                 continue
@@ -86,6 +88,9 @@ class RoutingAudit:
             ns_obj = ctx.informers.namespaces.get(("", ns))
             labels = ((ns_obj or {}).get("metadata") or {}).get("labels") or {}
             decision = routing.decide(pod, self._routed, labels, ctx.scheduler_name)
+            if decision.verdict is routing.Verdict.OWN_SCHEDULER:
+                self._other_scheduler(pod, uid, ns, decision)
+                continue
             if not decision.routed:
                 continue
             self._audited.add(uid)
@@ -99,3 +104,18 @@ class RoutingAudit:
                 pod=f"{ns}/{pod['metadata'].get('name')}", uid=uid, result="not-routed", message=message
             )
             ctx.events.emit(pod, EVENT_WARNING, REASON_NOT_ROUTED, message)
+
+    def _other_scheduler(self, pod: Obj, uid: str, ns: str, decision: routing.Decision) -> None:
+        """A pod that names another scheduler for a resource this binder serves: reported once."""
+        ctx = self.ctx
+        self._audited.add(uid)
+        ctx.metrics.other_scheduler.inc()
+        message = (
+            f"pod requests {', '.join(decision.resources)} ({self._backing()}) but names scheduler "
+            f"{decision.scheduler!r}, not {ctx.scheduler_name!r}: that scheduler serves it without the "
+            "class's capacity requests, or not at all where it lacks KEP-5004 (DRAExtendedResource)."
+        )
+        log_decision(
+            pod=f"{ns}/{pod['metadata'].get('name')}", uid=uid, result="other-scheduler", message=message
+        )
+        ctx.events.emit(pod, EVENT_WARNING, REASON_OTHER_SCHEDULER, message)

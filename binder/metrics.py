@@ -73,6 +73,11 @@ class BinderMetrics:
             "Pods that should have been routed to this binder but kept the default scheduler.",
             registry=r,
         )
+        self.other_scheduler = Counter(
+            "dra_capacity_binder_pods_other_scheduler",
+            "Pods that request a resource this binder serves but name another scheduler (not the default).",
+            registry=r,
+        )
         # kube-scheduler's own names, for the pods this binder places (binder/scheduler_metrics.py)
         self.unschedulable_pods = Gauge(
             "scheduler_unschedulable_pods",

@@ -23,6 +23,7 @@ FENCE_ANNOTATION = "dra-capacity.io/fenced-by"
 REASON_SCHEDULED = "Scheduled"
 REASON_FAILED_SCHEDULING = "FailedScheduling"
 REASON_NOT_ROUTED = "NotRoutedToCapacityBinder"
+REASON_OTHER_SCHEDULER = "OtherSchedulerForCapacityResource"
 EVENT_NORMAL = "Normal"
 EVENT_WARNING = "Warning"
 

@@ -395,6 +395,26 @@ def test_pods_that_missed_routing_get_a_warning_event(kube_api: Any) -> None:
     assert not events(kube_api, "NotRoutedToCapacityBinder", "default")
 
 
+def test_pods_naming_another_scheduler_get_a_warning_event(kube_api: Any) -> None:
+    """Volcano or JupyterHub's user-scheduler serves the resource without the class's capacity (issue 38)."""
+    seed_cluster(kube_api, nodes=1)
+    kube_api.seed(
+        {
+            "apiVersion": "v1",
+            "kind": "Namespace",
+            "metadata": {"name": "inference", "labels": {"dra-capacity.io/pod-routing": "enabled"}},
+        }
+    )
+    kube_api.seed(pod("gang", "inference", scheduler="volcano"))
+    kube_api.seed(pod("notebook", "default", scheduler="user-scheduler"))
+    with running_binder(kube_api) as binder:
+        [event] = wait_for("event", lambda: events(kube_api, "OtherSchedulerForCapacityResource", "inference"))
+        assert binder.metrics.other_scheduler._value.get() == 1
+        assert binder.metrics.not_routed._value.get() == 0
+    assert event["type"] == "Warning" and "'volcano'" in event["message"] and RESOURCE in event["message"]
+    assert not events(kube_api, "OtherSchedulerForCapacityResource", "default")  # not opted in
+
+
 @pytest.mark.parametrize("carrier", ["field", "annotation"])
 def test_an_invalid_capacity_that_escaped_admission_is_re_validated_not_shared_without_limit(
     kube_api: Any, carrier: str
