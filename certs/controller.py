@@ -33,7 +33,6 @@ from certs.plan import Settings
 from kubeio.election import LeaderElector, LeaseError
 from kubeio.informer import Informer
 from kubeio.kube import MUTATING_WEBHOOK_CONFIGURATIONS, SECRETS, VALIDATING_WEBHOOK_CONFIGURATIONS, Kube
-from procrt.health import HealthListener
 
 log = logging.getLogger("dra_capacity.certs")
 WATCH_TIMEOUT_SECONDS = 60.0
@@ -47,6 +46,8 @@ class ControllerOptions:
     resync: float = 30.0
     retry: float = 2.0
     watch: bool = True
+    # False when the elector renews on its own thread (a procrt Manager's): `step` then only asks it.
+    renew: bool = True
 
 
 class Controller:
@@ -70,6 +71,9 @@ class Controller:
         self.healthy = True
         self.reconciles = 0
         self._scope_said: list[str] = []  # the managed/skipped lines last emitted (emitted again on change)
+        self._leading = False
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
 
     @property
     def ready(self) -> bool:
@@ -127,8 +131,12 @@ class Controller:
         """One pass: renew or take the Lease; when `due` (or just elected), reconcile as leader and mirror
         the Secret into the serving directory. False when it must be retried (conflict, error)."""
         try:
-            was_leader = self.elector.is_leader()
-            leading = self.elector.try_acquire_or_renew()
+            if self.options.renew:
+                was_leader = self.elector.is_leader()
+                leading = self.elector.try_acquire_or_renew()
+            else:
+                was_leader, leading = self._leading, self.elector.is_leader()
+            self._leading = leading
             if leading and not was_leader:
                 self.emit(f"became the leader ({self.elector.identity})")
                 due = True
@@ -168,17 +176,22 @@ class Controller:
                 retry = not self.step(due)
                 self.wake.wait(self.options.retry)
         finally:
-            with contextlib.suppress(Exception):
-                self.elector.release()
+            if self.options.renew:  # else the elector's owner releases it
+                with contextlib.suppress(Exception):
+                    self.elector.release()
             for informer in informers:
                 informer.stop()
 
+    def start(self) -> None:
+        """`run` on a thread of its own, until `stop()` (a procrt Manager's runnable)."""
+        self._thread = threading.Thread(target=self.run, args=(self._stop,), name="certs-controller")
+        self._thread.start()
 
-def health_listener(controller: Controller, host: str, port: int) -> HealthListener:
-    """Plain-HTTP /healthz and /readyz for the kubelet's probes (procrt/health.py), started."""
-    listener = HealthListener(host, port, ready=[controller.not_ready], name="certs-health")
-    listener.start()
-    return listener
+    def stop(self) -> None:
+        self._stop.set()
+        self.wake.set()
+        if self._thread is not None:
+            self._thread.join()
 
 
-__all__: Sequence[str] = ["Controller", "ControllerOptions", "health_listener"]
+__all__: Sequence[str] = ["Controller", "ControllerOptions"]

@@ -10,14 +10,17 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-import threading
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dra_capacity.cliopts import add_feature_gates_flag, add_whole_device_flag
 from dra_capacity.serve_cmd import parse_listen
 from kubeio.config import ClusterConfigError, connect
 from resourceapi.gates import FeatureGates, GateError
+
+if TYPE_CHECKING:
+    from binder.controller import Binder
+    from procrt.manager import Manager
 
 PROG = "dra-capacity bind"
 DEFAULT_METRICS_LISTEN = "0.0.0.0:8080"
@@ -139,13 +142,7 @@ def run_bind(args: argparse.Namespace) -> int:
         return _error(f"--feature-gates: {exc}")
     if args.leader_elect and not args.lease_duration > args.renew_deadline > args.retry_period:
         return _error("leader election needs --lease-duration > --renew-deadline > --retry-period")
-    from binder.controller import Binder, BinderOptions
-    from binder.metrics import BinderMetrics
     from binder.process import tune_garbage_collector
-    from kubeio.election import LeaderElector, default_identity, pod_namespace
-    from procrt.health import HealthListener
-    from procrt.leader import Leadership, exit_after_lost_lease
-    from procrt.signals import on_stop
 
     logger = _configure_logging()
     tune_garbage_collector()
@@ -153,95 +150,76 @@ def run_bind(args: argparse.Namespace) -> int:
         kube = connect(args.kubeconfig, args.context, pool_size=args.bind_workers + 16)
     except ClusterConfigError as exc:
         return _error(str(exc))
+    manager, binder = _wire(args, kube, gates, logger)
+    try:
+        manager.start()
+    except OSError as exc:
+        kube.close()
+        listen = args.metrics_listen
+        return _error(f"cannot listen on {listen.host}:{listen.port}: {exc.strerror or exc}")
+    fields = {
+        "scheduler_name": args.scheduler_name,
+        "identity": binder.options.instance,
+        "leader_elect": manager.elector is not None,
+        "metrics": f"http://{args.metrics_listen.host}:{manager.health_port}/metrics",
+        "feature_gates": str(gates),
+    }
+    logger.info("binder started", extra={"fields": fields})
+    return manager.run((lambda: _run_once(binder)) if args.once else None)
+
+
+def _wire(
+    args: argparse.Namespace, kube: Any, gates: FeatureGates, logger: logging.Logger
+) -> tuple[Manager, Binder]:
+    """The binder on a procrt Manager: its health and metrics listener, its Lease (unless --once)."""
+    from binder.controller import Binder, BinderOptions
+    from binder.metrics import BinderMetrics
+    from kubeio.election import LeaderElector, pod_namespace
+    from procrt.identity import identity
+    from procrt.manager import Manager
+
     metrics = BinderMetrics()
-    identity = default_identity()
-    elector: LeaderElector | None = None
-    done = threading.Event()
-    leadership = Leadership(done)
+    listen = args.metrics_listen
+    manager = Manager(
+        logger,
+        name="binder",
+        health=(listen.host, listen.port),
+        metrics=metrics.render,
+        metrics_content_type=metrics.content_type,
+    )
+    instance = identity()
     if args.leader_elect and not args.once:
-        elector = LeaderElector(
-            kube,
-            args.lease_namespace or pod_namespace(),
-            args.lease_name,
-            identity,
-            lease_duration=args.lease_duration,
-            renew_deadline=args.renew_deadline,
-            retry_period=args.retry_period,
-            on_lost=leadership.lose,
+        manager.elect(
+            LeaderElector(
+                kube,
+                args.lease_namespace or pod_namespace(),
+                args.lease_name,
+                instance,
+                lease_duration=args.lease_duration,
+                renew_deadline=args.renew_deadline,
+                retry_period=args.retry_period,
+            )
         )
     options = BinderOptions(
         scheduler_name=args.scheduler_name,
         strategy=args.strategy,
         bind_workers=args.bind_workers,
-        instance=identity,
+        instance=instance,
         audit_routing=not args.once,
         route_whole_devices=args.route_whole_device_classes,
         extra={"capacity_metrics": args.capacity_metrics, "per_device_metrics": args.per_device_metrics},
     )
-    binder = Binder(
-        kube,
-        gates,
-        options=options,
-        metrics=metrics,
-        is_leader=elector.is_leader if elector else lambda: True,
-    )
-    if elector is not None:
+    binder = Binder(kube, gates, options=options, metrics=metrics, is_leader=manager.is_leader)
 
-        def started() -> None:
-            metrics.leader.set(1)
-            binder.relist()  # nothing the previous leader wrote may be missing from this view
+    def started() -> None:
+        metrics.leader.set(1)
+        binder.relist()  # nothing the previous leader wrote may be missing from this view
 
-        elector.on_started = started
-
-    def ready() -> str | None:
-        return None if binder.synced() else "informers not synced"
-
-    health = HealthListener(
-        args.metrics_listen.host,
-        args.metrics_listen.port,
-        ready=[ready],
-        metrics=metrics.render,
-        metrics_content_type=metrics.content_type,
-        name="binder-health",
-    )
-    try:
-        health.start()
-    except OSError as exc:
-        return _error(
-            f"cannot listen on {args.metrics_listen.host}:{args.metrics_listen.port}: {exc.strerror or exc}"
-        )
-    binder.start()
-    if elector is not None:
-        elector.start()
-    logger.info(
-        "binder started",
-        extra={
-            "fields": {
-                "scheduler_name": args.scheduler_name,
-                "identity": identity,
-                "leader_elect": elector is not None,
-                "metrics": f"http://{args.metrics_listen.host}:{health.port}/metrics",
-                "feature_gates": str(gates),
-            }
-        },
-    )
-    code = 0
-    try:
-        if args.once:
-            code = _run_once(binder)
-        else:
-            on_stop(done.set)
-            done.wait()
-            if leadership.lost.is_set():
-                # No write after this point; the restart starts from a fresh view.
-                exit_after_lost_lease(logger, binder.kill)
-    finally:
-        binder.stop()
-        if elector is not None:
-            elector.stop(release=not leadership.lost.is_set())
-        health.stop()
-        kube.close()
-    return code
+    manager.on_elected(started)
+    manager.add_readyz_check(lambda: None if binder.synced() else "informers not synced")
+    manager.add(binder, kill=binder.kill)
+    manager.add_closer(kube.close)
+    return manager, binder
 
 
 def _run_once(binder: Any) -> int:

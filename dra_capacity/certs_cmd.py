@@ -12,10 +12,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
-import os
-import socket
 import sys
-import threading
 import time
 from typing import Any
 
@@ -195,7 +192,9 @@ def add_commands(sub: Any) -> None:
         "--lease-namespace", metavar="NS", help="namespace of the Lease (default --namespace)"
     )
     controller.add_argument(
-        "--identity", metavar="ID", help="leader-election identity (default $POD_NAME, else the host name)"
+        "--identity",
+        metavar="ID",
+        help="leader-election identity (default $POD_NAME, else the host name, and a UUID)",
     )
     controller.add_argument(
         "--health-listen",
@@ -432,56 +431,50 @@ def run_controller(args: argparse.Namespace) -> int:
         import logging
         from pathlib import Path
 
-        from certs.controller import Controller, ControllerOptions, health_listener
+        from certs.controller import Controller, ControllerOptions
         from kubeio.election import LeaderElector
+        from procrt.identity import identity
         from procrt.logs import configure, log_event
-        from procrt.signals import on_stop
+        from procrt.manager import Manager
 
         kube, cluster, settings = _setup(args, args.propagation_delay)
-        identity = args.identity or os.environ.get("POD_NAME") or socket.gethostname()
-        # The controller renews from its own loop (every --retry); a Lease request may take the lease's time.
+        instance = identity(args.identity)
+        # One JSON line per action (procrt/logs.py), as `serve` and `bind` write theirs; library warnings too.
+        (logger,) = configure(["dra_capacity.certs"], root=True)
+        host, port = args.health_listen
+        manager = Manager(logger, name="certs", health=(host, port) if port else None)
+        # The elector renews on its thread; a Lease request may take the lease's time.
         elector = LeaderElector(
             kube,
             args.lease_namespace or args.namespace,
             args.lease_name or f"{args.secret}-certs"[:63],
-            identity,
+            instance,
             lease_duration=args.lease_duration,
             request_timeout=args.lease_duration,
         )
+        manager.elect(elector)
         options = ControllerOptions(
             tls_dir=Path(args.tls_dir) if args.tls_dir else None,
             endpoints=tuple(args.endpoint) if args.endpoint else None,
             resync=args.resync,
             retry=args.retry,
+            renew=False,
         )
-        # One JSON line per action (procrt/logs.py), as `serve` and `bind` write theirs; library warnings too.
-        (logger,) = configure(["dra_capacity.certs"], root=True)
 
         def emit(line: str) -> None:
-            log_event(logger, logging.INFO, line, identity=identity)
+            log_event(logger, logging.INFO, line, identity=instance)
 
         controller = Controller(cluster, settings, elector, options, emit=emit)
-        server = None
-        host, port = args.health_listen
-        if port:
-            try:
-                server = health_listener(controller, host, port)
-            except OSError as exc:
-                return _error("controller", f"cannot listen on {host}:{port}: {exc.strerror or exc}")
-        stop = threading.Event()
-
-        def on_signal() -> None:
-            stop.set()
-            controller.wake.set()
-
-        on_stop(on_signal)
-        emit(f"certs controller started for secret {args.namespace}/{args.secret}")
+        manager.on_elected(controller.wake.set)
+        manager.add_readyz_check(controller.not_ready)
+        manager.add(controller)
         try:
-            controller.run(stop)
-        finally:
-            if server is not None:
-                server.stop()
+            manager.start()
+        except OSError as exc:
+            return _error("controller", f"cannot listen on {host}:{port}: {exc.strerror or exc}")
+        emit(f"certs controller started for secret {args.namespace}/{args.secret}")
+        code = manager.run()
         emit("certs controller stopped")
-        return 0
+        return code
 
     return _guard("controller", body)

@@ -26,10 +26,8 @@ from __future__ import annotations
 
 import logging
 import os
-import socket
 import threading
 import time
-import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
@@ -49,10 +47,6 @@ class LeaseError(Exception):
     """A Lease read or write failed for a reason other than a conflict; names the Lease and the answer."""
 
 
-def default_identity() -> str:
-    return f"{socket.gethostname()}_{uuid.uuid4()}"
-
-
 def _micro_time() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
@@ -65,7 +59,7 @@ class LeaderElector:
         kube: Kube,
         namespace: str,
         name: str,
-        identity: str | None = None,
+        identity: str,
         *,
         lease_duration: float = DEFAULT_LEASE_DURATION,
         renew_deadline: float | None = None,
@@ -85,7 +79,7 @@ class LeaderElector:
         self.kube = kube
         self.namespace = namespace
         self.name = name
-        self.identity = identity or default_identity()
+        self.identity = identity  # the process's (procrt.identity: one rule for every command)
         self.lease_duration = lease_duration
         self.renew_deadline = renew_deadline
         self.retry_period = retry_period

@@ -1,7 +1,8 @@
 """Leader-election glue, as controller-runtime's Manager has it: a leader that loses its lease stops at once.
 
 The elector itself (a coordination.k8s.io/v1 Lease) is `kubeio.election`; this module holds what every
-leader-elected process does around it, so `bind` and `certs controller` behave alike."""
+leader-elected process does around it; `manager.Manager.elect` wires it, so `bind` and `certs controller`
+behave alike."""
 
 from __future__ import annotations
 

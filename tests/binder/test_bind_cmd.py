@@ -1,5 +1,5 @@
 """`dra-capacity bind` as a process against the kube-apiserver test double: --once, the running controller
-with its Lease, health and metrics, a lost lease, bad flags."""
+with its Lease, health and metrics, bad flags (a lost lease: tests/procrt/test_lost_lease.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -103,46 +102,6 @@ def test_controller_serves_health_and_metrics_holds_the_lease_and_stops_on_sigte
             proc.wait()
     lease = kube_api.get("leases", "dra-capacity-binder", namespace="default")
     assert lease["spec"]["holderIdentity"] == ""  # released: a standby takes over at once
-
-
-def test_a_leader_that_loses_its_lease_exits_one(kube_api: Any) -> None:
-    seed_cluster(kube_api, nodes=1)
-    proc = subprocess.Popen(
-        [
-            CLI,
-            "bind",
-            "--kubeconfig",
-            str(kube_api.kubeconfig_path),
-            "--lease-namespace",
-            "default",
-            "--metrics-listen",
-            "127.0.0.1:0",
-            "--lease-duration",
-            "3",
-            "--renew-deadline",
-            "2",
-            "--retry-period",
-            "0.5",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        wait_for(
-            "lease taken",
-            lambda: kube_api.get("leases", "dra-capacity-binder", namespace="default"),
-            timeout=30,
-        )
-        kube_api.faults.fail("update", "leases", 500, times=0)
-        started = time.monotonic()
-        assert proc.wait(timeout=20) == 1
-        assert time.monotonic() - started < 6
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    assert proc.stderr is not None and "lease lost" in proc.stderr.read()
 
 
 def test_bad_flags_exit_two_with_one_line(kube_api: Any) -> None:
