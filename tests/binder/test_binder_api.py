@@ -408,7 +408,9 @@ def test_pods_naming_another_scheduler_get_a_warning_event(kube_api: Any) -> Non
     kube_api.seed(pod("gang", "inference", scheduler="volcano"))
     kube_api.seed(pod("notebook", "default", scheduler="user-scheduler"))
     with running_binder(kube_api) as binder:
-        [event] = wait_for("event", lambda: events(kube_api, "OtherSchedulerForCapacityResource", "inference"))
+        [event] = wait_for(
+            "event", lambda: events(kube_api, "OtherSchedulerForCapacityResource", "inference")
+        )
         assert binder.metrics.other_scheduler._value.get() == 1
         assert binder.metrics.not_routed._value.get() == 0
     assert event["type"] == "Warning" and "'volcano'" in event["message"] and RESOURCE in event["message"]
