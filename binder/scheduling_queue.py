@@ -5,8 +5,9 @@ Upstream: `pkg/scheduler/backend/queue/scheduling_queue.go` (queues, backoff, th
 (`spec.priority`, default 0) descending, then by the time they were last queued: added, or put back after a
 failed attempt (upstream refreshes `QueuedPodInfo.Timestamp` then). A pod that did not fit waits in the
 unschedulable set until something relevant changes (`cluster_changed`) or it has waited there 5 minutes
-(checked every 30 s, `flushUnschedulablePodsLeftover`), then in backoff (1 s doubling to 10 s per attempt).
-Errors (API failures) back off and retry without waiting for a change. Pure: the clock is passed in.
+(checked every 30 s, `flushUnschedulablePodsLeftover`), then in backoff: 1 s doubling to 10 s per failed
+attempt, errors in a row and unschedulable attempts counted apart (`backoff_queue.go`). Errors (API
+failures) back off and retry without waiting for a change. Pure: the clock is passed in.
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ class _Entry:
     priority: int
     timestamp: float  # when last queued: added, or put back after an attempt (QueuedPodInfo.Timestamp)
     seq: int
-    attempts: int = 0
+    unschedulable_count: int = 0  # attempts that found no node (UnschedulableCount)
+    errors: int = 0  # attempts in a row that failed with an error (ConsecutiveErrorsCount)
     last_attempt: float = 0.0
     state: str = "active"  # active | backoff | unschedulable | in-flight
     requeue: bool = False  # changed while in flight: try again when done
@@ -40,6 +42,13 @@ class _Entry:
     @property
     def order(self) -> Order:
         return (-self.priority, self.timestamp, self.seq)
+
+    @property
+    def backoff_count(self) -> int:
+        """The count the backoff doubles with: errors in a row if the last attempt failed with one, else the
+        unschedulable attempts (backoff_queue.go getBackoffTime), so one API error after many misfits
+        backs off 1 s, not 10."""
+        return self.errors if self.errors > 0 else self.unschedulable_count
 
 
 class SchedulingQueue:
@@ -86,11 +95,12 @@ class SchedulingQueue:
                 out.update(e.plugins)
         return out
 
-    def backoff_for(self, attempts: int) -> float:
-        """Upstream's calculateBackoffDuration: the initial backoff doubled per attempt after the first."""
-        if attempts <= 0:
+    def backoff_for(self, count: int) -> float:
+        """Upstream's calculateBackoffDuration: the initial backoff doubled per failed attempt after the
+        first, capped at the maximum."""
+        if count <= 0:
             return 0.0
-        return float(min(self.initial_backoff * 2 ** (attempts - 1), self.max_backoff))
+        return float(min(self.initial_backoff * 2 ** (count - 1), self.max_backoff))
 
     # --- inputs ---------------------------------------------------------------------------------------------
 
@@ -123,11 +133,15 @@ class SchedulingQueue:
 
     def _to_backoff(self, key: Key, e: _Entry) -> None:
         e.state = "backoff"
-        heapq.heappush(self._backoff, (e.last_attempt + self.backoff_for(e.attempts), e.order, key))
+        heapq.heappush(self._backoff, (e.last_attempt + self.backoff_for(e.backoff_count), e.order, key))
 
-    def _requeue(self, key: Key, e: _Entry, now: float) -> None:
-        """Put back after an attempt: the queued timestamp is refreshed (AddUnschedulableIfNotPresent)."""
-        e.attempts += 1
+    def _requeue(self, e: _Entry, now: float, *, error: bool) -> None:
+        """Put back after an attempt (AddUnschedulableIfNotPresent): count it, refresh its queued time."""
+        if error:
+            e.errors += 1
+        else:
+            e.unschedulable_count += 1
+            e.errors = 0  # the error is gone
         e.last_attempt = now
         e.timestamp = now
         self._seq += 1
@@ -201,7 +215,7 @@ class SchedulingQueue:
         if e is None:
             return
         e.plugins = plugins
-        self._requeue(key, e, now)
+        self._requeue(e, now, error=False)
         if e.requeue:
             self._to_backoff(key, e)
         else:
@@ -213,7 +227,7 @@ class SchedulingQueue:
         e = self._entries.get(key)
         if e is None:
             return
-        self._requeue(key, e, now)
+        self._requeue(e, now, error=True)
         self._to_backoff(key, e)
 
     def done_retry_now(self, key: Key) -> None:

@@ -77,9 +77,10 @@ def test_flushed_pods_still_wait_out_their_backoff() -> None:
     q.add(key(1), 0, 0.0)
     for now in (0.0, 100.0, 200.0):
         assert q.pop(now) == key(1)
-        q.done_error(key(1), now)
+        q.done_unschedulable(key(1), now)
+        q.cluster_changed()
     assert q.pop(300.0) == key(1)
-    q.done_unschedulable(key(1), 300.0)  # the 4th attempt: an 8 s backoff
+    q.done_unschedulable(key(1), 300.0)  # the 4th misfit: an 8 s backoff
     assert q.pop(306.0) is None  # flushed (waited 6 s > 5 s) into backoff until 308
     assert q.state(key(1)) == "backoff"
     assert q.next_ready_in(306.0) == 2.0
@@ -120,6 +121,27 @@ def test_backoff_durations_follow_the_pods_own_attempts() -> None:
         now += wait
         q.cluster_changed()
     assert waits == [1.0, 2.0, 4.0, 8.0, 10.0]
+
+
+def test_an_error_after_misfits_backs_off_by_its_own_count() -> None:
+    q = SchedulingQueue()
+    q.add(key(1), 0, 0.0)
+    now = 0.0
+    for _ in range(4):  # four misfits: the next misfit would wait 8 s
+        assert q.pop(now) == key(1)
+        q.done_unschedulable(key(1), now)
+        q.cluster_changed()
+        now += 10.0
+    assert q.pop(now) == key(1)
+    q.done_error(key(1), now)  # the first error in a row: 1 s (ConsecutiveErrorsCount)
+    assert q.next_ready_in(now) == 1.0
+    assert q.pop(now + 1.0) == key(1)
+    q.done_error(key(1), now + 1.0)
+    assert q.next_ready_in(now + 1.0) == 2.0
+    assert q.pop(now + 3.0) == key(1)
+    q.done_unschedulable(key(1), now + 3.0)  # a misfit again: the fifth, 10 s; the errors are forgotten
+    q.cluster_changed()
+    assert q.next_ready_in(now + 3.0) == 10.0
 
 
 def test_errors_retry_without_a_change() -> None:
