@@ -13,7 +13,7 @@ from typing import Any
 
 from allocator.scheduling.placement import Placement
 from allocator.scheduling.synthesis import dra_resources_on_node, scalar_requests, synthesize_for_resources
-from binder import claims as bodies
+from binder import claims
 from binder.assume import InFlight
 from binder.context import BinderContext, Stopped, log_decision
 from binder.hints import Key, pod_uid
@@ -47,7 +47,7 @@ class BindingCycle:
             assert placement.node is not None
             with timer.time(DEFAULT_BINDER, BIND):
                 latest = written.pod if written.pod is not None else pod_obj
-                self.ctx.writer.bind(latest, placement.node, bodies.unbound_naming(claim_name))
+                self.ctx.writer.bind(latest, placement.node, claims.unbound_naming(claim_name))
             self.ctx.hook("bound", pod_obj)
         except Stopped:
             return
@@ -90,7 +90,7 @@ class BindingCycle:
     def resume(self, key: Key, obj: Obj, pod: Pod, claim: Obj) -> None:
         """Crash recovery: the claim is allocated and reserved for the pod; finish steps 3-4 on its node."""
         ctx = self.ctx
-        node = bodies.allocated_node(claim)
+        node = claims.allocated_node(claim)
         assert node is not None
         with ctx.cond:
             ctx.assume.begin(key, InFlight(obj, node, None, claim["metadata"].get("uid")))
@@ -103,16 +103,16 @@ class BindingCycle:
         outcome = synthesize_for_resources(pod, sorted(needs), resolver, ctx.gates)
         started = time.monotonic()
         name = claim["metadata"]["name"]
-        written = Written(claim, bodies.pod_claim_status_name(obj) == name)
+        written = Written(claim, claims.pod_claim_status_name(obj) == name)
         try:
             ctx.writer.ensure_finalizer(claim)
             latest = obj
             if outcome.mappings and not written.linked:
                 patch = {"status": {"extendedResourceClaimStatus": outcome.status(name).to_api()}}
-                latest = ctx.writer.patch_pod_status(obj, patch, bodies.unbound_naming(name))
+                latest = ctx.writer.patch_pod_status(obj, patch, claims.unbound_naming(name))
                 written.linked = True
             ctx.hook("pod-status-patched", obj)
-            ctx.writer.bind(latest, node, bodies.unbound_naming(name))
+            ctx.writer.bind(latest, node, claims.unbound_naming(name))
             ctx.hook("bound", obj)
         except (ApiError, BindError) as exc:
             self.phases.unreserve(key, obj, written, str(exc))

@@ -187,7 +187,7 @@ class Binder:
         with self.cond:
             if new is not None and hints.pending_for(new, self.scheduler_name):
                 if hints.enqueue_pending(old, new, self.scheduler_name):
-                    self.queue.add(key, hints.queue_order(new))
+                    self.queue.add(key, hints.pod_priority(new), time.monotonic())
                     self.cond.notify_all()
             else:
                 self.queue.remove(key)

@@ -23,10 +23,10 @@ def pod_uid(pod: Mapping[str, Any]) -> str:
     return str((pod.get("metadata") or {}).get("uid") or "")
 
 
-def queue_order(pod: Mapping[str, Any]) -> tuple[str, str, str]:
-    """FIFO position in the queue: creation timestamp, namespace, name."""
-    meta = pod.get("metadata") or {}
-    return (str(meta.get("creationTimestamp") or ""), str(meta.get("namespace") or ""), str(meta.get("name")))
+def pod_priority(pod: Mapping[str, Any]) -> int:
+    """The pod's `spec.priority`, 0 when unset (corev1helpers.PodPriority, which PrioritySort orders by)."""
+    priority = (pod.get("spec") or {}).get("priority")
+    return priority if isinstance(priority, int) and not isinstance(priority, bool) else 0
 
 
 def pending_for(pod: Mapping[str, Any], scheduler_name: str) -> bool:

@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass, field
 
 from allocator.scheduling.placement import Placement, Placer
-from binder import claims as bodies
+from binder import claims
 from binder.assume import InFlight
 from binder.context import BinderContext, Stopped, log_decision
 from binder.hints import Key, pod_uid
@@ -62,7 +62,7 @@ class ClaimPhases:
         assert placement.node is not None
         body = None
         if placement.claim is not None and placement.allocation:
-            body = bodies.claim_create_body(placement.claim)
+            body = claims.claim_create_body(placement.claim)
         placer.commit(placement, "pending-" + pod_uid(pod_obj)[:40])  # counted before it is written
         claim = placement.claim if body is not None else None
         self.ctx.assume.begin(key, InFlight(pod_obj, placement.node, claim))
@@ -87,7 +87,7 @@ class ClaimPhases:
             ctx.assume.claim_written(created)
         ctx.hook("claim-created", pod_obj)
         allocated = ctx.writer.allocate(
-            created, bodies.allocation_status(reserved.result, pod_obj), pod_uid(pod_obj)
+            created, claims.allocation_status(reserved.result, pod_obj), pod_uid(pod_obj)
         )
         written.claim = allocated
         with ctx.cond:
@@ -95,7 +95,7 @@ class ClaimPhases:
         ctx.hook("claim-allocated", pod_obj)
         name = str(allocated["metadata"]["name"])
         written.pod = ctx.writer.patch_pod_status(
-            pod_obj, bodies.extended_status_patch(placement, name), bodies.unbound_naming(name)
+            pod_obj, claims.extended_status_patch(placement, name), claims.unbound_naming(name)
         )
         written.linked = True
         ctx.hook("pod-status-patched", pod_obj)

@@ -15,7 +15,7 @@ from concurrent.futures import Executor
 
 from allocator.scheduling.placement import PlacementResult
 from allocator.scheduling.predicates import static_reasons
-from binder import claims as bodies
+from binder import claims
 from binder.binding_cycle import BindingCycle
 from binder.context import BinderContext, log_decision
 from binder.hints import Key, controller_pod_uid, pending_for, pod_uid
@@ -85,13 +85,13 @@ class SchedulingCycle:
                 ctx.assume.uncertain.discard(uid)
         with ctx.cond:
             leftovers = self._leftovers(obj, pod, uid)
-        if leftovers.action is bodies.LeftoverAction.RESUME:
+        if leftovers.action is claims.LeftoverAction.RESUME:
             assert leftovers.keep is not None
             for stale in leftovers.delete:
                 self.phases.delete_claim(stale, "leftover")
             self.binding.resume(key, obj, pod, leftovers.keep)
             return
-        if leftovers.action is bodies.LeftoverAction.DELETE:
+        if leftovers.action is claims.LeftoverAction.DELETE:
             for stale in leftovers.delete:
                 self.phases.delete_claim(stale, "leftover")
         with ctx.cond:
@@ -124,18 +124,18 @@ class SchedulingCycle:
                 if isinstance(item, dict) and controller_pod_uid(item) is not None:
                     self.ctx.assume.claim_written(item)
 
-    def _leftovers(self, obj: Obj, pod: Pod, uid: str) -> bodies.Leftovers:
+    def _leftovers(self, obj: Obj, pod: Pod, uid: str) -> claims.Leftovers:
         ctx = self.ctx
         mine = ctx.assume.owned_claims(uid, ctx.informers.claims.get)
         if not mine:
-            return bodies.Leftovers(bodies.LeftoverAction.NONE)
+            return claims.Leftovers(claims.LeftoverAction.NONE)
 
         def fits(node_name: str) -> bool:
             node_obj = ctx.informers.nodes.get(("", node_name))
             node = parse(Node, node_obj) if node_obj is not None else None
             return node is not None and not static_reasons(pod, node)
 
-        return bodies.classify_leftovers(mine, uid, fits)
+        return claims.classify_leftovers(mine, uid, fits)
 
     def _gated(self, key: Key, obj: Obj, message: str) -> None:
         """A pod with scheduling gates waits, as the SchedulingGates PreEnqueue plugin keeps it out of the
@@ -161,10 +161,10 @@ class SchedulingCycle:
             message=message,
         )
         ctx.events.emit(obj, EVENT_WARNING, REASON_FAILED_SCHEDULING, detail or message)
-        if not bodies.condition_is(obj, reason, message):
+        if not claims.condition_is(obj, reason, message):
             try:
                 ctx.writer.patch_pod_status(
-                    obj, bodies.unschedulable_condition_patch(message, reason), bodies.still_pending
+                    obj, claims.unschedulable_condition_patch(message, reason), claims.still_pending
                 )
             except (ApiError, BindError) as exc:
                 log.debug("pod condition not written for %s/%s: %s", *key, exc)

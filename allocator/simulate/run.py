@@ -177,7 +177,7 @@ def _uses(claim: ResourceClaim, request: str | None) -> list[DeviceUse]:
 
 @dataclass(frozen=True)
 class PodRun:
-    """Pod mode's result, in input order."""
+    """Pod mode's result, in input order (placed by priority: `run_pods`)."""
 
     pods: tuple[PodOutcome, ...]
     notes: tuple[str, ...] = ()  # for stderr, never in the JSON
@@ -271,7 +271,8 @@ def run_pods(
     percentage: int = 100,
     explain: bool = False,
 ) -> tuple[PodRun, Cluster]:
-    """Pod mode: pending pods placed one at a time, in input order, each seeing the ones before it.
+    """Pod mode: pending pods placed one at a time by priority (highest first, input order among equals, as
+    PrioritySort orders kube-scheduler's queue), each seeing those placed before it; results in input order.
 
     `percentage`: kube-scheduler's percentageOfNodesToScore (100: every node is examined). `explain`: for
     each unschedulable pod, why it fits no node (a diagnosis pass, run only for those pods)."""
@@ -300,7 +301,8 @@ def run_pods(
     outcomes = []
     known = {c.metadata.name for c in inputs.classes}
     current: dict[tuple[str, str], ResourceClaim] = {}  # claims as this run has left them
-    for pod in inputs.pending_pods():
+    pending = list(enumerate(inputs.pending_pods()))
+    for index_in_input, pod in sorted(pending, key=lambda p: (-pod_priority(p[1]), p[0])):
         claims = [current.get(_key(c), c) for c in pod_claims(inputs, pod)]
         missing = missing_class_reason([c for c in claims if not _allocated(c)], known)
         in_use = next((c for c in claims if _allocated(c) and not _can_be_reserved(c, pod)), None)
@@ -329,8 +331,17 @@ def run_pods(
         placer.commit(placement)
         bound += placement.result is PlacementResult.BOUND
         after = _reserve(placement, claims, current) if placement.result is PlacementResult.BOUND else []
-        outcomes.append(PodOutcome.of(placement, after, inputs.generated.get(id(pod), ()), diagnosis))
-    return PodRun(tuple(outcomes), _no_node_notes(inputs, len(outcomes))), cluster
+        outcome = PodOutcome.of(placement, after, inputs.generated.get(id(pod), ()), diagnosis)
+        outcomes.append((index_in_input, outcome))
+    in_input_order = tuple(o for _, o in sorted(outcomes, key=lambda o: o[0]))
+    return PodRun(in_input_order, _no_node_notes(inputs, len(outcomes))), cluster
+
+
+def pod_priority(pod: Pod) -> int:
+    """`spec.priority`, 0 when unset (corev1helpers.PodPriority, upstream
+    pkg/scheduler/framework/plugins/queuesort/priority_sort.go orders by it)."""
+    priority = (pod.spec.model_extra or {}).get("priority")
+    return priority if isinstance(priority, int) and not isinstance(priority, bool) else 0
 
 
 def _no_node_notes(inputs: Inputs, pending: int) -> tuple[str, ...]:

@@ -39,6 +39,32 @@ def test_pod_mode_places_pending_pods_in_input_order(
     assert doc["pods"][4]["reason"] == "0/1 nodes are available: 1 cannot allocate all claims."
 
 
+def test_pod_mode_places_higher_priority_pods_first_then_input_order(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # room for 4 of the 5: the last pod in the input, but the highest priority, takes a share; the lowest
+    # priority pod is left out, and among the equal ones the last in input order.
+    specs: list[dict[str, Any]] = [{}, {"priority": -1}, {}, {}, {"priority": 100}]
+    pending = [pod(f"p{i}", {GPU_SHARED: 1}, **spec) for i, spec in enumerate(specs)]
+    code, out, _ = run_simulate(
+        capsys, "-f", _cluster(tmp_path), "-f", write_manifests(tmp_path, "p.yaml", *pending)
+    )
+    assert code == 0
+    assert [(p["name"], p["result"]) for p in json.loads(out)["pods"]] == [  # reported in input order
+        ("p0", "bound"),
+        ("p1", "unschedulable"),
+        ("p2", "bound"),
+        ("p3", "bound"),
+        ("p4", "bound"),
+    ]
+    specs = [{}, {}, {}, {}, {"priority": 100}]
+    pending = [pod(f"p{i}", {GPU_SHARED: 1}, **spec) for i, spec in enumerate(specs)]
+    _, out, _ = run_simulate(
+        capsys, "-f", _cluster(tmp_path), "-f", write_manifests(tmp_path, "q.yaml", *pending)
+    )
+    assert [p["name"] for p in json.loads(out)["pods"] if p["result"] == "unschedulable"] == ["p3"]
+
+
 def test_pending_pods_being_deleted_are_not_placed(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -10,7 +10,7 @@ from support.gpu_cluster import CLASS, RESOURCE, device_class, gpu_slice, node, 
 
 from allocator.scheduling.placement import Placement, Placer
 from allocator.structured.cluster import Cluster
-from binder import claims as bodies
+from binder import claims
 from binder.names import CLAIM_ANNOTATION, DELETE_PROTECTION_FINALIZER
 from resourceapi.api.core_v1 import Node, Pod
 from resourceapi.api.resource_v1 import DeviceClass, ResourceSlice
@@ -39,7 +39,7 @@ def place(obj: dict[str, Any] | None = None) -> Placement:
 def test_claim_is_created_with_generate_name_owner_annotation_and_finalizer() -> None:
     placement = place()
     assert placement.claim is not None
-    body = bodies.claim_create_body(placement.claim)
+    body = claims.claim_create_body(placement.claim)
     meta = body["metadata"]
     assert "name" not in meta and "uid" not in meta and "status" not in body
     assert meta["generateName"] == "web-0-extended-resources-"
@@ -63,7 +63,7 @@ def test_claim_is_created_with_generate_name_owner_annotation_and_finalizer() ->
 
 def test_allocation_status_carries_the_share_and_reserves_for_the_pod() -> None:
     placement = place()
-    status = bodies.allocation_status(placement.allocation[-1], {"metadata": {"name": "web-0", "uid": UID}})
+    status = claims.allocation_status(placement.allocation[-1], {"metadata": {"name": "web-0", "uid": UID}})
     [result] = status["allocation"]["devices"]["results"]
     assert result["request"] == "container-0-request-0"
     assert (result["driver"], result["pool"], result["device"]) == ("gpu.nvidia.com", "gpu-node-1", "gpu-0")
@@ -75,7 +75,7 @@ def test_allocation_status_carries_the_share_and_reserves_for_the_pod() -> None:
 
 
 def test_pod_status_patch_names_the_claim_and_maps_each_container() -> None:
-    patch = bodies.extended_status_patch(place(), "web-0-extended-resources-abcde")
+    patch = claims.extended_status_patch(place(), "web-0-extended-resources-abcde")
     assert patch == {
         "status": {
             "extendedResourceClaimStatus": {
@@ -93,7 +93,7 @@ def test_pod_status_patch_names_the_claim_and_maps_each_container() -> None:
 
 
 def test_binding_targets_the_node_with_the_pod_uid() -> None:
-    assert bodies.binding_body({"metadata": {"name": "p", "namespace": "ns", "uid": UID}}, "n1") == {
+    assert claims.binding_body({"metadata": {"name": "p", "namespace": "ns", "uid": UID}}, "n1") == {
         "apiVersion": "v1",
         "kind": "Binding",
         "metadata": {"name": "p", "namespace": "ns", "uid": UID},
@@ -102,13 +102,13 @@ def test_binding_targets_the_node_with_the_pod_uid() -> None:
 
 
 def test_unschedulable_condition() -> None:
-    [cond] = bodies.unschedulable_condition_patch("0/2 nodes are available: 2 cannot allocate all claims.")[
+    [cond] = claims.unschedulable_condition_patch("0/2 nodes are available: 2 cannot allocate all claims.")[
         "status"
     ]["conditions"]
     assert (cond["type"], cond["status"], cond["reason"]) == ("PodScheduled", "False", "Unschedulable")
     pod_obj = {"status": {"conditions": [cond]}}
-    assert bodies.condition_is(pod_obj, "Unschedulable", cond["message"])
-    assert not bodies.condition_is(pod_obj, "Unschedulable", "other")
+    assert claims.condition_is(pod_obj, "Unschedulable", cond["message"])
+    assert not claims.condition_is(pod_obj, "Unschedulable", "other")
 
 
 # --- leftovers ---------------------------------------------------------------------------------------------
@@ -151,44 +151,44 @@ def claim(
 
 
 def test_no_leftover() -> None:
-    assert bodies.classify_leftovers([], UID).action is bodies.LeftoverAction.NONE
+    assert claims.classify_leftovers([], UID).action is claims.LeftoverAction.NONE
 
 
 def test_claims_not_controlled_by_the_pod_are_not_leftovers() -> None:
     others = [claim("a", owner="someone-else"), claim("b", marker=False)]
-    assert bodies.classify_leftovers(others, UID).action is bodies.LeftoverAction.NONE
+    assert claims.classify_leftovers(others, UID).action is claims.LeftoverAction.NONE
 
 
 def test_unallocated_leftover_is_deleted() -> None:
-    out = bodies.classify_leftovers([claim("a")], UID)
-    assert out.action is bodies.LeftoverAction.DELETE and [c["metadata"]["name"] for c in out.delete] == ["a"]
+    out = claims.classify_leftovers([claim("a")], UID)
+    assert out.action is claims.LeftoverAction.DELETE and [c["metadata"]["name"] for c in out.delete] == ["a"]
 
 
 def test_allocated_and_reserved_claim_on_a_fitting_node_is_resumed() -> None:
-    out = bodies.classify_leftovers([claim("a", allocated_on="n1", reserved=UID)], UID, lambda n: n == "n1")
-    assert out.action is bodies.LeftoverAction.RESUME and out.keep is not None and out.delete == ()
+    out = claims.classify_leftovers([claim("a", allocated_on="n1", reserved=UID)], UID, lambda n: n == "n1")
+    assert out.action is claims.LeftoverAction.RESUME and out.keep is not None and out.delete == ()
 
 
 def test_allocated_claim_on_a_node_that_no_longer_fits_is_deleted() -> None:
-    out = bodies.classify_leftovers([claim("a", allocated_on="n1", reserved=UID)], UID, lambda n: False)
-    assert out.action is bodies.LeftoverAction.DELETE
+    out = claims.classify_leftovers([claim("a", allocated_on="n1", reserved=UID)], UID, lambda n: False)
+    assert out.action is claims.LeftoverAction.DELETE
 
 
 def test_allocated_but_not_reserved_for_the_pod_is_deleted() -> None:
-    out = bodies.classify_leftovers([claim("a", allocated_on="n1", reserved="other")], UID, lambda n: True)
-    assert out.action is bodies.LeftoverAction.DELETE
+    out = claims.classify_leftovers([claim("a", allocated_on="n1", reserved="other")], UID, lambda n: True)
+    assert out.action is claims.LeftoverAction.DELETE
 
 
 def test_claim_being_deleted_is_not_resumed() -> None:
-    out = bodies.classify_leftovers(
+    out = claims.classify_leftovers(
         [claim("a", allocated_on="n1", reserved=UID, deleting=True)], UID, lambda n: True
     )
-    assert out.action is bodies.LeftoverAction.DELETE
+    assert out.action is claims.LeftoverAction.DELETE
 
 
 def test_of_two_claims_the_resumable_one_is_kept_and_the_other_deleted() -> None:
     found = [claim("b", created="2026-01-02T00:00:00Z"), claim("a", allocated_on="n1", reserved=UID)]
-    out = bodies.classify_leftovers(found, UID, lambda n: True)
-    assert out.action is bodies.LeftoverAction.RESUME
+    out = claims.classify_leftovers(found, UID, lambda n: True)
+    assert out.action is claims.LeftoverAction.RESUME
     assert out.keep is not None and out.keep["metadata"]["name"] == "a"
     assert [c["metadata"]["name"] for c in out.delete] == ["b"]

@@ -82,8 +82,8 @@ def _answered(
 
 def test_a_stale_allocation_cannot_double_book_shares_the_new_leader_gave_away(kube_api: Any) -> None:
     """A freezes with p1's `status.allocation` sent; B takes over and gives the GPU's two shares to p2 and
-    p3 (older pods: B places them first). A's write then lands: without the fence it would allocate a third
-    share of a two-share GPU, untouched by B, and B would resume p1 with it."""
+    p3 (higher priority: B places them first). A's write then lands: without the fence it would allocate a
+    third share of a two-share GPU, untouched by B, and B would resume p1 with it."""
     seed_cluster(kube_api, nodes=1, gpus=1, shares=2)
     kube_api.seed(pod("p1"))
     hold = kube_api.faults.hold("update", "resourceclaims", 30.0, subresource="status")
@@ -97,13 +97,8 @@ def test_a_stale_allocation_cannot_double_book_shares_the_new_leader_gave_away(k
     with _leader(kube_api, "a") as (binder_a, elector_a):
         wait_for("A's allocation write sent", hold.arrived.is_set, timeout=40)
         elector_a.stop(release=False)  # A freezes: its elector renews no more
-        real_now = kube_api.api.registry.now
-        kube_api.api.registry.now = lambda: "2000-01-01T00:00:00Z"  # p2, p3 come first in B's queue
-        try:
-            kube_api.seed(pod("p2"))
-            kube_api.seed(pod("p3"))
-        finally:
-            kube_api.api.registry.now = real_now
+        kube_api.seed(pod("p2", priority=100))  # p2, p3 come first in B's queue (PrioritySort)
+        kube_api.seed(pod("p3", priority=100))
         with _leader(kube_api, "b", hook=release_when_p3_is_placed) as (binder_b, elector_b):
             wait_for("B leads", elector_b.is_leader, timeout=40)
             wait_for(

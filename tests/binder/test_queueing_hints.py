@@ -49,11 +49,15 @@ def test_status_write_does_not_requeue_but_spec_change_does() -> None:
     assert hints.enqueue_pending(None, new, "dra-capacity")
 
 
-def test_queue_order_is_creation_then_namespace_then_name() -> None:
-    a, b = pod(), pod()
-    a["metadata"]["creationTimestamp"] = "2026-01-01T00:00:02Z"
-    b["metadata"]["creationTimestamp"] = "2026-01-01T00:00:01Z"
-    assert hints.queue_order(b) < hints.queue_order(a)
+def test_pod_priority_is_spec_priority_defaulting_to_zero() -> None:
+    p = pod()
+    assert hints.pod_priority(p) == 0
+    p["spec"]["priority"] = 1000
+    assert hints.pod_priority(p) == 1000
+    p["spec"]["priority"] = -5
+    assert hints.pod_priority(p) == -5
+    p["spec"]["priority"] = None
+    assert hints.pod_priority(p) == 0
 
 
 def test_pod_hints() -> None:
@@ -121,17 +125,6 @@ def test_pod_uid_is_the_metadata_uid_or_empty() -> None:
     assert hints.pod_uid({"metadata": {"name": "p"}}) == ""
     assert hints.pod_uid({"metadata": None}) == ""
     assert hints.pod_uid({}) == ""
-
-
-def test_queue_order_breaks_creation_ties_by_namespace_then_name() -> None:
-    def at(namespace: str, name: str) -> Any:
-        p = pod()
-        p["metadata"].update(creationTimestamp="2026-01-01T00:00:01Z", namespace=namespace, name=name)
-        return p
-
-    assert hints.queue_order(at("b", "x")) == ("2026-01-01T00:00:01Z", "b", "x")
-    assert hints.queue_order(at("a", "z")) < hints.queue_order(at("b", "a"))
-    assert hints.queue_order(at("a", "a")) < hints.queue_order(at("a", "b"))
 
 
 def test_assigned_pod_update_with_the_same_labels_is_no_change() -> None:
