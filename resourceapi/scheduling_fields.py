@@ -14,6 +14,7 @@ from enum import Enum
 
 class Support(Enum):
     MODELLED = "modelled"  # filtered as upstream filters it
+    SCORED = "scored"  # scored as upstream scores it (allocator/scheduling/scoring.py)
     SCORING_ONLY = "scoring only"  # upstream only scores with it; placement ignores it (docs/simulate.md)
     ADMISSION = "applied by admission"  # the API server already folded it into fields that are modelled
     ORDER_ONLY = "queue order and preemption"  # placement keeps input order; see `preemption_note`
@@ -28,7 +29,7 @@ SCHEDULING_FIELDS: dict[str, tuple[Support, str]] = {
         "NodeAffinity",
     ),
     "affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution": (
-        Support.SCORING_ONLY,
+        Support.SCORED,
         "NodeAffinity",
     ),
     "affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution": (
