@@ -44,11 +44,13 @@ from allocator.scheduling.resourcescores import balanced_allocation, least_alloc
 from allocator.scheduling.scoring import (
     BALANCED_ALLOCATION,
     NODE_RESOURCES_FIT,
+    POD_TOPOLOGY_SPREAD,
     NodeScore,
     has_prefer_no_schedule_taint,
     has_preferred_node_affinity,
     prioritize,
 )
+from allocator.scheduling.spreadscore import soft_constraints, spread_scores
 from allocator.scheduling.synthesis import (
     ExtendedOutcome,
     dra_resources_on_node,
@@ -702,19 +704,23 @@ class Placer:
     def _scored(self, pod: Pod) -> bool:
         """Whether a score plugin beyond the resource ones can tell the nodes apart for this pod: then the
         choice is upstream's weighted sum over every feasible node (`scores`), else the strategy's key."""
-        return self._prefer_taints or has_preferred_node_affinity(pod)
+        return self._prefer_taints or has_preferred_node_affinity(pod) or bool(soft_constraints(pod))
 
     def _scores(self, p: _Pod, names: Sequence[str]) -> dict[str, NodeScore]:
         """Each feasible node's normalized score per plugin and weighted total (schedule_one.go
         prioritizeNodes). binpack and spread contribute no resource plugin: they break ties instead."""
-        resource: dict[str, dict[str, int]] = {}
+        other: dict[str, dict[str, int]] = {}
+        spread = spread_scores(p.pod, names, self._index)
+        if spread is not None:
+            other[POD_TOPOLOGY_SPREAD] = spread
         if self.strategy == "least-allocated":
             fit: dict[str, int] = {}
             balanced: dict[str, int] = {}
             for name in names:
                 fit[name], balanced[name] = self._resource_scores(name, p.vector)
-            resource = {NODE_RESOURCES_FIT: fit, BALANCED_ALLOCATION: balanced}
-        return prioritize(p.pod, [self._nodes[n] for n in names], resource)
+            other[NODE_RESOURCES_FIT] = fit
+            other[BALANCED_ALLOCATION] = balanced
+        return prioritize(p.pod, [self._nodes[n] for n in names], other)
 
     def _choose(self, p: _Pod, names: Sequence[str], evals: Mapping[str, _Eval]) -> str:
         """The highest total wins; a tie goes to the strategy's better key (upstream: at random)."""

@@ -108,12 +108,13 @@ class NodeScore:
 def prioritize(
     pod: Pod,
     nodes: Sequence[Node],
-    resource_scores: Mapping[str, Mapping[str, int]] | None = None,
+    other_scores: Mapping[str, Mapping[str, int]] | None = None,
     weights: Mapping[str, int] = DEFAULT_WEIGHTS,
 ) -> dict[str, NodeScore]:
     """prioritizeNodes over the feasible `nodes`: NodeAffinity and TaintToleration scored and normalized
-    here, `resource_scores` (plugin -> node -> score, already final: NodeResourcesFit and
-    BalancedAllocation have no NormalizeScore) added as given, each times its weight."""
+    here, `other_scores` (plugin -> node -> score, already normalized: PodTopologySpread's, or
+    NodeResourcesFit's and BalancedAllocation's, which have no NormalizeScore) added as given, each times its
+    weight."""
     per_plugin: dict[str, dict[str, int]] = {}
     if has_preferred_node_affinity(pod):
         per_plugin[NODE_AFFINITY] = default_normalize_score(
@@ -122,7 +123,7 @@ def prioritize(
     per_plugin[TAINT_TOLERATION] = default_normalize_score(
         {n.name: taint_toleration_score(pod, n) for n in nodes}, reverse=True
     )
-    for plugin, scores in (resource_scores or {}).items():
+    for plugin, scores in (other_scores or {}).items():
         per_plugin[plugin] = dict(scores)
     out: dict[str, NodeScore] = {}
     for n in nodes:
