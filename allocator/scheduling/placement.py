@@ -26,6 +26,7 @@ from enum import StrEnum
 from fractions import Fraction
 from typing import Any, Literal, Protocol
 
+from allocator.scheduling.interpodscore import has_preferred_pod_affinity, interpod_scores
 from allocator.scheduling.nodeports import REASON_PORTS, HostPort, host_ports
 from allocator.scheduling.podfeatures import hold
 from allocator.scheduling.podindex import PodIndex
@@ -43,6 +44,7 @@ from allocator.scheduling.predicates import (
 from allocator.scheduling.resourcescores import balanced_allocation, least_allocated
 from allocator.scheduling.scoring import (
     BALANCED_ALLOCATION,
+    INTER_POD_AFFINITY,
     NODE_RESOURCES_FIT,
     POD_TOPOLOGY_SPREAD,
     NodeScore,
@@ -704,7 +706,13 @@ class Placer:
     def _scored(self, pod: Pod) -> bool:
         """Whether a score plugin beyond the resource ones can tell the nodes apart for this pod: then the
         choice is upstream's weighted sum over every feasible node (`scores`), else the strategy's key."""
-        return self._prefer_taints or has_preferred_node_affinity(pod) or bool(soft_constraints(pod))
+        return (
+            self._prefer_taints
+            or has_preferred_node_affinity(pod)
+            or bool(soft_constraints(pod))
+            or bool(self._index.with_affinity)
+            or has_preferred_pod_affinity(pod)
+        )
 
     def _scores(self, p: _Pod, names: Sequence[str]) -> dict[str, NodeScore]:
         """Each feasible node's normalized score per plugin and weighted total (schedule_one.go
@@ -713,6 +721,9 @@ class Placer:
         spread = spread_scores(p.pod, names, self._index)
         if spread is not None:
             other[POD_TOPOLOGY_SPREAD] = spread
+        interpod = interpod_scores(p.pod, names, self._index)
+        if interpod is not None:
+            other[INTER_POD_AFFINITY] = interpod
         if self.strategy == "least-allocated":
             fit: dict[str, int] = {}
             balanced: dict[str, int] = {}
