@@ -215,3 +215,19 @@ def test_the_command_lines_offer_every_strategy() -> None:
 def test_preferred_node_affinity_is_listed_as_scored() -> None:
     field = "affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution"
     assert SCHEDULING_FIELDS[field] == (Support.SCORED, "NodeAffinity")
+
+
+def test_a_partial_search_scores_only_the_nodes_it_found() -> None:
+    """percentageOfNodesToScore: of 200 nodes the search stops after 100 feasible ones, and only those are
+    scored, as upstream scores them: a preferred node beyond them is not seen; one among them wins."""
+    names = [f"n{i:03}" for i in range(200)]
+    preferred = {"n050", "n150"}
+    nodes = [node(n, labels={USER: "user"} if n in preferred else None) for n in names]
+    placer = _placer(nodes, [gpu_slice(n, 1) for n in names], percentage=50)
+    assert placer.place(_preferring((100, {USER: "user"}))).node == "n050"
+    late = _placer(
+        [node(n, labels={USER: "user"} if n == "n150" else None) for n in names],
+        [gpu_slice(n, 1) for n in names],
+        percentage=50,
+    )
+    assert late.place(_preferring((100, {USER: "user"}))).node == "n000"
