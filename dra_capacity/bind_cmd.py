@@ -13,7 +13,12 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any
 
-from dra_capacity.cliopts import add_feature_gates_flag, add_whole_device_flag
+from dra_capacity.cliopts import (
+    STRATEGY_CHOICES,
+    STRATEGY_HELP,
+    add_feature_gates_flag,
+    add_whole_device_flag,
+)
 from dra_capacity.serve_cmd import parse_listen
 from kubeio.config import ClusterConfigError, connect
 from resourceapi.gates import FeatureGates, GateError
@@ -69,9 +74,7 @@ def add_commands(sub: Any) -> None:
     )
     add_feature_gates_flag(parser)
     add_whole_device_flag(parser, "the routing audit")
-    parser.add_argument(
-        "--strategy", choices=("binpack", "spread"), default="binpack", help="node scoring (default binpack)"
-    )
+    parser.add_argument("--strategy", choices=STRATEGY_CHOICES, default="binpack", help=STRATEGY_HELP)
     parser.add_argument(
         "--leader-elect",
         type=_bool,

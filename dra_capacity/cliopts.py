@@ -283,6 +283,15 @@ def _silence_stdout() -> None:
         pass
 
 
+# allocator.scheduling.placement.STRATEGIES, spelled out so parsing a command imports no allocator
+STRATEGY_CHOICES: tuple[str, ...] = ("binpack", "spread", "least-allocated")
+STRATEGY_HELP = (
+    "node scoring: binpack (default, the fullest node), spread (the emptiest) or least-allocated "
+    "(kube-scheduler's LeastAllocated + BalancedAllocation); preferred node affinity and PreferNoSchedule "
+    "taints are scored as upstream scores them under each"
+)
+
+
 def add_whole_device_flag(parser: argparse.ArgumentParser, who: str) -> None:
     """`--route-whole-device-classes`, shared by `serve` (routing) and `bind` (its routing audit)."""
     what = {

@@ -11,6 +11,8 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from dra_capacity.cliopts import (
+    STRATEGY_CHOICES,
+    STRATEGY_HELP,
     OutputError,
     add_feature_gates_flag,
     add_input_flags,
@@ -82,7 +84,7 @@ def add_commands(sub: Any) -> None:
     )
     add_feature_gates_flag(simulate)
     simulate.add_argument("--node", metavar="NAME", help="the node for claim mode (pod mode: only this node)")
-    simulate.add_argument("--strategy", choices=("binpack", "spread"), default="binpack", help="node scoring")
+    simulate.add_argument("--strategy", choices=STRATEGY_CHOICES, default="binpack", help=STRATEGY_HELP)
     simulate.add_argument(
         "--percentage-of-nodes-to-score",
         type=_percentage,

@@ -14,6 +14,8 @@ import time
 from typing import TYPE_CHECKING, Any, cast
 
 from dra_capacity.cliopts import (
+    STRATEGY_CHOICES,
+    STRATEGY_HELP,
     OutputError,
     add_feature_gates_flag,
     add_input_flags,
@@ -86,7 +88,7 @@ def add_commands(sub: Any) -> None:
     top.add_argument(
         "--no-headroom", action="store_true", help="skip the headroom count (usage and pending pods only)"
     )
-    top.add_argument("--strategy", choices=("binpack", "spread"), default="binpack", help="node scoring")
+    top.add_argument("--strategy", choices=STRATEGY_CHOICES, default="binpack", help=STRATEGY_HELP)
     top.add_argument("-w", "--watch", action="store_true", help="redraw as the cluster (or the files) change")
     top.add_argument(
         "--interval", type=positive_float, default=2.0, metavar="SECONDS", help="redraw period of --watch (2)"

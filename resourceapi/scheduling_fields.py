@@ -14,7 +14,7 @@ from enum import Enum
 
 class Support(Enum):
     MODELLED = "modelled"  # filtered as upstream filters it
-    SCORING_ONLY = "scoring only"  # upstream only scores with it; placement ignores it (docs/simulate.md)
+    SCORED = "scored"  # scored as upstream scores it (allocator/scheduling/scoring.py)
     ADMISSION = "applied by admission"  # the API server already folded it into fields that are modelled
     ORDER_ONLY = "queue order and preemption"  # placement keeps input order; see `preemption_note`
     UNSUPPORTED = "unsupported"  # the pod is reported `unsupported`, never placed
@@ -28,7 +28,7 @@ SCHEDULING_FIELDS: dict[str, tuple[Support, str]] = {
         "NodeAffinity",
     ),
     "affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution": (
-        Support.SCORING_ONLY,
+        Support.SCORED,
         "NodeAffinity",
     ),
     "affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution": (
@@ -36,7 +36,7 @@ SCHEDULING_FIELDS: dict[str, tuple[Support, str]] = {
         "InterPodAffinity",
     ),
     "affinity.podAffinity.preferredDuringSchedulingIgnoredDuringExecution": (
-        Support.SCORING_ONLY,
+        Support.SCORED,
         "InterPodAffinity",
     ),
     "affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution": (
@@ -44,14 +44,14 @@ SCHEDULING_FIELDS: dict[str, tuple[Support, str]] = {
         "InterPodAffinity",
     ),
     "affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution": (
-        Support.SCORING_ONLY,
+        Support.SCORED,
         "InterPodAffinity",
     ),
     "tolerations": (Support.MODELLED, "TaintToleration"),
     "schedulingGates": (Support.MODELLED, "SchedulingGates"),
     "topologySpreadConstraints[whenUnsatisfiable=DoNotSchedule]": (Support.MODELLED, "PodTopologySpread"),
     "topologySpreadConstraints[whenUnsatisfiable=ScheduleAnyway]": (
-        Support.SCORING_ONLY,
+        Support.SCORED,
         "PodTopologySpread",
     ),
     "resources": (Support.MODELLED, "NodeResourcesFit"),

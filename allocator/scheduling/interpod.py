@@ -5,7 +5,7 @@ PreFilter counts, per topology pair (label key, value of the pod's node), the ex
 incoming pod's affinity terms (a pod counts when it matches all of them), those that match its anti-affinity
 terms, and the existing pods whose own required anti-affinity terms match the incoming pod. Filter then
 checks one node against those counts, in upstream's order: affinity, anti-affinity, existing anti-affinity.
-Preferred terms only score nodes; they are not modelled (docs/simulate.md).
+Preferred terms only score nodes (allocator/scheduling/interpodscore.py).
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ class AffinityTerm:
         return selector_matches(self.selector, pod.metadata.labels or {})
 
 
-def _term(owner: Pod, term: PodAffinityTerm) -> AffinityTerm:
+def affinity_term(owner: Pod, term: PodAffinityTerm) -> AffinityTerm:
     """A term of `owner`: no namespaces and no namespaceSelector mean the owner's namespace
     (GetNamespacesFromPodAffinityTerm). matchLabelKeys / mismatchLabelKeys become `In` / `NotIn` the owner's
     values, as the API server merges them into the selector when the pod is created (merging again is
@@ -71,7 +71,7 @@ def required_terms(pod: Pod, anti: bool) -> list[AffinityTerm]:
     affinity = pod.spec.affinity
     part = (affinity.pod_anti_affinity if anti else affinity.pod_affinity) if affinity else None
     raw = part.required_during_scheduling_ignored_during_execution if part else None
-    return [_term(pod, t) for t in raw or []]
+    return [affinity_term(pod, t) for t in raw or []]
 
 
 def _matches_all(pod: Pod, terms: Sequence[AffinityTerm], index: PodIndex) -> bool:

@@ -26,6 +26,7 @@ from enum import StrEnum
 from fractions import Fraction
 from typing import Any, Literal, Protocol
 
+from allocator.scheduling.interpodscore import has_preferred_pod_affinity, interpod_scores
 from allocator.scheduling.nodeports import REASON_PORTS, HostPort, host_ports
 from allocator.scheduling.podfeatures import hold
 from allocator.scheduling.podindex import PodIndex
@@ -40,6 +41,18 @@ from allocator.scheduling.predicates import (
     pod_requests,
     static_reasons,
 )
+from allocator.scheduling.resourcescores import balanced_allocation, least_allocated
+from allocator.scheduling.scoring import (
+    BALANCED_ALLOCATION,
+    INTER_POD_AFFINITY,
+    NODE_RESOURCES_FIT,
+    POD_TOPOLOGY_SPREAD,
+    NodeScore,
+    has_prefer_no_schedule_taint,
+    has_preferred_node_affinity,
+    prioritize,
+)
+from allocator.scheduling.spreadscore import soft_constraints, spread_scores
 from allocator.scheduling.synthesis import (
     ExtendedOutcome,
     dra_resources_on_node,
@@ -70,9 +83,13 @@ from resourceapi.extended import ExtendedResourceResolver
 from resourceapi.gates import FeatureGates
 from resourceapi.machinery.names import generate_name
 
-Strategy = Literal["binpack", "spread"]
-STRATEGIES: tuple[Strategy, ...] = ("binpack", "spread")
-_DEVICE_ORDER: dict[Strategy, DeviceOrder] = {"binpack": "most-used", "spread": "least-used"}
+Strategy = Literal["binpack", "spread", "least-allocated"]
+STRATEGIES: tuple[Strategy, ...] = ("binpack", "spread", "least-allocated")
+_DEVICE_ORDER: dict[Strategy, DeviceOrder] = {
+    "binpack": "most-used",
+    "spread": "least-used",
+    "least-allocated": "first-fit",
+}
 REASON_CANNOT_ALLOCATE = "cannot allocate all claims"
 REASON_CLAIM_NOT_ON_NODE = "resourceclaim not available on the node"
 NO_NODES_MESSAGE = "no nodes available to schedule pods"
@@ -224,6 +241,7 @@ class _Found:
     best: str | None = None
     error: str | None = None  # the node whose evaluation failed with an error
     counts: Counter[str] | None = None  # reasons of the nodes that failed, when the search counted them
+    feasible: list[str] = field(default_factory=list)  # the feasible nodes the search found, in its order
 
 
 class Placer:
@@ -278,6 +296,8 @@ class Placer:
             if p.spec.node_name in self._usage and (p.status is None or p.status.phase not in _TERMINAL):
                 self._usage[p.spec.node_name].add(fit_vector(pod_requests(p)))
         self._local_pools = _node_local_pools(slices)
+        # TaintToleration tells nodes apart only when some node has a PreferNoSchedule taint
+        self._prefer_taints = any(has_prefer_no_schedule_taint(n) for n in self._nodes.values())
         self._changes: list[str] = []
         self._generation = core.generation
         self._shapes: OrderedDict[str, _Shape] = OrderedDict()
@@ -299,6 +319,7 @@ class Placer:
         # PodTopologySpread and InterPodAffinity depend on other nodes' pods: applied over the evaluations
         # (which never do), in the default profile's order
         topology = topology_filters(pod, self._index)
+        scored = self._scored(pod)
         if self.naive:
             shape = _Shape()
             found = self._walk(
@@ -307,7 +328,7 @@ class Placer:
             )
         else:
             shape = self._shape(prepared)
-            if self._eager and topology is None:
+            if self._eager and topology is None and not scored:
                 found = self._best_of_all(prepared, shape)
             else:
                 shape.pending.clear()  # the walk evaluates what it needs
@@ -320,6 +341,8 @@ class Placer:
             # the message names the claims: evaluate that node again with this pod's own claims
             ev = self._evaluate(prepared, _Shape(), found.error, naive=True)
             return Placement(pod, PlacementResult.ERROR, ev.error or "", vector=prepared.vector)
+        if scored and found.best is not None and len(found.feasible) > 1:
+            found.best = self._choose(prepared, found.feasible, shape.evals)
         if found.best is None:
             return Placement(
                 pod,
@@ -465,6 +488,7 @@ class Placer:
         feasible = failed = 0
         error: str | None = None
         counts: Counter[str] = Counter()
+        found_names: list[str] = []
         get = (cached or {}).get
         for i in range(total):
             name = names[(start + i) % total]
@@ -483,13 +507,19 @@ class Placer:
                 failed += 1
                 continue
             feasible += 1
+            found_names.append(name)
             if best is None or ev.key < best[0]:
                 best = (ev.key, name)
             if feasible >= self._to_find:
                 break
         if total:
             self._next_start = (start + feasible + failed) % total
-        return _Found(best=None if error is not None or best is None else best[1], error=error, counts=counts)
+        return _Found(
+            best=None if error is not None or best is None else best[1],
+            error=error,
+            counts=counts,
+            feasible=found_names,
+        )
 
     def _best_of_all(self, p: _Pod, shape: _Shape) -> _Found:
         """Every node examined (the default): the same outcome as `_walk`, from the shape's heap."""
@@ -673,9 +703,59 @@ class Placer:
 
     # --- scoring --------------------------------------------------------------------------------------------
 
+    def _scored(self, pod: Pod) -> bool:
+        """Whether a score plugin beyond the resource ones can tell the nodes apart for this pod: then the
+        choice is upstream's weighted sum over every feasible node (`scores`), else the strategy's key."""
+        return (
+            self._prefer_taints
+            or has_preferred_node_affinity(pod)
+            or bool(soft_constraints(pod))
+            or bool(self._index.with_affinity)
+            or has_preferred_pod_affinity(pod)
+        )
+
+    def _scores(self, p: _Pod, names: Sequence[str]) -> dict[str, NodeScore]:
+        """Each feasible node's normalized score per plugin and weighted total (schedule_one.go
+        prioritizeNodes). binpack and spread contribute no resource plugin: they break ties instead."""
+        other: dict[str, dict[str, int]] = {}
+        spread = spread_scores(p.pod, names, self._index)
+        if spread is not None:
+            other[POD_TOPOLOGY_SPREAD] = spread
+        interpod = interpod_scores(p.pod, names, self._index)
+        if interpod is not None:
+            other[INTER_POD_AFFINITY] = interpod
+        if self.strategy == "least-allocated":
+            fit: dict[str, int] = {}
+            balanced: dict[str, int] = {}
+            for name in names:
+                fit[name], balanced[name] = self._resource_scores(name, p.vector)
+            other[NODE_RESOURCES_FIT] = fit
+            other[BALANCED_ALLOCATION] = balanced
+        return prioritize(p.pod, [self._nodes[n] for n in names], other)
+
+    def _choose(self, p: _Pod, names: Sequence[str], evals: Mapping[str, _Eval]) -> str:
+        """The highest total wins; a tie goes to the strategy's better key (upstream: at random)."""
+        scores = self._scores(p, names)
+        return min(names, key=lambda n: (-scores[n].total, evals[n].key))
+
+    def _resource_scores(self, name: str, vector: Mapping[str, int]) -> tuple[int, int]:
+        """LeastAllocated and BalancedAllocation of the node with the pod (0 without allocatable)."""
+        alloc = self._alloc[name]
+        if alloc is None:
+            return 0, 0
+        usage = self._usage[name].requested
+        requested = {r: usage.get(r, 0) + vector.get(r, 0) for r in (CPU, MEMORY)}
+        any_request = any(vector.get(r, 0) > 0 for r in (CPU, MEMORY))
+        return least_allocated(alloc, requested), balanced_allocation(alloc, requested, any_request)
+
     def _score(self, name: str, vector: Mapping[str, int], takes: Iterable[DeviceTake]) -> tuple[Any, ...]:
         """binpack: the most allocated node after this pod (the allocated share of its DRA devices, then of
-        its cpu and memory), so whole devices and whole nodes stay free; spread: the least allocated."""
+        its cpu and memory), so whole devices and whole nodes stay free; spread: the least allocated;
+        least-allocated: upstream's LeastAllocated plus BalancedAllocation (weight 1 each). Ties: the
+        smaller node name."""
+        if self.strategy == "least-allocated":
+            fit, balanced = self._resource_scores(name, vector)
+            return (-(fit + balanced), name)
         dra = self.core.allocated_share(self._infos[name], takes)
         res = self._resource_share(name, vector)
         if self.strategy == "spread":

@@ -25,13 +25,21 @@ def has_required_anti_affinity(pod: Pod) -> bool:
     return bool(anti and anti.required_during_scheduling_ignored_during_execution)
 
 
+def has_pod_affinity(pod: Pod) -> bool:
+    """NodeInfo.PodsWithAffinity holds the pod: it has pod affinity or anti-affinity of any kind."""
+    affinity = pod.spec.affinity
+    return bool(affinity and (affinity.pod_affinity or affinity.pod_anti_affinity))
+
+
 @dataclass
 class PodIndex:
-    """Nodes by name, the pods on each, and the pods with required anti-affinity (with their node)."""
+    """Nodes by name, the pods on each, the pods with required anti-affinity and those with any pod
+    (anti-)affinity (with their node)."""
 
     nodes: dict[str, Node] = field(default_factory=dict)
     pods: dict[str, list[Pod]] = field(default_factory=dict)
     anti_affinity: list[tuple[Pod, str]] = field(default_factory=list)
+    with_affinity: list[tuple[Pod, str]] = field(default_factory=list)
     namespace_labels: dict[str, dict[str, str]] = field(default_factory=dict)
     ports: dict[str, list[HostPort]] = field(default_factory=dict)  # node -> host ports its pods use
 
@@ -60,6 +68,8 @@ class PodIndex:
             self.ports.setdefault(node_name, []).extend(used)
         if has_required_anti_affinity(pod):
             self.anti_affinity.append((pod, node_name))
+        if has_pod_affinity(pod):
+            self.with_affinity.append((pod, node_name))
 
     def holds(self, pod: Pod, node_name: str) -> bool:
         return any(_same_pod(p, pod) for p in self.pods.get(node_name, ()))
@@ -83,6 +93,10 @@ class PodIndex:
         self.anti_affinity = [
             (p, n) for p, n in self.anti_affinity if not (n == node_name and _same_pod(p, pod))
         ]
+        if has_pod_affinity(pod):
+            self.with_affinity = [
+                (p, n) for p, n in self.with_affinity if not (n == node_name and _same_pod(p, pod))
+            ]
         return True
 
     def ports_conflict(self, node_name: str, wanted: list[HostPort]) -> bool:

@@ -6,7 +6,7 @@ selector (terminating pods excluded), over the nodes that carry every constraint
 constraint's node inclusion policies (nodeAffinityPolicy defaults to Honor, nodeTaintsPolicy to Ignore).
 matchLabelKeys add the incoming pod's values to the selector. Filter: `count + self-match - global minimum`
 must not exceed maxSkew; the global minimum is 0 while fewer domains than minDomains (default 1) exist.
-ScheduleAnyway constraints only score nodes; they are not modelled (docs/simulate.md).
+ScheduleAnyway constraints only score nodes (allocator/scheduling/spreadscore.py).
 """
 
 from __future__ import annotations
@@ -51,10 +51,15 @@ class SpreadConstraint:
 
 def hard_constraints(pod: Pod) -> list[SpreadConstraint]:
     """The pod's DoNotSchedule constraints (filterTopologySpreadConstraints)."""
+    return spread_constraints(pod, DO_NOT_SCHEDULE)
+
+
+def spread_constraints(pod: Pod, action: str) -> list[SpreadConstraint]:
+    """filterTopologySpreadConstraints: the pod's constraints with `whenUnsatisfiable: action`."""
     labels = pod.metadata.labels or {}
     out: list[SpreadConstraint] = []
     for c in pod.spec.topology_spread_constraints or []:
-        if c.when_unsatisfiable != DO_NOT_SCHEDULE:
+        if c.when_unsatisfiable != action:
             continue
         extra = {k: labels[k] for k in c.match_label_keys or [] if k in labels}
         out.append(
@@ -68,6 +73,19 @@ def hard_constraints(pod: Pod) -> list[SpreadConstraint]:
             )
         )
     return out
+
+
+def count_matching(selector: LabelSelector | None, namespace: str, pods: Sequence[Pod]) -> int:
+    """countPodsMatchSelector: same namespace, not terminating; an empty selector counts nothing."""
+    if selector_is_empty(selector):
+        return 0
+    return sum(
+        1
+        for p in pods
+        if not p.metadata.deletion_timestamp
+        and p.namespace == namespace
+        and selector_matches(selector, p.metadata.labels or {})
+    )
 
 
 class TopologySpreadCheck:
@@ -96,16 +114,7 @@ class TopologySpreadCheck:
             self.minimum[k] = min(self.minimum.get(k, _MAX_INT32), self.counts[(k, v)])
 
     def _matching(self, c: SpreadConstraint, pods: Sequence[Pod]) -> int:
-        """countPodsMatchSelector: same namespace, not terminating; an empty selector counts nothing."""
-        if selector_is_empty(c.selector):
-            return 0
-        return sum(
-            1
-            for p in pods
-            if not p.metadata.deletion_timestamp
-            and p.namespace == self.pod.namespace
-            and selector_matches(c.selector, p.metadata.labels or {})
-        )
+        return count_matching(c.selector, self.pod.namespace, pods)
 
     @property
     def applies(self) -> bool:

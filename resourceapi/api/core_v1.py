@@ -87,8 +87,14 @@ class PodResourceClaim(ApiModel):
     resource_claim_template_name: str | None = None
 
 
+class PreferredSchedulingTerm(ApiModel):
+    weight: int
+    preference: NodeSelectorTerm = Field(default_factory=NodeSelectorTerm)
+
+
 class NodeAffinity(ApiModel):
     required_during_scheduling_ignored_during_execution: NodeSelector | None = None
+    preferred_during_scheduling_ignored_during_execution: list[PreferredSchedulingTerm] | None = None
 
 
 class PodAffinityTerm(ApiModel):
