@@ -1,7 +1,8 @@
 # dra-capacity: `make run` starts the sandbox (a local cluster with the product installed; docs/sandbox.md),
 # `make serve` the webhook alone on https://127.0.0.1:8443 with self-signed certificates;
 # `make test` installs everything into .venv and runs ruff, mypy and pytest, then builds the real control plane
-# and runs the real-cluster tier. `make quick` is the fast loop (no Go, no cluster). See docs/testing.md.
+# and runs the real-cluster tier, then builds the image and checks it (image-test). `make quick` is the fast
+# loop (no Go, no cluster). See docs/testing.md.
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
@@ -83,7 +84,9 @@ CYCLES ?= 30
 binder-chaos-real: $(STAMP) controlplane
 	PYTHONPATH=tests nice -n 10 $(BIN)/python scripts/binder_chaos_real.py --cycles $(CYCLES) $(if $(SEED),--seed $(SEED))
 
-test: quick slow controlplane realcluster
+# The image tier last: it needs podman (image_build.sh installs it with apt-get as root); about 3 min cold,
+# 1.5 warm here (docs/testing.md).
+test: quick slow controlplane realcluster image-test
 
 # Mutation testing of the core modules (not part of `make test`: about half an hour on two cores). One module:
 # `make mutation MODULES=webhook/deviceclass/dropping.py`. docs/testing.md, "Mutation testing".
@@ -117,9 +120,9 @@ bench-side-by-side-quick: $(STAMP) controlplane
 clean:
 	rm -rf $(VENV) $(LOCK) .run build *.egg-info .mypy_cache .pytest_cache .ruff_cache
 
-# The container image, built with podman (not part of `make test`). `make image` falls back to a local Debian
-# base built with mmdebstrap when BASE_IMAGE cannot be pulled; `make image-test` runs the image read-only as
-# UID 65532 with a kubelet-style Secret mount and checks /readyz and two DeviceClass reviews over TLS.
+# The container image, built with podman (`make test` ends with image-test). `make image` falls back to a local
+# Debian base built with mmdebstrap when BASE_IMAGE cannot be pulled; `make image-test` runs the image read-only
+# as UID 65532 with a kubelet-style Secret mount and checks /readyz and two DeviceClass reviews over TLS.
 IMAGE ?= localhost/dra-capacity:dev
 
 .PHONY: image image-test image-push

@@ -12,6 +12,7 @@ the binder run. Each N runs in a fresh subprocess so peak RSS is per run.
     .venv/bin/python bench/claim_pods.py                 # N = 100, 500, 2000, then the end-to-end run
     .venv/bin/python bench/claim_pods.py --n 500         # one N, in this process
     .venv/bin/python bench/claim_pods.py --e2e           # only the end-to-end run (N = 2000, 5000 pods)
+    .venv/bin/python bench/claim_pods.py --n 5 --n 10 --e2e-size 20,50   # a smoke-sized run of everything
     .venv/bin/python bench/claim_pods.py --percentage 0  # kube-scheduler's adaptive node sampling
 
 End to end: the same objects as one JSON List file, through `dra-capacity simulate -f FILE` in a subprocess
@@ -250,9 +251,9 @@ def run_one(n: int, percentage: int) -> dict[str, Any]:
     }
 
 
-def run_e2e(percentage: int) -> dict[str, Any]:
+def run_e2e(percentage: int, nodes: int = E2E_NODES, pods: int = E2E_PODS) -> dict[str, Any]:
     """5,000 pods on 2,000 nodes through `dra-capacity simulate`: dump, parse, checks, placement, output."""
-    docs = cluster_objects(E2E_NODES, E2E_PODS)
+    docs = cluster_objects(nodes, pods)
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "cluster.json"
         path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": docs}))
@@ -272,8 +273,8 @@ def run_e2e(percentage: int) -> dict[str, Any]:
     bound = sum(1 for p in out["pods"] if p["result"] == "bound")
     rss_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     return {
-        "n": E2E_NODES,
-        "pods": E2E_PODS,
+        "n": nodes,
+        "pods": pods,
         "bound": bound,
         "input_mib": round(size_mib, 1),
         "seconds": round(elapsed, 2),
@@ -292,10 +293,17 @@ def main() -> int:
     parser.add_argument(
         "--percentage", type=int, default=100, help="--percentage-of-nodes-to-score (default 100)"
     )
+    parser.add_argument(
+        "--e2e-size",
+        default=f"{E2E_NODES},{E2E_PODS}",
+        metavar="NODES,PODS",
+        help=f"the end-to-end run's size (default {E2E_NODES},{E2E_PODS}; the targets are for it)",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object (used by the driver)")
     args = parser.parse_args()
+    e2e_nodes, e2e_pods = (int(v) for v in args.e2e_size.split(","))
     if args.e2e:
-        figures = run_e2e(args.percentage)
+        figures = run_e2e(args.percentage, e2e_nodes, e2e_pods)
         print(_e2e_line(figures))
         return 0 if figures["bound"] == figures["pods"] else 1
     ns = args.n or list(DEFAULT_NS)
@@ -324,7 +332,7 @@ def main() -> int:
         if r["n"] == 500:
             print(f"N=500: {r['pods_per_s']} pods/s wall, {r['pods_per_cpu_s']} pods/CPU-s (target >= 500)")
     if not args.no_e2e:
-        figures = run_e2e(args.percentage)
+        figures = run_e2e(args.percentage, e2e_nodes, e2e_pods)
         print(_e2e_line(figures))
         print(
             f"end to end: {figures['seconds']} s wall, {figures['cpu_seconds']} s CPU (target < 60), "

@@ -51,11 +51,17 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT))
 
-from realcluster import Cluster, ClusterConfig  # noqa: E402
-from realcluster.cluster import FEATURE_GATES, _die_with_parent, _feature_gates  # noqa: E402
-from realcluster.nodes import gpu_slice  # noqa: E402
+# The harness's own home (tests/realcluster re-exports it with `import *`, which leaves out `_` names).
+from localcluster.cluster import (  # noqa: E402
+    FEATURE_GATES,
+    Cluster,
+    ClusterConfig,
+    _die_with_parent,
+    _feature_gates,
+)
+from localcluster.nodes import gpu_slice  # noqa: E402
 
 NS = "bench"
 BINDER_NAME = "dra-capacity"
@@ -260,14 +266,16 @@ class Scheduler:
     def argv(self) -> tuple[list[str], Callable[[], bool]]:
         if self.which == "binder":
             port = free_port()
-            profile: list[str] = []
+            # This interpreter, this tree's code (`-m` from cwd=ROOT): no .venv/bin/dra-capacity needed.
+            python: list[str] = [sys.executable]
             if self.settings.profile is not None:
                 self.settings.profile.mkdir(parents=True, exist_ok=True)
                 out = self.settings.profile / f"binder-{self.workdir.name}-{time.monotonic_ns()}.prof"
-                profile = [sys.executable, "-m", "cProfile", "-o", str(out)]
+                python = [sys.executable, "-m", "cProfile", "-o", str(out)]
             argv = [
-                *profile,
-                str(ROOT / ".venv" / "bin" / "dra-capacity"),
+                *python,
+                "-m",
+                "dra_capacity",
                 "bind",
                 f"--kubeconfig={self.cluster.kubeconfig_path}",
                 f"--scheduler-name={BINDER_NAME}",
@@ -501,11 +509,10 @@ def prepare(cluster: Cluster, gpus: int, shares: int) -> None:
     def publish(node: str) -> None:
         if not hasattr(local, "conn"):
             local.conn = Conn(cluster)
+        # With shares, gpu_slice gives each GPU the `shares` capacity only (no memory: without a
+        # requestPolicy every share would consume all of it, KEP-5075, one pod per GPU for both schedulers).
         shared = gpu_slice(node, gpus, shares, SHARED_DRIVER)
-        for device in shared["spec"]["devices"]:
-            # No memory capacity: without a requestPolicy, every share would consume all of it (KEP-5075),
-            # one pod per GPU for both schedulers.
-            device["capacity"].pop("memory")
+        assert all(set(d["capacity"]) == {"shares"} for d in shared["spec"]["devices"])
         for s in (shared, gpu_slice(node, gpus, None, WHOLE_DRIVER)):
             local.conn.request("POST", "/apis/resource.k8s.io/v1/resourceslices", s)
 

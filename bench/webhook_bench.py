@@ -33,7 +33,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = ROOT / "bench" / "fixtures" / "deviceclass-realistic.json"
-OUT = ROOT / "bench" / "out"
+OUT = Path(os.environ.get("BENCH_OUT", ROOT / "bench" / "out"))  # where webhook_bench.json goes
 TARGET_RATIO = 0.70
 BASELINE = "/bench/allow"  # allow-all, mounted by bench/webhook_baseline.py only
 TARGET_P99_MS = 5.0

@@ -59,6 +59,14 @@ mkdir -p build/wheelhouse
 "$PYTHON" -m pip wheel --quiet --wheel-dir build/wheelhouse . 'setuptools>=68' wheel >/dev/null
 
 log "building $IMAGE on $base"
-"${PODMAN[@]}" build --isolation chroot --network host --build-arg "BASE_IMAGE=$base" --build-arg PIP_NO_INDEX=1 -t "$IMAGE" .
+# --layers=false: no intermediate image per step (each one a full copy with vfs, about 350 MB; `COPY .` changes
+# on every build, so they were never reused); the image the tag named before is removed once replaced.
+previous=$("${PODMAN[@]}" image inspect --format '{{.Id}}' "$IMAGE" 2>/dev/null || true)
+"${PODMAN[@]}" build --layers=false --isolation chroot --network host --build-arg "BASE_IMAGE=$base" \
+    --build-arg PIP_NO_INDEX=1 -t "$IMAGE" .
+current=$("${PODMAN[@]}" image inspect --format '{{.Id}}' "$IMAGE")
+if [ -n "$previous" ] && [ "$previous" != "$current" ]; then
+    "${PODMAN[@]}" rmi "$previous" >/dev/null 2>&1 || true  # still used by a container: left alone
+fi
 "${PODMAN[@]}" image inspect --format '{{.Size}}' "$IMAGE" | awk -v img="$IMAGE" \
     '{printf "==> built %s: %.1f MB\n", img, $1 / 1e6}' >&2

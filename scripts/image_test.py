@@ -8,7 +8,7 @@
   rename), picked up without a restart;
 * the image's size, the time to ready and the server's resident memory, printed.
 
-Traffic goes to 127.0.0.1 only (the container shares the host's network namespace). Not part of `make test`.
+Traffic goes to 127.0.0.1 only (the container shares the host's network namespace). `make test` runs it last.
 """
 
 from __future__ import annotations
