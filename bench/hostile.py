@@ -42,6 +42,19 @@ JSON_HEADERS = {"Content-Type": "application/json"}
 # denial (with the default `--native-rules warn`, they become a few capped warnings instead).
 WORST_CASE_FLAGS = ("--native-rules", "deny")
 DEADLINE = "?timeout=10s"
+# Where the connection attacks come from (`--attacker-source`, `--attacker-sources`): other loopback
+# addresses, so per-source fairness can tell them from the legitimate client on 127.0.0.1. Empty: the
+# system's choice (127.0.0.1), as before the source dimension.
+ATTACKER_SOURCES: list[str] = []
+# attack_idle's spread when no attacker source is set: 500 connections from one address would only measure
+# the per-source share, not what 500 open connections cost.
+IDLE_SOURCES = [f"127.0.2.{i}" for i in range(1, 9)]
+
+
+def attacker_addr(i: int, spread: list[str] | None = None) -> tuple[str, int] | None:
+    """The local address of the attack's `i`-th connection (round-robin over the attacker sources)."""
+    sources = ATTACKER_SOURCES or spread or []
+    return (sources[i % len(sources)], 0) if sources else None
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -434,9 +447,11 @@ async def attack_idle(server: Server, count: int = 500, hold: float = 3.0, tls: 
     before = server.rss()
     writers: list[asyncio.StreamWriter] = []
     ctx = server.ssl_context() if tls else None
-    for _ in range(count):
+    for i in range(count):
         with contextlib.suppress(OSError):
-            _, writer = await asyncio.open_connection(server.host, server.port, ssl=ctx)
+            _, writer = await asyncio.open_connection(
+                server.host, server.port, ssl=ctx, local_addr=attacker_addr(i, IDLE_SOURCES)
+            )
             writers.append(writer)
     await asyncio.sleep(hold)
     during = server.rss()
@@ -465,8 +480,12 @@ async def attack_idle_tcp(server: Server, _: list[bytes]) -> list[Hit]:
     return await attack_idle(server, tls=False)
 
 
-async def _raw_tls(server: Server) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
-    return await asyncio.open_connection(server.host, server.port, ssl=server.ssl_context())
+async def _raw_tls(
+    server: Server, local_addr: tuple[str, int] | None = None
+) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    return await asyncio.open_connection(
+        server.host, server.port, ssl=server.ssl_context(), local_addr=local_addr
+    )
 
 
 async def _squatter(server: Server, until: float) -> list[int]:
@@ -574,9 +593,9 @@ async def attack_slowloris(
     """`count` TLS connections sending their headers a byte a second for `seconds` (past the 10 s header
     timeout). The Hit says how many the server closed itself (`size`) out of those opened (`status`)."""
     writers: list[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = []
-    for _ in range(count):
-        with contextlib.suppress(OSError):
-            writers.append(await _raw_tls(server))
+    for i in range(count):
+        with contextlib.suppress(OSError, asyncio.TimeoutError):
+            writers.append(await asyncio.wait_for(_raw_tls(server, attacker_addr(i)), 2.0))
     until = time.monotonic() + seconds
     line = b"POST /validate HTTP/1.1\r\nHost: localhost\r\nX-Slow: "
     sent = 0
@@ -599,9 +618,9 @@ async def attack_half_open(
     """`count` TCP connections to the TLS port that never send a ClientHello, held `seconds` (past the 5 s
     handshake timeout). The Hit says how many the server closed (`size`) out of those opened (`status`)."""
     conns: list[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = []
-    for _ in range(count):
+    for i in range(count):
         with contextlib.suppress(OSError):
-            conns.append(await asyncio.open_connection(server.host, server.port))
+            conns.append(await asyncio.open_connection(server.host, server.port, local_addr=attacker_addr(i)))
     await asyncio.sleep(seconds)
     closed = 0
     for reader, _ in conns:
@@ -626,6 +645,59 @@ async def attack_huge_headers(server: Server, _: list[bytes]) -> list[Hit]:
         content_type = "application/json" if b"application/json" in head.lower() else ""
         hits.append(Hit(status, len(body), body, content_type))
     return hits
+
+
+async def fresh_connections(
+    server: Server, body: bytes, count: int = 105, interval: float = 0.05, timeout_s: float = 5.0
+) -> list[float | None]:
+    """`count` reviews from 127.0.0.1, each on a fresh TLS connection (what a restarted apiserver, or one
+    more replica, opens), one every `interval` seconds; each one's milliseconds, None for a failure."""
+
+    async def one() -> float | None:
+        start = time.perf_counter()
+        try:
+            async with (
+                _session(server, limit=1) as http,
+                http.post(
+                    server.url + "/validate" + DEADLINE,
+                    data=body,
+                    headers=JSON_HEADERS,
+                    timeout=aiohttp.ClientTimeout(total=timeout_s),
+                ) as resp,
+            ):
+                await resp.read()
+                if resp.status != 200:
+                    return None
+        except (TimeoutError, aiohttp.ClientError, OSError):
+            return None
+        return (time.perf_counter() - start) * 1000
+
+    tasks = []
+    for _ in range(count):
+        tasks.append(asyncio.create_task(one()))
+        await asyncio.sleep(interval)
+    return list(await asyncio.gather(*tasks))
+
+
+async def attack_flood(server: Server, bodies: list[bytes]) -> list[Hit]:
+    """Issue 42: 530 slowloris connections, then 600 half-open handshakes, from the attacker sources; during
+    them, 105 fresh connections from 127.0.0.1. A Hit per fresh connection: 200 (size: its ms) or 0."""
+    slow = asyncio.create_task(attack_slowloris(server, [], count=530, seconds=12.0))
+    await asyncio.sleep(4.0)  # the slowloris connections opened (or refused)
+    half = asyncio.create_task(attack_half_open(server, [], count=600, seconds=7.0))
+    await asyncio.sleep(2.0)
+    fresh = await fresh_connections(server, bodies[0])
+    await asyncio.gather(slow, half)
+    return [Hit(0, 0, b"") if ms is None else Hit(200, int(ms), b"") for ms in fresh]
+
+
+def fresh_summary(hits: list[Hit]) -> str:
+    """Failures and percentiles of attack_flood's fresh connections."""
+    ok = [float(h.size) for h in hits if h.status == 200]
+    return (
+        f"fresh connections from 127.0.0.1 during the flood: {len(hits) - len(ok)} of {len(hits)} failed, "
+        f"p50 {_p(ok, 0.5):.0f} ms, p99 {_p(ok, 0.99):.0f} ms, max {max(ok, default=float('nan')):.0f} ms"
+    )
 
 
 def prepare_legit() -> list[bytes]:
@@ -678,6 +750,12 @@ ATTACKS: dict[str, Attack] = {
         attack_half_open,
     ),
     "huge_headers": Attack("a 20 KB header; 40 header lines", prepare_nothing, attack_huge_headers),
+    # Issue 42's attack: run with --attacker-source or --attacker-sources, else it comes from 127.0.0.1 too.
+    "flood_fresh": Attack(
+        "530 slowloris + 600 half-open from the attacker sources; 105 fresh connections from 127.0.0.1",
+        prepare_legit,
+        attack_flood,
+    ),
 }
 
 
@@ -911,6 +989,8 @@ async def bench(
                 f"{took if took is not None else float('nan'):>9.1f}"
             )
             print(f"    {attack.label}")
+            if name == "flood_fresh":
+                print(f"    {fresh_summary(hits)}")
         await asyncio.sleep(15.0)
         print(
             f"memory at start {start_memory / 2**20:.0f} MB, after all attacks and 15 s idle "
@@ -962,7 +1042,24 @@ def main() -> int:
         action="store_true",
         help="with --squat-ab: aim the squatters at a second server (the control: the machine's share)",
     )
+    parser.add_argument(
+        "--attacker-source",
+        default="",
+        metavar="ADDRESS",
+        help="a loopback address the connection attacks come from (e.g. 127.0.0.2; default 127.0.0.1)",
+    )
+    parser.add_argument(
+        "--attacker-sources",
+        type=int,
+        default=0,
+        metavar="N",
+        help="spread the connection attacks over N sources, 127.0.1.1 to 127.0.1.N (at most 254)",
+    )
     args = parser.parse_args()
+    if args.attacker_sources:
+        ATTACKER_SOURCES[:] = [f"127.0.1.{i}" for i in range(1, min(args.attacker_sources, 254) + 1)]
+    elif args.attacker_source:
+        ATTACKER_SOURCES[:] = [args.attacker_source]
     names = [n for n in args.only.split(",") if n] or list(ATTACKS)
     unknown = [n for n in names if n not in ATTACKS]
     if unknown:

@@ -25,6 +25,7 @@ from kubeio.config import ClusterConfigError, configuration, in_cluster
 from procrt.signals import stop_event
 from resourceapi.gates import FeatureGates, GateError
 from webhook.server import logs
+from webhook.server.fairness import parse_networks
 from webhook.server.limits import ServerLimits
 from webhook.server.metrics import WebhookMetrics
 from webhook.server.server import AdmissionHandler, CertificateEvents, HandlerCall, Listen, WebhookServer
@@ -158,6 +159,21 @@ def add_limit_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"open connections on the HTTPS listener; more are closed (default {_DEFAULTS.max_connections})",
     )
     group.add_argument(
+        "--max-connections-per-source",
+        type=positive_int,
+        default=None,
+        metavar="N",
+        help="open connections one source address (an IPv6 /64) may hold; at the cap a source holding fewer "
+        "evicts an idle connection of the one holding most (default a quarter of --max-connections)",
+    )
+    group.add_argument(
+        "--protected-sources",
+        type=_cidrs,
+        default=(),
+        metavar="CIDR,...",
+        help="the API server's addresses: never evicted, an eighth of --max-connections reserved for them",
+    )
+    group.add_argument(
         "--max-in-flight-bytes",
         type=positive_int,
         default=_DEFAULTS.in_flight_bytes,
@@ -190,10 +206,20 @@ def add_limit_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _cidrs(text: str) -> tuple[str, ...]:
+    """`--protected-sources`: comma-separated CIDRs, checked here, kept as text."""
+    try:
+        return tuple(str(n) for n in parse_networks(text))
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from exc
+
+
 def limits_of(args: argparse.Namespace) -> ServerLimits:
     return ServerLimits(
         workers=args.workers,
         max_connections=args.max_connections,
+        max_connections_per_source=args.max_connections_per_source or 0,
+        protected_sources=args.protected_sources,
         in_flight_bytes=args.max_in_flight_bytes,
         keepalive_timeout=args.keepalive_timeout,
         body_timeout=args.body_timeout,

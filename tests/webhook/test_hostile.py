@@ -158,10 +158,11 @@ async def test_a_killed_worker_is_replaced(server: Any) -> None:
 
 
 async def test_probes_on_the_health_listener_never_fail_under_slowloris_past_the_connection_cap(
-    server: Any,
+    server: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """530 slow-header connections fill the HTTPS listener's cap (512); the health listener answers every
-    probe anyway (issue 28: 0 failed probes)."""
+    probe anyway (issue 28: 0 failed probes). From 8 sources: one alone would only get its share."""
+    monkeypatch.setattr(hostile, "ATTACKER_SOURCES", [f"127.0.1.{i}" for i in range(1, 9)])
     async with hostile.watching(server, probe_interval=0.1, probe_timeout=PROBE_TIMEOUT) as watch:
         (hit,) = await hostile.attack_slowloris(server, [], count=530, seconds=3.0)
     assert hit.status >= 512  # connections opened (those over the cap are closed at once)

@@ -213,7 +213,9 @@ async def test_server_header_names_no_versions(tls_dir: Path) -> None:
 
 
 async def test_connections_beyond_the_cap_are_closed_and_counted(tls_dir: Path) -> None:
-    async with running_server(tls_dir, limits=ServerLimits(max_connections=3)) as srv:
+    async with running_server(
+        tls_dir, limits=ServerLimits(max_connections=3, max_connections_per_source=3)
+    ) as srv:
         held = [await _raw(srv.server.port, tls_dir) for _ in range(3)]
         # One more is closed on arrival, before any TLS handshake (which would cost the loop for nothing).
         with pytest.raises(OSError):  # ConnectionResetError, or ssl.SSLError: EOF in the handshake

@@ -36,8 +36,13 @@ class ServerLimits:
     workers: int = 2
     # Bodies read and not yet answered, in bytes; a review beyond it is refused with 429 (Retry-After).
     in_flight_bytes: int = 32 * MiB
-    # Open connections (TLS handshakes included); one more is closed at once.
+    # Open connections (TLS handshakes included), shared fairly between sources (webhook/server/fairness.py):
+    # at most `max_connections_per_source` per source (0: a quarter of the cap); at the cap a newcomer from a
+    # source holding fewer evicts an idle or handshaking connection of the source holding the most.
+    # `protected_sources` (the API server's addresses, CIDRs) are never evicted and have an eighth reserved.
     max_connections: int = 512
+    max_connections_per_source: int = 0
+    protected_sources: tuple[str, ...] = ()
     # Idle time before the server closes a keep-alive connection.
     keepalive_timeout: float = 120.0
     # A TLS handshake must finish within this (asyncio's default is 60 s); a request's headers must be

@@ -121,6 +121,13 @@ class WebhookMetrics:
             "Connections closed on arrival because the listener already had --max-connections open.",
             registry=self.registry,
         )
+        self.throttled_connections = Counter(
+            "dra_capacity_webhook_throttled_connections",
+            'Connections a source lost to per-source fairness, by source (address, IPv6 /64; "other" past '
+            "64 sources) and action: refused (at its share, or nobody holds more) or evicted (for another).",
+            ["source", "action"],
+            registry=self.registry,
+        )
         self.in_flight_bytes = Gauge(
             "dra_capacity_webhook_in_flight_bytes",
             "Bytes of review bodies accepted and not yet answered (bounded by --max-in-flight-bytes).",

@@ -33,7 +33,8 @@ from certs.files import ServingPair
 from procrt.health import HealthListener, LoopHeartbeat
 from webhook.server import envelope
 from webhook.server.bodies import BodyTooLarge, BodyTooSlow, read_body
-from webhook.server.connections import ConnectionGuard, GuardedSite, shrink_tls_read_buffer
+from webhook.server.connections import ConnectionGuard, GuardedSite, ThrottleReport, shrink_tls_read_buffer
+from webhook.server.fairness import parse_networks
 from webhook.server.handshakes import HandshakeThread
 from webhook.server.inline import InlineAllowance
 from webhook.server.judging import (
@@ -595,7 +596,15 @@ class WebhookServer:
         self.limits = limits if limits is not None else ServerLimits()
         self.readiness = Readiness()
         self.warmed = asyncio.Event()
-        self.guard = ConnectionGuard(self.limits.max_connections, self.metrics.refused_connections.inc)
+        self.guard = ConnectionGuard(
+            self.limits.max_connections,
+            self.metrics.refused_connections.inc,
+            protected=parse_networks(",".join(self.limits.protected_sources)),
+            per_source=self.limits.max_connections_per_source,
+            on_throttled=ThrottleReport(
+                lambda s, a: self.metrics.throttled_connections.labels(s, a).inc(), self.logger
+            ),
+        )
         # The costly step of each TLS handshake runs here, off the event loop (webhook/server/handshakes.py).
         self.handshakes = HandshakeThread()
         self.metrics.connections.set_function(lambda: len(self.guard))

@@ -83,6 +83,16 @@ app.kubernetes.io/component: {{ $component }}
 {{- join "," $gates -}}
 {{- end -}}
 
+{{/* --protected-sources value: the ipBlock CIDRs of networkPolicy.webhookFrom (the API server's
+addresses), never evicted under the webhook's connection cap. Selectors name no address and are left out. */}}
+{{- define "dra-capacity.protectedSources" -}}
+{{- $cidrs := list -}}
+{{- range .Values.networkPolicy.webhookFrom -}}
+{{- with .ipBlock -}}{{- with .cidr -}}{{- $cidrs = append $cidrs . -}}{{- end -}}{{- end -}}
+{{- end -}}
+{{- join "," $cidrs -}}
+{{- end -}}
+
 {{/* Webhook client config, with caBundle only in `secret` mode (self: the controller injects it;
 cert-manager: cainjector does). Leaving it out elsewhere keeps GitOps diffs quiet. */}}
 {{- define "dra-capacity.clientConfig" -}}
