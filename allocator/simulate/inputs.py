@@ -29,6 +29,7 @@ from resourceapi.interning import json_key
 from resourceapi.resource_v1 import DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice
 from resourceapi.validation.claim import (
     ADMIN_ACCESS_LABEL,
+    admin_access_errors,
     validate_resource_claim,
     validate_resource_claim_template,
 )
@@ -159,7 +160,18 @@ def load_inputs(docs: Sequence[Document], warn_unknown: bool = True, seed: int |
         if problem_at is not None and not (ported and problem_at.message.startswith("Required value")):
             raise InputError(f"{where}: {_label(kind, doc.obj)}: {problem_at.path}: {problem_at.message}")
         if ported:  # upstream's validation judges what decodes, a missing field included
-            problem = ported_problem(kind, doc.obj, _namespace(doc.obj) in admin)
+            namespace = _namespace(doc.obj)
+            problem = ported_problem(kind, doc.obj, admin.allows(namespace))
+            if (
+                namespace not in admin.given
+                and kind in CLAIM_VALIDATORS
+                and _asks_admin_access(kind, doc.obj)
+            ):
+                inputs.notes.append(
+                    f"{where}: {_label(kind, doc.obj)}: warning: asks for admin access, but namespace "
+                    f'"{namespace}" is not in the input: its `{ADMIN_ACCESS_LABEL}: true` label, which the '
+                    "API server requires, is not checked"
+                )
             if problem is not None:
                 raise InputError(f"{where}: {_label(kind, doc.obj)}: {problem[0]}: {problem[1]}")
             if problem_at is not None:
@@ -260,18 +272,44 @@ def _expand_workloads(inputs: Inputs, rng: random.Random) -> None:
             inputs.pods.append(pod)
 
 
-def admin_namespaces(docs: Sequence[Document]) -> frozenset[str]:
-    """The input's namespaces labeled for admin access to devices (`resource.kubernetes.io/admin-access:
-    "true"`): claims there may ask for it, as the API server's claim strategy allows."""
-    out: set[str] = set()
+@dataclass(frozen=True)
+class AdminNamespaces:
+    """The input's namespaces (`given`) and those of them labeled for admin access to devices
+    (`resource.kubernetes.io/admin-access: "true"`, `labeled`)."""
+
+    given: frozenset[str]
+    labeled: frozenset[str]
+
+    def allows(self, namespace: str) -> bool:
+        """Whether a claim in `namespace` is judged with admin access allowed: the namespace is labeled, or
+        it is not in the input (simulate judges only what it is given; the caller warns)."""
+        return namespace in self.labeled or namespace not in self.given
+
+
+def admin_namespaces(docs: Sequence[Document]) -> AdminNamespaces:
+    """The input's namespaces and which are labeled for admin access: claims there may ask for it, as the
+    API server's claim strategy allows."""
+    given: set[str] = set()
+    labeled: set[str] = set()
     for doc in docs:
         meta = doc.obj.get("metadata") if doc.kind == "Namespace" else None
         if not isinstance(meta, dict):
             continue
+        name = str(meta.get("name") or "")
+        given.add(name)
         labels = meta.get("labels")
         if isinstance(labels, dict) and labels.get(ADMIN_ACCESS_LABEL) == "true":
-            out.add(str(meta.get("name") or ""))
-    return frozenset(out)
+            labeled.add(name)
+    return AdminNamespaces(frozenset(given), frozenset(labeled))
+
+
+def _asks_admin_access(kind: str, raw: dict[str, Any]) -> bool:
+    """Whether a claim's (or a template's claim's) request asks for admin access."""
+    spec = raw.get("spec")
+    if kind == "ResourceClaimTemplate" and isinstance(spec, dict):
+        spec = spec.get("spec")
+    devices = spec.get("devices") if isinstance(spec, dict) else None
+    return isinstance(devices, dict) and bool(admin_access_errors(devices, False))
 
 
 def _namespace(raw: dict[str, Any]) -> str:
