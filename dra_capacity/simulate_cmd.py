@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from allocator.simulate import Inputs
     from allocator.structured.cluster import Cluster
     from resourceapi.core_v1 import Node, Pod
+    from resourceapi.gates import FeatureGates
 
 COMMAND = "simulate"
 EXIT_OK = 0
@@ -162,7 +163,7 @@ def _reads_cluster(args: argparse.Namespace) -> bool:
 Origin = tuple[str, int, int | None]  # file, 1-based document, List item
 
 
-def load(args: argparse.Namespace) -> tuple[Inputs, dict[int, Origin]]:
+def load(args: argparse.Namespace, gates: FeatureGates) -> tuple[Inputs, dict[int, Origin]]:
     """Read the files (and the cluster) and build the checked inputs; raises DocumentError, InputError or
     ClusterReadError. Also returns, per pod and claim (by object id), where it came from (not the Document:
     that would keep every raw object alive beside its model)."""
@@ -186,7 +187,8 @@ def load(args: argparse.Namespace) -> tuple[Inputs, dict[int, Origin]]:
             docs += read_documents(files, require_objects=not docs, recursive=args.recursive)
         if args.strict:
             check_strict(docs)
-        inputs = load_inputs(docs, warn_unknown=not args.strict, seed=args.seed)  # warnings from its one walk
+        # warnings from its one walk
+        inputs = load_inputs(docs, warn_unknown=not args.strict, seed=args.seed, gates=gates)
         by_key = {_key(d.kind, d.obj.get("metadata")): d for d in docs if d.kind in ("Pod", "ResourceClaim")}
         origin: dict[int, Origin] = {}
         for kind, objs in (("Pod", inputs.pods), ("ResourceClaim", inputs.claims)):
@@ -248,7 +250,7 @@ def _simulate(args: argparse.Namespace) -> int:
     if args.chunk_size < 1:
         parser.error("--chunk-size must be at least 1")
     try:
-        inputs, origin = load(args)
+        inputs, origin = load(args, gates)
     except (DocumentError, InputError, ClusterReadError) as exc:
         error_line(COMMAND, str(exc))
         return EXIT_BAD_INPUT
