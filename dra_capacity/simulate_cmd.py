@@ -14,6 +14,7 @@ from dra_capacity.cliopts import (
     OutputError,
     add_feature_gates_flag,
     add_input_flags,
+    add_kubernetes_version_flag,
     bulk_load,
     dump_json,
     error_line,
@@ -82,6 +83,7 @@ def add_commands(sub: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_feature_gates_flag(simulate)
+    add_kubernetes_version_flag(simulate)
     simulate.add_argument("--node", metavar="NAME", help="the node for claim mode (pod mode: only this node)")
     simulate.add_argument("--strategy", choices=("binpack", "spread"), default="binpack", help="node scoring")
     simulate.add_argument(
@@ -244,7 +246,7 @@ def _simulate(args: argparse.Namespace) -> int:
     from dra_capacity.cluster_source import ClusterReadError
 
     parser: argparse.ArgumentParser = args.parser
-    gates = parse_gates_or_exit(parser, args.feature_gates)
+    gates = parse_gates_or_exit(parser, args.feature_gates, args.kubernetes_version, command=COMMAND)
     if not input_paths(args) and not _reads_cluster(args):
         parser.error("no input: give -f FILE (or --kubeconfig PATH to read a cluster)")
     if args.chunk_size < 1:

@@ -178,6 +178,23 @@ def test_feature_gates_reach_the_input_validation(tmp_path: Path, capsys: pytest
     assert json.loads(out)["pods"][0]["result"] == "bound"
 
 
+def test_kubernetes_version_sets_the_gate_defaults(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """1.35's defaults have DRAExtendedResource off (warned as untested); 1.38 serves the pod."""
+    pods = write_manifests(tmp_path, "pods.yaml", pod("a", {GPU_SHARED: 1}))
+    code, out, err = run_simulate(
+        capsys, "--kubernetes-version", "1.35", "-f", _cluster(tmp_path), "-f", pods
+    )
+    assert code == 0 and "dra-capacity simulate: warning: Kubernetes 1.35 is untested" in err
+    assert json.loads(out)["pods"][0]["result"] != "bound"
+    code, out, err = run_simulate(
+        capsys, "--kubernetes-version", "1.38", "-f", _cluster(tmp_path), "-f", pods
+    )
+    assert code == 0 and "warning" not in err
+    assert json.loads(out)["pods"][0]["result"] == "bound"
+
+
 # --- claim mode ---------------------------------------------------------------------------------------------
 
 
