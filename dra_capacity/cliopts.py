@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from resourceapi.gates import KNOWN_GATES, FeatureGates, GateError
+from resourceapi.gates import DEFAULT_RELEASE, KNOWN_GATES, FeatureGates, GateError
 from resourceapi.manifests.documents import Document, DocumentError, load_documents
+from resourceapi.releases import RELEASES, release_warnings
 
 
 def add_feature_gates_flag(parser: argparse.ArgumentParser) -> None:
@@ -26,13 +27,37 @@ def add_feature_gates_flag(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def parse_gates_or_exit(parser: argparse.ArgumentParser, spec: str) -> FeatureGates:
-    """Parse `--feature-gates`; a bad entry is a usage error (exit 2) naming it and listing known gates."""
+def add_kubernetes_version_flag(parser: argparse.ArgumentParser) -> None:
+    """`--kubernetes-version`: the served cluster's release (resourceapi/releases.py)."""
+    parser.add_argument(
+        "--kubernetes-version",
+        default=DEFAULT_RELEASE,
+        choices=tuple(RELEASES),
+        metavar="X.Y",
+        help=f"Kubernetes release of the served cluster: {', '.join(RELEASES)} (default {DEFAULT_RELEASE})",
+    )
+
+
+def parse_gates_or_exit(
+    parser: argparse.ArgumentParser,
+    spec: str,
+    release: str = DEFAULT_RELEASE,
+    *,
+    command: str | None = None,
+    err: TextIO | None = None,
+) -> FeatureGates:
+    """Parse `--feature-gates` over `release`'s defaults; a bad entry is a usage error (exit 2) naming it and
+    listing known gates. With `command`, the release's warnings (untested, a gate set against its lock) are
+    written to `err` (stderr) as `dra-capacity <command>: warning: ...`: gates are never refused."""
     try:
-        return FeatureGates.parse(spec)
+        gates = FeatureGates.parse(spec, release)
     except GateError as exc:
         parser.error(f"--feature-gates: {exc}")
         raise  # unreachable: parser.error exits
+    if command is not None:
+        for warning in release_warnings(gates):
+            print(f"dra-capacity {command}: warning: {warning}", file=err if err is not None else sys.stderr)
+    return gates
 
 
 MANIFEST_SUFFIXES = (

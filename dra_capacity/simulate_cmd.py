@@ -16,6 +16,7 @@ from dra_capacity.cliopts import (
     OutputError,
     add_feature_gates_flag,
     add_input_flags,
+    add_kubernetes_version_flag,
     bulk_load,
     dump_json,
     error_line,
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
     from allocator.simulate import Inputs
     from allocator.structured.cluster import Cluster
     from resourceapi.api.core_v1 import Node, Pod
+    from resourceapi.gates import FeatureGates
 
 COMMAND = "simulate"
 EXIT_OK = 0
@@ -83,6 +85,7 @@ def add_commands(sub: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_feature_gates_flag(simulate)
+    add_kubernetes_version_flag(simulate)
     simulate.add_argument("--node", metavar="NAME", help="the node for claim mode (pod mode: only this node)")
     simulate.add_argument("--strategy", choices=STRATEGY_CHOICES, default="binpack", help=STRATEGY_HELP)
     simulate.add_argument(
@@ -164,7 +167,7 @@ def _reads_cluster(args: argparse.Namespace) -> bool:
 Origin = tuple[str, int, int | None]  # file, 1-based document, List item
 
 
-def load(args: argparse.Namespace) -> tuple[Inputs, dict[int, Origin]]:
+def load(args: argparse.Namespace, gates: FeatureGates) -> tuple[Inputs, dict[int, Origin]]:
     """Read the files (and the cluster) and build the checked inputs; raises DocumentError, InputError or
     ClusterReadError. Also returns, per pod and claim (by object id), where it came from (not the Document:
     that would keep every raw object alive beside its model)."""
@@ -188,7 +191,8 @@ def load(args: argparse.Namespace) -> tuple[Inputs, dict[int, Origin]]:
             docs += read_documents(files, require_objects=not docs, recursive=args.recursive)
         if args.strict:
             check_strict(docs)
-        inputs = load_inputs(docs, warn_unknown=not args.strict, seed=args.seed)  # warnings from its one walk
+        # warnings from its one walk
+        inputs = load_inputs(docs, warn_unknown=not args.strict, seed=args.seed, gates=gates)
         by_key = {_key(d.kind, d.obj.get("metadata")): d for d in docs if d.kind in ("Pod", "ResourceClaim")}
         origin: dict[int, Origin] = {}
         for kind, objs in (("Pod", inputs.pods), ("ResourceClaim", inputs.claims)):
@@ -244,13 +248,13 @@ def _simulate(args: argparse.Namespace) -> int:
     from dra_capacity.cluster_source import ClusterReadError
 
     parser: argparse.ArgumentParser = args.parser
-    gates = parse_gates_or_exit(parser, args.feature_gates)
+    gates = parse_gates_or_exit(parser, args.feature_gates, args.kubernetes_version, command=COMMAND)
     if not input_paths(args) and not _reads_cluster(args):
         parser.error("no input: give -f FILE (or --kubeconfig PATH to read a cluster)")
     if args.chunk_size < 1:
         parser.error("--chunk-size must be at least 1")
     try:
-        inputs, origin = load(args)
+        inputs, origin = load(args, gates)
     except (DocumentError, InputError, ClusterReadError) as exc:
         error_line(COMMAND, str(exc))
         return EXIT_BAD_INPUT

@@ -24,6 +24,7 @@ from dra_capacity.cliopts import (
     OutputError,
     add_feature_gates_flag,
     add_input_flags,
+    add_kubernetes_version_flag,
     dump_json,
     empty_input,
     error_line,
@@ -132,6 +133,7 @@ class Result:
 
 def add_validate_arguments(parser: argparse.ArgumentParser) -> None:
     add_feature_gates_flag(parser)
+    add_kubernetes_version_flag(parser)
     parser.add_argument(
         "--old",
         action="append",
@@ -162,7 +164,9 @@ def add_validate_arguments(parser: argparse.ArgumentParser) -> None:
 def run_validate(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:
     out = out or sys.stdout
     err = err or sys.stderr
-    gates = parse_gates_or_exit(args.parser, args.feature_gates)
+    gates = parse_gates_or_exit(
+        args.parser, args.feature_gates, args.kubernetes_version, command=COMMAND, err=err
+    )
     files = input_paths(args)
     if not files:
         args.parser.error("no input: give FILE or -f FILE ('-' for standard input)")

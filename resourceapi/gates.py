@@ -37,7 +37,10 @@ KNOWN_GATES: tuple[str, ...] = (
 
 # Kubernetes defaults per release (`pkg/features/kube_features.go`). A gate a release does not know is off.
 # DRAExtendedResourceCapacity (KEP-6406) is in no release yet. DRAFractionalCapacityRange in 1.37 defaults to
-# false at the default compatibility version (its `true` entry needs MinCompatibilityVersion 1.37).
+# false at the default compatibility version (its `true` entry needs MinCompatibilityVersion 1.37). 1.36 is
+# read from 1.37.2's versioned table (its 1.36 entries); 1.38 from the issue's account of v1.38.0-beta.0 and
+# 1.37.2's comments ("LockToDefault: true in 1.38"): DRAConsumableCapacity and DRAFractionalCapacityRange GA
+# and on. What a release locks is in resourceapi/releases.py.
 RELEASE_DEFAULTS: dict[str, dict[str, bool]] = {
     "1.34": {
         DRA_ADMIN_ACCESS: True,
@@ -74,14 +77,31 @@ RELEASE_DEFAULTS: dict[str, dict[str, bool]] = {
         DRA_LIST_TYPE_ATTRIBUTES: False,
         DRA_FRACTIONAL_CAPACITY_RANGE: False,
     },
+    "1.38": {
+        DRA_ADMIN_ACCESS: True,
+        DRA_PRIORITIZED_LIST: True,
+        DRA_DEVICE_TAINTS: True,
+        DRA_PARTITIONABLE_DEVICES: True,
+        DRA_CONSUMABLE_CAPACITY: True,
+        DRA_EXTENDED_RESOURCE: True,
+        DRA_LIST_TYPE_ATTRIBUTES: False,
+        DRA_FRACTIONAL_CAPACITY_RANGE: True,
+    },
 }
+DEFAULT_RELEASE = "1.37"  # the newest GA release
 
-# Product defaults: Kubernetes 1.37 plus the feature this product exists to provide.
-PRODUCT_DEFAULTS: dict[str, bool] = {
-    **{g: False for g in KNOWN_GATES},
-    **RELEASE_DEFAULTS["1.37"],
-    DRA_EXTENDED_RESOURCE_CAPACITY: True,
-}
+
+def product_defaults(release: str = DEFAULT_RELEASE) -> dict[str, bool]:
+    """The product defaults on `release`: its Kubernetes defaults plus the feature this product exists for."""
+    kubernetes = RELEASE_DEFAULTS[release]
+    return {**{g: False for g in KNOWN_GATES}, **kubernetes, DRA_EXTENDED_RESOURCE_CAPACITY: True}
+
+
+PRODUCT_DEFAULTS: dict[str, bool] = product_defaults()
+
+
+def _unknown_release(release: str) -> str:
+    return f"unknown release {release!r}; known: {', '.join(RELEASE_DEFAULTS)}"
 
 
 class GateError(ValueError):
@@ -90,20 +110,29 @@ class GateError(ValueError):
 
 @dataclass(frozen=True)
 class FeatureGates:
-    """An immutable, complete gate assignment. Build with `FeatureGates.defaults()` or `parse()`."""
+    """An immutable, complete gate assignment of a cluster running Kubernetes `release` (a key of
+    RELEASE_DEFAULTS; what else differs by release is in resourceapi/releases.py). Build with
+    `FeatureGates.defaults()` or `parse()`."""
 
     values: tuple[tuple[str, bool], ...]
+    release: str = DEFAULT_RELEASE
 
     @staticmethod
     def from_mapping(
-        overrides: Mapping[str, bool] | None = None, base: Mapping[str, bool] | None = None
+        overrides: Mapping[str, bool] | None = None,
+        base: Mapping[str, bool] | None = None,
+        release: str = DEFAULT_RELEASE,
     ) -> FeatureGates:
-        merged = dict(PRODUCT_DEFAULTS if base is None else {g: False for g in KNOWN_GATES} | dict(base))
+        """`base` (the product defaults on `release` when None) with `overrides` applied."""
+        if release not in RELEASE_DEFAULTS:
+            raise GateError(_unknown_release(release))
+        defaults = product_defaults(release) if base is None else {g: False for g in KNOWN_GATES} | dict(base)
+        merged = dict(defaults)
         for name, value in (overrides or {}).items():
             if name not in KNOWN_GATES:
                 raise GateError(_unknown(name))
             merged[name] = value
-        return FeatureGates(tuple(sorted(merged.items())))
+        return FeatureGates(tuple(sorted(merged.items())), release)
 
     @staticmethod
     def defaults() -> FeatureGates:
@@ -111,14 +140,14 @@ class FeatureGates:
 
     @staticmethod
     def for_release(release: str, overrides: Mapping[str, bool] | None = None) -> FeatureGates:
-        """Kubernetes defaults of `release` (1.34 ... 1.37), without the product's additions."""
+        """Kubernetes defaults of `release` (1.34 ... 1.38), without the product's additions."""
         if release not in RELEASE_DEFAULTS:
-            raise GateError(f"unknown release {release!r}; known: {', '.join(RELEASE_DEFAULTS)}")
-        return FeatureGates.from_mapping(overrides, base=RELEASE_DEFAULTS[release])
+            raise GateError(_unknown_release(release))
+        return FeatureGates.from_mapping(overrides, base=RELEASE_DEFAULTS[release], release=release)
 
     @staticmethod
-    def parse(spec: str | None) -> FeatureGates:
-        """Parse `A=true,B=false` (Kubernetes component syntax) over the product defaults."""
+    def parse(spec: str | None, release: str = DEFAULT_RELEASE) -> FeatureGates:
+        """Parse `A=true,B=false` (Kubernetes component syntax) over the product defaults on `release`."""
         overrides: dict[str, bool] = {}
         for raw in (spec or "").split(","):
             entry = raw.strip()
@@ -137,7 +166,7 @@ class FeatureGates:
             if parsed is None:
                 raise GateError(f"invalid value of {name}={value}: must be true or false" + _known_suffix())
             overrides[name] = parsed
-        return FeatureGates.from_mapping(overrides)
+        return FeatureGates.from_mapping(overrides, release=release)
 
     def enabled(self, name: str) -> bool:
         for key, value in self.values:
@@ -149,7 +178,7 @@ class FeatureGates:
         return dict(self.values)
 
     def with_overrides(self, **overrides: bool) -> FeatureGates:
-        return FeatureGates.from_mapping(overrides, base=self.as_dict())
+        return FeatureGates.from_mapping(overrides, base=self.as_dict(), release=self.release)
 
     def __str__(self) -> str:
         return ",".join(f"{k}={'true' if v else 'false'}" for k, v in self.values)

@@ -30,6 +30,7 @@ from resourceapi.manifests.documents import Document
 from resourceapi.manifests.interning import json_key
 from resourceapi.validation.claim import (
     ADMIN_ACCESS_LABEL,
+    admin_access_errors,
     validate_resource_claim,
     validate_resource_claim_template,
 )
@@ -120,7 +121,12 @@ def _named(kind: str, namespace: str, name: str) -> str:
     return f'{kind} "{namespace or "default"}/{name}"' if kind in _NAMESPACED else f'{kind} "{name}"'
 
 
-def load_inputs(docs: Sequence[Document], warn_unknown: bool = True, seed: int | None = None) -> Inputs:
+def load_inputs(
+    docs: Sequence[Document],
+    warn_unknown: bool = True,
+    seed: int | None = None,
+    gates: FeatureGates | None = None,
+) -> Inputs:
     """Parse and check every object; the first problem raises InputError (nothing is half-processed).
 
     Workloads (Deployments, ReplicaSets, StatefulSets, Jobs) become the pods their controllers would create,
@@ -129,7 +135,9 @@ def load_inputs(docs: Sequence[Document], warn_unknown: bool = True, seed: int |
 
     Within one object, what the API server would refuse (a wrong type, a missing required field, a rule of
     its validation) is an InputError naming the object. Unknown fields are warnings in `Inputs.notes`
-    (`warn_unknown=False`: the caller has checked them, as `simulate --strict` does).
+    (`warn_unknown=False`: the caller has checked them, as `simulate --strict` does). `gates`: the served
+    cluster's gates (simulate's `--feature-gates`; the product defaults without), which the ported validation
+    honours as the API server does (a ResourceSlice's list attributes need DRAListTypeAttributes).
     """
     inputs = Inputs()
     seen: dict[tuple[str, str, str], str] = {}
@@ -159,7 +167,18 @@ def load_inputs(docs: Sequence[Document], warn_unknown: bool = True, seed: int |
         if problem_at is not None and not (ported and problem_at.message.startswith("Required value")):
             raise InputError(f"{where}: {_label(kind, doc.obj)}: {problem_at.path}: {problem_at.message}")
         if ported:  # upstream's validation judges what decodes, a missing field included
-            problem = ported_problem(kind, doc.obj, _namespace(doc.obj) in admin)
+            namespace = _namespace(doc.obj)
+            problem = ported_problem(kind, doc.obj, admin.allows(namespace), gates)
+            if (
+                namespace not in admin.given
+                and kind in CLAIM_VALIDATORS
+                and _asks_admin_access(kind, doc.obj)
+            ):
+                inputs.notes.append(
+                    f"{where}: {_label(kind, doc.obj)}: warning: asks for admin access, but namespace "
+                    f'"{namespace}" is not in the input: its `{ADMIN_ACCESS_LABEL}: true` label, which the '
+                    "API server requires, is not checked"
+                )
             if problem is not None:
                 raise InputError(f"{where}: {_label(kind, doc.obj)}: {problem[0]}: {problem[1]}")
             if problem_at is not None:
@@ -182,7 +201,7 @@ def load_inputs(docs: Sequence[Document], warn_unknown: bool = True, seed: int |
         seen[key] = where
         problem = None if ported else object_problem(obj, doc.obj, valid_specs)
         if problem is None and kind == "ResourceClaim":
-            problem = claim_status_problem(doc.obj)
+            problem = claim_status_problem(doc.obj, gates)
         if problem is not None:
             raise InputError(f"{where}: {label}: {problem[0]}: {problem[1]}")
         inputs.where[id(obj)] = f"{where}: {label}"
@@ -262,18 +281,44 @@ def _expand_workloads(inputs: Inputs, rng: random.Random) -> None:
             inputs.pods.append(pod)
 
 
-def admin_namespaces(docs: Sequence[Document]) -> frozenset[str]:
-    """The input's namespaces labeled for admin access to devices (`resource.kubernetes.io/admin-access:
-    "true"`): claims there may ask for it, as the API server's claim strategy allows."""
-    out: set[str] = set()
+@dataclass(frozen=True)
+class AdminNamespaces:
+    """The input's namespaces (`given`) and those of them labeled for admin access to devices
+    (`resource.kubernetes.io/admin-access: "true"`, `labeled`)."""
+
+    given: frozenset[str]
+    labeled: frozenset[str]
+
+    def allows(self, namespace: str) -> bool:
+        """Whether a claim in `namespace` is judged with admin access allowed: the namespace is labeled, or
+        it is not in the input (simulate judges only what it is given; the caller warns)."""
+        return namespace in self.labeled or namespace not in self.given
+
+
+def admin_namespaces(docs: Sequence[Document]) -> AdminNamespaces:
+    """The input's namespaces and which are labeled for admin access: claims there may ask for it, as the
+    API server's claim strategy allows."""
+    given: set[str] = set()
+    labeled: set[str] = set()
     for doc in docs:
         meta = doc.obj.get("metadata") if doc.kind == "Namespace" else None
         if not isinstance(meta, dict):
             continue
+        name = str(meta.get("name") or "")
+        given.add(name)
         labels = meta.get("labels")
         if isinstance(labels, dict) and labels.get(ADMIN_ACCESS_LABEL) == "true":
-            out.add(str(meta.get("name") or ""))
-    return frozenset(out)
+            labeled.add(name)
+    return AdminNamespaces(frozenset(given), frozenset(labeled))
+
+
+def _asks_admin_access(kind: str, raw: dict[str, Any]) -> bool:
+    """Whether a claim's (or a template's claim's) request asks for admin access."""
+    spec = raw.get("spec")
+    if kind == "ResourceClaimTemplate" and isinstance(spec, dict):
+        spec = spec.get("spec")
+    devices = spec.get("devices") if isinstance(spec, dict) else None
+    return isinstance(devices, dict) and bool(admin_access_errors(devices, False))
 
 
 def _namespace(raw: dict[str, Any]) -> str:
@@ -302,23 +347,25 @@ def object_problem(
     return None
 
 
-def ported_problem(kind: str, raw: dict[str, Any], admin_namespace: bool = False) -> tuple[str, str] | None:
+def ported_problem(
+    kind: str, raw: dict[str, Any], admin_namespace: bool = False, gates: FeatureGates | None = None
+) -> tuple[str, str] | None:
     """The first error of upstream's validation of a kind it ports (resourceapi.validation.objects); for a
     slice in the v1beta1 shape, simulate's guidance first (the API server drops, or strictly refuses, `basic`,
     and would then report the device's missing fields). `admin_namespace`: a claim's or template's namespace
-    is labeled for admin access."""
+    is labeled for admin access. `gates`: the served cluster's (the product defaults when None)."""
     if kind == "ResourceSlice":
         problem = v1beta1_slice_problem(raw)
         if problem is not None:
             return problem
     if admin_namespace and kind in CLAIM_VALIDATORS:
-        errors: list[FieldError] | None = CLAIM_VALIDATORS[kind](raw, FeatureGates.defaults())
+        errors: list[FieldError] | None = CLAIM_VALIDATORS[kind](raw, gates or FeatureGates.defaults())
     else:
-        errors = validate_create(kind, raw)
+        errors = validate_create(kind, raw, gates)
     return (errors[0].field, errors[0].body()) if errors else None
 
 
-def claim_status_errors(raw: dict[str, Any]) -> list[FieldError]:
+def claim_status_errors(raw: dict[str, Any], gates: FeatureGates | None = None) -> list[FieldError]:
     """A claim's status judged as the API server judges writing it to the same claim unallocated (a status
     update from an empty status): what simulate reads as committed state must be a status the server could
     have accepted. [] without a status.
@@ -331,12 +378,12 @@ def claim_status_errors(raw: dict[str, Any]) -> list[FieldError]:
     meta = raw.get("metadata")
     if isinstance(meta, dict) and "deletionTimestamp" in meta:
         unallocated["metadata"] = {k: v for k, v in meta.items() if k != "deletionTimestamp"}
-    return validate_status_update(raw, unallocated)
+    return validate_status_update(raw, unallocated, gates)
 
 
-def claim_status_problem(raw: dict[str, Any]) -> tuple[str, str] | None:
+def claim_status_problem(raw: dict[str, Any], gates: FeatureGates | None = None) -> tuple[str, str] | None:
     """The first of `claim_status_errors`, as (field path, message)."""
-    errors = claim_status_errors(raw)
+    errors = claim_status_errors(raw, gates)
     return (errors[0].field, errors[0].body()) if errors else None
 
 

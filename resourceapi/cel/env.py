@@ -2,7 +2,8 @@
 
 Checking environments declare `device` as the `kubernetes.DRADevice` message (with `allowMultipleAllocations`
 only when DRAConsumableCapacity is on or for stored expressions) and `includes` only with
-DRAListTypeAttributes or for stored expressions
+DRAListTypeAttributes, on a release whose new expressions have the Lists v1 library (1.38:
+resourceapi/releases.py), or for stored expressions
 (`staging/src/k8s.io/dynamic-resource-allocation/cel/compile.go`). Evaluation uses one environment
 that declares `device` as `dyn` and reads plain dicts; checked expressions move into it with
 `Env.deserialize`. There Quantity and Semver values are tagged strings (quantitylib.py), so its declarations
@@ -22,6 +23,7 @@ from cel_expr_python.ext import ext_bindings, ext_optional, ext_strings
 from resourceapi.cel import libraries, quantitylib, semverlib
 from resourceapi.cel.messages import DEVICE_TYPE, POOL_V134, QUANTITY_TYPE, SEMVER_TYPE, pool_for
 from resourceapi.gates import DRA_CONSUMABLE_CAPACITY, DRA_LIST_TYPE_ATTRIBUTES, FeatureGates
+from resourceapi.releases import release
 
 INCLUDES_MAX_LIST = 48
 
@@ -42,13 +44,16 @@ class EnvKey:
 
     @staticmethod
     def for_gates(gates: FeatureGates, stored: bool = False) -> EnvKey:
-        """NewExpressions honour the gates; StoredExpressions get everything.
+        """NewExpressions honour the gates and the release; StoredExpressions get everything.
 
-        As `staging/src/k8s.io/apiserver/pkg/cel/environment/base.go` builds the two environment types.
+        As `staging/src/k8s.io/apiserver/pkg/cel/environment/base.go` builds the two environment types: a
+        release whose new expressions compile with Lists v1 (`Release.cel_lists_always`) declares `includes`
+        whatever DRAListTypeAttributes says. The key holds the outcome, so compile caches are keyed by it.
         """
         if stored:
             return EnvKey(True, True)
-        return EnvKey(gates.enabled(DRA_CONSUMABLE_CAPACITY), gates.enabled(DRA_LIST_TYPE_ATTRIBUTES))
+        includes = gates.enabled(DRA_LIST_TYPE_ATTRIBUTES) or release(gates.release).cel_lists_always
+        return EnvKey(gates.enabled(DRA_CONSUMABLE_CAPACITY), includes)
 
 
 _is_q = quantitylib.is_runtime

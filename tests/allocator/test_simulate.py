@@ -187,6 +187,40 @@ def test_feature_gates_reach_the_simulation(tmp_path: Path, capsys: pytest.Captu
     assert "DRAExtendedResourceCapacity feature is disabled" in entry["reason"]
 
 
+def test_feature_gates_reach_the_input_validation(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A slice's list attributes need DRAListTypeAttributes, as the API server's validation does: with it off
+    they are dropped and the attribute has no value; with it on the slice is accepted."""
+    listed = gpu_slice("n1", 1).to_api()
+    listed["spec"]["devices"][0]["attributes"] = {"models": {"strings": ["a100", "h100"]}}
+    cluster = write_manifests(tmp_path, "cluster.yaml", gpu_class(), node("n1"), listed)
+    pods = write_manifests(tmp_path, "pods.yaml", pod("a", {GPU_SHARED: 1}))
+    code, out, err = run_simulate(capsys, "-f", cluster, "-f", pods)
+    assert code == 2 and out == ""
+    assert "spec.devices[0].attributes[models]: Invalid value" in err and "must specify one of" in err
+    code, out, err = run_simulate(
+        capsys, "--feature-gates", "DRAListTypeAttributes=true", "-f", cluster, "-f", pods
+    )
+    assert code == 0, err
+    assert json.loads(out)["pods"][0]["result"] == "bound"
+
+
+def test_kubernetes_version_sets_the_gate_defaults(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """1.35's defaults have DRAExtendedResource off (warned as untested); 1.38 serves the pod."""
+    pods = write_manifests(tmp_path, "pods.yaml", pod("a", {GPU_SHARED: 1}))
+    code, out, err = run_simulate(
+        capsys, "--kubernetes-version", "1.35", "-f", _cluster(tmp_path), "-f", pods
+    )
+    assert code == 0 and "dra-capacity simulate: warning: Kubernetes 1.35 is untested" in err
+    assert json.loads(out)["pods"][0]["result"] != "bound"
+    code, out, err = run_simulate(
+        capsys, "--kubernetes-version", "1.38", "-f", _cluster(tmp_path), "-f", pods
+    )
+    assert code == 0 and "warning" not in err
+    assert json.loads(out)["pods"][0]["result"] == "bound"
+
+
 # --- claim mode ---------------------------------------------------------------------------------------------
 
 

@@ -521,12 +521,47 @@ def test_admin_access_needs_a_namespace_labeled_for_it_as_the_api_server_require
             }
         },
     }
+    unlabeled = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "ops"}}
     with pytest.raises(InputError, match=r"spec.devices.requests\[0\].adminAccess: Forbidden: admin access"):
-        load_inputs([Document("c.yaml", 1, claim)])
+        load_inputs([Document("c.yaml", 1, claim), Document("c.yaml", 2, unlabeled)])
     namespace = {
         "apiVersion": "v1",
         "kind": "Namespace",
         "metadata": {"name": "ops", "labels": {"resource.kubernetes.io/admin-access": "true"}},
     }
     # the namespace may come after the claim in the input
-    assert len(load_inputs([Document("c.yaml", 1, claim), Document("c.yaml", 2, namespace)]).claims) == 1
+    inputs = load_inputs([Document("c.yaml", 1, claim), Document("c.yaml", 2, namespace)])
+    assert len(inputs.claims) == 1
+    assert not [n for n in inputs.notes if "admin access" in n]
+
+
+def test_admin_access_in_a_namespace_absent_from_the_input_is_a_warning_not_a_refusal() -> None:
+    """`kubectl get ... -A -o yaml` exports no namespaces: simulate judges only what it is given."""
+    from allocator.simulate import load_inputs
+    from resourceapi.manifests.documents import Document
+
+    claim = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {"name": "c", "namespace": "ops"},
+        "spec": {
+            "devices": {
+                "requests": [{"name": "r", "exactly": {"deviceClassName": "gpu", "adminAccess": True}}]
+            }
+        },
+    }
+    template = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaimTemplate",
+        "metadata": {"name": "t", "namespace": "ops"},
+        "spec": {"spec": claim["spec"]},
+    }
+    other = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "elsewhere"}}
+    inputs = load_inputs(
+        [Document("c.yaml", 1, claim), Document("c.yaml", 2, template), Document("c.yaml", 3, other)]
+    )
+    assert len(inputs.claims) == 1
+    warnings = [n for n in inputs.notes if "admin access" in n]
+    assert len(warnings) == 2
+    assert 'namespace "ops" is not in the input' in warnings[0]
+    assert "resource.kubernetes.io/admin-access: true" in warnings[0]

@@ -504,3 +504,63 @@ def test_a_kep_6406_rule_is_not_native(tmp_path: Path, capsys: pytest.CaptureFix
     assert main(["validate", "-o", "json", write(tmp_path, "dc.yaml", bad)]) == 1
     causes = json.loads(capsys.readouterr().out)["results"][0]["causes"]
     assert [c["native"] for c in causes] == [False]
+
+
+INCLUDES = """
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: listed}
+spec:
+  selectors:
+  - cel:
+      expression: device.attributes["gpu.nvidia.com"].models.includes("a100")
+"""
+
+
+def test_kubernetes_1_38_declares_includes_without_the_list_gate(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """1.38 compiles new selectors at compatibility version 1.37, which has Lists v1: `includes()` is declared
+    with DRAListTypeAttributes off; 1.37 (the default) declares it only with the gate."""
+    path = write(tmp_path, "dc.yaml", INCLUDES)
+    assert main(["validate", "--kubernetes-version", "1.38", path]) == 0
+    out, err = capsys.readouterr()
+    assert out == "deviceclass.resource.k8s.io/listed created\n" and "warning" not in err
+    assert main(["validate", "--kubernetes-version", "1.37", path]) == 1
+    assert "includes" in capsys.readouterr().err
+    assert main(["validate", "--feature-gates", "DRAListTypeAttributes=true", path]) == 0
+    capsys.readouterr()
+
+
+def test_an_untested_release_is_accepted_with_a_warning(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    plain = GOOD.split("  extendedResourceName")[0]  # no 1.37 field: 1.35's gates are off
+    assert main(["validate", "--kubernetes-version", "1.35", write(tmp_path, "dc.yaml", plain)]) == 0
+    err = capsys.readouterr().err
+    assert (
+        "dra-capacity validate: warning: Kubernetes 1.35 is untested: dra-capacity is tested on 1.36" in err
+    )
+
+
+def test_a_gate_set_against_its_release_lock_is_a_warning_not_a_refusal(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(tmp_path, "dc.yaml", GOOD)
+    assert (
+        main(["validate", "--kubernetes-version", "1.38", "--feature-gates", "DRADeviceTaints=false", path])
+        == 0
+    )
+    assert "warning: DRADeviceTaints is locked to true in Kubernetes 1.38" in capsys.readouterr().err
+    assert (
+        main(["validate", "--kubernetes-version", "1.37", "--feature-gates", "DRADeviceTaints=false", path])
+        == 0
+    )
+    assert "locked" not in capsys.readouterr().err
+
+
+def test_an_unknown_release_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(["validate", "--kubernetes-version", "1.39", write(tmp_path, "dc.yaml", GOOD)])
+    assert exc.value.code == 2
+    assert "--kubernetes-version" in capsys.readouterr().err
