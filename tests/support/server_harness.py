@@ -155,6 +155,7 @@ async def running_server(
     interval: float = 0.05,
     limits: ServerLimits | None = None,
     pod_router: Any = None,
+    endpoints: tuple[Any, ...] | list[Any] = (),
 ) -> AsyncIterator[Running]:
     """A real HTTPS webhook on 127.0.0.1 (free port), logs captured in `.log`."""
     handler = handler if handler is not None else AdmissionDouble()
@@ -176,6 +177,7 @@ async def running_server(
         logger=logger,
         limits=limits,
         pod_router=pod_router,
+        endpoints=endpoints,
     )
     await server.start()
     try:

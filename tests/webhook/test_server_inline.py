@@ -17,9 +17,9 @@ from resourceapi.api.resource_v1 import ResourceSlice
 from resourceapi.gates import FeatureGates
 from webhook.clusterview.cluster_view import ClusterView
 from webhook.deviceclass.admission import DeviceClassAdmission
+from webhook.deviceclass.costing import FREE, Cost
 from webhook.deviceclass.native_rules import NativeRules
 from webhook.server.inline import InlineAllowance
-from webhook.server.judging import FREE, Cost
 from webhook.server.limits import ServerLimits
 from webhook.server.metrics import WebhookMetrics
 

@@ -25,11 +25,11 @@ from webhook.clusterview.cluster_view import ClusterView
 from webhook.deviceclass import warning_texts
 from webhook.deviceclass.capacity_requests import check_escaped_capacity
 from webhook.deviceclass.cluster_warnings import cluster_warnings
+from webhook.deviceclass.costing import FREE, Cost
 from webhook.deviceclass.dropping import DroppedField, DropResult, drop_disabled_fields
 from webhook.deviceclass.native_rules import MAX_NATIVE_WARNINGS, NativeRules, native_warnings, rule_field
 from webhook.deviceclass.validation import validate_device_class
 from webhook.server import logs
-from webhook.server.judging import FREE, Cost
 from webhook.server.status import GROUP, KIND, internal_status, invalid_status
 
 log = logging.getLogger(__name__)
@@ -153,7 +153,7 @@ class DeviceClassAdmission:
         return verdict
 
     def cost(self, endpoint: str, request: dict[str, Any]) -> Cost:
-        """What judging `request` on `endpoint` would still cost this handler (webhook/server/judging.py
+        """What judging `request` on `endpoint` would still cost this handler (webhook/deviceclass/costing.py
         `Cost`): the bytes of its selectors' CEL not compiled yet, and, with a cluster view, the selector
         evaluations on published devices not cached yet. `/mutate` drops fields and compiles nothing. Work
         linear in the body (metadata, config, capacity requests) is not counted: the server bounds it by the

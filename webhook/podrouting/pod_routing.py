@@ -21,15 +21,19 @@ from prometheus_client import CollectorRegistry, Counter
 from resourceapi import routing
 from resourceapi.machinery.objects import display_name
 from webhook.podrouting.routing_cache import RoutingCache
+from webhook.server.endpoints import Endpoint, EndpointLimits
 from webhook.server.judging import Judged, Verdict, judge
+from webhook.server.limits import ServerLimits
 
+# The path the router serves (without its leading slash), as charts/dra-capacity registers it.
+POD_ENDPOINT = "mutate-pods"
 DEFAULT_SCHEDULER_NAME = "dra-capacity"
 COLD = "cold-cache"
 
 
 @dataclass
 class RoutingOutcome:
-    """The server's Outcome protocol (webhook/server/server.py)."""
+    """The server's Outcome protocol (webhook/server/judging.py)."""
 
     response: dict[str, Any]
     handled: bool = True
@@ -111,6 +115,12 @@ class PodRouter:
         if warning is not None:
             response["warnings"] = [warning]
         return RoutingOutcome(response, name=name, operation=op, routing=decision.verdict.value)
+
+    def endpoint(self, limits: ServerLimits) -> Endpoint:
+        """`/mutate-pods`: judged on the loop (cheap by construction), a large review by a worker, whose
+        routing decision is then counted here."""
+        bodies = EndpointLimits(limits.pod_max_body, limits.pod_inline_max_body)
+        return Endpoint(POD_ENDPOINT, self.mutate, bodies, offload=self.offload, counted=self.count)
 
     def offload(self, body: bytes) -> Callable[[], Judged]:
         """A large review's job for a worker (process or thread): the body and a copy of what routing reads

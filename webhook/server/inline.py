@@ -1,7 +1,7 @@
 """How much of the event loop's time slow inline reviews may take: a token bucket of seconds.
 
-A review judged on the loop (webhook/server/server.py, within the per-review inline budget of
-webhook/server/limits.py) holds the loop that answers probes, TLS handshakes and every other request. An
+A review judged on the loop (webhook/server/admit.py, a small one its handler's estimate calls cheap:
+webhook/server/endpoints.py) holds the loop that answers probes, TLS handshakes and every other request. An
 everyday review takes a fraction of a millisecond; one that compiles new CEL, evaluates selectors on a cold
 cluster view or carries hundreds of invalid fields takes a few milliseconds. Each inline review is timed (the
 loop thread's CPU time, so a loop preempted on a busy node is not taken for a slow review), and what it took

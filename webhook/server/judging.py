@@ -5,9 +5,9 @@ worker.
 returns is plain, picklable data (a `Verdict`, a `Refusal` for a body that is not a well-formed review, or a
 `HandlerBug`), so the same function runs on a worker thread or in a worker process (`judge_in_worker`, with
 the handler the process built at start). `judge_review` is the same for a review already parsed: the server
-uses it on the event loop for a small review whose `Cost` (what the handler would still have to compute:
-CEL to compile, selectors to evaluate against published devices) is within the inline budget
-(webhook/server/limits.py), so everyday reviews skip the hand-off to a worker.
+uses it on the event loop for a small review its handler's estimate calls cheap
+(webhook/server/endpoints.py), and on a worker thread for one it parsed there, so no review is parsed twice
+in one process.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol
 
 import orjson
 
@@ -61,32 +61,6 @@ class AdmissionHandler(Protocol):
 
 
 HandlerCall = Callable[[dict[str, Any]], Outcome]
-
-
-@dataclass(frozen=True)
-class Cost:
-    """What judging one review would still cost a handler, beyond work linear in a small body: bytes of CEL
-    expressions it has not compiled yet, and selector evaluations against published devices it has not
-    cached (webhook/clusterview/cluster_view.py)."""
-
-    compile_bytes: int = 0
-    evaluations: int = 0
-
-
-FREE = Cost()
-
-
-@runtime_checkable
-class CostedHandler(Protocol):
-    """An admission handler that can say, before judging, what a review would cost it (the server judges a
-    small review on the event loop when the cost is within its inline budget; a handler without these is
-    always judged by a worker)."""
-
-    def cost(self, endpoint: str, request: dict[str, Any]) -> Cost: ...
-
-    def prepare(self, endpoint: str, request: dict[str, Any], evaluations: int) -> None:
-        """Do about `evaluations` of the selector evaluations `cost` counted, so a later review of the same
-        class is cheap (called on the event loop for a review sent to a worker for that cost alone)."""
 
 
 @dataclass(frozen=True)
@@ -146,10 +120,15 @@ def judge(call: HandlerCall, body: bytes) -> Judged:
         review = envelope.parse_review(body)
     except envelope.EnvelopeError as exc:
         return Refusal(exc.status, exc.message)
+    return judge_parsed(call, review, len(body))
+
+
+def judge_parsed(call: HandlerCall, review: envelope.Review, size: int) -> Judged:
+    """`judge` for a review parsed already, from a body of `size` bytes (a worker thread's job)."""
     try:
         return judge_review(call, review)
     finally:
-        trim_after_burst(len(body))
+        trim_after_burst(size)
 
 
 def judge_review(call: HandlerCall, review: envelope.Review) -> Judged:

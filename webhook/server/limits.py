@@ -17,7 +17,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from webhook.server.envelope import MAX_BODY_BYTES, MAX_POD_BODY_BYTES
-from webhook.server.judging import Cost
 
 MiB = 1024 * 1024
 
@@ -57,8 +56,9 @@ class ServerLimits:
     body_timeout: float = 10.0
     min_body_rate: int = 64 * 1024
     body_grace: float = 1.0
-    # /mutate-pods bodies (webhook/server/envelope.py `MAX_POD_BODY_BYTES`, derived from the apiserver's 3 MiB
-    # request limit); those above `pod_inline_max_body` are judged by a worker, off the event loop.
+    # Bodies of the pod router's endpoint (webhook/podrouting/pod_routing.py registers it with these;
+    # webhook/server/envelope.py `MAX_POD_BODY_BYTES`, derived from the apiserver's 3 MiB request limit);
+    # those above `pod_inline_max_body` are judged by a worker, off the event loop.
     pod_max_body: int = MAX_POD_BODY_BYTES
     pod_inline_max_body: int = 256 * 1024
     # When the caller sends no `?timeout=`, the apiserver's default.
@@ -74,28 +74,15 @@ class ServerLimits:
     worker_max_rss_growth: int = 24 * MiB
     # Graceful shutdown: how long in-flight reviews may take to finish before their connections are closed.
     shutdown_timeout: float = 15.0
-    # The inline budget: a review whose body is at most `inline_max_body` bytes is judged on the event loop,
-    # without the hand-off to a worker, when its handler has at most `inline_compile_bytes` of its CEL still
-    # to compile and at most `inline_evaluations` selector evaluations against published devices still to make
-    # (webhook/server/judging.py `Cost`). Measured: CEL compiles at 3-5 us per byte, a selector evaluation on
-    # a device takes about 13 us, a valid body's other checks 20-50 ns per byte (an invalid one's, with an
-    # error per field, 300-800 ns per byte); so an inline review holds the loop for about 5 ms at most, and
-    # everything costlier waits for a worker. A body limit of 0 judges every review in a worker.
+    # A review of `validate` or `mutate` whose body is at most `inline_max_body` bytes may be judged on the
+    # event loop, without the hand-off to a worker, when its handler's estimate calls it cheap
+    # (webhook/server/endpoints.py `Estimate`; what is cheap is the handler's to say). A body limit of 0
+    # judges every review in a worker.
     inline_max_body: int = 16 * 1024
-    inline_compile_bytes: int = 1024
-    inline_evaluations: int = 256
     # And in total (webhook/server/inline.py): inline reviews may take at most this many seconds per second
     # beyond `inline_free_seconds` each; once that is spent, every review goes to a worker until it refills.
     inline_slow_seconds_per_second: float = 0.05
     inline_free_seconds: float = 0.001
-
-    def inline(self, size: int, cost: Cost) -> bool:
-        """Whether a review of `size` bytes that would cost its handler `cost` is judged on the event loop."""
-        return (
-            size <= self.inline_max_body
-            and cost.compile_bytes <= self.inline_compile_bytes
-            and cost.evaluations <= self.inline_evaluations
-        )
 
     def answer_within(self, deadline: float) -> float:
         """Seconds a review may take when the caller waits `deadline` seconds."""

@@ -1,8 +1,8 @@
 """Admission off the event loop: a bounded pool of workers and a budget of review bytes in flight.
 
-The event loop judges only small, cheap reviews itself (webhook/server/server.py, the inline budget of
-webhook/server/limits.py); every other review comes here, so `/healthz` and `/readyz` stay quick while a
-costly review (a 100,000-label object, 32 fresh 10 KiB CEL selectors) is being judged.
+The event loop judges only small, cheap reviews itself (webhook/server/admit.py, by each endpoint's
+`Endpoint`: webhook/server/endpoints.py); every other review comes here, so `/healthz` and `/readyz` stay
+quick while a costly review (a 100,000-label object, 32 fresh 10 KiB CEL selectors) is being judged.
 
 * Worker processes (the default of `serve`) share nothing with the event loop, not even the interpreter
   lock: a CEL compile that holds the lock for tens of milliseconds never delays a probe. A worker that dies
