@@ -38,6 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from allocator.scheduling.placement import PlacementResult, Placer
 from allocator.structured.cluster import Cluster
+from localcluster.objects import make_slice
 from resourceapi.core_v1 import Node, Pod
 from resourceapi.extended import ExtendedResourceResolver
 from resourceapi.gates import FeatureGates
@@ -107,18 +108,7 @@ def node(i: int) -> dict[str, Any]:
 
 
 def gpu_slice(i: int) -> dict[str, Any]:
-    name = node_name(i)
-    return {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "ResourceSlice",
-        "metadata": {"name": f"{name}-{DRIVER}"},
-        "spec": {
-            "driver": DRIVER,
-            "nodeName": name,
-            "pool": {"name": name, "generation": 1, "resourceSliceCount": 1},
-            "devices": [gpu(i, g) for g in range(GPUS_PER_NODE)],
-        },
-    }
+    return make_slice(node_name(i), DRIVER).devices(*(gpu(i, g) for g in range(GPUS_PER_NODE))).obj()
 
 
 def claim(name: str, allocated_on: str | None = None) -> dict[str, Any]:

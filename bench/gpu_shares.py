@@ -24,6 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from allocator.scheduling.placement import Placer
 from allocator.structured.cluster import Cluster
+from localcluster.objects import make_slice
 from resourceapi.core_v1 import Node, Pod
 from resourceapi.extended import ExtendedResourceResolver
 from resourceapi.gates import FeatureGates
@@ -97,17 +98,8 @@ def node(name: str) -> Node:
 
 
 def gpu_slice(name: str) -> ResourceSlice:
-    return ResourceSlice.model_validate(
-        {
-            "metadata": {"name": f"{name}-gpu.nvidia.com"},
-            "spec": {
-                "driver": DRIVER,
-                "nodeName": name,
-                "pool": {"name": name, "generation": 1, "resourceSliceCount": 1},
-                "devices": [gpu(name, i) for i in range(GPUS_PER_NODE)],
-            },
-        }
-    )
+    slice_ = make_slice(name).devices(*(gpu(name, i) for i in range(GPUS_PER_NODE)))
+    return ResourceSlice.model_validate(slice_.obj())
 
 
 def pods(count: int) -> Iterator[Pod]:

@@ -8,6 +8,7 @@ from typing import Any
 
 from allocator.scheduling.explain import NodeDiagnosis, explain_claims, group_by_reason
 from allocator.structured.cluster import Cluster, NodeInfo
+from localcluster.objects import make_slice
 from resourceapi.gates import FeatureGates
 from resourceapi.resource_v1 import DeviceClass, ResourceClaim, ResourceClaimStatus, ResourceSlice
 
@@ -35,17 +36,8 @@ def gpu(index: int, *, shareable: bool = True, taints: list[dict[str, Any]] | No
 
 
 def gpu_slice(*devices: dict[str, Any], node: str = NODE.name, **extra: Any) -> ResourceSlice:
-    return ResourceSlice.model_validate(
-        {
-            "metadata": {"name": f"{node}-{DRIVER}"},
-            "spec": {
-                "driver": DRIVER,
-                "nodeName": node,
-                "devices": list(devices) or [gpu(i) for i in range(8)],
-                **{"pool": {"name": node, "generation": 1, "resourceSliceCount": 1}, **extra},
-            },
-        }
-    )
+    slice_ = make_slice(node, DRIVER).devices(*(devices or map(gpu, range(8)))).spec(**extra)
+    return ResourceSlice.model_validate(slice_.obj())
 
 
 def device_class(*selectors: str, name: str = "gpu") -> DeviceClass:

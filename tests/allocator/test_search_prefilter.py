@@ -10,6 +10,7 @@ import pytest
 
 from allocator.structured.cluster import Cluster, NodeInfo
 from allocator.structured.errors import AllocationError
+from localcluster.objects import make_slice
 from resourceapi.gates import FeatureGates
 from resourceapi.resource_v1 import DeviceClass, ResourceClaim, ResourceSlice
 
@@ -26,15 +27,7 @@ def gpu_slice(
     *devices: dict[str, Any], node: str = "n1", name: str = "s1", pool: str = "pool1"
 ) -> ResourceSlice:
     return ResourceSlice.model_validate(
-        {
-            "metadata": {"name": name},
-            "spec": {
-                "driver": DRIVER,
-                "nodeName": node,
-                "pool": {"name": pool, "generation": 1, "resourceSliceCount": 1},
-                "devices": list(devices),
-            },
-        }
+        make_slice(node, DRIVER).name(name).pool(pool).devices(*devices).obj()
     )
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from allocator.structured.cluster import Cluster, NodeInfo
+from localcluster.objects import make_slice
 from resourceapi.gates import FeatureGates
 from resourceapi.resource_v1 import DeviceClass, ResourceClaim, ResourceSlice
 
@@ -33,15 +34,8 @@ def shared_gpu(name: str, shares: int = 4, **extra: Any) -> dict[str, Any]:
 
 
 def gpu_slice(*devices: dict[str, Any], name: str = "s1", slices: int = 1, **spec: Any) -> ResourceSlice:
-    body: dict[str, Any] = {
-        "driver": DRIVER,
-        "nodeName": "n1",
-        "pool": {"name": "pool1", "generation": 1, "resourceSliceCount": slices},
-        **spec,
-    }
-    if devices:
-        body["devices"] = list(devices)
-    return ResourceSlice.model_validate({"metadata": {"name": name}, "spec": body})
+    slice_ = make_slice("n1", DRIVER).name(name).pool("pool1", slices).spec(**spec)
+    return ResourceSlice.model_validate((slice_.devices(*devices) if devices else slice_).obj())
 
 
 def share_request(name: str, shares: int, **more: Any) -> dict[str, Any]:

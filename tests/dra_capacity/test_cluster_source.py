@@ -15,6 +15,7 @@ from kubeapi import KubeAPIServer
 
 from dra_capacity.cli import main
 from dra_capacity.cluster_source import read_cluster
+from localcluster.objects import make_slice
 
 GPU = "nvidia.com/gpu.shared"
 DRIVER = "gpu.nvidia.com"
@@ -42,17 +43,7 @@ def node(i: int) -> dict[str, Any]:
 
 
 def gpu_slice(i: int) -> dict[str, Any]:
-    return {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "ResourceSlice",
-        "metadata": {"name": f"n{i:02d}-gpus"},
-        "spec": {
-            "driver": DRIVER,
-            "nodeName": f"n{i:02d}",
-            "pool": {"name": f"n{i:02d}", "generation": 1, "resourceSliceCount": 1},
-            "devices": [{"name": "gpu-0"}],
-        },
-    }
+    return make_slice(f"n{i:02d}", DRIVER).name(f"n{i:02d}-gpus").devices({"name": "gpu-0"}).obj()
 
 
 def pod(name: str, node_name: str | None = None, gpus: int = 1) -> dict[str, Any]:

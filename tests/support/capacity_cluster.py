@@ -8,6 +8,7 @@ from typing import Any
 
 from allocator.capacity.view import CapacityView
 from allocator.simulate import load_inputs, run_pods
+from localcluster.objects import make_slice
 from resourceapi.documents import Document
 from resourceapi.gates import FeatureGates
 
@@ -61,20 +62,8 @@ def gpu(
 def gpu_slice(
     node_name: str, *devices: dict[str, Any], counters: list[dict[str, Any]] | None = None
 ) -> dict[str, Any]:
-    spec: dict[str, Any] = {
-        "driver": DRIVER,
-        "nodeName": node_name,
-        "pool": {"name": node_name, "generation": 1, "resourceSliceCount": 1},
-        "devices": list(devices) or [gpu("gpu-0"), gpu("gpu-1")],
-    }
-    if counters:
-        spec["sharedCounters"] = counters
-    return {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "ResourceSlice",
-        "metadata": {"name": f"{node_name}-gpus"},
-        "spec": spec,
-    }
+    slice_ = make_slice(node_name, DRIVER).name(f"{node_name}-gpus")
+    return slice_.devices(*(devices or (gpu("gpu-0"), gpu("gpu-1")))).counters(counters).obj()
 
 
 def pod(name: str, units: int = 1, node_name: str | None = None, cpu: str | None = None) -> dict[str, Any]:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from localcluster.objects import make_slice
+
 RESOURCE = "nvidia.com/gpu.shared"
 CLASS = "gpu.nvidia.com-shared-1"
 DRIVER = "gpu.nvidia.com"
@@ -39,24 +41,11 @@ def node(name: str, cpu: str = "32") -> dict[str, Any]:
 
 
 def gpu_slice(node_name: str, gpus: int = 1, shares: int = 4) -> dict[str, Any]:
-    return {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "ResourceSlice",
-        "metadata": {"name": f"{node_name}-{DRIVER}"},
-        "spec": {
-            "driver": DRIVER,
-            "nodeName": node_name,
-            "pool": {"name": node_name, "generation": 1, "resourceSliceCount": 1},
-            "devices": [
-                {
-                    "name": f"gpu-{i}",
-                    "allowMultipleAllocations": True,
-                    "capacity": {"shares": {"value": str(shares)}},
-                }
-                for i in range(gpus)
-            ],
-        },
-    }
+    devices = (
+        {"name": f"gpu-{i}", "allowMultipleAllocations": True, "capacity": {"shares": {"value": str(shares)}}}
+        for i in range(gpus)
+    )
+    return make_slice(node_name, DRIVER).devices(*devices).obj()
 
 
 def pod(

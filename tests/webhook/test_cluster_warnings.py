@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from localcluster.objects import make_slice
 from resourceapi.cel import CelCache, CompileResult
 from resourceapi.gates import FeatureGates
 from resourceapi.resource_v1 import DeviceClass, ResourceSlice
@@ -54,15 +55,7 @@ def gpu(
 
 def gpu_slice(node: str, *devices: dict[str, Any]) -> ResourceSlice:
     return ResourceSlice.model_validate(
-        {
-            "metadata": {"name": f"{node}-{DRIVER}"},
-            "spec": {
-                "driver": DRIVER,
-                "nodeName": node,
-                "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
-                "devices": list(devices) or [gpu(i) for i in range(8)],
-            },
-        }
+        make_slice(node, DRIVER).devices(*(devices or map(gpu, range(8)))).obj()
     )
 
 
