@@ -53,9 +53,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from realcluster import Cluster, ClusterConfig  # noqa: E402
-from realcluster.cluster import FEATURE_GATES, _die_with_parent, _feature_gates  # noqa: E402
-from realcluster.nodes import gpu_slice  # noqa: E402
+from localcluster.cluster import FEATURE_GATES, Cluster, ClusterConfig, _die_with_parent, _feature_gates  # noqa: E402  # noqa: E402
+from localcluster.nodes import gpu_slice  # noqa: E402
 
 NS = "bench"
 BINDER_NAME = "dra-capacity"
