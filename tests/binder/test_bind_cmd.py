@@ -14,6 +14,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+import pytest
 from support.binder_harness import bound, events, seed_cluster, wait_for
 from support.gpu_cluster import pod
 
@@ -105,6 +106,7 @@ def test_controller_serves_health_and_metrics_holds_the_lease_and_stops_on_sigte
     assert lease["spec"]["holderIdentity"] == ""  # released: a standby takes over at once
 
 
+@pytest.mark.slow
 def test_a_leader_that_loses_its_lease_exits_one(kube_api: Any) -> None:
     seed_cluster(kube_api, nodes=1)
     proc = subprocess.Popen(

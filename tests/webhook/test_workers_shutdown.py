@@ -9,9 +9,14 @@ import functools
 import os
 import time
 
+import pytest
+
 from dra_capacity.serve_cmd import load_handler
 from resourceapi.gates import FeatureGates
 from webhook.server.workers import AdmissionWorkers
+
+# Waits on purpose (timeouts, floods, lease expiries): `make quick` leaves these out (docs/testing.md).
+pytestmark = pytest.mark.slow
 
 
 def _alive(pid: int) -> bool:
