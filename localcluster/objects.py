@@ -216,12 +216,45 @@ class NodeBuilder:
         return out
 
 
+class ClaimBuilder:
+    """A ResourceClaim; `request` adds an `exactly` request of a class, with capacity requests when given."""
+
+    def __init__(self, name: str) -> None:
+        self._meta: dict[str, Any] = {"name": name, "namespace": "default"}
+        self._requests: list[dict[str, Any]] = []
+
+    def namespace(self, namespace: str) -> ClaimBuilder:
+        self._meta["namespace"] = namespace
+        return self
+
+    def request(
+        self, name: str, device_class: str, capacity: dict[str, str] | None = None, **exactly: Any
+    ) -> ClaimBuilder:
+        body: dict[str, Any] = {"deviceClassName": device_class}
+        if capacity is not None:
+            body["capacity"] = {"requests": capacity}
+        self._requests.append({"name": name, "exactly": {**body, **exactly}})
+        return self
+
+    def obj(self) -> dict[str, Any]:
+        return {
+            "apiVersion": API_RESOURCE,
+            "kind": "ResourceClaim",
+            "metadata": copy.deepcopy(self._meta),
+            "spec": {"devices": {"requests": copy.deepcopy(self._requests)}},
+        }
+
+
 def make_slice(node: str, driver: str = "gpu.nvidia.com") -> SliceBuilder:
     return SliceBuilder(node, driver)
 
 
 def make_class(name: str) -> ClassBuilder:
     return ClassBuilder(name)
+
+
+def make_claim(name: str) -> ClaimBuilder:
+    return ClaimBuilder(name)
 
 
 def make_pod(name: str) -> PodBuilder:

@@ -13,6 +13,7 @@ from support.simulate_cli import run_simulate, write_manifests
 from support.workloads import GPU_SHARED, gpu_class, gpu_slice, node, pod
 
 from allocator.simulate.inputs import claim_status_errors
+from localcluster.objects import make_claim
 
 
 def _base(tmp_path: Path) -> str:
@@ -509,16 +510,7 @@ def test_admin_access_needs_a_namespace_labeled_for_it_as_the_api_server_require
     from allocator.simulate import InputError, load_inputs
     from resourceapi.documents import Document
 
-    claim = {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "ResourceClaim",
-        "metadata": {"name": "c", "namespace": "ops"},
-        "spec": {
-            "devices": {
-                "requests": [{"name": "r", "exactly": {"deviceClassName": "gpu", "adminAccess": True}}]
-            }
-        },
-    }
+    claim = make_claim("c").namespace("ops").request("r", "gpu", adminAccess=True).obj()
     with pytest.raises(InputError, match=r"spec.devices.requests\[0\].adminAccess: Forbidden: admin access"):
         load_inputs([Document("c.yaml", 1, claim)])
     namespace = {

@@ -7,18 +7,14 @@ import json
 import signal
 import socket
 import subprocess
-import sys
 import time
 import urllib.error
 import urllib.request
-from pathlib import Path
 from typing import Any
 
 import pytest
-from support.binder_harness import bound, events, seed_cluster, wait_for
+from support.binder_harness import CLI, SHORT_LEASE, bind_argv, bound, events, seed_cluster, wait_for
 from support.gpu_cluster import pod
-
-CLI = str(Path(sys.executable).parent / "dra-capacity")
 
 
 def free_port() -> int:
@@ -62,22 +58,7 @@ def test_controller_serves_health_and_metrics_holds_the_lease_and_stops_on_sigte
     seed_cluster(kube_api, nodes=1)
     port = free_port()
     proc = subprocess.Popen(
-        [
-            CLI,
-            "bind",
-            "--kubeconfig",
-            str(kube_api.kubeconfig_path),
-            "--lease-namespace",
-            "default",
-            "--metrics-listen",
-            f"127.0.0.1:{port}",
-            "--lease-duration",
-            "3",
-            "--renew-deadline",
-            "2",
-            "--retry-period",
-            "0.5",
-        ],
+        bind_argv(kube_api, f"127.0.0.1:{port}", *SHORT_LEASE),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -110,22 +91,7 @@ def test_controller_serves_health_and_metrics_holds_the_lease_and_stops_on_sigte
 def test_a_leader_that_loses_its_lease_exits_one(kube_api: Any) -> None:
     seed_cluster(kube_api, nodes=1)
     proc = subprocess.Popen(
-        [
-            CLI,
-            "bind",
-            "--kubeconfig",
-            str(kube_api.kubeconfig_path),
-            "--lease-namespace",
-            "default",
-            "--metrics-listen",
-            "127.0.0.1:0",
-            "--lease-duration",
-            "3",
-            "--renew-deadline",
-            "2",
-            "--retry-period",
-            "0.5",
-        ],
+        bind_argv(kube_api, "127.0.0.1:0", *SHORT_LEASE),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -10,7 +10,6 @@ import signal
 import socket
 import ssl
 import subprocess
-import sys
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -18,12 +17,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.binder_harness import assert_kubelet_view, bound, events, kube_for, seed_cluster, wait_for
+from support.binder_harness import (
+    CLI,
+    assert_kubelet_view,
+    bind_argv,
+    bound,
+    events,
+    kube_for,
+    seed_cluster,
+    wait_for,
+)
 from support.gpu_cluster import pod
 
 from kubeio.kube import PODS, Kube
 
-CLI = str(Path(sys.executable).parent / "dra-capacity")
 LABEL = "dra-capacity.io/pod-routing"
 
 
@@ -117,16 +124,7 @@ def serve(kube_api: Any, tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str]
 def bind(kube_api: Any, tmp_path: Path) -> Iterator[subprocess.Popen[str]]:
     log = (tmp_path / "bind.log").open("w")
     proc = subprocess.Popen(
-        [
-            CLI,
-            "bind",
-            "--kubeconfig",
-            str(kube_api.kubeconfig_path),
-            "--lease-namespace",
-            "default",
-            "--metrics-listen",
-            "127.0.0.1:0",
-        ],
+        bind_argv(kube_api, "127.0.0.1:0"),
         stdout=subprocess.DEVNULL,
         stderr=log,
         text=True,

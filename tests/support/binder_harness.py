@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import contextlib
+import sys
 import time
 import uuid
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator
 from fractions import Fraction
+from pathlib import Path
 from typing import Any
 
 from binder.controller import Binder, BinderOptions
@@ -19,6 +21,25 @@ from resourceapi.quantity import Quantity
 from support.gpu_cluster import CLASS, device_class, gpu_slice, node
 
 FAST = {"initial_backoff": 0.05, "max_backoff": 0.5, "watch_timeout": 30.0}
+CLI = str(Path(sys.executable).parent / "dra-capacity")
+# A lease that expires in 3 s (the defaults take 15): the leader-election tests wait it out.
+SHORT_LEASE = ("--lease-duration", "3", "--renew-deadline", "2", "--retry-period", "0.5")
+
+
+def bind_argv(api: Any, metrics_listen: str = "127.0.0.1:0", *extra: str) -> list[str]:
+    """`dra-capacity bind` against the test double `api`, its lease in `default`."""
+    kubeconfig = str(api.kubeconfig_path)
+    return [
+        CLI,
+        "bind",
+        "--kubeconfig",
+        kubeconfig,
+        "--lease-namespace",
+        "default",
+        "--metrics-listen",
+        metrics_listen,
+        *extra,
+    ]
 
 
 def seed_cluster(api: Any, nodes: int = 2, gpus: int = 1, shares: int = 4, carrier: str = "field") -> None:
