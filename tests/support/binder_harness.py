@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import sys
-import time
 import uuid
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator
@@ -18,6 +17,7 @@ from kubeio.election import LeaderElector
 from kubeio.kube import Kube, load_configuration
 from resourceapi.gates import FeatureGates
 from resourceapi.quantity import Quantity
+from support import waiting
 from support.gpu_cluster import CLASS, device_class, gpu_slice, node
 
 FAST = {"initial_backoff": 0.05, "max_backoff": 0.5, "watch_timeout": 30.0}
@@ -75,14 +75,7 @@ def running_binder(
 
 
 def wait_for(what: str, check: Callable[[], Any], timeout: float = 20.0, interval: float = 0.05) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(interval)
+    return waiting.wait_for(what, check, timeout, interval)
 
 
 def pods(api: Any, namespace: str | None = "default") -> list[dict[str, Any]]:
