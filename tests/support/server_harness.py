@@ -18,6 +18,7 @@ import aiohttp
 
 from certs.authority import ServingBundle, generate_self_signed
 from certs.files import CA_CRT, write_bundle
+from localcluster.objects import make_class
 from webhook.server import logs
 from webhook.server.limits import ServerLimits
 from webhook.server.metrics import WebhookMetrics
@@ -95,12 +96,7 @@ class AdmissionDouble:
 
 
 def device_class(name: str = "gpu", **spec: Any) -> dict[str, Any]:
-    return {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "DeviceClass",
-        "metadata": {"name": name},
-        "spec": spec or {"selectors": [{"cel": {"expression": 'device.driver == "gpu.example.com"'}}]},
-    }
+    return (make_class(name).spec(**spec) if spec else make_class(name).driver("gpu.example.com")).obj()
 
 
 def review(
