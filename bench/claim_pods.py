@@ -107,7 +107,7 @@ def node(i: int) -> dict[str, Any]:
     }
 
 
-def gpu_slice(i: int) -> dict[str, Any]:
+def node_slice(i: int) -> dict[str, Any]:
     return make_slice(node_name(i), DRIVER).devices(*(gpu(i, g) for g in range(GPUS_PER_NODE))).obj()
 
 
@@ -176,7 +176,7 @@ def cluster_objects(n: int, pending: int) -> list[dict[str, Any]]:
     """Classes, slices, nodes, running pods with their allocated claims, pending pods with their claims."""
     docs: list[dict[str, Any]] = [device_class()]
     for i in range(n):
-        docs += [node(i), gpu_slice(i), claim(f"running-{i}-gpu", node_name(i))]
+        docs += [node(i), node_slice(i), claim(f"running-{i}-gpu", node_name(i))]
         docs.append(pod(f"running-{i}", f"running-{i}-gpu", node_name(i)))
     for k in range(pending):
         docs += [claim(f"train-{k}-gpu"), pod(f"train-{k}", f"train-{k}-gpu")]

@@ -97,7 +97,7 @@ def node(name: str) -> Node:
     )
 
 
-def gpu_slice(name: str) -> ResourceSlice:
+def node_slice(name: str) -> ResourceSlice:
     slice_ = make_slice(name).devices(*(gpu(name, i) for i in range(GPUS_PER_NODE)))
     return ResourceSlice.model_validate(slice_.obj())
 
@@ -130,7 +130,7 @@ def run_one(n: int) -> dict[str, Any]:
     gates = FeatureGates.defaults()
     classes = [device_class()]
     names = [f"node-{i:05d}" for i in range(n)]
-    slices = [gpu_slice(name) for name in names]
+    slices = [node_slice(name) for name in names]
     cluster = Cluster(gates, classes, slices)
     placer = Placer(
         cluster, gates, ExtendedResourceResolver(classes, gates), [node(x) for x in names], slices

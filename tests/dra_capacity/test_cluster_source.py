@@ -42,7 +42,7 @@ def node(i: int) -> dict[str, Any]:
     }
 
 
-def gpu_slice(i: int) -> dict[str, Any]:
+def node_slice(i: int) -> dict[str, Any]:
     return make_slice(f"n{i:02d}", DRIVER).name(f"n{i:02d}-gpus").devices({"name": "gpu-0"}).obj()
 
 
@@ -70,7 +70,7 @@ def seed_cluster(api: KubeAPIServer, nodes: int) -> None:
     api.seed(device_class())
     for i in range(nodes):
         api.seed(node(i))
-        api.seed(gpu_slice(i))
+        api.seed(node_slice(i))
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
