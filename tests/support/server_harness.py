@@ -185,3 +185,14 @@ async def running_server(
 def session(tls_dir: Path, force_close: bool = False) -> aiohttp.ClientSession:
     connector = aiohttp.TCPConnector(ssl=client_context(tls_dir), force_close=force_close)
     return aiohttp.ClientSession(connector=connector)
+
+
+def metric_sample(metrics_text: str, name: str, **labels: str) -> float | None:
+    """The value of one sample in Prometheus text, matched by name and a subset of labels."""
+    for line in metrics_text.splitlines():
+        if not line.startswith(name + "{") and not line.startswith(name + " "):
+            continue
+        head, _, value = line.rpartition(" ")
+        if all(f'{k}="{v}"' in head for k, v in labels.items()):
+            return float(value)
+    return None
