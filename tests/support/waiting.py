@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
 import time
 from collections.abc import Callable
 from typing import Any
@@ -26,3 +28,14 @@ def alive(pid: int) -> bool:
     except ProcessLookupError:
         return False
     return True
+
+
+def stop_process(proc: subprocess.Popen[str], timeout: float) -> None:
+    """SIGTERM, then SIGKILL if `proc` has not exited after `timeout` s (nothing if it already exited)."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
