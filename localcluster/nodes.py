@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from localcluster.objects import make_slice
+from localcluster.objects import make_node, make_slice
 
 DRIVER = "gpu.nvidia.com"
 # kwok manages exactly the nodes carrying this annotation (`--manage-nodes-with-annotation-selector`).
@@ -24,24 +24,16 @@ def node(
 ) -> dict[str, Any]:
     """A fake node: kubelet-style labels, capacity and allocatable; kwok makes it Ready, keeps its Lease."""
     resources = {"cpu": cpu, "memory": memory, "pods": "110", "ephemeral-storage": "1Ti"}
-    return {
-        "apiVersion": "v1",
-        "kind": "Node",
-        "metadata": {
-            "name": name,
-            "annotations": {KWOK_ANNOTATION[0]: KWOK_ANNOTATION[1], "node.alpha.kubernetes.io/ttl": "0"},
-            "labels": {
-                "kubernetes.io/hostname": name,
-                "kubernetes.io/os": "linux",
-                "kubernetes.io/arch": "amd64",
-                "type": "kwok",
-                "nvidia.com/gpu.present": "true",
-                **(labels or {}),
-            },
-        },
-        "spec": {},
-        "status": {"capacity": dict(resources), "allocatable": dict(resources)},
-    }
+    gpu_node = {"type": "kwok", "nvidia.com/gpu.present": "true", **(labels or {})}
+    return (
+        make_node(name)
+        .annotations({KWOK_ANNOTATION[0]: KWOK_ANNOTATION[1], "node.alpha.kubernetes.io/ttl": "0"})
+        .labels({"kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64", **gpu_node})
+        .spec()
+        .capacity(**resources)
+        .allocatable(**resources)
+        .obj()
+    )
 
 
 def gpu(index: int, node_name: str, shares: int | None = 4) -> dict[str, Any]:

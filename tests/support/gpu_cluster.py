@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from localcluster.objects import make_slice
+from localcluster.objects import make_node, make_pod, make_slice
 
 RESOURCE = "nvidia.com/gpu.shared"
 CLASS = "gpu.nvidia.com-shared-1"
@@ -32,12 +32,7 @@ def device_class(name: str = CLASS, *, carrier: str = "field", resource: str = R
 
 
 def node(name: str, cpu: str = "32") -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "Node",
-        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
-        "status": {"allocatable": {"cpu": cpu, "memory": "256Gi", "pods": "110"}, "capacity": {"cpu": cpu}},
-    }
+    return make_node(name).allocatable(cpu=cpu, memory="256Gi", pods="110").capacity(cpu=cpu).obj()
 
 
 def gpu_slice(node_name: str, gpus: int = 1, shares: int = 4) -> dict[str, Any]:
@@ -58,21 +53,10 @@ def pod(
     labels: dict[str, str] | None = None,
     **spec: Any,
 ) -> dict[str, Any]:
-    body: dict[str, Any] = {
-        "containers": [
-            {
-                "name": "server",
-                "image": "registry.example.com/web:1.4",
-                "resources": {"limits": {RESOURCE: str(shares)}},
-            }
-        ],
-        **spec,
-    }
+    built = make_pod(name).namespace(namespace).container("server", "registry.example.com/web:1.4")
+    built.limit(RESOURCE, shares).spec(**spec)
     if scheduler is not None:
-        body["schedulerName"] = scheduler
-    meta: dict[str, Any] = {"name": name, "namespace": namespace}
+        built.spec(schedulerName=scheduler)
     if uid is not None:
-        meta["uid"] = uid
-    if labels:
-        meta["labels"] = labels
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": body}
+        built.meta(uid=uid)
+    return built.labels(labels).obj()
