@@ -8,7 +8,7 @@ from typing import Any
 
 from allocator.capacity.view import CapacityView
 from allocator.simulate import load_inputs, run_pods
-from localcluster.objects import make_slice
+from localcluster.objects import make_class, make_slice
 from resourceapi.documents import Document
 from resourceapi.gates import FeatureGates
 
@@ -19,18 +19,10 @@ GATES = FeatureGates.defaults()
 
 
 def device_class(name: str = CLASS, resource: str = RESOURCE, shares: str | None = "1") -> dict[str, Any]:
-    spec: dict[str, Any] = {
-        "selectors": [{"cel": {"expression": f'device.driver == "{DRIVER}"'}}],
-        "extendedResourceName": resource,
-    }
-    if shares is not None:
-        spec["extendedResourceCapacityRequests"] = {"requests": {"shares": shares}}
-    return {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "DeviceClass",
-        "metadata": {"name": name, "creationTimestamp": "2026-01-01T00:00:00Z"},
-        "spec": spec,
-    }
+    built = (
+        make_class(name).created("2026-01-01T00:00:00Z").driver(DRIVER).spec(extendedResourceName=resource)
+    )
+    return (built if shares is None else built.capacity_requests({"shares": shares})).obj()
 
 
 def node(

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from localcluster.objects import make_node, make_pod, make_slice
+from localcluster.objects import CAPACITY_ANNOTATION, make_class, make_node, make_pod, make_slice
 
 RESOURCE = "nvidia.com/gpu.shared"
 CLASS = "gpu.nvidia.com-shared-1"
@@ -17,18 +17,12 @@ SCHEDULER = "dra-capacity"
 
 
 def device_class(name: str = CLASS, *, carrier: str = "field", resource: str = RESOURCE) -> dict[str, Any]:
-    spec: dict[str, Any] = {
-        "selectors": [{"cel": {"expression": f'device.driver == "{DRIVER}"'}}],
-        "extendedResourceName": resource,
-    }
-    meta: dict[str, Any] = {"name": name}
+    built = make_class(name).driver(DRIVER).spec(extendedResourceName=resource)
     if carrier == "field":
-        spec["extendedResourceCapacityRequests"] = {"requests": {"shares": "1"}}
+        built.capacity_requests({"shares": "1"})
     elif carrier == "annotation":
-        meta["annotations"] = {
-            "dra-capacity.io/extended-resource-capacity-requests": '{"requests":{"shares":"1"}}'
-        }
-    return {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": meta, "spec": spec}
+        built.annotation(CAPACITY_ANNOTATION, '{"requests":{"shares":"1"}}')
+    return built.obj()
 
 
 def node(name: str, cpu: str = "32") -> dict[str, Any]:
