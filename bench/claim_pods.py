@@ -39,6 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from allocator.scheduling.placement import PlacementResult, Placer
 from allocator.structured.cluster import Cluster
+from localcluster.objects import make_slice
 from resourceapi.api.core_v1 import Node, Pod
 from resourceapi.api.resource_v1 import DeviceClass, ResourceClaim, ResourceSlice
 from resourceapi.extended import ExtendedResourceResolver
@@ -107,19 +108,8 @@ def node(i: int) -> dict[str, Any]:
     }
 
 
-def gpu_slice(i: int) -> dict[str, Any]:
-    name = node_name(i)
-    return {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "ResourceSlice",
-        "metadata": {"name": f"{name}-{DRIVER}"},
-        "spec": {
-            "driver": DRIVER,
-            "nodeName": name,
-            "pool": {"name": name, "generation": 1, "resourceSliceCount": 1},
-            "devices": [gpu(i, g) for g in range(GPUS_PER_NODE)],
-        },
-    }
+def node_slice(i: int) -> dict[str, Any]:
+    return make_slice(node_name(i), DRIVER).devices(*(gpu(i, g) for g in range(GPUS_PER_NODE))).obj()
 
 
 def claim(name: str, allocated_on: str | None = None) -> dict[str, Any]:
@@ -187,7 +177,7 @@ def cluster_objects(n: int, pending: int) -> list[dict[str, Any]]:
     """Classes, slices, nodes, running pods with their allocated claims, pending pods with their claims."""
     docs: list[dict[str, Any]] = [device_class()]
     for i in range(n):
-        docs += [node(i), gpu_slice(i), claim(f"running-{i}-gpu", node_name(i))]
+        docs += [node(i), node_slice(i), claim(f"running-{i}-gpu", node_name(i))]
         docs.append(pod(f"running-{i}", f"running-{i}-gpu", node_name(i)))
     for k in range(pending):
         docs += [claim(f"train-{k}-gpu"), pod(f"train-{k}", f"train-{k}-gpu")]

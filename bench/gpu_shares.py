@@ -24,6 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from allocator.scheduling.placement import Placer
 from allocator.structured.cluster import Cluster
+from localcluster.objects import make_slice
 from resourceapi.api.core_v1 import Node, Pod
 from resourceapi.api.resource_v1 import DeviceClass, ResourceSlice
 from resourceapi.extended import ExtendedResourceResolver
@@ -96,18 +97,9 @@ def node(name: str) -> Node:
     )
 
 
-def gpu_slice(name: str) -> ResourceSlice:
-    return ResourceSlice.model_validate(
-        {
-            "metadata": {"name": f"{name}-gpu.nvidia.com"},
-            "spec": {
-                "driver": DRIVER,
-                "nodeName": name,
-                "pool": {"name": name, "generation": 1, "resourceSliceCount": 1},
-                "devices": [gpu(name, i) for i in range(GPUS_PER_NODE)],
-            },
-        }
-    )
+def node_slice(name: str) -> ResourceSlice:
+    slice_ = make_slice(name).devices(*(gpu(name, i) for i in range(GPUS_PER_NODE)))
+    return ResourceSlice.model_validate(slice_.obj())
 
 
 def pods(count: int) -> Iterator[Pod]:
@@ -138,7 +130,7 @@ def run_one(n: int) -> dict[str, Any]:
     gates = FeatureGates.defaults()
     classes = [device_class()]
     names = [f"node-{i:05d}" for i in range(n)]
-    slices = [gpu_slice(name) for name in names]
+    slices = [node_slice(name) for name in names]
     cluster = Cluster(gates, classes, slices)
     placer = Placer(
         cluster, gates, ExtendedResourceResolver(classes, gates), [node(x) for x in names], slices

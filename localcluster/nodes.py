@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from localcluster.objects import make_node, make_slice
+
 DRIVER = "gpu.nvidia.com"
 # kwok manages exactly the nodes carrying this annotation (`--manage-nodes-with-annotation-selector`).
 KWOK_ANNOTATION = ("kwok.x-k8s.io/node", "fake")
@@ -22,24 +24,16 @@ def node(
 ) -> dict[str, Any]:
     """A fake node: kubelet-style labels, capacity and allocatable; kwok makes it Ready, keeps its Lease."""
     resources = {"cpu": cpu, "memory": memory, "pods": "110", "ephemeral-storage": "1Ti"}
-    return {
-        "apiVersion": "v1",
-        "kind": "Node",
-        "metadata": {
-            "name": name,
-            "annotations": {KWOK_ANNOTATION[0]: KWOK_ANNOTATION[1], "node.alpha.kubernetes.io/ttl": "0"},
-            "labels": {
-                "kubernetes.io/hostname": name,
-                "kubernetes.io/os": "linux",
-                "kubernetes.io/arch": "amd64",
-                "type": "kwok",
-                "nvidia.com/gpu.present": "true",
-                **(labels or {}),
-            },
-        },
-        "spec": {},
-        "status": {"capacity": dict(resources), "allocatable": dict(resources)},
-    }
+    gpu_node = {"type": "kwok", "nvidia.com/gpu.present": "true", **(labels or {})}
+    return (
+        make_node(name)
+        .annotations({KWOK_ANNOTATION[0]: KWOK_ANNOTATION[1], "node.alpha.kubernetes.io/ttl": "0"})
+        .labels({"kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64", **gpu_node})
+        .spec()
+        .capacity(**resources)
+        .allocatable(**resources)
+        .obj()
+    )
 
 
 def gpu(index: int, node_name: str, shares: int | None = 4) -> dict[str, Any]:
@@ -68,14 +62,4 @@ def gpu(index: int, node_name: str, shares: int | None = 4) -> dict[str, Any]:
 
 def gpu_slice(node_name: str, gpus: int = 2, shares: int | None = 4, driver: str = DRIVER) -> dict[str, Any]:
     """A node-local ResourceSlice (its own pool, one slice) with `gpus` GPUs."""
-    return {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "ResourceSlice",
-        "metadata": {"name": f"{node_name}-{driver}"},
-        "spec": {
-            "driver": driver,
-            "nodeName": node_name,
-            "pool": {"name": node_name, "generation": 1, "resourceSliceCount": 1},
-            "devices": [gpu(i, node_name, shares) for i in range(gpus)],
-        },
-    }
+    return make_slice(node_name, driver).devices(*(gpu(i, node_name, shares) for i in range(gpus))).obj()

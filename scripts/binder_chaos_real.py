@@ -17,8 +17,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-from realcluster import Cluster, ClusterConfig
 from support.real_binders import Chaos, install_binder_rbac
+
+from localcluster.cluster import Cluster, ClusterConfig
 
 
 def main() -> int:

@@ -30,10 +30,9 @@ sys.path.insert(0, str(ROOT / "tests"))
 from differential.compare import listed_keys  # noqa: E402
 from differential.run import KINDS, Report, run_all, shrink  # noqa: E402
 from differential.server import Server  # noqa: E402
-from realcluster import Cluster, ClusterConfig  # noqa: E402
-from realcluster.cluster import ClusterError, bin_dir  # noqa: E402
 
 from dra_capacity.apiverdict import Judge  # noqa: E402
+from localcluster.cluster import Cluster, ClusterConfig, ClusterError, bin_dir  # noqa: E402  # noqa: E402
 from resourceapi.gates import FeatureGates  # noqa: E402
 
 

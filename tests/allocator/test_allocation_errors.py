@@ -306,6 +306,7 @@ def test_enhance_runtime_error_is_idempotent() -> None:
     assert once.count(NO_SUCH_KEY_HINT) == 1
 
 
+@pytest.mark.slow
 def test_a_pathological_claim_times_out_on_the_node_by_default_instead_of_hanging() -> None:
     """31 devices that must share a value no 31 devices share: an exponential search, bounded by default."""
     from support.dra_objects import device, device_class, node, resource_slice

@@ -159,26 +159,26 @@ def test_a_committed_share_without_consumed_capacity_has_paid_the_counters() -> 
 GPU = "gpu.nvidia.com"
 
 
-def gpu_slice(*devices: dict[str, Any]) -> Any:
+def node_slice(*devices: dict[str, Any]) -> Any:
     return resource_slice(SLICE1, NODE1, POOL1, GPU, *devices)
 
 
 def test_unqualified_capacity_on_the_device_serves_a_qualified_request() -> None:
     pod = claim(CLAIM0, request(REQ0, "gpu", capacity=capacity(**{f"{GPU}/shares": "1"})))
-    outcome = run([pod], [device_class("gpu", GPU)], [gpu_slice(shared("gpu-0", {"shares": "4"}))])
+    outcome = run([pod], [device_class("gpu", GPU)], [node_slice(shared("gpu-0", {"shares": "4"}))])
     assert dump(outcome) is not None
     assert dump(outcome)[0]["devices"]["results"][0]["consumedCapacity"] == {"shares": "1"}  # type: ignore[index]
 
 
 def test_qualified_capacity_on_the_device_serves_an_unqualified_request() -> None:
     pod = claim(CLAIM0, request(REQ0, "gpu", capacity=capacity(shares="3")))
-    outcome = run([pod], [device_class("gpu", GPU)], [gpu_slice(shared("gpu-0", {f"{GPU}/shares": "4"}))])
+    outcome = run([pod], [device_class("gpu", GPU)], [node_slice(shared("gpu-0", {f"{GPU}/shares": "4"}))])
     assert dump(outcome)[0]["devices"]["results"][0]["consumedCapacity"] == {f"{GPU}/shares": "3"}  # type: ignore[index]
 
 
 def test_requesting_both_spellings_of_a_capacity_is_an_error() -> None:
     pod = claim(CLAIM0, request(REQ0, "gpu", capacity=capacity(**{"shares": "1", f"{GPU}/shares": "1"})))
-    outcome = run([pod], [device_class("gpu", GPU)], [gpu_slice(shared("gpu-0", {"shares": "4"}))])
+    outcome = run([pod], [device_class("gpu", GPU)], [node_slice(shared("gpu-0", {"shares": "4"}))])
     assert outcome.error == (
         f'claim claim-0, request req-0: capacity "{GPU}/shares" requested both as "{GPU}/shares" '
         'and as "shares"'

@@ -8,6 +8,7 @@ from typing import Any
 
 from allocator.scheduling.explain import NodeDiagnosis, explain_claims, group_by_reason
 from allocator.structured.cluster import Cluster, NodeInfo
+from localcluster.objects import make_slice
 from resourceapi.api.resource_v1 import DeviceClass, ResourceClaim, ResourceClaimStatus, ResourceSlice
 from resourceapi.gates import FeatureGates
 
@@ -34,18 +35,9 @@ def gpu(index: int, *, shareable: bool = True, taints: list[dict[str, Any]] | No
     return out
 
 
-def gpu_slice(*devices: dict[str, Any], node: str = NODE.name, **extra: Any) -> ResourceSlice:
-    return ResourceSlice.model_validate(
-        {
-            "metadata": {"name": f"{node}-{DRIVER}"},
-            "spec": {
-                "driver": DRIVER,
-                "nodeName": node,
-                "devices": list(devices) or [gpu(i) for i in range(8)],
-                **{"pool": {"name": node, "generation": 1, "resourceSliceCount": 1}, **extra},
-            },
-        }
-    )
+def node_slice(*devices: dict[str, Any], node: str = NODE.name, **extra: Any) -> ResourceSlice:
+    slice_ = make_slice(node, DRIVER).devices(*(devices or map(gpu, range(8)))).spec(**extra)
+    return ResourceSlice.model_validate(slice_.obj())
 
 
 def device_class(*selectors: str, name: str = "gpu") -> DeviceClass:
@@ -78,7 +70,7 @@ def claim(
 
 
 def cluster(*slices: ResourceSlice, classes: tuple[DeviceClass, ...] = ()) -> Cluster:
-    return Cluster(GATES, classes or (device_class(),), slices or (gpu_slice(),))
+    return Cluster(GATES, classes or (device_class(),), slices or (node_slice(),))
 
 
 def fill(c: Cluster, *claims: ResourceClaim) -> None:
@@ -151,7 +143,7 @@ def test_selector_that_excludes_what_the_earlier_ones_match() -> None:
 
 
 def test_dedicated_devices_already_allocated() -> None:
-    c = cluster(gpu_slice(gpu(0, shareable=False), gpu(1, shareable=False)))
+    c = cluster(node_slice(gpu(0, shareable=False), gpu(1, shareable=False)))
     fill(c, claim("old-0"), claim("old-1"))
     reasons = explain_claims(c, NODE, [claim()])
     assert reasons == [
@@ -161,7 +153,7 @@ def test_dedicated_devices_already_allocated() -> None:
 
 def test_device_taint_not_tolerated_names_the_taint() -> None:
     taint = [{"key": "nvidia.com/ecc-errors", "value": "uncorrectable", "effect": "NoSchedule"}]
-    c = cluster(gpu_slice(gpu(0, taints=taint), gpu(1, taints=taint)))
+    c = cluster(node_slice(gpu(0, taints=taint), gpu(1, taints=taint)))
     reasons = explain_claims(c, NODE, [claim()])
     assert reasons == [
         "claim ml/train, request gpu: all 2 matching devices have a taint not tolerated "
@@ -171,7 +163,7 @@ def test_device_taint_not_tolerated_names_the_taint() -> None:
 
 def test_device_taint_tolerated_by_the_request_is_no_reason() -> None:
     taint = [{"key": "nvidia.com/ecc-errors", "value": "uncorrectable", "effect": "NoSchedule"}]
-    c = cluster(gpu_slice(gpu(0, taints=taint)))
+    c = cluster(node_slice(gpu(0, taints=taint)))
     tolerations = [{"key": "nvidia.com/ecc-errors", "operator": "Exists"}]
     rc = claim(tolerations=tolerations)
     assert c.allocate(NODE, [rc]).fits
@@ -200,7 +192,7 @@ def test_counters_exhausted_on_partitionable_devices() -> None:
             },
         }
     )
-    devices = gpu_slice(part("gpu-0-whole", "80Gi"), part("gpu-0-mig-3g", "40Gi"), pool=pool)
+    devices = node_slice(part("gpu-0-whole", "80Gi"), part("gpu-0-mig-3g", "40Gi"), pool=pool)
     c = cluster(counters, devices)
     fill(c, claim("whole", selectors=('device.attributes["gpu.nvidia.com"].productName.endsWith("MIG")',)))
     reasons = explain_claims(c, NODE, [claim()])
@@ -221,7 +213,7 @@ def test_too_few_free_devices_for_the_count() -> None:
 
 
 def test_requests_that_fit_alone_but_not_together() -> None:
-    c = cluster(gpu_slice(gpu(0, shareable=False)))
+    c = cluster(node_slice(gpu(0, shareable=False)))
     reasons = explain_claims(c, NODE, [claim("a"), claim("b")])
     assert len(reasons) == 1
     assert "no combination fits them together" in reasons[0]
@@ -236,7 +228,7 @@ def test_unknown_class_is_the_planning_error() -> None:
 
 
 def test_no_devices_on_the_node() -> None:
-    reasons = explain_claims(cluster(gpu_slice(node="gpu-node-2")), NODE, [claim()])
+    reasons = explain_claims(cluster(node_slice(node="gpu-node-2")), NODE, [claim()])
     assert reasons == ["claim ml/train, request gpu: no devices on this node"]
 
 
@@ -285,7 +277,7 @@ def test_amount_the_request_policy_refuses_is_named() -> None:
     valid = {"value": "80Gi", "requestPolicy": {"validValues": ["10Gi", "20Gi", "40Gi"]}}
     device = gpu(0)
     device["capacity"]["memory"] = valid
-    reasons = explain_claims(cluster(gpu_slice(device)), NODE, [claim(capacity={"memory": "50Gi"})])
+    reasons = explain_claims(cluster(node_slice(device)), NODE, [claim(capacity={"memory": "50Gi"})])
     assert reasons == [
         "claim ml/train, request gpu: memory=50Gi is not allowed by the requestPolicy of any matching device"
     ]
@@ -295,5 +287,5 @@ def test_amount_above_the_device_is_reported_before_its_policy() -> None:
     ranged = {"value": "4", "requestPolicy": {"validRange": {"min": "1", "max": "4", "step": "1"}}}
     device = gpu(0)
     device["capacity"]["shares"] = ranged
-    reasons = explain_claims(cluster(gpu_slice(device)), NODE, [claim(capacity={"shares": "5"})])
+    reasons = explain_claims(cluster(node_slice(device)), NODE, [claim(capacity={"shares": "5"})])
     assert reasons == ["claim ml/train, request gpu: shares 5 > 4 on every matching device"]

@@ -18,6 +18,7 @@ from allocator.scheduling.placement import (
     fit_error_message,
     num_feasible_nodes_to_find,
 )
+from localcluster.objects import make_claim
 from resourceapi.api.core_v1 import Node, Pod, PodStatus
 from resourceapi.api.resource_v1 import DeviceClass, ResourceClaim, ResourceSlice
 from resourceapi.machinery.names import generate_name
@@ -161,22 +162,7 @@ def test_pod_without_any_dra_resource_is_placed_by_cpu_and_memory() -> None:
 
 def test_pod_claim_is_allocated_with_the_pod() -> None:
     claim = ResourceClaim.model_validate(
-        {
-            "metadata": {"name": "mine", "namespace": "default"},
-            "spec": {
-                "devices": {
-                    "requests": [
-                        {
-                            "name": "gpu",
-                            "exactly": {
-                                "deviceClassName": "gpu.nvidia.com-shared-1",
-                                "capacity": {"requests": {"shares": "2"}},
-                            },
-                        }
-                    ]
-                }
-            },
-        }
+        make_claim("mine").request("gpu", "gpu.nvidia.com-shared-1", {"shares": "2"}).obj()
     )
     placer = _placer([node("n1")], [gpu_slice("n1", 1)])
     p = pod("p", {GPU_SHARED: 1}, resourceClaims=[{"name": "g", "resourceClaimName": "mine"}])

@@ -10,6 +10,7 @@ import pytest
 
 from allocator.structured.cluster import Cluster, NodeInfo
 from allocator.structured.errors import AllocationError
+from localcluster.objects import make_slice
 from resourceapi.api.resource_v1 import DeviceClass, ResourceClaim, ResourceSlice
 from resourceapi.gates import FeatureGates
 
@@ -22,19 +23,11 @@ def gpu(name: str, model: str = "a100", **extra: Any) -> dict[str, Any]:
     return {"name": name, "attributes": {"model": {"string": model}}, **extra}
 
 
-def gpu_slice(
+def node_slice(
     *devices: dict[str, Any], node: str = "n1", name: str = "s1", pool: str = "pool1"
 ) -> ResourceSlice:
     return ResourceSlice.model_validate(
-        {
-            "metadata": {"name": name},
-            "spec": {
-                "driver": DRIVER,
-                "nodeName": node,
-                "pool": {"name": pool, "generation": 1, "resourceSliceCount": 1},
-                "devices": list(devices),
-            },
-        }
+        make_slice(node, DRIVER).name(name).pool(pool).devices(*devices).obj()
     )
 
 
@@ -71,16 +64,16 @@ def could_fit(slices: list[ResourceSlice], *claims: ResourceClaim, allocated: tu
 
 
 def test_a_free_selectable_device_could_fit() -> None:
-    assert could_fit([gpu_slice(gpu("g0"))], claim(exactly()))
+    assert could_fit([node_slice(gpu("g0"))], claim(exactly()))
 
 
 def test_no_selectable_device_is_no_fit_without_a_search() -> None:
-    assert not could_fit([gpu_slice(gpu("g0"))], claim(exactly(selectors=model_is("h100"))))
+    assert not could_fit([node_slice(gpu("g0"))], claim(exactly(selectors=model_is("h100"))))
     assert not could_fit([], claim(exactly()))
 
 
 def test_every_request_of_every_claim_needs_a_candidate() -> None:
-    slices = [gpu_slice(gpu("g0"), gpu("g1", "h100"))]
+    slices = [node_slice(gpu("g0"), gpu("g1", "h100"))]
     assert could_fit(slices, claim(exactly("a", model_is("a100")), exactly("b", model_is("h100"))))
     assert not could_fit(slices, claim(exactly("a", model_is("a100")), exactly("b", model_is("b200"))))
     assert not could_fit(
@@ -102,15 +95,15 @@ def test_a_device_allocated_to_another_claim_is_no_candidate() -> None:
             },
         }
     )
-    assert not could_fit([gpu_slice(gpu("g0"))], claim(exactly()), allocated=(taken,))
-    assert could_fit([gpu_slice(gpu("g0"), gpu("g1"))], claim(exactly()), allocated=(taken,))
+    assert not could_fit([node_slice(gpu("g0"))], claim(exactly()), allocated=(taken,))
+    assert could_fit([node_slice(gpu("g0"), gpu("g1"))], claim(exactly()), allocated=(taken,))
 
 
 def test_a_tainted_device_is_no_candidate_unless_tolerated() -> None:
     tainted = gpu("g0", taints=[{"key": "broken", "value": "yes", "effect": "NoSchedule"}])
-    assert not could_fit([gpu_slice(tainted)], claim(exactly()))
+    assert not could_fit([node_slice(tainted)], claim(exactly()))
     tolerated = exactly(tolerations=[{"key": "broken", "operator": "Exists", "effect": "NoSchedule"}])
-    assert could_fit([gpu_slice(tainted)], claim(tolerated))
+    assert could_fit([node_slice(tainted)], claim(tolerated))
 
 
 def test_one_subrequest_with_a_candidate_is_enough() -> None:
@@ -123,22 +116,22 @@ def test_one_subrequest_with_a_candidate_is_enough() -> None:
             ],
         }
 
-    slices = [gpu_slice(gpu("g0"))]
+    slices = [node_slice(gpu("g0"))]
     assert could_fit(slices, claim(first_available("h100", "a100")))
     assert not could_fit(slices, claim(first_available("h100", "b200")))
 
 
 def test_a_request_for_all_devices_is_left_to_the_search() -> None:
     everything = exactly(allocationMode="All", selectors=model_is("h100"))
-    assert could_fit([gpu_slice(gpu("g0"))], claim(everything))
+    assert could_fit([node_slice(gpu("g0"))], claim(everything))
 
 
 def test_a_selector_error_is_left_to_the_search() -> None:
     broken = [{"cel": {"expression": f'device.attributes["{DRIVER}"].missing == "x"'}}]
-    assert could_fit([gpu_slice(gpu("g0"))], claim(exactly(selectors=broken)))
+    assert could_fit([node_slice(gpu("g0"))], claim(exactly(selectors=broken)))
 
 
 def test_no_fit_with_an_invalid_pool_is_an_error() -> None:
-    duplicate = [gpu_slice(gpu("g0"), gpu("g0"))]
+    duplicate = [node_slice(gpu("g0"), gpu("g0"))]
     with pytest.raises(AllocationError, match="invalid resource pools were encountered"):
         could_fit(duplicate, claim(exactly(selectors=model_is("h100"))))

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from allocator.structured.cluster import Cluster, NodeInfo
+from localcluster.objects import make_slice
 from resourceapi.api.resource_v1 import DeviceClass, ResourceClaim, ResourceSlice
 from resourceapi.gates import FeatureGates
 
@@ -32,16 +33,9 @@ def shared_gpu(name: str, shares: int = 4, **extra: Any) -> dict[str, Any]:
     }
 
 
-def gpu_slice(*devices: dict[str, Any], name: str = "s1", slices: int = 1, **spec: Any) -> ResourceSlice:
-    body: dict[str, Any] = {
-        "driver": DRIVER,
-        "nodeName": "n1",
-        "pool": {"name": "pool1", "generation": 1, "resourceSliceCount": slices},
-        **spec,
-    }
-    if devices:
-        body["devices"] = list(devices)
-    return ResourceSlice.model_validate({"metadata": {"name": name}, "spec": body})
+def node_slice(*devices: dict[str, Any], name: str = "s1", slices: int = 1, **spec: Any) -> ResourceSlice:
+    slice_ = make_slice("n1", DRIVER).name(name).pool("pool1", slices).spec(**spec)
+    return ResourceSlice.model_validate((slice_.devices(*devices) if devices else slice_).obj())
 
 
 def share_request(name: str, shares: int, **more: Any) -> dict[str, Any]:
@@ -101,20 +95,20 @@ def picked(core: Cluster, *claims: ResourceClaim) -> list[list[tuple[str, str | 
 
 
 def test_committed_shares_count_against_the_device() -> None:
-    core = cluster([gpu_slice(shared_gpu("g0"))], (committed_share("g0", 3),))
+    core = cluster([node_slice(shared_gpu("g0"))], (committed_share("g0", 3),))
     assert not core.plan(NODE, [claim(share_request("r0", 2))]).could_fit()
     assert picked(core, claim(share_request("r0", 2))) is None
     assert picked(core, claim(share_request("r0", 1))) == [[("g0", "1")]]
 
 
 def test_a_device_without_room_is_skipped_for_the_next() -> None:
-    core = cluster([gpu_slice(shared_gpu("g0"), shared_gpu("g1"))], (committed_share("g0", 4),))
+    core = cluster([node_slice(shared_gpu("g0"), shared_gpu("g1"))], (committed_share("g0", 4),))
     assert core.plan(NODE, [claim(share_request("r0", 2))]).could_fit()
     assert picked(core, claim(share_request("r0", 2))) == [[("g1", "2")]]
 
 
 def test_in_flight_shares_of_one_claim_add_up() -> None:
-    core = cluster([gpu_slice(shared_gpu("g0", shares=2))])
+    core = cluster([node_slice(shared_gpu("g0", shares=2))])
     two = claim(share_request("a", 1), share_request("b", 1))
     assert picked(core, two) == [[("g0", "1"), ("g0", "1")]]
     three = claim(share_request("a", 1), share_request("b", 1), share_request("c", 1))
@@ -123,7 +117,7 @@ def test_in_flight_shares_of_one_claim_add_up() -> None:
 
 def test_a_tainted_device_is_skipped_for_an_untainted_one() -> None:
     tainted = shared_gpu("g0", taints=[{"key": "broken", "value": "yes", "effect": "NoSchedule"}])
-    core = cluster([gpu_slice(tainted, shared_gpu("g1"))])
+    core = cluster([node_slice(tainted, shared_gpu("g1"))])
     assert core.plan(NODE, [claim(share_request("r0", 1))]).could_fit()
     assert picked(core, claim(share_request("r0", 1))) == [[("g1", "1")]]
 
@@ -134,10 +128,10 @@ def test_a_device_holding_a_committed_share_has_paid_its_counters() -> None:
     device = shared_gpu(
         "g0", consumesCounters=[{"counterSet": "mem", "counters": {"bytes": {"value": "8Gi"}}}]
     )
-    counters = gpu_slice(
+    counters = node_slice(
         name="s0", slices=2, sharedCounters=[{"name": "mem", "counters": {"bytes": {"value": "8Gi"}}}]
     )
-    slices = [counters, gpu_slice(device, slices=2)]
+    slices = [counters, node_slice(device, slices=2)]
     assert picked(cluster(slices), claim(share_request("a", 1), share_request("b", 1))) == [
         [("g0", "1"), ("g0", "1")]
     ]
@@ -147,7 +141,7 @@ def test_a_device_holding_a_committed_share_has_paid_its_counters() -> None:
 
 def test_the_search_takes_devices_in_the_candidate_order_it_is_given() -> None:
     """least-used puts the fresh device first, most-used the partly used one; the search follows."""
-    core = cluster([gpu_slice(shared_gpu("g0"), shared_gpu("g1"))], (committed_share("g1", 1),))
+    core = cluster([node_slice(shared_gpu("g0"), shared_gpu("g1"))], (committed_share("g1", 1),))
     request = claim(share_request("r0", 1))
     for order, device in (("first-fit", "g0"), ("least-used", "g0"), ("most-used", "g1")):
         outcome = core.allocate(NODE, [request], order=order)  # type: ignore[arg-type]
@@ -170,8 +164,8 @@ def test_backtracking_from_a_shared_device_takes_back_its_share_and_its_counters
     def slices(counter_bytes: str) -> list[ResourceSlice]:
         counters = [{"name": "mem", "counters": {"bytes": {"value": counter_bytes}}}]
         return [
-            gpu_slice(name="s0", slices=2, sharedCounters=counters),
-            gpu_slice(zoned("g0", "a"), zoned("g1", "b"), slices=2),
+            node_slice(name="s0", slices=2, sharedCounters=counters),
+            node_slice(zoned("g0", "a"), zoned("g1", "b"), slices=2),
         ]
 
     zone_a = [{"cel": {"expression": f'device.attributes["{DRIVER}"].zone == "a"'}}]

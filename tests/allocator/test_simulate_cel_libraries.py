@@ -11,6 +11,7 @@ import pytest
 import yaml
 
 from dra_capacity.cli import main
+from localcluster.objects import make_slice
 
 NODE = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}}
 
@@ -27,20 +28,15 @@ def _nic(name: str, ipv4: str, if_name: str, product: str, virtual: bool) -> dic
     }
 
 
-SLICE = {
-    "apiVersion": "resource.k8s.io/v1",
-    "kind": "ResourceSlice",
-    "metadata": {"name": "n1-nics"},
-    "spec": {
-        "driver": "dra.net",
-        "nodeName": "n1",
-        "pool": {"name": "n1", "generation": 1, "resourceSliceCount": 1},
-        "devices": [
-            _nic("nic-0", "192.168.7.1", "eth0", "a10", True),
-            _nic("nic-1", "10.0.3.4", "gpu0rdma0", "h100", False),
-        ],
-    },
-}
+SLICE = (
+    make_slice("n1", "dra.net")
+    .name("n1-nics")
+    .devices(
+        _nic("nic-0", "192.168.7.1", "eth0", "a10", True),
+        _nic("nic-1", "10.0.3.4", "gpu0rdma0", "h100", False),
+    )
+    .obj()
+)
 
 # Each selects nic-1 only.
 SELECTORS = [

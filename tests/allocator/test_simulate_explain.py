@@ -12,6 +12,8 @@ import pytest
 from support.simulate_cli import run_simulate, write_manifests
 from support.workloads import GPU_SHARED, gpu_class, gpu_slice, node, pod
 
+from localcluster.objects import make_claim
+
 SUMMARY = "0/2 nodes are available: 2 cannot allocate all claims."
 
 
@@ -121,24 +123,9 @@ def test_table_prints_the_reasons_under_the_pod_line(
 
 
 def _claim(name: str, memory: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "ResourceClaim",
-        "metadata": {"name": name, "namespace": "ml"},
-        "spec": {
-            "devices": {
-                "requests": [
-                    {
-                        "name": "gpu",
-                        "exactly": {
-                            "deviceClassName": "gpu.nvidia.com-shared-1",
-                            "capacity": {"requests": {"memory": memory}},
-                        },
-                    }
-                ]
-            }
-        },
-    }
+    return (
+        make_claim(name).namespace("ml").request("gpu", "gpu.nvidia.com-shared-1", {"memory": memory}).obj()
+    )
 
 
 def test_claim_mode_explains_a_capacity_the_devices_lack(

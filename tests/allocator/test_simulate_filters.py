@@ -12,6 +12,7 @@ from support.simulate_cli import write_manifests
 from support.workloads import GPU_SHARED, gpu_class, gpu_slice, node, pod
 
 from dra_capacity.cli import main
+from localcluster.objects import make_claim
 
 
 def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict[str, Any], str]:
@@ -98,16 +99,7 @@ def test_unschedulable_pod_that_could_preempt_says_preemption_is_not_simulated(
 
 
 def _claim(name: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "ResourceClaim",
-        "metadata": {"name": name, "namespace": "default"},
-        "spec": {
-            "devices": {
-                "requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com-shared-1"}}]
-            }
-        },
-    }
+    return make_claim(name).request("gpu", "gpu.nvidia.com-shared-1").obj()
 
 
 def test_a_node_flag_nothing_names_warns_with_close_matches(

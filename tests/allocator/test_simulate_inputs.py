@@ -13,6 +13,7 @@ from support.simulate_cli import run_simulate, write_manifests
 from support.workloads import GPU_SHARED, gpu_class, gpu_slice, node, pod
 
 from allocator.simulate.inputs import claim_status_errors
+from localcluster.objects import make_claim, make_slice
 
 
 def _base(tmp_path: Path) -> str:
@@ -112,17 +113,8 @@ def test_a_counter_set_in_another_slice_of_the_pool_resolves(
 ) -> None:
     """Since 1.35 sharedCounters may sit in their own slice of the pool; the device's reference resolves
     across slices (GatherPools/buildPool), so the pod is bound."""
-    counters = {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "ResourceSlice",
-        "metadata": {"name": "counters"},
-        "spec": {
-            "driver": "gpu.nvidia.com",
-            "nodeName": "n1",
-            "pool": {"name": "n1", "generation": 1, "resourceSliceCount": 2},
-            "sharedCounters": [{"name": "gpu-mem", "counters": {"memory": {"value": "80Gi"}}}],
-        },
-    }
+    counter_set = {"name": "gpu-mem", "counters": {"memory": {"value": "80Gi"}}}
+    counters = make_slice("n1").name("counters").pool("n1", 2).counters([counter_set]).obj()
     devices = _slice(pool={"name": "n1", "generation": 1, "resourceSliceCount": 2})
     for d in devices["spec"]["devices"]:
         d["consumesCounters"] = [{"counterSet": "gpu-mem", "counters": {"memory": {"value": "40Gi"}}}]
@@ -511,16 +503,7 @@ def test_admin_access_needs_a_namespace_labeled_for_it_as_the_api_server_require
     from allocator.simulate import InputError, load_inputs
     from resourceapi.manifests.documents import Document
 
-    claim = {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "ResourceClaim",
-        "metadata": {"name": "c", "namespace": "ops"},
-        "spec": {
-            "devices": {
-                "requests": [{"name": "r", "exactly": {"deviceClassName": "gpu", "adminAccess": True}}]
-            }
-        },
-    }
+    claim = make_claim("c").namespace("ops").request("r", "gpu", adminAccess=True).obj()
     unlabeled = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "ops"}}
     with pytest.raises(InputError, match=r"spec.devices.requests\[0\].adminAccess: Forbidden: admin access"):
         load_inputs([Document("c.yaml", 1, claim), Document("c.yaml", 2, unlabeled)])

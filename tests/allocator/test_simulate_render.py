@@ -10,6 +10,7 @@ from support.simulate_cli import write_manifests
 from support.workloads import node
 
 from dra_capacity.cli import main
+from localcluster.objects import make_claim
 
 
 def _class() -> dict[str, Any]:
@@ -49,14 +50,7 @@ def _slices() -> list[dict[str, Any]]:
 
 
 def _claim(name: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "ResourceClaim",
-        "metadata": {"name": name, "namespace": "default"},
-        "spec": {
-            "devices": {"requests": [{"name": "nic", "exactly": {"deviceClassName": "nic", "count": 2}}]}
-        },
-    }
+    return make_claim(name).request("nic", "nic", count=2).obj()
 
 
 def test_exclusive_devices_and_counter_sets_in_the_table(

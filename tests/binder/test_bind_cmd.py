@@ -7,16 +7,12 @@ import json
 import signal
 import socket
 import subprocess
-import sys
 import urllib.error
 import urllib.request
-from pathlib import Path
 from typing import Any
 
-from support.binder_harness import bound, events, seed_cluster, wait_for
+from support.binder_harness import CLI, SHORT_LEASE, bind_argv, bound, events, seed_cluster, wait_for
 from support.gpu_cluster import pod
-
-CLI = str(Path(sys.executable).parent / "dra-capacity")
 
 
 def free_port() -> int:
@@ -60,22 +56,7 @@ def test_controller_serves_health_and_metrics_holds_the_lease_and_stops_on_sigte
     seed_cluster(kube_api, nodes=1)
     port = free_port()
     proc = subprocess.Popen(
-        [
-            CLI,
-            "bind",
-            "--kubeconfig",
-            str(kube_api.kubeconfig_path),
-            "--lease-namespace",
-            "default",
-            "--metrics-listen",
-            f"127.0.0.1:{port}",
-            "--lease-duration",
-            "3",
-            "--renew-deadline",
-            "2",
-            "--retry-period",
-            "0.5",
-        ],
+        bind_argv(kube_api, f"127.0.0.1:{port}", *SHORT_LEASE),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -19,6 +19,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import pytest
 from kubeapi import KubeAPIServer
 from support.binder_harness import check_invariants, extended_claims, kube_for, wait_for
 from support.gpu_cluster import device_class, gpu_slice, node, pod
@@ -137,6 +138,7 @@ def reserved_for_unbound(api: Any) -> None:
             )
 
 
+@pytest.mark.slow
 def test_chaos_kills_at_every_step_keep_the_invariants(tmp_path: Path) -> None:
     totals: Counter[str] = Counter()
     for seed in range(RUNS):

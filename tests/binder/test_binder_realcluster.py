@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from realcluster import Cluster, ClusterConfig
 from support.binder_harness import check_invariants
 from support.gpu_cluster import pod
 from support.real_binders import BINDER_NAMESPACE, Chaos, RealApi, install_binder_rbac, state, wait
@@ -24,6 +23,7 @@ from support.real_binders import BINDER_NAMESPACE, Chaos, RealApi, install_binde
 from binder.controller import Binder, BinderOptions
 from kubeio.election import LeaderElector
 from kubeio.kube import Kube, load_configuration
+from localcluster.cluster import Cluster, ClusterConfig
 from resourceapi.gates import FeatureGates
 
 pytestmark = [pytest.mark.realcluster, pytest.mark.slow]

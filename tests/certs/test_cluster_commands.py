@@ -7,6 +7,7 @@ import base64
 import json
 from pathlib import Path
 
+import pytest
 from cryptography import x509
 from kubeapi import KubeAPIServer
 from support.cluster_setup import (
@@ -233,6 +234,7 @@ def test_rotate_force_ca_without_a_view_of_the_replicas_keeps_both_cas(kube_api:
     assert set(ca_bundles(kube_api).values()) - {None} == {secret_data(kube_api)["ca.crt"]}
 
 
+@pytest.mark.slow
 def test_check_passes_on_a_healthy_installation(kube_api: KubeAPIServer, tmp_path: Path) -> None:
     seed_configs(kube_api)
     assert certs(kube_api, "init").returncode == 0
@@ -246,6 +248,7 @@ def test_check_passes_on_a_healthy_installation(kube_api: KubeAPIServer, tmp_pat
     assert "certs check: ok" in proc.stdout
 
 
+@pytest.mark.slow
 def test_check_reports_a_ca_bundle_that_does_not_verify_the_served_certificate(
     kube_api: KubeAPIServer, tmp_path: Path
 ) -> None:
@@ -265,6 +268,7 @@ def test_check_reports_a_ca_bundle_that_does_not_verify_the_served_certificate(
     assert "certs check: problems found" in proc.stdout
 
 
+@pytest.mark.slow
 def test_check_reports_a_wiped_ca_bundle_key_mismatch_and_san_mismatch(kube_api: KubeAPIServer) -> None:
     seed_configs(kube_api)
     assert certs(kube_api, "init").returncode == 0
@@ -292,6 +296,7 @@ def test_check_reports_a_wiped_ca_bundle_key_mismatch_and_san_mismatch(kube_api:
     )
 
 
+@pytest.mark.slow
 def test_check_reports_a_san_mismatch(kube_api: KubeAPIServer) -> None:
     seed_configs(kube_api)
     assert certs(kube_api, "init").returncode == 0

@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import pytest
 from kubeapi import KubeAPIServer
 from support.cluster_setup import (
     CONFIG,
@@ -27,6 +28,9 @@ from support.serving import Traffic, free_port, replicas
 
 from certs.served import fetch_served
 from certs.verify import issued_by, parse_bundle
+
+# Waits on purpose (timeouts, floods, lease expiries): `make quick` leaves these out (docs/testing.md).
+pytestmark = pytest.mark.slow
 
 VWC = "validatingwebhookconfigurations/validate.deviceclasses.dra-capacity.io"
 

@@ -12,6 +12,7 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
 from support.certmaker import NAMES
 from support.serving import Traffic, replicas
 
@@ -29,6 +30,7 @@ def _stored(m: Material) -> StoredSecret:
     return StoredSecret(m.secret_data(), m.annotations(), {}, "kubernetes.io/tls", "1", {})
 
 
+@pytest.mark.slow
 def test_no_request_fails_during_a_ca_rotation_and_the_old_ca_goes_only_after_every_replica_switched(
     tmp_path: Path,
 ) -> None:

@@ -19,6 +19,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+import pytest
 from kubeapi import KubeAPIServer
 from support.chart_render import CHART, NAMESPACE, containers, objects, of_kind, one
 
@@ -60,6 +61,7 @@ def _wait_http(url: str, proc: subprocess.Popen[str], timeout: float = 60, **kw:
         time.sleep(0.1)
 
 
+@pytest.mark.slow
 def test_the_webhook_pods_certs_sidecar_and_server_work_with_the_chart_args(
     kube_api: KubeAPIServer, tmp_path: Path
 ) -> None:

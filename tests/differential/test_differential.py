@@ -4,12 +4,11 @@ must be listed in docs/divergences.md (`make differential` runs the full count w
 
 from __future__ import annotations
 
-from realcluster import Cluster
-
 from differential.compare import listed_keys
 from differential.run import Report, run_all
 from differential.server import Server
 from dra_capacity.apiverdict import Judge
+from localcluster.cluster import Cluster
 
 SEED = 20261202
 

@@ -6,13 +6,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from realcluster import Cluster, ClusterConfig
-
 from differential.compare import listed_keys
 from differential.run import STATUS_KIND, Report, draw_statuses, run_status
 from differential.server import Server
 from dra_capacity.apiverdict import status_update
-from localcluster.cluster import FEATURE_GATES
+from localcluster.cluster import FEATURE_GATES, Cluster, ClusterConfig
 from resourceapi.validation.claim_status import StatusGates
 
 SEED = 20261203

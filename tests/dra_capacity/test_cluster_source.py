@@ -15,6 +15,7 @@ from kubeapi import KubeAPIServer
 
 from dra_capacity.cli import main
 from dra_capacity.cluster_source import read_cluster
+from localcluster.objects import make_slice
 
 GPU = "nvidia.com/gpu.shared"
 DRIVER = "gpu.nvidia.com"
@@ -41,18 +42,8 @@ def node(i: int) -> dict[str, Any]:
     }
 
 
-def gpu_slice(i: int) -> dict[str, Any]:
-    return {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "ResourceSlice",
-        "metadata": {"name": f"n{i:02d}-gpus"},
-        "spec": {
-            "driver": DRIVER,
-            "nodeName": f"n{i:02d}",
-            "pool": {"name": f"n{i:02d}", "generation": 1, "resourceSliceCount": 1},
-            "devices": [{"name": "gpu-0"}],
-        },
-    }
+def node_slice(i: int) -> dict[str, Any]:
+    return make_slice(f"n{i:02d}", DRIVER).name(f"n{i:02d}-gpus").devices({"name": "gpu-0"}).obj()
 
 
 def pod(name: str, node_name: str | None = None, gpus: int = 1) -> dict[str, Any]:
@@ -79,7 +70,7 @@ def seed_cluster(api: KubeAPIServer, nodes: int) -> None:
     api.seed(device_class())
     for i in range(nodes):
         api.seed(node(i))
-        api.seed(gpu_slice(i))
+        api.seed(node_slice(i))
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

@@ -14,6 +14,7 @@ import pytest
 import yaml
 
 from dra_capacity.cli import main
+from localcluster.objects import make_claim
 
 ROOT = Path(__file__).resolve().parents[2]
 GPU_CLUSTER = str(ROOT / "docs" / "examples" / "gpu-shared" / "cluster.yaml")
@@ -206,24 +207,7 @@ def test_simulate_fail_unschedulable_exits_1_only_when_something_is_not_placed(
 
 
 def test_claim_mode_fail_unschedulable(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    claim = {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "ResourceClaim",
-        "metadata": {"name": "big", "namespace": "default"},
-        "spec": {
-            "devices": {
-                "requests": [
-                    {
-                        "name": "gpu",
-                        "exactly": {
-                            "deviceClassName": "gpu.nvidia.com-shared-1",
-                            "capacity": {"requests": {"shares": "5"}},
-                        },
-                    }
-                ]
-            }
-        },
-    }
+    claim = make_claim("big").request("gpu", "gpu.nvidia.com-shared-1", {"shares": "5"}).obj()
     path = tmp_path / "claim.yaml"
     path.write_text(yaml.safe_dump(claim))
     args = ["simulate", "--node", "gpu-node-1", "-f", GPU_CLUSTER, "-f", str(path)]

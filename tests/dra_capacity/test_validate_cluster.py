@@ -10,6 +10,7 @@ from pathlib import Path
 import yaml
 
 from dra_capacity.cli import main
+from localcluster.objects import make_slice
 
 CLASS = """
 apiVersion: resource.k8s.io/v1
@@ -23,25 +24,12 @@ spec:
 
 
 def dump(tmp_path: Path) -> str:
-    items = [
-        {
-            "apiVersion": "resource.k8s.io/v1",
-            "kind": "ResourceSlice",
-            "metadata": {"name": "node-1-gpus"},
-            "spec": {
-                "driver": "gpu.nvidia.com",
-                "nodeName": "node-1",
-                "pool": {"name": "node-1", "generation": 1, "resourceSliceCount": 1},
-                "devices": [
-                    {
-                        "name": "gpu-0",
-                        "allowMultipleAllocations": True,
-                        "capacity": {"memory": {"value": "80Gi"}, "shares": {"value": "4"}},
-                    }
-                ],
-            },
-        }
-    ]
+    gpu = {
+        "name": "gpu-0",
+        "allowMultipleAllocations": True,
+        "capacity": {"memory": {"value": "80Gi"}, "shares": {"value": "4"}},
+    }
+    items = [make_slice("node-1").name("node-1-gpus").devices(gpu).obj()]
     path = tmp_path / "cluster.yaml"
     path.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": items}))
     return str(path)

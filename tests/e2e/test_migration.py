@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import base64
 import json
-import signal
 import socket
 import ssl
 import subprocess
@@ -23,6 +22,7 @@ from typing import Any
 
 import pytest
 import yaml
+from support.waiting import stop_process
 
 CLI = str(Path(sys.executable).parent / "dra-capacity")
 ANNOTATION = "dra-capacity.io/extended-resource-capacity-requests"
@@ -215,12 +215,7 @@ def start_webhook(tmp: Path, *gate_args: str) -> Iterator[Webhook]:
         hook.wait_ready(proc)
         yield hook
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_process(proc, 20)
 
 
 @pytest.fixture

@@ -19,8 +19,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from realcluster import Cluster, ClusterConfig
 from support.placement_scenarios import LABEL, SCENARIOS, Scenario
+
+from localcluster.cluster import Cluster, ClusterConfig
 
 pytestmark = pytest.mark.realcluster
 

@@ -6,11 +6,9 @@ double; the two commands are subprocesses."""
 from __future__ import annotations
 
 import base64
-import signal
 import socket
 import ssl
 import subprocess
-import sys
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -18,12 +16,21 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.binder_harness import assert_kubelet_view, bound, events, kube_for, seed_cluster, wait_for
+from support.binder_harness import (
+    CLI,
+    assert_kubelet_view,
+    bind_argv,
+    bound,
+    events,
+    kube_for,
+    seed_cluster,
+    wait_for,
+)
 from support.gpu_cluster import pod
+from support.waiting import stop_process
 
 from kubeio.kube import PODS, Kube
 
-CLI = str(Path(sys.executable).parent / "dra-capacity")
 LABEL = "dra-capacity.io/pod-routing"
 
 
@@ -31,16 +38,6 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
-
-
-def stop(proc: subprocess.Popen[str]) -> None:
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 @pytest.fixture
@@ -110,23 +107,14 @@ def serve(kube_api: Any, tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str]
         )
         yield proc, port
     finally:
-        stop(proc)
+        stop_process(proc, 15)
 
 
 @pytest.fixture
 def bind(kube_api: Any, tmp_path: Path) -> Iterator[subprocess.Popen[str]]:
     log = (tmp_path / "bind.log").open("w")
     proc = subprocess.Popen(
-        [
-            CLI,
-            "bind",
-            "--kubeconfig",
-            str(kube_api.kubeconfig_path),
-            "--lease-namespace",
-            "default",
-            "--metrics-listen",
-            "127.0.0.1:0",
-        ],
+        bind_argv(kube_api, "127.0.0.1:0"),
         stdout=subprocess.DEVNULL,
         stderr=log,
         text=True,
@@ -134,7 +122,7 @@ def bind(kube_api: Any, tmp_path: Path) -> Iterator[subprocess.Popen[str]]:
     try:
         yield proc
     finally:
-        stop(proc)
+        stop_process(proc, 15)
         log.close()
 
 
@@ -223,7 +211,7 @@ def test_pod_admitted_while_routing_is_down_is_reported(kube_api: Any, serve: An
     kube = kube_for(kube_api)
     wait_routing_warm(kube)
     proc, _ = serve
-    stop(proc)  # failurePolicy Ignore: creation goes on without routing
+    stop_process(proc, 15)  # failurePolicy Ignore: creation goes on without routing
     missed = create(kube, pod("missed", "inference", scheduler=None))
     assert missed["spec"]["schedulerName"] == "default-scheduler"
     try:

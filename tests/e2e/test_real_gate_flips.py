@@ -21,10 +21,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from realcluster import Cluster, ClusterConfig
-from realcluster.cluster import KUBECTL, free_port
 from support.chart_webhooks import ServedWebhook, chart_kubeconfig, register, unregister
 from support.kubectl_cases import ANNOTATION, SEL, carrier, requests
+
+from localcluster.cluster import KUBECTL, Cluster, ClusterConfig, free_port
 
 pytestmark = pytest.mark.realcluster
 

@@ -25,11 +25,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from realcluster import Cluster
-from realcluster.cluster import KUBECTL
 from support.chart_webhooks import NAMESPACE, SERVICE, ServedWebhook, chart_kubeconfig, register, unregister
 from support.kubectl_cases import CASES, SERVER, WEBHOOK, Case, carrier, requests
 from support.kubectl_cases import KUBECTL as BY_KUBECTL
+
+from localcluster.cluster import KUBECTL, Cluster
 
 pytestmark = pytest.mark.realcluster
 

@@ -32,7 +32,8 @@ def kube_server(request: pytest.FixtureRequest) -> str:
 def calibration_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     """One real cluster for the whole list (no GPU slices), reset between tests."""
     from realcluster.calibration import CONFIG, RealAPIServer
-    from realcluster.cluster import Cluster
+
+    from localcluster.cluster import Cluster
 
     with Cluster.start(tmp_path_factory.mktemp("calibration"), CONFIG) as cluster:
         yield RealAPIServer(cluster)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from localcluster.objects import make_class
+
 
 def pod(name: str = "p", namespace: str = "default", node: str = "", **spec: Any) -> dict[str, Any]:
     body: dict[str, Any] = {
@@ -22,12 +24,7 @@ def node(name: str = "n1", labels: dict[str, str] | None = None) -> dict[str, An
 
 
 def device_class(name: str = "gpu", **spec: Any) -> dict[str, Any]:
-    return {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "DeviceClass",
-        "metadata": {"name": name},
-        "spec": spec or {"selectors": [{"cel": {"expression": 'device.driver == "gpu.example.com"'}}]},
-    }
+    return (make_class(name).spec(**spec) if spec else make_class(name).driver("gpu.example.com")).obj()
 
 
 def claim(name: str = "c", namespace: str = "default", **meta: Any) -> dict[str, Any]:

@@ -6,12 +6,13 @@ single attempts from the caller's own loop (`try_acquire_or_renew`, the certs co
 
 from __future__ import annotations
 
+import functools
 import time
-from collections.abc import Callable
 from typing import Any
 
 import pytest
 from kubeapi import KubeAPIServer
+from support import waiting
 
 from kubeio.election import LeaderElector, LeaseError
 from kubeio.kube import Kube
@@ -20,12 +21,7 @@ TIMING = {"lease_duration": 3.0, "renew_deadline": 2.0, "retry_period": 0.3}
 NS, NAME = "kube-system", "dra-capacity-binder"
 
 
-def wait_for(what: str, check: Callable[[], Any], timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.02)
+wait_for = functools.partial(waiting.wait_for, timeout=20.0)
 
 
 def elector(api: KubeAPIServer, identity: str, **kw: Any) -> LeaderElector:

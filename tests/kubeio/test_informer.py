@@ -15,20 +15,13 @@ from typing import Any
 import pytest
 from kubeapi import KubeAPIServer
 from kubeapi.objects import configmap
+from support.waiting import wait_for
 
 from kubeio.informer import ADDED, DELETED, MODIFIED, Informer, key_of, resource_version
 from kubeio.kube import Kube, Obj, Resource
 
 CONFIGMAPS = Resource("v1", "configmaps", True)
 Event = tuple[str, str | None, str | None]  # (type, old name, new name)
-
-
-def wait_for(what: str, check: Callable[[], Any], timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.02)
 
 
 class Recorder:

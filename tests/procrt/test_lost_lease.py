@@ -14,6 +14,8 @@ import pytest
 from support import cluster_setup
 from support.binder_harness import seed_cluster, wait_for
 
+pytestmark = pytest.mark.slow  # each waits out a lease
+
 CLI = str(Path(sys.executable).parent / "dra-capacity")
 
 

@@ -18,7 +18,7 @@ import sys
 import threading
 from pathlib import Path
 
-from .cluster import Cluster, ClusterConfig, ClusterError
+from localcluster.cluster import Cluster, ClusterConfig, ClusterError
 
 
 def _env(cluster: Cluster) -> str:

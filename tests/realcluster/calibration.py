@@ -21,7 +21,7 @@ from typing import Any
 from kubeapi.double import HttpResult
 from kubeapi.resources import ResourceType, for_object, lookup
 
-from .cluster import CONTROLLERS, Cluster, ClusterConfig, ClusterError
+from localcluster.cluster import CONTROLLERS, Cluster, ClusterConfig, ClusterError
 
 # What the double has: no scheduler, no kubelet or kwok (a test's own nodes and pods are left alone), no
 # kube-root-ca.crt ConfigMap in every namespace; the controllers it emulates run for real.

@@ -17,9 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from localcluster.cluster import Cluster, ClusterConfig
 from localcluster.netns import reclaim_stale
-
-from .cluster import Cluster, ClusterConfig
 
 FIXTURES = ("real_cluster", "real_cluster_factory")
 _STARTED: list[Cluster] = []

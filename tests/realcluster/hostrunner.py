@@ -50,7 +50,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from .cluster import ROOT, Cluster, ClusterError
+from localcluster.cluster import ROOT, Cluster, ClusterError
 
 NODE = "host-runner"
 KWOK_TAINT = {"key": "realcluster.dra-capacity.io/kwok", "value": "true", "effect": "NoSchedule"}

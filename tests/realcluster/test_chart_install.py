@@ -20,8 +20,7 @@ from typing import Any
 
 import pytest
 
-from realcluster import Cluster, ClusterConfig
-from realcluster.cluster import ROOT
+from localcluster.cluster import ROOT, Cluster, ClusterConfig
 from realcluster.hostrunner import KWOK_TOLERATION, HostRunner, taint_kwok_nodes
 
 pytestmark = [pytest.mark.realcluster, pytest.mark.slow]

@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 import yaml
 
-from realcluster import Cluster, ClusterConfig
-from realcluster.nodes import gpu_slice
+from localcluster.cluster import Cluster, ClusterConfig
+from localcluster.nodes import gpu_slice
 
 pytestmark = pytest.mark.realcluster
 

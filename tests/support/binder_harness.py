@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import contextlib
-import time
+import sys
 import uuid
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator
 from fractions import Fraction
+from pathlib import Path
 from typing import Any
 
 from binder.controller import Binder, BinderOptions
@@ -16,9 +17,29 @@ from kubeio.election import LeaderElector
 from kubeio.kube import Kube, load_configuration
 from resourceapi.gates import FeatureGates
 from resourceapi.machinery.quantity import Quantity
+from support import waiting
 from support.gpu_cluster import CLASS, device_class, gpu_slice, node
 
 FAST = {"initial_backoff": 0.05, "max_backoff": 0.5, "watch_timeout": 30.0}
+CLI = str(Path(sys.executable).parent / "dra-capacity")
+# A lease that expires in 3 s (the defaults take 15): the leader-election tests wait it out.
+SHORT_LEASE = ("--lease-duration", "3", "--renew-deadline", "2", "--retry-period", "0.5")
+
+
+def bind_argv(api: Any, metrics_listen: str = "127.0.0.1:0", *extra: str) -> list[str]:
+    """`dra-capacity bind` against the test double `api`, its lease in `default`."""
+    kubeconfig = str(api.kubeconfig_path)
+    return [
+        CLI,
+        "bind",
+        "--kubeconfig",
+        kubeconfig,
+        "--lease-namespace",
+        "default",
+        "--metrics-listen",
+        metrics_listen,
+        *extra,
+    ]
 
 
 def seed_cluster(api: Any, nodes: int = 2, gpus: int = 1, shares: int = 4, carrier: str = "field") -> None:
@@ -54,14 +75,7 @@ def running_binder(
 
 
 def wait_for(what: str, check: Callable[[], Any], timeout: float = 20.0, interval: float = 0.05) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(interval)
+    return waiting.wait_for(what, check, timeout, interval)
 
 
 def pods(api: Any, namespace: str | None = "default") -> list[dict[str, Any]]:

@@ -8,6 +8,7 @@ from typing import Any
 
 from allocator.capacity.view import CapacityView
 from allocator.simulate import load_inputs, run_pods
+from localcluster.objects import make_class, make_slice
 from resourceapi.gates import FeatureGates
 from resourceapi.manifests.documents import Document
 
@@ -18,18 +19,10 @@ GATES = FeatureGates.defaults()
 
 
 def device_class(name: str = CLASS, resource: str = RESOURCE, shares: str | None = "1") -> dict[str, Any]:
-    spec: dict[str, Any] = {
-        "selectors": [{"cel": {"expression": f'device.driver == "{DRIVER}"'}}],
-        "extendedResourceName": resource,
-    }
-    if shares is not None:
-        spec["extendedResourceCapacityRequests"] = {"requests": {"shares": shares}}
-    return {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "DeviceClass",
-        "metadata": {"name": name, "creationTimestamp": "2026-01-01T00:00:00Z"},
-        "spec": spec,
-    }
+    built = (
+        make_class(name).created("2026-01-01T00:00:00Z").driver(DRIVER).spec(extendedResourceName=resource)
+    )
+    return (built if shares is None else built.capacity_requests({"shares": shares})).obj()
 
 
 def node(
@@ -61,20 +54,8 @@ def gpu(
 def gpu_slice(
     node_name: str, *devices: dict[str, Any], counters: list[dict[str, Any]] | None = None
 ) -> dict[str, Any]:
-    spec: dict[str, Any] = {
-        "driver": DRIVER,
-        "nodeName": node_name,
-        "pool": {"name": node_name, "generation": 1, "resourceSliceCount": 1},
-        "devices": list(devices) or [gpu("gpu-0"), gpu("gpu-1")],
-    }
-    if counters:
-        spec["sharedCounters"] = counters
-    return {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "ResourceSlice",
-        "metadata": {"name": f"{node_name}-gpus"},
-        "spec": spec,
-    }
+    slice_ = make_slice(node_name, DRIVER).name(f"{node_name}-gpus")
+    return slice_.devices(*(devices or (gpu("gpu-0"), gpu("gpu-1")))).counters(counters).obj()
 
 
 def pod(name: str, units: int = 1, node_name: str | None = None, cpu: str | None = None) -> dict[str, Any]:

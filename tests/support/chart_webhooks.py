@@ -21,8 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from realcluster import Cluster
-
+from localcluster.cluster import Cluster
 from support.chart_render import CHART, helm
 
 RELEASE, NAMESPACE = "dra", "dra-capacity"

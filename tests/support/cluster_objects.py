@@ -5,29 +5,22 @@ from __future__ import annotations
 
 from typing import Any
 
+from localcluster.objects import make_slice
+
 DRIVER = "gpu.nvidia.com"
 
 
 def gpu_slice(node: str, devices: int = 2) -> dict[str, Any]:
-    return {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "ResourceSlice",
-        "metadata": {"name": f"{node}-gpus"},
-        "spec": {
-            "driver": DRIVER,
-            "nodeName": node,
-            "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
-            "devices": [
-                {
-                    "name": f"gpu-{i}",
-                    "allowMultipleAllocations": True,
-                    "attributes": {"productName": {"string": "NVIDIA H100"}},
-                    "capacity": {"memory": {"value": "80Gi"}, "shares": {"value": "4"}},
-                }
-                for i in range(devices)
-            ],
-        },
-    }
+    gpus = (
+        {
+            "name": f"gpu-{i}",
+            "allowMultipleAllocations": True,
+            "attributes": {"productName": {"string": "NVIDIA H100"}},
+            "capacity": {"memory": {"value": "80Gi"}, "shares": {"value": "4"}},
+        }
+        for i in range(devices)
+    )
+    return make_slice(node, DRIVER).name(f"{node}-gpus").devices(*gpus).obj()
 
 
 def review(requests: dict[str, str]) -> dict[str, Any]:

@@ -65,25 +65,17 @@ def seed_configs(api: KubeAPIServer) -> None:
     )
 
 
+def _certs_argv(api: KubeAPIServer, action: str) -> list[str]:
+    """`dra-capacity certs ACTION` on the double, for the test installation's Secret, Service and config."""
+    kubeconfig = str(api.kubeconfig_path)
+    where = ["--namespace", NS, "--secret", SECRET, "--service", SERVICE, "--webhook-config", CONFIG]
+    return [DRA_CAPACITY, "certs", action, "--kubeconfig", kubeconfig, *where]
+
+
 def certs(
     api: KubeAPIServer, action: str, *extra: str, timeout: float = 120
 ) -> subprocess.CompletedProcess[str]:
-    args = [
-        DRA_CAPACITY,
-        "certs",
-        action,
-        "--kubeconfig",
-        str(api.kubeconfig_path),
-        "--namespace",
-        NS,
-        "--secret",
-        SECRET,
-        "--service",
-        SERVICE,
-        "--webhook-config",
-        CONFIG,
-        *extra,
-    ]
+    args = [*_certs_argv(api, action), *extra]
     return subprocess.run(args, capture_output=True, text=True, timeout=timeout)
 
 
@@ -91,19 +83,7 @@ def controller(
     api: KubeAPIServer, identity: str, tls_dir: Path, endpoints: list[int], *extra: str
 ) -> subprocess.Popen[str]:
     args = [
-        DRA_CAPACITY,
-        "certs",
-        "controller",
-        "--kubeconfig",
-        str(api.kubeconfig_path),
-        "--namespace",
-        NS,
-        "--secret",
-        SECRET,
-        "--service",
-        SERVICE,
-        "--webhook-config",
-        CONFIG,
+        *_certs_argv(api, "controller"),
         "--tls-dir",
         str(tls_dir),
         "--identity",

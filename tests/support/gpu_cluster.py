@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from localcluster.objects import CAPACITY_ANNOTATION, make_class, make_node, make_pod, make_slice
+
 RESOURCE = "nvidia.com/gpu.shared"
 CLASS = "gpu.nvidia.com-shared-1"
 DRIVER = "gpu.nvidia.com"
@@ -15,48 +17,24 @@ SCHEDULER = "dra-capacity"
 
 
 def device_class(name: str = CLASS, *, carrier: str = "field", resource: str = RESOURCE) -> dict[str, Any]:
-    spec: dict[str, Any] = {
-        "selectors": [{"cel": {"expression": f'device.driver == "{DRIVER}"'}}],
-        "extendedResourceName": resource,
-    }
-    meta: dict[str, Any] = {"name": name}
+    built = make_class(name).driver(DRIVER).spec(extendedResourceName=resource)
     if carrier == "field":
-        spec["extendedResourceCapacityRequests"] = {"requests": {"shares": "1"}}
+        built.capacity_requests({"shares": "1"})
     elif carrier == "annotation":
-        meta["annotations"] = {
-            "dra-capacity.io/extended-resource-capacity-requests": '{"requests":{"shares":"1"}}'
-        }
-    return {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": meta, "spec": spec}
+        built.annotation(CAPACITY_ANNOTATION, '{"requests":{"shares":"1"}}')
+    return built.obj()
 
 
 def node(name: str, cpu: str = "32") -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "Node",
-        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
-        "status": {"allocatable": {"cpu": cpu, "memory": "256Gi", "pods": "110"}, "capacity": {"cpu": cpu}},
-    }
+    return make_node(name).allocatable(cpu=cpu, memory="256Gi", pods="110").capacity(cpu=cpu).obj()
 
 
 def gpu_slice(node_name: str, gpus: int = 1, shares: int = 4) -> dict[str, Any]:
-    return {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "ResourceSlice",
-        "metadata": {"name": f"{node_name}-{DRIVER}"},
-        "spec": {
-            "driver": DRIVER,
-            "nodeName": node_name,
-            "pool": {"name": node_name, "generation": 1, "resourceSliceCount": 1},
-            "devices": [
-                {
-                    "name": f"gpu-{i}",
-                    "allowMultipleAllocations": True,
-                    "capacity": {"shares": {"value": str(shares)}},
-                }
-                for i in range(gpus)
-            ],
-        },
-    }
+    devices = (
+        {"name": f"gpu-{i}", "allowMultipleAllocations": True, "capacity": {"shares": {"value": str(shares)}}}
+        for i in range(gpus)
+    )
+    return make_slice(node_name, DRIVER).devices(*devices).obj()
 
 
 def pod(
@@ -69,21 +47,10 @@ def pod(
     labels: dict[str, str] | None = None,
     **spec: Any,
 ) -> dict[str, Any]:
-    body: dict[str, Any] = {
-        "containers": [
-            {
-                "name": "server",
-                "image": "registry.example.com/web:1.4",
-                "resources": {"limits": {RESOURCE: str(shares)}},
-            }
-        ],
-        **spec,
-    }
+    built = make_pod(name).namespace(namespace).container("server", "registry.example.com/web:1.4")
+    built.limit(RESOURCE, shares).spec(**spec)
     if scheduler is not None:
-        body["schedulerName"] = scheduler
-    meta: dict[str, Any] = {"name": name, "namespace": namespace}
+        built.spec(schedulerName=scheduler)
     if uid is not None:
-        meta["uid"] = uid
-    if labels:
-        meta["labels"] = labels
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": body}
+        built.meta(uid=uid)
+    return built.labels(labels).obj()

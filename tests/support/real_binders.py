@@ -24,6 +24,7 @@ from typing import Any
 
 import yaml
 
+from support import waiting
 from support.binder_harness import check_invariants
 from support.chart_render import CHART, helm
 from support.gpu_cluster import device_class, pod
@@ -131,14 +132,7 @@ class BinderProcess:
 
 
 def wait(what: str, check: Callable[[], Any], timeout: float, interval: float = 0.1) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(interval)
+    return waiting.wait_for(what, check, timeout, interval)
 
 
 _Anys = list[Any]

@@ -18,6 +18,7 @@ import aiohttp
 
 from certs.authority import ServingBundle, generate_self_signed
 from certs.files import CA_CRT, write_bundle
+from localcluster.objects import make_class
 from webhook.server import logs
 from webhook.server.limits import ServerLimits
 from webhook.server.metrics import WebhookMetrics
@@ -95,12 +96,7 @@ class AdmissionDouble:
 
 
 def device_class(name: str = "gpu", **spec: Any) -> dict[str, Any]:
-    return {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "DeviceClass",
-        "metadata": {"name": name},
-        "spec": spec or {"selectors": [{"cel": {"expression": 'device.driver == "gpu.example.com"'}}]},
-    }
+    return (make_class(name).spec(**spec) if spec else make_class(name).driver("gpu.example.com")).obj()
 
 
 def review(
@@ -191,3 +187,14 @@ async def running_server(
 def session(tls_dir: Path, force_close: bool = False) -> aiohttp.ClientSession:
     connector = aiohttp.TCPConnector(ssl=client_context(tls_dir), force_close=force_close)
     return aiohttp.ClientSession(connector=connector)
+
+
+def metric_sample(metrics_text: str, name: str, **labels: str) -> float | None:
+    """The value of one sample in Prometheus text, matched by name and a subset of labels."""
+    for line in metrics_text.splitlines():
+        if not line.startswith(name + "{") and not line.startswith(name + " "):
+            continue
+        head, _, value = line.rpartition(" ")
+        if all(f'{k}="{v}"' in head for k, v in labels.items()):
+            return float(value)
+    return None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from localcluster.objects import make_slice
 from resourceapi.api.core_v1 import Node, Pod
 from resourceapi.api.resource_v1 import DeviceClass, ResourceSlice
 
@@ -117,17 +118,8 @@ def gpu(index: int, node_name: str, shares: int = 4) -> dict[str, Any]:
 
 def gpu_slice(node_name: str, gpus: int = 8, shares: int = 4) -> ResourceSlice:
     """A node-local slice (its own pool) with `gpus` shareable GPUs."""
-    return ResourceSlice.model_validate(
-        {
-            "metadata": {"name": f"{node_name}-{GPU_DRIVER}"},
-            "spec": {
-                "driver": GPU_DRIVER,
-                "nodeName": node_name,
-                "pool": {"name": node_name, "generation": 1, "resourceSliceCount": 1},
-                "devices": [gpu(i, node_name, shares) for i in range(gpus)],
-            },
-        }
-    )
+    devices = (gpu(i, node_name, shares) for i in range(gpus))
+    return ResourceSlice.model_validate(make_slice(node_name, GPU_DRIVER).devices(*devices).obj())
 
 
 def share_claim(name: str, cls: str = GPU_CLASS, shares: str = "1", **status: Any) -> dict[str, Any]:

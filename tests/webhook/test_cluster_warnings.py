@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from localcluster.objects import make_slice
 from resourceapi.api.resource_v1 import DeviceClass, ResourceSlice
 from resourceapi.cel import CelCache, CompileResult
 from resourceapi.gates import FeatureGates
@@ -52,17 +53,9 @@ def gpu(
     return out
 
 
-def gpu_slice(node: str, *devices: dict[str, Any]) -> ResourceSlice:
+def node_slice(node: str, *devices: dict[str, Any]) -> ResourceSlice:
     return ResourceSlice.model_validate(
-        {
-            "metadata": {"name": f"{node}-{DRIVER}"},
-            "spec": {
-                "driver": DRIVER,
-                "nodeName": node,
-                "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
-                "devices": list(devices) or [gpu(i) for i in range(8)],
-            },
-        }
+        make_slice(node, DRIVER).devices(*(devices or map(gpu, range(8)))).obj()
     )
 
 
@@ -92,7 +85,8 @@ def device_class(
 
 def view(*slices: ResourceSlice, classes: tuple[dict[str, Any], ...] = ()) -> ClusterView:
     return ClusterView(
-        slices or (gpu_slice("node-1"), gpu_slice("node-2")), [DeviceClass.model_validate(c) for c in classes]
+        slices or (node_slice("node-1"), node_slice("node-2")),
+        [DeviceClass.model_validate(c) for c in classes],
     )
 
 
@@ -132,7 +126,7 @@ def test_an_amount_larger_than_every_device_says_the_largest() -> None:
 
 def test_an_amount_the_request_policy_rounds_up_says_to_what() -> None:
     policy = {"value": "8", "requestPolicy": {"default": "2", "validRange": {"min": "2", "step": "2"}}}
-    v = view(gpu_slice("node-1", gpu(0, shares=policy)))
+    v = view(node_slice("node-1", gpu(0, shares=policy)))
     assert warnings_for(device_class(requests={"shares": "1"}), v) == [
         "DeviceClass gpu-shared: requests shares=1, devices round to 2 (validRange min 2)"
     ]
@@ -146,8 +140,8 @@ def test_selectors_that_together_match_nothing_name_the_one_that_excludes() -> N
 
 
 def test_two_selectors_each_matching_but_not_together_name_the_excluding_one() -> None:
-    a100 = gpu_slice("node-a", gpu(0, product="NVIDIA A100"), gpu(1, product="NVIDIA A100"))
-    h100 = gpu_slice("node-h", gpu(2, product="NVIDIA H100"))
+    a100 = node_slice("node-a", gpu(0, product="NVIDIA A100"), gpu(1, product="NVIDIA A100"))
+    h100 = node_slice("node-h", gpu(2, product="NVIDIA H100"))
     obj = device_class(
         "gpu-shared",
         'device.attributes["gpu.nvidia.com"].productName.startsWith("NVIDIA A")',
@@ -169,7 +163,7 @@ def test_a_selector_failing_on_a_published_device_suggests_a_guard() -> None:
 
 
 def test_capacity_on_devices_that_cannot_be_shared_is_named() -> None:
-    v = view(gpu_slice("node-1", gpu(0, shareable=False), gpu(1, shareable=False)))
+    v = view(node_slice("node-1", gpu(0, shareable=False), gpu(1, shareable=False)))
     assert warnings_for(device_class(requests={"shares": "1"}), v) == [
         "DeviceClass gpu-shared: none of its 2 devices allows multiple allocations, "
         "so each pod takes a whole device"

@@ -18,6 +18,9 @@ from typing import Any
 
 import pytest
 
+# Waits on purpose (timeouts, floods, lease expiries): `make quick` leaves these out (docs/testing.md).
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[2]
 MiB = 1024 * 1024
 # A kubelet probe times out after 1 s; the target is 100 ms, measured by bench/hostile.py on a quiet machine.

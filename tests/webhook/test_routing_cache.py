@@ -5,24 +5,16 @@ Namespace labels."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from typing import Any
 
 from kubeapi import KubeAPIServer
 from support.gpu_cluster import RESOURCE, device_class
+from support.waiting import wait_for
 
 from kubeio.factory import InformerFactory
 from kubeio.kube import Kube
 from resourceapi.routing import ROUTING_LABEL
 from webhook.podrouting.routing_cache import ClusterRoutingCache
-
-
-def wait_for(what: str, check: Callable[[], Any], timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.02)
 
 
 def namespace(name: str, labels: dict[str, str]) -> dict[str, Any]:

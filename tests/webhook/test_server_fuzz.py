@@ -22,6 +22,9 @@ from support.server_harness import client_context, make_tls_dir, running_server
 from resourceapi.gates import FeatureGates
 from webhook.deviceclass.admission import DeviceClassAdmission
 
+# Waits on purpose (timeouts, floods, lease expiries): `make quick` leaves these out (docs/testing.md).
+pytestmark = pytest.mark.slow
+
 FIXTURE = Path(__file__).resolve().parents[2] / "bench" / "fixtures" / "deviceclass-realistic.json"
 SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

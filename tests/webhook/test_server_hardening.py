@@ -28,6 +28,7 @@ from support.server_harness import (
     running_server,
     session,
 )
+from support.server_harness import metric_sample as _sample
 
 from webhook.podrouting.pod_routing import PodRouter, PodRoutingMetrics
 from webhook.podrouting.routing_cache import RoutingCache
@@ -36,16 +37,6 @@ from webhook.server.limits import ServerLimits
 
 RESOURCE = "example.com/gpu.shared"
 OPTED_NS = "inference"
-
-
-def _sample(metrics_text: str, name: str, **labels: str) -> float | None:
-    for line in metrics_text.splitlines():
-        if not line.startswith(name + "{") and not line.startswith(name + " "):
-            continue
-        head, _, value = line.rpartition(" ")
-        if all(f'{k}="{v}"' in head for k, v in labels.items()):
-            return float(value)
-    return None
 
 
 async def _raw(port: int, tls_dir: Path) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:

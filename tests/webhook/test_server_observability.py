@@ -21,6 +21,7 @@ from support.server_harness import (
     running_server,
     session,
 )
+from support.server_harness import metric_sample as _sample
 
 from webhook.server.server import Listen
 
@@ -28,17 +29,6 @@ from webhook.server.server import Listen
 def _decisions(log: str) -> list[dict[str, Any]]:
     lines = [json.loads(line) for line in log.splitlines()]
     return [line for line in lines if line["msg"] == "admission decision"]
-
-
-def _sample(metrics_text: str, name: str, **labels: str) -> float | None:
-    """The value of one sample in Prometheus text, matched by name and a subset of labels."""
-    for line in metrics_text.splitlines():
-        if not line.startswith(name + "{") and not line.startswith(name + " "):
-            continue
-        head, _, value = line.rpartition(" ")
-        if all(f'{k}="{v}"' in head for k, v in labels.items()):
-            return float(value)
-    return None
 
 
 async def test_healthz_is_200_while_warming_up(tls_dir: Path) -> None:

@@ -8,6 +8,7 @@ import asyncio
 import functools
 import os
 
+from support.waiting import alive
 from support.worker_jobs import grow
 
 from dra_capacity.serve_cmd import load_handler
@@ -17,20 +18,12 @@ from webhook.server.workers import LARGE_REVIEW_BYTES, AdmissionWorkers, Recycli
 MiB = 1024 * 1024
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
-
-
 async def _settle(workers: AdmissionWorkers, old: set[int], seconds: float = 60.0) -> set[int]:
     """Wait for the pool to be replaced and its old processes to end; return the new processes."""
     deadline = asyncio.get_running_loop().time() + seconds
     while asyncio.get_running_loop().time() < deadline:
         now = set(workers.pids())
-        if now and not now & old and not any(_alive(pid) for pid in old):
+        if now and not now & old and not any(alive(pid) for pid in old):
             return now
         await asyncio.sleep(0.1)
     raise AssertionError(f"workers not recycled: still {workers.pids()}, old {old}")

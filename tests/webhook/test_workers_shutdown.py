@@ -9,17 +9,15 @@ import functools
 import os
 import time
 
+import pytest
+from support.waiting import alive
+
 from dra_capacity.serve_cmd import load_handler
 from resourceapi.gates import FeatureGates
 from webhook.server.workers import AdmissionWorkers
 
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
+# Waits on purpose (timeouts, floods, lease expiries): `make quick` leaves these out (docs/testing.md).
+pytestmark = pytest.mark.slow
 
 
 def _worker_pids(workers: AdmissionWorkers) -> set[int]:
@@ -38,9 +36,9 @@ def test_shutdown_returns_once_the_worker_processes_are_gone() -> None:
     workers = AdmissionWorkers(2, 1 << 20, None, functools.partial(load_handler, FeatureGates.parse("")))
     pids = _worker_pids(workers)
     assert pids and os.getpid() not in pids  # judged in worker processes
-    assert all(_alive(pid) for pid in pids)
+    assert all(alive(pid) for pid in pids)
     workers.shutdown()
-    assert not any(_alive(pid) for pid in pids)
+    assert not any(alive(pid) for pid in pids)
 
 
 def test_shutdown_waits_at_most_its_timeout_for_a_busy_worker() -> None:
@@ -59,6 +57,6 @@ def test_shutdown_waits_at_most_its_timeout_for_a_busy_worker() -> None:
 
     asyncio.run(occupy())
     deadline = time.monotonic() + 10
-    while _alive(pid) and time.monotonic() < deadline:
+    while alive(pid) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not _alive(pid)  # the busy worker ended its work, then exited
+    assert not alive(pid)  # the busy worker ended its work, then exited
