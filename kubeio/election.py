@@ -117,7 +117,9 @@ class LeaderElector:
         try:
             return self.try_acquire_or_renew()
         except LeaseError as exc:
-            log.debug("leader election: %s", exc)
+            # client-go's tryAcquireOrRenew logs each failed get or update of the lock as an error: a
+            # missing RBAC rule or an unreachable API server must show in the log, not only in a stuck standby
+            log.warning("leader election: %s", exc)
             return False
 
     def _run(self) -> None:
