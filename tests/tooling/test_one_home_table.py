@@ -85,3 +85,11 @@ def test_each_name_given_after_a_file_is_defined_there(row: str) -> None:
                 if not any(_defines(s, symbol) for s in sources):
                     absent.append(f"{name} in {file}")
     assert not absent, f"docs/internals.md names what the code does not define: {absent}"
+
+
+def test_each_file_of_the_where_to_change_what_table_exists() -> None:
+    text = (ROOT / "docs/internals.md").read_text()
+    section = text.split("## Where to change what", 1)[1].split("\n## ", 1)[0]
+    named = [t for t in TICKED.findall(section) if "/" in t and "<" not in t]
+    missing = [t for t in named if not (ROOT / t.rstrip("/")).exists()]
+    assert len(named) >= 15 and not missing, f"the map names files that do not exist: {missing}"
