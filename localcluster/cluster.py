@@ -17,6 +17,7 @@ import contextlib
 import copy
 import json
 import os
+import random
 import re
 import shutil
 import signal
@@ -105,8 +106,23 @@ def bin_dir() -> Path:
     return cache / "dra-capacity" / "controlplane" / kubernetes_version()
 
 
+# Below Linux's default ephemeral range (32768-60999): a port the kernel handed out with bind(0) and that was
+# then closed can be taken as the source port of any outgoing connection before the component binds it
+# (`bind: address already in use`, seen with two harnesses starting at once).
+LISTEN_PORTS = (20000, 32767)
+
+
 def free_port() -> int:
-    with socket.socket() as sock:
+    """A loopback port free now, chosen outside the ephemeral range so no client connection takes it."""
+    for _ in range(200):
+        port = random.randint(*LISTEN_PORTS)
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    with socket.socket() as sock:  # the range is full: fall back to the kernel's choice
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
 
