@@ -8,7 +8,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install run serve test quick lint typecheck unit slow controlplane realcluster differential binder-chaos-real mutation bench bench-side-by-side-quick clean
+.PHONY: install run serve test quick lint typecheck unit slow controlplane realcluster realnode-bins realnode differential binder-chaos-real mutation bench bench-side-by-side-quick clean
 
 LOCK := $(VENV).lock
 
@@ -68,7 +68,23 @@ controlplane:
 # when missing and root, else the harness falls back to url: webhooks and the netns test fails saying so).
 realcluster: $(STAMP) controlplane
 	@command -v ip >/dev/null || [ "$$(id -u)" != 0 ] || { apt-get update -qq && apt-get install -y -qq iproute2; }
-	$(BIN)/pytest -m realcluster
+	$(BIN)/pytest -m "realcluster and not realnode"
+
+# The real node (docs/testing.md, "The real node"): the kubelet and the DRA test plugin from tests/realnode/k8s
+# (the control plane's release), containerd from tests/realnode/containerd, the pause and workload images,
+# into ~/.cache/dra-capacity/realnode/<version>/ (scripts/realnode.py; a no-op when built). As root, Debian's
+# runc, CNI plugins and busybox-static are installed when missing.
+realnode-bins: controlplane
+	@[ "$$(id -u)" != 0 ] || { missing=""; \
+		[ -x /usr/sbin/runc ] || missing="$$missing runc"; \
+		[ -x /usr/lib/cni/bridge ] || missing="$$missing containernetworking-plugins"; \
+		[ -x /bin/busybox ] || missing="$$missing busybox-static"; \
+		[ -z "$$missing" ] || { apt-get update -qq && apt-get install -y -qq $$missing; }; }
+	nice -n 15 $(PYTHON) scripts/realnode.py build
+
+# The real-node tier: one kubelet node beside the kwok ones (root; one per machine, behind a lock).
+realnode: $(STAMP) realnode-bins
+	$(BIN)/pytest -m realnode
 
 # Our validation against the real kube-apiserver, object by object, at a random seed (printed): the tests' own
 # inputs, 10,000 DeviceClasses and 5,000 of each other kind. Exits 1 on a disagreement docs/divergences.md does
@@ -86,7 +102,7 @@ binder-chaos-real: $(STAMP) controlplane
 
 # The image tier last: it needs podman (image_build.sh installs it with apt-get as root); about 3 min cold,
 # 1.5 warm here (docs/testing.md).
-test: quick slow controlplane realcluster image-test
+test: quick slow controlplane realcluster realnode image-test
 
 # Mutation testing of the core modules (not part of `make test`: about half an hour on two cores). One module:
 # `make mutation MODULES=webhook/deviceclass/dropping.py`. docs/testing.md, "Mutation testing".
