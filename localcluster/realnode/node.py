@@ -422,6 +422,10 @@ class RealNode:
         )
         return list(body["items"]) if status == 200 else []
 
+    def published_devices(self) -> list[dict[str, Any]]:
+        """The devices the plugin was last told to publish."""
+        return list(json.loads(self.devices_file.read_text()))
+
     def write_devices(self, devices: list[dict[str, Any]]) -> None:
         """The devices the plugin publishes; a running plugin republishes on SIGHUP."""
         self.devices_file.write_text(json.dumps(devices))
