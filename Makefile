@@ -33,9 +33,10 @@ venv-locked:
 install: $(STAMP)
 
 # The sandbox: builds the control plane on first use, state in .run/ (FRESH=1 wipes it), Ctrl-C stops it.
+# REALNODE=1 adds one real kubelet node (root only: the sandbox says why not otherwise; docs/sandbox.md).
 SANDBOX_FLAGS ?=
-run: $(STAMP)
-	$(BIN)/dra-capacity sandbox $(if $(FRESH),--fresh) $(SANDBOX_FLAGS)
+run: $(STAMP) $(if $(REALNODE),$(if $(filter 0,$(shell id -u)),realnode-bins))
+	$(BIN)/dra-capacity sandbox $(if $(FRESH),--fresh) $(if $(REALNODE),--real-node) $(SANDBOX_FLAGS)
 
 serve: $(STAMP)
 	$(BIN)/dra-capacity serve --listen 127.0.0.1:8443 --health-listen 127.0.0.1:8081 --tls-dir .run/tls --self-signed

@@ -52,6 +52,13 @@ def add_commands(sub: Any) -> None:
     parser.add_argument(
         "--no-build", action="store_true", help="never build the control plane (use the double when absent)"
     )
+    parser.add_argument(
+        "--real-node",
+        action="store_true",
+        help="also start one real node (kubelet, containerd, a DRA test plugin) beside the fake ones; "
+        "needs root, changes host sysctls while it runs (restored at exit), one per machine "
+        "(`make run REALNODE=1`)",
+    )
     parser.set_defaults(func=run_sandbox)
 
 
@@ -97,12 +104,60 @@ def build_control_plane() -> str | None:
     return None if done.returncode == 0 else f"the control plane build failed (exit {done.returncode})"
 
 
+def real_node_unavailable() -> str | None:
+    """None when a real node can start here (root); else why not. Its binaries are built on demand."""
+    if os.geteuid() != 0:
+        return (
+            "a real node needs root: containerd and the kubelet mount filesystems, create cgroups and "
+            "network namespaces, and the kubelet changes host sysctls. Run `make run` without REALNODE=1 "
+            "for the fake nodes only, or as root"
+        )
+    return None
+
+
+def build_real_node() -> str | None:
+    """Run `scripts/realnode.py build` when something is missing, streaming its progress."""
+    from localcluster.realnode import host, node
+
+    try:
+        node.check_usable()
+        return None
+    except host.RealNodeUnavailable:
+        pass
+    say(
+        "building the real node on first use (kubelet, containerd, the DRA test plugin, two images): about "
+        "6 min cold once the control plane is built (kubelet 2 min, containerd 4 min); cached after that"
+    )
+    script = _checkout() / "scripts" / "realnode.py"
+    done = subprocess.run([sys.executable, str(script), "build"], check=False)
+    if done.returncode != 0:
+        return f"the real node's build failed (exit {done.returncode})"
+    try:
+        node.check_usable()
+    except host.RealNodeUnavailable as error:
+        return str(error)
+    return None
+
+
 def run_sandbox(args: argparse.Namespace) -> int:
     started = time.monotonic()
     state = args.dir.resolve()
+    if args.real_node:
+        why_not = real_node_unavailable()
+        if why_not is not None:
+            print(f"{PROG}: --real-node: {why_not}", file=sys.stderr)
+            return 2
     why = control_plane_unavailable(args.no_build)
     if why is None:
         why = build_control_plane()
+    if why is None and args.real_node:
+        failed = build_real_node()
+        if failed is not None:
+            print(f"{PROG}: --real-node: {failed}", file=sys.stderr)
+            return 1
+    if why is not None and args.real_node:
+        print(f"{PROG}: --real-node needs the real control plane: {why}", file=sys.stderr)
+        return 1
     if why is not None:
         say(
             f"USING THE API DOUBLE, not a real control plane: {why}. "
@@ -171,6 +226,13 @@ NEXT_STEPS = (
 )
 
 
+REAL_NODE_STEPS = (
+    "kubectl apply -f docs/examples/gpu-shared/real-node.yaml   # 4 pods on the real node's GPUs",
+    "kubectl get pods -l app=gpu-real -o wide                   # Running, as its kubelet reports",
+    "kubectl logs deploy/gpu-real | grep claim_                 # the CDI variable of the pod's share",
+)
+
+
 def next_steps(kubeconfig: Path | str) -> list[str]:
     """The README's sequence (its `sandbox-steps` block, with `$PWD/.run/kubeconfig` there), in its order."""
     return [line.format(kubeconfig=kubeconfig) for line in NEXT_STEPS]
@@ -183,6 +245,7 @@ def _run_real(args: argparse.Namespace, state: Path, started: float) -> int:
     stop = _stop_event()
     cluster: Cluster | None = None
     installed = None
+    real_node = None
     try:
         cluster_dir = _prepare(state, args.fresh)
         reused = (cluster_dir / "etcd").is_dir()
@@ -191,6 +254,10 @@ def _run_real(args: argparse.Namespace, state: Path, started: float) -> int:
             f"{args.nodes} nodes x {args.gpus} GPUs x {args.shares} shares"
         )
         config = ClusterConfig(nodes=args.nodes, gpus_per_node=args.gpus, shares=args.shares, reuse=True)
+        if args.real_node:
+            from localcluster.realnode.node import APISERVER_ARGS
+
+            config.apiserver_args = APISERVER_ARGS
         cluster = Cluster.launch(cluster_dir, config)
         say(f"  {cluster.version} ready in {cluster.startup_seconds:.1f} s; logs in {cluster_dir / 'logs'}")
         say(
@@ -218,10 +285,16 @@ def _run_real(args: argparse.Namespace, state: Path, started: float) -> int:
             f"  DeviceClass {CLASS_NAME} (nvidia.com/gpu.shared = 1 share, in the annotation carrier) and "
             f"namespace {args.namespace} (opted in to pod routing)"
         )
+        if args.real_node:
+            real_node = _start_real_node(cluster, state, args)
         kubeconfig = _user_kubeconfig(cluster.kubeconfig_path, state / "kubeconfig", args.namespace)
         say(f"ready in {time.monotonic() - started:.1f} s. Next, in another shell at the checkout:")
         for line in next_steps(kubeconfig):
             say(f"  {line}")
+        if real_node is not None:
+            say("  and on the real node:")
+            for line in REAL_NODE_STEPS:
+                say(f"  {line}")
         say("  (kubectl, helm and dra-capacity are in .venv/bin; the figures are for the default sizes)")
         say("Ctrl-C stops everything.")
         while not stop.wait(1.0):
@@ -238,6 +311,11 @@ def _run_real(args: argparse.Namespace, state: Path, started: float) -> int:
         return 1
     finally:
         pids = []
+        if real_node is not None:
+            pids += [p.popen.pid for p in real_node.procs.values()]
+            left = real_node.stop()
+            result = "nothing left" if left.empty() else f"LEFT {left}"
+            say(f"stopped the real node: {result}, sysctls restored")
         if installed is not None:
             pids += installed.pids
             installed.stop()
@@ -246,6 +324,27 @@ def _run_real(args: argparse.Namespace, state: Path, started: float) -> int:
             cluster.stop()
         if pids:
             say(f"stopped PIDs {' '.join(str(p) for p in pids)}; state kept in {state} (--fresh wipes it)")
+
+
+def _start_real_node(cluster: Any, state: Path, args: argparse.Namespace) -> Any:
+    from localcluster.cluster import ClusterError
+    from localcluster.realnode.host import RealNodeUnavailable
+    from localcluster.realnode.node import RealNode, RealNodeConfig
+
+    say("starting the real node (containerd, kubelet, the DRA test plugin; host sysctls saved first)")
+    try:
+        node = RealNode.launch(
+            cluster, state / "realnode", RealNodeConfig(gpus=args.gpus, shares=args.shares), "make run"
+        )
+    except RealNodeUnavailable as error:
+        raise ClusterError(f"--real-node: {error}") from None
+    info = (node.node() or {}).get("status", {}).get("nodeInfo", {})
+    say(
+        f"  {node.name} Ready in {node.startup_seconds:.1f} s (kubelet {info.get('kubeletVersion')}, "
+        f"{info.get('containerRuntimeVersion')}), {args.gpus} GPUs x {args.shares} shares, tainted "
+        f"dra-capacity.io/real-node:NoSchedule; logs in {node.workdir / 'logs'}"
+    )
+    return node
 
 
 def _run_double(args: argparse.Namespace, state: Path) -> int:

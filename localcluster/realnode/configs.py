@@ -14,6 +14,7 @@ from typing import Any
 from . import host
 
 KUBELET_PORT = 10250
+REAL_NODE_TAINT = "dra-capacity.io/real-node"
 KUBELET_HEALTHZ_PORT = 10248
 
 
@@ -169,4 +170,6 @@ def kubelet_config(paths: Paths, sync_frequency: str = "10s") -> dict[str, Any]:
         "resolvConf": "/etc/resolv.conf",
         "shutdownGracePeriod": "0s",
         "logging": {"verbosity": 2},
+        # Only pods meant for the real node land there: the kwok examples' counts stay as they are.
+        "registerWithTaints": [{"key": REAL_NODE_TAINT, "value": "true", "effect": "NoSchedule"}],
     }

@@ -133,7 +133,11 @@ def test_shared_gpu_pods_run_on_the_real_node(
         .namespace(ns)
         .container("main", workload_image())
         .limit(RESOURCE, 1)
-        .spec(nodeSelector=dict(NODE_LABELS), terminationGracePeriodSeconds=2)
+        .spec(
+            nodeSelector=dict(NODE_LABELS),
+            tolerations=deployment(1)["spec"]["template"]["spec"]["tolerations"],
+            terminationGracePeriodSeconds=2,
+        )
         .obj()
     )
     pending["spec"]["containers"][0]["imagePullPolicy"] = "Never"

@@ -17,10 +17,10 @@ CLI = str(Path(sys.executable).parent / "dra-capacity")
 README_KUBECONFIG = "$PWD/.run/kubeconfig"
 
 
-def readme_steps() -> list[str]:
-    """The commands of the README's `sandbox-steps` block, in order."""
+def readme_steps(marker: str = "sandbox-steps") -> list[str]:
+    """The commands of the README's `sandbox-steps` block (or another `marker`'s), in order."""
     text = (ROOT / "README.md").read_text()
-    block = text.split("<!-- sandbox-steps -->", 1)[1].split("<!-- /sandbox-steps -->", 1)[0]
+    block = text.split(f"<!-- {marker} -->", 1)[1].split(f"<!-- /{marker} -->", 1)[0]
     body = block.split("```sh\n", 1)[1].split("```", 1)[0]
     return [line for line in body.splitlines() if line.strip()]
 
