@@ -157,6 +157,10 @@ def kubelet_config(paths: Paths, sync_frequency: str = "10s") -> dict[str, Any]:
         "failCgroupV1": False,
         "failSwapOn": False,
         "protectKernelDefaults": False,
+        # Else it writes KUBE-FIREWALL (with a DROP rule in INPUT and OUTPUT), KUBE-IPTABLES-HINT and
+        # KUBE-KUBELET-CANARY chains into the host's iptables and never removes them
+        # (pkg/kubelet/kubelet_network_linux.go); nothing here needs them (no kube-proxy).
+        "makeIPTablesUtilChains": False,
         "podLogsDir": str(paths.pod_logs),
         "imageGCHighThresholdPercent": 100,
         "imageGCLowThresholdPercent": 99,

@@ -13,6 +13,7 @@ import contextlib
 import fcntl
 import json
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -175,10 +176,11 @@ class Leftovers:
     cgroups: list[str]
     netns: list[str]
     links: list[str]
+    iptables: list[str]
     sysctls: dict[str, tuple[str, str]]
 
     def empty(self) -> bool:
-        return not (self.processes or self.mounts or self.cgroups or self.netns or self.links or self.sysctls)
+        return not any(self.__dict__.values())
 
     def __str__(self) -> str:
         parts = [f"{k}: {v}" for k, v in self.__dict__.items() if v]
@@ -194,8 +196,50 @@ def leftovers(binaries: Iterable[Path], sysctls_before: dict[str, str]) -> Lefto
         cgroups=[str(p) for p in our_cgroups()],
         netns=sorted(netns_names()),
         links=[BRIDGE] if link_exists(BRIDGE) else [],
+        iptables=iptables_chains(),
         sysctls={k: (sysctls_before[k], now[k]) for k in sysctls_before if now.get(k) != sysctls_before[k]},
     )
+
+
+# What a kubelet with makeIPTablesUtilChains writes (pkg/kubelet/kubelet_network_linux.go): no other program
+# here makes chains of these names, so any found are a kubelet's.
+KUBELET_CHAINS = (
+    ("filter", "KUBE-FIREWALL"),
+    ("mangle", "KUBE-IPTABLES-HINT"),
+    ("nat", "KUBE-KUBELET-CANARY"),
+    ("mangle", "KUBE-KUBELET-CANARY"),
+    ("filter", "KUBE-KUBELET-CANARY"),
+)
+
+
+def iptables_chains() -> list[str]:
+    """The kubelet chains present, as `iptables:table/chain` (and ip6tables)."""
+    found = []
+    for tool in ("iptables", "ip6tables"):
+        if shutil.which(tool) is None:
+            continue
+        for table, chain in KUBELET_CHAINS:
+            done = subprocess.run([tool, "-w", "-t", table, "-S", chain], capture_output=True, text=True)
+            if done.returncode == 0:
+                found.append(f"{tool}:{table}/{chain}")
+    return found
+
+
+def remove_iptables_chains() -> None:
+    for entry in iptables_chains():
+        tool, rest = entry.split(":", 1)
+        table, chain = rest.split("/", 1)
+        if chain == "KUBE-FIREWALL":
+            for parent in ("INPUT", "OUTPUT"):
+                while (
+                    subprocess.run(
+                        [tool, "-w", "-t", table, "-D", parent, "-j", chain], capture_output=True
+                    ).returncode
+                    == 0
+                ):
+                    pass
+        subprocess.run([tool, "-w", "-t", table, "-F", chain], capture_output=True)
+        subprocess.run([tool, "-w", "-t", table, "-X", chain], capture_output=True)
 
 
 def make_bridge() -> None:
@@ -217,7 +261,8 @@ def kill_pids(pids: Iterable[int], sig: int = signal.SIGKILL) -> None:
 
 def clean(binaries: Iterable[Path]) -> None:
     """Remove what a node left: processes of its binaries and in its cgroups (by PID), then mounts under its
-    roots (deepest first: the pods' network namespaces among them), its cgroups, and the bridge."""
+    roots (deepest first: the pods' network namespaces among them), its cgroups, the bridge, and a kubelet's
+    iptables chains."""
     binaries = list(binaries)
     for _ in range(3):
         pids = set(processes_of(binaries)) | set(cgroup_pids())
@@ -235,3 +280,4 @@ def clean(binaries: Iterable[Path]) -> None:
             Path(name).unlink()
     if link_exists(BRIDGE):
         subprocess.run(["ip", "link", "delete", BRIDGE], capture_output=True)
+    remove_iptables_chains()
