@@ -93,7 +93,12 @@ def containerd_config(paths: Paths, bin_dir: Path, sandbox_image: str) -> str:
             },
             f"{cri_runtime}.containerd": {"default_runtime_name": "runc"},
             runc: {"runtime_type": "io.containerd.runc.v2"},
-            f"{runc}.options": {"BinaryName": "/usr/sbin/runc", "SystemdCgroup": False},
+            # runc's state under the node's root, not /run/containerd/runc.
+            f"{runc}.options": {
+                "BinaryName": "/usr/sbin/runc",
+                "SystemdCgroup": False,
+                "Root": str(paths.run / "runc"),
+            },
             f"{cri_runtime}.cni": {"bin_dirs": ["/usr/lib/cni"], "conf_dir": str(paths.cni_conf)},
             'plugins."io.containerd.grpc.v1.cri"': {"stream_server_address": "127.0.0.1"},
         },

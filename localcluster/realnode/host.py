@@ -177,6 +177,7 @@ class Leftovers:
     netns: list[str]
     links: list[str]
     iptables: list[str]
+    files: list[str]
     sysctls: dict[str, tuple[str, str]]
 
     def empty(self) -> bool:
@@ -197,6 +198,7 @@ def leftovers(binaries: Iterable[Path], sysctls_before: dict[str, str]) -> Lefto
         netns=sorted(netns_names()),
         links=[BRIDGE] if link_exists(BRIDGE) else [],
         iptables=iptables_chains(),
+        files=stray_files(),
         sysctls={k: (sysctls_before[k], now[k]) for k in sysctls_before if now.get(k) != sysctls_before[k]},
     )
 
@@ -242,6 +244,59 @@ def remove_iptables_chains() -> None:
         subprocess.run([tool, "-w", "-t", table, "-X", chain], capture_output=True)
 
 
+# Paths outside the roots that the node's programs hard-code: the shims' sockets (containerd's
+# defaults.DefaultStateDir + /s), libcni's result cache, and the kubelet's device-plugin socket
+# (pkg/kubelet/cm/devicemanager: /var/lib/kubelet/device-plugins, whatever --root-dir says).
+SHIM_SOCKETS = Path("/run/containerd/s")
+CNI_RESULTS = Path("/var/lib/cni/results")
+DEVICE_PLUGIN_SOCKET = Path("/var/lib/kubelet/device-plugins/kubelet.sock")
+CNI_NETWORK = "dra-capacity-realnode"
+
+
+def _listening_sockets() -> set[str]:
+    paths = set()
+    for line in Path("/proc/net/unix").read_text().splitlines()[1:]:
+        fields = line.split()
+        if len(fields) >= 8:
+            paths.add(fields[7])
+    return paths
+
+
+def stray_files() -> list[str]:
+    """Files a node left outside its roots: shim and device-plugin sockets nobody listens on (no other
+    containerd or kubelet runs here: these are a killed node's), and libcni's results for its network."""
+    listening = _listening_sockets()
+    found: list[Path] = []
+    if SHIM_SOCKETS.is_dir():
+        found += [p for p in SHIM_SOCKETS.iterdir() if p.is_socket() and str(p) not in listening]
+    if DEVICE_PLUGIN_SOCKET.is_socket() and str(DEVICE_PLUGIN_SOCKET) not in listening:
+        found.append(DEVICE_PLUGIN_SOCKET)
+    if CNI_RESULTS.is_dir():
+        ours = [p for p in CNI_RESULTS.glob(f"{CNI_NETWORK}-*")]
+        ids = {p.name.removeprefix(f"{CNI_NETWORK}-").rsplit("-", 1)[0] for p in ours}
+        found += ours + [p for p in CNI_RESULTS.glob("cni-loopback-*") if p.name.split("-")[2] in ids]
+    return sorted(str(p) for p in found)
+
+
+def remove_stray_files() -> None:
+    for path in stray_files():
+        with contextlib.suppress(OSError):
+            Path(path).unlink()
+    # Directories the node's programs made there, only when empty (rmdir never removes content).
+    for directory in (
+        SHIM_SOCKETS,
+        SHIM_SOCKETS.parent / "runc" / "k8s.io",
+        SHIM_SOCKETS.parent / "runc",
+        SHIM_SOCKETS.parent,
+        DEVICE_PLUGIN_SOCKET.parent,
+        DEVICE_PLUGIN_SOCKET.parent.parent,
+        CNI_RESULTS,
+        CNI_RESULTS.parent,
+    ):
+        with contextlib.suppress(OSError):
+            directory.rmdir()
+
+
 def make_bridge() -> None:
     for args in (
         ["link", "add", BRIDGE, "type", "bridge"],
@@ -261,8 +316,8 @@ def kill_pids(pids: Iterable[int], sig: int = signal.SIGKILL) -> None:
 
 def clean(binaries: Iterable[Path]) -> None:
     """Remove what a node left: processes of its binaries and in its cgroups (by PID), then mounts under its
-    roots (deepest first: the pods' network namespaces among them), its cgroups, the bridge, and a kubelet's
-    iptables chains."""
+    roots (deepest first: the pods' network namespaces among them), its cgroups, the bridge, a kubelet's
+    iptables chains, and the stray files outside the roots (`stray_files`)."""
     binaries = list(binaries)
     for _ in range(3):
         pids = set(processes_of(binaries)) | set(cgroup_pids())
@@ -281,3 +336,4 @@ def clean(binaries: Iterable[Path]) -> None:
     if link_exists(BRIDGE):
         subprocess.run(["ip", "link", "delete", BRIDGE], capture_output=True)
     remove_iptables_chains()
+    remove_stray_files()
