@@ -132,6 +132,8 @@ def cni_config(paths: Paths) -> dict[str, Any]:
                 "ipam": {
                     "type": "host-local",
                     "ranges": [[{"subnet": host.POD_SUBNET}]],
+                    # A default route through the bridge: pods reach the API server's Service ClusterIP.
+                    "routes": [{"dst": "0.0.0.0/0"}],
                     "dataDir": str(paths.ipam),
                 },
             },
@@ -140,7 +142,7 @@ def cni_config(paths: Paths) -> dict[str, Any]:
     }
 
 
-def kubelet_config(paths: Paths, sync_frequency: str = "10s") -> dict[str, Any]:
+def kubelet_config(paths: Paths, sync_frequency: str = "10s", taint: bool = True) -> dict[str, Any]:
     """Serving on the node's bridge address only, anonymous requests allowed (the API server's `kubectl logs`
     calls carry no client certificate here; nothing outside this machine reaches that address), cgroups under
     host.CGROUP_ROOT."""
@@ -180,5 +182,7 @@ def kubelet_config(paths: Paths, sync_frequency: str = "10s") -> dict[str, Any]:
         "shutdownGracePeriod": "0s",
         "logging": {"verbosity": 2},
         # Only pods meant for the real node land there: the kwok examples' counts stay as they are.
-        "registerWithTaints": [{"key": REAL_NODE_TAINT, "value": "true", "effect": "NoSchedule"}],
+        "registerWithTaints": [{"key": REAL_NODE_TAINT, "value": "true", "effect": "NoSchedule"}]
+        if taint
+        else [],
     }

@@ -13,6 +13,7 @@ import contextlib
 import fcntl
 import json
 import os
+import shlex
 import shutil
 import signal
 import subprocess
@@ -197,7 +198,7 @@ def leftovers(binaries: Iterable[Path], sysctls_before: dict[str, str]) -> Lefto
         cgroups=[str(p) for p in our_cgroups()],
         netns=sorted(netns_names()),
         links=[BRIDGE] if link_exists(BRIDGE) else [],
-        iptables=iptables_chains(),
+        iptables=iptables_chains() + our_rules(),
         files=stray_files(),
         sysctls={k: (sysctls_before[k], now[k]) for k in sysctls_before if now.get(k) != sysctls_before[k]},
     )
@@ -227,7 +228,37 @@ def iptables_chains() -> list[str]:
     return found
 
 
+RULE_COMMENT = "dra-capacity-realnode"
+
+
+def add_dnat(destination: str, port: int, target: str) -> None:
+    """A nat PREROUTING rule sending pods' TCP to `destination:port` on to `target` (host:port): a Service
+    ClusterIP without kube-proxy. Marked with RULE_COMMENT; teardown removes every rule so marked."""
+    done = subprocess.run(
+        [
+            *("iptables", "-w", "-t", "nat", "-A", "PREROUTING", "-d", f"{destination}/32", "-p", "tcp"),
+            *("--dport", str(port), "-m", "comment", "--comment", RULE_COMMENT, "-j", "DNAT"),
+            *("--to-destination", target),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    if done.returncode != 0:
+        raise RealNodeUnavailable(f"iptables DNAT rule for {destination}:{port}: {done.stderr.strip()}")
+
+
+def our_rules() -> list[str]:
+    if shutil.which("iptables") is None:
+        return []
+    done = subprocess.run(["iptables", "-w", "-t", "nat", "-S", "PREROUTING"], capture_output=True, text=True)
+    return [line for line in done.stdout.splitlines() if RULE_COMMENT in line]
+
+
 def remove_iptables_chains() -> None:
+    for rule in our_rules():
+        subprocess.run(
+            ["iptables", "-w", "-t", "nat", *shlex.split(rule.replace("-A", "-D", 1))], capture_output=True
+        )
     for entry in iptables_chains():
         tool, rest = entry.split(":", 1)
         table, chain = rest.split("/", 1)

@@ -20,6 +20,7 @@ import shutil
 import signal
 import subprocess
 import time
+import urllib.parse
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -93,6 +94,8 @@ class RealNodeConfig:
     driver: str = nodes_mod.DRIVER
     # The kubelet's resync of pods and their Secret/ConfigMap volumes.
     sync_frequency: str = "10s"
+    # The NoSchedule taint that keeps pods not meant for the node off it (configs.REAL_NODE_TAINT).
+    taint: bool = True
     ready_timeout: float = 60.0
 
 
@@ -183,7 +186,9 @@ class RealNode:
         (p.state / "containerd.toml").write_text(
             configs.containerd_config(p, self.binaries, self.images["pause"])
         )
-        _write_yaml(p.state / "kubelet.yaml", configs.kubelet_config(p, self.config.sync_frequency))
+        _write_yaml(
+            p.state / "kubelet.yaml", configs.kubelet_config(p, self.config.sync_frequency, self.config.taint)
+        )
         self._write_kubeconfig()
         self.write_devices([nodes_mod.gpu(i, self.name, self.config.shares) for i in range(self.config.gpus)])
 
@@ -438,6 +443,19 @@ class RealNode:
         log = self.workdir / "logs" / "draplugin.log"
         text = log.read_text(errors="replace") if log.exists() else ""
         return [line for line in text.splitlines() if CALL_MARK in line and f'/{method}"' in line]
+
+    def route_cluster_ip(self, cluster_ip: str = "10.96.0.1", port: int = 443) -> None:
+        """Pods reach the API server through the `kubernetes` Service's ClusterIP: one DNAT rule to the API
+        server's address, standing in for kube-proxy (host.add_dnat)."""
+        parsed = urllib.parse.urlsplit(self.cluster.url)
+        host.add_dnat(cluster_ip, port, f"{parsed.hostname}:{parsed.port}")
+
+    def import_image(self, archive: Path, name: str) -> None:
+        """Load an OCI archive (`podman save --format oci-archive`) into the node's containerd as `name`,
+        for imagePullPolicy Never or IfNotPresent."""
+        self.ctr("images", "import", str(archive))
+        if name not in self.ctr("images", "ls", "-q").stdout.split():
+            raise ClusterError(f"{archive} holds no image named {name}")
 
     def ctr(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
         done = subprocess.run(
