@@ -12,6 +12,7 @@ import json
 import os
 import shutil
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,7 @@ from .test_headline import cdi_variable, claim_of, running_by_kubelet
 
 IMAGE = os.environ.get("IMAGE", "localhost/dra-capacity:dev")
 NS = "dra-capacity"
+RELEASE = "dra"
 CARRIER = "dra-capacity.io/extended-resource-capacity-requests"
 
 
@@ -161,4 +163,39 @@ def test_the_chart_runs_as_real_pods_on_the_real_node(chart_node: tuple[Cluster,
     claim, request = claim_of(placed)
     assert cdi_variable(claim, request) in cluster.kubectl("-n", "rn-chart", "logs", "shared").stdout
     cluster.request("DELETE", path)
-    helm(cluster, "uninstall", "dra", "-n", NS, "--wait", "--timeout", "3m")
+
+    # A CA rotation: the new Secret reaches the webhook pod through the kubelet's Secret volume refresh
+    # (syncFrequency 10 s here), the webhook serves it, and the API server trusts it.
+    secret = f"/api/v1/namespaces/{NS}/secrets/{RELEASE}-dra-capacity-webhook-tls"
+    before_ca = cluster.request("GET", secret)[1]["data"]["ca.crt"]
+    common = [
+        *("--kubeconfig", str(cluster.kubeconfig_path), "--namespace", NS),
+        *("--secret", f"{RELEASE}-dra-capacity-webhook-tls", "--service", f"{RELEASE}-dra-capacity-webhook"),
+        *("--webhook-config", f"{RELEASE}-dra-capacity-webhook"),
+        *("--webhook-config", f"mutating/{RELEASE}-dra-capacity-pod-routing"),
+    ]
+    started = time.monotonic()
+    rotate = subprocess.run(
+        [
+            tool("dra-capacity"),
+            "certs",
+            "rotate",
+            *common,
+            "--force-ca",
+            "--propagation-delay",
+            "5",
+            "--wait",
+            "240",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert rotate.returncode == 0, rotate.stdout + rotate.stderr
+    print(f"CA rotation through the kubelet's Secret refresh: {time.monotonic() - started:.1f} s")
+    assert cluster.request("GET", secret)[1]["data"]["ca.crt"] != before_ca
+    check = subprocess.run([tool("dra-capacity"), "certs", "check", *common], capture_output=True, text=True)
+    assert check.returncode == 0, check.stdout + check.stderr
+    bad = cluster.kubectl("apply", "-f", "-", input=json.dumps(device_class("rn-bad-2", "0")), check=False)
+    assert bad.returncode != 0 and "must be greater than zero" in bad.stderr, bad
+    helm(cluster, "uninstall", RELEASE, "-n", NS, "--wait", "--timeout", "3m")
