@@ -83,8 +83,9 @@ realnode-bins: controlplane
 		[ -z "$$missing" ] || { apt-get update -qq && apt-get install -y -qq $$missing; }; }
 	nice -n 15 $(PYTHON) scripts/realnode.py build
 
-# The real-node tier: one kubelet node beside the kwok ones (root; one per machine, behind a lock).
-realnode: $(STAMP) realnode-bins
+# The real-node tier: one kubelet node beside the kwok ones (root; one per machine, behind a lock). The chart's
+# test runs the product image on it (`make image`: built once per make run, image-test reuses it).
+realnode: $(STAMP) realnode-bins image
 	$(BIN)/pytest -m realnode
 
 # Our validation against the real kube-apiserver, object by object, at a random seed (printed): the tests' own
