@@ -322,6 +322,8 @@ class RealNode:
                     f"/apis/resource.k8s.io/v1/resourceslices?fieldSelector=spec.nodeName%3D{self.name}",
                 )
             restored = host.restore_sysctls()
+            if not host.our_mounts():  # the configs too, once nothing is mounted there
+                shutil.rmtree(self.paths.state, ignore_errors=True)
             left = host.leftovers(self.binary_paths(), restored or self.sysctls_before)
         finally:
             self._lock.close()
