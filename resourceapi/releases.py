@@ -30,12 +30,21 @@ class Release:
     gates describe the served cluster. `cel_lists_always`: new CEL selectors compile with the Lists v1
     library, so `includes()` is declared whatever DRAListTypeAttributes says (1.38 compiles new expressions
     at compatibility version binary-1 = 1.37, which has it; 1.37 declares it only with the gate).
+    `cel_url_sizes`: the cost model sizes the URL accessors' results (`getHost`, `getEscapedPath`, ...) by
+    their URL, so a `matches()` on one is bounded (apiserver v0.38 `pkg/cel/library/cost.go`; before 1.38
+    their results have no size estimate and such a selector is too complex).
+
+    Read from each release's source: `pkg/features/kube_features.go` (LockToDefault), the staging modules'
+    `dynamic-resource-allocation/cel/compile.go` and `apiserver/pkg/cel/{environment/base.go,library/cost.go}`
+    (v1.36.3, v1.37.2, v1.38.0-beta.0). Locks of gates dra-capacity does not accept (DRADeviceTaintRules,
+    DRADeviceBindingConditions and DRAResourceClaimDeviceStatus) are not listed.
     """
 
     name: str
     tested: bool
     locked: frozenset[str]
     cel_lists_always: bool
+    cel_url_sizes: bool = False
 
 
 RELEASES: dict[str, Release] = {
@@ -63,6 +72,7 @@ RELEASES: dict[str, Release] = {
                 }
             ),
             cel_lists_always=True,
+            cel_url_sizes=True,
         ),
     )
 }

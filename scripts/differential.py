@@ -1,8 +1,12 @@
 #!/usr/bin/env python3
-"""`make differential`: our validation against a real kube-apiserver v1.37, object by object.
+"""`make differential`: our validation against a real kube-apiserver, object by object.
 
-    .venv/bin/python scripts/differential.py [--seed N] [--classes 10000] [--others 5000] [--no-corpus]
-                                             [--workers 3] [--shrink]
+    .venv/bin/python scripts/differential.py [--release 1.37] [--seed N] [--classes 10000] [--others 5000]
+                                             [--no-corpus] [--workers 3] [--shrink]
+
+`--release` picks the Kubernetes release (scripts/controlplane.py's pin table; the default is the newest GA
+one): its kube-apiserver, and dra-capacity judging with that release's gates and semantics
+(`--kubernetes-version`).
 
 Starts the real control plane (tests/realcluster, `make controlplane` builds it), sends every
 object as a dry-run create (`dryRun=All`, `fieldValidation=Strict`), judges it with dra-capacity's own
@@ -32,13 +36,23 @@ from differential.run import KINDS, Report, run_all, shrink  # noqa: E402
 from differential.server import Server  # noqa: E402
 
 from dra_capacity.apiverdict import Judge  # noqa: E402
-from localcluster.cluster import Cluster, ClusterConfig, ClusterError, bin_dir  # noqa: E402  # noqa: E402
+from localcluster.cluster import (  # noqa: E402
+    RELEASE_ENV,
+    Cluster,
+    ClusterConfig,
+    ClusterError,
+    bin_dir,
+    selected_release,
+)
 from resourceapi.gates import FeatureGates  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--release", default=None, help="Kubernetes release (1.36, 1.37, 1.38; default: the pinned default)"
     )
     parser.add_argument("--seed", type=int, default=None, help="Hypothesis seed (default: random, printed)")
     parser.add_argument("--classes", type=int, default=10000, help="generated DeviceClasses")
@@ -56,6 +70,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--shrink", action="store_true", help="shrink one example per unlisted disagreement")
     args = parser.parse_args(argv)
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**32)
+    if args.release:
+        os.environ[RELEASE_ENV] = args.release
+    try:
+        release = selected_release()
+    except ClusterError as exc:
+        print(f"differential: {exc}", file=sys.stderr)
+        return 2
     missing = [b for b in ("etcd", "kube-apiserver") if not (bin_dir() / b).is_file()]
     if missing:
         print(
@@ -63,7 +84,11 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
-    print(f"differential: seed {seed} (rerun: scripts/differential.py --seed {seed})", flush=True)
+    print(
+        f"differential: Kubernetes {release}, seed {seed} "
+        f"(rerun: scripts/differential.py --release {release} --seed {seed})",
+        flush=True,
+    )
     started = time.monotonic()
     workdir = Path(tempfile.mkdtemp(prefix="differential-"))
     try:
@@ -76,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         server = Server(cluster.api_client().configuration, workers=args.workers)
         server.ensure_namespace()
-        judge = Judge(FeatureGates.defaults())
+        judge = Judge(FeatureGates.from_mapping(release=release))
         report = Report(seed)
 
         def progress(what: str) -> None:

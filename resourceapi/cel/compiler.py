@@ -22,6 +22,7 @@ from resourceapi.cel.literals import literal_issues
 from resourceapi.cel.messages import QUANTITY_TYPE
 from resourceapi.cel.shape import Shape, children, shape_of
 from resourceapi.gates import FeatureGates
+from resourceapi.releases import release
 
 IssueKind = Literal["invalid", "forbidden", "required", "internal"]
 
@@ -206,7 +207,7 @@ def compile_selector(expression: str, gates: FeatureGates, *, stored: bool = Fal
     failed = next((i for i in literals if i.kind == "internal"), None)
     if failed is not None:  # upstream builds the program before it estimates the cost
         return CompileResult(expression, [CelIssue("internal", failed.message)], None, COST_LIMIT + 1)
-    cost = estimate_cost(checked)
+    cost = estimate_cost(checked, release(gates.release).cel_url_sizes)
     too_costly = cost > COST_LIMIT and not stored
     issues = [CelIssue("forbidden", "too complex, exceeds cost limit")] if too_costly else []
     return CompileResult(expression, issues, Selector(expression, checked), cost)
