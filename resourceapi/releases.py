@@ -22,6 +22,37 @@ from resourceapi.gates import (
 
 
 @dataclass(frozen=True)
+class Validation:
+    """What the ported validation (resourceapi/validation/) judges differently by release, read from each
+    release's `pkg/apis/resource/validation/validation.go` and `v1/zz_generated.validations.go`.
+
+    `one_slash`: a qualified attribute or capacity name of a ResourceSlice with more than one slash is refused
+    (before 1.38 `validateQualifiedName` left it unjudged). `semver_digits`: the numbers of a semver
+    attribute have at most this many digits (None: unbounded). `node_selection_apart`: a device's own node
+    selection is judged after every device (`validateDeviceNodeSelection`), its `nodeSelector` with exactly
+    one term. `capacity_request_names`: a claim's capacity requests and an allocation's `consumedCapacity`
+    have qualified-name keys, at most 32 entries and no negative value. `template_update_revalidates`: a
+    ResourceClaimTemplate update validates the whole spec again (unchanged capacity requests ratchet).
+    """
+
+    one_slash: bool = False
+    semver_digits: int | None = None
+    node_selection_apart: bool = False
+    capacity_request_names: bool = False
+    template_update_revalidates: bool = False
+
+
+VALIDATION_BEFORE_1_38 = Validation()
+VALIDATION_1_38 = Validation(
+    one_slash=True,
+    semver_digits=18,
+    node_selection_apart=True,
+    capacity_request_names=True,
+    template_update_revalidates=True,
+)
+
+
+@dataclass(frozen=True)
 class Release:
     """One Kubernetes release's differences.
 
@@ -45,6 +76,7 @@ class Release:
     locked: frozenset[str]
     cel_lists_always: bool
     cel_url_sizes: bool = False
+    validation: Validation = VALIDATION_BEFORE_1_38
 
 
 RELEASES: dict[str, Release] = {
@@ -73,6 +105,7 @@ RELEASES: dict[str, Release] = {
             ),
             cel_lists_always=True,
             cel_url_sizes=True,
+            validation=VALIDATION_1_38,
         ),
     )
 }
