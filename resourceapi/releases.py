@@ -53,6 +53,23 @@ VALIDATION_1_38 = Validation(
 
 
 @dataclass(frozen=True)
+class Allocation:
+    """What the allocator (allocator/structured/) does differently by release, read from each release's
+    `dynamic-resource-allocation/structured/internal/stable/allocator_stable.go`.
+
+    `live_share_blocks_exclusive`: a device that no longer allows multiple allocations but still holds a
+    committed or in-flight share cannot be allocated exclusively (`deviceCapacityInUse`,
+    kubernetes/kubernetes#140798; before 1.38 it could, a double allocation).
+    """
+
+    live_share_blocks_exclusive: bool = False
+
+
+ALLOCATION_BEFORE_1_38 = Allocation()
+ALLOCATION_1_38 = Allocation(live_share_blocks_exclusive=True)
+
+
+@dataclass(frozen=True)
 class Release:
     """One Kubernetes release's differences.
 
@@ -77,6 +94,7 @@ class Release:
     cel_lists_always: bool
     cel_url_sizes: bool = False
     validation: Validation = VALIDATION_BEFORE_1_38
+    allocation: Allocation = ALLOCATION_BEFORE_1_38
 
 
 RELEASES: dict[str, Release] = {
@@ -106,6 +124,7 @@ RELEASES: dict[str, Release] = {
             cel_lists_always=True,
             cel_url_sizes=True,
             validation=VALIDATION_1_38,
+            allocation=ALLOCATION_1_38,
         ),
     )
 }
