@@ -7,6 +7,7 @@ resourceapi/gates.py (`RELEASE_DEFAULTS`); this table holds the rest.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from resourceapi.gates import (
@@ -164,3 +165,55 @@ def release_warnings(gates: FeatureGates) -> list[str]:
 
 def _tested() -> list[str]:
     return [r.name for r in RELEASES.values() if r.tested]
+
+
+@dataclass(frozen=True)
+class ServerRelease:
+    """The release a served cluster's `/version` maps to: `name` (a RELEASES key), and a warning when the
+    server runs a release dra-capacity does not know (it is then treated as the nearest known one)."""
+
+    name: str
+    git_version: str
+    warning: str | None = None
+    unknown: bool = False
+
+
+def _minor(name: str) -> tuple[int, int]:
+    major, _, minor = name.partition(".")
+    return int(major), int(minor)
+
+
+def server_release(git_version: str) -> ServerRelease:
+    """Map a `/version` gitVersion (`v1.38.0-beta.0`, `v1.37.2-gke.100`) to a known release: a newer unknown
+    one is treated as the newest known, an older one as the oldest, each with a warning; an unreadable one as
+    the default release, with a warning."""
+    found = _GIT_VERSION.match(git_version.strip())
+    known = sorted(RELEASES, key=_minor)
+    if found is None:
+        return ServerRelease(
+            DEFAULT_RELEASE,
+            git_version,
+            f"the API server reports version {git_version!r}, which names no release: treating it as "
+            f"Kubernetes {DEFAULT_RELEASE}",
+            unknown=True,
+        )
+    name = f"{found.group(1)}.{found.group(2)}"
+    if name in RELEASES:
+        return ServerRelease(name, git_version)
+    nearest = known[-1] if _minor(name) > _minor(known[-1]) else known[0]
+    return ServerRelease(
+        nearest,
+        git_version,
+        f"the API server runs Kubernetes {git_version}, which dra-capacity does not know: treating it as "
+        f"Kubernetes {nearest}, the {'newest' if nearest == known[-1] else 'oldest'} known release",
+        unknown=True,
+    )
+
+
+def lowest(releases: list[str]) -> str:
+    """The oldest of `releases` (RELEASES keys): during an HA upgrade the servers differ, and objects must be
+    judged as the oldest one would."""
+    return min(releases, key=_minor)
+
+
+_GIT_VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:\.\d+)?")
