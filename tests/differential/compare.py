@@ -26,6 +26,9 @@ from dra_capacity.apiverdict import Cause, Verdict
 _INDEX = re.compile(r"\[[^\]]*\]")
 # The type text cel-cpp and cel-go render differently: overload argument lists and type names in quotes.
 _CEL_TYPES = re.compile(r"(applied to |type |found |expected )'[^'\n]*'")
+# The result type of a selector that is not bool, unquoted (`list(dyn)` here, `list(google.protobuf.Any)`
+# upstream: an attribute's value is `any` there).
+_RESULT_TYPE = re.compile(r"(must evaluate to bool or the unknown type, not )[\w.()<>, ]+")
 DIVERGENCES = Path(__file__).resolve().parents[2] / "docs" / "divergences.md"
 STRICT = "strict decoding error"
 _CEL_ERROR = re.compile(r"ERROR: <input>:\d+:\d+: ([^\n(]*?)(?: applied to|\(|\n|$)")
@@ -38,7 +41,7 @@ def generic(path: str) -> str:
 
 
 def cel_masked(message: str) -> str:
-    return _CEL_TYPES.sub(r"\1'…'", message)
+    return _RESULT_TYPE.sub(r"\1…", _CEL_TYPES.sub(r"\1'…'", message))
 
 
 @dataclass(frozen=True)
