@@ -34,6 +34,8 @@ class Validation:
     one term. `capacity_request_names`: a claim's capacity requests and an allocation's `consumedCapacity`
     have qualified-name keys, at most 32 entries and no negative value. `template_update_revalidates`: a
     ResourceClaimTemplate update validates the whole spec again (unchanged capacity requests ratchet).
+    `declarative_owner_references`: a missing field of an owner reference is the declarative `Required
+    value`, without the handwritten `must not be empty` (measured against kube-apiserver v1.38.0-beta.0).
     """
 
     one_slash: bool = False
@@ -41,6 +43,7 @@ class Validation:
     node_selection_apart: bool = False
     capacity_request_names: bool = False
     template_update_revalidates: bool = False
+    declarative_owner_references: bool = False
 
 
 VALIDATION_BEFORE_1_38 = Validation()
@@ -50,6 +53,7 @@ VALIDATION_1_38 = Validation(
     node_selection_apart=True,
     capacity_request_names=True,
     template_update_revalidates=True,
+    declarative_owner_references=True,
 )
 
 
@@ -82,6 +86,8 @@ class Release:
     `cel_url_sizes`: the cost model sizes the URL accessors' results (`getHost`, `getEscapedPath`, ...) by
     their URL, so a `matches()` on one is bounded (apiserver v0.38 `pkg/cel/library/cost.go`; before 1.38
     their results have no size estimate and such a selector is too complex).
+    `cel_container_in_undeclared`: cel-go's `undeclared reference to 'x'` ends with ` (in container '')`
+    (github.com/google/cel-go v0.29; cel.dev/cel-go v0.33 in 1.38 drops it).
 
     Read from each release's source: `pkg/features/kube_features.go` (LockToDefault), the staging modules'
     `dynamic-resource-allocation/cel/compile.go` and `apiserver/pkg/cel/{environment/base.go,library/cost.go}`
@@ -94,6 +100,7 @@ class Release:
     locked: frozenset[str]
     cel_lists_always: bool
     cel_url_sizes: bool = False
+    cel_container_in_undeclared: bool = True
     validation: Validation = VALIDATION_BEFORE_1_38
     allocation: Allocation = ALLOCATION_BEFORE_1_38
 
@@ -124,6 +131,7 @@ RELEASES: dict[str, Release] = {
             ),
             cel_lists_always=True,
             cel_url_sizes=True,
+            cel_container_in_undeclared=False,
             validation=VALIDATION_1_38,
             allocation=ALLOCATION_1_38,
         ),

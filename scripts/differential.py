@@ -109,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
 
         kinds = [k.strip() for k in args.kinds.split(",") if k.strip()]
         run_all(server, judge, report, args.classes, args.others, not args.no_corpus, progress, kinds)
-        listed = listed_keys()
+        listed = listed_keys(release=release)
         for line in report.lines(listed):
             print(line)
         unlisted = report.unlisted(listed)

@@ -191,6 +191,8 @@ def compile_selector(expression: str, gates: FeatureGates, *, stored: bool = Fal
     except RuntimeError as exc:
         parsed = _parse_only(env, expression) if "found no matching overload" in str(exc) else None
         detail = "compilation failed: " + translate_compile_error(str(exc), expression, parsed)
+        if not release(gates.release).cel_container_in_undeclared:
+            detail = detail.replace(" (in container '')", "")
         return CompileResult(expression, [CelIssue("invalid", detail)], None, COST_LIMIT + 1)
     checked = parse_checked(compiled.serialize())
     literals = literal_issues(checked)
@@ -200,6 +202,8 @@ def compile_selector(expression: str, gates: FeatureGates, *, stored: bool = Fal
     if type_errors:
         type_errors.sort(key=lambda t: t.offset)
         rendered = "\n".join(render_error(expression, t.offset, t.message) for t in type_errors)
+        if not release(gates.release).cel_container_in_undeclared:
+            rendered = rendered.replace(" (in container '')", "")
         return CompileResult(
             expression, [CelIssue("invalid", "compilation failed: " + rendered)], None, COST_LIMIT + 1
         )

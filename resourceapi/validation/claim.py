@@ -91,7 +91,8 @@ def validate_resource_claim(
     meta = mapping(obj.get("metadata"))
     devices = prepared_devices(mapping(obj.get("spec")), gates)
     errors = admin_access_errors(devices, admin_namespace)
-    errors.extend(object_meta_errors(meta))
+    owners = release(gates.release).validation.declarative_owner_references
+    errors.extend(object_meta_errors(meta, declarative_owners=owners))
     handwritten, declarative = claim_spec_errors(devices, SPEC, gates, compiler)
     return reported_once(errors + handwritten + declarative)
 
@@ -109,7 +110,8 @@ def validate_resource_claim_template(
     spec = mapping(obj.get("spec"))
     devices = prepared_devices(mapping(spec.get("spec")), gates)
     errors = admin_access_errors(devices, admin_namespace)
-    errors.extend(object_meta_errors(meta))
+    owners = release(gates.release).validation.declarative_owner_references
+    errors.extend(object_meta_errors(meta, declarative_owners=owners))
     errors.extend(template_meta_errors(spec.get("metadata"), SPEC.child("metadata")))
     handwritten, declarative = claim_spec_errors(devices, SPEC.child("spec"), gates, compiler)
     return reported_once(errors + handwritten + declarative)

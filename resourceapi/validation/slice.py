@@ -146,7 +146,8 @@ class SliceGates:
 def validate_resource_slice(slice_obj: Mapping[str, Any], gates: FeatureGates) -> list[FieldError]:
     """Every error kube-apiserver 1.37 reports on creating `slice_obj` (decoded JSON), in its order."""
     sg = SliceGates.of(gates)
-    errors = object_meta_errors(mapping(slice_obj.get("metadata")))
+    owners = sg.rules.declarative_owner_references
+    errors = object_meta_errors(mapping(slice_obj.get("metadata")), declarative_owners=owners)
     spec = prepare(mapping(slice_obj.get("spec")), sg)
     errors.extend(spec_errors(spec, sg))
     return once(errors) + spec_declarative(spec, sg)

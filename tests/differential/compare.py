@@ -32,7 +32,8 @@ _RESULT_TYPE = re.compile(r"(must evaluate to bool or the unknown type, not )[\w
 DIVERGENCES = Path(__file__).resolve().parents[2] / "docs" / "divergences.md"
 STRICT = "strict decoding error"
 _CEL_ERROR = re.compile(r"ERROR: <input>:\d+:\d+: ([^\n(]*?)(?: applied to|\(|\n|$)")
-_LISTED = re.compile(r"differential-key: `([^`]+)`")
+# `differential-key: `KEY`` applies to every release; `differential-key (1.38): `KEY`` to those named.
+_LISTED = re.compile(r"differential-key(?: \(([0-9., ]+)\))?: `([^`]+)`")
 
 
 def generic(path: str) -> str:
@@ -211,9 +212,15 @@ def _brief(v: Verdict) -> str:
     return f"{v.code} [{len(v.causes)}] {first.field}: {first.message[:300]!r}"
 
 
-def listed_keys(path: Path = DIVERGENCES) -> list[str]:
-    """The disagreement keys (globs) docs/divergences.md lists, each beside its reason and test."""
-    return _LISTED.findall(path.read_text())
+def listed_keys(path: Path = DIVERGENCES, release: str | None = None) -> list[str]:
+    """The disagreement keys (globs) docs/divergences.md lists for `release` (None: those of every
+    release), each beside its reason and test."""
+    out = []
+    for releases, key in _LISTED.findall(path.read_text()):
+        named = {r.strip() for r in releases.split(",") if r.strip()}
+        if not named or (release is not None and release in named):
+            out.append(key)
+    return out
 
 
 def is_listed(key: str, listed: Iterable[str]) -> bool:

@@ -276,8 +276,8 @@ def test_a_loop_over_an_attribute_value_needs_list_type_attributes() -> None:
     cel-go cannot range over `any` (found by upstream's compile_test.go table, tests/differential)."""
     expr = 'device.attributes["dra.example.com"].ids.exists(id, id == 1)'
     assert issue(expr).detail == (
-        "compilation failed: ERROR: <input>:1:37: expression of type 'any' cannot be range of a comprehension "
-        "(must be list, map, or dynamic)\n | " + expr + "\n | " + "." * 36 + "^"
+        "compilation failed: ERROR: <input>:1:37: expression of type 'any' cannot be range of a "
+        "comprehension (must be list, map, or dynamic)\n | " + expr + "\n | " + "." * 36 + "^"
     )
     assert compile_selector(expr, FeatureGates.parse("DRAListTypeAttributes=true")).issues == []
     assert compile_selector(expr, FeatureGates.defaults(), stored=True).issues == []

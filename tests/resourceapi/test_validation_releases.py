@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from localcluster.objects import make_claim, make_slice
+from resourceapi.cel import compile_selector
 from resourceapi.gates import FeatureGates
 from resourceapi.validation.objects import validate_create
 
@@ -92,3 +93,19 @@ def test_valid_objects_are_accepted_on_both(gates: FeatureGates) -> None:
     assert _errors("ResourceClaim", claim, gates) == []
     slice_ = make_slice("node-1").devices(_device(attributes={"fw": {"version": "1.2.3"}})).obj()
     assert _errors("ResourceSlice", slice_, gates) == []
+
+
+def test_a_missing_owner_reference_field_is_the_declarative_required_on_1_38() -> None:
+    claim = make_claim("c").request("gpu", "gpu.example.com").obj()
+    claim["metadata"]["ownerReferences"] = [{"apiVersion": "v1", "kind": "Pod", "name": "p", "uid": ""}]
+    assert _errors("ResourceClaim", claim, ON_137) == [
+        "metadata.ownerReferences[0].uid: Required value: must not be empty"
+    ]
+    assert _errors("ResourceClaim", claim, ON_138) == ["metadata.ownerReferences[0].uid: Required value"]
+
+
+def test_an_undeclared_reference_names_no_container_on_1_38() -> None:
+    on_137 = compile_selector("noSuchVar", ON_137).issues[0].detail
+    on_138 = compile_selector("noSuchVar", ON_138).issues[0].detail
+    assert "undeclared reference to 'noSuchVar' (in container '')" in on_137
+    assert "undeclared reference to 'noSuchVar'\n" in on_138
