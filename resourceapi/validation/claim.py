@@ -59,7 +59,12 @@ from resourceapi.validation.capacity_policy import IS_NEGATIVE_ERROR_MSG
 from resourceapi.validation.device import Compiler, config_driver_errors, validate_config, validate_selector
 from resourceapi.validation.device_fields import device_name_errors, toleration_declarative, toleration_errors
 from resourceapi.validation.lists import validate_set, validate_slice
-from resourceapi.validation.object_meta import GENERATE_NAME, object_meta_errors, template_meta_errors
+from resourceapi.validation.object_meta import (
+    GENERATE_NAME,
+    object_meta_errors,
+    owner_references_declarative,
+    template_meta_errors,
+)
 from resourceapi.validation.slice_devices import key_errors
 
 ADMIN_ACCESS_LABEL = "resource.kubernetes.io/admin-access"
@@ -94,6 +99,8 @@ def validate_resource_claim(
     owners = release(gates.release).validation.declarative_owner_references
     errors.extend(object_meta_errors(meta, declarative_owners=owners))
     handwritten, declarative = claim_spec_errors(devices, SPEC, gates, compiler)
+    if owners:
+        declarative = owner_references_declarative(meta) + declarative
     return reported_once(errors + handwritten + declarative)
 
 
@@ -114,6 +121,8 @@ def validate_resource_claim_template(
     errors.extend(object_meta_errors(meta, declarative_owners=owners))
     errors.extend(template_meta_errors(spec.get("metadata"), SPEC.child("metadata")))
     handwritten, declarative = claim_spec_errors(devices, SPEC.child("spec"), gates, compiler)
+    if owners:
+        declarative = owner_references_declarative(meta) + declarative
     return reported_once(errors + handwritten + declarative)
 
 

@@ -117,6 +117,26 @@ def _owner_json(ref: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+def owner_references_declarative(meta: Mapping[str, Any], path: Path = METADATA) -> list[FieldError]:
+    """1.38's declarative `Required value` of each empty owner-reference field (apiVersion, kind, name,
+    uid), reported with the declarative errors after every handwritten one (`Validation.declarative_owner_
+    references`)."""
+    owners = meta.get("ownerReferences")
+    if not isinstance(owners, list):
+        return []
+    errors: list[FieldError] = []
+    refs: list[Mapping[str, Any]] = []
+    for owner in owners:
+        ref = owner if isinstance(owner, Mapping) else {}
+        if all(_owner_json(r) != _owner_json(ref) for r in refs):
+            refs.append(ref)
+    for i, ref in enumerate(refs):
+        for key in ("apiVersion", "kind", "name", "uid"):
+            if not text(ref.get(key)):
+                errors.append(required(path.child("ownerReferences").index(i).child(key)))
+    return errors
+
+
 def owner_references_errors(owners: list[Any], path: Path, declarative: bool = False) -> list[FieldError]:
     """`ValidateOwnerReferences` after the create handler's `dedupOwnerReferences`: each reference's four
     fields and its owner kind (not an Event), and one controller at most (its declarative twins are Alpha:
@@ -133,14 +153,15 @@ def owner_references_errors(owners: list[Any], path: Path, declarative: bool = F
         api_version = text(ref.get("apiVersion"))
         gv = _group_version(api_version)
         if not api_version:
-            errors.append(required(ref_path.child("apiVersion"), "" if declarative else "must not be empty"))
+            if not declarative:  # 1.38: the declarative twin reports it, after the handwritten errors
+                errors.append(required(ref_path.child("apiVersion"), "must not be empty"))
         elif gv is None or not gv[1]:
             errors.append(
                 invalid(ref_path.child("apiVersion"), api_version, "must be <group>/<version> or <version>")
             )
         for key in ("kind", "name", "uid"):
-            if not text(ref.get(key)):
-                errors.append(required(ref_path.child(key), "" if declarative else "must not be empty"))
+            if not text(ref.get(key)) and not declarative:
+                errors.append(required(ref_path.child(key), "must not be empty"))
         group, version = gv if gv is not None else ("", "")
         kind = text(ref.get("kind"))
         if (group, version, kind) in BANNED_OWNERS:

@@ -51,7 +51,7 @@ from resourceapi.releases import VALIDATION_BEFORE_1_38, Validation, release
 from resourceapi.validation.device_fields import driver_name_errors, pool_name_errors
 from resourceapi.validation.lists import validate_set, validate_slice
 from resourceapi.validation.node_selector import node_name_errors, node_selector_errors, terms_value
-from resourceapi.validation.object_meta import GENERATE_NAME, object_meta_errors
+from resourceapi.validation.object_meta import GENERATE_NAME, object_meta_errors, owner_references_declarative
 from resourceapi.validation.slice_devices import (
     LIST_ATTRIBUTE_FIELDS,
     counters_declarative,
@@ -150,7 +150,8 @@ def validate_resource_slice(slice_obj: Mapping[str, Any], gates: FeatureGates) -
     errors = object_meta_errors(mapping(slice_obj.get("metadata")), declarative_owners=owners)
     spec = prepare(mapping(slice_obj.get("spec")), sg)
     errors.extend(spec_errors(spec, sg))
-    return once(errors) + spec_declarative(spec, sg)
+    tail = owner_references_declarative(mapping(slice_obj.get("metadata"))) if owners else []
+    return once(errors) + tail + spec_declarative(spec, sg)
 
 
 def once(errors: list[FieldError]) -> list[FieldError]:
