@@ -164,3 +164,12 @@ releases-extended: $(STAMP)
 	$(MAKE) --no-print-directory releases RELEASES_CI="$(RELEASES_EXTENDED)"
 
 test-extended: test releases-extended
+
+# The differential with each gate dra-capacity knows turned on alone (server and our side alike), at CI's size,
+# on RELEASE (default: the default release). Not in `make test`: one control plane start per gate.
+GATES_ONE_AT_A_TIME ?= DRAListTypeAttributes DRAFractionalCapacityRange DRAConsumableCapacity DRAPartitionableDevices DRADeviceTaints
+.PHONY: differential-gates
+differential-gates: $(STAMP) controlplane
+	@for g in $(GATES_ONE_AT_A_TIME); do \
+		nice -n 10 $(BIN)/python scripts/differential.py $(if $(RELEASE),--release $(RELEASE)) --feature-gates $$g=true --seed 20261202 --classes 300 --others 100 || exit 1; \
+	done

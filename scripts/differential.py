@@ -37,6 +37,7 @@ from differential.server import Server  # noqa: E402
 
 from dra_capacity.apiverdict import Judge  # noqa: E402
 from localcluster.cluster import (  # noqa: E402
+    FEATURE_GATES,
     RELEASE_ENV,
     Cluster,
     ClusterConfig,
@@ -44,7 +45,7 @@ from localcluster.cluster import (  # noqa: E402
     bin_dir,
     selected_release,
 )
-from resourceapi.gates import FeatureGates  # noqa: E402
+from resourceapi.gates import FeatureGates, GateError  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -53,6 +54,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--release", default=None, help="Kubernetes release (1.36, 1.37, 1.38; default: the pinned default)"
+    )
+    parser.add_argument(
+        "--feature-gates",
+        default="",
+        help="gates set on the API server and on our side alike (A=true,B=false), e.g. one at a time",
     )
     parser.add_argument("--seed", type=int, default=None, help="Hypothesis seed (default: random, printed)")
     parser.add_argument("--classes", type=int, default=10000, help="generated DeviceClasses")
@@ -77,6 +83,11 @@ def main(argv: list[str] | None = None) -> int:
     except ClusterError as exc:
         print(f"differential: {exc}", file=sys.stderr)
         return 2
+    try:
+        FeatureGates.parse(args.feature_gates, release)
+    except GateError as exc:
+        print(f"differential: --feature-gates: {exc}", file=sys.stderr)
+        return 2
     missing = [b for b in ("etcd", "kube-apiserver") if not (bin_dir() / b).is_file()]
     if missing:
         print(
@@ -92,16 +103,23 @@ def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
     workdir = Path(tempfile.mkdtemp(prefix="differential-"))
     try:
-        cluster = Cluster.launch(
-            workdir, ClusterConfig(nodes=0, netns=False, apiserver_args=["--endpoint-reconciler-type=none"])
+        gates = FeatureGates.parse(args.feature_gates, release)
+        named = {e.partition("=")[0].strip() for e in args.feature_gates.split(",") if e.strip()}
+        overrides = dict(FEATURE_GATES) | {k: v for k, v in gates.as_dict().items() if k in named}
+        config = ClusterConfig(
+            nodes=0,
+            netns=False,
+            apiserver_args=["--endpoint-reconciler-type=none"],
+            feature_gates=overrides,
         )
+        cluster = Cluster.launch(workdir, config)
     except ClusterError as exc:
         print(f"differential: the control plane did not start: {exc}", file=sys.stderr)
         return 2
     try:
         server = Server(cluster.api_client().configuration, workers=args.workers)
         server.ensure_namespace()
-        judge = Judge(FeatureGates.from_mapping(release=release))
+        judge = Judge(gates)
         report = Report(seed)
 
         def progress(what: str) -> None:
