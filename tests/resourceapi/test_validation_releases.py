@@ -109,3 +109,12 @@ def test_an_undeclared_reference_names_no_container_on_1_38() -> None:
     on_138 = compile_selector("noSuchVar", ON_138).issues[0].detail
     assert "undeclared reference to 'noSuchVar' (in container '')" in on_137
     assert "undeclared reference to 'noSuchVar'\n" in on_138
+
+
+def test_a_constraint_attribute_with_two_slashes_is_refused_from_1_38() -> None:
+    claim = make_claim("c").request("gpu", "gpu.example.com").obj()
+    claim["spec"]["devices"]["constraints"] = [{"requests": ["gpu"], "matchAttribute": "a/b/c"}]
+    assert _errors("ResourceClaim", claim, ON_137) == []
+    assert _errors("ResourceClaim", claim, ON_138) == [
+        'spec.devices.constraints[0].matchAttribute: Invalid value: "a/b/c": must not contain more than one slash'
+    ]
