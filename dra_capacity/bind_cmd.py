@@ -23,9 +23,7 @@ from dra_capacity.cliopts import (
 from dra_capacity.serve_cmd import parse_listen
 from kubeio import serverversion
 from kubeio.config import ClusterConfigError, connect
-from kubeio.kube import ApiError
 from resourceapi.gates import FeatureGates, GateError
-from resourceapi.releases import release_warnings
 
 if TYPE_CHECKING:
     from binder.controller import Binder
@@ -157,7 +155,7 @@ def run_bind(args: argparse.Namespace) -> int:
         kube = connect(args.kubeconfig, args.context, pool_size=args.bind_workers + 16)
     except ClusterConfigError as exc:
         return _error(str(exc))
-    gates, versions = _served_release(kube, args.feature_gates, gates, logger)
+    gates, versions = serverversion.served_gates(kube, args.feature_gates, gates, logger)
     manager, binder = _wire(args, kube, gates, logger)
     try:
         manager.start()
@@ -181,23 +179,6 @@ def run_bind(args: argparse.Namespace) -> int:
         return manager.run((lambda: _run_once(binder)) if args.once else None)
     finally:
         stop.set()
-
-
-def _served_release(
-    kube: Any, spec: str | None, gates: FeatureGates, logger: logging.Logger
-) -> tuple[FeatureGates, serverversion.VersionTracker]:
-    """The gates on the release the API server reports at start (`/version`; an unreadable one keeps the
-    default release, with a warning); the tracker then logs every later change (an HA upgrade)."""
-    versions = serverversion.VersionTracker(logger)
-    try:
-        served = versions.observe(serverversion.read_git_version(kube))
-    except ApiError as exc:
-        logger.warning("reading /version failed: judging as the default release", extra={"error": str(exc)})
-        return gates, versions
-    gates = FeatureGates.parse(spec, served)
-    for warning in release_warnings(gates):
-        logger.warning(warning)
-    return gates, versions
 
 
 def _wire(

@@ -14,7 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from kubeio.kube import ApiError, Kube
-from resourceapi.releases import ServerRelease, lowest, server_release
+from resourceapi.gates import FeatureGates
+from resourceapi.releases import ServerRelease, lowest, release_warnings, server_release
 
 DEFAULT_INTERVAL = 60.0
 
@@ -85,3 +86,21 @@ def watch(
     thread = threading.Thread(target=loop, name="server-version", daemon=True)
     thread.start()
     return thread
+
+
+def served_gates(
+    kube: Kube, spec: str | None, gates: FeatureGates, logger: logging.Logger
+) -> tuple[FeatureGates, VersionTracker]:
+    """`spec` (`--feature-gates`) parsed over the defaults of the release the API server reports at start
+    (`/version`; an unreadable one keeps `gates`, with a warning), the release's warnings logged; the tracker
+    then follows later answers (`watch`)."""
+    versions = VersionTracker(logger)
+    try:
+        served = versions.observe(read_git_version(kube))
+    except ApiError as exc:
+        logger.warning("reading /version failed: judging as the default release", extra={"error": str(exc)})
+        return gates, versions
+    gates = FeatureGates.parse(spec, served)
+    for warning in release_warnings(gates):
+        logger.warning(warning)
+    return gates, versions

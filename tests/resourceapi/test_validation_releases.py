@@ -116,5 +116,6 @@ def test_a_constraint_attribute_with_two_slashes_is_refused_from_1_38() -> None:
     claim["spec"]["devices"]["constraints"] = [{"requests": ["gpu"], "matchAttribute": "a/b/c"}]
     assert _errors("ResourceClaim", claim, ON_137) == []
     assert _errors("ResourceClaim", claim, ON_138) == [
-        'spec.devices.constraints[0].matchAttribute: Invalid value: "a/b/c": must not contain more than one slash'
+        'spec.devices.constraints[0].matchAttribute: Invalid value: "a/b/c": '
+        "must not contain more than one slash"
     ]
