@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--verdicts-only",
         action="store_true",
-        help="fail only on verdict disagreements (1.36: its texts and field set are not ported, docs/testing.md)",
+        help="fail only on verdict disagreements (1.36: texts and fields not ported, docs/testing.md)",
     )
     parser.add_argument("--no-corpus", action="store_true", help="skip the inputs extracted from the tests")
     parser.add_argument("--workers", type=int, default=3, help="concurrent requests to the API server")
