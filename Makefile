@@ -93,8 +93,10 @@ realnode: $(STAMP) realnode-bins image
 # not list. SEED=N reruns one; CLASSES= and OTHERS= size it.
 CLASSES ?= 10000
 OTHERS ?= 5000
+# RELEASE=1.38 runs it against that release's kube-apiserver (built first; docs/testing.md, "Releases").
 differential: $(STAMP) controlplane
-	nice -n 10 $(BIN)/python scripts/differential.py --classes $(CLASSES) --others $(OTHERS) $(if $(SEED),--seed $(SEED))
+	$(if $(RELEASE),$(PYTHON) scripts/controlplane.py build --release $(RELEASE))
+	nice -n 10 $(BIN)/python scripts/differential.py --classes $(CLASSES) --others $(OTHERS) $(if $(SEED),--seed $(SEED)) $(if $(RELEASE),--release $(RELEASE))
 
 # The binder's full chaos run on the real control plane: two real `bind` processes, the leader killed or frozen
 # past its lease CYCLES times (CI runs 10 in the realcluster tier). SEED=N reruns one.
@@ -104,7 +106,7 @@ binder-chaos-real: $(STAMP) controlplane
 
 # The image tier last: it needs podman (image_build.sh installs it with apt-get as root); about 3 min cold,
 # 1.5 warm here (docs/testing.md).
-test: quick slow controlplane realcluster realnode image-test
+test: quick slow controlplane realcluster realnode releases image-test
 
 # Mutation testing of the core modules (not part of `make test`: about half an hour on two cores). One module:
 # `make mutation MODULES=webhook/deviceclass/dropping.py`. docs/testing.md, "Mutation testing".
@@ -155,3 +157,38 @@ image-push:
 
 image-test: image
 	$(BIN)/python scripts/image_test.py --image $(IMAGE)
+
+# The other Kubernetes releases (pinned in scripts/controlplane.py RELEASES; the default one is `controlplane`):
+# each release's control plane, the differential at CI's size (fixed seed) and the smoke set (helm install under
+# the chart's RBAC, the README's sequence bound on shares) on it. `make test` runs RELEASES_CI; `make
+# test-extended` (not run by CI) also RELEASES_EXTENDED. The 1.38 pin builds with GOTOOLCHAIN=go1.27.3, which
+# the go command fetches through GOPROXY. Costs: docs/testing.md, "Releases".
+RELEASES_CI ?= 1.38
+RELEASES_EXTENDED ?= 1.36
+export GOPROXY ?= https://proxy.golang.org,direct
+RELEASE_SMOKE := tests/realcluster/test_chart_install.py::test_helm_install_upgrade_test_rollback_uninstall_under_the_charts_rbac \
+	tests/e2e/test_sandbox_realcluster.py::test_readme_sequence_binds_16_shares_and_leaves_the_17th_pending
+
+.PHONY: releases releases-extended test-extended
+
+releases: $(STAMP)
+	@for r in $(RELEASES_CI); do \
+		$(PYTHON) scripts/controlplane.py build --release $$r || exit 1; \
+		nice -n 10 $(BIN)/python scripts/differential.py --release $$r --seed 20261202 --classes 1000 --others 300 $(RELEASE_DIFFERENTIAL_FLAGS) || exit 1; \
+		DRA_CAPACITY_KUBERNETES_RELEASE=$$r $(BIN)/pytest -m realcluster $(RELEASE_SMOKE) || exit 1; \
+	done
+
+# 1.36's error texts predate 1.37's declarative validation and are not ported: its verdicts must agree.
+releases-extended: $(STAMP)
+	$(MAKE) --no-print-directory releases RELEASES_CI="$(RELEASES_EXTENDED)" RELEASE_DIFFERENTIAL_FLAGS=--verdicts-only
+
+test-extended: test releases-extended
+
+# The differential with each gate dra-capacity knows turned on alone (server and our side alike), at CI's size,
+# on RELEASE (default: the default release). Not in `make test`: one control plane start per gate.
+GATES_ONE_AT_A_TIME ?= DRAListTypeAttributes DRAFractionalCapacityRange DRAConsumableCapacity DRAPartitionableDevices DRADeviceTaints
+.PHONY: differential-gates
+differential-gates: $(STAMP) controlplane
+	@for g in $(GATES_ONE_AT_A_TIME); do \
+		nice -n 10 $(BIN)/python scripts/differential.py $(if $(RELEASE),--release $(RELEASE)) --feature-gates $$g=true --seed 20261202 --classes 300 --others 100 || exit 1; \
+	done

@@ -101,7 +101,7 @@ class Judge:
         if kind == DEVICE_CLASS:
             return self.device_class(obj)
         if kind in SIMULATE_KINDS:
-            return simulate_object(str(kind), obj)
+            return simulate_object(str(kind), obj, self.gates)
         raise ValueError(f"no checker for kind {kind!r}")
 
     def device_class(self, obj: dict[str, object]) -> Verdict:
@@ -125,10 +125,10 @@ class Judge:
         return Verdict(False, INVALID, causes) if causes else ACCEPTED
 
 
-def simulate_object(kind: str, obj: dict[str, object]) -> Verdict:
-    """Simulate's input checks on one object, as the API server's answer to creating it would read (a create
-    wipes a claim's status, so the status is decoded but not judged)."""
-    problems = check_object(kind, dict(obj), judge_status=False)
+def simulate_object(kind: str, obj: dict[str, object], gates: FeatureGates | None = None) -> Verdict:
+    """Simulate's input checks on one object under `gates` (and their release), as the API server's answer
+    to creating it would read (a create wipes a claim's status, so the status is decoded but not judged)."""
+    problems = check_object(kind, dict(obj), judge_status=False, gates=gates)
     if not problems:
         return ACCEPTED
     if problems[0].stage == DECODE:

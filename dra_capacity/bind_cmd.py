@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+import threading
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +21,7 @@ from dra_capacity.cliopts import (
     add_whole_device_flag,
 )
 from dra_capacity.serve_cmd import parse_listen
+from kubeio import serverversion
 from kubeio.config import ClusterConfigError, connect
 from resourceapi.gates import FeatureGates, GateError
 
@@ -153,6 +155,7 @@ def run_bind(args: argparse.Namespace) -> int:
         kube = connect(args.kubeconfig, args.context, pool_size=args.bind_workers + 16)
     except ClusterConfigError as exc:
         return _error(str(exc))
+    gates, versions = serverversion.served_gates(kube, args.feature_gates, gates, logger)
     manager, binder = _wire(args, kube, gates, logger)
     try:
         manager.start()
@@ -166,9 +169,16 @@ def run_bind(args: argparse.Namespace) -> int:
         "leader_elect": manager.elector is not None,
         "metrics": f"http://{args.metrics_listen.host}:{manager.health_port}/metrics",
         "feature_gates": str(gates),
+        "kubernetes_release": gates.release,
     }
     logger.info("binder started", extra={"fields": fields})
-    return manager.run((lambda: _run_once(binder)) if args.once else None)
+    stop = threading.Event()
+    if not args.once:
+        serverversion.watch(kube, versions, stop)
+    try:
+        return manager.run((lambda: _run_once(binder)) if args.once else None)
+    finally:
+        stop.set()
 
 
 def _wire(

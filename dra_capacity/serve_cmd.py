@@ -250,6 +250,24 @@ def cluster_spec(args: argparse.Namespace) -> ClusterSpec | None:
     return ClusterSpec(args.kubeconfig)
 
 
+def _served_gates(args: argparse.Namespace, gates: FeatureGates, logger: logging.Logger) -> FeatureGates:
+    """With a cluster: the gates on the release its `/version` reports at start (kubeio/serverversion.py);
+    a cluster that cannot be reached keeps the default release (the informer reports the outage)."""
+    from kubeio import serverversion
+    from kubeio.config import connect
+
+    try:
+        kube = connect(args.kubeconfig)
+    except ClusterConfigError:
+        return gates
+    try:
+        served, _ = serverversion.served_gates(kube, args.feature_gates, gates, logger)
+    finally:
+        kube.close()
+    logs.log_event(logger, logging.INFO, "judging as Kubernetes " + served.release, release=served.release)
+    return served
+
+
 def load_handler(
     gates: FeatureGates, cluster: ClusterSpec | None = None, native_rules: str = "warn"
 ) -> AdmissionHandler:
@@ -294,6 +312,8 @@ def run_serve(
         return _error(str(exc))
     tls_dir = Path(args.tls_dir)
     logger = logs.configure(root=True)
+    if cluster is not None:
+        gates = _served_gates(args, gates, logger)
     try:
         if args.self_signed and ensure_self_signed(tls_dir, args.dns_name):
             logs.log_event(

@@ -15,6 +15,8 @@ from __future__ import annotations
 import base64
 import contextlib
 import copy
+import functools
+import importlib.util
 import json
 import os
 import random
@@ -42,7 +44,6 @@ from . import pki
 
 # The checkout: the control plane's Go modules (tests/controlplane/) pin its version; the sandbox needs them.
 ROOT = Path(__file__).resolve().parents[1]
-K8S_GOMOD = ROOT / "tests" / "controlplane" / "k8s" / "go.mod"
 SERVICE_CIDR = "10.96.0.0/16"
 POD_CIDR = "10.244.0.0/16"
 # Gates the product depends on, pinned where the binary still lists them (an unknown gate stops start-up;
@@ -90,20 +91,47 @@ class ClusterError(RuntimeError):
     """The cluster could not start or answer; the message names the process and its log."""
 
 
+# The Kubernetes release the harness runs (`1.38`): the default release of scripts/controlplane.py's pin
+# table unless this names another (the differential per release, the smoke set on the other releases).
+RELEASE_ENV = "DRA_CAPACITY_KUBERNETES_RELEASE"
+
+
+@functools.cache
+def _pins() -> Any:
+    """scripts/controlplane.py, the one place the releases are pinned (standard library only, so it loads
+    without side effects)."""
+    path = ROOT / "scripts" / "controlplane.py"
+    spec = importlib.util.spec_from_file_location("dra_capacity_controlplane_pins", path)
+    if spec is None or spec.loader is None:
+        raise ClusterError(f"cannot load {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses resolve their module by name
+    spec.loader.exec_module(module)
+    return module
+
+
+def selected_release() -> str:
+    """The release the harness runs: `$DRA_CAPACITY_KUBERNETES_RELEASE`, else the pinned default."""
+    pins = _pins()
+    chosen = os.environ.get(RELEASE_ENV) or pins.DEFAULT_RELEASE
+    if chosen not in pins.RELEASES:
+        known = ", ".join(pins.RELEASES)
+        raise ClusterError(f"{RELEASE_ENV}={chosen!r} names no pinned release; known: {known}")
+    return str(chosen)
+
+
 def kubernetes_version() -> str:
-    found = re.search(r"^\s*(?:require\s+)?k8s\.io/kubernetes\s+(v\S+)", K8S_GOMOD.read_text(), re.MULTILINE)
-    if not found:
-        raise ClusterError(f"{K8S_GOMOD} requires no k8s.io/kubernetes")
-    return found.group(1)
+    pins = _pins()
+    try:
+        return str(pins.kubernetes_version(selected_release()))
+    except pins.StepFailed as exc:
+        raise ClusterError(str(exc)) from exc
 
 
 def bin_dir() -> Path:
-    """Where `make controlplane` put the binaries (the same rule as scripts/controlplane.py)."""
-    override = os.environ.get("DRA_CAPACITY_CONTROLPLANE_DIR")
-    if override:
-        return Path(override)
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return cache / "dra-capacity" / "controlplane" / kubernetes_version()
+    """Where `make controlplane` put the selected release's binaries (scripts/controlplane.py's rule)."""
+    kubernetes_version()  # a stale go.mod is an error here too
+    return Path(_pins().bin_dir(selected_release()))
 
 
 # Below Linux's default ephemeral range (32768-60999): a port the kernel handed out with bind(0) and that was

@@ -38,9 +38,9 @@ KNOWN_GATES: tuple[str, ...] = (
 # Kubernetes defaults per release (`pkg/features/kube_features.go`). A gate a release does not know is off.
 # DRAExtendedResourceCapacity (KEP-6406) is in no release yet. DRAFractionalCapacityRange in 1.37 defaults to
 # false at the default compatibility version (its `true` entry needs MinCompatibilityVersion 1.37). 1.36 is
-# read from 1.37.2's versioned table (its 1.36 entries); 1.38 from the issue's account of v1.38.0-beta.0 and
-# 1.37.2's comments ("LockToDefault: true in 1.38"): DRAConsumableCapacity and DRAFractionalCapacityRange GA
-# and on. What a release locks is in resourceapi/releases.py.
+# confirmed from v1.36.3's table; 1.38 from v1.38.0-beta.0's table (DRAConsumableCapacity and
+# DRAFractionalCapacityRange GA and on, not locked; DynamicResourceAllocation removed). What a release
+# locks is in resourceapi/releases.py.
 RELEASE_DEFAULTS: dict[str, dict[str, bool]] = {
     "1.34": {
         DRA_ADMIN_ACCESS: True,

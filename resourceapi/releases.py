@@ -7,6 +7,7 @@ resourceapi/gates.py (`RELEASE_DEFAULTS`); this table holds the rest.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from resourceapi.gates import (
@@ -22,6 +23,58 @@ from resourceapi.gates import (
 
 
 @dataclass(frozen=True)
+class Validation:
+    """What the ported validation (resourceapi/validation/) judges differently by release, read from each
+    release's `pkg/apis/resource/validation/validation.go` and `v1/zz_generated.validations.go`.
+
+    `one_slash`: a qualified attribute or capacity name of a ResourceSlice with more than one slash is refused
+    (before 1.38 `validateQualifiedName` left it unjudged). `semver_digits`: the numbers of a semver
+    attribute have at most this many digits (None: unbounded). `node_selection_apart`: a device's own node
+    selection is judged after every device (`validateDeviceNodeSelection`), its `nodeSelector` with exactly
+    one term. `capacity_request_names`: a claim's capacity requests and an allocation's `consumedCapacity`
+    have qualified-name keys, at most 32 entries and no negative value. `template_update_revalidates`: a
+    ResourceClaimTemplate update validates the whole spec again (unchanged capacity requests ratchet).
+    `declarative_owner_references`: a missing field of an owner reference is the declarative `Required
+    value`, without the handwritten `must not be empty` (measured against kube-apiserver v1.38.0-beta.0).
+    """
+
+    one_slash: bool = False
+    semver_digits: int | None = None
+    node_selection_apart: bool = False
+    capacity_request_names: bool = False
+    template_update_revalidates: bool = False
+    declarative_owner_references: bool = False
+
+
+VALIDATION_BEFORE_1_38 = Validation()
+VALIDATION_1_38 = Validation(
+    one_slash=True,
+    semver_digits=18,
+    node_selection_apart=True,
+    capacity_request_names=True,
+    template_update_revalidates=True,
+    declarative_owner_references=True,
+)
+
+
+@dataclass(frozen=True)
+class Allocation:
+    """What the allocator (allocator/structured/) does differently by release, read from each release's
+    `dynamic-resource-allocation/structured/internal/stable/allocator_stable.go`.
+
+    `live_share_blocks_exclusive`: a device that no longer allows multiple allocations but still holds a
+    committed or in-flight share cannot be allocated exclusively (`deviceCapacityInUse`,
+    kubernetes/kubernetes#140798; before 1.38 it could, a double allocation).
+    """
+
+    live_share_blocks_exclusive: bool = False
+
+
+ALLOCATION_BEFORE_1_38 = Allocation()
+ALLOCATION_1_38 = Allocation(live_share_blocks_exclusive=True)
+
+
+@dataclass(frozen=True)
 class Release:
     """One Kubernetes release's differences.
 
@@ -30,12 +83,26 @@ class Release:
     gates describe the served cluster. `cel_lists_always`: new CEL selectors compile with the Lists v1
     library, so `includes()` is declared whatever DRAListTypeAttributes says (1.38 compiles new expressions
     at compatibility version binary-1 = 1.37, which has it; 1.37 declares it only with the gate).
+    `cel_url_sizes`: the cost model sizes the URL accessors' results (`getHost`, `getEscapedPath`, ...) by
+    their URL, so a `matches()` on one is bounded (apiserver v0.38 `pkg/cel/library/cost.go`; before 1.38
+    their results have no size estimate and such a selector is too complex).
+    `cel_container_in_undeclared`: cel-go's `undeclared reference to 'x'` ends with ` (in container '')`
+    (github.com/google/cel-go v0.29; cel.dev/cel-go v0.33 in 1.38 drops it).
+
+    Read from each release's source: `pkg/features/kube_features.go` (LockToDefault), the staging modules'
+    `dynamic-resource-allocation/cel/compile.go` and `apiserver/pkg/cel/{environment/base.go,library/cost.go}`
+    (v1.36.3, v1.37.2, v1.38.0-beta.0). Locks of gates dra-capacity does not accept (DRADeviceTaintRules,
+    DRADeviceBindingConditions and DRAResourceClaimDeviceStatus) are not listed.
     """
 
     name: str
     tested: bool
     locked: frozenset[str]
     cel_lists_always: bool
+    cel_url_sizes: bool = False
+    cel_container_in_undeclared: bool = True
+    validation: Validation = VALIDATION_BEFORE_1_38
+    allocation: Allocation = ALLOCATION_BEFORE_1_38
 
 
 RELEASES: dict[str, Release] = {
@@ -63,6 +130,10 @@ RELEASES: dict[str, Release] = {
                 }
             ),
             cel_lists_always=True,
+            cel_url_sizes=True,
+            cel_container_in_undeclared=False,
+            validation=VALIDATION_1_38,
+            allocation=ALLOCATION_1_38,
         ),
     )
 }
@@ -102,3 +173,55 @@ def release_warnings(gates: FeatureGates) -> list[str]:
 
 def _tested() -> list[str]:
     return [r.name for r in RELEASES.values() if r.tested]
+
+
+@dataclass(frozen=True)
+class ServerRelease:
+    """The release a served cluster's `/version` maps to: `name` (a RELEASES key), and a warning when the
+    server runs a release dra-capacity does not know (it is then treated as the nearest known one)."""
+
+    name: str
+    git_version: str
+    warning: str | None = None
+    unknown: bool = False
+
+
+def _minor(name: str) -> tuple[int, int]:
+    major, _, minor = name.partition(".")
+    return int(major), int(minor)
+
+
+def server_release(git_version: str) -> ServerRelease:
+    """Map a `/version` gitVersion (`v1.38.0-beta.0`, `v1.37.2-gke.100`) to a known release: a newer unknown
+    one is treated as the newest known, an older one as the oldest, each with a warning; an unreadable one as
+    the default release, with a warning."""
+    found = _GIT_VERSION.match(git_version.strip())
+    known = sorted(RELEASES, key=_minor)
+    if found is None:
+        return ServerRelease(
+            DEFAULT_RELEASE,
+            git_version,
+            f"the API server reports version {git_version!r}, which names no release: treating it as "
+            f"Kubernetes {DEFAULT_RELEASE}",
+            unknown=True,
+        )
+    name = f"{found.group(1)}.{found.group(2)}"
+    if name in RELEASES:
+        return ServerRelease(name, git_version)
+    nearest = known[-1] if _minor(name) > _minor(known[-1]) else known[0]
+    return ServerRelease(
+        nearest,
+        git_version,
+        f"the API server runs Kubernetes {git_version}, which dra-capacity does not know: treating it as "
+        f"Kubernetes {nearest}, the {'newest' if nearest == known[-1] else 'oldest'} known release",
+        unknown=True,
+    )
+
+
+def lowest(releases: list[str]) -> str:
+    """The oldest of `releases` (RELEASES keys): during an HA upgrade the servers differ, and objects must be
+    judged as the oldest one would."""
+    return min(releases, key=_minor)
+
+
+_GIT_VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:\.\d+)?")

@@ -1,8 +1,12 @@
 #!/usr/bin/env python3
-"""`make differential`: our validation against a real kube-apiserver v1.37, object by object.
+"""`make differential`: our validation against a real kube-apiserver, object by object.
 
-    .venv/bin/python scripts/differential.py [--seed N] [--classes 10000] [--others 5000] [--no-corpus]
-                                             [--workers 3] [--shrink]
+    .venv/bin/python scripts/differential.py [--release 1.37] [--seed N] [--classes 10000] [--others 5000]
+                                             [--no-corpus] [--workers 3] [--shrink]
+
+`--release` picks the Kubernetes release (scripts/controlplane.py's pin table; the default is the newest GA
+one): its kube-apiserver, and dra-capacity judging with that release's gates and semantics
+(`--kubernetes-version`).
 
 Starts the real control plane (tests/realcluster, `make controlplane` builds it), sends every
 object as a dry-run create (`dryRun=All`, `fieldValidation=Strict`), judges it with dra-capacity's own
@@ -32,13 +36,31 @@ from differential.run import KINDS, Report, run_all, shrink  # noqa: E402
 from differential.server import Server  # noqa: E402
 
 from dra_capacity.apiverdict import Judge  # noqa: E402
-from localcluster.cluster import Cluster, ClusterConfig, ClusterError, bin_dir  # noqa: E402  # noqa: E402
-from resourceapi.gates import FeatureGates  # noqa: E402
+from localcluster.cluster import (  # noqa: E402
+    FEATURE_GATES,
+    RELEASE_ENV,
+    Cluster,
+    ClusterConfig,
+    ClusterError,
+    bin_dir,
+    selected_release,
+)
+from resourceapi.gates import FeatureGates, GateError  # noqa: E402
+
+VERDICT_CATEGORIES = ("we-allow", "we-deny")  # a 400 against a 422 is a refusal either way
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--release", default=None, help="Kubernetes release (1.36, 1.37, 1.38; default: the pinned default)"
+    )
+    parser.add_argument(
+        "--feature-gates",
+        default="",
+        help="gates set on the API server and on our side alike (A=true,B=false), e.g. one at a time",
     )
     parser.add_argument("--seed", type=int, default=None, help="Hypothesis seed (default: random, printed)")
     parser.add_argument("--classes", type=int, default=10000, help="generated DeviceClasses")
@@ -51,11 +73,28 @@ def main(argv: list[str] | None = None) -> int:
         help="comma-separated kinds to run (DeviceClass, ResourceClaim, ResourceClaimTemplate, "
         "ResourceSlice, 'ResourceClaim status'; default: all)",
     )
+    parser.add_argument(
+        "--verdicts-only",
+        action="store_true",
+        help="fail only on verdict disagreements (1.36: texts and fields not ported, docs/testing.md)",
+    )
     parser.add_argument("--no-corpus", action="store_true", help="skip the inputs extracted from the tests")
     parser.add_argument("--workers", type=int, default=3, help="concurrent requests to the API server")
     parser.add_argument("--shrink", action="store_true", help="shrink one example per unlisted disagreement")
     args = parser.parse_args(argv)
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**32)
+    if args.release:
+        os.environ[RELEASE_ENV] = args.release
+    try:
+        release = selected_release()
+    except ClusterError as exc:
+        print(f"differential: {exc}", file=sys.stderr)
+        return 2
+    try:
+        FeatureGates.parse(args.feature_gates, release)
+    except GateError as exc:
+        print(f"differential: --feature-gates: {exc}", file=sys.stderr)
+        return 2
     missing = [b for b in ("etcd", "kube-apiserver") if not (bin_dir() / b).is_file()]
     if missing:
         print(
@@ -63,20 +102,31 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
-    print(f"differential: seed {seed} (rerun: scripts/differential.py --seed {seed})", flush=True)
+    print(
+        f"differential: Kubernetes {release}, seed {seed} "
+        f"(rerun: scripts/differential.py --release {release} --seed {seed})",
+        flush=True,
+    )
     started = time.monotonic()
     workdir = Path(tempfile.mkdtemp(prefix="differential-"))
     try:
-        cluster = Cluster.launch(
-            workdir, ClusterConfig(nodes=0, netns=False, apiserver_args=["--endpoint-reconciler-type=none"])
+        gates = FeatureGates.parse(args.feature_gates, release)
+        named = {e.partition("=")[0].strip() for e in args.feature_gates.split(",") if e.strip()}
+        overrides = dict(FEATURE_GATES) | {k: v for k, v in gates.as_dict().items() if k in named}
+        config = ClusterConfig(
+            nodes=0,
+            netns=False,
+            apiserver_args=["--endpoint-reconciler-type=none"],
+            feature_gates=overrides,
         )
+        cluster = Cluster.launch(workdir, config)
     except ClusterError as exc:
         print(f"differential: the control plane did not start: {exc}", file=sys.stderr)
         return 2
     try:
         server = Server(cluster.api_client().configuration, workers=args.workers)
         server.ensure_namespace()
-        judge = Judge(FeatureGates.defaults())
+        judge = Judge(gates)
         report = Report(seed)
 
         def progress(what: str) -> None:
@@ -84,10 +134,12 @@ def main(argv: list[str] | None = None) -> int:
 
         kinds = [k.strip() for k in args.kinds.split(",") if k.strip()]
         run_all(server, judge, report, args.classes, args.others, not args.no_corpus, progress, kinds)
-        listed = listed_keys()
+        listed = listed_keys(release=release)
         for line in report.lines(listed):
             print(line)
         unlisted = report.unlisted(listed)
+        if args.verdicts_only:  # texts and order are reported above, but only verdicts and codes fail
+            unlisted = {k: n for k, n in unlisted.items() if k.split("|")[1] in VERDICT_CATEGORIES}
         if args.shrink:
             for key in unlisted:
                 kind = key.split("|")[0]

@@ -539,7 +539,11 @@ DECODE, VALIDATE = "decode", "validate"
 
 
 def check_object(
-    kind: str, raw: dict[str, Any], strict: bool = True, judge_status: bool = True
+    kind: str,
+    raw: dict[str, Any],
+    strict: bool = True,
+    judge_status: bool = True,
+    gates: FeatureGates | None = None,
 ) -> list[ObjectProblem]:
     """Simulate's per-object input checks (`load_inputs`, in its order) on one raw object of a kind simulate
     reads, as a library entry, staged as the API server answers: the first wrong type or bad quantity, then
@@ -571,7 +575,7 @@ def check_object(
     if strict and report is not None and report.unknown:
         return [ObjectProblem(DECODE, p, f'unknown field "{p}"') for p in report.unknown]
     status = claim_status_errors(raw) if judge_status and kind == "ResourceClaim" else []
-    ported = validate_create(kind, raw)  # upstream's validation judges a missing field and generateName too
+    ported = validate_create(kind, raw, gates)  # upstream judges a missing field and generateName too
     if ported is not None:
         return [ObjectProblem(VALIDATE, e.field, e.body()) for e in ported or status]
     if problem is not None:

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from resourceapi import gates as g
 from resourceapi.gates import FeatureGates
+from resourceapi.releases import release
 
 
 def _on(gates: FeatureGates, name: str) -> bool:
@@ -26,6 +27,8 @@ class Features:
     list_type_attributes: bool = False
     partitionable_devices: bool = True
     prioritized_list: bool = True
+    # The served release's allocator semantics (resourceapi/releases.py `Allocation`), not an upstream gate.
+    live_share_blocks_exclusive: bool = False
 
     @staticmethod
     def from_gates(gates: FeatureGates) -> Features:
@@ -39,4 +42,5 @@ class Features:
             list_type_attributes=_on(gates, g.DRA_LIST_TYPE_ATTRIBUTES),
             partitionable_devices=_on(gates, g.DRA_PARTITIONABLE_DEVICES),
             prioritized_list=_on(gates, g.DRA_PRIORITIZED_LIST),
+            live_share_blocks_exclusive=release(gates.release).allocation.live_share_blocks_exclusive,
         )

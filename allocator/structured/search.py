@@ -170,6 +170,10 @@ class Search:
     def in_use(self, device: DeviceID) -> bool:
         return device in self.state.dedicated or bool(self.allocating.get(device))
 
+    def _holds_share(self, device: DeviceID) -> bool:
+        """Upstream `deviceCapacityInUse`: a committed share or consumed capacity, or one in flight."""
+        return self.state.has_shares(device) or self.in_flight_shares.get(device, 0) > 0
+
     def selectable(self, data: RequestData, device: DeviceRecord) -> bool:
         """Binding conditions gate, class selectors, request selectors, per-device node selection."""
         if not self.features.device_binding_and_status and device.binding_conditions:
@@ -312,6 +316,13 @@ class Search:
             return False
         if not data.admin and self.in_use(dev_id):
             return False
+        if (
+            features.live_share_blocks_exclusive
+            and not data.admin
+            and not multi
+            and self._holds_share(dev_id)
+        ):
+            return False  # 1.38: a share left from before allowMultipleAllocations was turned off (#140798)
         if device.consumes and not features.partitionable_devices:
             return False
         mark = len(self.undo)

@@ -53,3 +53,4 @@ MAX_IPS = 16  # resource.NetworkDeviceDataMaxIPs
 CONDITION_REASON_MAX_LENGTH = 1024
 CONDITION_MESSAGE_MAX_LENGTH = 32 * 1024
 COST_LIMIT = 1_000_000  # resource.k8s.io CELSelectorExpressionMaxCost
+CAPACITY_REQUESTS_MAX_SIZE = 32  # CapacityRequirements.requests `+k8s:maxProperties` (1.38)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from resourceapi.cel.compiler import CompileResult, compile_selector
 from resourceapi.cel.env import EnvKey
 from resourceapi.gates import FeatureGates
+from resourceapi.releases import release
 
 # 32 MiB: about 1,300 typical selectors with their evaluation programs prepared (the webhook never prepares
 # them: about 3,000 there). Each webhook worker process holds one, with its 8 MiB front cache: two workers
@@ -63,15 +64,16 @@ class CelCache:
         if max_bytes < 1:
             raise ValueError("max_bytes must be at least 1")
         self.max_bytes = max_bytes
-        self._entries: OrderedDict[tuple[str, EnvKey], tuple[CompileResult, int]] = OrderedDict()
+        self._entries: OrderedDict[tuple[str, EnvKey, bool], tuple[CompileResult, int]] = OrderedDict()
         self._bytes = 0
         self._lock = threading.Lock()
         self._hits = 0
         self._misses = 0
 
     def compile(self, expression: str, gates: FeatureGates, *, stored: bool = False) -> CompileResult:
-        """`compile_selector`, answered from the cache when this (expression, environment) was seen."""
-        key = (expression, EnvKey.for_gates(gates, stored))
+        """`compile_selector`, answered from the cache when this (expression, environment, cost model) was
+        seen (the cost model differs by release: `Release.cel_url_sizes`)."""
+        key = (expression, EnvKey.for_gates(gates, stored), release(gates.release).cel_url_sizes)
         with self._lock:
             hit = self._entries.get(key)
             if hit is not None:

@@ -111,3 +111,26 @@ def quantity_issues(checked: Any) -> list[TypeIssue]:
             break
     issues.sort(key=lambda i: i.offset)
     return issues
+
+
+ANY_RANGE = "expression of type 'any' cannot be range of a comprehension (must be list, map, or dynamic)"
+
+
+def attribute_range_issues(checked: Any) -> list[TypeIssue]:
+    """Comprehensions (`exists`, `all`, `map`, ...) over a device attribute's value: upstream declares that
+    value `any` unless DRAListTypeAttributes is on (`attributeTypeV131` in
+    dynamic-resource-allocation/cel/compile.go; `dyn` with the gate), and cel-go cannot range over `any`.
+    Our environment declares it `dyn`, so the caller applies this check without the gate."""
+    issues: list[TypeIssue] = []
+    positions = checked.source_info.positions
+    stack = [checked.expr]
+    while stack:
+        e = stack.pop()
+        stack.extend(reversed(children(e)))
+        if e.WhichOneof("expr_kind") != "comprehension_expr":
+            continue
+        rng = e.comprehension_expr.iter_range
+        if shape_of(rng) is Shape.ATTRIBUTE_VALUE:
+            issues.append(TypeIssue(positions.get(rng.id, 0), ANY_RANGE))
+    issues.sort(key=lambda i: i.offset)
+    return issues

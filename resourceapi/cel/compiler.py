@@ -14,14 +14,15 @@ from typing import Any, Literal
 
 from resourceapi.api.limits import COST_LIMIT
 from resourceapi.cel.checked import parse_checked, parse_parsed, type_name
-from resourceapi.cel.checks import quantity_issues
+from resourceapi.cel.checks import attribute_range_issues, quantity_issues
 from resourceapi.cel.cost import estimate_cost
 from resourceapi.cel.device import Selector
 from resourceapi.cel.env import EnvKey, checking_env
 from resourceapi.cel.literals import literal_issues
 from resourceapi.cel.messages import QUANTITY_TYPE
 from resourceapi.cel.shape import Shape, children, shape_of
-from resourceapi.gates import FeatureGates
+from resourceapi.gates import DRA_LIST_TYPE_ATTRIBUTES, FeatureGates
+from resourceapi.releases import release
 
 IssueKind = Literal["invalid", "forbidden", "required", "internal"]
 
@@ -155,6 +156,8 @@ def translate_compile_error(raw: str, source: str, parsed: Any = None) -> str:
     out: list[str] = []
     for line in text.split("\n"):
         m = _ERROR_HEADER.match(line)
+        if m and "'*error*'" in m.group(3):
+            continue  # cel-cpp's follow-on error on an operand that failed; cel-go reports the first only
         if m:
             ln, col = int(m.group(1)), int(m.group(2))
             logical = _logical_operands(m.group(3), source, source_lines, ln, col, parsed)
@@ -188,13 +191,19 @@ def compile_selector(expression: str, gates: FeatureGates, *, stored: bool = Fal
     except RuntimeError as exc:
         parsed = _parse_only(env, expression) if "found no matching overload" in str(exc) else None
         detail = "compilation failed: " + translate_compile_error(str(exc), expression, parsed)
+        if not release(gates.release).cel_container_in_undeclared:
+            detail = detail.replace(" (in container '')", "")
         return CompileResult(expression, [CelIssue("invalid", detail)], None, COST_LIMIT + 1)
     checked = parse_checked(compiled.serialize())
     literals = literal_issues(checked)
     type_errors = quantity_issues(checked) + [i for i in literals if i.kind == "invalid"]
+    if not stored and not gates.enabled(DRA_LIST_TYPE_ATTRIBUTES):
+        type_errors += attribute_range_issues(checked)
     if type_errors:
         type_errors.sort(key=lambda t: t.offset)
         rendered = "\n".join(render_error(expression, t.offset, t.message) for t in type_errors)
+        if not release(gates.release).cel_container_in_undeclared:
+            rendered = rendered.replace(" (in container '')", "")
         return CompileResult(
             expression, [CelIssue("invalid", "compilation failed: " + rendered)], None, COST_LIMIT + 1
         )
@@ -206,7 +215,7 @@ def compile_selector(expression: str, gates: FeatureGates, *, stored: bool = Fal
     failed = next((i for i in literals if i.kind == "internal"), None)
     if failed is not None:  # upstream builds the program before it estimates the cost
         return CompileResult(expression, [CelIssue("internal", failed.message)], None, COST_LIMIT + 1)
-    cost = estimate_cost(checked)
+    cost = estimate_cost(checked, release(gates.release).cel_url_sizes)
     too_costly = cost > COST_LIMIT and not stored
     issues = [CelIssue("forbidden", "too complex, exceeds cost limit")] if too_costly else []
     return CompileResult(expression, issues, Selector(expression, checked), cost)

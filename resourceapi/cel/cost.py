@@ -40,6 +40,9 @@ _STRING_SCANS = {
 # Calls whose string result cel-go cannot size: anything priced per character of it is unbounded
 # (calibrated against kube-apiserver v1.37.2 by tests/differential).
 _UNSIZED_RESULTS = {"charAt", "format", "getHost", "getScheme", "getEscapedPath", "getPort", "getHostname"}
+# The URL accessors, sized by their URL on releases whose cost model propagates it (`Release.cel_url_sizes`;
+# apiserver v0.38 library/cost.go: the target's size, getEscapedPath up to 3x for percent-encoding).
+_URL_ACCESSORS = {"getScheme", "getHostname", "getHost", "getPort", "getEscapedPath", "getQuery"}
 _STRING_RESULTS = {"lowerAscii", "upperAscii", "trim", "replace", "substring", "reverse", "charAt", "quote"}
 _LIST_SCANS = {"isSorted", "sum", "max", "min", "indexOf", "lastIndexOf"}
 _NOMINAL = {
@@ -147,8 +150,9 @@ def _factor(size: int, factor: float) -> int:
 class _Estimator:
     """Walks one checked AST; `scope` maps local variables to the size bound of their values."""
 
-    def __init__(self, checked: Any) -> None:
+    def __init__(self, checked: Any, url_sizes: bool = False) -> None:
         self.checked = checked
+        self.url_sizes = url_sizes
 
     def _type(self, e: Any) -> str:
         t = self.checked.type_map.get(e.id)
@@ -201,6 +205,10 @@ class _Estimator:
             fn = call.function
             if fn == "_+_":
                 return sum(self.size(a, scope) for a in call.args)
+            if self.url_sizes and fn in _URL_ACCESSORS and call.HasField("target"):
+                return self.size(call.target, scope) * (3 if fn == "getEscapedPath" else 1)
+            if self.url_sizes and fn == "url" and len(call.args) == 1:
+                return self.size(call.args[0], scope)  # library/cost.go: url()'s result is its input's size
             if fn in _UNSIZED_RESULTS:
                 return UNBOUNDED  # cel-go gives these results no size estimate (calibrated)
             if fn == "strings.quote" and call.args:
@@ -524,6 +532,7 @@ class _Estimator:
         return None
 
 
-def estimate_cost(checked: Any) -> int:
-    """Worst-case cost of a checked selector, to compare with COST_LIMIT."""
-    return _Estimator(checked).cost(checked.expr, {})
+def estimate_cost(checked: Any, url_sizes: bool = False) -> int:
+    """Worst-case cost of a checked selector, to compare with COST_LIMIT; `url_sizes` is the release's cost
+    model for the URL accessors (`Release.cel_url_sizes`)."""
+    return _Estimator(checked, url_sizes).cost(checked.expr, {})

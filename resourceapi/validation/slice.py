@@ -47,10 +47,11 @@ from resourceapi.machinery.field import (
 )
 from resourceapi.machinery.gojson import counters_json, marshal
 from resourceapi.machinery.objects import items, mapping, text
+from resourceapi.releases import VALIDATION_BEFORE_1_38, Validation, release
 from resourceapi.validation.device_fields import driver_name_errors, pool_name_errors
 from resourceapi.validation.lists import validate_set, validate_slice
 from resourceapi.validation.node_selector import node_name_errors, node_selector_errors, terms_value
-from resourceapi.validation.object_meta import GENERATE_NAME, object_meta_errors
+from resourceapi.validation.object_meta import GENERATE_NAME, object_meta_errors, owner_references_declarative
 from resourceapi.validation.slice_devices import (
     LIST_ATTRIBUTE_FIELDS,
     counters_declarative,
@@ -59,6 +60,7 @@ from resourceapi.validation.slice_devices import (
     has_list_value,
     internal_attribute_value,
     name_declarative,
+    node_selection_errors,
     qualified_name_errors,
 )
 
@@ -103,6 +105,9 @@ class SliceGates:
     partition_type: bool
     optional_node_operations: bool
     fractional_capacity: bool
+    rules: Validation = (
+        VALIDATION_BEFORE_1_38  # what the served release judges differently (resourceapi/releases.py)
+    )
 
     @property
     def dropped_device_fields(self) -> tuple[str, ...]:
@@ -134,16 +139,19 @@ class SliceGates:
             partition_type=_enabled(gates, DRA_PARTITIONABLE_DEVICES_TYPE),
             optional_node_operations=_enabled(gates, DRA_OPTIONAL_NODE_OPERATIONS),
             fractional_capacity=_enabled(gates, DRA_FRACTIONAL_CAPACITY_RANGE),
+            rules=release(gates.release).validation,
         )
 
 
 def validate_resource_slice(slice_obj: Mapping[str, Any], gates: FeatureGates) -> list[FieldError]:
     """Every error kube-apiserver 1.37 reports on creating `slice_obj` (decoded JSON), in its order."""
     sg = SliceGates.of(gates)
-    errors = object_meta_errors(mapping(slice_obj.get("metadata")))
+    owners = sg.rules.declarative_owner_references
+    errors = object_meta_errors(mapping(slice_obj.get("metadata")), declarative_owners=owners)
     spec = prepare(mapping(slice_obj.get("spec")), sg)
     errors.extend(spec_errors(spec, sg))
-    return once(errors) + spec_declarative(spec, sg)
+    tail = owner_references_declarative(mapping(slice_obj.get("metadata"))) if owners else []
+    return once(errors) + tail + spec_declarative(spec, sg)
 
 
 def once(errors: list[FieldError]) -> list[FieldError]:
@@ -330,13 +338,18 @@ def _devices_errors(devices: list[Mapping[str, Any]], per_device: bool, sg: Slic
         for d in devices
     )
     limit = RESOURCE_SLICE_MAX_DEVICES_WITH_ADVANCED_FEATURES if advanced else RESOURCE_SLICE_MAX_DEVICES
-    return validate_set(
+    errors = validate_set(
         devices,
         limit,
-        lambda device, p: device_errors(device, p, per_device, sg.fractional_capacity, sg.node_allocatable),
+        lambda device, p: device_errors(
+            device, p, per_device, sg.fractional_capacity, sg.node_allocatable, sg.rules
+        ),
         lambda device: text(device.get("name")),
         path,
     )
+    if sg.rules.node_selection_apart:
+        errors += node_selection_errors(devices, path, per_device)
+    return errors
 
 
 def _partition_type_errors(spec: Mapping[str, Any], devices: list[Mapping[str, Any]]) -> list[FieldError]:

@@ -40,6 +40,7 @@ from resourceapi.machinery.names import (
     validate_qualified_name,
 )
 from resourceapi.machinery.objects import items, mapping, text
+from resourceapi.releases import VALIDATION_BEFORE_1_38, Validation
 from resourceapi.validation.capacity_policy import multi_allocatable_errors, single_allocatable_errors
 from resourceapi.validation.device_fields import (
     binding_parameter_declarative,
@@ -49,7 +50,7 @@ from resourceapi.validation.device_fields import (
     taint_errors,
 )
 from resourceapi.validation.lists import truncate_if_too_long, validate_set, validate_slice
-from resourceapi.validation.node_selector import node_name_errors, node_selector_errors
+from resourceapi.validation.node_selector import node_name_errors, node_selector_errors, terms_value
 
 # The union members of DeviceAttribute, in declaration order (json names), scalar then list.
 SCALAR_ATTRIBUTE_FIELDS = ("int", "bool", "string", "version")
@@ -72,6 +73,26 @@ SEMVER_RE = re.compile(
     rf"{_NUMERIC}\.{_NUMERIC}\.{_NUMERIC}(-{_PRE_RELEASE}(\.{_PRE_RELEASE})*)?(\+{_BUILD}(\.{_BUILD})*)?"
 )
 SEMVER_MESSAGE = "must be a string compatible with semver.org spec 2.0.0"
+
+
+@functools.cache
+def semver_pattern(digits: int | None) -> re.Pattern[str]:
+    """`semverRe` of a release whose numbers have at most `digits` digits (1.38: 18, so that every number
+    fits an int64; None: unbounded)."""
+    if digits is None:
+        return SEMVER_RE
+    numeric = rf"(0|[1-9][0-9]{{0,{digits - 1}}})"
+    pre = rf"({numeric}|[0-9]*[a-zA-Z-][0-9a-zA-Z-]*)"
+    return re.compile(rf"{numeric}\.{numeric}\.{numeric}(-{pre}(\.{pre})*)?(\+{_BUILD}(\.{_BUILD})*)?")
+
+
+def semver_message(digits: int | None) -> str:
+    return SEMVER_MESSAGE if digits is None else f"{SEMVER_MESSAGE}, with at most {digits} digits in numbers"
+
+
+# The simple-attribute fast path checks the strictest release's rule; a value it turns away is judged in
+# full, by its release's rule.
+_SIMPLE_SEMVER = semver_pattern(18)
 PER_DEVICE_NODE_FIELDS = (
     "exactly one of `nodeName`, `nodeSelector`, or `allNodes` is required when `perDeviceNodeSelection` is "
     "set to true in the ResourceSlice spec"
@@ -94,21 +115,21 @@ def _rebased(errors: tuple[FieldError, ...], path: Path) -> list[FieldError]:
     return [dataclasses.replace(e, field=prefix + e.field[len(_BASE) :]) for e in errors]
 
 
-def key_errors(name: str, path: Path) -> list[FieldError]:
+def key_errors(name: str, path: Path, one_slash: bool = False) -> list[FieldError]:
     """`qualified_name_errors`, memoized: a dump repeats the same few attribute and capacity names."""
-    return _rebased(_key_errors(name), path)
+    return _rebased(_key_errors(name, one_slash), path)
 
 
 @functools.lru_cache(maxsize=4096)
-def _key_errors(name: str) -> tuple[FieldError, ...]:
-    return tuple(qualified_name_errors(name, Path(_BASE)))
+def _key_errors(name: str, one_slash: bool) -> tuple[FieldError, ...]:
+    return tuple(qualified_name_errors(name, Path(_BASE), one_slash))
 
 
-def qualified_name_errors(name: str, path: Path) -> list[FieldError]:
-    """`validateQualifiedName` as 1.37 has it: `<C identifier>` or `<domain>/<C identifier>`, the
-    identifier at most 32 bytes and the domain a driver name; a name with more slashes is not judged
-    (upstream's TODO; newer releases reject it, as `validate_qualified_name` does)."""
-    return [] if name.count("/") > 1 else validate_qualified_name(name, path)
+def qualified_name_errors(name: str, path: Path, one_slash: bool = False) -> list[FieldError]:
+    """`validateQualifiedName`: `<C identifier>` or `<domain>/<C identifier>`, the identifier at most 32
+    bytes and the domain a driver name. A name with more slashes is not judged before 1.38 (upstream's
+    TODO), refused from 1.38 on (`one_slash`, `Validation.one_slash`), as `validate_qualified_name` does."""
+    return [] if name.count("/") > 1 and not one_slash else validate_qualified_name(name, path)
 
 
 def simple_attribute(attribute: Any) -> bool:
@@ -131,7 +152,7 @@ def simple_attribute(attribute: Any) -> bool:
         return (
             value.__class__ is str
             and (len(value) <= 16 or go_len(value) <= DEVICE_ATTRIBUTE_MAX_VALUE_LENGTH)
-            and SEMVER_RE.fullmatch(value) is not None
+            and _SIMPLE_SEMVER.fullmatch(value) is not None
         )
     return False
 
@@ -162,8 +183,10 @@ def device_errors(
     per_device_node_selection: bool,
     fractional: bool,
     allocatable: bool,
+    rules: Validation = VALIDATION_BEFORE_1_38,
 ) -> list[FieldError]:
-    """`validateDevice` on create, its covered errors left to `device_declarative`."""
+    """`validateDevice` on create, its covered errors left to `device_declarative`; with
+    `rules.node_selection_apart` (1.38) the node selection is left to `node_selection_errors`."""
     name = text(device.get("name"))
     errors = device_name_errors(name, path.child("name"))
     attributes = mapping(device.get("attributes"))
@@ -181,15 +204,20 @@ def device_errors(
     if attributes:
         attributes_path = path.child("attributes")
         for key in sorted(attributes):
-            errors.extend(key_errors(key, attributes_path))
+            errors.extend(key_errors(key, attributes_path, rules.one_slash))
             value = attributes[key]
             if simple_attribute(value):
                 continue
             shown = truncate_if_too_long(key, ATTRIBUTE_AND_CAPACITY_MAX_KEY_LENGTH)
-            errors.extend(_attribute_errors(mapping(value), attributes_path.key(shown), shown != key))
+            errors.extend(
+                _attribute_errors(
+                    mapping(value), attributes_path.key(shown), shown != key, rules.semver_digits
+                )
+            )
     if capacity:
         multiple = device.get("allowMultipleAllocations") is True
-        errors.extend(_rebased(_capacity_errors(capacity, multiple, fractional), path.child("capacity")))
+        found = _capacity_errors(capacity, multiple, fractional, rules.one_slash)
+        errors.extend(_rebased(found, path.child("capacity")))
     errors.extend(
         validate_slice(
             items(device.get("taints")),
@@ -212,7 +240,8 @@ def device_errors(
             size_covered=True,
         )
     )
-    errors.extend(_node_selection_errors(device, path, per_device_node_selection))
+    if not rules.node_selection_apart:
+        errors.extend(_node_selection_errors(device, path, per_device_node_selection))
     conditions = device.get("bindingConditions")
     failure_conditions = device.get("bindingFailureConditions")
     if conditions is not None or failure_conditions is not None:
@@ -223,20 +252,22 @@ def device_errors(
     return errors
 
 
-_CAPACITY_CACHE: dict[tuple[bool, bool, str], tuple[FieldError, ...]] = {}
+_CAPACITY_CACHE: dict[tuple[bool, bool, bool, str], tuple[FieldError, ...]] = {}
 _CAPACITY_CACHE_MAX = 4096
 
 
-def _capacity_errors(capacity: Mapping[str, Any], multiple: bool, fractional: bool) -> tuple[FieldError, ...]:
+def _capacity_errors(
+    capacity: Mapping[str, Any], multiple: bool, fractional: bool, one_slash: bool
+) -> tuple[FieldError, ...]:
     """The capacity map's errors at `_BASE`, memoized by its JSON: the devices of a slice, and of a cluster,
     repeat the same capacities."""
     try:
-        key = (multiple, fractional, json.dumps(capacity, sort_keys=True))
+        key = (multiple, fractional, one_slash, json.dumps(capacity, sort_keys=True))
     except (TypeError, ValueError):
-        return tuple(_capacity_map_errors(capacity, multiple, fractional, Path(_BASE)))
+        return tuple(_capacity_map_errors(capacity, multiple, fractional, Path(_BASE), one_slash))
     found = _CAPACITY_CACHE.get(key)
     if found is None:
-        found = tuple(_capacity_map_errors(capacity, multiple, fractional, Path(_BASE)))
+        found = tuple(_capacity_map_errors(capacity, multiple, fractional, Path(_BASE), one_slash))
         if len(_CAPACITY_CACHE) >= _CAPACITY_CACHE_MAX:
             _CAPACITY_CACHE.clear()
         _CAPACITY_CACHE[key] = found
@@ -244,13 +275,13 @@ def _capacity_errors(capacity: Mapping[str, Any], multiple: bool, fractional: bo
 
 
 def _capacity_map_errors(
-    capacity: Mapping[str, Any], multiple: bool, fractional: bool, path: Path
+    capacity: Mapping[str, Any], multiple: bool, fractional: bool, path: Path, one_slash: bool
 ) -> list[FieldError]:
     """`validateMap(capacity)`: each key a qualified name, each item's request policy for a device that
     allows multiple allocations, none for one that does not."""
     errors: list[FieldError] = []
     for key in sorted(capacity):
-        errors.extend(key_errors(key, path))
+        errors.extend(key_errors(key, path, one_slash))
         item_path = path.key(truncate_if_too_long(key, ATTRIBUTE_AND_CAPACITY_MAX_KEY_LENGTH))
         item = mapping(capacity[key])
         if multiple:
@@ -260,7 +291,9 @@ def _capacity_map_errors(
     return errors
 
 
-def _attribute_errors(attribute: Mapping[str, Any], path: Path, cut: bool) -> list[FieldError]:
+def _attribute_errors(
+    attribute: Mapping[str, Any], path: Path, cut: bool, semver_digits: int | None
+) -> list[FieldError]:
     """`validateDeviceAttribute`: each set value's own rules; the one-value union only where the
     declarative union cannot supersede it (`cut`: the key shown shortened)."""
     errors: list[FieldError] = []
@@ -273,7 +306,7 @@ def _attribute_errors(attribute: Mapping[str, Any], path: Path, cut: bool) -> li
         if field == "string":
             errors.extend(_string_value_errors(text(value), path.child("string")))
         elif field == "version":
-            errors.extend(_version_value_errors(text(value), path.child("version")))
+            errors.extend(_version_value_errors(text(value), path.child("version"), semver_digits))
     for field in LIST_ATTRIBUTE_FIELDS:
         value = attribute.get(field)
         if value is None:
@@ -287,7 +320,9 @@ def _attribute_errors(attribute: Mapping[str, Any], path: Path, cut: bool) -> li
                 errors.extend(_string_value_errors(text(item), path.child("strings").index(i)))
         elif field == "versions":
             for i, item in enumerate(values):
-                errors.extend(_version_value_errors(text(item), path.child("versions").index(i)))
+                errors.extend(
+                    _version_value_errors(text(item), path.child("versions").index(i), semver_digits)
+                )
     if cut and num_fields == 0:
         errors.append(invalid(path, "", "exactly one value must be specified"))
     elif cut and num_fields > 1:
@@ -308,16 +343,28 @@ def _string_value_errors(value: str, path: Path) -> list[FieldError]:
     return []
 
 
-def _version_value_errors(value: str, path: Path) -> list[FieldError]:
+def _version_value_errors(value: str, path: Path, digits: int | None) -> list[FieldError]:
     errors: list[FieldError] = []
-    if not SEMVER_RE.fullmatch(value):
-        errors.append(invalid(path, value, SEMVER_MESSAGE))
+    if not semver_pattern(digits).fullmatch(value):
+        errors.append(invalid(path, value, semver_message(digits)))
     errors.extend(_string_value_errors(value, path))
     return errors
 
 
-def _node_selection_errors(device: Mapping[str, Any], path: Path, per_device: bool) -> list[FieldError]:
-    """A device's own node selection: exactly one of three with `perDeviceNodeSelection`, none without."""
+def node_selection_errors(devices: list[Mapping[str, Any]], path: Path, per_device: bool) -> list[FieldError]:
+    """1.38's `validateDeviceNodeSelection` of every device, after all other device errors (`path`:
+    `spec.devices`): one `nodeSelector` term only."""
+    errors: list[FieldError] = []
+    for i, device in enumerate(devices):
+        errors.extend(_node_selection_errors(mapping(device), path.index(i), per_device, one_term=True))
+    return errors
+
+
+def _node_selection_errors(
+    device: Mapping[str, Any], path: Path, per_device: bool, one_term: bool = False
+) -> list[FieldError]:
+    """A device's own node selection: exactly one of three with `perDeviceNodeSelection`, none without;
+    with `one_term` (1.38) a `nodeSelector` of exactly one term."""
     node_name = device.get("nodeName")
     selector = device.get("nodeSelector")
     all_nodes = device.get("allNodes")
@@ -336,7 +383,11 @@ def _node_selection_errors(device: Mapping[str, Any], path: Path, per_device: bo
             errors.append(invalid(path.child("nodeName"), name, "must not be empty"))
     if selector is not None:
         chosen.append("`nodeSelector`")
-        errors.extend(node_selector_errors(mapping(selector), path.child("nodeSelector")))
+        sel = mapping(selector)
+        errors.extend(node_selector_errors(sel, path.child("nodeSelector")))
+        if one_term and len(items(sel.get("nodeSelectorTerms"))) != 1:
+            terms = path.child("nodeSelector", "nodeSelectorTerms")
+            errors.append(invalid(terms, terms_value(sel), "must have exactly one node selector term"))
     if all_nodes is not None:
         if all_nodes is True:
             chosen.append("`allNodes`")

@@ -172,3 +172,23 @@ def test_backtracking_from_a_shared_device_takes_back_its_share_and_its_counters
     request = claim(share_request("r0", 2), share_request("r1", 1, selectors=zone_a))
     assert picked(cluster(slices("16Gi")), request) == [[("g1", "2"), ("g0", "1")]]
     assert picked(cluster(slices("8Gi")), request) is None
+
+
+def _exclusive_request(name: str) -> dict[str, Any]:
+    return {"name": name, "exactly": {"deviceClassName": "gpu"}}
+
+
+def test_a_live_share_blocks_an_exclusive_allocation_from_1_38() -> None:
+    """A device whose allowMultipleAllocations was turned off while a share (without consumed capacity) is
+    live: 1.38 refuses to allocate it exclusively (`deviceCapacityInUse`, kubernetes/kubernetes#140798), 1.37
+    allocates it (a double allocation, as upstream 1.37 does)."""
+    slices = [node_slice({"name": "g0"})]  # no capacity: the share is recorded by its ID alone
+    share = {"request": "r0", "driver": DRIVER, "pool": "pool1", "device": "g0"}
+    share_id = "00000000-0000-4000-8000-000000000001"
+    holder = (claim(_exclusive_request("r0"), name="holder", allocated=[{**share, "shareID": share_id}]),)
+    for release, expected in (("1.37", [[("g0", None)]]), ("1.38", None)):
+        gates = FeatureGates.parse("", release=release)
+        core = Cluster(gates, [GPU_CLASS], slices, holder)
+        assert picked(core, claim(_exclusive_request("r0"))) == expected, release
+    free = Cluster(FeatureGates.parse("", release="1.38"), [GPU_CLASS], slices, ())
+    assert picked(free, claim(_exclusive_request("r0"))) == [[("g0", None)]]

@@ -98,3 +98,17 @@ def test_bad_flags_exit_two_with_one_line(kube_api: Any) -> None:
         assert "Traceback" not in done.stderr
         lines = [line for line in done.stderr.splitlines() if "error" in line]
         assert len(lines) == 1, done.stderr
+
+
+def test_bind_judges_by_the_release_the_api_server_reports(kube_api: Any) -> None:
+    """`/version` at start picks the release (the double serves 1.37; one reporting 1.38 is judged as 1.38,
+    and logged): kubeio/serverversion.py."""
+    info = kube_api.api.discovery.version()
+    kube_api.api.discovery.version = lambda: {**info, "gitVersion": "v1.38.0-beta.0"}
+    seed_cluster(kube_api, nodes=1, gpus=1, shares=2)
+    done = run("--once", "--kubeconfig", str(kube_api.kubeconfig_path), "--metrics-listen", "127.0.0.1:0")
+    assert done.returncode == 0, done.stderr
+    lines = [json.loads(line) for line in done.stderr.splitlines() if line.startswith("{")]
+    started = next(line for line in lines if line.get("msg", line.get("message")) == "binder started")
+    assert "1.38" in json.dumps(started)
+    assert any("judging as Kubernetes 1.38" in json.dumps(line) for line in lines)

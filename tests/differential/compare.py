@@ -26,10 +26,14 @@ from dra_capacity.apiverdict import Cause, Verdict
 _INDEX = re.compile(r"\[[^\]]*\]")
 # The type text cel-cpp and cel-go render differently: overload argument lists and type names in quotes.
 _CEL_TYPES = re.compile(r"(applied to |type |found |expected )'[^'\n]*'")
+# The result type of a selector that is not bool, unquoted (`list(dyn)` here, `list(google.protobuf.Any)`
+# upstream: an attribute's value is `any` there).
+_RESULT_TYPE = re.compile(r"(must evaluate to bool or the unknown type, not )[\w.()<>, ]+")
 DIVERGENCES = Path(__file__).resolve().parents[2] / "docs" / "divergences.md"
 STRICT = "strict decoding error"
 _CEL_ERROR = re.compile(r"ERROR: <input>:\d+:\d+: ([^\n(]*?)(?: applied to|\(|\n|$)")
-_LISTED = re.compile(r"differential-key: `([^`]+)`")
+# `differential-key: `KEY`` applies to every release; `differential-key (1.38): `KEY`` to those named.
+_LISTED = re.compile(r"differential-key(?: \(([0-9., ]+)\))?: `([^`]+)`")
 
 
 def generic(path: str) -> str:
@@ -38,7 +42,7 @@ def generic(path: str) -> str:
 
 
 def cel_masked(message: str) -> str:
-    return _CEL_TYPES.sub(r"\1'…'", message)
+    return _RESULT_TYPE.sub(r"\1…", _CEL_TYPES.sub(r"\1'…'", message))
 
 
 @dataclass(frozen=True)
@@ -208,9 +212,15 @@ def _brief(v: Verdict) -> str:
     return f"{v.code} [{len(v.causes)}] {first.field}: {first.message[:300]!r}"
 
 
-def listed_keys(path: Path = DIVERGENCES) -> list[str]:
-    """The disagreement keys (globs) docs/divergences.md lists, each beside its reason and test."""
-    return _LISTED.findall(path.read_text())
+def listed_keys(path: Path = DIVERGENCES, release: str | None = None) -> list[str]:
+    """The disagreement keys (globs) docs/divergences.md lists for `release` (None: those of every
+    release), each beside its reason and test."""
+    out = []
+    for releases, key in _LISTED.findall(path.read_text()):
+        named = {r.strip() for r in releases.split(",") if r.strip()}
+        if not named or (release is not None and release in named):
+            out.append(key)
+    return out
 
 
 def is_listed(key: str, listed: Iterable[str]) -> bool:

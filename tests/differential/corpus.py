@@ -13,6 +13,9 @@ from differential.record import KINDS
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = Path(__file__).resolve().parent / "data" / "corpus.jsonl"
+# Selectors from upstream's test tables and public drivers, each with its source
+# (scripts/realistic_inputs.py).
+REALISTIC = Path(__file__).resolve().parent / "data" / "realistic.jsonl"
 MANIFESTS = ("docs/examples", "tests/allocator/data", "tests/binder/data")
 
 
@@ -45,6 +48,15 @@ def manifests() -> list[tuple[str, dict[str, Any]]]:
     return out
 
 
+def realistic() -> list[tuple[str, dict[str, Any]]]:
+    """The realistic inputs: objects no random generator draws, each line with its `source`."""
+    out = []
+    for line in REALISTIC.read_text().splitlines():
+        obj = json.loads(line)["object"]
+        out.append((obj["kind"], obj))
+    return out
+
+
 FLOOD_BYTES = 300 * 1024
 
 
@@ -54,6 +66,6 @@ def corpus_objects() -> list[tuple[str, dict[str, Any]]]:
     webhook's bounded answer (docs/divergences.md), and the API server takes a minute over it."""
     return [
         (k, o)
-        for k, o in recorded() + manifests()
+        for k, o in recorded() + manifests() + realistic()
         if o.get("apiVersion") == "resource.k8s.io/v1" and len(json.dumps(o)) <= FLOOD_BYTES
     ]

@@ -8,7 +8,7 @@ from differential.compare import listed_keys
 from differential.run import Report, run_all
 from differential.server import Server
 from dra_capacity.apiverdict import Judge
-from localcluster.cluster import Cluster
+from localcluster.cluster import Cluster, selected_release
 
 SEED = 20261202
 
@@ -22,7 +22,7 @@ def test_validation_agrees_with_the_real_api_server(real_cluster: Cluster) -> No
         run_all(server, Judge(), report, classes=1000, others=300)
     finally:
         api.close()
-    listed = listed_keys()
+    listed = listed_keys(release=selected_release())
     unlisted = report.unlisted(listed)
     assert report.kinds["DeviceClass"].compared >= 1000
     assert all(

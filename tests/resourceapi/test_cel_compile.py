@@ -269,3 +269,20 @@ def test_joins_are_too_complex_as_for_kube_apiserver() -> None:
     assert issue('[device.attributes["x"].y].join("-") == "a"') == CelIssue(
         "forbidden", "too complex, exceeds cost limit"
     )
+
+
+def test_a_loop_over_an_attribute_value_needs_list_type_attributes() -> None:
+    """Upstream declares an attribute's value `any` without DRAListTypeAttributes (`dyn` with it), and
+    cel-go cannot range over `any` (found by upstream's compile_test.go table, tests/differential)."""
+    expr = 'device.attributes["dra.example.com"].ids.exists(id, id == 1)'
+    assert issue(expr).detail == (
+        "compilation failed: ERROR: <input>:1:37: expression of type 'any' cannot be range of a "
+        "comprehension (must be list, map, or dynamic)\n | " + expr + "\n | " + "." * 36 + "^"
+    )
+    assert compile_selector(expr, FeatureGates.parse("DRAListTypeAttributes=true")).issues == []
+    assert compile_selector(expr, FeatureGates.defaults(), stored=True).issues == []
+
+
+def test_a_failed_operand_reports_one_error_as_cel_go_does() -> None:
+    detail = issue("device.attributes[true].someBoolean").detail
+    assert detail.count("ERROR:") == 1 and "'*error*'" not in detail

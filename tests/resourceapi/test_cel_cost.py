@@ -6,6 +6,7 @@ import pytest
 
 from resourceapi.api.limits import COST_LIMIT
 from resourceapi.cel import CelIssue, compile_selector
+from resourceapi.cel.cache import CelCache
 from resourceapi.gates import FeatureGates
 
 GATES = FeatureGates.defaults()
@@ -264,3 +265,28 @@ def test_loops_over_unsized_strings_are_too_complex_as_for_kube_apiserver(expres
     # through a binding (the server agrees)
     result = compile_selector(expression, GATES)
     assert result.issues == [CelIssue("forbidden", "too complex, exceeds cost limit")]
+
+
+URL_SELECTORS = [
+    'url(device.attributes["dra.example.com"].endpoint).getHost().matches("^gpu-[0-9]+$")',
+    'url(device.attributes["dra.example.com"].endpoint).getEscapedPath().matches("^/v[0-9]+/gpu$")',
+    'url(device.attributes["dra.example.com"].endpoint).getHostname().contains("gpu")',
+]
+
+
+@pytest.mark.parametrize("expression", URL_SELECTORS)
+def test_url_accessor_results_are_sized_from_1_38(expression: str) -> None:
+    """apiserver v0.38 library/cost.go sizes a URL accessor's result by its URL, so a scan of it is bounded;
+    v0.37 gives it no size, so the same selector is too complex (`Release.cel_url_sizes`)."""
+    on_138 = compile_selector(expression, FeatureGates.parse("", release="1.38"))
+    assert on_138.issues == [] and on_138.cost < COST_LIMIT
+    for older in ("1.36", "1.37"):
+        result = compile_selector(expression, FeatureGates.parse("", release=older))
+        assert result.issues == [CelIssue("forbidden", "too complex, exceeds cost limit")]
+
+
+def test_the_compile_cache_keys_the_release_cost_model() -> None:
+    cache = CelCache()
+    expression = URL_SELECTORS[0]
+    assert cache.compile(expression, FeatureGates.parse("", release="1.38")).issues == []
+    assert cache.compile(expression, FeatureGates.parse("", release="1.37")).issues != []

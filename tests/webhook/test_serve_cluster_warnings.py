@@ -83,3 +83,27 @@ def test_serve_with_an_unreadable_kubeconfig_exits_2_with_one_line(tmp_path: Pat
         f"dra-capacity serve: error: cannot load cluster configuration from {missing}"
     )
     assert len(result.stderr.splitlines()) == 1
+
+
+def test_serve_judges_by_the_release_the_api_server_reports(kube_api: KubeAPIServer, tmp_path: Path) -> None:
+    """With a cluster, `/version` at start picks the release (kubeio/serverversion.py)."""
+    info = kube_api.api.discovery.version()
+    kube_api.api.discovery.version = lambda: {**info, "gitVersion": "v1.38.0-beta.0"}  # type: ignore[method-assign]
+    port = free_port()
+    tls_dir = tmp_path / "tls"
+    argv = [CLI, "serve", "--self-signed", "--listen", f"127.0.0.1:{port}", "--tls-dir", str(tls_dir)]
+    proc = subprocess.Popen(
+        [*argv, "--kubeconfig", str(kube_api.kubeconfig_path)], stderr=subprocess.PIPE, text=True
+    )
+    try:
+        deadline = time.monotonic() + 60
+        lines: list[str] = []
+        while time.monotonic() < deadline and proc.stderr is not None:
+            line = proc.stderr.readline()
+            lines.append(line)
+            if "judging as Kubernetes" in line and "release" in line:
+                break
+        assert any("judging as Kubernetes 1.38" in line for line in lines), lines[-5:]
+    finally:
+        proc.kill()
+        proc.wait()

@@ -1,0 +1,121 @@
+"""The ported validation per release (resourceapi/releases.py `Validation`): what v1.38.0-beta.0's
+`pkg/apis/resource/validation` refuses that v1.37.2's accepts, and the same object on both."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from localcluster.objects import make_claim, make_slice
+from resourceapi.cel import compile_selector
+from resourceapi.gates import FeatureGates
+from resourceapi.validation.objects import validate_create
+
+ON_137 = FeatureGates.parse("", release="1.37")
+ON_138 = FeatureGates.parse("", release="1.38")
+
+
+def _errors(kind: str, obj: dict[str, Any], gates: FeatureGates) -> list[str]:
+    found = validate_create(kind, obj, gates)
+    assert found is not None
+    return [str(e) for e in found]
+
+
+def _device(**fields: Any) -> dict[str, Any]:
+    return {"name": "gpu-0", **fields}
+
+
+def test_a_qualified_name_with_two_slashes_is_refused_from_1_38() -> None:
+    obj = make_slice("node-1").devices(_device(attributes={"a.example.com/b/c": {"int": 1}})).obj()
+    assert _errors("ResourceSlice", obj, ON_137) == []
+    assert _errors("ResourceSlice", obj, ON_138) == [
+        'spec.devices[0].attributes: Invalid value: "a.example.com/b/c": must not contain more than one slash'
+    ]
+
+
+def test_semver_numbers_have_at_most_18_digits_from_1_38() -> None:
+    version = "1." + "9" * 19 + ".0"
+    obj = make_slice("node-1").devices(_device(attributes={"fw": {"version": version}})).obj()
+    assert _errors("ResourceSlice", obj, ON_137) == []
+    assert _errors("ResourceSlice", obj, ON_138) == [
+        f'spec.devices[0].attributes[fw].version: Invalid value: "{version}": must be a string compatible '
+        "with semver.org spec 2.0.0, with at most 18 digits in numbers"
+    ]
+    fits = make_slice("node-1").devices(_device(attributes={"fw": {"version": "1." + "9" * 18 + ".0"}}))
+    assert _errors("ResourceSlice", fits.obj(), ON_138) == []
+
+
+def _per_device_slice(*devices: dict[str, Any]) -> dict[str, Any]:
+    obj = make_slice("node-1").devices(*devices).spec(perDeviceNodeSelection=True).obj()
+    obj["spec"].pop("nodeName", None)
+    return obj
+
+
+TERM = {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]}
+
+
+def test_a_per_device_node_selector_has_exactly_one_term_from_1_38_judged_after_every_device() -> None:
+    two_terms = _device(nodeSelector={"nodeSelectorTerms": [TERM, TERM]})
+    bad_name = {**_device(allNodes=True), "name": "Bad_Name"}
+    obj = _per_device_slice(two_terms, bad_name)
+    on_137 = _errors("ResourceSlice", obj, ON_137)
+    on_138 = _errors("ResourceSlice", obj, ON_138)
+    assert not any("exactly one node selector term" in e for e in on_137)
+    assert on_138[-1].startswith(
+        "spec.devices[0].nodeSelector.nodeSelectorTerms: Invalid value: "
+    ) and on_138[-1].endswith("must have exactly one node selector term")
+    assert on_138[0].startswith(
+        "spec.devices[1].name"
+    )  # device 1's own errors come before device 0's selection
+
+
+def test_claim_capacity_requests_are_qualified_names_at_most_32_and_not_negative_from_1_38() -> None:
+    bad = make_claim("c").request("gpu", "gpu.example.com", {"a/b/c": "1", "shares": "-1"}).obj()
+    assert _errors("ResourceClaim", bad, ON_137) == []
+    assert _errors("ResourceClaim", bad, ON_138) == [
+        'spec.devices.requests[0].exactly.capacity.requests: Invalid value: "a/b/c": must not contain more '
+        "than one slash",
+        'spec.devices.requests[0].exactly.capacity.requests[shares]: Invalid value: "-1": must be greater '
+        "than or equal to 0",
+    ]
+    many = {f"c{i}": "1" for i in range(33)}
+    too_many = make_claim("c").request("gpu", "gpu.example.com", many).obj()
+    assert _errors("ResourceClaim", too_many, ON_137) == []
+    assert _errors("ResourceClaim", too_many, ON_138) == [
+        "spec.devices.requests[0].exactly.capacity.requests: Too many: 33: must have at most 32 items"
+    ]
+
+
+@pytest.mark.parametrize("gates", [ON_137, ON_138])
+def test_valid_objects_are_accepted_on_both(gates: FeatureGates) -> None:
+    claim = make_claim("c").request("gpu", "gpu.example.com", {"gpu.example.com/memory": "10Gi"}).obj()
+    assert _errors("ResourceClaim", claim, gates) == []
+    slice_ = make_slice("node-1").devices(_device(attributes={"fw": {"version": "1.2.3"}})).obj()
+    assert _errors("ResourceSlice", slice_, gates) == []
+
+
+def test_a_missing_owner_reference_field_is_the_declarative_required_on_1_38() -> None:
+    claim = make_claim("c").request("gpu", "gpu.example.com").obj()
+    claim["metadata"]["ownerReferences"] = [{"apiVersion": "v1", "kind": "Pod", "name": "p", "uid": ""}]
+    assert _errors("ResourceClaim", claim, ON_137) == [
+        "metadata.ownerReferences[0].uid: Required value: must not be empty"
+    ]
+    assert _errors("ResourceClaim", claim, ON_138) == ["metadata.ownerReferences[0].uid: Required value"]
+
+
+def test_an_undeclared_reference_names_no_container_on_1_38() -> None:
+    on_137 = compile_selector("noSuchVar", ON_137).issues[0].detail
+    on_138 = compile_selector("noSuchVar", ON_138).issues[0].detail
+    assert "undeclared reference to 'noSuchVar' (in container '')" in on_137
+    assert "undeclared reference to 'noSuchVar'\n" in on_138
+
+
+def test_a_constraint_attribute_with_two_slashes_is_refused_from_1_38() -> None:
+    claim = make_claim("c").request("gpu", "gpu.example.com").obj()
+    claim["spec"]["devices"]["constraints"] = [{"requests": ["gpu"], "matchAttribute": "a/b/c"}]
+    assert _errors("ResourceClaim", claim, ON_137) == []
+    assert _errors("ResourceClaim", claim, ON_138) == [
+        'spec.devices.constraints[0].matchAttribute: Invalid value: "a/b/c": '
+        "must not contain more than one slash"
+    ]
