@@ -65,3 +65,15 @@ def test_pods_added_and_removed_elsewhere() -> None:
     assert live.node_usage("n1").pods == 2
     assert live.node_usage("n1").requested.get("cpu") == 2000
     assert [n for n, _ in _decisions(live, [pod("c3", {"cpu": "1"})])] == ["n1"]
+
+
+def test_a_node_changed_elsewhere_is_seen_cordon_and_allocatable_alike() -> None:
+    nodes = [node("n1", {"cpu": "4"}), node("n2", {"cpu": "4"})]
+    live = _placer(nodes, [])
+    assert [n for n, _ in _decisions(live, [pod("c0", {"cpu": "1"})])] == ["n1"]  # static reasons cached
+    live.node_changed(node("n1", {"cpu": "4"}, unschedulable=True))
+    assert [n for n, _ in _decisions(live, [pod("c1", {"cpu": "1"})])] == ["n2"]
+    live.node_changed(node("n2", {"cpu": "1"}))  # c1 holds n2's one cpu now
+    assert _decisions(live, [pod("c2", {"cpu": "1"})]) == [(None, [])]
+    live.node_changed(node("n1", {"cpu": "4"}))  # uncordoned
+    assert [n for n, _ in _decisions(live, [pod("c3", {"cpu": "1"})])] == ["n1"]
