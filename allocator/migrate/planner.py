@@ -452,7 +452,7 @@ def _run_step(
         node.spec.unschedulable = None
         world.publish(g)
         world.set_node(node)
-    world.placer.slices_changed(world.slices)
+    world.placer.node_slices_changed(world.slices, members)
     left = _place_all(world, left, owners, names, "uncordon", moves)
     for pod, _ in left:
         key = (pod.namespace, pod.name)

@@ -121,12 +121,25 @@ def render_table(plan: Plan) -> str:
     else:
         lines.append("no workload asks for a shared resource")
     lines += ["", "STEPS"]
-    rows = [["STEP", "NODES", "EVICTED", "TO SHARES", "TO DEVICE PLUGIN", "UNPLACED", "FITS", "HEADROOM"]]
+    rows = [
+        [
+            "STEP",
+            "NODES",
+            "EVICTED",
+            "TO SHARES",
+            "TO DEVICE PLUGIN",
+            "UNPLACED",
+            "FITS",
+            "SHARES",
+            "HEADROOM",
+        ]
+    ]
     for s in plan.steps:
         shares = sum(1 for m in s.moves if m.via == "shares")
         plugin = sum(1 for m in s.moves if m.via == "device plugin")
         unplaced = sum(1 for m in s.moves if m.result != "bound")
         room = ",".join(f"{h.name}={h.headroom}{'+' if h.capped else ''}" for h in s.headroom) or "-"
+        used = ",".join(f"{h.used}/{h.total}" for h in s.headroom) or "-"
         nodes = _nodes_text(s)
         rows.append(
             [
@@ -137,6 +150,7 @@ def render_table(plan: Plan) -> str:
                 str(plugin),
                 str(unplaced),
                 _yes(s.fits),
+                used,
                 room,
             ]
         )

@@ -430,6 +430,15 @@ class Placer:
         read again, and every node is evaluated again (the core's generation says so)."""
         self._local_pools = _node_local_pools(slices)
 
+    def node_slices_changed(self, slices: Iterable[ResourceSlice], nodes: Iterable[str]) -> None:
+        """The core's slices changed only for node-local pools of `nodes` (`Cluster.upsert_slice` of a slice
+        with that `spec.nodeName`, and nothing else since the last place or commit): only those nodes are
+        evaluated again, not every node as `slices_changed` makes them."""
+        self._local_pools = _node_local_pools(slices)
+        if self.core.generation != self._generation:
+            self._generation = self.core.generation
+        self._note(*(n for n in nodes if n in self._nodes))
+
     def node_changed(self, node: Node) -> None:
         """A candidate node's object changed (a cordon, taints, allocatable): that node is evaluated again.
         Its labels must be unchanged (the inter-pod index keeps them); an unknown node is ignored."""
