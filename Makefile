@@ -126,6 +126,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/simulate_dump.py
 	$(BIN)/python bench/simulate_input_checks.py
 	$(BIN)/python bench/top_bench.py
+	$(BIN)/python bench/migrate_plan.py
 	$(BIN)/python bench/binder_bench.py
 	$(BIN)/python bench/mutate_pods_bench.py
 	$(BIN)/python bench/cluster_warnings.py

@@ -56,6 +56,9 @@ def build_parser() -> argparse.ArgumentParser:
     from dra_capacity import certs_cmd
 
     certs_cmd.add_commands(sub)
+    from dra_capacity import migrate_cmd
+
+    migrate_cmd.add_commands(sub)
     from dra_capacity import sandbox_cmd
 
     sandbox_cmd.add_commands(sub)

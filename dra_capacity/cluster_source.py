@@ -10,7 +10,7 @@ over the official `kubernetes` client's connection pool) in pages of `limit` obj
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Any, TextIO
@@ -32,6 +32,9 @@ class ClusterReadError(RuntimeError):
 class _Kind:
     kind: str
     resource: Resource
+    optional: bool = False  # a kind the server may not serve (404): skipped with a note
+    namespace: str | None = None
+    query: tuple[tuple[str, str], ...] = ()
 
 
 def _kinds() -> list[_Kind]:
@@ -46,6 +49,37 @@ def _kinds() -> list[_Kind]:
     ]
 
 
+def migrate_kinds(configmap: tuple[str, str] | None) -> list[_Kind]:
+    """What `migrate plan` reads beyond simulate's kinds: namespaces, quotas, disruption budgets, the owners
+    of pods, and the device plugin's ConfigMap (`(namespace, name)`, by a field selector: never all)."""
+    from kubeio.kube import NAMESPACES, Resource
+
+    kinds = [
+        _Kind("Namespace", NAMESPACES, optional=True),
+        _Kind("ResourceQuota", Resource("v1", "resourcequotas", True), optional=True),
+        _Kind("PodDisruptionBudget", Resource("policy/v1", "poddisruptionbudgets", True), optional=True),
+    ]
+    for kind, group_version, plural in (
+        ("ReplicaSet", "apps/v1", "replicasets"),
+        ("Deployment", "apps/v1", "deployments"),
+        ("StatefulSet", "apps/v1", "statefulsets"),
+        ("DaemonSet", "apps/v1", "daemonsets"),
+        ("Job", "batch/v1", "jobs"),
+        ("CronJob", "batch/v1", "cronjobs"),
+    ):
+        kinds.append(_Kind(kind, Resource(group_version, plural, True), optional=True))
+    if configmap is not None:
+        kinds.append(
+            _Kind(
+                "ConfigMap",
+                Resource("v1", "configmaps", True),
+                namespace=configmap[0],
+                query=(("fieldSelector", f"metadata.name={configmap[1]}"),),
+            )
+        )
+    return kinds
+
+
 def read_cluster(
     kubeconfig: str | None,
     context: str | None,
@@ -53,11 +87,14 @@ def read_cluster(
     pending: bool,
     page_size: int = DEFAULT_PAGE_SIZE,
     progress: TextIO | None = None,
+    extra: Sequence[_Kind] = (),
+    notes: list[str] | None = None,
 ) -> list[Document]:
     """Every object simulate reads, as Documents named `cluster:<resource>` (document 1, items[i]).
 
     Pods without `spec.nodeName` (pending) are kept only with `pending`: otherwise the pods to place come from
-    the files, and the cluster's own pending pods hold nothing yet."""
+    the files, and the cluster's own pending pods hold nothing yet. `extra`: further kinds (`migrate_kinds`);
+    an optional one the server does not serve is skipped, with a line in `notes`."""
     try:
         kube = connect(kubeconfig, context, kubectl_defaults=True)
     except ClusterConfigError as exc:
@@ -65,12 +102,12 @@ def read_cluster(
     counts: dict[str, int] = {}
     docs: list[Document] = []
     try:
-        for kind in _kinds():
+        for kind in [*_kinds(), *extra]:
             plural = kind.resource.plural
             source = f"cluster:{plural}"
             counts[plural] = 0
             item = 0
-            for obj in _list_all(kind, kube, page_size):
+            for obj in _list_all(kind, kube, page_size, notes):
                 counts[plural] += 1
                 _progress(progress, counts)
                 if kind.kind == "Pod" and not pending and not (obj.get("spec") or {}).get("nodeName"):
@@ -86,14 +123,17 @@ def read_cluster(
     return docs
 
 
-def _list_all(kind: _Kind, kube: Kube, page_size: int) -> Iterator[dict[str, Any]]:
+def _list_all(
+    kind: _Kind, kube: Kube, page_size: int, notes: list[str] | None = None
+) -> Iterator[dict[str, Any]]:
     """Every object of `kind`, page after page; items get the List's apiVersion and their kind (the API server
     omits both on list items)."""
     from kubeio.kube import ApiError
 
     plural = kind.resource.plural
     try:
-        for page in kube.pages(kind.resource, page_size=page_size):
+        pages = kube.pages(kind.resource, dict(kind.query), namespace=kind.namespace, page_size=page_size)
+        for page in pages:
             items = page.get("items")
             if not isinstance(items, list):
                 raise ClusterReadError(f"cannot list {plural}: the answer is not a {kind.kind}List")
@@ -103,6 +143,10 @@ def _list_all(kind: _Kind, kube: Kube, page_size: int) -> Iterator[dict[str, Any
                     obj.setdefault("kind", kind.kind)
                     yield obj
     except ApiError as exc:
+        if kind.optional and exc.status == HTTPStatus.NOT_FOUND:
+            if notes is not None:
+                notes.append(f"note: the cluster serves no {plural}: read without them")
+            return
         raise ClusterReadError(f"cannot list {plural}: {_api_reason(exc)}") from None
 
 

@@ -430,6 +430,29 @@ class Placer:
         read again, and every node is evaluated again (the core's generation says so)."""
         self._local_pools = _node_local_pools(slices)
 
+    def node_slices_changed(self, slices: Iterable[ResourceSlice], nodes: Iterable[str]) -> None:
+        """The core's slices changed only for node-local pools of `nodes` (`Cluster.upsert_slice` of a slice
+        with that `spec.nodeName`, and nothing else since the last place or commit): only those nodes are
+        evaluated again, not every node as `slices_changed` makes them."""
+        self._local_pools = _node_local_pools(slices)
+        if self.core.generation != self._generation:
+            self._generation = self.core.generation
+        self._note(*(n for n in nodes if n in self._nodes))
+
+    def node_changed(self, node: Node) -> None:
+        """A candidate node's object changed (a cordon, taints, allocatable): that node is evaluated again.
+        Its labels must be unchanged (the inter-pod index keeps them); an unknown node is ignored."""
+        name = node.name
+        if name not in self._nodes:
+            return
+        self._nodes[name] = node
+        self._infos[name] = NodeInfo(name, dict(node.labels))
+        self._alloc[name] = allocatable_vector(node)
+        self._prefer_taints = self._prefer_taints or has_prefer_no_schedule_taint(node)
+        for shape in self._shapes.values():
+            shape.static.pop(name, None)  # taints, unschedulable, selectors: read from the node again
+        self._note(name)
+
     def pod_added(self, pod: Pod, node: str) -> None:
         """A pod placed elsewhere now holds `node` (unknown nodes and pods already counted are ignored)."""
         if node not in self._usage or self._index.holds(pod, node):

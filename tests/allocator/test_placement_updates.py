@@ -65,3 +65,25 @@ def test_pods_added_and_removed_elsewhere() -> None:
     assert live.node_usage("n1").pods == 2
     assert live.node_usage("n1").requested.get("cpu") == 2000
     assert [n for n, _ in _decisions(live, [pod("c3", {"cpu": "1"})])] == ["n1"]
+
+
+def test_a_node_changed_elsewhere_is_seen_cordon_and_allocatable_alike() -> None:
+    nodes = [node("n1", {"cpu": "4"}), node("n2", {"cpu": "4"})]
+    live = _placer(nodes, [])
+    assert [n for n, _ in _decisions(live, [pod("c0", {"cpu": "1"})])] == ["n1"]  # static reasons cached
+    live.node_changed(node("n1", {"cpu": "4"}, unschedulable=True))
+    assert [n for n, _ in _decisions(live, [pod("c1", {"cpu": "1"})])] == ["n2"]
+    live.node_changed(node("n2", {"cpu": "1"}))  # c1 holds n2's one cpu now
+    assert _decisions(live, [pod("c2", {"cpu": "1"})]) == [(None, [])]
+    live.node_changed(node("n1", {"cpu": "4"}))  # uncordoned
+    assert [n for n, _ in _decisions(live, [pod("c3", {"cpu": "1"})])] == ["n1"]
+
+
+def test_a_node_local_slice_published_elsewhere_is_seen_on_that_node() -> None:
+    nodes, slices = [node("n1"), node("n2")], [gpu_slice("n1", 1)]
+    live = _placer(nodes, slices)
+    assert _decisions(live, _gpu_pods(4)) == [("n1", ["n1/gpu-0"])] * 4  # n1's one GPU is full now
+    published = gpu_slice("n2", 1)
+    live.core.upsert_slice(published)  # type: ignore[attr-defined]
+    live.node_slices_changed([*slices, published], ["n2"])
+    assert _decisions(live, [pod("more", {GPU_SHARED: 1})]) == [("n2", ["n2/gpu-0"])]

@@ -110,6 +110,10 @@ SMOKES = (
         ("bench/cluster_warnings.py", "--http", "--duration", "1", "--devices", "80"),
         (r"^API double seeded with 80 devices", rf"^throughput ratio validate/baseline: {N}"),
     ),
+    Smoke(
+        ("bench/migrate_plan.py", "--nodes", "40", "--pods", "160", "--batch", "10"),
+        (rf"^plan: 4 steps of 10 nodes, {N} pod moves", rf"^time: {N} s CPU", rf"^peak RSS: {N} GiB"),
+    ),
 )
 
 SIDE_BY_SIDE = Smoke(
