@@ -312,7 +312,10 @@ def run_pods(
     outcomes = []
     known = {c.metadata.name for c in inputs.classes}
     current: dict[tuple[str, str], ResourceClaim] = {}  # claims as this run has left them
-    evicted: set[tuple[str, str]] = set()  # running pods preempted so far
+    on_node: dict[str, list[Pod]] = {}  # the running pods preemption may evict, by node (victims leave it)
+    for p in running:
+        if p.status is None or p.status.phase not in _TERMINAL:
+            on_node.setdefault(p.spec.node_name or "", []).append(p)
     pending = list(enumerate(inputs.pending_pods()))
     for index_in_input, pod in sorted(pending, key=lambda p: (-pod_priority(p[1]), p[0])):
         claims = [current.get(_key(c), c) for c in pod_claims(inputs, pod)]
@@ -328,9 +331,7 @@ def run_pods(
         chosen: Candidate | None = None
         preempted: list[str] = []
         if placement.result is PlacementResult.UNSCHEDULABLE and missing is None and in_use is None:
-            placement, chosen, preempted = _preempt(
-                placer, placement, claims, running, inputs, current, evicted
-            )
+            placement, chosen, preempted = _preempt(placer, placement, claims, on_node, inputs, current)
         diagnosis: tuple[str, ...] | None = None
         if explain:
             diagnosis = tuple(preempted)
@@ -360,39 +361,34 @@ def _preempt(
     placer: Placer,
     placement: Placement,
     claims: Sequence[ResourceClaim],
-    running: Sequence[Pod],
+    on_node: dict[str, list[Pod]],
     inputs: Inputs,
     current: dict[tuple[str, str], ResourceClaim],
-    evicted: set[tuple[str, str]],
 ) -> tuple[Placement, Candidate | None, list[str]]:
-    """DefaultPreemption's PostFilter for an unschedulable pod: evict the chosen node's victims and place
-    the pod there (upstream's next cycle tries the nominated node first); else add the PostFilter message
-    to the reason. Returns the placement, the chosen candidate and the --explain lines."""
+    """DefaultPreemption's PostFilter for an unschedulable pod: evict the chosen node's victims (taken out of
+    `on_node`) and place the pod there (upstream's next cycle tries the nominated node first); else add the
+    PostFilter message to the reason. Returns the placement, the chosen candidate and the --explain lines."""
     pod = placement.pod
     names = placer.node_names
-    on_node: dict[str, list[Pod]] = {}
-    for p in running:
-        if (p.namespace, p.name) in evicted or (p.status is not None and p.status.phase in _TERMINAL):
-            continue
-        on_node.setdefault(p.spec.node_name or "", []).append(p)
+    priority = pod_priority(pod)
+    lower = {n for n in names if any(pod_priority(p) < priority for p in on_node.get(n, ()))}
     candidates: list[Candidate] = []
-    if ineligible_reason(pod) is None:
+    if lower and ineligible_reason(pod) is None:
         allocated = [c for c in (current.get(_key(c), c) for c in inputs.allocated_claims()) if _allocated(c)]
         fit = placer_fit(placer, pod, claims, allocated)
-        candidates = find_candidates(pod, names, on_node, inputs.pdbs, fit)
+        candidates = find_candidates(pod, [n for n in names if n in lower], on_node, inputs.pdbs, fit)
         chosen = pick_one_node(candidates)
         if chosen is not None:
             for c in evict(placer, chosen.victims, allocated):
                 current[_key(c)] = c.model_copy(update={"status": None})
-            evicted.update((v.namespace, v.name) for v in chosen.victims)
+            gone = {id(v) for v in chosen.victims}
+            on_node[chosen.node] = [p for p in on_node[chosen.node] if id(p) not in gone]
             after = placer.place_on(pod, claims, chosen.node)
             if after.result is PlacementResult.BOUND:
                 return after, chosen, why_lines(pod, chosen, candidates)
     if not _preemption_shown(pod):
         return placement, None, []
-    priority = pod_priority(pod)
-    no_victims = sum(1 for n in names if not any(pod_priority(p) < priority for p in on_node.get(n, ())))
-    placement.reason = f"{placement.reason} {postfilter_message(pod, len(names), no_victims)}"
+    placement.reason = f"{placement.reason} {postfilter_message(pod, len(names), len(names) - len(lower))}"
     return placement, None, []
 
 

@@ -156,3 +156,14 @@ def test_a_pod_disruption_budget_from_the_input_steers_preemption_to_another_nod
     assert [v["name"] for v in out["pods"][0]["victims"]] == ["web"]
     _, out, _ = _simulate(capsys, "-f", cluster, "-f", running, "-f", high)
     assert [v["name"] for v in out["pods"][0]["victims"]] == ["db"]
+
+
+def test_cpu_freed_by_a_victim_counts_too(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """NodeResourcesFit sees the victim's requests gone: a pod short of cpu evicts the lower-priority one."""
+    lo = pod("lo", {"cpu": "3"}, priority=1, nodeName="n1").to_api()
+    lo["status"] = {"phase": "Running"}
+    cluster = write_manifests(tmp_path, "c.yaml", node("n1", {"cpu": "4"}), lo)
+    high = write_manifests(tmp_path, "h.yaml", pod("high", {"cpu": "2"}, priority=100))
+    _, out, _ = _simulate(capsys, "-f", cluster, "-f", high)
+    (entry,) = out["pods"]
+    assert entry["result"] == "bound" and entry["victims"] == [{"namespace": "default", "name": "lo"}]
