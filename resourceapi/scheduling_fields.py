@@ -16,7 +16,7 @@ class Support(Enum):
     MODELLED = "modelled"  # filtered as upstream filters it
     SCORED = "scored"  # scored as upstream scores it (allocator/scheduling/scoring.py)
     ADMISSION = "applied by admission"  # the API server already folded it into fields that are modelled
-    ORDER_ONLY = "queue order and preemption"  # placement keeps input order; see `preemption_note`
+    ORDER_ONLY = "queue order and preemption"  # placement orders by priority and preempts (preemption.py)
     UNSUPPORTED = "unsupported"  # the pod is reported `unsupported`, never placed
 
 

@@ -350,8 +350,42 @@ class Placer:
                 _format_counts(len(self._names), shape.counts if found.counts is None else found.counts),
                 vector=prepared.vector,
             )
-        ev = shape.evals[found.best]
-        placement = Placement(pod, PlacementResult.BOUND, node=found.best, vector=prepared.vector)
+        return self._placement(prepared, shape, found.best, shape.evals[found.best])
+
+    def place_on(self, pod: Pod, claims: Sequence[ResourceClaim], name: str) -> Placement:
+        """Decide for `pod` on node `name` alone (preemption's fit check, and the nominated node tried
+        first): every filter, no scoring, no change to where the next search starts; no commit."""
+        held = hold(pod)
+        if held is not None:
+            return Placement(pod, PlacementResult(held.result), held.reason)
+        prepared = self._prepare(pod, claims)
+        if prepared.problem is not None:
+            return Placement(pod, PlacementResult.ERROR, prepared.problem)
+        if self.core.generation != self._generation:
+            self._generation = self.core.generation
+            self._note(_GLOBAL)
+        shape = _Shape()
+        ev = self._evaluate(prepared, shape, name)
+        topology = topology_filters(pod, self._index)
+        if topology is not None and not ev.early:
+            inter_pod = topology.reasons(name)
+            if inter_pod:  # the inter-pod filters run before DynamicResources, as in the node search
+                ev = _Eval(reasons=list(inter_pod))
+        if ev.error is not None:
+            return Placement(pod, PlacementResult.ERROR, ev.error, vector=prepared.vector)
+        if ev.key is None:
+            return Placement(
+                pod,
+                PlacementResult.UNSCHEDULABLE,
+                _format_counts(1, Counter(ev.reasons)),
+                vector=prepared.vector,
+            )
+        return self._placement(prepared, shape, name, ev)
+
+    def _placement(self, prepared: _Pod, shape: _Shape, name: str, ev: _Eval) -> Placement:
+        """The bound placement on `name` from its evaluation: the allocation results and claims."""
+        pod = prepared.pod
+        placement = Placement(pod, PlacementResult.BOUND, node=name, vector=prepared.vector)
         if ev.results is not None:
             placement.allocation = ev.results
         elif ev.picks is not None:
@@ -486,6 +520,11 @@ class Placer:
     def nodes(self) -> list[Node]:
         """The candidate nodes, by name (for diagnosis)."""
         return list(self._nodes.values())
+
+    @property
+    def node_names(self) -> list[str]:
+        """The candidate nodes' names, in the order the search visits them from its start."""
+        return list(self._names)
 
     @property
     def index(self) -> PodIndex:

@@ -21,7 +21,7 @@ from resourceapi.scheduling_fields import (
     Support,
 )
 
-__all__ = ["SCHEDULING_FIELDS", "Hold", "Support", "hold", "preemption_note", "unsupported_fields"]
+__all__ = ["SCHEDULING_FIELDS", "Hold", "Support", "hold", "unsupported_fields"]
 
 
 @dataclass(frozen=True)
@@ -82,15 +82,3 @@ def _strip_indexes(path: str) -> str:
         elif depth == 0:
             out.append(ch)
     return "".join(out)
-
-
-def preemption_note(pod: Pod) -> str | None:
-    """For a pod reported unschedulable: the scheduler might preempt lower-priority pods for it (its
-    preemptionPolicy is not Never and it has a priority), which placement does not simulate."""
-    extra = pod.spec.model_extra or {}
-    if extra.get("preemptionPolicy") == "Never":
-        return None
-    priority = extra.get("priority")
-    if (isinstance(priority, int) and priority > 0) or extra.get("priorityClassName"):
-        return "preemption of lower-priority pods is not simulated"
-    return None

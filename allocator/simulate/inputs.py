@@ -20,6 +20,7 @@ from allocator.simulate.objectchecks import pod_problem, v1beta1_slice_problem
 from allocator.simulate.templates import claim_from_template
 from allocator.simulate.workload_pods import expand
 from resourceapi.api.core_v1 import Namespace, Node, Pod, PodResourceClaim
+from resourceapi.api.policy_v1 import PodDisruptionBudget
 from resourceapi.api.resource_v1 import DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice
 from resourceapi.api.workloads_v1 import Deployment, Job, ReplicaSet, StatefulSet, Workload
 from resourceapi.extended import CapacityCarrierError, class_capacity_requests, is_dra_extended_resource_name
@@ -55,6 +56,7 @@ KINDS: dict[str, tuple[str, type[BaseModel]]] = {
     "ReplicaSet": ("apps/v1", ReplicaSet),
     "StatefulSet": ("apps/v1", StatefulSet),
     "Job": ("batch/v1", Job),
+    "PodDisruptionBudget": ("policy/v1", PodDisruptionBudget),
 }
 _NAMESPACED = (
     "ResourceClaim",
@@ -64,6 +66,7 @@ _NAMESPACED = (
     "ReplicaSet",
     "StatefulSet",
     "Job",
+    "PodDisruptionBudget",
 )
 ClaimEntries = tuple[tuple[str, str | None], ...]
 """A pending pod's `spec.resourceClaims` resolved: (entry name, the ResourceClaim it stands for or None)."""
@@ -89,6 +92,7 @@ class Inputs:
     namespaces: list[Namespace] = field(default_factory=list)
     templates: dict[tuple[str, str], ResourceClaimTemplate] = field(default_factory=dict)  # (namespace, name)
     workloads: list[Workload] = field(default_factory=list)
+    pdbs: list[PodDisruptionBudget] = field(default_factory=list)  # what preemption tries not to violate
     where: dict[int, str] = field(default_factory=dict)  # id(object) -> "file: document N: Kind "name""
     claim_names: dict[int, tuple[str, ...]] = field(default_factory=dict)  # id(pending pod) -> its claims
     entries: dict[int, ClaimEntries] = field(default_factory=dict)  # id(pending pod) -> resolved entries
@@ -220,6 +224,8 @@ def load_inputs(
             inputs.namespaces.append(obj)
         elif kind == "ResourceClaimTemplate":
             inputs.templates[(ns, meta.name)] = obj
+        elif kind == "PodDisruptionBudget":
+            inputs.pdbs.append(obj)
         else:  # Deployment, ReplicaSet, StatefulSet, Job
             inputs.workloads.append(obj)
     rng = random.Random(seed)

@@ -39,6 +39,8 @@ def _pod_json(p: PodOutcome) -> dict[str, Any]:
         entry["claims"] = [_claim_json(c) for c in p.claims]
     if p.claim_statuses:  # what the resourceclaim controller writes for claims it generated from templates
         entry["resourceClaimStatuses"] = [{"name": e, "resourceClaimName": c} for e, c in p.claim_statuses]
+    if p.victims:  # placed by preemption: the pods evicted for it
+        entry["victims"] = [{"namespace": ns, "name": name} for ns, name in p.victims]
     if p.explain is not None:
         entry["explain"] = list(p.explain)
     if any(c.devices for c in p.containers):
@@ -134,6 +136,10 @@ def _result_rows(sim: Simulation) -> tuple[list[list[str]], list[str]]:
         rows.extend(pod_rows or [[owner, p.result, node, "-", "-", "-", "-"]])
         if p.result != "bound":
             notes.append(f"{owner}: {p.result}: {p.reason}")
+            notes.extend(f"  {line}" for line in p.explain or ())
+        elif p.victims:
+            gone = ", ".join(f"{ns}/{name}" for ns, name in p.victims)
+            notes.append(f"{owner}: bound on {node} by preempting {gone}")
             notes.extend(f"  {line}" for line in p.explain or ())
     return rows, notes
 

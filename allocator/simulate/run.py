@@ -23,8 +23,18 @@ from allocator.scheduling.placement import (
     Placer,
     Strategy,
 )
-from allocator.scheduling.podfeatures import preemption_note
 from allocator.scheduling.podindex import PodIndex
+from allocator.scheduling.preemption import (
+    Candidate,
+    evict,
+    find_candidates,
+    ineligible_reason,
+    pick_one_node,
+    placer_fit,
+    pod_priority,
+    postfilter_message,
+    why_lines,
+)
 from allocator.simulate.inputs import Inputs, UsageError, pod_claims, scheduling_pod
 from allocator.structured.cluster import Cluster, NodeInfo, Verdict
 from resourceapi.api.core_v1 import Pod, PodExtendedResourceClaimStatus
@@ -41,6 +51,7 @@ from resourceapi.gates import FeatureGates
 ClaimResult = Literal["allocated", "unschedulable", "error"]
 
 
+_TERMINAL = ("Succeeded", "Failed")  # pods that hold nothing: never victims
 REASON_CLAIM_IN_USE = "resourceclaim in use"  # DynamicResources PreFilter: reservedFor is full
 
 
@@ -110,6 +121,7 @@ class PodOutcome:
     claim_statuses: tuple[tuple[str, str], ...] = ()  # (entry, generated claim): resourceClaimStatuses
     containers: tuple[ContainerDevices, ...] = ()  # bound pods with devices only
     explain: tuple[str, ...] | None = None  # with --explain: why the pod fits no node, grouped by reason
+    victims: tuple[tuple[str, str], ...] = ()  # (namespace, name) of the pods evicted for it (preemption)
 
     @classmethod
     def of(
@@ -118,14 +130,12 @@ class PodOutcome:
         claims: Sequence[ResourceClaim] = (),
         generated: tuple[tuple[str, str], ...] = (),
         explain: tuple[str, ...] | None = None,
+        victims: tuple[tuple[str, str], ...] = (),
     ) -> PodOutcome:
         """`claims`: the pod's own claims as they stand after it (allocated, reserved); default: those
         allocated for it."""
         bound = p.result is PlacementResult.BOUND
         reason = p.reason
-        note = preemption_note(p.pod) if p.result is PlacementResult.UNSCHEDULABLE else None
-        if note is not None:
-            reason = f"{reason} ({note})"
         own = list(claims) if bound and claims else list(p.user_claims)
         return cls(
             namespace=p.pod.namespace,
@@ -139,6 +149,7 @@ class PodOutcome:
             claim_statuses=generated,
             containers=_container_devices(p, own) if bound else (),
             explain=explain,
+            victims=victims,
         )
 
 
@@ -301,6 +312,10 @@ def run_pods(
     outcomes = []
     known = {c.metadata.name for c in inputs.classes}
     current: dict[tuple[str, str], ResourceClaim] = {}  # claims as this run has left them
+    on_node: dict[str, list[Pod]] = {}  # the running pods preemption may evict, by node (victims leave it)
+    for p in running:
+        if p.status is None or p.status.phase not in _TERMINAL:
+            on_node.setdefault(p.spec.node_name or "", []).append(p)
     pending = list(enumerate(inputs.pending_pods()))
     for index_in_input, pod in sorted(pending, key=lambda p: (-pod_priority(p[1]), p[0])):
         claims = [current.get(_key(c), c) for c in pod_claims(inputs, pod)]
@@ -313,9 +328,13 @@ def run_pods(
             placement = Placement(scheduling_pod(inputs, pod), PlacementResult.UNSCHEDULABLE, reason)
         else:
             placement = placer.place(scheduling_pod(inputs, pod), claims)
+        chosen: Candidate | None = None
+        preempted: list[str] = []
+        if placement.result is PlacementResult.UNSCHEDULABLE and missing is None and in_use is None:
+            placement, chosen, preempted = _preempt(placer, placement, claims, on_node, inputs, current)
         diagnosis: tuple[str, ...] | None = None
         if explain:
-            diagnosis = ()
+            diagnosis = tuple(preempted)
             if placement.result is PlacementResult.UNSCHEDULABLE:
                 early = (
                     missing if missing is not None else REASON_CLAIM_IN_USE if in_use is not None else None
@@ -331,17 +350,53 @@ def run_pods(
         placer.commit(placement)
         bound += placement.result is PlacementResult.BOUND
         after = _reserve(placement, claims, current) if placement.result is PlacementResult.BOUND else []
-        outcome = PodOutcome.of(placement, after, inputs.generated.get(id(pod), ()), diagnosis)
+        victims = tuple((v.namespace, v.name) for v in chosen.victims) if chosen is not None else ()
+        outcome = PodOutcome.of(placement, after, inputs.generated.get(id(pod), ()), diagnosis, victims)
         outcomes.append((index_in_input, outcome))
     in_input_order = tuple(o for _, o in sorted(outcomes, key=lambda o: o[0]))
     return PodRun(in_input_order, _no_node_notes(inputs, len(outcomes))), cluster
 
 
-def pod_priority(pod: Pod) -> int:
-    """`spec.priority`, 0 when unset (corev1helpers.PodPriority, upstream
-    pkg/scheduler/framework/plugins/queuesort/priority_sort.go orders by it)."""
-    priority = (pod.spec.model_extra or {}).get("priority")
-    return priority if isinstance(priority, int) and not isinstance(priority, bool) else 0
+def _preempt(
+    placer: Placer,
+    placement: Placement,
+    claims: Sequence[ResourceClaim],
+    on_node: dict[str, list[Pod]],
+    inputs: Inputs,
+    current: dict[tuple[str, str], ResourceClaim],
+) -> tuple[Placement, Candidate | None, list[str]]:
+    """DefaultPreemption's PostFilter for an unschedulable pod: evict the chosen node's victims (taken out of
+    `on_node`) and place the pod there (upstream's next cycle tries the nominated node first); else add the
+    PostFilter message to the reason. Returns the placement, the chosen candidate and the --explain lines."""
+    pod = placement.pod
+    names = placer.node_names
+    priority = pod_priority(pod)
+    lower = {n for n in names if any(pod_priority(p) < priority for p in on_node.get(n, ()))}
+    candidates: list[Candidate] = []
+    if lower and ineligible_reason(pod) is None:
+        allocated = [c for c in (current.get(_key(c), c) for c in inputs.allocated_claims()) if _allocated(c)]
+        fit = placer_fit(placer, pod, claims, allocated)
+        candidates = find_candidates(pod, [n for n in names if n in lower], on_node, inputs.pdbs, fit)
+        chosen = pick_one_node(candidates)
+        if chosen is not None:
+            for c in evict(placer, chosen.victims, allocated):
+                current[_key(c)] = c.model_copy(update={"status": None})
+            gone = {id(v) for v in chosen.victims}
+            on_node[chosen.node] = [p for p in on_node[chosen.node] if id(p) not in gone]
+            after = placer.place_on(pod, claims, chosen.node)
+            if after.result is PlacementResult.BOUND:
+                return after, chosen, why_lines(pod, chosen, candidates)
+    if not _preemption_shown(pod):
+        return placement, None, []
+    placement.reason = f"{placement.reason} {postfilter_message(pod, len(names), len(names) - len(lower))}"
+    return placement, None, []
+
+
+def _preemption_shown(pod: Pod) -> bool:
+    """Whether a failed preemption's message is added to the reason: pods given a priority, a priority
+    class or a preemption policy (upstream adds it to every pod's; here the others' reasons stay short)."""
+    extra = pod.spec.model_extra or {}
+    return pod_priority(pod) != 0 or bool(extra.get("priorityClassName")) or "preemptionPolicy" in extra
 
 
 def _no_node_notes(inputs: Inputs, pending: int) -> tuple[str, ...]:

@@ -14,7 +14,6 @@ from allocator.scheduling.podfeatures import (
     SCHEDULING_FIELDS,
     Support,
     hold,
-    preemption_note,
     unsupported_fields,
 )
 from allocator.structured.cluster import Cluster
@@ -141,11 +140,3 @@ def test_gates_come_before_unsupported_fields() -> None:
     p = pod("p", schedulingGates=[{"name": "g"}], volumes=[{"name": "v", "persistentVolumeClaim": {}}])
     held = hold(p)
     assert held is not None and held.result == "gated"
-
-
-def test_preemption_is_reported_for_pods_that_could_preempt() -> None:
-    """DefaultPreemption may evict lower-priority pods for an unschedulable pod; placement does not."""
-    assert preemption_note(pod("p", priority=1000)) is not None
-    assert preemption_note(pod("p", priorityClassName="high")) is not None
-    assert preemption_note(pod("p", priority=1000, preemptionPolicy="Never")) is None
-    assert preemption_note(pod("p")) is None

@@ -88,13 +88,14 @@ def test_unsupported_pods_are_reported_not_placed(tmp_path: Path, capsys: pytest
     assert entry["reason"].startswith("not simulated: spec.volumes[0].persistentVolumeClaim (VolumeBinding")
 
 
-def test_unschedulable_pod_that_could_preempt_says_preemption_is_not_simulated(
+def test_unschedulable_pod_with_nothing_to_preempt_says_why_as_postfilter_does(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     pods = write_manifests(tmp_path, "p.yaml", pod("big", {"cpu": "100"}, priority=1000))
     _, out, _ = _run(capsys, "-f", _cluster(tmp_path, 1), "-f", pods)
     assert out["pods"][0]["reason"] == (
-        "0/1 nodes are available: 1 Insufficient cpu. (preemption of lower-priority pods is not simulated)"
+        "0/1 nodes are available: 1 Insufficient cpu. "
+        "preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."
     )
 
 

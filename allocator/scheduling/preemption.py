@@ -1,0 +1,346 @@
+"""Preemption as kube-scheduler's DefaultPreemption PostFilter: which pods to evict, on which node.
+
+Follows upstream v1.37.2 pkg/scheduler/framework/plugins/defaultpreemption/default_preemption.go
+(`PodEligibleToPreemptOthers`, `SelectVictimsOnNode`) and pkg/scheduler/framework/preemption/preemption.go
+(`pickOneNodeForPreemption`), with `FilterVictimsWithPDBViolation` (preemption/util.go) and
+`MoreImportantPod` (pkg/scheduler/util/utils.go). The fit check is a callable, so the procedure is pure: the
+placer-backed one (`placer_fit`) counts what the victims' claims free, shares included, and a pod whose claims
+need several shares fits only when all of them are free (the allocator is all-or-nothing per pod).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from allocator.scheduling.labelselectors import selector_is_empty, selector_matches
+from allocator.scheduling.placement import Placement, PlacementResult, Placer
+from resourceapi.api.core_v1 import Pod
+from resourceapi.api.policy_v1 import PodDisruptionBudget
+from resourceapi.api.resource_v1 import ResourceClaim
+
+__all__ = [
+    "NOT_ELIGIBLE_NEVER",
+    "Candidate",
+    "FitsWithout",
+    "find_candidates",
+    "freed_claims",
+    "ineligible_reason",
+    "more_important",
+    "pick_one_node",
+    "placer_fit",
+    "pod_priority",
+    "select_victims_on_node",
+    "split_by_pdb_violation",
+]
+
+NOT_ELIGIBLE_NEVER = "not eligible due to preemptionPolicy=Never."
+_MAX_INT32 = 2**31 - 1
+
+FitsWithout = Callable[[Sequence[Pod]], bool]
+"""Whether the preemptor fits on one node once these pods (and the claims only they hold) are gone."""
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A node where preemption makes the pod fit: the victims, most important first, and how many of them
+    evicting would violate a PodDisruptionBudget (extenderv1.Victims)."""
+
+    node: str
+    victims: tuple[Pod, ...]
+    pdb_violations: int = 0
+    reprieved: tuple[Pod, ...] = field(default=())  # lower-priority pods that could stay
+
+
+def pod_priority(pod: Pod) -> int:
+    """`spec.priority`, 0 when unset (corev1helpers.PodPriority)."""
+    priority = (pod.spec.model_extra or {}).get("priority")
+    return priority if isinstance(priority, int) and not isinstance(priority, bool) else 0
+
+
+def _start_time(pod: Pod) -> datetime | None:
+    """`status.startTime`; None stands for upstream's "now" (a pod not started yet is the latest)."""
+    raw = (pod.status.model_extra or {}).get("startTime") if pod.status is not None else None
+    if isinstance(raw, datetime):
+        return raw
+    if isinstance(raw, str):
+        try:
+            return datetime.fromisoformat(raw.replace("Z", "+00:00"))
+        except ValueError:
+            return None
+    return None
+
+
+def _before(a: datetime | None, b: datetime | None) -> bool:
+    if a is None:
+        return False
+    return b is None or a < b
+
+
+def more_important(a: Pod, b: Pod) -> bool:
+    """MoreImportantPod: the higher priority; then the earlier start time."""
+    pa, pb = pod_priority(a), pod_priority(b)
+    if pa != pb:
+        return pa > pb
+    return _before(_start_time(a), _start_time(b))
+
+
+def _importance_key(pod: Pod) -> tuple[int, float]:
+    start = _start_time(pod)
+    return (-pod_priority(pod), float("inf") if start is None else start.timestamp())
+
+
+def _by_importance(pods: Sequence[Pod]) -> list[Pod]:
+    """Most important first (a stable sort, as sort.Slice over MoreImportantPod gives for tie-free input)."""
+    return sorted(pods, key=_importance_key)
+
+
+def ineligible_reason(pod: Pod) -> str | None:
+    """PodEligibleToPreemptOthers: `preemptionPolicy: Never` pods never preempt (None: eligible)."""
+    if (pod.spec.model_extra or {}).get("preemptionPolicy") == "Never":
+        return NOT_ELIGIBLE_NEVER
+    return None
+
+
+def split_by_pdb_violation(
+    pods: Sequence[Pod], pdbs: Sequence[PodDisruptionBudget]
+) -> tuple[list[tuple[Pod, int]], list[Pod]]:
+    """FilterVictimsWithPDBViolation: (violating pods with their count, non-violating pods), each in the
+    given order. Each matching budget not yet counting the pod as disrupted loses one allowed disruption;
+    a pod is violating once one of them goes below zero. A nil or empty selector matches nothing."""
+    allowed = [b.status.disruptions_allowed for b in pdbs]
+
+    def violating(pod: Pod) -> bool:
+        labels = pod.metadata.labels or {}
+        if not labels:
+            return False
+        for i, pdb in enumerate(pdbs):
+            if (pdb.metadata.namespace or "default") != pod.namespace:
+                continue
+            selector = pdb.spec.selector
+            if selector is None or selector_is_empty(selector) or not selector_matches(selector, labels):
+                continue
+            if pod.name in pdb.status.disrupted_pods:
+                continue
+            allowed[i] -= 1
+            if allowed[i] < 0:
+                return True
+        return False
+
+    bad: list[tuple[Pod, int]] = []
+    good: list[Pod] = []
+    for pod in pods:
+        if violating(pod):
+            bad.append((pod, 1))
+        else:
+            good.append(pod)
+    return bad, good
+
+
+def select_victims_on_node(
+    preemptor: Pod,
+    node: str,
+    pods_on_node: Sequence[Pod],
+    pdbs: Sequence[PodDisruptionBudget],
+    fits_without: FitsWithout,
+) -> Candidate | None:
+    """SelectVictimsOnNode: remove every lower-priority pod; if the preemptor then fits, reprieve them one
+    by one, most important first, PDB-violating ones before the others, keeping each whose return still
+    lets the preemptor fit. None: the node is no candidate."""
+    priority = pod_priority(preemptor)
+    potential = [p for p in pods_on_node if pod_priority(p) < priority]
+    if not potential or not fits_without(potential):
+        return None
+    potential = _by_importance(potential)
+    violating, non_violating = split_by_pdb_violation(potential, pdbs)
+    removed = list(potential)
+    victims: list[Pod] = []
+    reprieved: list[Pod] = []
+    violations = 0
+
+    def reprieve(pod: Pod) -> bool:
+        removed.remove(pod)
+        if fits_without(removed):
+            reprieved.append(pod)
+            return True
+        removed.append(pod)
+        victims.append(pod)
+        return False
+
+    for pod, count in violating:
+        if not reprieve(pod):
+            violations += count
+    for pod in non_violating:
+        reprieve(pod)
+    if violating and non_violating:
+        victims = _by_importance(victims)
+    return Candidate(node, tuple(victims), violations, tuple(reprieved))
+
+
+def _earliest_start_of_highest(victims: Sequence[Pod]) -> datetime | None:
+    """GetEarliestPodStartTime: the earliest start time among the highest-priority victims."""
+    top = max(pod_priority(p) for p in victims)
+    starts = [_start_time(p) for p in victims if pod_priority(p) == top]
+    known = [s for s in starts if s is not None]
+    return min(known) if known else None
+
+
+def pick_one_node(candidates: Sequence[Candidate]) -> Candidate | None:
+    """pickOneNodeForPreemption, criteria in upstream's order: fewest PDB violations; lowest highest victim
+    priority; smallest sum of priorities (each shifted by 2^31); fewest victims; latest earliest start time
+    of the highest-priority victims. Remaining ties: the first candidate (upstream: map order, at random)."""
+    if not candidates:
+        return None
+    if len(candidates) == 1:
+        return candidates[0]
+
+    def latest_start(c: Candidate) -> float:
+        start = _earliest_start_of_highest(c.victims)
+        return float("inf") if start is None else start.timestamp()  # no start time: "now", the latest
+
+    scores: list[Callable[[Candidate], float]] = [
+        lambda c: -c.pdb_violations,
+        lambda c: -pod_priority(c.victims[0]),
+        lambda c: -sum(pod_priority(p) + _MAX_INT32 + 1 for p in c.victims),
+        lambda c: -len(c.victims),
+        latest_start,
+    ]
+    remaining = list(candidates)
+    for score in scores:
+        best = max(score(c) for c in remaining)
+        remaining = [c for c in remaining if score(c) == best]
+        if len(remaining) == 1:
+            break
+    return remaining[0]
+
+
+def find_candidates(
+    preemptor: Pod,
+    nodes: Sequence[str],
+    pods_by_node: Mapping[str, Sequence[Pod]],
+    pdbs: Sequence[PodDisruptionBudget],
+    fits_without_on: Callable[[str], FitsWithout],
+) -> list[Candidate]:
+    """DryRunPreemption over `nodes` in order: each node's victims, for the nodes where preemption helps."""
+    out: list[Candidate] = []
+    for node in nodes:
+        c = select_victims_on_node(preemptor, node, pods_by_node.get(node, ()), pdbs, fits_without_on(node))
+        if c is not None:
+            out.append(c)
+    return out
+
+
+def freed_claims(removed: Sequence[Pod], claims: Sequence[ResourceClaim]) -> list[ResourceClaim]:
+    """The allocated claims that no pod would hold once `removed` are gone: every pod in `reservedFor` is
+    among them (a claim shared with a pod that stays keeps its devices; one reserved for nobody too)."""
+    gone = {(p.namespace, p.name) for p in removed}
+    out = []
+    for c in claims:
+        if c.status is None or c.status.allocation is None or not c.status.reserved_for:
+            continue
+        ns = c.metadata.namespace or "default"
+        if all(r.resource == "pods" and (ns, r.name) in gone for r in c.status.reserved_for):
+            out.append(c)
+    return out
+
+
+@contextmanager
+def _without(placer: Placer, removed: Sequence[Pod], claims: Sequence[ResourceClaim]) -> Iterator[None]:
+    """The placer's state with `removed` and the claims only they hold taken out, restored on exit."""
+    freed = freed_claims(removed, claims)
+    for pod in removed:
+        placer.pod_removed(pod, pod.spec.node_name or "")
+    for c in freed:
+        assert c.status is not None and c.status.allocation is not None
+        placer.release_allocation(c.status.allocation)
+    try:
+        yield
+    finally:
+        for c in freed:
+            assert c.status is not None and c.status.allocation is not None
+            placer.count_allocation(c, c.status.allocation)
+        for pod in removed:
+            placer.pod_added(pod, pod.spec.node_name or "")
+
+
+def placer_fit(
+    placer: Placer, preemptor: Pod, preemptor_claims: Sequence[ResourceClaim], claims: Sequence[ResourceClaim]
+) -> Callable[[str], FitsWithout]:
+    """The fit check on the placer's own state: the preemptor's filters and DRA allocation on one node with
+    the pods removed; `claims`: the allocated claims the victims may hold."""
+
+    def on(node: str) -> FitsWithout:
+        def fits(removed: Sequence[Pod]) -> bool:
+            with _without(placer, removed, claims):
+                return placer.place_on(preemptor, preemptor_claims, node).result is PlacementResult.BOUND
+
+        return fits
+
+    return on
+
+
+def evict(placer: Placer, victims: Sequence[Pod], claims: Sequence[ResourceClaim]) -> list[ResourceClaim]:
+    """Take the victims and the claims only they hold out of the placer for good; returns those claims."""
+    freed = freed_claims(victims, claims)
+    for pod in victims:
+        placer.pod_removed(pod, pod.spec.node_name or "")
+    for c in freed:
+        assert c.status is not None and c.status.allocation is not None
+        placer.release_allocation(c.status.allocation)
+    return freed
+
+
+def place_after(placer: Placer, pod: Pod, claims: Sequence[ResourceClaim], node: str) -> Placement:
+    """The preemptor's placement on its nominated node once the victims are gone (upstream's next cycle
+    tries the nominated node first)."""
+    return placer.place_on(pod, claims, node)
+
+
+NO_VICTIMS = "No preemption victims found for incoming pod"
+NOT_HELPFUL = "Preemption is not helpful for scheduling"
+
+
+def postfilter_message(preemptor: Pod, num_nodes: int, no_victims: int) -> str:
+    """What a failed PostFilter adds to the FitError (schedule_one.go appends `Diagnosis.PostFilterMsg`):
+    the ineligibility, or `preemption: 0/N nodes are available: ...` over the nodes without lower-priority
+    pods (`no_victims`) and those where evicting them all does not help."""
+    never = ineligible_reason(preemptor)
+    if never is not None:
+        return never
+    parts = []
+    if no_victims:
+        parts.append(f"{no_victims} {NO_VICTIMS}")
+    if num_nodes - no_victims:
+        parts.append(f"{num_nodes - no_victims} {NOT_HELPFUL}")
+    return f"preemption: 0/{num_nodes} nodes are available: " + ", ".join(sorted(parts)) + "."
+
+
+def why_lines(preemptor: Pod, chosen: Candidate, candidates: Sequence[Candidate]) -> list[str]:
+    """For --explain: the chosen node's victims and why them, and the candidates it was picked from."""
+    priority = pod_priority(preemptor)
+    lines = [
+        f"preemption: node {chosen.node}: evicting "
+        + ", ".join(f"{p.namespace}/{p.name} (priority {pod_priority(p)})" for p in chosen.victims)
+        + f": lower priority than {priority}, and the pod does not fit while any of them stays"
+    ]
+    if chosen.reprieved:
+        lines.append(
+            "preemption: kept "
+            + ", ".join(f"{p.namespace}/{p.name} (priority {pod_priority(p)})" for p in chosen.reprieved)
+            + ": the pod fits with them"
+        )
+    if chosen.pdb_violations:
+        lines.append(f"preemption: {chosen.pdb_violations} of the victims violate a PodDisruptionBudget")
+    if len(candidates) > 1:
+        lines.append(
+            "preemption: candidates (fewest PDB violations, then lowest highest priority, lowest sum of "
+            "priorities, fewest victims, latest start): "
+            + "; ".join(
+                f"{c.node}: {len(c.victims)} victims, highest priority {pod_priority(c.victims[0])}, "
+                f"{c.pdb_violations} PDB violations"
+                for c in candidates
+            )
+        )
+    return lines
