@@ -25,6 +25,7 @@ from allocator.scheduling.placement import (
 )
 from allocator.scheduling.podfeatures import preemption_note
 from allocator.scheduling.podindex import PodIndex
+from allocator.scheduling.volumes import Storage
 from allocator.simulate.inputs import Inputs, UsageError, pod_claims, scheduling_pod
 from allocator.structured.cluster import Cluster, NodeInfo, Verdict
 from resourceapi.api.core_v1 import Pod, PodExtendedResourceClaimStatus
@@ -294,6 +295,7 @@ def run_pods(
         strategy,
         index=index,
         percentage_of_nodes_to_score=percentage,
+        storage=Storage.of(inputs.storage),
     )
     context = PodContext(nodes, placer.node_usage, index, resolver, gates)
     explained: dict[str, tuple[str, ...]] = {}  # equal pods between two changes get the same diagnosis
@@ -329,6 +331,8 @@ def run_pods(
                         diagnosis = tuple(explain_pod(cluster, context, placement.pod, claims))
                         explained[key] = diagnosis
         placer.commit(placement)
+        if placement.volumes is not None:  # the PV controller binds the claims to the chosen PVs
+            placer.storage.settle(placement.volumes)
         bound += placement.result is PlacementResult.BOUND
         after = _reserve(placement, claims, current) if placement.result is PlacementResult.BOUND else []
         outcome = PodOutcome.of(placement, after, inputs.generated.get(id(pod), ()), diagnosis)
