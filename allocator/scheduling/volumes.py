@@ -419,6 +419,11 @@ class VolumeCheck:
         new = self._attachable(self.pod, csinode)
         if not new:
             return None
+        installed = {text(mapping(d).get("name")) for d in items(spec_of(csinode).get("drivers"))}
+        for driver in sorted(set(new.values())):  # VolumeLimitScaling (beta, on in 1.37)
+            opted_in = spec_of(self.storage.csidrivers.get(driver)).get("preventPodSchedulingIfMissing")
+            if opted_in is True and (csinode is None or driver not in installed):
+                return FilterOutcome((f"{driver} CSI driver is not installed on the node",))
         limits: dict[str, int] = {}
         for d in items(spec_of(csinode).get("drivers")) if csinode is not None else []:
             count = mapping(mapping(d).get("allocatable")).get("count")

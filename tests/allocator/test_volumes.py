@@ -326,6 +326,18 @@ def test_csi_limit_counts_a_claim_to_provision_under_its_provisioner() -> None:
     assert check.filter(_node("n")).reasons == (v.REASON_MAX_VOLUME_COUNT,)
 
 
+def test_a_driver_that_must_be_installed_keeps_the_pod_off_nodes_without_it() -> None:
+    """VolumeLimitScaling (beta, on in 1.37): a CSIDriver with preventPodSchedulingIfMissing."""
+    driver = {"kind": "CSIDriver", "metadata": {"name": "ebs.csi.aws.com"}}
+    driver["spec"] = {"preventPodSchedulingIfMissing": True}
+    objs = [*_csi_claim("c1", "p1"), driver]
+    check = _check(_pod("c1"), *objs, make_csinode("with", {"ebs.csi.aws.com": None}))
+    assert check.filter(_node("with")).reasons == ()
+    assert check.filter(_node("without")).reasons == (
+        "ebs.csi.aws.com CSI driver is not installed on the node",
+    )
+
+
 # --- VolumeRestrictions (ReadWriteOncePod) ------------------------------------------------------------------
 
 
