@@ -95,3 +95,18 @@ def test_volume_reasons_come_before_dra_reasons(tmp_path: Path, capsys: pytest.C
     [entry] = _run(capsys, "-f", _cluster(tmp_path, *storage), "-f", pods)["pods"]
     assert entry["reason"].startswith("0/3 nodes are available: ")
     assert "2 node(s) didn't find available persistent volumes to bind" in entry["reason"]
+
+
+def test_the_storage_capacity_score_prefers_the_roomier_pv(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """VolumeBinding's score with 1.37's default shape (upstream's "local volumes with close capacity are
+    preferred"): 50Gi of a 200Gi PV scores 75, of a 100Gi PV 50, so n2 wins over the smaller name."""
+    storage = [
+        make_pv("pv-n1").storage_class(LOCAL).size("100Gi").local_to("n1").obj(),
+        make_pv("pv-n2").storage_class(LOCAL).size("200Gi").local_to("n2").obj(),
+        make_pvc("c").storage_class(LOCAL).size("50Gi").obj(),
+    ]
+    pods = write_manifests(tmp_path, "p.yaml", _pvc_pod("a", "c"))
+    [entry] = _run(capsys, "-f", _cluster(tmp_path, *storage), "-f", pods)["pods"]
+    assert entry["node"] == "n2"
