@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 from allocator.scheduling.labelselectors import selector_matches
@@ -106,50 +108,118 @@ def _access_modes_ok(pvc: Obj, pv: Obj) -> bool:
     return all(m in have for m in items(spec_of(pvc).get("accessModes")))
 
 
+@dataclass(frozen=True, slots=True)
+class PvInfo:
+    """What FindMatchingVolume reads of a PV, parsed once (`pv_info`): the loop over nodes and PVs then
+    compares plain values."""
+
+    pv: Obj
+    name: str
+    capacity: Fraction | int  # the exact value (an int when whole: faster to compare)
+    volume_class: str
+    mode: str
+    attributes_class: str
+    claim_ref: Mapping[str, Any]
+    available: bool
+    deleting: bool
+    labels: Mapping[str, str]
+    affinity: NodeSelector | None
+    access_modes: frozenset[str]
+
+
+_INFOS: dict[int, PvInfo] = {}
+_MAX_INFOS = 65536
+
+
+def pv_info(pv: Obj) -> PvInfo:
+    """The PV's `PvInfo`, remembered by identity (an informer's or an input's object is not modified in
+    place: a change is a new object)."""
+    info = _INFOS.get(id(pv))
+    if info is not None and info.pv is pv:
+        return info
+    spec = spec_of(pv)
+    required = mapping(mapping(spec.get("nodeAffinity")).get("required"))
+    info = PvInfo(
+        pv=pv,
+        name=name_of(pv),
+        capacity=_exact(storage_quantity(spec.get("capacity"))),
+        volume_class=volume_class(pv),
+        mode=_volume_mode(spec),
+        attributes_class=text(spec.get("volumeAttributesClassName")),
+        claim_ref=mapping(spec.get("claimRef")),
+        available=text(mapping(pv.get("status")).get("phase")) == "Available",
+        deleting=bool(metadata_of(pv).get("deletionTimestamp")),
+        labels={k: v for k, v in mapping(metadata_of(pv).get("labels")).items() if isinstance(v, str)},
+        affinity=NodeSelector.model_validate(required) if required else None,
+        access_modes=frozenset(m for m in items(spec.get("accessModes")) if isinstance(m, str)),
+    )
+    if len(_INFOS) >= _MAX_INFOS:
+        _INFOS.clear()
+    _INFOS[id(pv)] = info
+    return info
+
+
+def _exact(q: Quantity) -> Fraction | int:
+    v = q.value
+    return v.numerator if v.denominator == 1 else v
+
+
+def _affinity_ok(info: PvInfo, labels: Mapping[str, str]) -> bool:
+    return info.affinity is None or node_selector_matches(info.affinity, labels, "")
+
+
+def _bound_to(ref: Mapping[str, Any], claim: tuple[str, str, str]) -> bool:
+    """IsVolumeBoundToClaim for a claim's (namespace, name, uid)."""
+    if not ref:
+        return False
+    if text(ref.get("name")) != claim[1] or (text(ref.get("namespace")) or "default") != claim[0]:
+        return False
+    ref_uid = text(ref.get("uid"))
+    return not ref_uid or ref_uid == claim[2]
+
+
 def find_matching_volume(
-    pvc: Obj, volumes: Iterable[Obj], labels: Mapping[str, str], excluded: set[str]
+    pvc: Obj, volumes: Iterable[PvInfo], labels: Mapping[str, str], excluded: set[str]
 ) -> Obj | None:
     """FindMatchingVolume on the scheduler path (a node given, VolumeAttributesClass on: GA): the PV
     pre-bound to the claim if its node affinity fits, else the smallest available PV of the claim's class that
     fits the request, volume mode, attributes class, selector, node affinity and access modes. Candidates are
-    taken in name order, so equal sizes resolve to the first name (upstream: the informer index's order)."""
+    taken in name order, so equal sizes resolve to the first name (upstream: the informer index's order).
+    The node affinity, the costliest check, comes last, as upstream's comment asks; the outcome is the
+    same."""
     spec = spec_of(pvc)
-    requested = requested_storage(pvc)
+    requested = _exact(requested_storage(pvc))
     requested_class = claim_class(pvc)
+    claim = (namespace_of(pvc), name_of(pvc), uid_of(pvc))
+    modes = frozenset(m for m in items(spec.get("accessModes")) if isinstance(m, str))
     raw_selector = spec.get("selector")
     selector = LabelSelector.model_validate(raw_selector) if isinstance(raw_selector, dict) else None
     claim_vac = text(spec.get("volumeAttributesClassName"))
-    smallest: Obj | None = None
-    smallest_qty: Quantity | None = None
-    for pv in volumes:
-        pv_spec = spec_of(pv)
-        if name_of(pv) in excluded:
+    claim_mode = _volume_mode(spec)
+    smallest: PvInfo | None = None
+    for info in volumes:
+        if info.name in excluded:
             continue
-        if pv_spec.get("claimRef") and not is_volume_bound_to_claim(pv, pvc):
+        prebound = _bound_to(info.claim_ref, claim)
+        if info.claim_ref and not prebound:
             continue
-        qty = storage_quantity(pv_spec.get("capacity"))
-        if qty < requested:
+        if info.capacity < requested or claim_mode != info.mode or claim_vac != info.attributes_class:
             continue
-        if _volume_mode(spec) != _volume_mode(pv_spec):
+        if info.deleting:
             continue
-        if claim_vac != text(pv_spec.get("volumeAttributesClassName")):
+        if prebound:
+            return info.pv if _affinity_ok(info, labels) else None
+        if not info.available:
             continue
-        if metadata_of(pv).get("deletionTimestamp"):
+        if selector is not None and not selector_matches(selector, info.labels):
             continue
-        affinity_ok = check_node_affinity(pv, labels)
-        if is_volume_bound_to_claim(pv, pvc):
-            return pv if affinity_ok else None
-        if text(mapping(pv.get("status")).get("phase")) != "Available":
+        if info.volume_class != requested_class or not modes <= info.access_modes:
             continue
-        if selector is not None and not selector_matches(
-            selector, dict(mapping(metadata_of(pv).get("labels")))
-        ):
+        if smallest is not None and not info.capacity < smallest.capacity:
             continue
-        if volume_class(pv) != requested_class or not affinity_ok or not _access_modes_ok(pvc, pv):
-            continue
-        if smallest_qty is None or qty < smallest_qty:
-            smallest, smallest_qty = pv, qty
-    return smallest
+        if _affinity_ok(info, labels):
+            smallest = info
+    return smallest.pv if smallest is not None else None
 
 
 def bind_volume_to_claim(pv: Obj, pvc: Obj) -> dict[str, Any]:

@@ -76,6 +76,9 @@ class Storage:
     csinodes: dict[str, Obj] = field(default_factory=dict)
     csidrivers: dict[str, Obj] = field(default_factory=dict)
     capacities: list[Obj] = field(default_factory=list)
+    _by_class: tuple[dict[str, Obj], int, dict[str, list[h.PvInfo]]] | None = field(
+        default=None, repr=False, compare=False
+    )
 
     @classmethod
     def of(cls, objects: Iterable[Obj]) -> Storage:
@@ -91,6 +94,7 @@ class Storage:
             self.pvcs[(h.namespace_of(obj), h.name_of(obj))] = obj
         elif kind == "PersistentVolume":
             self.pvs[h.name_of(obj)] = obj
+            self._pvs_changed()
         elif kind == "StorageClass":
             self.classes[h.name_of(obj)] = obj
         elif kind == "CSINode":
@@ -100,9 +104,18 @@ class Storage:
         elif kind == "CSIStorageCapacity":
             self.capacities.append(obj)
 
-    def pvs_of_class(self, class_name: str) -> list[Obj]:
-        """The PV cache's ListPVs(class), in name order."""
-        return [pv for name, pv in sorted(self.pvs.items()) if h.volume_class(pv) == class_name]
+    def pvs_of_class(self, class_name: str) -> list[h.PvInfo]:
+        """The PV cache's ListPVs(class), in name order (grouped once until the PVs change)."""
+        if self._by_class is None or self._by_class[0] is not self.pvs or self._by_class[1] != len(self.pvs):
+            groups: dict[str, list[h.PvInfo]] = {}
+            for _, pv in sorted(self.pvs.items()):
+                info = h.pv_info(pv)
+                groups.setdefault(info.volume_class, []).append(info)
+            self._by_class = (self.pvs, len(self.pvs), groups)
+        return self._by_class[2].get(class_name, [])
+
+    def _pvs_changed(self) -> None:
+        self._by_class = None
 
     def assume(self, choice: PodVolumes) -> None:
         """AssumePodVolumes' cache side: each static PV now names its claim, each claim to provision names
@@ -111,6 +124,7 @@ class Storage:
             self.pvs[h.name_of(b.pv)] = b.pv
         for p in choice.provisions:
             self.pvcs[(h.namespace_of(p.pvc), h.name_of(p.pvc))] = p.pvc
+        self._pvs_changed()
 
     def settle(self, choice: PodVolumes) -> None:
         """What the PV controller and a provisioner make of a written choice, for an offline run: claims bound
@@ -125,6 +139,7 @@ class Storage:
             pvc.setdefault("metadata", {}).setdefault("annotations", {})[h.ANN_BIND_COMPLETED] = "yes"
             pvc.setdefault("status", {})["phase"] = "Bound"
             self.pvcs[key] = pvc
+        self._pvs_changed()
 
 
 @dataclass(frozen=True)
