@@ -80,11 +80,7 @@ def is_fully_bound(pvc: Obj) -> bool:
 def check_node_affinity(pv: Obj, labels: Mapping[str, str]) -> bool:
     """CheckNodeAffinity: the PV's required node affinity matches a node with these labels (and no name, as
     upstream builds it)."""
-    required = mapping(mapping(spec_of(pv).get("nodeAffinity")).get("required"))
-    if not required:
-        return True
-    selector = NodeSelector.model_validate(required)
-    return node_selector_matches(selector, labels, "")
+    return _affinity_ok(pv_info(pv), labels)
 
 
 def is_volume_bound_to_claim(pv: Obj, pvc: Obj) -> bool:
@@ -101,11 +97,6 @@ def is_volume_bound_to_claim(pv: Obj, pvc: Obj) -> bool:
 
 def _volume_mode(spec: Mapping[str, Any]) -> str:
     return text(spec.get("volumeMode")) or "Filesystem"
-
-
-def _access_modes_ok(pvc: Obj, pv: Obj) -> bool:
-    have = set(items(spec_of(pv).get("accessModes")))
-    return all(m in have for m in items(spec_of(pvc).get("accessModes")))
 
 
 @dataclass(frozen=True, slots=True)
