@@ -24,6 +24,10 @@ reach. Every setting is printed.
     nice -n 10 .venv/bin/python bench/kube_scheduler_side_by_side.py                 # 100 and 500 nodes
     .venv/bin/python bench/kube_scheduler_side_by_side.py --nodes 10 --pods 40 --burst 80   # a quick check
 
+`--pvc`: every pod also mounts its own PersistentVolumeClaim of a WaitForFirstConsumer class with static local
+PVs, one per pod, made before the clock starts on the nodes in turn (kube-controller-manager's PV controller
+on): both schedulers then run VolumeBinding (find the PV, write its claimRef, wait for the PV controller).
+
 Summary lines: `A 500 nodes: pods/s binder X kube-scheduler Y ratio Z (burst 2000)`. Target: ratio >= 0.8
 for both workloads at 500 nodes.
 """
@@ -55,6 +59,7 @@ sys.path.insert(0, str(ROOT))
 
 # The harness's own home (tests/realcluster re-exports it with `import *`, which leaves out `_` names).
 from localcluster.cluster import (  # noqa: E402
+    CONTROLLERS,
     FEATURE_GATES,
     Cluster,
     ClusterConfig,
@@ -62,6 +67,7 @@ from localcluster.cluster import (  # noqa: E402
     _feature_gates,
 )
 from localcluster.nodes import gpu_slice  # noqa: E402
+from localcluster.objects import make_pv, make_pvc, make_storage_class, pvc_volume  # noqa: E402
 
 NS = "bench"
 BINDER_NAME = "dra-capacity"
@@ -72,6 +78,8 @@ SHARED_RESOURCE = "nvidia.com/gpu.shared"
 CARRIER = "dra-capacity.io/extended-resource-capacity-requests"
 TARGET_RATIO = 0.8
 SCHEDULERS = ("binder", "kube-scheduler")
+LOCAL_CLASS = "bench-local"
+PV_LABEL = "bench.dra-capacity.io/pv"
 
 
 def free_port() -> int:
@@ -137,9 +145,11 @@ def one_share_template() -> dict[str, Any]:
     }
 
 
-def pod(name: str, workload: str, scheduler: str) -> dict[str, Any]:
+def pod(name: str, workload: str, scheduler: str, pvc: bool = False) -> dict[str, Any]:
     container: dict[str, Any] = {"name": "main", "image": "registry.k8s.io/pause:3.10"}
     spec: dict[str, Any] = {"containers": [container], "terminationGracePeriodSeconds": 0}
+    if pvc:
+        spec["volumes"] = [pvc_volume("cache", f"{name}-cache")]
     if scheduler == "binder":
         spec["schedulerName"] = BINDER_NAME
     if workload == "A":
@@ -250,6 +260,7 @@ class Settings:
     inflight: int
     creators: int
     profile: Path | None = None  # run the binder under cProfile, one stats file per run here
+    pvc: bool = False  # each pod mounts its own WaitForFirstConsumer claim (static local PVs)
 
 
 class Scheduler:
@@ -407,6 +418,8 @@ def run_once(
     watch.start()
     prefix = f"{workload.lower()}-{mode}-{'b' if scheduler == 'binder' else 'k'}"
     names = [f"{prefix}-{i}" for i in range(count)]
+    if settings.pvc:
+        make_volumes(cluster, names)
     sent: dict[str, float] = {}
     slots = threading.Semaphore(settings.inflight if mode.startswith("inflight") else count)
     watch.on_bound = lambda name: slots.release()
@@ -428,7 +441,7 @@ def run_once(
                 return
             slots.acquire()
             sent[name] = time.monotonic()
-            c.request("POST", f"/api/v1/namespaces/{NS}/pods", pod(name, workload, scheduler))
+            c.request("POST", f"/api/v1/namespaces/{NS}/pods", pod(name, workload, scheduler, settings.pvc))
 
     start = time.monotonic()
     threads = [threading.Thread(target=creator, daemon=True) for _ in range(settings.creators)]
@@ -461,6 +474,40 @@ def run_once(
     return result
 
 
+def make_volumes(cluster: Cluster, names: list[str]) -> None:
+    """One local PV per pod, on the nodes in turn, and the pod's claim (before the clock starts)."""
+    local = threading.local()
+    nodes = cluster.node_names
+
+    def make(i_name: tuple[int, str]) -> None:
+        i, name = i_name
+        if not hasattr(local, "conn"):
+            local.conn = Conn(cluster)
+        pv = make_pv(f"{name}-pv").storage_class(LOCAL_CLASS).local_to(nodes[i % len(nodes)])
+        local.conn.request("POST", "/api/v1/persistentvolumes", pv.labels({PV_LABEL: "1"}).obj())
+        pvc = make_pvc(f"{name}-cache").namespace(NS).storage_class(LOCAL_CLASS).obj()
+        local.conn.request("POST", f"/api/v1/namespaces/{NS}/persistentvolumeclaims", pvc)
+
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(make, enumerate(names)))
+
+
+def clean_volumes(cluster: Cluster, conn: Conn) -> None:
+    """Delete the bench's claims and PVs, their protection finalizers stripped (no protection controllers)."""
+    pvcs = f"/api/v1/namespaces/{NS}/persistentvolumeclaims"
+    pvs = f"/api/v1/persistentvolumes?labelSelector={PV_LABEL}%3D1"
+
+    def strip(path: str) -> None:
+        c = Conn(cluster)
+        c.request("PATCH", path, {"metadata": {"finalizers": None}}, "application/merge-patch+json")
+        c.request("DELETE", path)
+
+    paths = [f"{pvcs}/{o['metadata']['name']}" for o in conn.request("GET", pvcs)["items"]]
+    paths += [f"/api/v1/persistentvolumes/{o['metadata']['name']}" for o in conn.request("GET", pvs)["items"]]
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(strip, paths))
+
+
 def clean(cluster: Cluster, conn: Conn) -> None:
     """Delete every pod and claim of the bench namespace (pods at once; claims stripped of finalizers when the
     controllers have not released them within a few seconds), and wait until both lists are empty."""
@@ -472,6 +519,7 @@ def clean(cluster: Cluster, conn: Conn) -> None:
         pods = conn.request("GET", f"/api/v1/namespaces/{NS}/pods")["items"]
         left = conn.request("GET", claims)["items"]
         if not pods and not left:
+            clean_volumes(cluster, conn)
             return
         for c in left:
             if not c["metadata"].get("deletionTimestamp"):
@@ -504,6 +552,7 @@ def prepare(cluster: Cluster, gpus: int, shares: int) -> None:
     conn.request(
         "POST", f"/apis/resource.k8s.io/v1/namespaces/{NS}/resourceclaimtemplates", one_share_template()
     )
+    conn.request("POST", "/apis/storage.k8s.io/v1/storageclasses", make_storage_class(LOCAL_CLASS))
     local = threading.local()
 
     def publish(node: str) -> None:
@@ -615,6 +664,11 @@ def main() -> None:
         help="run the binder under cProfile (slower): one stats file per run in DIR; read them with "
         "`python -m pstats`",
     )
+    parser.add_argument(
+        "--pvc",
+        action="store_true",
+        help="every pod mounts its own WaitForFirstConsumer claim, bound to a static local PV",
+    )
     parser.add_argument("--workdir", type=Path, default=None)
     args = parser.parse_args()
     settings = Settings(
@@ -626,6 +680,7 @@ def main() -> None:
         args.inflight,
         args.creators,
         args.profile_binder,
+        args.pvc,
     )
     sizes = [int(n) for n in args.nodes.split(",")]
     load = os.getloadavg()
@@ -664,6 +719,7 @@ def main() -> None:
                     f"--concurrent-resourceclaim-syncs={settings.kcm_claim_syncs}",
                 ],
                 ready_timeout=600,
+                controllers=(*CONTROLLERS, "persistentvolume-binder-controller") if args.pvc else CONTROLLERS,
             )
             with Cluster.start(workdir, config) as cluster:
                 prepare(cluster, args.gpus, args.shares)
@@ -675,6 +731,7 @@ def main() -> None:
                     for m in args.modes.split(","):
                         count = args.pods if m == "inflight" else min(args.burst, capacity[w])
                         mode = f"inflight-{args.inflight}" if m == "inflight" else f"burst-{count}"
+                        mode += "-pvc" if args.pvc else ""
                         order = args.schedulers.split(",")
                         for round_ in range(args.rounds):  # alternate who goes first: the load drifts
                             for s in order if round_ % 2 == 0 else order[::-1]:

@@ -13,6 +13,7 @@ from typing import Any
 
 from allocator.scheduling.placement import Placement
 from allocator.scheduling.synthesis import dra_resources_on_node, scalar_requests, synthesize_for_resources
+from allocator.scheduling.volumes import VOLUME_BINDING
 from binder import claims
 from binder.assume import InFlight
 from binder.context import BinderContext, Stopped, log_decision
@@ -22,6 +23,7 @@ from binder.names import EVENT_NORMAL, REASON_SCHEDULED
 from binder.phases import ClaimPhases, Reserved, Written
 from binder.scheduler_metrics import BIND, DEFAULT_BINDER, DYNAMIC_RESOURCES, PRE_BIND, UNRESERVE
 from binder.snapshot import Snapshot
+from binder.volume_binding import VolumeBinding, prebind_message
 from binder.writes import BindError
 from kubeio.kube import ApiError, Obj
 from resourceapi.api.core_v1 import Node, Pod
@@ -30,12 +32,24 @@ log = logging.getLogger("dra_capacity.binder")
 
 
 class BindingCycle:
-    def __init__(self, ctx: BinderContext, snapshot: Snapshot, phases: ClaimPhases) -> None:
+    def __init__(
+        self,
+        ctx: BinderContext,
+        snapshot: Snapshot,
+        phases: ClaimPhases,
+        volumes: VolumeBinding | None = None,
+    ) -> None:
         self.ctx = ctx
         self.snapshot = snapshot
         self.phases = phases
+        self.volumes = volumes
 
-    def run(self, key: Key, pod_obj: Obj, placement: Placement, reserved: Reserved) -> None:
+    def run(
+        self, key: Key, pod_obj: Obj, placement: Placement, reserved: Reserved, volumes_bound: bool = False
+    ) -> None:
+        if placement.volumes is not None and self.volumes is not None and not volumes_bound:
+            self._bind_volumes(key, pod_obj, placement, reserved)
+            return
         started = time.monotonic()
         written = Written()
         timer = reserved.timer
@@ -52,15 +66,49 @@ class BindingCycle:
         except Stopped:
             return
         except (ApiError, BindError, ValueError) as exc:
+            self._revert_volumes(placement)
             with timer.time(DYNAMIC_RESOURCES, UNRESERVE):
                 self.phases.unreserve(key, pod_obj, written, str(exc))
             return
         except Exception as exc:
             log.exception("bind of %s/%s failed", *key)
+            self._revert_volumes(placement)
             with timer.time(DYNAMIC_RESOURCES, UNRESERVE):
                 self.phases.unreserve(key, pod_obj, written, f"{type(exc).__name__}: {exc}")
             return
         self.bound_ok(key, pod_obj, placement.node, claim_name, started)
+
+    def _bind_volumes(self, key: Key, pod_obj: Obj, placement: Placement, reserved: Reserved) -> None:
+        """VolumeBinding's PreBind: write the PVs and claims, then leave the wait for their binding to the
+        poller (binder/volume_binding.py): this bind thread is free at once, the share stays reserved."""
+        volumes, choice = self.volumes, placement.volumes
+        assert volumes is not None and choice is not None and placement.node is not None
+        try:
+            with reserved.timer.time(VOLUME_BINDING, PRE_BIND):
+                written = volumes.write(choice)
+        except Stopped:
+            return
+        except (ApiError, BindError) as exc:
+            self._volumes_failed(key, pod_obj, placement, prebind_message(str(exc)))
+            return
+        self.ctx.hook("volumes-written", pod_obj)
+        volumes.wait(
+            key,
+            placement.node,
+            written,
+            lambda: self.run(key, pod_obj, placement, reserved, volumes_bound=True),
+            lambda message: self._volumes_failed(key, pod_obj, placement, message),
+        )
+
+    def _volumes_failed(self, key: Key, pod_obj: Obj, placement: Placement, message: str) -> None:
+        """Unreserve after a failed or timed-out volume PreBind: the volume choice and the share released."""
+        self._revert_volumes(placement)
+        self.phases.unreserve(key, pod_obj, Written(), message)
+
+    def _revert_volumes(self, placement: Placement) -> None:
+        if self.volumes is not None and placement.volumes is not None:
+            with self.ctx.cond:
+                self.volumes.revert(placement.volumes)
 
     def bound_ok(self, key: Key, pod_obj: Obj, node: str, claim_name: str | None, started: float) -> None:
         ctx = self.ctx

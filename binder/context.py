@@ -25,7 +25,22 @@ from binder.scheduler_metrics import DEFAULT_SAMPLE_PERCENT, PluginTimer
 from binder.scheduling_queue import SchedulingQueue
 from binder.writes import Writer
 from kubeio.informer import Informer
-from kubeio.kube import DEVICE_CLASSES, NAMESPACES, NODES, PODS, RESOURCE_CLAIMS, RESOURCE_SLICES, Kube, Obj
+from kubeio.kube import (
+    CSI_DRIVERS,
+    CSI_NODES,
+    CSI_STORAGE_CAPACITIES,
+    DEVICE_CLASSES,
+    NAMESPACES,
+    NODES,
+    PERSISTENT_VOLUME_CLAIMS,
+    PERSISTENT_VOLUMES,
+    PODS,
+    RESOURCE_CLAIMS,
+    RESOURCE_SLICES,
+    STORAGE_CLASSES,
+    Kube,
+    Obj,
+)
 from resourceapi.gates import FeatureGates
 
 log = logging.getLogger("dra_capacity.binder")
@@ -60,11 +75,14 @@ class BinderOptions:
     instance: str = ""
     plugin_metrics_sample_percent: int = DEFAULT_SAMPLE_PERCENT  # scheduler_plugin_execution_duration_seconds
     diagnoses_per_second: float = DEFAULT_RATE  # FailedScheduling Events that name the requirement
+    bind_timeout_seconds: float = 600.0  # VolumeBinding's PreBind wait (VolumeBindingArgs.bindTimeoutSeconds)
     extra: dict[str, Any] = field(default_factory=dict)
 
 
 class Informers:
-    """The binder's six informers (one per kind), started and stopped together."""
+    """The binder's informers (one per kind), started and stopped together: the scheduling kinds, and the
+    storage kinds the volume plugins read (upstream's VolumeBinding, VolumeZone, NodeVolumeLimits and
+    VolumeRestrictions listers)."""
 
     def __init__(self, kube: Kube, watch_timeout: float) -> None:
         self.pods = Informer(kube, PODS, watch_timeout=watch_timeout)
@@ -73,7 +91,29 @@ class Informers:
         self.slices = Informer(kube, RESOURCE_SLICES, watch_timeout=watch_timeout)
         self.claims = Informer(kube, RESOURCE_CLAIMS, watch_timeout=watch_timeout)
         self.namespaces = Informer(kube, NAMESPACES, watch_timeout=watch_timeout)
-        self.all = [self.nodes, self.classes, self.slices, self.claims, self.namespaces, self.pods]
+        self.pvcs = Informer(kube, PERSISTENT_VOLUME_CLAIMS, watch_timeout=watch_timeout)
+        self.pvs = Informer(kube, PERSISTENT_VOLUMES, watch_timeout=watch_timeout)
+        self.storage_classes = Informer(kube, STORAGE_CLASSES, watch_timeout=watch_timeout)
+        self.csinodes = Informer(kube, CSI_NODES, watch_timeout=watch_timeout)
+        self.csidrivers = Informer(kube, CSI_DRIVERS, watch_timeout=watch_timeout)
+        self.capacities = Informer(kube, CSI_STORAGE_CAPACITIES, watch_timeout=watch_timeout)
+        self.storage = [
+            self.pvcs,
+            self.pvs,
+            self.storage_classes,
+            self.csinodes,
+            self.csidrivers,
+            self.capacities,
+        ]
+        self.all = [
+            self.nodes,
+            self.classes,
+            self.slices,
+            self.claims,
+            self.namespaces,
+            *self.storage,
+            self.pods,
+        ]
 
     def synced(self) -> bool:
         return all(inf.synced.is_set() for inf in self.all)

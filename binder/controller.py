@@ -41,6 +41,7 @@ from binder.phases import ClaimPhases
 from binder.scheduling_cycle import SchedulingCycle
 from binder.snapshot import Snapshot
 from binder.usage_metrics import UsageMetrics
+from binder.volume_binding import VolumeBinding
 from kubeio.informer import ADDED, Key, key_of
 from kubeio.kube import ApiError, Kube, Obj
 from resourceapi.gates import FeatureGates
@@ -67,13 +68,18 @@ class Binder:
         inf = ctx.informers
         self.pods, self.nodes, self.classes = inf.pods, inf.nodes, inf.classes
         self.slices, self.claims, self.namespaces = inf.slices, inf.claims, inf.namespaces
+        self.pvcs, self.pvs, self.storage_classes = inf.pvcs, inf.pvs, inf.storage_classes
+        self.csinodes, self.csidrivers, self.capacities = inf.csinodes, inf.csidrivers, inf.capacities
         self.informers = inf.all
         self.queue, self.cond, self.events, self.writer = ctx.queue, ctx.cond, ctx.events, ctx.writer
         self.snapshot = Snapshot(ctx)
         self.phases = ClaimPhases(ctx, self.snapshot)
-        self.binding = BindingCycle(ctx, self.snapshot, self.phases)
         self._pool = ThreadPoolExecutor(max(self.options.bind_workers, 1), thread_name_prefix="binder-bind")
-        self.scheduling = SchedulingCycle(ctx, self.snapshot, self.phases, self.binding, self._pool)
+        self.volumes = VolumeBinding(ctx, self._pool.submit, self.options.bind_timeout_seconds)
+        self.binding = BindingCycle(ctx, self.snapshot, self.phases, self.volumes)
+        self.scheduling = SchedulingCycle(
+            ctx, self.snapshot, self.phases, self.binding, self._pool, self.volumes
+        )
         self.audit = RoutingAudit(ctx)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -86,6 +92,8 @@ class Binder:
         self.slices.handlers.append(self._on_slice)
         self.claims.handlers.append(self._on_claim)
         self.namespaces.handlers.append(lambda kind, old, new: self._invalidate_routing())
+        for storage in inf.storage:  # a PVC bound, a PV made, a class or CSINode changed: retry waiting pods
+            storage.handlers.append(lambda kind, old, new: self._changed("storage"))
         # the capacity metrics (usage_metrics.py), fed by the same informers (None: --capacity-metrics=false)
         self.usage = UsageMetrics.attach_to(self, gates, self.options.extra)
 
@@ -117,6 +125,7 @@ class Binder:
             inf.start()
         self._thread = threading.Thread(target=self._run, name="binder-scheduler", daemon=True)
         self._thread.start()
+        self.volumes.start()
 
     def synced(self) -> bool:
         return self.ctx.informers.synced()
@@ -132,6 +141,7 @@ class Binder:
             self.cond.notify_all()
         if self._thread is not None:
             self._thread.join(10)
+        self.volumes.stop()
         self._pool.shutdown(wait=True)
         for inf in self.informers:
             inf.stop()
@@ -145,6 +155,7 @@ class Binder:
             self.cond.notify_all()
         for inf in self.informers:
             inf.stop()
+        self.volumes.stop()
         self._pool.shutdown(wait=False, cancel_futures=True)
 
     def relist(self) -> None:

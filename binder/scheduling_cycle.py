@@ -15,6 +15,7 @@ from concurrent.futures import Executor
 
 from allocator.scheduling.placement import PlacementResult
 from allocator.scheduling.predicates import static_reasons
+from allocator.scheduling.volumes import uses_claims
 from binder import claims
 from binder.binding_cycle import BindingCycle
 from binder.context import BinderContext, log_decision
@@ -29,6 +30,7 @@ from binder.names import (
 from binder.phases import ClaimPhases
 from binder.scheduler_metrics import DYNAMIC_RESOURCES, RESERVE, plugins_of
 from binder.snapshot import Snapshot
+from binder.volume_binding import VolumeBinding
 from binder.writes import BindError
 from kubeio.kube import RESOURCE_CLAIMS, ApiError, Obj
 from resourceapi import routing
@@ -45,12 +47,14 @@ class SchedulingCycle:
         phases: ClaimPhases,
         binding: BindingCycle,
         pool: Executor,
+        volumes: VolumeBinding | None = None,
     ) -> None:
         self.ctx = ctx
         self.snapshot = snapshot
         self.phases = phases
         self.binding = binding
         self.pool = pool
+        self.volumes = volumes
         self.attempted: set[Key] = set()
 
     def schedule(self, key: Key) -> None:
@@ -96,6 +100,8 @@ class SchedulingCycle:
                 self.phases.delete_claim(stale, "leftover")
         with ctx.cond:
             placer = self.snapshot.placer()
+            if self.volumes is not None and uses_claims(pod):
+                placer.storage = self.volumes.storage()  # the informers' objects and the assumed ones
             placement = placer.place(pod, [])
             ctx.metrics.attempts.labels(placement.result).inc()
             if placement.result is PlacementResult.GATED:
@@ -113,6 +119,8 @@ class SchedulingCycle:
             timer = ctx.plugin_timer()
             with timer.time(DYNAMIC_RESOURCES, RESERVE):
                 reserved = self.phases.reserve(key, obj, placer, placement, timer)
+            if placement.volumes is not None and self.volumes is not None:
+                self.volumes.assume(placement.volumes)  # VolumeBinding's Reserve
         ctx.hook("placed", obj)
         self.pool.submit(self.binding.run, key, obj, placement, reserved)
 

@@ -15,7 +15,7 @@ from typing import Any
 from binder.claims import binding_body, has_finalizer
 from binder.metrics import BinderMetrics
 from binder.names import DELETE_PROTECTION_FINALIZER, FENCE_ANNOTATION, FIELD_MANAGER
-from kubeio.kube import PODS, RESOURCE_CLAIMS, STRATEGIC_MERGE_PATCH, ApiError, Kube, Obj
+from kubeio.kube import PODS, RESOURCE_CLAIMS, STRATEGIC_MERGE_PATCH, ApiError, Kube, Obj, Resource
 
 RETRIES = 5
 _QUERY = {"fieldManager": FIELD_MANAGER}
@@ -281,6 +281,13 @@ class Writer:
                 raise BindError(f"pod {ns}/{name} is already bound elsewhere or changed") from None
             rv = current["metadata"].get("resourceVersion")
         raise BindError(f"pod {ns}/{name}: too many conflicts")
+
+    def update(self, operation: str, resource: Resource, obj: Obj) -> Obj:
+        """One PUT of `obj` at its resourceVersion (VolumeBinding's bindAPIUpdate): a conflict is not retried,
+        as upstream retries the whole pod instead."""
+        meta = obj["metadata"]
+        path = resource.path(meta.get("namespace"), meta["name"])
+        return self._call(operation, lambda: self.kube.request("PUT", path, query=_QUERY, body=obj))
 
 
 def _same_devices(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:

@@ -38,13 +38,32 @@ class _Kind:
 
 
 def _kinds() -> list[_Kind]:
-    from kubeio.kube import DEVICE_CLASSES, NODES, PODS, RESOURCE_CLAIMS, RESOURCE_SLICES
+    from kubeio.kube import (
+        CSI_DRIVERS,
+        CSI_NODES,
+        CSI_STORAGE_CAPACITIES,
+        DEVICE_CLASSES,
+        NODES,
+        PERSISTENT_VOLUME_CLAIMS,
+        PERSISTENT_VOLUMES,
+        PODS,
+        RESOURCE_CLAIMS,
+        RESOURCE_SLICES,
+        STORAGE_CLASSES,
+    )
 
     return [
         _Kind("Node", NODES),
         _Kind("ResourceSlice", RESOURCE_SLICES),
         _Kind("DeviceClass", DEVICE_CLASSES),
         _Kind("ResourceClaim", RESOURCE_CLAIMS),
+        # what the volume plugins read (allocator/scheduling/volumes.py)
+        _Kind("PersistentVolumeClaim", PERSISTENT_VOLUME_CLAIMS),
+        _Kind("PersistentVolume", PERSISTENT_VOLUMES),
+        _Kind("StorageClass", STORAGE_CLASSES),
+        _Kind("CSINode", CSI_NODES),
+        _Kind("CSIDriver", CSI_DRIVERS),
+        _Kind("CSIStorageCapacity", CSI_STORAGE_CAPACITIES),
         _Kind("Pod", PODS),
     ]
 

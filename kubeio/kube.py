@@ -97,6 +97,12 @@ DEVICE_CLASSES = Resource("resource.k8s.io/v1", "deviceclasses", False)
 RESOURCE_SLICES = Resource("resource.k8s.io/v1", "resourceslices", False)
 RESOURCE_CLAIMS = Resource("resource.k8s.io/v1", "resourceclaims", True)
 LEASES = Resource("coordination.k8s.io/v1", "leases", True)
+PERSISTENT_VOLUME_CLAIMS = Resource("v1", "persistentvolumeclaims", True)
+PERSISTENT_VOLUMES = Resource("v1", "persistentvolumes", False)
+STORAGE_CLASSES = Resource("storage.k8s.io/v1", "storageclasses", False)
+CSI_NODES = Resource("storage.k8s.io/v1", "csinodes", False)
+CSI_DRIVERS = Resource("storage.k8s.io/v1", "csidrivers", False)
+CSI_STORAGE_CAPACITIES = Resource("storage.k8s.io/v1", "csistoragecapacities", True)
 ENDPOINT_SLICES = Resource("discovery.k8s.io/v1", "endpointslices", True)
 VALIDATING_WEBHOOK_CONFIGURATIONS = Resource(
     "admissionregistration.k8s.io/v1", "validatingwebhookconfigurations", False

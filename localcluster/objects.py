@@ -263,3 +263,188 @@ def make_pod(name: str) -> PodBuilder:
 
 def make_node(name: str) -> NodeBuilder:
     return NodeBuilder(name)
+
+
+# --- storage (the volume plugins' objects) --------------------------------------------------------------
+
+
+class PvcBuilder:
+    """A PersistentVolumeClaim (ReadWriteOnce, 1Gi unless told); `bound` makes it bound to a PV as the PV
+    controller leaves it."""
+
+    def __init__(self, name: str) -> None:
+        self._meta: dict[str, Any] = {"name": name, "namespace": "default", "uid": f"uid-pvc-{name}"}
+        self._spec: dict[str, Any] = {
+            "accessModes": ["ReadWriteOnce"],
+            "resources": {"requests": {"storage": "1Gi"}},
+        }
+        self._status: dict[str, Any] = {"phase": "Pending"}
+
+    def namespace(self, namespace: str) -> PvcBuilder:
+        self._meta["namespace"] = namespace
+        return self
+
+    def storage_class(self, name: str) -> PvcBuilder:
+        self._spec["storageClassName"] = name
+        return self
+
+    def size(self, quantity: str) -> PvcBuilder:
+        self._spec["resources"] = {"requests": {"storage": quantity}}
+        return self
+
+    def access_modes(self, *modes: str) -> PvcBuilder:
+        self._spec["accessModes"] = list(modes)
+        return self
+
+    def annotation(self, key: str, value: str) -> PvcBuilder:
+        self._meta.setdefault("annotations", {})[key] = value
+        return self
+
+    def owner(self, kind: str, name: str, uid: str) -> PvcBuilder:
+        ref = {"apiVersion": "v1", "kind": kind, "name": name, "uid": uid, "controller": True}
+        self._meta.setdefault("ownerReferences", []).append(ref)
+        return self
+
+    def bound(self, pv: str) -> PvcBuilder:
+        self._spec["volumeName"] = pv
+        self._status = {"phase": "Bound"}
+        return self.annotation("pv.kubernetes.io/bind-completed", "yes")
+
+    def volume_name(self, pv: str) -> PvcBuilder:
+        self._spec["volumeName"] = pv
+        return self
+
+    def obj(self) -> dict[str, Any]:
+        return {
+            "apiVersion": "v1",
+            "kind": "PersistentVolumeClaim",
+            "metadata": copy.deepcopy(self._meta),
+            "spec": copy.deepcopy(self._spec),
+            "status": copy.deepcopy(self._status),
+        }
+
+
+class PvBuilder:
+    """A PersistentVolume (hostPath, ReadWriteOnce, Available); `local_to` pins it to a node as a local PV."""
+
+    def __init__(self, name: str) -> None:
+        self._meta: dict[str, Any] = {"name": name}
+        self._spec: dict[str, Any] = {
+            "capacity": {"storage": "1Gi"},
+            "accessModes": ["ReadWriteOnce"],
+            "persistentVolumeReclaimPolicy": "Retain",
+            "hostPath": {"path": f"/tmp/pv/{name}"},
+        }
+        self._status: dict[str, Any] = {"phase": "Available"}
+
+    def storage_class(self, name: str) -> PvBuilder:
+        self._spec["storageClassName"] = name
+        return self
+
+    def size(self, quantity: str) -> PvBuilder:
+        self._spec["capacity"] = {"storage": quantity}
+        return self
+
+    def access_modes(self, *modes: str) -> PvBuilder:
+        self._spec["accessModes"] = list(modes)
+        return self
+
+    def labels(self, labels: dict[str, str]) -> PvBuilder:
+        self._meta.setdefault("labels", {}).update(labels)
+        return self
+
+    def node_affinity(self, key: str, *values: str) -> PvBuilder:
+        term = {"matchExpressions": [{"key": key, "operator": "In", "values": list(values)}]}
+        self._spec["nodeAffinity"] = {"required": {"nodeSelectorTerms": [term]}}
+        return self
+
+    def local_to(self, node: str) -> PvBuilder:
+        self._spec.pop("hostPath", None)
+        self._spec["local"] = {"path": f"/mnt/disks/{self._meta['name']}"}
+        return self.node_affinity("kubernetes.io/hostname", node)
+
+    def csi(self, driver: str, handle: str) -> PvBuilder:
+        self._spec.pop("hostPath", None)
+        self._spec["csi"] = {"driver": driver, "volumeHandle": handle}
+        return self
+
+    def claim_ref(self, namespace: str, name: str, uid: str = "") -> PvBuilder:
+        ref = {"kind": "PersistentVolumeClaim", "apiVersion": "v1", "namespace": namespace, "name": name}
+        if uid:
+            ref["uid"] = uid
+        self._spec["claimRef"] = ref
+        return self
+
+    def phase(self, phase: str) -> PvBuilder:
+        self._status = {"phase": phase}
+        return self
+
+    def obj(self) -> dict[str, Any]:
+        return {
+            "apiVersion": "v1",
+            "kind": "PersistentVolume",
+            "metadata": copy.deepcopy(self._meta),
+            "spec": copy.deepcopy(self._spec),
+            "status": copy.deepcopy(self._status),
+        }
+
+
+def make_pvc(name: str) -> PvcBuilder:
+    return PvcBuilder(name)
+
+
+def make_pv(name: str) -> PvBuilder:
+    return PvBuilder(name)
+
+
+def make_storage_class(
+    name: str,
+    provisioner: str = "kubernetes.io/no-provisioner",
+    mode: str = "WaitForFirstConsumer",
+    allowed_topologies: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """A StorageClass (no provisioner and WaitForFirstConsumer: the local-PV class)."""
+    out: dict[str, Any] = {
+        "apiVersion": "storage.k8s.io/v1",
+        "kind": "StorageClass",
+        "metadata": {"name": name},
+        "provisioner": provisioner,
+        "volumeBindingMode": mode,
+        "reclaimPolicy": "Delete",
+    }
+    if allowed_topologies is not None:
+        out["allowedTopologies"] = allowed_topologies
+    return out
+
+
+def make_csinode(node: str, drivers: dict[str, int | None]) -> dict[str, Any]:
+    """A CSINode naming each driver with its attach limit (None: no limit)."""
+    entries = []
+    for driver, count in drivers.items():
+        entry: dict[str, Any] = {"name": driver, "nodeID": node, "topologyKeys": None}
+        if count is not None:
+            entry["allocatable"] = {"count": count}
+        entries.append(entry)
+    return {
+        "apiVersion": "storage.k8s.io/v1",
+        "kind": "CSINode",
+        "metadata": {"name": node},
+        "spec": {"drivers": entries},
+    }
+
+
+def pvc_volume(name: str, claim: str) -> dict[str, Any]:
+    """A pod volume that mounts the claim."""
+    return {"name": name, "persistentVolumeClaim": {"claimName": claim}}
+
+
+def ephemeral_volume(name: str, storage_class: str, size: str = "1Gi") -> dict[str, Any]:
+    """A generic ephemeral volume (its claim: `<pod>-<name>`, made by the ephemeral-volume controller)."""
+    template = {
+        "spec": {
+            "accessModes": ["ReadWriteOnce"],
+            "storageClassName": storage_class,
+            "resources": {"requests": {"storage": size}},
+        }
+    }
+    return {"name": name, "ephemeral": {"volumeClaimTemplate": template}}

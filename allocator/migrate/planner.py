@@ -29,8 +29,8 @@ from allocator.scheduling.explain import PodContext, explain_pod
 from allocator.scheduling.placement import Placement, PlacementResult, Placer, Strategy
 from allocator.scheduling.podindex import PodIndex
 from allocator.scheduling.predicates import fit_vector
+from allocator.scheduling.preemption import pod_priority
 from allocator.simulate.inputs import Inputs
-from allocator.simulate.run import pod_priority
 from allocator.structured.cluster import Cluster
 from resourceapi.api.core_v1 import Node, Pod
 from resourceapi.api.resource_v1 import AllocationResult, DeviceClass

@@ -61,6 +61,14 @@ from allocator.scheduling.synthesis import (
     synthesize_for_resources,
 )
 from allocator.scheduling.topologyfilters import TopologyFilters, topology_filters
+from allocator.scheduling.volumes import (
+    VOLUME_BINDING,
+    PodVolumes,
+    PreFilterFailure,
+    Storage,
+    VolumeCheck,
+    prefilter,
+)
 from allocator.structured.cluster import (
     Allocation,
     Decision,
@@ -184,6 +192,7 @@ class Placement:
         default_factory=list
     )  # in claim order: user claims, then `claim`
     vector: dict[str, int] = field(default_factory=dict)
+    volumes: PodVolumes | None = None  # the PVs to bind and claims to provision (VolumeBinding's Reserve)
 
     @property
     def extended_status(self) -> PodExtendedResourceClaimStatus | None:
@@ -242,6 +251,7 @@ class _Found:
     error: str | None = None  # the node whose evaluation failed with an error
     counts: Counter[str] | None = None  # reasons of the nodes that failed, when the search counted them
     feasible: list[str] = field(default_factory=list)  # the feasible nodes the search found, in its order
+    volume_error: str | None = None  # a volume filter failed with this error
 
 
 class Placer:
@@ -265,6 +275,7 @@ class Placer:
         index: PodIndex | None = None,
         *,
         percentage_of_nodes_to_score: int = 100,
+        storage: Storage | None = None,
     ) -> None:
         if strategy not in STRATEGIES:
             raise ValueError(f"unknown strategy {strategy!r} (known: {', '.join(STRATEGIES)})")
@@ -278,6 +289,7 @@ class Placer:
         self.strategy: Strategy = strategy
         self.naive = naive
         self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
+        self.storage = storage if storage is not None else Storage()  # what the volume plugins read
         self._order: DeviceOrder = _DEVICE_ORDER[strategy]
         self._nodes: dict[str, Node] = {n.name: n for n in sorted(nodes, key=lambda n: n.name)}
         self._names = list(self._nodes)
@@ -316,19 +328,30 @@ class Placer:
         if self.core.generation != self._generation:  # the core changed under us: every node may differ
             self._generation = self.core.generation
             self._note(_GLOBAL)
+        volumes = prefilter(pod, self.storage, self._index.pods)
+        if isinstance(volumes, PreFilterFailure):
+            if volumes.error:
+                return Placement(pod, PlacementResult.ERROR, volumes.message, vector=prepared.vector)
+            message = (
+                f"0/{len(self._names)} nodes are available: {volumes.message}."
+                if self._names
+                else NO_NODES_MESSAGE
+            )
+            return Placement(pod, PlacementResult.UNSCHEDULABLE, message, vector=prepared.vector)
         # PodTopologySpread and InterPodAffinity depend on other nodes' pods: applied over the evaluations
         # (which never do), in the default profile's order
         topology = topology_filters(pod, self._index)
-        scored = self._scored(pod)
+        scored = self._scored(pod) or (volumes is not None and volumes.scored)
         if self.naive:
             shape = _Shape()
             found = self._walk(
                 lambda name: self._stored(shape, name, self._evaluate(prepared, shape, name, True)),
                 topology=topology,
+                volumes=volumes,
             )
         else:
             shape = self._shape(prepared)
-            if self._eager and topology is None and not scored:
+            if self._eager and topology is None and not scored and volumes is None:
                 found = self._best_of_all(prepared, shape)
             else:
                 shape.pending.clear()  # the walk evaluates what it needs
@@ -336,13 +359,16 @@ class Placer:
                     lambda name: self._stored(shape, name, self._evaluate(prepared, shape, name)),
                     shape.evals,
                     topology,
+                    volumes,
                 )
+        if found.volume_error is not None:
+            return Placement(pod, PlacementResult.ERROR, found.volume_error, vector=prepared.vector)
         if found.error is not None:
             # the message names the claims: evaluate that node again with this pod's own claims
             ev = self._evaluate(prepared, _Shape(), found.error, naive=True)
             return Placement(pod, PlacementResult.ERROR, ev.error or "", vector=prepared.vector)
         if scored and found.best is not None and len(found.feasible) > 1:
-            found.best = self._choose(prepared, found.feasible, shape.evals)
+            found.best = self._choose(prepared, found.feasible, shape.evals, volumes)
         if found.best is None:
             return Placement(
                 pod,
@@ -350,7 +376,11 @@ class Placer:
                 _format_counts(len(self._names), shape.counts if found.counts is None else found.counts),
                 vector=prepared.vector,
             )
-        return self._placement(prepared, shape, found.best, shape.evals[found.best])
+        placement = self._placement(prepared, shape, found.best, shape.evals[found.best])
+        chosen = volumes.choice(found.best) if volumes is not None else None
+        if chosen is not None:
+            placement.volumes = chosen.assumed()
+        return placement
 
     def place_on(self, pod: Pod, claims: Sequence[ResourceClaim], name: str) -> Placement:
         """Decide for `pod` on node `name` alone (preemption's fit check, and the nominated node tried
@@ -364,8 +394,18 @@ class Placer:
         if self.core.generation != self._generation:
             self._generation = self.core.generation
             self._note(_GLOBAL)
+        volumes = prefilter(pod, self.storage, self._index.pods)
+        if isinstance(volumes, PreFilterFailure):
+            result = PlacementResult.ERROR if volumes.error else PlacementResult.UNSCHEDULABLE
+            return Placement(pod, result, volumes.message, vector=prepared.vector)
         shape = _Shape()
         ev = self._evaluate(prepared, shape, name)
+        if volumes is not None and not ev.early:  # the volume filters run before the inter-pod ones
+            outcome = volumes.filter(self._nodes[name])
+            if outcome.error is not None:
+                return Placement(pod, PlacementResult.ERROR, outcome.error, vector=prepared.vector)
+            if outcome.reasons:
+                ev = _Eval(reasons=list(outcome.reasons), early=True)
         topology = topology_filters(pod, self._index)
         if topology is not None and not ev.early:
             inter_pod = topology.reasons(name)
@@ -380,7 +420,11 @@ class Placer:
                 _format_counts(1, Counter(ev.reasons)),
                 vector=prepared.vector,
             )
-        return self._placement(prepared, shape, name, ev)
+        placement = self._placement(prepared, shape, name, ev)
+        chosen = volumes.choice(name) if volumes is not None else None
+        if chosen is not None:
+            placement.volumes = chosen.assumed()
+        return placement
 
     def _placement(self, prepared: _Pod, shape: _Shape, name: str, ev: _Eval) -> Placement:
         """The bound placement on `name` from its evaluation: the allocation results and claims."""
@@ -434,6 +478,8 @@ class Placer:
                 if self._local_pools.get((dev.driver, dev.pool)) != placement.node:
                     global_change = True
         self._generation = self.core.generation
+        if placement.volumes is not None:
+            self.storage.assume(placement.volumes)
         self._usage[placement.node].add(placement.vector)
         self._index.add(placement.pod, placement.node)
         self._note(_GLOBAL if global_change else placement.node)
@@ -538,6 +584,7 @@ class Placer:
         evaluate: Callable[[str], _Eval],
         cached: Mapping[str, _Eval] | None = None,
         topology: TopologyFilters | None = None,
+        volumes: VolumeCheck | None = None,
     ) -> _Found:
         """findNodesThatPassFilters, one node at a time: from the previous stop, until enough feasible nodes
         are found or a node fails with an error; the best scored of the feasible ones wins. `cached`: valid
@@ -555,6 +602,14 @@ class Placer:
         for i in range(total):
             name = names[(start + i) % total]
             ev = get(name) or evaluate(name)
+            if volumes is not None and not ev.early:
+                outcome = volumes.filter(self._nodes[name])
+                if outcome.error is not None:
+                    return _Found(volume_error=outcome.error)
+                if outcome.reasons:
+                    counts.update(outcome.reasons)
+                    failed += 1
+                    continue
             if topology is not None and not ev.early:
                 reasons = topology.reasons(name)
                 if reasons:
@@ -776,7 +831,9 @@ class Placer:
             or has_preferred_pod_affinity(pod)
         )
 
-    def _scores(self, p: _Pod, names: Sequence[str]) -> dict[str, NodeScore]:
+    def _scores(
+        self, p: _Pod, names: Sequence[str], volumes: VolumeCheck | None = None
+    ) -> dict[str, NodeScore]:
         """Each feasible node's normalized score per plugin and weighted total (schedule_one.go
         prioritizeNodes). binpack and spread contribute no resource plugin: they break ties instead."""
         other: dict[str, dict[str, int]] = {}
@@ -786,6 +843,8 @@ class Placer:
         interpod = interpod_scores(p.pod, names, self._index)
         if interpod is not None:
             other[INTER_POD_AFFINITY] = interpod
+        if volumes is not None and volumes.scored:
+            other[VOLUME_BINDING] = {name: volumes.score(name) for name in names}
         if self.strategy == "least-allocated":
             fit: dict[str, int] = {}
             balanced: dict[str, int] = {}
@@ -795,9 +854,11 @@ class Placer:
             other[BALANCED_ALLOCATION] = balanced
         return prioritize(p.pod, [self._nodes[n] for n in names], other)
 
-    def _choose(self, p: _Pod, names: Sequence[str], evals: Mapping[str, _Eval]) -> str:
+    def _choose(
+        self, p: _Pod, names: Sequence[str], evals: Mapping[str, _Eval], volumes: VolumeCheck | None = None
+    ) -> str:
         """The highest total wins; a tie goes to the strategy's better key (upstream: at random)."""
-        scores = self._scores(p, names)
+        scores = self._scores(p, names, volumes)
         return min(names, key=lambda n: (-scores[n].total, evals[n].key))
 
     def _resource_scores(self, name: str, vector: Mapping[str, int]) -> tuple[int, int]:

@@ -33,6 +33,7 @@ INTER_POD_AFFINITY = "InterPodAffinity"
 NODE_RESOURCES_FIT = "NodeResourcesFit"
 BALANCED_ALLOCATION = "NodeResourcesBalancedAllocation"
 IMAGE_LOCALITY = "ImageLocality"
+VOLUME_BINDING = "VolumeBinding"
 
 # the default profile's score plugins and weights, in its order
 DEFAULT_WEIGHTS: dict[str, int] = {
@@ -43,6 +44,7 @@ DEFAULT_WEIGHTS: dict[str, int] = {
     INTER_POD_AFFINITY: 2,
     BALANCED_ALLOCATION: 1,
     IMAGE_LOCALITY: 1,
+    VOLUME_BINDING: 1,  # MultiPoint's default weight (no Weight in default_plugins.go)
 }
 
 

@@ -22,6 +22,7 @@ from allocator.simulate.workload_pods import expand
 from resourceapi.api.core_v1 import Namespace, Node, Pod, PodResourceClaim
 from resourceapi.api.policy_v1 import PodDisruptionBudget
 from resourceapi.api.resource_v1 import DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice
+from resourceapi.api.storage_v1 import NAMESPACED_STORAGE_KINDS, STORAGE_KINDS, StorageObject
 from resourceapi.api.workloads_v1 import Deployment, Job, ReplicaSet, StatefulSet, Workload
 from resourceapi.extended import CapacityCarrierError, class_capacity_requests, is_dra_extended_resource_name
 from resourceapi.gates import FeatureGates
@@ -57,6 +58,7 @@ KINDS: dict[str, tuple[str, type[BaseModel]]] = {
     "StatefulSet": ("apps/v1", StatefulSet),
     "Job": ("batch/v1", Job),
     "PodDisruptionBudget": ("policy/v1", PodDisruptionBudget),
+    **{kind: (version, StorageObject) for kind, version in STORAGE_KINDS.items()},
 }
 _NAMESPACED = (
     "ResourceClaim",
@@ -67,6 +69,7 @@ _NAMESPACED = (
     "StatefulSet",
     "Job",
     "PodDisruptionBudget",
+    *NAMESPACED_STORAGE_KINDS,
 )
 ClaimEntries = tuple[tuple[str, str | None], ...]
 """A pending pod's `spec.resourceClaims` resolved: (entry name, the ResourceClaim it stands for or None)."""
@@ -99,6 +102,7 @@ class Inputs:
     generated: dict[int, tuple[tuple[str, str], ...]] = field(default_factory=dict)  # (entry, claim) per pod
     claims_by_key: dict[tuple[str, str], ResourceClaim] = field(default_factory=dict)  # (namespace, name)
     notes: list[str] = field(default_factory=list)  # for stderr: skipped objects, warnings
+    storage: list[dict[str, Any]] = field(default_factory=list)  # PVCs, PVs, StorageClasses, CSINodes, ...
 
     def pending_pods(self) -> list[Pod]:
         """Pods to place: no node yet, and not being deleted (the scheduler skips those, too)."""
@@ -226,12 +230,27 @@ def load_inputs(
             inputs.templates[(ns, meta.name)] = obj
         elif kind == "PodDisruptionBudget":
             inputs.pdbs.append(obj)
+        elif kind in STORAGE_KINDS:
+            inputs.storage.append(_defaulted_storage(kind, doc.obj))
         else:  # Deployment, ReplicaSet, StatefulSet, Job
             inputs.workloads.append(obj)
     rng = random.Random(seed)
     _expand_workloads(inputs, rng)
     _check_references(inputs, rng)
     return inputs
+
+
+def _defaulted_storage(kind: str, raw: dict[str, Any]) -> dict[str, Any]:
+    """A storage object with `kind` and the API server's defaults the volume plugins read: a StorageClass's
+    volumeBindingMode (Immediate), a namespaced object's namespace (default)."""
+    out = {**raw, "kind": kind}
+    meta = dict(out.get("metadata") or {})
+    if kind in NAMESPACED_STORAGE_KINDS and not meta.get("namespace"):
+        meta["namespace"] = "default"
+    out["metadata"] = meta
+    if kind == "StorageClass" and not out.get("volumeBindingMode"):
+        out["volumeBindingMode"] = "Immediate"
+    return out
 
 
 # Top-level fields that the objects of a kind repeat verbatim: the pods of one ReplicaSet, Job or

@@ -35,6 +35,7 @@ from allocator.scheduling.preemption import (
     postfilter_message,
     why_lines,
 )
+from allocator.scheduling.volumes import Storage
 from allocator.simulate.inputs import Inputs, UsageError, pod_claims, scheduling_pod
 from allocator.structured.cluster import Cluster, NodeInfo, Verdict
 from resourceapi.api.core_v1 import Pod, PodExtendedResourceClaimStatus
@@ -305,6 +306,7 @@ def run_pods(
         strategy,
         index=index,
         percentage_of_nodes_to_score=percentage,
+        storage=Storage.of(inputs.storage),
     )
     context = PodContext(nodes, placer.node_usage, index, resolver, gates)
     explained: dict[str, tuple[str, ...]] = {}  # equal pods between two changes get the same diagnosis
@@ -348,6 +350,8 @@ def run_pods(
                         diagnosis = tuple(explain_pod(cluster, context, placement.pod, claims))
                         explained[key] = diagnosis
         placer.commit(placement)
+        if placement.volumes is not None:  # the PV controller binds the claims to the chosen PVs
+            placer.storage.settle(placement.volumes)
         bound += placement.result is PlacementResult.BOUND
         after = _reserve(placement, claims, current) if placement.result is PlacementResult.BOUND else []
         victims = tuple((v.namespace, v.name) for v in chosen.victims) if chosen is not None else ()

@@ -63,6 +63,7 @@ def test_default_weights_are_the_default_profiles() -> None:
         "InterPodAffinity": 2,
         "NodeResourcesBalancedAllocation": 1,
         "ImageLocality": 1,
+        "VolumeBinding": 1,
     }
 
 

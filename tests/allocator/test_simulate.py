@@ -353,7 +353,8 @@ def test_other_kinds_are_skipped_with_a_note(tmp_path: Path, capsys: pytest.Capt
     assert err == (
         f"{extra}: document 1: skipping ConfigMap 'x': simulate reads DeviceClass, ResourceSlice, "
         "ResourceClaim, Node, Pod, Namespace, ResourceClaimTemplate, Deployment, ReplicaSet, StatefulSet, "
-        "Job, PodDisruptionBudget\n"
+        "Job, PodDisruptionBudget, PersistentVolumeClaim, PersistentVolume, StorageClass, CSINode, "
+        "CSIDriver, CSIStorageCapacity\n"
     )
 
 

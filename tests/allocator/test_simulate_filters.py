@@ -80,12 +80,24 @@ def test_node_flag_still_counts_pods_on_other_nodes(
 
 
 def test_unsupported_pods_are_reported_not_placed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    disk = pod("db", {GPU_SHARED: 1}, volumes=[{"name": "data", "gcePersistentDisk": {"pdName": "d"}}])
+    pods = write_manifests(tmp_path, "p.yaml", disk)
+    _, out, _ = _run(capsys, "-f", _cluster(tmp_path, 1), "-f", pods)
+    (entry,) = out["pods"]
+    assert entry["result"] == "unsupported" and entry["node"] is None
+    assert entry["reason"].startswith("not simulated: spec.volumes[0].gcePersistentDisk (VolumeRestrictions")
+
+
+def test_a_pod_whose_claim_is_missing_is_unschedulable_with_upstreams_message(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """VolumeRestrictions' PreFilter: the claim must exist (volumerestrictions/volume_restrictions.go)."""
     pvc = pod("db", {GPU_SHARED: 1}, volumes=[{"name": "data", "persistentVolumeClaim": {"claimName": "d"}}])
     pods = write_manifests(tmp_path, "p.yaml", pvc)
     _, out, _ = _run(capsys, "-f", _cluster(tmp_path, 1), "-f", pods)
     (entry,) = out["pods"]
-    assert entry["result"] == "unsupported" and entry["node"] is None
-    assert entry["reason"].startswith("not simulated: spec.volumes[0].persistentVolumeClaim (VolumeBinding")
+    assert entry["result"] == "unschedulable"
+    assert entry["reason"] == '0/1 nodes are available: persistentvolumeclaim "d" not found.'
 
 
 def test_unschedulable_pod_with_nothing_to_preempt_says_why_as_postfilter_does(

@@ -205,12 +205,13 @@ def test_unschedulable_pods_leave_the_binder_idle(kube_api: Any) -> None:
 
 
 def test_pod_with_unsupported_features_is_reported(kube_api: Any) -> None:
-    """A pod naming the binder itself but using a volume that needs volume binding: never placed, reported."""
+    """A pod naming the binder itself but using an in-tree disk (VolumeRestrictions' disk conflicts, not
+    modelled): never placed, reported."""
     seed_cluster(kube_api, nodes=1)
-    kube_api.seed(pod("web-0", volumes=[{"name": "data", "persistentVolumeClaim": {"claimName": "data"}}]))
+    kube_api.seed(pod("web-0", volumes=[{"name": "data", "gcePersistentDisk": {"pdName": "data"}}]))
     with running_binder(kube_api):
         [event] = wait_for("event", lambda: events(kube_api, "FailedScheduling"))
-    assert "PersistentVolumeClaim volume data" in event["message"]
+    assert "gcePersistentDisk volume data" in event["message"]
     assert not bound(kube_api)
 
 

@@ -113,6 +113,14 @@ def test_binder_rbac_is_exactly_upstreams_binding_set() -> None:
         ("resource.k8s.io", "resourceclaims/binding", ()): {"update", "patch"},
         ("resource.k8s.io", "deviceclasses", ()): {"get", "list", "watch"},
         ("resource.k8s.io", "resourceslices", ()): {"get", "list", "watch"},
+        # VolumeBinding, VolumeZone, NodeVolumeLimits (system:kube-scheduler's reads,
+        # system:volume-scheduler's update; no patch: the binder PUTs)
+        ("", "persistentvolumeclaims", ()): {"get", "list", "watch", "update"},
+        ("", "persistentvolumes", ()): {"get", "list", "watch", "update"},
+        ("storage.k8s.io", "storageclasses", ()): {"get", "list", "watch"},
+        ("storage.k8s.io", "csinodes", ()): {"get", "list", "watch"},
+        ("storage.k8s.io", "csidrivers", ()): {"get", "list", "watch"},
+        ("storage.k8s.io", "csistoragecapacities", ()): {"get", "list", "watch"},
         ("", "events", ()): {"create", "patch"},
         ("events.k8s.io", "events", ()): {"create", "patch"},
     }

@@ -113,6 +113,12 @@ def test_every_simulated_kind_is_listed_and_nothing_is_written(
         "resourceslices.resource.k8s.io",
         "deviceclasses.resource.k8s.io",
         "resourceclaims.resource.k8s.io",
+        "persistentvolumeclaims",
+        "persistentvolumes",
+        "storageclasses.storage.k8s.io",
+        "csinodes.storage.k8s.io",
+        "csidrivers.storage.k8s.io",
+        "csistoragecapacities.storage.k8s.io",
     }
     assert {r.method for r in kube_api.requests} == {"GET"}
 
@@ -180,7 +186,8 @@ def test_progress_goes_to_the_given_stream_and_ends_with_a_newline(kube_api: Kub
     assert sorted(d.kind for d in docs).count("Node") == 3
     assert progress.getvalue().startswith("\rreading the cluster: ")
     assert progress.getvalue().endswith(
-        "3 nodes, 3 resourceslices, 1 deviceclasses, 0 resourceclaims, 0 pods\n"
+        "3 nodes, 3 resourceslices, 1 deviceclasses, 0 resourceclaims, 0 persistentvolumeclaims, "
+        "0 persistentvolumes, 0 storageclasses, 0 csinodes, 0 csidrivers, 0 csistoragecapacities, 0 pods\n"
     )
 
 

@@ -36,7 +36,10 @@ def test_api_groups_and_group_versions(kube_client: client.ApiClient) -> None:
         "coordination.k8s.io",
         "resource.k8s.io",
         "admissionregistration.k8s.io",
+        "storage.k8s.io",
     }
+    storage = {r.name for r in client.StorageV1Api(kube_client).get_api_resources().resources}
+    assert storage == {"storageclasses", "csinodes", "csidrivers", "csistoragecapacities"}
     assert groups["resource.k8s.io"].preferred_version.group_version == "resource.k8s.io/v1"
     res = {r.name for r in client.ResourceV1Api(kube_client).get_api_resources().resources}
     assert res == {"deviceclasses", "resourceslices", "resourceclaims", "resourceclaims/status"}

@@ -187,3 +187,29 @@ def test_every_bench_the_makefile_runs_has_a_smoke_run() -> None:
     assert len(commands) >= 17
     missing = [c for c in commands if (c[0], "--http" in c) not in smoked]
     assert not missing, f"add a Smoke to tests/tooling/test_benches_smoke.py for {missing}"
+
+
+SIDE_BY_SIDE_PVC = Smoke(
+    (
+        "bench/kube_scheduler_side_by_side.py",
+        "--nodes",
+        "3",
+        "--pods",
+        "6",
+        "--inflight",
+        "4",
+        "--workloads",
+        "B",
+        "--modes",
+        "inflight",
+        "--pvc",
+    ),
+    (rf"^B 3 nodes: pods/s binder {N} kube-scheduler {N} ratio {N} \(4 in flight",),
+)
+
+
+@pytest.mark.slow
+@pytest.mark.realcluster
+def test_the_side_by_side_bench_runs_small_with_pvc_pods(tmp_path: Path) -> None:
+    """`--pvc` (issue 38): WaitForFirstConsumer claims with static local PVs, the PV controller on."""
+    run(SIDE_BY_SIDE_PVC, tmp_path)

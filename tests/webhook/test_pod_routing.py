@@ -160,14 +160,9 @@ def test_init_container_request_counts() -> None:
     ("extra", "phrase"),
     [
         (
-            {"volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": "data"}}]},
-            "PersistentVolumeClaim",
+            {"volumes": [{"name": "disk", "gcePersistentDisk": {"pdName": "d"}}]},
+            "gcePersistentDisk volume disk",
         ),
-        (
-            {"volumes": [{"name": "scratch", "ephemeral": {"volumeClaimTemplate": {}}}]},
-            "generic ephemeral volume",
-        ),
-        ({"volumes": [{"name": "fast", "csi": {"driver": "csi.example.com"}}]}, "csi volume fast"),
         ({"workloadRef": {"name": "training"}}, "spec.workloadRef"),
         ({"resourceClaims": [{"name": "gpu", "resourceClaimName": "gpu"}]}, "spec.resourceClaims"),
     ],
@@ -191,12 +186,15 @@ def test_unsupported_features_route_the_pod_to_wait_with_a_warning(
         {"affinity": {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [{}]}}},
         {"topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "zone"}]},
         {"schedulingGates": [{"name": "example.com/wait"}]},
+        {"volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": "data"}}]},
+        {"volumes": [{"name": "scratch", "ephemeral": {"volumeClaimTemplate": {}}}]},
+        {"volumes": [{"name": "fast", "csi": {"driver": "csi.example.com"}}]},
     ],
 )
 def test_pods_with_affinity_spread_or_gates_are_routed(extra: dict[str, Any]) -> None:
-    """The binder's placement applies InterPodAffinity, PodTopologySpread and SchedulingGates as upstream does
-    (allocator/scheduling/interpod.py, allocator/scheduling/topologyspread.py), so these pods go to it,
-    without a warning."""
+    """The binder's placement applies InterPodAffinity, PodTopologySpread, SchedulingGates and the volume
+    plugins as upstream does (allocator/scheduling/interpod.py, topologyspread.py, volumes.py), so these pods
+    go to it, without a warning."""
     response = routed(PodRouter(cache()), pod("web-0", OPTED_NS, scheduler=None, **extra))
     assert patch_of(response) is not None
     assert not response.get("warnings")

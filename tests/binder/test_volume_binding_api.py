@@ -1,0 +1,155 @@
+"""VolumeBinding's Reserve, PreBind and Unreserve in the binder, against the kube-apiserver test double: PVs
+and claims written as upstream's BindPodVolumes writes them, the pod bound only once its claims are bound, the
+bounded wait that holds no bind thread, and the rollback. The double runs no PV controller: each test plays
+its part (`pv_controller_binds`, a stand-in labelled as one) where the scenario needs it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from support.binder_harness import bound, events, running_binder, seed_cluster, wait_for
+from support.gpu_cluster import pod
+
+from localcluster.objects import ephemeral_volume, make_pv, make_pvc, make_storage_class, pvc_volume
+
+LOCAL = "local"
+SELECTED_NODE = "volume.kubernetes.io/selected-node"
+
+
+def pv_controller_binds(api: Any, claim: str, pv_name: str) -> None:
+    """Stand-in for kube-controller-manager's PV controller (not in the double): the claim bound to the PV
+    the binder chose or a provisioner made, both phases Bound."""
+    pv = api.get("persistentvolumes", pv_name, namespace="")
+    api.update({**pv, "status": {"phase": "Bound"}}, subresource="status")
+    pvc = api.get("persistentvolumeclaims", claim)
+    pvc["spec"]["volumeName"] = pv_name
+    pvc["metadata"].setdefault("annotations", {})["pv.kubernetes.io/bind-completed"] = "yes"
+    pvc = api.update(pvc)
+    api.update({**pvc, "status": {"phase": "Bound"}}, subresource="status")
+
+
+def _pvc_pod(name: str, claim: str) -> dict[str, Any]:
+    return pod(name, volumes=[pvc_volume("cache", claim)])
+
+
+def _claim_ref(api: Any, pv: str) -> dict[str, Any] | None:
+    obj = api.get("persistentvolumes", pv, namespace="")
+    return (obj or {}).get("spec", {}).get("claimRef")
+
+
+def test_wait_for_first_consumer_binds_the_local_pv_then_the_pod(kube_api: Any) -> None:
+    seed_cluster(kube_api, nodes=2)
+    kube_api.seed(make_storage_class(LOCAL))
+    kube_api.seed(make_pv("pv-2").storage_class(LOCAL).local_to("gpu-node-2").obj())
+    kube_api.seed(make_pvc("cache").storage_class(LOCAL).obj())
+    kube_api.seed(_pvc_pod("web-0", "cache"))
+    with running_binder(kube_api):
+        ref = wait_for("claimRef written", lambda: _claim_ref(kube_api, "pv-2"))
+        assert (ref["namespace"], ref["name"]) == ("default", "cache")
+        assert ref["uid"] == kube_api.get("persistentvolumeclaims", "cache")["metadata"]["uid"]
+        pv = kube_api.get("persistentvolumes", "pv-2", namespace="")
+        assert pv["metadata"]["annotations"]["pv.kubernetes.io/bound-by-controller"] == "yes"
+        assert bound(kube_api) == []  # PreBind waits for the PV controller
+        pv_controller_binds(kube_api, "cache", "pv-2")
+        [placed] = wait_for("pod bound", lambda: bound(kube_api))
+    assert placed["spec"]["nodeName"] == "gpu-node-2"
+
+
+def test_dynamic_provisioning_sets_selected_node_and_waits_for_the_provisioner(kube_api: Any) -> None:
+    seed_cluster(kube_api, nodes=2)
+    kube_api.seed(make_storage_class("fast", provisioner="csi.example.com"))
+    kube_api.seed(make_pvc("cache").storage_class("fast").obj())
+    kube_api.seed(_pvc_pod("web-0", "cache"))
+    with running_binder(kube_api) as binder:
+
+        def selected() -> str | None:
+            pvc = kube_api.get("persistentvolumeclaims", "cache")
+            return (pvc["metadata"].get("annotations") or {}).get(SELECTED_NODE)
+
+        node = wait_for("selected-node set", selected)
+        assert binder.volumes.pending() == {("default", "web-0")}
+        # the provisioner's part: a PV on that node, then the PV controller binds it
+        kube_api.seed(
+            make_pv("pvc-1").storage_class("fast").node_affinity("kubernetes.io/hostname", node).obj()
+        )
+        pv_controller_binds(kube_api, "cache", "pvc-1")
+        [placed] = wait_for("pod bound", lambda: bound(kube_api))
+    assert placed["spec"]["nodeName"] == node
+
+
+def test_the_wait_holds_no_bind_thread(kube_api: Any) -> None:
+    """One bind thread: while the PVC pod waits for its claim, another pod is bound."""
+    seed_cluster(kube_api, nodes=1, gpus=1, shares=2)
+    kube_api.seed(make_storage_class(LOCAL))
+    kube_api.seed(make_pv("pv-1").storage_class(LOCAL).local_to("gpu-node-1").obj())
+    kube_api.seed(make_pvc("cache").storage_class(LOCAL).obj())
+    kube_api.seed(_pvc_pod("web-0", "cache"))
+    with running_binder(kube_api, bind_workers=1) as binder:
+        wait_for("claimRef written", lambda: _claim_ref(kube_api, "pv-1"))
+        kube_api.seed(pod("web-1"))
+        [other] = wait_for("the other pod bound", lambda: bound(kube_api))
+        assert other["metadata"]["name"] == "web-1"
+        assert binder.volumes.pending() == {("default", "web-0")}
+
+
+def test_the_wait_is_bounded_and_rolls_back_the_share_and_the_volumes(kube_api: Any) -> None:
+    """Nobody binds the claim: after bindTimeoutSeconds the attempt fails with upstream's text, and the
+    volume choice and the share are released (a pod needing the only share is bound once the PVC pod can no
+    longer be placed)."""
+    seed_cluster(kube_api, nodes=1, gpus=1, shares=1)
+    kube_api.seed(make_storage_class(LOCAL))
+    kube_api.seed(make_pv("pv-1").storage_class(LOCAL).local_to("gpu-node-1").obj())
+    kube_api.seed(make_pvc("cache").storage_class(LOCAL).obj())
+    kube_api.seed(_pvc_pod("web-0", "cache"))
+    with running_binder(kube_api, bind_timeout_seconds=1.0) as binder:
+        wait_for("claimRef written", lambda: _claim_ref(kube_api, "pv-1"))
+        [event] = wait_for(
+            "timeout reported",
+            lambda: [e for e in events(kube_api, "FailedScheduling") if "deadline" in e["message"]],
+            timeout=10,
+        )
+        assert event["message"] == (
+            'binding rejected: running PreBind plugin "VolumeBinding": '
+            "binding volumes: context deadline exceeded"
+        )
+        kube_api.delete("persistentvolumeclaims", "cache")  # its retries now stop at PreFilter
+        kube_api.seed(pod("web-1"))
+        [other] = wait_for("the share is free again", lambda: bound(kube_api))
+        assert other["metadata"]["name"] == "web-1"
+        with binder.cond:
+            assert binder.volumes.pending() == set()
+            assert ("default", "web-0") not in binder.ctx.assume.inflight
+            assert "pv-1" not in binder.volumes.assumed_pvs
+
+
+def test_a_generic_ephemeral_volume_waits_for_its_claim(kube_api: Any) -> None:
+    seed_cluster(kube_api, nodes=1)
+    kube_api.seed(make_storage_class(LOCAL))
+    kube_api.seed(make_pv("pv-1").storage_class(LOCAL).local_to("gpu-node-1").obj())
+    created = kube_api.seed(pod("web-0", volumes=[ephemeral_volume("scratch", LOCAL)]))
+    with running_binder(kube_api):
+        [event] = wait_for("waiting reported", lambda: events(kube_api, "FailedScheduling"))
+        assert (
+            'waiting for ephemeral volume controller to create the persistentvolumeclaim "web-0-scratch"'
+            in (event["message"])
+        )
+        # the ephemeral-volume controller's part (kube-controller-manager; not in the double)
+        uid = created["metadata"]["uid"]
+        kube_api.seed(make_pvc("web-0-scratch").storage_class(LOCAL).owner("Pod", "web-0", uid).obj())
+        wait_for("claimRef written", lambda: _claim_ref(kube_api, "pv-1"))
+        pv_controller_binds(kube_api, "web-0-scratch", "pv-1")
+        [placed] = wait_for("pod bound", lambda: bound(kube_api))
+    assert placed["spec"]["nodeName"] == "gpu-node-1"
+
+
+def test_an_unbound_immediate_claim_leaves_the_pod_pending_with_upstreams_message(kube_api: Any) -> None:
+    seed_cluster(kube_api, nodes=2)
+    kube_api.seed(make_storage_class("fast", provisioner="csi.example.com", mode="Immediate"))
+    kube_api.seed(make_pvc("cache").storage_class("fast").obj())
+    kube_api.seed(_pvc_pod("web-0", "cache"))
+    with running_binder(kube_api):
+        [event] = wait_for("reported", lambda: events(kube_api, "FailedScheduling"))
+    assert event["message"].startswith(
+        "0/2 nodes are available: pod has unbound immediate PersistentVolumeClaims."
+    )
+    assert bound(kube_api) == []
