@@ -61,7 +61,7 @@ from localcluster.cluster import (  # noqa: E402
     _die_with_parent,
     _feature_gates,
 )
-from localcluster.nodes import gpu_slice  # noqa: E402
+from localcluster.objects import gpu_slice  # noqa: E402
 
 NS = "bench"
 BINDER_NAME = "dra-capacity"

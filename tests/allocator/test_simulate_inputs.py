@@ -5,6 +5,7 @@ unknown fields (warnings; errors under --strict)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,15 @@ def _slice(**spec: Any) -> dict[str, Any]:
     raw = gpu_slice("n1", 2).to_api()
     raw["spec"].update(spec)
     return {**raw, "spec": {k: v for k, v in raw["spec"].items() if v is not None}}
+
+
+Refuse = Callable[[dict[str, Any]], str]
+
+
+@pytest.fixture
+def refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Refuse:
+    """simulate's error for a cluster holding `obj`, which it must refuse as an input error."""
+    return lambda obj: _refused(tmp_path, capsys, obj)
 
 
 def _refused(tmp_path: Path, capsys: pytest.CaptureFixture[str], obj: dict[str, Any]) -> str:
@@ -75,33 +85,29 @@ def _refused(tmp_path: Path, capsys: pytest.CaptureFixture[str], obj: dict[str, 
     ],
 )
 def test_slices_the_api_server_refuses_are_input_errors(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], spec: dict[str, Any], expected: str
+    refused: Refuse, spec: dict[str, Any], expected: str
 ) -> None:
-    err = _refused(tmp_path, capsys, _slice(**spec))
+    err = refused(_slice(**spec))
     assert err.endswith(f'ResourceSlice "n1-gpu.nvidia.com": {expected}')
 
 
-def test_per_device_node_selection_needs_a_choice_on_every_device(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_per_device_node_selection_needs_a_choice_on_every_device(refused: Refuse) -> None:
     raw = _slice(nodeName=None, perDeviceNodeSelection=True)
     raw["spec"]["devices"][0]["nodeName"] = "n1"
-    err = _refused(tmp_path, capsys, raw)
+    err = refused(raw)
     assert err.endswith(
         "spec.devices[1]: Required value: exactly one of `nodeName`, `nodeSelector`, or `allNodes` is "
         "required when `perDeviceNodeSelection` is set to true in the ResourceSlice spec"
     )
 
 
-def test_a_v1_slice_with_the_v1beta1_basic_wrapper_is_refused(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_a_v1_slice_with_the_v1beta1_basic_wrapper_is_refused(refused: Refuse) -> None:
     """resource.k8s.io/v1 has no `basic`: the API server would drop (or, strict, refuse) it, leaving devices
     without attributes or capacity. simulate refuses it, saying why."""
     raw = _slice()
     device = raw["spec"]["devices"][0]
     raw["spec"]["devices"][0] = {"name": device["name"], "basic": {"capacity": device["capacity"]}}
-    err = _refused(tmp_path, capsys, raw)
+    err = refused(raw)
     assert (
         'ResourceSlice "n1-gpu.nvidia.com": spec.devices[0].basic: unknown field: this is the v1beta1 shape'
         in err
@@ -154,43 +160,37 @@ def _claim(**request: Any) -> dict[str, Any]:
     }
 
 
-def test_claim_request_needs_exactly_one_of_exactly_or_first_available(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    err = _refused(tmp_path, capsys, _claim())
+def test_claim_request_needs_exactly_one_of_exactly_or_first_available(refused: Refuse) -> None:
+    err = refused(_claim())
     assert err.endswith(
         'ResourceClaim "default/c": spec.devices.requests[0]: Required value: exactly one of `exactly` or '
         "`firstAvailable` is required"
     )
 
 
-def test_claim_exact_request_needs_a_class(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    err = _refused(tmp_path, capsys, _claim(exactly={"count": 1}))
+def test_claim_exact_request_needs_a_class(refused: Refuse) -> None:
+    err = refused(_claim(exactly={"count": 1}))
     assert err.endswith(
         'ResourceClaim "default/c": spec.devices.requests[0].exactly.deviceClassName: Required value'
     )
 
 
-def test_a_claim_status_the_api_server_would_refuse_is_an_input_error(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_a_claim_status_the_api_server_would_refuse_is_an_input_error(refused: Refuse) -> None:
     # the status is judged as a status update of the claim from unallocated: a reservation needs an allocation
     claim = _claim(exactly={"deviceClassName": "gpu"})
     claim["status"] = {"reservedFor": [{"resource": "pods", "name": "p", "uid": "u"}]}
-    err = _refused(tmp_path, capsys, claim)
+    err = refused(claim)
     assert err.endswith(
         'ResourceClaim "default/c": status.reservedFor: Forbidden: may not be specified when `allocated` is '
         "not set"
     )
 
 
-def test_a_claim_status_naming_no_request_of_the_claim_is_an_input_error(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_a_claim_status_naming_no_request_of_the_claim_is_an_input_error(refused: Refuse) -> None:
     claim = _claim(exactly={"deviceClassName": "gpu"})
     result = {"request": "nic", "driver": "gpu.example.com", "pool": "p", "device": "d"}
     claim["status"] = {"allocation": {"devices": {"results": [result]}}}
-    err = _refused(tmp_path, capsys, claim)
+    err = refused(claim)
     assert err.endswith(
         'status.allocation.devices.results[0].request: Invalid value: "nic": must be the name of a request '
         "in the claim or the name of a request and a subrequest separated by '/'"
@@ -209,43 +209,42 @@ def test_a_deleted_claims_reservations_are_committed_state(tmp_path: Path) -> No
     assert claim_status_errors(claim) == []
 
 
-def test_topology_spread_max_skew_must_be_positive(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    constraint = {"maxSkew": 0, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"}
-    err = _refused(tmp_path, capsys, pod("q", topologySpreadConstraints=[constraint]).to_api())
-    assert err.endswith(
+POD_REFUSALS = {
+    "topology_spread_max_skew_must_be_positive": (
+        None,
+        {
+            "topologySpreadConstraints": [
+                {"maxSkew": 0, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"}
+            ]
+        },
         'Pod "default/q": spec.topologySpreadConstraints[0].maxSkew: Invalid value: 0: '
-        "must be greater than zero"
-    )
-
-
-def test_topology_spread_when_unsatisfiable_must_be_known(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    constraint = {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "Never"}
-    err = _refused(tmp_path, capsys, pod("q", topologySpreadConstraints=[constraint]).to_api())
-    assert err.endswith(
+        "must be greater than zero",
+    ),
+    "topology_spread_when_unsatisfiable_must_be_known": (
+        None,
+        {"topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "Never"}]},
         'spec.topologySpreadConstraints[0].whenUnsatisfiable: Unsupported value: "Never": supported values: '
-        '"DoNotSchedule", "ScheduleAnyway"'
-    )
-
-
-def test_pod_level_requests_must_cover_the_containers(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """Pod-level resources validation: pod-level requests >= the aggregate of container requests."""
-    err = _refused(tmp_path, capsys, pod("q", {"cpu": "2"}, resources={"requests": {"cpu": "1"}}).to_api())
-    assert err.endswith(
+        '"DoNotSchedule", "ScheduleAnyway"',
+    ),
+    # Pod-level resources validation: pod-level requests >= the aggregate of container requests.
+    "pod_level_requests_must_cover_the_containers": (
+        {"cpu": "2"},
+        {"resources": {"requests": {"cpu": "1"}}},
         'Pod "default/q": spec.resources.requests[cpu]: Invalid value: "1": must be greater than or equal to '
-        "aggregate container requests of 2"
-    )
+        "aggregate container requests of 2",
+    ),
+}
 
 
-def test_pod_level_resources_name_only_supported_resources(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize(("requests", "spec", "expected"), POD_REFUSALS.values(), ids=POD_REFUSALS)
+def test_pods_the_api_server_refuses_are_input_errors(
+    refused: Refuse, requests: dict[str, str] | None, spec: dict[str, Any], expected: str
 ) -> None:
-    err = _refused(tmp_path, capsys, pod("q", resources={"requests": {"nvidia.com/gpu": "1"}}).to_api())
+    assert refused(pod("q", requests, **spec).to_api()).endswith(expected)
+
+
+def test_pod_level_resources_name_only_supported_resources(refused: Refuse) -> None:
+    err = refused(pod("q", resources={"requests": {"nvidia.com/gpu": "1"}}).to_api())
     assert 'spec.resources.requests[nvidia.com/gpu]: Unsupported value: "nvidia.com/gpu"' in err
 
 
@@ -469,14 +468,14 @@ def test_pods_with_one_spec_share_its_model_and_keep_their_own_metadata(tmp_path
     ids=["int-as-string", "bool-as-number", "not-an-object"],
 )
 def test_a_device_attribute_of_the_wrong_type_is_an_input_error(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], value: Any, expected: str
+    refused: Refuse, value: Any, expected: str
 ) -> None:
     """The slice model keeps attributes as the API's own maps (resourceapi.api.resource_v1.AttributeMap):
     their
     types are the field schema's to check, as the API server's, before any model is built."""
     raw = _slice()
     raw["spec"]["devices"][0]["attributes"]["index"] = value
-    err = _refused(tmp_path, capsys, raw)
+    err = refused(raw)
     assert err.endswith(f'ResourceSlice "n1-gpu.nvidia.com": {expected}')
 
 

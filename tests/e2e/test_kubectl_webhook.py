@@ -25,20 +25,13 @@ from pathlib import Path
 
 import pytest
 from kubeapi import KubeAPIServer
+from support.serve_process import free_port, serve_argv
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 RELEASE, NAMESPACE = "dra", "dra-capacity"
 SERVICE = f"{RELEASE}-dra-capacity-webhook"
 ANNOTATION = "dra-capacity.io/extended-resource-capacity-requests"
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _device_class(name: str, shares: str, extended: bool = True) -> str:
@@ -54,20 +47,10 @@ def _device_class(name: str, shares: str, extended: bool = True) -> str:
 @pytest.fixture
 def serve(tmp_path: Path) -> Iterator[tuple[int, Path]]:
     """`dra-capacity serve` with a self-signed certificate naming the chart's webhook Service."""
-    port = _free_port()
+    port = free_port()
     tls = tmp_path / "tls"
     proc = subprocess.Popen(
-        [
-            str(BIN / "dra-capacity"),
-            "serve",
-            "--self-signed",
-            "--listen",
-            f"127.0.0.1:{port}",
-            "--tls-dir",
-            str(tls),
-            "--dns-name",
-            f"{SERVICE}.{NAMESPACE}.svc",
-        ],
+        serve_argv(port, tls, "--dns-name", f"{SERVICE}.{NAMESPACE}.svc"),
         stderr=subprocess.PIPE,
         text=True,
     )
@@ -208,7 +191,7 @@ def test_webhook_down_fails_closed_with_the_apiservers_internal_error(
     """With nothing listening behind the Service, the chart's validating webhook (failurePolicy Fail) refuses
     the write as kube-apiserver does: `Internal error occurred: failed calling webhook ...: connection
     refused` (the mutating one fails open)."""
-    closed = _free_port()
+    closed = free_port()
     kube_api.admission.services[(NAMESPACE, SERVICE)] = ("127.0.0.1", closed)
     out = _create(cluster, tmp_path, "down", _device_class("gpu-down", "1"))
     assert out.returncode == 1

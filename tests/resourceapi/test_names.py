@@ -4,6 +4,7 @@ DRA validation tests."""
 from __future__ import annotations
 
 import pytest
+from support.name_messages import C_IDENTIFIER_MSG, LABEL_MSG
 
 from resourceapi.machinery.field import FieldError, Path
 from resourceapi.machinery.names import (
@@ -24,16 +25,6 @@ SUBDOMAIN_MSG = (
     "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must "
     "start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is "
     "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
-)
-LABEL_MSG = (
-    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start "
-    "and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is "
-    "'[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
-)
-C_IDENTIFIER_MSG = (
-    "a valid C identifier must start with alphabetic character or '_', followed by a string of alphanumeric "
-    "characters or '_' (e.g. 'my_name',  or 'MY_NAME',  or 'MyName', regex used for validation is "
-    "'[A-Za-z_][A-Za-z0-9_]*')"
 )
 LABEL_KEY_NAME_MSG = (
     "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
