@@ -12,7 +12,6 @@ KEP-6406 request travels in the annotation carrier.
 
 from __future__ import annotations
 
-import base64
 import os
 import ssl
 import subprocess
@@ -25,6 +24,7 @@ from pathlib import Path
 
 import pytest
 from kubeapi import KubeAPIServer
+from support.chart_webhooks import chart_webhook_configurations
 from support.serve_process import free_port, serve_argv
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -81,31 +81,7 @@ def serve(tmp_path: Path) -> Iterator[tuple[int, Path]]:
 def cluster(kube_api: KubeAPIServer, serve: tuple[int, Path], tmp_path: Path) -> dict[str, str]:
     """The double with the chart's webhook configurations created by kubectl; returns kubectl's env."""
     port, tls = serve
-    ca_bundle = base64.b64encode((tls / "ca.crt").read_bytes()).decode()
-    rendered = subprocess.run(
-        [
-            str(BIN / "helm"),
-            "template",
-            RELEASE,
-            str(ROOT / "charts" / "dra-capacity"),
-            "--namespace",
-            NAMESPACE,
-            "--set",
-            "tls.mode=secret",
-            "--set",
-            "tls.secretName=dra-capacity-tls",
-            "--set",
-            f"tls.caBundle={ca_bundle}",
-            "--set",
-            "webhook.podRouting.enabled=false",  # the DeviceClass configurations only
-            "--show-only",
-            "templates/webhooks.yaml",
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=60,
-    ).stdout
+    rendered = chart_webhook_configurations((tls / "ca.crt").read_bytes())  # the DeviceClass ones only
     manifest = tmp_path / "webhooks.yaml"
     manifest.write_text(rendered)
     kube_api.admission.services[(NAMESPACE, SERVICE)] = ("127.0.0.1", port)
