@@ -66,8 +66,13 @@ from localcluster.cluster import (  # noqa: E402
     _die_with_parent,
     _feature_gates,
 )
-from localcluster.nodes import gpu_slice  # noqa: E402
-from localcluster.objects import make_pv, make_pvc, make_storage_class, pvc_volume  # noqa: E402
+from localcluster.objects import (  # noqa: E402
+    gpu_slice,
+    make_pv,
+    make_pvc,
+    make_storage_class,
+    pvc_volume,
+)
 
 NS = "bench"
 BINDER_NAME = "dra-capacity"

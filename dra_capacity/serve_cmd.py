@@ -1,7 +1,9 @@
 """`dra-capacity serve`: the admission webhook over HTTPS (flags and limits: docs/install.md).
 
 Startup problems (bad flags, missing or mismatched certificates, a port in use) end with one line on stderr
-and exit 2, never a traceback. SIGTERM and SIGINT stop the server gracefully with exit 0.
+and exit 2, never a traceback. SIGTERM and SIGINT stop the server gracefully with exit 0. The process runs on
+a `procrt.manager.Manager`, as `bind` and `certs controller` do: its signals, its plain-HTTP probe and metrics
+listeners (`--health-listen`, `--metrics-listen`) and the stop order are the Manager's.
 """
 
 from __future__ import annotations
@@ -22,13 +24,20 @@ from certs.files import CertFileError, ensure_self_signed
 from dra_capacity.cliopts import add_feature_gates_flag, positive_float, positive_int
 from dra_capacity.routing_setup import add_routing_arguments, start_pod_router
 from kubeio.config import ClusterConfigError, configuration, in_cluster
-from procrt.signals import stop_event
+from procrt.manager import ListenError, Manager
 from resourceapi.gates import FeatureGates, GateError
 from webhook.server import logs
 from webhook.server.fairness import parse_networks
 from webhook.server.limits import ServerLimits
 from webhook.server.metrics import WebhookMetrics
-from webhook.server.server import AdmissionHandler, CertificateEvents, HandlerCall, Listen, WebhookServer
+from webhook.server.server import (
+    AdmissionHandler,
+    CertificateEvents,
+    HandlerCall,
+    Listen,
+    WebhookServer,
+    process_manager,
+)
 from webhook.server.tlsreload import DEFAULT_CHECK_INTERVAL, CertificateReloader
 from webhook.server.workers import PROCESS, WORKER_KINDS
 
@@ -347,8 +356,7 @@ def run_serve(
         handler,
         reloader,
         args.listen,
-        metrics_listen=args.metrics_listen,
-        health_listen=args.health_listen,
+        serve_metrics=args.metrics_listen is None,
         metrics=metrics,
         logger=logger,
         limits=limits_of(args),
@@ -356,12 +364,9 @@ def run_serve(
         pod_router=pod_router,
         inline_routes=inline_routes,
     )
-    try:
-        return asyncio.run(_serve(server, args, gates, logger))
-    except KeyboardInterrupt:
-        return 0
-    finally:
-        stop_routing()
+    manager = process_manager(server, health_listen=args.health_listen, metrics_listen=args.metrics_listen)
+    manager.add_closer(stop_routing)
+    return manager.run_async(lambda stop: _serve(server, manager, stop, args, gates, logger))
 
 
 def host_port(host: str, port: int | None) -> str:
@@ -369,32 +374,44 @@ def host_port(host: str, port: int | None) -> str:
     return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
-async def _serve(server: WebhookServer, args: argparse.Namespace, gates: FeatureGates, logger: Any) -> int:
+def _listen_error(host: str, port: int, exc: OSError) -> int:
+    # asyncio rewords strerror ("error while attempting to bind on address ..."); the errno's own text
+    # is the one the troubleshooting guide lists.
+    reason = os.strerror(exc.errno) if exc.errno else exc.strerror or str(exc)
+    return _error(f"cannot listen on {host_port(host, port)}: {reason}")
+
+
+async def _serve(
+    server: WebhookServer,
+    manager: Manager,
+    stop: asyncio.Event,
+    args: argparse.Namespace,
+    gates: FeatureGates,
+    logger: Any,
+) -> int:
+    """The HTTPS listener first, then the Manager's probe and metrics listeners; serve until `stop`."""
     try:
         await server.start()
     except OSError as exc:
         await server.stop()
-        where = args.listen
-        if server.port:
-            failed_metrics = args.metrics_listen is not None and not server.metrics_port
-            where = args.metrics_listen if failed_metrics else args.health_listen
-        # asyncio rewords strerror ("error while attempting to bind on address ..."); the errno's own text
-        # is the one the troubleshooting guide lists.
-        reason = os.strerror(exc.errno) if exc.errno else exc.strerror or str(exc)
-        return _error(f"cannot listen on {host_port(where.host, where.port)}: {reason}")
-    stop = stop_event()
+        return _listen_error(args.listen.host, args.listen.port, exc)
+    try:
+        await manager.start_async()
+    except ListenError as exc:
+        await server.stop()
+        return _listen_error(*exc.address, exc)
     logs.log_event(
         logger,
         logging.INFO,
         "serving",
         url=f"https://{host_port(args.listen.host, server.port)}",
         metrics=(
-            f"http://{host_port(args.metrics_listen.host, server.metrics_port)}/metrics"
+            f"http://{host_port(args.metrics_listen.host, manager.metrics_port)}/metrics"
             if args.metrics_listen is not None
             else f"https://{host_port(args.listen.host, server.port)}/metrics"
         ),
         health=(
-            f"http://{host_port(args.health_listen.host, server.health_port)}/readyz"
+            f"http://{host_port(args.health_listen.host, manager.health_port)}/readyz"
             if args.health_listen is not None
             else f"https://{host_port(args.listen.host, server.port)}/readyz"
         ),

@@ -41,6 +41,7 @@ import yaml
 from . import netns as netns_mod
 from . import nodes as nodes_mod
 from . import pki
+from .objects import gpu_slice
 
 # The checkout: the control plane's Go modules (tests/controlplane/) pin its version; the sandbox needs them.
 ROOT = Path(__file__).resolve().parents[1]
@@ -785,10 +786,7 @@ class Cluster:
                 list(
                     pool.map(
                         lambda s: create(s),
-                        [
-                            nodes_mod.gpu_slice(n, config.gpus_per_node, config.shares)
-                            for n in self.node_names
-                        ],
+                        [gpu_slice(n, config.gpus_per_node, config.shares) for n in self.node_names],
                     )
                 )
         self.wait_for("the fake nodes Ready", self._nodes_ready, config.ready_timeout)

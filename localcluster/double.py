@@ -36,6 +36,7 @@ from .install import (
     shared_gpu_class,
     tool,
 )
+from .objects import gpu_slice
 
 DEPLOYMENT = ROOT / "docs" / "examples" / "gpu-shared" / "deployment.yaml"
 
@@ -98,7 +99,7 @@ def run_on_double(
     logs = work / "logs"
     names = [f"{nodes_mod.NODE_PREFIX}{i}" for i in range(args.nodes)]
     seed = [_ready_node(n) for n in names]
-    seed += [nodes_mod.gpu_slice(n, args.gpus, args.shares) for n in names]
+    seed += [gpu_slice(n, args.gpus, args.shares) for n in names]
     seed += [
         opted_in_namespace(args.namespace),
         {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}},

@@ -1,19 +1,13 @@
-"""The fake nodes kwok manages and the ResourceSlices a GPU driver would publish for them, as JSON objects.
-
-The slices are shaped like the NVIDIA driver's that the benches and simulate tests use
-(tests/allocator/workloads.py): driver `gpu.nvidia.com`, one pool per node, GPUs with productName, uuid,
-driverVersion and index attributes and a memory capacity. With `shares`, each GPU is
-`allowMultipleAllocations` with a consumable `shares` capacity only (KEP-6406's Story 1, as
-docs/examples/gpu-shared/cluster.yaml); without, a whole device with an 80Gi memory capacity.
-"""
+"""The fake nodes kwok manages, as JSON objects; the ResourceSlices a GPU driver would publish for them are
+`localcluster.objects.gpu_slice` (NVIDIA-shaped, as docs/examples/gpu-shared/cluster.yaml)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from localcluster.objects import make_node, make_slice
+from localcluster.objects import GPU_DRIVER, make_node
 
-DRIVER = "gpu.nvidia.com"
+DRIVER = GPU_DRIVER
 # kwok manages exactly the nodes carrying this annotation (`--manage-nodes-with-annotation-selector`).
 KWOK_ANNOTATION = ("kwok.x-k8s.io/node", "fake")
 NODE_PREFIX = "kwok-node-"
@@ -34,32 +28,3 @@ def node(
         .allocatable(**resources)
         .obj()
     )
-
-
-def gpu(index: int, node_name: str, shares: int | None = 4) -> dict[str, Any]:
-    device: dict[str, Any] = {
-        "name": f"gpu-{index}",
-        "attributes": {
-            "productName": {"string": "NVIDIA A100-SXM4-80GB"},
-            "uuid": {"string": f"GPU-{node_name}-{index:04d}"},
-            "driverVersion": {"version": "550.54.15"},
-            "index": {"int": index},
-            "type": {"string": "gpu"},
-        },
-        "capacity": {"memory": {"value": "80Gi"}},
-    }
-    if shares is not None:
-        # Only `shares` is consumable: a capacity without a requestPolicy is consumed whole by every
-        # allocation (KEP-5075), so an 80Gi `memory` beside it would let each GPU hold one share only.
-        device["allowMultipleAllocations"] = True
-        device["capacity"] = {}
-        device["capacity"]["shares"] = {
-            "value": str(shares),
-            "requestPolicy": {"default": "1", "validRange": {"min": "1", "max": str(shares), "step": "1"}},
-        }
-    return device
-
-
-def gpu_slice(node_name: str, gpus: int = 2, shares: int | None = 4, driver: str = DRIVER) -> dict[str, Any]:
-    """A node-local ResourceSlice (its own pool, one slice) with `gpus` GPUs."""
-    return make_slice(node_name, driver).devices(*(gpu(i, node_name, shares) for i in range(gpus))).obj()

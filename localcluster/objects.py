@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any
 
 API_RESOURCE = "resource.k8s.io/v1"
 CAPACITY_ANNOTATION = "dra-capacity.io/extended-resource-capacity-requests"
+GPU_DRIVER = "gpu.nvidia.com"
 
 
 class SliceBuilder:
@@ -448,3 +451,74 @@ def ephemeral_volume(name: str, storage_class: str, size: str = "1Gi") -> dict[s
         }
     }
     return {"name": name, "ephemeral": {"volumeClaimTemplate": template}}
+
+
+GpuShape = Callable[[int, str, "int | None"], dict[str, Any]]
+_DEFAULT: Any = object()
+
+
+def nvidia_gpu(index: int, node_name: str, shares: int | None = 4) -> dict[str, Any]:
+    """An NVIDIA-shaped GPU (productName, uuid, driverVersion, index attributes). With `shares`, it is
+    `allowMultipleAllocations` with a consumable `shares` capacity only (KEP-6406's Story 1); without, a
+    whole device with an 80Gi memory capacity."""
+    device: dict[str, Any] = {
+        "name": f"gpu-{index}",
+        "attributes": {
+            "productName": {"string": "NVIDIA A100-SXM4-80GB"},
+            "uuid": {"string": f"GPU-{node_name}-{index:04d}"},
+            "driverVersion": {"version": "550.54.15"},
+            "index": {"int": index},
+            "type": {"string": "gpu"},
+        },
+        "capacity": {"memory": {"value": "80Gi"}},
+    }
+    if shares is not None:
+        # Only `shares` is consumable: a capacity without a requestPolicy is consumed whole by every
+        # allocation (KEP-5075), so an 80Gi `memory` beside it would let each GPU hold one share only.
+        device["allowMultipleAllocations"] = True
+        device["capacity"] = {}
+        device["capacity"]["shares"] = {
+            "value": str(shares),
+            "requestPolicy": {"default": "1", "validRange": {"min": "1", "max": str(shares), "step": "1"}},
+        }
+    return device
+
+
+@dataclass(frozen=True)
+class GpuSlices:
+    """The one builder of GPU ResourceSlices: `preset(node, gpus, shares, driver)` is a node-local slice (its
+    own pool, one slice) of `gpus` devices `gpu(index, node, shares)`, or of `devices` when given. A preset
+    (tests/support/) differs only in its device shape, its defaults and the slice name `<node>-<suffix>`
+    (default `<node>-<driver>`); `into` turns the dict into what its callers read (a model)."""
+
+    gpu: GpuShape = nvidia_gpu
+    gpus: int = 2
+    shares: int | None = 4
+    driver: str = GPU_DRIVER
+    suffix: str | None = None
+    into: Callable[[dict[str, Any]], Any] | None = None
+
+    def __call__(
+        self,
+        node: str,
+        gpus: int | None = None,
+        shares: int | None = _DEFAULT,
+        driver: str | None = None,
+        *,
+        devices: Iterable[dict[str, Any]] | None = None,
+        counters: list[dict[str, Any]] | None = None,
+    ) -> Any:
+        driver = driver or self.driver
+        shares = self.shares if shares is _DEFAULT else shares
+        made = list(devices) if devices is not None else []
+        if devices is None:
+            made = [self.gpu(i, node, shares) for i in range(self.gpus if gpus is None else gpus)]
+        built = make_slice(node, driver).devices(*made).counters(counters)
+        if self.suffix is not None:
+            built.name(f"{node}-{self.suffix}")
+        return self.into(built.obj()) if self.into is not None else built.obj()
+
+
+gpu_slice = (
+    GpuSlices()
+)  # the sandbox's NVIDIA-shaped slices (localcluster/nodes.py, kube_scheduler_side_by_side)

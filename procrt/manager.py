@@ -2,7 +2,9 @@
 
 A `Manager` owns what `bind`, `certs controller` and `serve` would otherwise each wire by hand: the stop
 signals, the start and stop order of the runnables added to it, the health, readiness and metrics listener
-(`procrt.health`), and, when given an elector, leader election with its lost-lease exit (`procrt.leader`).
+(`procrt.health`; a second, metrics-only address as controller-runtime's metrics server), and, when given an
+elector, leader election with its lost-lease exit (`procrt.leader`). A process whose work runs on an event
+loop (`serve`) runs it with `run_async`, which gives it the stop event.
 
 Runnables start in the order added, all at once (a standby keeps its views warm; `is_leader` gates its
 writes), and stop in the reverse order; then the lease is released, the listener stops and the closers run.
@@ -10,14 +12,25 @@ writes), and stop in the reverse order; then the lease is released, the listener
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Protocol
 
 from procrt.health import PROMETHEUS_TEXT, Check, HealthListener
 from procrt.leader import Leadership, exit_after_lost_lease
-from procrt.signals import on_stop
+from procrt.signals import on_stop, stop_event
+
+Address = tuple[str, int]
+
+
+class ListenError(OSError):
+    """A listener of the Manager could not bind; `address` says which (the cause's errno and text kept)."""
+
+    def __init__(self, address: Address, cause: OSError) -> None:
+        super().__init__(*cause.args)
+        self.address = address
 
 
 class Runnable(Protocol):
@@ -49,11 +62,14 @@ class Manager:
         logger: logging.Logger,
         *,
         name: str,
-        health: tuple[str, int] | None = None,
+        health: Address | None = None,
         metrics: Callable[[], bytes] | None = None,
         metrics_content_type: str = PROMETHEUS_TEXT,
+        metrics_listen: Address | None = None,
     ) -> None:
-        """`health`: the listener's host and port (port 0 picks a free one); None runs no listener."""
+        """`health`: the listener's host and port (port 0 picks a free one); None runs no listener.
+        `metrics_listen`: a second listener (the same paths), bound first, for metrics on an address of
+        their own."""
         self.logger = logger
         self.done = threading.Event()
         self.leadership = Leadership(self.done)
@@ -64,17 +80,23 @@ class Manager:
         self._kills: list[Callable[[], None]] = []
         self._elected: list[Callable[[], None]] = []
         self._closers: list[Callable[[], None]] = []
-        self.health: HealthListener | None = None
-        if health is not None:
-            self.health = HealthListener(
-                health[0],
-                health[1],
+        self._wake: Callable[[], None] = lambda: None
+
+        def listener(address: Address | None, role: str) -> HealthListener | None:
+            if address is None:
+                return None
+            return HealthListener(
+                address[0],
+                address[1],
                 live=self._live,
                 ready=self._ready,
                 metrics=metrics,
                 metrics_content_type=metrics_content_type,
-                name=f"{name}-health",
+                name=f"{name}-{role}",
             )
+
+        self.metrics_listener = listener(metrics_listen, "metrics")
+        self.health = listener(health, "health")
 
     # --- wiring ---------------------------------------------------------------------------------------------
 
@@ -98,7 +120,7 @@ class Manager:
         """Run leader-elected: a lost lease ends the process with exit 1 (`procrt.leader`)."""
         self.elector = elector
         elector.on_started = self._started
-        elector.on_lost = self.leadership.lose
+        elector.on_lost = self._lose
 
     def on_elected(self, callback: Callable[[], None]) -> None:
         """Call `callback` (on the elector's thread) each time this process takes the lease."""
@@ -112,17 +134,31 @@ class Manager:
     def health_port(self) -> int | None:
         return self.health.port if self.health is not None else None
 
+    @property
+    def metrics_port(self) -> int | None:
+        return self.metrics_listener.port if self.metrics_listener is not None else None
+
+    def _listeners(self) -> list[HealthListener]:
+        return [x for x in (self.metrics_listener, self.health) if x is not None]
+
     def _started(self) -> None:
         for callback in self._elected:
             callback()
 
+    def _lose(self) -> None:
+        self.leadership.lose()
+        self._wake()
+
     # --- life cycle -----------------------------------------------------------------------------------------
 
     def start(self) -> None:
-        """Bind the listener (OSError when it cannot, before anything else started), then start the
+        """Bind the listeners (`ListenError` when one cannot, before anything else started), then start the
         runnables in order and the elector."""
-        if self.health is not None:
-            self.health.start()
+        for listener in self._listeners():
+            try:
+                listener.start()
+            except OSError as exc:
+                raise ListenError((listener.host, listener.port), exc) from exc
         for runnable in self._runnables:
             runnable.start()
         if self.elector is not None:
@@ -144,6 +180,38 @@ class Manager:
             self.stop()
         return code
 
+    def run_async(self, main: Callable[[asyncio.Event], Awaitable[int]]) -> int:
+        """`run` for a process whose work runs on an event loop: `main(stop)` runs under asyncio to its exit
+        status, `stop` being set on SIGTERM/SIGINT or a lost lease (then exit 1, as `run`); then stop
+        everything. `main` calls `start` (`start_async`) once its own listener is bound."""
+
+        async def body() -> int:
+            stop = stop_event()
+            loop = asyncio.get_running_loop()
+
+            def wake() -> None:
+                loop.call_soon_threadsafe(stop.set)
+
+            self._wake = wake
+            if self.leadership.lost.is_set():
+                stop.set()
+            return await main(stop)
+
+        try:
+            code = asyncio.run(body())
+            if self.leadership.lost.is_set():
+                exit_after_lost_lease(self.logger, self._kill)
+            return code
+        except KeyboardInterrupt:
+            return 0
+        finally:
+            self._wake = lambda: None
+            self.stop()
+
+    async def start_async(self) -> None:
+        """`start` from inside an event loop (the listeners bind on their own threads)."""
+        await asyncio.to_thread(self.start)
+
     def _kill(self) -> None:
         for kill in self._kills:
             kill()
@@ -155,7 +223,7 @@ class Manager:
             runnable.stop()
         if self.elector is not None:
             self.elector.stop(release=not self.leadership.lost.is_set())
-        if self.health is not None:
-            self.health.stop()
+        for listener in self._listeners():
+            listener.stop()
         for close in self._closers:
             close()

@@ -33,7 +33,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from certs.authority import Issued
 
 from .. import nodes as nodes_mod
-from .. import pki
+from .. import objects, pki
 from ..cluster import Cluster, ClusterError, _die_with_parent, _kubeconfig, _write_yaml, kubernetes_version
 from . import configs, host
 
@@ -190,7 +190,8 @@ class RealNode:
             p.state / "kubelet.yaml", configs.kubelet_config(p, self.config.sync_frequency, self.config.taint)
         )
         self._write_kubeconfig()
-        self.write_devices([nodes_mod.gpu(i, self.name, self.config.shares) for i in range(self.config.gpus)])
+        gpus = range(self.config.gpus)
+        self.write_devices([objects.nvidia_gpu(i, self.name, self.config.shares) for i in gpus])
 
         self.start_containerd()
         for image in ("pause.tar", "workload.tar"):

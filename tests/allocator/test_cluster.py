@@ -70,43 +70,37 @@ def group(value: str) -> dict[str, Any]:
     return {"group": {"string": value}}
 
 
-def test_counters_of_a_candidate_rejected_by_a_taint_are_released() -> None:
-    slices = [
+def counted_pool(
+    *devices: dict[str, Any], driver: str = DRIVER_A, names: tuple[str, str] = (SLICE1, SLICE2)
+) -> list[Any]:
+    """Pool POOL1 of `driver` on NODE1 in two slices: `devices`, then the counter set `cs` of 8Gi memory."""
+    return [
+        resource_slice(names[0], NODE1, pool(POOL1, 2), driver, *devices),
         resource_slice(
-            SLICE1,
-            NODE1,
-            pool(POOL1, 2),
-            DRIVER_A,
-            device(
-                DEVICE1,
-                consumesCounters=consumes("cs", memory="8Gi"),
-                taints=[{"key": "k", "value": "v", "effect": "NoSchedule"}],
-            ),
-            device(DEVICE2, consumesCounters=consumes("cs", memory="8Gi")),
-        ),
-        resource_slice(
-            SLICE2, NODE1, pool(POOL1, 2), DRIVER_A, counter_sets=[counter_set("cs", memory="8Gi")]
+            names[1], NODE1, pool(POOL1, 2), driver, counter_sets=[counter_set("cs", memory="8Gi")]
         ),
     ]
+
+
+def test_counters_of_a_candidate_rejected_by_a_taint_are_released() -> None:
+    slices = counted_pool(
+        device(
+            DEVICE1,
+            consumesCounters=consumes("cs", memory="8Gi"),
+            taints=[{"key": "k", "value": "v", "effect": "NoSchedule"}],
+        ),
+        device(DEVICE2, consumesCounters=consumes("cs", memory="8Gi")),
+    )
     outcome = run([simple_claim()], [device_class()], slices)
     assert devices_of(outcome) == [DEVICE2]
 
 
 def test_counters_of_a_backtracked_shared_device_are_released() -> None:
-    slices = [
-        resource_slice(
-            SLICE1,
-            NODE1,
-            pool(POOL1, 2),
-            DRIVER_A,
-            shared(DEVICE0, attributes=group("a"), consumesCounters=consumes("cs", memory="8Gi")),
-            device(DEVICE1, attributes=group("b"), consumesCounters=consumes("cs", memory="8Gi")),
-            device(DEVICE2, attributes=group("b")),
-        ),
-        resource_slice(
-            SLICE2, NODE1, pool(POOL1, 2), DRIVER_A, counter_sets=[counter_set("cs", memory="8Gi")]
-        ),
-    ]
+    slices = counted_pool(
+        shared(DEVICE0, attributes=group("a"), consumesCounters=consumes("cs", memory="8Gi")),
+        device(DEVICE1, attributes=group("b"), consumesCounters=consumes("cs", memory="8Gi")),
+        device(DEVICE2, attributes=group("b")),
+    )
     only_b = selector(f'device.attributes["{DRIVER_A}"].group == "b"')
     pod = claim(
         CLAIM0,
@@ -137,18 +131,9 @@ def test_distinct_attribute_holds_pairwise_within_one_request() -> None:
 
 
 def test_a_committed_share_without_consumed_capacity_has_paid_the_counters() -> None:
-    slices = [
-        resource_slice(
-            SLICE1,
-            NODE1,
-            pool(POOL1, 2),
-            DRIVER_A,
-            shared(DEVICE1, consumesCounters=consumes("cs", memory="8Gi")),
-        ),
-        resource_slice(
-            SLICE2, NODE1, pool(POOL1, 2), DRIVER_A, counter_sets=[counter_set("cs", memory="8Gi")]
-        ),
-    ]
+    slices = counted_pool(
+        shared(DEVICE1, consumesCounters=consumes("cs", memory="8Gi")),
+    )
     earlier = allocated(
         simple_claim("earlier"), result(REQ0, DRIVER_A, POOL1, DEVICE1, shareID="1" * 8 + "-" * 1)
     )
@@ -278,19 +263,10 @@ def test_committed_dedicated_device_is_not_allocated_again() -> None:
 
 
 def test_committed_counters_limit_later_partitions() -> None:
-    slices = [
-        resource_slice(
-            SLICE1,
-            NODE1,
-            pool(POOL1, 2),
-            DRIVER_A,
-            device(DEVICE0, consumesCounters=consumes("cs", memory="6Gi")),
-            device(DEVICE1, consumesCounters=consumes("cs", memory="4Gi")),
-        ),
-        resource_slice(
-            SLICE2, NODE1, pool(POOL1, 2), DRIVER_A, counter_sets=[counter_set("cs", memory="8Gi")]
-        ),
-    ]
+    slices = counted_pool(
+        device(DEVICE0, consumesCounters=consumes("cs", memory="6Gi")),
+        device(DEVICE1, consumesCounters=consumes("cs", memory="4Gi")),
+    )
     core = cluster([device_class()], slices)
     first = core.allocate(node(), [simple_claim()]).results
     assert first is not None
@@ -347,28 +323,8 @@ def test_allocated_share_counts_committed_shares_and_dedicated_devices_for_scori
 
 
 def test_counters_of_equally_named_pools_of_two_drivers_are_separate() -> None:
-    slices = [
-        resource_slice(
-            SLICE1,
-            NODE1,
-            pool(POOL1, 2),
-            DRIVER_A,
-            device(DEVICE0, consumesCounters=consumes("cs", memory="8Gi")),
-        ),
-        resource_slice(
-            SLICE2, NODE1, pool(POOL1, 2), DRIVER_A, counter_sets=[counter_set("cs", memory="8Gi")]
-        ),
-        resource_slice(
-            "slice-b1",
-            NODE1,
-            pool(POOL1, 2),
-            DRIVER_B,
-            device(DEVICE0, consumesCounters=consumes("cs", memory="8Gi")),
-        ),
-        resource_slice(
-            "slice-b2", NODE1, pool(POOL1, 2), DRIVER_B, counter_sets=[counter_set("cs", memory="8Gi")]
-        ),
-    ]
+    dev = device(DEVICE0, consumesCounters=consumes("cs", memory="8Gi"))
+    slices = [*counted_pool(dev), *counted_pool(dev, driver=DRIVER_B, names=("slice-b1", "slice-b2"))]
     pod = claim(CLAIM0, request(REQ0), request(REQ1, CLASS_B))
     outcome = run([pod], [device_class(), device_class(CLASS_B, DRIVER_B)], slices)
     assert devices_of(outcome) == [DEVICE0, DEVICE0]

@@ -54,7 +54,7 @@ def rounded() -> list[dict[str, Any]]:
     return [
         device_class(),
         node("node-a"),
-        gpu_slice("node-a", gpu("gpu-0", policy=policy), gpu("gpu-1", policy=policy)),
+        gpu_slice("node-a", devices=[gpu("gpu-0", policy=policy), gpu("gpu-1", policy=policy)]),
     ]
 
 
@@ -63,7 +63,10 @@ def whole_devices() -> list[dict[str, Any]]:
     return [
         device_class(),
         node("node-a"),
-        gpu_slice("node-a", gpu("gpu-0", multi=False), gpu("gpu-1", multi=False), gpu("gpu-2", multi=False)),
+        gpu_slice(
+            "node-a",
+            devices=[gpu("gpu-0", multi=False), gpu("gpu-1", multi=False), gpu("gpu-2", multi=False)],
+        ),
     ]
 
 
@@ -71,7 +74,9 @@ def counters() -> list[dict[str, Any]]:
     """Two whole GPUs drawing on one counter set that holds enough for one of them."""
     dev = {"consumesCounters": [{"counterSet": "board", "counters": {"power": {"value": "3"}}}]}
     pool = {"name": "node-a", "generation": 1, "resourceSliceCount": 2}
-    devices = gpu_slice("node-a", {**gpu("gpu-0", multi=False), **dev}, {**gpu("gpu-1", multi=False), **dev})
+    devices = gpu_slice(
+        "node-a", devices=[{**gpu("gpu-0", multi=False), **dev}, {**gpu("gpu-1", multi=False), **dev}]
+    )
     devices["spec"]["pool"] = pool
     board = gpu_slice("node-a")
     board["metadata"]["name"] = "node-a-board"
@@ -173,7 +178,7 @@ def random_cluster(seed: int) -> list[dict[str, Any]]:
             obj["metadata"]["labels"]["pool"] = "a"
         objs.append(obj)
         gpus = rng.choice([1, 2])
-        objs.append(gpu_slice(name, *[gpu(f"gpu-{g}") for g in range(gpus)]))
+        objs.append(gpu_slice(name, devices=[gpu(f"gpu-{g}") for g in range(gpus)]))
         for g in range(gpus):
             for k in range(rng.choice([0, 0, 1, 3, 4])):
                 claim = f"{name}-g{g}-{k}"

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.simulate_cli import run_simulate, write_manifests
+from support.simulate_cli import POD_ENTRY_KEYS, run_simulate, write_manifests
 from support.workloads import GPU_SHARED, gpu_class, gpu_slice, node, pod, share_claim
 
 from dra_capacity.cli import main
@@ -80,19 +80,7 @@ def test_pod_entry_has_the_contract_shape(tmp_path: Path, capsys: pytest.Capture
     pods = write_manifests(tmp_path, "pods.yaml", pod("train", {GPU_SHARED: 1}))
     _, out, _ = run_simulate(capsys, "-f", _cluster(tmp_path), "-f", pods)
     entry = json.loads(out)["pods"][0]
-    assert set(entry) == {
-        "namespace",
-        "name",
-        "result",
-        "reason",
-        "node",
-        "claim",
-        "extendedResourceClaimStatus",
-        "containers",
-        "file",
-        "document",
-        "item",
-    }
+    assert set(entry) == {*POD_ENTRY_KEYS, "file", "document", "item"}
     assert (entry["file"], entry["document"], entry["item"]) == (pods, 1, None)
     (main,) = entry["containers"]
     (device,) = main["devices"]

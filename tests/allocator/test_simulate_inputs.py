@@ -5,8 +5,9 @@ unknown fields (warnings; errors under --strict)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import pytest
 from support.simulate_cli import run_simulate, write_manifests
@@ -24,6 +25,31 @@ def _slice(**spec: Any) -> dict[str, Any]:
     raw = gpu_slice("n1", 2).to_api()
     raw["spec"].update(spec)
     return {**raw, "spec": {k: v for k, v in raw["spec"].items() if v is not None}}
+
+
+Refuse = Callable[[dict[str, Any]], str]
+
+
+@pytest.fixture
+def refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Refuse:
+    """simulate's error for a cluster holding `obj`, which it must refuse as an input error."""
+    return lambda obj: _refused(tmp_path, capsys, obj)
+
+
+class OnePod(Protocol):
+    def __call__(self, *objs: Any, strict: bool = False) -> tuple[int, str, str]: ...
+
+
+@pytest.fixture
+def one_pod(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> OnePod:
+    """simulate (`strict`: --strict) of pod `p` asking a share, on the class, node n1 and `objs` (c.yaml)."""
+
+    def run(*objs: Any, strict: bool = False) -> tuple[int, str, str]:
+        cluster = write_manifests(tmp_path, "c.yaml", gpu_class(), node("n1"), *objs)
+        pods = write_manifests(tmp_path, "p.yaml", pod("p", {GPU_SHARED: 1}))
+        return run_simulate(capsys, *(["--strict"] if strict else []), "-f", cluster, "-f", pods)
+
+    return run
 
 
 def _refused(tmp_path: Path, capsys: pytest.CaptureFixture[str], obj: dict[str, Any]) -> str:
@@ -75,42 +101,36 @@ def _refused(tmp_path: Path, capsys: pytest.CaptureFixture[str], obj: dict[str, 
     ],
 )
 def test_slices_the_api_server_refuses_are_input_errors(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], spec: dict[str, Any], expected: str
+    refused: Refuse, spec: dict[str, Any], expected: str
 ) -> None:
-    err = _refused(tmp_path, capsys, _slice(**spec))
+    err = refused(_slice(**spec))
     assert err.endswith(f'ResourceSlice "n1-gpu.nvidia.com": {expected}')
 
 
-def test_per_device_node_selection_needs_a_choice_on_every_device(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_per_device_node_selection_needs_a_choice_on_every_device(refused: Refuse) -> None:
     raw = _slice(nodeName=None, perDeviceNodeSelection=True)
     raw["spec"]["devices"][0]["nodeName"] = "n1"
-    err = _refused(tmp_path, capsys, raw)
+    err = refused(raw)
     assert err.endswith(
         "spec.devices[1]: Required value: exactly one of `nodeName`, `nodeSelector`, or `allNodes` is "
         "required when `perDeviceNodeSelection` is set to true in the ResourceSlice spec"
     )
 
 
-def test_a_v1_slice_with_the_v1beta1_basic_wrapper_is_refused(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_a_v1_slice_with_the_v1beta1_basic_wrapper_is_refused(refused: Refuse) -> None:
     """resource.k8s.io/v1 has no `basic`: the API server would drop (or, strict, refuse) it, leaving devices
     without attributes or capacity. simulate refuses it, saying why."""
     raw = _slice()
     device = raw["spec"]["devices"][0]
     raw["spec"]["devices"][0] = {"name": device["name"], "basic": {"capacity": device["capacity"]}}
-    err = _refused(tmp_path, capsys, raw)
+    err = refused(raw)
     assert (
         'ResourceSlice "n1-gpu.nvidia.com": spec.devices[0].basic: unknown field: this is the v1beta1 shape'
         in err
     )
 
 
-def test_a_counter_set_in_another_slice_of_the_pool_resolves(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_a_counter_set_in_another_slice_of_the_pool_resolves(one_pod: OnePod) -> None:
     """Since 1.35 sharedCounters may sit in their own slice of the pool; the device's reference resolves
     across slices (GatherPools/buildPool), so the pod is bound."""
     counter_set = {"name": "gpu-mem", "counters": {"memory": {"value": "80Gi"}}}
@@ -118,25 +138,17 @@ def test_a_counter_set_in_another_slice_of_the_pool_resolves(
     devices = _slice(pool={"name": "n1", "generation": 1, "resourceSliceCount": 2})
     for d in devices["spec"]["devices"]:
         d["consumesCounters"] = [{"counterSet": "gpu-mem", "counters": {"memory": {"value": "40Gi"}}}]
-    cluster = write_manifests(tmp_path, "c.yaml", gpu_class(), node("n1"), counters, devices)
-    code, out, _ = run_simulate(
-        capsys, "-f", cluster, "-f", write_manifests(tmp_path, "p.yaml", pod("p", {GPU_SHARED: 1}))
-    )
+    code, out, _ = one_pod(counters, devices)
     assert code == 0 and json.loads(out)["pods"][0]["result"] == "bound"
 
 
-def test_a_counter_set_missing_from_the_pool_is_a_per_claim_outcome(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_a_counter_set_missing_from_the_pool_is_a_per_claim_outcome(one_pod: OnePod) -> None:
     """A reference no slice of the pool resolves makes the pool invalid (`counter set X not found`), an
     allocation outcome on that node, not an input error (another slice may be on its way)."""
     devices = _slice()
     for d in devices["spec"]["devices"]:
         d["consumesCounters"] = [{"counterSet": "gone", "counters": {"memory": {"value": "40Gi"}}}]
-    cluster = write_manifests(tmp_path, "c.yaml", gpu_class(), node("n1"), devices)
-    code, out, _ = run_simulate(
-        capsys, "-f", cluster, "-f", write_manifests(tmp_path, "p.yaml", pod("p", {GPU_SHARED: 1}))
-    )
+    code, out, _ = one_pod(devices)
     (entry,) = json.loads(out)["pods"]
     assert code == 0 and entry["result"] == "unschedulable"
     assert "invalid resource pools were encountered" in entry["reason"]
@@ -154,47 +166,40 @@ def _claim(**request: Any) -> dict[str, Any]:
     }
 
 
-def test_claim_request_needs_exactly_one_of_exactly_or_first_available(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    err = _refused(tmp_path, capsys, _claim())
-    assert err.endswith(
+def _with_status(status: dict[str, Any]) -> dict[str, Any]:
+    return {**_claim(exactly={"deviceClassName": "gpu"}), "status": status}
+
+
+RESULT_NIC = {"request": "nic", "driver": "gpu.example.com", "pool": "p", "device": "d"}
+CLAIM_REFUSALS = {
+    "claim_request_needs_exactly_one_of_exactly_or_first_available": (
+        _claim(),
         'ResourceClaim "default/c": spec.devices.requests[0]: Required value: exactly one of `exactly` or '
-        "`firstAvailable` is required"
-    )
-
-
-def test_claim_exact_request_needs_a_class(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    err = _refused(tmp_path, capsys, _claim(exactly={"count": 1}))
-    assert err.endswith(
-        'ResourceClaim "default/c": spec.devices.requests[0].exactly.deviceClassName: Required value'
-    )
-
-
-def test_a_claim_status_the_api_server_would_refuse_is_an_input_error(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+        "`firstAvailable` is required",
+    ),
+    "claim_exact_request_needs_a_class": (
+        _claim(exactly={"count": 1}),
+        'ResourceClaim "default/c": spec.devices.requests[0].exactly.deviceClassName: Required value',
+    ),
     # the status is judged as a status update of the claim from unallocated: a reservation needs an allocation
-    claim = _claim(exactly={"deviceClassName": "gpu"})
-    claim["status"] = {"reservedFor": [{"resource": "pods", "name": "p", "uid": "u"}]}
-    err = _refused(tmp_path, capsys, claim)
-    assert err.endswith(
+    "a_claim_status_the_api_server_would_refuse_is_an_input_error": (
+        _with_status({"reservedFor": [{"resource": "pods", "name": "p", "uid": "u"}]}),
         'ResourceClaim "default/c": status.reservedFor: Forbidden: may not be specified when `allocated` is '
-        "not set"
-    )
-
-
-def test_a_claim_status_naming_no_request_of_the_claim_is_an_input_error(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    claim = _claim(exactly={"deviceClassName": "gpu"})
-    result = {"request": "nic", "driver": "gpu.example.com", "pool": "p", "device": "d"}
-    claim["status"] = {"allocation": {"devices": {"results": [result]}}}
-    err = _refused(tmp_path, capsys, claim)
-    assert err.endswith(
+        "not set",
+    ),
+    "a_claim_status_naming_no_request_of_the_claim_is_an_input_error": (
+        _with_status({"allocation": {"devices": {"results": [RESULT_NIC]}}}),
         'status.allocation.devices.results[0].request: Invalid value: "nic": must be the name of a request '
-        "in the claim or the name of a request and a subrequest separated by '/'"
-    )
+        "in the claim or the name of a request and a subrequest separated by '/'",
+    ),
+}
+
+
+@pytest.mark.parametrize(("claim", "expected"), CLAIM_REFUSALS.values(), ids=CLAIM_REFUSALS)
+def test_claims_the_api_server_refuses_are_input_errors(
+    refused: Refuse, claim: dict[str, Any], expected: str
+) -> None:
+    assert refused(claim).endswith(expected)
 
 
 def test_a_deleted_claims_reservations_are_committed_state(tmp_path: Path) -> None:
@@ -209,43 +214,42 @@ def test_a_deleted_claims_reservations_are_committed_state(tmp_path: Path) -> No
     assert claim_status_errors(claim) == []
 
 
-def test_topology_spread_max_skew_must_be_positive(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    constraint = {"maxSkew": 0, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"}
-    err = _refused(tmp_path, capsys, pod("q", topologySpreadConstraints=[constraint]).to_api())
-    assert err.endswith(
+POD_REFUSALS = {
+    "topology_spread_max_skew_must_be_positive": (
+        None,
+        {
+            "topologySpreadConstraints": [
+                {"maxSkew": 0, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"}
+            ]
+        },
         'Pod "default/q": spec.topologySpreadConstraints[0].maxSkew: Invalid value: 0: '
-        "must be greater than zero"
-    )
-
-
-def test_topology_spread_when_unsatisfiable_must_be_known(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    constraint = {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "Never"}
-    err = _refused(tmp_path, capsys, pod("q", topologySpreadConstraints=[constraint]).to_api())
-    assert err.endswith(
+        "must be greater than zero",
+    ),
+    "topology_spread_when_unsatisfiable_must_be_known": (
+        None,
+        {"topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "Never"}]},
         'spec.topologySpreadConstraints[0].whenUnsatisfiable: Unsupported value: "Never": supported values: '
-        '"DoNotSchedule", "ScheduleAnyway"'
-    )
-
-
-def test_pod_level_requests_must_cover_the_containers(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """Pod-level resources validation: pod-level requests >= the aggregate of container requests."""
-    err = _refused(tmp_path, capsys, pod("q", {"cpu": "2"}, resources={"requests": {"cpu": "1"}}).to_api())
-    assert err.endswith(
+        '"DoNotSchedule", "ScheduleAnyway"',
+    ),
+    # Pod-level resources validation: pod-level requests >= the aggregate of container requests.
+    "pod_level_requests_must_cover_the_containers": (
+        {"cpu": "2"},
+        {"resources": {"requests": {"cpu": "1"}}},
         'Pod "default/q": spec.resources.requests[cpu]: Invalid value: "1": must be greater than or equal to '
-        "aggregate container requests of 2"
-    )
+        "aggregate container requests of 2",
+    ),
+}
 
 
-def test_pod_level_resources_name_only_supported_resources(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize(("requests", "spec", "expected"), POD_REFUSALS.values(), ids=POD_REFUSALS)
+def test_pods_the_api_server_refuses_are_input_errors(
+    refused: Refuse, requests: dict[str, str] | None, spec: dict[str, Any], expected: str
 ) -> None:
-    err = _refused(tmp_path, capsys, pod("q", resources={"requests": {"nvidia.com/gpu": "1"}}).to_api())
+    assert refused(pod("q", requests, **spec).to_api()).endswith(expected)
+
+
+def test_pod_level_resources_name_only_supported_resources(refused: Refuse) -> None:
+    err = refused(pod("q", resources={"requests": {"nvidia.com/gpu": "1"}}).to_api())
     assert 'spec.resources.requests[nvidia.com/gpu]: Unsupported value: "nvidia.com/gpu"' in err
 
 
@@ -283,19 +287,9 @@ def test_unknown_fields_are_errors_under_strict(tmp_path: Path, capsys: pytest.C
     )
 
 
-def test_the_kep_field_is_a_known_device_class_field(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_the_kep_field_is_a_known_device_class_field(one_pod: OnePod) -> None:
     """extendedResourceCapacityRequests (KEP-6406) is newer than the generated schema; it is known."""
-    cluster = write_manifests(tmp_path, "c.yaml", gpu_class(), node("n1"), gpu_slice("n1", 1))
-    code, _, err = run_simulate(
-        capsys,
-        "--strict",
-        "-f",
-        cluster,
-        "-f",
-        write_manifests(tmp_path, "p.yaml", pod("p", {GPU_SHARED: 1})),
-    )
+    code, _, err = one_pod(gpu_slice("n1", 1), strict=True)
     assert code == 0 and err == ""
 
 
@@ -320,22 +314,13 @@ def test_an_unknown_key_inside_the_kep_field_is_a_warning_and_a_strict_error(
     )
 
 
-def test_strict_checks_only_the_kinds_simulate_reads(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_strict_checks_only_the_kinds_simulate_reads(tmp_path: Path, one_pod: OnePod) -> None:
     """A kind simulate skips (here a ConfigMap) is noted as skipped, under --strict too: it reads none of its
     fields."""
     config = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}, "dataa": {}}
-    cluster = write_manifests(tmp_path, "c.yaml", gpu_class(), node("n1"), gpu_slice("n1", 1), config)
-    code, _, err = run_simulate(
-        capsys,
-        "--strict",
-        "-f",
-        cluster,
-        "-f",
-        write_manifests(tmp_path, "p.yaml", pod("p", {GPU_SHARED: 1})),
-    )
+    code, _, err = one_pod(gpu_slice("n1", 1), config, strict=True)
     assert code == 0
+    cluster = tmp_path / "c.yaml"
     assert err.startswith(f"{cluster}: document 4: skipping ConfigMap 'x': simulate reads ")
 
 
@@ -371,31 +356,23 @@ def test_kubectl_get_output_has_no_unknown_fields(tmp_path: Path, capsys: pytest
     assert code == 0 and err == ""
 
 
-def test_a_pool_inconsistent_across_slices_is_an_outcome_not_an_input_error(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_a_pool_inconsistent_across_slices_is_an_outcome_not_an_input_error(one_pod: OnePod) -> None:
     """GatherPools: a pool that announces two slices but has one (a driver mid-update) is incomplete and
     not allocated from; the API server stores such slices, so simulate runs and reports the pod."""
     partial = _slice(pool={"name": "n1", "generation": 1, "resourceSliceCount": 2})
-    cluster = write_manifests(tmp_path, "c.yaml", gpu_class(), node("n1"), partial)
-    code, out, _ = run_simulate(
-        capsys, "-f", cluster, "-f", write_manifests(tmp_path, "p.yaml", pod("p", {GPU_SHARED: 1}))
-    )
+    code, out, _ = one_pod(partial)
     (entry,) = json.loads(out)["pods"]
     assert code == 0 and entry["result"] == "unschedulable"
     assert entry["reason"] == "0/1 nodes are available: 1 cannot allocate all claims."
 
 
-def test_an_older_generation_of_a_pool_is_ignored(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_an_older_generation_of_a_pool_is_ignored(one_pod: OnePod) -> None:
     """GatherPools keeps the highest pool generation: an older slice left behind does not add devices."""
     old = _slice(pool={"name": "n1", "generation": 1, "resourceSliceCount": 1})
     old["metadata"]["name"] = "old"
     new = _slice(pool={"name": "n1", "generation": 2, "resourceSliceCount": 1})
     new["spec"]["devices"] = new["spec"]["devices"][:1]
-    cluster = write_manifests(tmp_path, "c.yaml", gpu_class(), node("n1"), old, new)
-    code, out, _ = run_simulate(
-        capsys, "-f", cluster, "-f", write_manifests(tmp_path, "p.yaml", pod("p", {GPU_SHARED: 1}))
-    )
+    code, out, _ = one_pod(old, new)
     (entry,) = json.loads(out)["pods"]
     assert code == 0 and entry["result"] == "bound"
     assert entry["claim"]["status"]["allocation"]["devices"]["results"][0]["device"] == "gpu-0"
@@ -469,14 +446,14 @@ def test_pods_with_one_spec_share_its_model_and_keep_their_own_metadata(tmp_path
     ids=["int-as-string", "bool-as-number", "not-an-object"],
 )
 def test_a_device_attribute_of_the_wrong_type_is_an_input_error(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], value: Any, expected: str
+    refused: Refuse, value: Any, expected: str
 ) -> None:
     """The slice model keeps attributes as the API's own maps (resourceapi.api.resource_v1.AttributeMap):
     their
     types are the field schema's to check, as the API server's, before any model is built."""
     raw = _slice()
     raw["spec"]["devices"][0]["attributes"]["index"] = value
-    err = _refused(tmp_path, capsys, raw)
+    err = refused(raw)
     assert err.endswith(f'ResourceSlice "n1-gpu.nvidia.com": {expected}')
 
 

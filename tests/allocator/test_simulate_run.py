@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from support.simulate_cli import POD_ENTRY_KEYS
 from support.workloads import GPU_SHARED, gpu_class, gpu_slice, node, pod, share_claim
 
 from allocator.simulate import ClaimRun, PodRun, load_inputs, run_claims, run_pods
@@ -44,13 +45,4 @@ def test_json_keeps_the_contract_key_order() -> None:
     run, _ = run_pods(inputs, GATES, "binpack")
     doc = to_json(run)
     assert list(doc) == ["mode", "pods"]
-    assert list(doc["pods"][0]) == [
-        "namespace",
-        "name",
-        "result",
-        "reason",
-        "node",
-        "claim",
-        "extendedResourceClaimStatus",
-        "containers",
-    ]
+    assert list(doc["pods"][0]) == POD_ENTRY_KEYS

@@ -15,6 +15,7 @@ from support.capacity_cluster import (
     gpu_slice,
     node,
     pod,
+    three_shares_on_node_a,
     view_of,
 )
 
@@ -23,9 +24,7 @@ from resourceapi.api.resource_v1 import DeviceClass, ResourceClaim, ResourceSlic
 
 
 def cluster() -> list[dict[str, Any]]:
-    objs = [device_class(), node("node-a"), node("node-b"), gpu_slice("node-a"), gpu_slice("node-b")]
-    for i in range(3):
-        objs.append(allocated_claim(f"a{i}", "node-a", "gpu-0", share=i))
+    objs = three_shares_on_node_a()
     objs.append(allocated_claim("big", "node-b", "gpu-1", shares="4", share=9))
     return objs
 
@@ -54,7 +53,7 @@ def test_units_per_class_and_node_count_shares_of_one_unit() -> None:
 
 def test_a_rounding_policy_makes_a_unit_what_one_request_consumes() -> None:
     policy = {"default": "2", "validRange": {"min": "2", "max": "4", "step": "2"}}
-    objs = [device_class(), node("node-a"), gpu_slice("node-a", gpu("gpu-0", policy=policy))]
+    objs = [device_class(), node("node-a"), gpu_slice("node-a", devices=[gpu("gpu-0", policy=policy)])]
     objs.append(allocated_claim("odd", "node-a", "gpu-0", shares="1"))  # allocated before the policy existed
     [row] = view_of(objs).report(headroom=False).classes
     assert (row.total, row.used, row.free) == (2, Fraction(1, 2), Fraction(3, 2))
@@ -64,7 +63,7 @@ def test_a_whole_device_is_one_unit_used_while_allocated() -> None:
     objs = [
         device_class(),
         node("node-a"),
-        gpu_slice("node-a", gpu("gpu-0", multi=False), gpu("gpu-1", multi=False)),
+        gpu_slice("node-a", devices=[gpu("gpu-0", multi=False), gpu("gpu-1", multi=False)]),
     ]
     claim = allocated_claim("whole", "node-a", "gpu-1")
     del claim["status"]["allocation"]["devices"]["results"][0]["shareID"]
@@ -102,7 +101,7 @@ def test_incremental_changes_give_what_a_fresh_count_gives() -> None:
     late = allocated_claim("late", "node-b", "gpu-0", shares="2", share=20)
     objs.append(late)
     view.upsert_claim(ResourceClaim.model_validate(late))
-    smaller = gpu_slice("node-a", gpu("gpu-0"))
+    smaller = gpu_slice("node-a", devices=[gpu("gpu-0")])
     objs = [smaller if o["metadata"]["name"] == "node-a-gpus" else o for o in objs]
     view.upsert_slice(ResourceSlice.model_validate(smaller))
     view.upsert_class(DeviceClass.model_validate(device_class()))

@@ -27,6 +27,8 @@ from binder.claims import (
     now_rfc3339,
     pod_claim_status_name,
     reserved_for,
+    still_pending,
+    unbound_naming,
     unschedulable_condition_patch,
 )
 from binder.names import CLAIM_ANNOTATION, DELETE_PROTECTION_FINALIZER
@@ -316,3 +318,57 @@ def test_a_pod_status_patch_without_request_mappings_is_refused() -> None:
 def test_a_binding_of_a_pod_without_namespace_is_in_default() -> None:
     body = binding_body({"metadata": {"name": "p", "uid": UID}}, "n1")
     assert body["metadata"] == {"name": "p", "namespace": "default", "uid": UID}
+
+
+def _read_back(node: str | None = None, deleting: bool = False, names: str | None = None) -> dict[str, Any]:
+    """A pod as a read after a 409 returns it: bound to `node`, being deleted, its status naming a claim."""
+    pod: dict[str, Any] = {"metadata": {"name": "web-0", "namespace": "default"}, "spec": {}, "status": {}}
+    if node:
+        pod["spec"]["nodeName"] = node
+    if deleting:
+        pod["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    if names is not None:
+        pod["status"]["extendedResourceClaimStatus"] = {"resourceClaimName": names}
+    return pod
+
+
+def test_a_pod_read_back_is_still_pending_until_bound_or_deleted() -> None:
+    assert still_pending(_read_back())
+    assert still_pending({"metadata": None, "spec": None})
+    assert not still_pending(_read_back(node="n1"))
+    assert not still_pending(_read_back(deleting=True))
+
+
+@pytest.mark.parametrize(
+    ("pod", "claim", "ours"),
+    [
+        (_read_back(names="web-0-extended-resources-abcde"), "web-0-extended-resources-abcde", True),
+        (_read_back(), "web-0-extended-resources-abcde", True),
+        (_read_back(names=""), "web-0-extended-resources-abcde", True),
+        (_read_back(names="another-claim"), "web-0-extended-resources-abcde", False),
+        (_read_back(), None, True),
+        (_read_back(names="another-claim"), None, False),
+        (
+            _read_back(node="n1", names="web-0-extended-resources-abcde"),
+            "web-0-extended-resources-abcde",
+            False,
+        ),
+        (_read_back(deleting=True), "web-0-extended-resources-abcde", False),
+        ({"metadata": None, "spec": None, "status": None}, None, True),
+    ],
+    ids=[
+        "names-it",
+        "names-nothing",
+        "names-empty",
+        "names-another",
+        "none-nothing",
+        "none-another",
+        "bound",
+        "deleting",
+        "empty-parts",
+    ],
+)
+def test_a_pod_read_back_is_ours_to_write_while_unbound_and_naming_our_claim_or_none(
+    pod: dict[str, Any], claim: str | None, ours: bool
+) -> None:
+    assert unbound_naming(claim)(pod) is ours

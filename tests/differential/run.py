@@ -40,6 +40,11 @@ KINDS = tuple(STRATEGIES)
 def draw_many(kind: str, count: int, seed: int) -> list[dict[str, Any]]:
     """`count` objects of `kind` from its Hypothesis strategy, reproducibly from `seed` (fewer if Hypothesis
     runs out of distinct examples, which the strategies' size makes unlikely)."""
+    return draw_from(STRATEGIES[kind](), count, seed)
+
+
+def draw_from(strategy: Any, count: int, seed: int) -> list[dict[str, Any]]:
+    """`count` examples of `strategy`, reproducibly from `seed` (Hypothesis's generate phase only)."""
     out: list[dict[str, Any]] = []
 
     @settings(
@@ -50,7 +55,7 @@ def draw_many(kind: str, count: int, seed: int) -> list[dict[str, Any]]:
         suppress_health_check=list(HealthCheck),
     )
     @hypothesis_seed(seed)
-    @given(STRATEGIES[kind]())
+    @given(strategy)
     def collect(obj: dict[str, Any]) -> None:
         out.append(obj)
 
@@ -307,22 +312,7 @@ def draw_statuses(count: int, seed: int) -> list[dict[str, Any]]:
     """`count` status updates (objgen.status_update: a target claim and the status written to it)."""
     from differential.objgen import status_update
 
-    out: list[dict[str, Any]] = []
-
-    @settings(
-        max_examples=count,
-        database=None,
-        phases=[Phase.generate],
-        deadline=None,
-        suppress_health_check=list(HealthCheck),
-    )
-    @hypothesis_seed(seed)
-    @given(status_update())
-    def collect(update: dict[str, Any]) -> None:
-        out.append(update)
-
-    collect()
-    return out
+    return draw_from(status_update(), count, seed)
 
 
 FINALIZER = "differential.example.com/hold"

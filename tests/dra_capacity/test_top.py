@@ -13,25 +13,14 @@ from typing import Any
 import pytest
 import yaml
 from kubeapi import KubeAPIServer
-from support.capacity_cluster import (
-    CLASS,
-    RESOURCE,
-    allocated_claim,
-    device_class,
-    gpu_slice,
-    node,
-    pod,
-)
+from support.capacity_cluster import CLASS, RESOURCE, node, pod, three_shares_on_node_a
 
 from dra_capacity.cli import main
 
 
 def cluster() -> list[dict[str, Any]]:
     """2 nodes x 2 GPUs x 4 shares; node-a's gpu-0 holds 3 shares of 3 running pods; 2 pods pending."""
-    objs = [device_class(), node("node-a"), node("node-b"), gpu_slice("node-a"), gpu_slice("node-b")]
-    for i in range(3):
-        objs += [allocated_claim(f"a{i}", "node-a", "gpu-0", share=i), pod(f"run-{i}", node_name="node-a")]
-    return [*objs, pod("wait-0"), pod("wait-1")]
+    return [*three_shares_on_node_a(pods=True), pod("wait-0"), pod("wait-1")]
 
 
 def dump(tmp_path: Path, objs: list[dict[str, Any]] | None = None) -> Path:

@@ -12,7 +12,6 @@ KEP-6406 request travels in the annotation carrier.
 
 from __future__ import annotations
 
-import base64
 import os
 import ssl
 import subprocess
@@ -25,20 +24,14 @@ from pathlib import Path
 
 import pytest
 from kubeapi import KubeAPIServer
+from support.chart_webhooks import chart_webhook_configurations
+from support.serve_process import free_port, serve_argv
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 RELEASE, NAMESPACE = "dra", "dra-capacity"
 SERVICE = f"{RELEASE}-dra-capacity-webhook"
 ANNOTATION = "dra-capacity.io/extended-resource-capacity-requests"
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _device_class(name: str, shares: str, extended: bool = True) -> str:
@@ -54,20 +47,10 @@ def _device_class(name: str, shares: str, extended: bool = True) -> str:
 @pytest.fixture
 def serve(tmp_path: Path) -> Iterator[tuple[int, Path]]:
     """`dra-capacity serve` with a self-signed certificate naming the chart's webhook Service."""
-    port = _free_port()
+    port = free_port()
     tls = tmp_path / "tls"
     proc = subprocess.Popen(
-        [
-            str(BIN / "dra-capacity"),
-            "serve",
-            "--self-signed",
-            "--listen",
-            f"127.0.0.1:{port}",
-            "--tls-dir",
-            str(tls),
-            "--dns-name",
-            f"{SERVICE}.{NAMESPACE}.svc",
-        ],
+        serve_argv(port, tls, "--dns-name", f"{SERVICE}.{NAMESPACE}.svc"),
         stderr=subprocess.PIPE,
         text=True,
     )
@@ -98,31 +81,7 @@ def serve(tmp_path: Path) -> Iterator[tuple[int, Path]]:
 def cluster(kube_api: KubeAPIServer, serve: tuple[int, Path], tmp_path: Path) -> dict[str, str]:
     """The double with the chart's webhook configurations created by kubectl; returns kubectl's env."""
     port, tls = serve
-    ca_bundle = base64.b64encode((tls / "ca.crt").read_bytes()).decode()
-    rendered = subprocess.run(
-        [
-            str(BIN / "helm"),
-            "template",
-            RELEASE,
-            str(ROOT / "charts" / "dra-capacity"),
-            "--namespace",
-            NAMESPACE,
-            "--set",
-            "tls.mode=secret",
-            "--set",
-            "tls.secretName=dra-capacity-tls",
-            "--set",
-            f"tls.caBundle={ca_bundle}",
-            "--set",
-            "webhook.podRouting.enabled=false",  # the DeviceClass configurations only
-            "--show-only",
-            "templates/webhooks.yaml",
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=60,
-    ).stdout
+    rendered = chart_webhook_configurations((tls / "ca.crt").read_bytes())  # the DeviceClass ones only
     manifest = tmp_path / "webhooks.yaml"
     manifest.write_text(rendered)
     kube_api.admission.services[(NAMESPACE, SERVICE)] = ("127.0.0.1", port)
@@ -208,7 +167,7 @@ def test_webhook_down_fails_closed_with_the_apiservers_internal_error(
     """With nothing listening behind the Service, the chart's validating webhook (failurePolicy Fail) refuses
     the write as kube-apiserver does: `Internal error occurred: failed calling webhook ...: connection
     refused` (the mutating one fails open)."""
-    closed = _free_port()
+    closed = free_port()
     kube_api.admission.services[(NAMESPACE, SERVICE)] = ("127.0.0.1", closed)
     out = _create(cluster, tmp_path, "down", _device_class("gpu-down", "1"))
     assert out.returncode == 1

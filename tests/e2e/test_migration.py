@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import base64
 import json
-import socket
 import ssl
 import subprocess
 import sys
@@ -22,6 +21,8 @@ from typing import Any
 
 import pytest
 import yaml
+from support import server_harness
+from support.serve_process import free_port, serve_argv
 from support.waiting import stop_process
 
 CLI = str(Path(sys.executable).parent / "dra-capacity")
@@ -132,28 +133,7 @@ def simulate(*args: str) -> dict[str, Any]:
 
 
 def review(obj: dict[str, Any], uid: str = "e2e-1") -> bytes:
-    body = {
-        "apiVersion": "admission.k8s.io/v1",
-        "kind": "AdmissionReview",
-        "request": {
-            "uid": uid,
-            "kind": {"group": "resource.k8s.io", "version": "v1", "kind": "DeviceClass"},
-            "resource": {"group": "resource.k8s.io", "version": "v1", "resource": "deviceclasses"},
-            "name": obj["metadata"]["name"],
-            "operation": "CREATE",
-            "userInfo": {"username": "admin"},
-            "object": obj,
-            "oldObject": None,
-            "dryRun": False,
-        },
-    }
-    return json.dumps(body).encode()
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    return json.dumps(server_harness.review(uid, obj)).encode()
 
 
 class Webhook:
@@ -192,16 +172,7 @@ def start_webhook(tmp: Path, *gate_args: str) -> Iterator[Webhook]:
     port = free_port()
     tls_dir = tmp / "tls"
     proc = subprocess.Popen(
-        [
-            CLI,
-            "serve",
-            "--listen",
-            f"127.0.0.1:{port}",
-            "--tls-dir",
-            str(tls_dir),
-            "--self-signed",
-            *gate_args,
-        ],
+        serve_argv(port, tls_dir, *gate_args),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,

@@ -6,7 +6,6 @@ double; the two commands are subprocesses."""
 from __future__ import annotations
 
 import base64
-import socket
 import ssl
 import subprocess
 import time
@@ -17,7 +16,6 @@ from typing import Any
 
 import pytest
 from support.binder_harness import (
-    CLI,
     assert_kubelet_view,
     bind_argv,
     bound,
@@ -27,6 +25,7 @@ from support.binder_harness import (
     wait_for,
 )
 from support.gpu_cluster import pod
+from support.serve_process import free_port, serve_argv
 from support.waiting import stop_process
 
 from kubeio.kube import PODS, Kube
@@ -34,28 +33,12 @@ from kubeio.kube import PODS, Kube
 LABEL = "dra-capacity.io/pod-routing"
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture
 def serve(kube_api: Any, tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], int]]:
     port = free_port()
     tls = tmp_path / "tls"
     proc = subprocess.Popen(
-        [
-            CLI,
-            "serve",
-            "--listen",
-            f"127.0.0.1:{port}",
-            "--tls-dir",
-            str(tls),
-            "--self-signed",
-            "--kubeconfig",
-            str(kube_api.kubeconfig_path),
-        ],
+        serve_argv(port, tls, "--kubeconfig", str(kube_api.kubeconfig_path)),
         stdout=subprocess.DEVNULL,
         stderr=(tmp_path / "serve.log").open("w"),
         text=True,
@@ -140,8 +123,8 @@ def wait_routing_warm(kube: Kube) -> None:
     )
 
 
-def test_unchanged_pod_is_routed_allocated_a_share_and_bound(kube_api: Any, serve: Any, bind: Any) -> None:
-    seed_cluster(kube_api, nodes=2, gpus=1, shares=4)
+def routed_namespace(kube_api: Any) -> Kube:
+    """Namespace `inference`, labelled for routing, and a client once the webhook's routing cache is warm."""
     kube_api.seed(
         {
             "apiVersion": "v1",
@@ -151,6 +134,12 @@ def test_unchanged_pod_is_routed_allocated_a_share_and_bound(kube_api: Any, serv
     )
     kube = kube_for(kube_api)
     wait_routing_warm(kube)
+    return kube
+
+
+def test_unchanged_pod_is_routed_allocated_a_share_and_bound(kube_api: Any, serve: Any, bind: Any) -> None:
+    seed_cluster(kube_api, nodes=2, gpus=1, shares=4)
+    kube = routed_namespace(kube_api)
     created = [create(kube, pod(f"web-{i}", "inference", scheduler=None)) for i in range(5)]
     assert {p["spec"]["schedulerName"] for p in created} == {"dra-capacity"}
     other = create(kube, pod("elsewhere", "default", scheduler=None))
@@ -201,15 +190,7 @@ def test_unchanged_pod_is_routed_allocated_a_share_and_bound(kube_api: Any, serv
 
 def test_pod_admitted_while_routing_is_down_is_reported(kube_api: Any, serve: Any, bind: Any) -> None:
     seed_cluster(kube_api, nodes=1)
-    kube_api.seed(
-        {
-            "apiVersion": "v1",
-            "kind": "Namespace",
-            "metadata": {"name": "inference", "labels": {LABEL: "enabled"}},
-        }
-    )
-    kube = kube_for(kube_api)
-    wait_routing_warm(kube)
+    kube = routed_namespace(kube_api)
     proc, _ = serve
     stop_process(proc, 15)  # failurePolicy Ignore: creation goes on without routing
     missed = create(kube, pod("missed", "inference", scheduler=None))

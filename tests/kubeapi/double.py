@@ -9,6 +9,7 @@ import asyncio
 import builtins
 import contextlib
 import copy
+import json
 import secrets
 import ssl
 import tempfile
@@ -16,7 +17,7 @@ import threading
 from collections.abc import Coroutine, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypedDict, TypeVar, Unpack
 
 from aiohttp import web
 
@@ -35,6 +36,14 @@ from .store import Obj, Store
 T = TypeVar("T")
 
 
+class HttpOptions(TypedDict, total=False):
+    """`http`'s options: the body's content type (JSON), a bearer token (the double's), a timeout (30 s)."""
+
+    content_type: str
+    token: str | None
+    timeout: float
+
+
 @dataclass(frozen=True)
 class HttpResult:
     """A raw response: status code, the `Warning` header values, the decoded JSON body."""
@@ -42,6 +51,22 @@ class HttpResult:
     status: int
     warnings: builtins.list[str]
     body: Any
+
+
+def raw_request(
+    pool: Any, method: str, url: str, body: Any, headers: dict[str, str], content_type: str, timeout: float
+) -> HttpResult:
+    """One request on a urllib3 `pool`: `body` as JSON (or bytes as given), the answer decoded."""
+    data = None if body is None else (body if isinstance(body, bytes) else json.dumps(body).encode())
+    headers = {**headers, "Accept": "application/json"}
+    if data is not None:
+        headers["Content-Type"] = content_type
+    resp = pool.request(method, url, body=data, headers=headers, timeout=timeout, retries=False)
+    try:
+        parsed = json.loads(resp.data) if resp.data else None
+    except ValueError:
+        parsed = resp.data.decode(errors="replace")
+    return HttpResult(resp.status, resp.headers.getlist("Warning"), parsed)
 
 
 class KubeAPIServer:
@@ -212,34 +237,16 @@ class KubeAPIServer:
         cfg.api_key_prefix = {"authorization": "Bearer"}
         return client.ApiClient(cfg)
 
-    def http(
-        self,
-        method: str,
-        path: str,
-        body: Any = None,
-        *,
-        content_type: str = "application/json",
-        token: str | None = None,
-        timeout: float = 30,
-    ) -> HttpResult:
+    def http(self, method: str, path: str, body: Any = None, **options: Unpack[HttpOptions]) -> HttpResult:
         """One raw HTTPS request (for bodies the typed client refuses, e.g. unknown fields)."""
-        import json as _json
-
+        content_type = options.get("content_type", "application/json")
+        token = options.get("token")
+        timeout = options.get("timeout", 30.0)
         import urllib3
 
         pool = urllib3.PoolManager(ca_certs=str(self.ca_path), cert_reqs="CERT_REQUIRED")
-        data = None if body is None else (body if isinstance(body, bytes) else _json.dumps(body).encode())
-        headers = {"Authorization": f"Bearer {token or self.token}", "Accept": "application/json"}
-        if data is not None:
-            headers["Content-Type"] = content_type
-        resp = pool.request(
-            method, self.url + path, body=data, headers=headers, timeout=timeout, retries=False
-        )
-        try:
-            parsed = _json.loads(resp.data) if resp.data else None
-        except ValueError:
-            parsed = resp.data.decode(errors="replace")
-        return HttpResult(resp.status, resp.headers.getlist("Warning"), parsed)
+        headers = {"Authorization": f"Bearer {token or self.token}"}
+        return raw_request(pool, method, self.url + path, body, headers, content_type, timeout)
 
     # ------------------------------------------------------------------ running code on the loop
     def call(self, coro: Coroutine[Any, Any, T], timeout: float = 30) -> T:

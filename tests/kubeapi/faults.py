@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 
 @dataclass
@@ -75,6 +75,23 @@ class Fault:
         return self.times > 0 and self.fired >= self.times
 
 
+class Held(TypedDict, total=False):
+    """Which matching calls a fault takes: the `nth` and the `times - 1` after it, narrowed by subresource,
+    namespace and name."""
+
+    nth: int
+    times: int
+    subresource: str | None
+    namespace: str | None
+    name: str | None
+
+
+class Where(Held, total=False):
+    """`Held`, and `after`: the fault applies once the call was served."""
+
+    after: bool
+
+
 class Faults:
     """The registered faults; thread-safe, so tests arm them from the test thread."""
 
@@ -93,94 +110,26 @@ class Faults:
         resource: str | None,
         code: int = 500,
         *,
-        nth: int = 1,
-        times: int = 1,
-        subresource: str | None = None,
-        namespace: str | None = None,
-        name: str | None = None,
         message: str | None = None,
-        after: bool = False,
+        **where: Unpack[Where],
     ) -> Fault:
         """Answer `code` (409 Conflict, 500 InternalError, 503 ServiceUnavailable, 504 Timeout, 429 ...)."""
-        return self.add(
-            Fault(
-                "fail",
-                verb,
-                resource,
-                subresource,
-                namespace,
-                name,
-                nth,
-                times,
-                code,
-                message=message,
-                after=after,
-            )
-        )
+        return self.add(Fault("fail", verb, resource, code=code, message=message, **where))
 
-    def delay(
-        self,
-        verb: str | None,
-        resource: str | None,
-        seconds: float,
-        *,
-        nth: int = 1,
-        times: int = 1,
-        subresource: str | None = None,
-        namespace: str | None = None,
-        name: str | None = None,
-        after: bool = False,
-    ) -> Fault:
-        return self.add(
-            Fault(
-                "delay",
-                verb,
-                resource,
-                subresource,
-                namespace,
-                name,
-                nth,
-                times,
-                seconds=seconds,
-                after=after,
-            )
-        )
+    def delay(self, verb: str | None, resource: str | None, seconds: float, **where: Unpack[Where]) -> Fault:
+        return self.add(Fault("delay", verb, resource, seconds=seconds, **where))
 
     def hang(
-        self,
-        verb: str | None,
-        resource: str | None,
-        seconds: float = 60.0,
-        *,
-        nth: int = 1,
-        times: int = 1,
-        subresource: str | None = None,
-        namespace: str | None = None,
-        name: str | None = None,
-        after: bool = False,
+        self, verb: str | None, resource: str | None, seconds: float = 60.0, **where: Unpack[Where]
     ) -> Fault:
         """Never answer: the client's own timeout fires; the connection is closed after `seconds`."""
-        return self.add(
-            Fault(
-                "hang", verb, resource, subresource, namespace, name, nth, times, seconds=seconds, after=after
-            )
-        )
+        return self.add(Fault("hang", verb, resource, seconds=seconds, **where))
 
     def hold(
-        self,
-        verb: str | None,
-        resource: str | None,
-        seconds: float = 60.0,
-        *,
-        nth: int = 1,
-        times: int = 1,
-        subresource: str | None = None,
-        namespace: str | None = None,
-        name: str | None = None,
+        self, verb: str | None, resource: str | None, seconds: float = 60.0, **where: Unpack[Held]
     ) -> Fault:
         """Hold matching calls until `fault.release.set()` (or `seconds`), then serve them as they are."""
-        fault = Fault("hold", verb, resource, subresource, namespace, name, nth, times, seconds=seconds)
-        return self.add(fault)
+        return self.add(Fault("hold", verb, resource, seconds=seconds, **where))
 
     def clear(self) -> None:
         with self._lock:

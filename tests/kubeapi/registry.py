@@ -286,6 +286,20 @@ class Registry:
             return max(requested, 0)
         return int(spec.get("terminationGracePeriodSeconds", 30))
 
+    def _keep_deleting(self, rt: ResourceType, new: Obj, old: Obj, dry_run: bool) -> DeleteResult | None:
+        """Store `new`, the object kept while it is deleted (deletionTimestamp, finalizers); None on a
+        conflict, which the caller retries from a fresh read."""
+        if dry_run:
+            return DeleteResult(new, False)
+        if new == old:
+            return DeleteResult(old, False)
+        try:
+            return DeleteResult(self.store.replace(rt, new, rv_of(old)), False)
+        except statuses.ApiError as e:
+            if e.reason != "Conflict":
+                raise
+            return None
+
     async def delete(
         self,
         rt: ResourceType,
@@ -322,16 +336,10 @@ class Registry:
                     m["deletionTimestamp"] = self.now()
                     m["deletionGracePeriodSeconds"] = 0
                     new.setdefault("status", {})["phase"] = "Terminating"
-                if options.dry_run:
-                    return DeleteResult(new, False)
-                if new == old:
-                    return DeleteResult(old, False)
-                try:
-                    return DeleteResult(self.store.replace(rt, new, rv_of(old)), False)
-                except statuses.ApiError as e:
-                    if e.reason != "Conflict":
-                        raise
-                    continue
+                kept = self._keep_deleting(rt, new, old, options.dry_run)
+                if kept is None:
+                    continue  # a conflict: read again
+                return kept
             if finalizers or grace > 0:
                 if not m.get("deletionTimestamp"):
                     m["deletionTimestamp"] = self.now()
@@ -341,16 +349,10 @@ class Registry:
                 if finalizers:
                     m["finalizers"] = finalizers
                 # Kept with deletionTimestamp until the finalizers are gone or the grace period is over.
-                if options.dry_run:
-                    return DeleteResult(new, False)
-                if new == old:
-                    return DeleteResult(old, False)
-                try:
-                    return DeleteResult(self.store.replace(rt, new, rv_of(old)), False)
-                except statuses.ApiError as e:
-                    if e.reason != "Conflict":
-                        raise
-                    continue
+                kept = self._keep_deleting(rt, new, old, options.dry_run)
+                if kept is None:
+                    continue  # a conflict: read again
+                return kept
             if options.dry_run:
                 return DeleteResult(old, True)
             try:

@@ -627,6 +627,18 @@ class ApiServer:
         def compute(_old: Obj) -> Obj:
             return clone(obj)
 
+        return await self._write_update(rt, info, compute, mutate, validate, ctx)
+
+    async def _write_update(
+        self,
+        rt: ResourceType,
+        info: RequestInfo,
+        compute: Callable[[Obj], Obj],
+        mutate: Any,
+        validate: Any,
+        ctx: RequestContext,
+    ) -> web.Response:
+        """The registry's update of the object `info` names by `compute` (a PUT or a patch), answered."""
         updated = await self.registry.update(
             rt,
             info.namespace,
@@ -675,18 +687,7 @@ class ApiServer:
                 strategies.meta(new).pop("resourceVersion", None)
             return self._decode(rt, new, ctx, owned=True)
 
-        updated = await self.registry.update(
-            rt,
-            info.namespace,
-            info.name,
-            compute,
-            subresource=info.subresource,
-            mutate=mutate,
-            validate=validate,
-            dry_run=ctx.dry_run,
-            compute_copies=True,
-        )
-        return self._respond(updated, ctx)
+        return await self._write_update(rt, info, compute, mutate, validate, ctx)
 
     async def _delete(
         self, rt: ResourceType, info: RequestInfo, body: Any, ctx: RequestContext

@@ -215,19 +215,22 @@ def test_timeout_seconds_fails_closed(
     assert out.status == 500 and out.body["message"].endswith("context deadline exceeded")
 
 
+def scoped_rule(operations: list[str], group: str, version: str, resource: str, scope: str) -> dict[str, Any]:
+    """One rule of a webhook configuration, with its scope."""
+    return {
+        "operations": operations,
+        "apiGroups": [group],
+        "apiVersions": [version],
+        "resources": [resource],
+        "scope": scope,
+    }
+
+
 def test_rules_match_operation_resource_and_subresource(
     kube_api: KubeAPIServer, kube_client: client.ApiClient, hook: WebhookDouble
 ) -> None:
     """rules.go: an UPDATE-only rule is not called on CREATE; `pods/status` matches only the subresource."""
-    rules = [
-        {
-            "operations": ["UPDATE"],
-            "apiGroups": [""],
-            "apiVersions": ["v1"],
-            "resources": ["pods/status"],
-            "scope": "Namespaced",
-        }
-    ]
+    rules = [scoped_rule(["UPDATE"], "", "v1", "pods/status", "Namespaced")]
     _register(kube_client, configuration("ValidatingWebhookConfiguration", "v", hook, rules=rules))
     core = client.CoreV1Api(kube_client)
     core.create_namespaced_pod(
@@ -243,15 +246,7 @@ def test_scope_cluster_skips_namespaced_resources(
     kube_api: KubeAPIServer, kube_client: client.ApiClient, hook: WebhookDouble
 ) -> None:
     """scope Cluster matches only cluster-scoped resources."""
-    rules = [
-        {
-            "operations": ["*"],
-            "apiGroups": ["*"],
-            "apiVersions": ["*"],
-            "resources": ["*"],
-            "scope": "Cluster",
-        }
-    ]
+    rules = [scoped_rule(["*"], "*", "*", "*", "Cluster")]
     _register(kube_client, configuration("ValidatingWebhookConfiguration", "v", hook, rules=rules))
     client.CoreV1Api(kube_client).create_namespaced_config_map("default", configmap("x"))
     assert hook.requests == []

@@ -1,5 +1,6 @@
-"""Every leader-elected process (`bind`, `certs controller`) runs on a procrt Manager, so a leader that
-loses its lease exits 1 at once, against the kube-apiserver test double."""
+"""Every leader-elected process (`bind`, `certs controller`; `serve` does not elect) runs on a procrt Manager,
+so a leader that loses its lease exits 1 at once, against the kube-apiserver test double. A command that
+starts to elect fails `test_every_command_that_elects_is_covered` until it is added here."""
 
 from __future__ import annotations
 
@@ -52,6 +53,13 @@ def _certs_controller(kube_api: Any, tmp_path: Path) -> tuple[subprocess.Popen[s
 
 
 Start = Callable[[Any, Path], tuple[subprocess.Popen[str], str, str]]
+ELECTED = {"bind_cmd.py": _bind, "certs_cmd.py": _certs_controller}
+COMMANDS = Path(__file__).parents[2] / "dra_capacity"
+
+
+def test_every_command_that_elects_is_covered() -> None:
+    electing = {p.name for p in COMMANDS.glob("*_cmd.py") if ".elect(" in p.read_text()}
+    assert electing == set(ELECTED)
 
 
 @pytest.mark.parametrize("start", [_bind, _certs_controller], ids=["bind", "certs-controller"])

@@ -3,7 +3,10 @@ released on a clean stop and the writers killed on a lost one."""
 
 from __future__ import annotations
 
+import asyncio
+import errno
 import logging
+import socket
 import threading
 import urllib.error
 import urllib.request
@@ -142,3 +145,54 @@ def test_identity_is_the_flag_else_a_unique_name(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setenv("POD_NAME", "binder-7")
     first, second = identity(), identity()
     assert first.startswith("binder-7_") and second.startswith("binder-7_") and first != second
+
+
+def test_run_async_runs_main_on_a_loop_and_stops_everything_after(monkeypatch: pytest.MonkeyPatch) -> None:
+    log: list[str] = []
+    m = _manager(log)
+
+    async def main(stop: asyncio.Event) -> int:
+        await m.start_async()
+        asyncio.get_running_loop().call_later(0.05, stop.set)  # as SIGTERM would
+        await stop.wait()
+        log.append("main done")
+        return 0
+
+    assert m.run_async(main) == 0
+    assert log == ["start a", "start b", "main done", "stop b", "stop a", "close"]
+
+
+def test_a_lost_lease_wakes_an_async_main_then_exits_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    log: list[str] = []
+    m = _manager(log)
+    elector = FakeElector(log)
+    m.elect(elector)
+    monkeypatch.setattr(manager_module, "exit_after_lost_lease", lambda logger, kill: log.append("exit 1"))
+
+    async def main(stop: asyncio.Event) -> int:
+        await m.start_async()
+        assert elector.on_lost is not None
+        threading.Timer(0.05, elector.on_lost).start()
+        await stop.wait()
+        return 0
+
+    m.run_async(main)
+    assert log[3:] == ["exit 1", "stop b", "stop a", "stop elector release=False", "close"]
+
+
+def test_a_listener_that_cannot_bind_is_named_before_anything_starts() -> None:
+    log: list[str] = []
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    port = taken.getsockname()[1]
+    try:
+        m = _manager(log, metrics_listen=("127.0.0.1", port), health=("127.0.0.1", 0))
+        with pytest.raises(manager_module.ListenError) as failed:
+            m.start()
+        assert failed.value.address == ("127.0.0.1", port)
+        assert failed.value.errno == errno.EADDRINUSE
+        assert log == []
+        m.stop()
+    finally:
+        taken.close()

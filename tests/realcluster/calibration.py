@@ -12,13 +12,12 @@ at cluster scope are removed, finalizers included.
 from __future__ import annotations
 
 import builtins
-import json
 import time
 import urllib.parse
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
-from kubeapi.double import HttpResult
+from kubeapi.double import HttpOptions, HttpResult, raw_request
 from kubeapi.resources import ResourceType, for_object, lookup
 
 from localcluster.cluster import CONTROLLERS, Cluster, ClusterConfig, ClusterError
@@ -123,17 +122,11 @@ class RealAPIServer:
     def request(self, method: str, path: str, body: Any = None, **kw: Any) -> tuple[int, Any]:
         return self.cluster.request(method, path, body, **kw)
 
-    def http(
-        self,
-        method: str,
-        path: str,
-        body: Any = None,
-        *,
-        content_type: str = "application/json",
-        token: str | None = None,
-        timeout: float = 30,
-    ) -> HttpResult:
+    def http(self, method: str, path: str, body: Any = None, **options: Unpack[HttpOptions]) -> HttpResult:
         """One raw HTTPS request as the double's `http` makes it (bearer token, JSON)."""
+        content_type = options.get("content_type", "application/json")
+        token = options.get("token")
+        timeout = options.get("timeout", 30.0)
         import urllib3
 
         pki = self.cluster.workdir / "pki"
@@ -143,20 +136,8 @@ class RealAPIServer:
             cert_file=None if token else str(pki / "admin.crt"),
             key_file=None if token else str(pki / "admin.key"),
         )
-        data = None if body is None else (body if isinstance(body, bytes) else json.dumps(body).encode())
-        headers = {"Accept": "application/json"}
-        if token:
-            headers["Authorization"] = f"Bearer {token}"
-        if data is not None:
-            headers["Content-Type"] = content_type
-        resp = pool.request(
-            method, self.url + path, body=data, headers=headers, timeout=timeout, retries=False
-        )
-        try:
-            parsed = json.loads(resp.data) if resp.data else None
-        except ValueError:
-            parsed = resp.data.decode(errors="replace")
-        return HttpResult(resp.status, resp.headers.getlist("Warning"), parsed)
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        return raw_request(pool, method, self.url + path, body, headers, content_type, timeout)
 
     # ---- direct state access: through the API, as the admin -----------------------------------------------
 

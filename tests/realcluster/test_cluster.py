@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 from localcluster.cluster import Cluster, ClusterConfig
-from localcluster.nodes import gpu_slice
+from localcluster.objects import gpu_slice
 
 pytestmark = pytest.mark.realcluster
 

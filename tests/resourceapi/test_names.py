@@ -4,9 +4,11 @@ DRA validation tests."""
 from __future__ import annotations
 
 import pytest
+from support.name_messages import C_IDENTIFIER_MSG, LABEL_MSG
 
-from resourceapi.machinery.field import FieldError, Path
+from resourceapi.machinery.field import OMIT, ErrorType, FieldError, Path
 from resourceapi.machinery.names import (
+    extended_resource_name_messages,
     is_c_identifier,
     is_dns1123_label,
     is_dns1123_subdomain,
@@ -17,6 +19,7 @@ from resourceapi.machinery.names import (
     validate_extended_resource_name,
     validate_fully_qualified_name,
     validate_object_name,
+    validate_opaque_driver_name,
     validate_qualified_name,
 )
 
@@ -24,16 +27,6 @@ SUBDOMAIN_MSG = (
     "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must "
     "start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is "
     "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
-)
-LABEL_MSG = (
-    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start "
-    "and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is "
-    "'[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
-)
-C_IDENTIFIER_MSG = (
-    "a valid C identifier must start with alphabetic character or '_', followed by a string of alphanumeric "
-    "characters or '_' (e.g. 'my_name',  or 'MY_NAME',  or 'MyName', regex used for validation is "
-    "'[A-Za-z_][A-Za-z0-9_]*')"
 )
 LABEL_KEY_NAME_MSG = (
     "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
@@ -484,3 +477,73 @@ def test_invalid_extended_resource_name_renders_upstream_message() -> None:
 
 def test_valid_extended_resource_name_has_no_errors() -> None:
     assert validate_extended_resource_name("example.com/gpu", Path("spec.extendedResourceName")) == []
+
+
+# --- declarative formats of 1.37 (measured against kube-apiserver v1.37.2 by tests/differential) ----------
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("example.com/gpu", []),
+        ("gpu", ["a name must be a domain-prefixed path, such as 'example.com/my-prop'"]),
+        ("kubernetes.io/gpu", ['must not have "kubernetes.io/" domain']),
+        ("x.kubernetes.io/gpu", ['must not have "kubernetes.io/" domain']),
+        ("requests.example.com/gpu", ['must not have "requests." prefix']),
+        (
+            "requests.gpu",
+            [
+                "a name must be a domain-prefixed path, such as 'example.com/my-prop'",
+                'must not have "requests." prefix',
+            ],
+        ),
+        (
+            "example.com/gpu_",
+            [LABEL_KEY_NAME_MSG],
+        ),
+        ("example.com/" + "g" * 63, []),
+        ("example.com/" + "g" * 64, ["name part must be no more than 63 bytes"]),
+    ],
+)
+def test_extended_resource_name_format_gives_every_reason_in_order(name: str, expected: list[str]) -> None:
+    assert extended_resource_name_messages(name) == expected
+
+
+OPAQUE_FIELD = "spec.config[0].opaque.driver"
+OPAQUE = Path(OPAQUE_FIELD)
+CASELESS_SUBDOMAIN_MSG = (
+    "an RFC 1123 subdomain must consist of alphanumeric characters, '-' or '.', and must start and end with "
+    "an alphanumeric character (e.g. 'Example.com', regex used for validation is "
+    "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
+)
+
+
+@pytest.mark.parametrize("name", ["gpu.example.com", "Example.COM", "a" * 63, "A" * 63])
+def test_an_opaque_driver_name_is_a_caseless_subdomain_of_63_characters(name: str) -> None:
+    assert validate_opaque_driver_name(name, OPAQUE) == []
+
+
+def test_an_empty_opaque_driver_is_required_and_nothing_else() -> None:
+    [err] = validate_opaque_driver_name("", OPAQUE)
+    assert str(err) == "spec.config[0].opaque.driver: Required value"
+    assert err == FieldError(ErrorType.REQUIRED, OPAQUE_FIELD, OMIT, "")
+    assert err.cause() == {"reason": "FieldValueRequired", "message": "Required value", "field": OPAQUE_FIELD}
+
+
+def test_an_opaque_driver_reports_the_format_then_the_length() -> None:
+    bad = "a." * 40
+    assert rendered(validate_opaque_driver_name(bad, OPAQUE)) == [
+        f'{OPAQUE_FIELD}: Invalid value: "{bad}": {CASELESS_SUBDOMAIN_MSG}',
+        f"{OPAQUE_FIELD}: Too long: may not be more than 63 characters",
+    ]
+    [too_long] = validate_opaque_driver_name("a" * 64, OPAQUE)
+    assert too_long == FieldError(
+        ErrorType.TOO_LONG, OPAQUE_FIELD, OMIT, "may not be more than 63 characters"
+    )
+    assert too_long.cause() == {
+        "reason": "FieldValueTooLong",
+        "message": "Too long: may not be more than 63 characters",
+        "field": OPAQUE_FIELD,
+    }
+    [invalid] = validate_opaque_driver_name("-gpu", OPAQUE)
+    assert str(invalid) == f'{OPAQUE_FIELD}: Invalid value: "-gpu": {CASELESS_SUBDOMAIN_MSG}'

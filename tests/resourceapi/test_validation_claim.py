@@ -8,6 +8,7 @@ import copy
 from typing import Any
 
 import pytest
+from support.name_messages import C_IDENTIFIER_MSG, LABEL_MSG
 
 from resourceapi.cel import compile_selector
 from resourceapi.gates import DRA_CONSUMABLE_CAPACITY, DRA_PRIORITIZED_LIST, FeatureGates
@@ -15,16 +16,6 @@ from resourceapi.validation.claim import validate_resource_claim, validate_resou
 from resourceapi.validation.objects import validate_create
 
 GATES = FeatureGates.defaults()
-LABEL_MSG = (
-    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start "
-    "and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is "
-    "'[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
-)
-C_IDENTIFIER_MSG = (
-    "a valid C identifier must start with alphabetic character or '_', followed by a string of alphanumeric "
-    "characters or '_' (e.g. 'my_name',  or 'MY_NAME',  or 'MyName', regex used for validation is "
-    "'[A-Za-z_][A-Za-z0-9_]*')"
-)
 FQN_MSG = "a fully qualified name must be a domain and a name separated by a slash"
 REF_MSG = (
     "must be the name of a request in the claim or the name of a request and a subrequest separated by '/'"

@@ -8,7 +8,7 @@ from typing import Any
 
 from allocator.capacity.view import CapacityView
 from allocator.simulate import load_inputs, run_pods
-from localcluster.objects import make_class, make_slice
+from localcluster.objects import GpuSlices, make_class
 from resourceapi.gates import FeatureGates
 from resourceapi.manifests.documents import Document
 
@@ -51,11 +51,8 @@ def gpu(
     return out
 
 
-def gpu_slice(
-    node_name: str, *devices: dict[str, Any], counters: list[dict[str, Any]] | None = None
-) -> dict[str, Any]:
-    slice_ = make_slice(node_name, DRIVER).name(f"{node_name}-gpus")
-    return slice_.devices(*(devices or (gpu("gpu-0"), gpu("gpu-1")))).counters(counters).obj()
+# Two `gpu`s by default, else `devices=[...]`.
+gpu_slice = GpuSlices(lambda i, node, shares: gpu(f"gpu-{i}"), driver=DRIVER, suffix="gpus")
 
 
 def pod(name: str, units: int = 1, node_name: str | None = None, cpu: str | None = None) -> dict[str, Any]:
@@ -115,6 +112,21 @@ def allocated_claim(
             }
         },
     }
+
+
+def two_nodes() -> list[dict[str, Any]]:
+    """The class, node-a and node-b, each with a slice of 2 GPUs of 4 shares."""
+    return [device_class(), node("node-a"), node("node-b"), gpu_slice("node-a"), gpu_slice("node-b")]
+
+
+def three_shares_on_node_a(pods: bool = False) -> list[dict[str, Any]]:
+    """`two_nodes` with 3 claims of one share on node-a's gpu-0 (with `pods`, the pod holding each)."""
+    objs = two_nodes()
+    for i in range(3):
+        objs.append(allocated_claim(f"a{i}", "node-a", "gpu-0", share=i))
+        if pods:
+            objs.append(pod(f"run-{i}", node_name="node-a"))
+    return objs
 
 
 def docs(objs: list[dict[str, Any]]) -> list[Document]:

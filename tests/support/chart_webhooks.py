@@ -118,57 +118,36 @@ class ServedWebhook:
         return (self.tls / "ca.crt").read_bytes()
 
 
+def helm_template(*args: str) -> str:
+    """`helm template` of the chart as release RELEASE in NAMESPACE, with `args`: the manifests."""
+    argv = [helm(), "template", RELEASE, str(CHART), "--namespace", NAMESPACE, *args]
+    return subprocess.run(argv, capture_output=True, text=True, check=True, timeout=60).stdout
+
+
 def chart_webhook_configurations(ca_pem: bytes, *, pod_routing: bool = False) -> str:
     """The chart's webhook configurations (`templates/webhooks.yaml`) with `ca_pem` as caBundle."""
     ca_bundle = base64.b64encode(ca_pem).decode()
-    return subprocess.run(
-        [
-            helm(),
-            "template",
-            RELEASE,
-            str(CHART),
-            "--namespace",
-            NAMESPACE,
-            "--set",
-            "tls.mode=secret",
-            "--set",
-            "tls.secretName=dra-capacity-tls",
-            "--set",
-            f"tls.caBundle={ca_bundle}",
-            "--set",
-            f"webhook.podRouting.enabled={str(pod_routing).lower()}",
-            "--show-only",
-            "templates/webhooks.yaml",
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=60,
-    ).stdout
+    return helm_template(
+        "--set",
+        "tls.mode=secret",
+        "--set",
+        "tls.secretName=dra-capacity-tls",
+        "--set",
+        f"tls.caBundle={ca_bundle}",
+        "--set",
+        f"webhook.podRouting.enabled={str(pod_routing).lower()}",
+        "--show-only",
+        "templates/webhooks.yaml",
+    )
 
 
 def chart_kubeconfig(cluster: Cluster, component: str) -> Path:
     """The chart's ServiceAccount and RBAC of `component` (`binder` or `webhook`; `helm template`, applied),
     and a kubeconfig that authenticates as that account: the process then runs with exactly the chart's
     rules."""
-    rendered = subprocess.run(
-        [
-            helm(),
-            "template",
-            RELEASE,
-            str(CHART),
-            "--namespace",
-            NAMESPACE,
-            "--show-only",
-            "templates/serviceaccounts.yaml",
-            "--show-only",
-            f"templates/rbac-{component}.yaml",
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=60,
-    ).stdout
+    rendered = helm_template(
+        "--show-only", "templates/serviceaccounts.yaml", "--show-only", f"templates/rbac-{component}.yaml"
+    )
     cluster.request("POST", "/api/v1/namespaces", {"metadata": {"name": NAMESPACE}})
     cluster.kubectl("apply", "-f", "-", input=rendered)
     account = f"{RELEASE}-dra-capacity-{component}"

@@ -5,22 +5,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from localcluster.objects import make_slice
+from localcluster.objects import GpuSlices
 
 DRIVER = "gpu.nvidia.com"
 
 
-def gpu_slice(node: str, devices: int = 2) -> dict[str, Any]:
-    gpus = (
-        {
-            "name": f"gpu-{i}",
-            "allowMultipleAllocations": True,
-            "attributes": {"productName": {"string": "NVIDIA H100"}},
-            "capacity": {"memory": {"value": "80Gi"}, "shares": {"value": "4"}},
-        }
-        for i in range(devices)
-    )
-    return make_slice(node, DRIVER).name(f"{node}-gpus").devices(*gpus).obj()
+def h100(index: int, node: str, shares: int | None = 4) -> dict[str, Any]:
+    return {
+        "name": f"gpu-{index}",
+        "allowMultipleAllocations": True,
+        "attributes": {"productName": {"string": "NVIDIA H100"}},
+        "capacity": {"memory": {"value": "80Gi"}, "shares": {"value": str(shares)}},
+    }
+
+
+gpu_slice = GpuSlices(h100, driver=DRIVER, suffix="gpus")
 
 
 def review(requests: dict[str, str]) -> dict[str, Any]:

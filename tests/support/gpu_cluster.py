@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from localcluster.objects import CAPACITY_ANNOTATION, make_class, make_node, make_pod, make_slice
+from localcluster.objects import CAPACITY_ANNOTATION, GpuSlices, make_class, make_node, make_pod
 
 RESOURCE = "nvidia.com/gpu.shared"
 CLASS = "gpu.nvidia.com-shared-1"
@@ -29,12 +29,16 @@ def node(name: str, cpu: str = "32") -> dict[str, Any]:
     return make_node(name).allocatable(cpu=cpu, memory="256Gi", pods="110").capacity(cpu=cpu).obj()
 
 
-def gpu_slice(node_name: str, gpus: int = 1, shares: int = 4) -> dict[str, Any]:
-    devices = (
-        {"name": f"gpu-{i}", "allowMultipleAllocations": True, "capacity": {"shares": {"value": str(shares)}}}
-        for i in range(gpus)
-    )
-    return make_slice(node_name, DRIVER).devices(*devices).obj()
+def share_gpu(index: int, node_name: str, shares: int | None = 4) -> dict[str, Any]:
+    """A GPU of `shares` consumable shares, nothing else."""
+    return {
+        "name": f"gpu-{index}",
+        "allowMultipleAllocations": True,
+        "capacity": {"shares": {"value": str(shares)}},
+    }
+
+
+gpu_slice = GpuSlices(share_gpu, gpus=1, driver=DRIVER)
 
 
 def pod(

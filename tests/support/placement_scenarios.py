@@ -670,7 +670,7 @@ def extended_resource_on_shareable_device() -> Scenario:
     return Scenario(
         b.tag,
         "KEP-5004 on a shareable device: each synthesized request takes the requestPolicy default (1 of 2)",
-        "project table: localcluster.nodes.gpu_slice (NVIDIA-shaped, shares) with a class without capacity",
+        "project table: localcluster.objects.gpu_slice (NVIDIA-shaped, shares) with a class without capacity",
         [b.node(0)],
         [b.device_class(ext=res), b.slice(0, [device("gpu-0", attrs(index=0), cap, multi=True)])],
         [b.pod(limits={res: "1"}) for _ in range(3)],
@@ -695,7 +695,7 @@ def project_gpu_shares() -> Scenario:
     return Scenario(
         b.tag,
         "the project's NVIDIA-shaped slice (2 GPUs x 4 shares): claims of 3 shares, two fit, the third not",
-        "project table: localcluster/nodes.py gpu_slice",
+        "project table: localcluster/objects.py gpu_slice",
         [b.node(0)],
         [b.device_class(), b.slice(0, gpus_), b.template("three", [exactly(b.cls(), capacity=one)])],
         [b.pod(templates=["three"]) for _ in range(3)],

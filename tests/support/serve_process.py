@@ -1,12 +1,21 @@
-"""A free loopback port, and one HTTPS request verified against a TLS directory's CA (the `serve` tests)."""
+"""A free loopback port, the argv of a self-signed `serve` on it, and one HTTPS request verified against a TLS
+directory's CA (the `serve` tests)."""
 
 from __future__ import annotations
 
 import socket
 import ssl
+import sys
 import urllib.error
 import urllib.request
 from pathlib import Path
+
+CLI = str(Path(sys.executable).parent / "dra-capacity")
+
+
+def serve_argv(port: int, tls_dir: Path, *extra: str) -> list[str]:
+    """`dra-capacity serve` on 127.0.0.1:`port`, generating its CA and certificate in `tls_dir`."""
+    return [CLI, "serve", "--self-signed", "--listen", f"127.0.0.1:{port}", "--tls-dir", str(tls_dir), *extra]
 
 
 def free_port() -> int:

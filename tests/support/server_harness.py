@@ -19,10 +19,11 @@ import aiohttp
 from certs.authority import ServingBundle, generate_self_signed
 from certs.files import CA_CRT, write_bundle
 from localcluster.objects import make_class
+from procrt.manager import Manager
 from webhook.server import logs
 from webhook.server.limits import ServerLimits
 from webhook.server.metrics import WebhookMetrics
-from webhook.server.server import CertificateEvents, Listen, WebhookServer
+from webhook.server.server import CertificateEvents, Listen, WebhookServer, process_manager
 from webhook.server.tlsreload import CertificateReloader
 
 ADMISSION_JSON = {"Content-Type": "application/json"}
@@ -138,6 +139,7 @@ class Running:
     log: io.StringIO
     metrics: WebhookMetrics
     reloader: CertificateReloader
+    manager: Manager
 
 
 @contextlib.asynccontextmanager
@@ -153,7 +155,8 @@ async def running_server(
     pod_router: Any = None,
     endpoints: tuple[Any, ...] | list[Any] = (),
 ) -> AsyncIterator[Running]:
-    """A real HTTPS webhook on 127.0.0.1 (free port), logs captured in `.log`."""
+    """A real HTTPS webhook on 127.0.0.1 (free port), logs captured in `.log`; `metrics_listen` and
+    `health_listen` are its Manager's listeners, as `serve` wires them (`.manager.metrics_port`)."""
     handler = handler if handler is not None else AdmissionDouble()
     log = io.StringIO()
     logger = logs.configure(stream=log)
@@ -167,21 +170,23 @@ async def running_server(
         handler,
         reloader,
         Listen("127.0.0.1", 0),
-        metrics_listen=metrics_listen,
-        health_listen=health_listen,
+        serve_metrics=metrics_listen is None,
         metrics=metrics,
         logger=logger,
         limits=limits,
         pod_router=pod_router,
         endpoints=endpoints,
     )
+    manager = process_manager(server, health_listen=health_listen, metrics_listen=metrics_listen)
     await server.start()
     try:
+        await manager.start_async()
         if wait_ready:
             await asyncio.wait_for(server.warmed.wait(), timeout=30)
-        yield Running(server, f"https://127.0.0.1:{server.port}", log, metrics, reloader)
+        yield Running(server, f"https://127.0.0.1:{server.port}", log, metrics, reloader, manager)
     finally:
         await server.stop()
+        await asyncio.to_thread(manager.stop)
 
 
 def session(tls_dir: Path, force_close: bool = False) -> aiohttp.ClientSession:

@@ -10,6 +10,18 @@ import yaml
 
 from dra_capacity.cli import main
 
+# The keys of a pod's entry in simulate's JSON, in the contract's order (docs/simulate.md).
+POD_ENTRY_KEYS = [
+    "namespace",
+    "name",
+    "result",
+    "reason",
+    "node",
+    "claim",
+    "extendedResourceClaimStatus",
+    "containers",
+]
+
 
 def write_manifests(tmp_path: Path, name: str, *objs: Any) -> str:
     """Write `objs` (dicts, or models with `to_api()`) as one multi-document YAML file; return its path."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from localcluster.objects import make_slice
+from localcluster.objects import GpuSlices
 from resourceapi.api.core_v1 import Node, Pod
 from resourceapi.api.resource_v1 import DeviceClass, ResourceSlice
 
@@ -116,10 +116,8 @@ def gpu(index: int, node_name: str, shares: int = 4) -> dict[str, Any]:
     }
 
 
-def gpu_slice(node_name: str, gpus: int = 8, shares: int = 4) -> ResourceSlice:
-    """A node-local slice (its own pool) with `gpus` shareable GPUs."""
-    devices = (gpu(i, node_name, shares) for i in range(gpus))
-    return ResourceSlice.model_validate(make_slice(node_name, GPU_DRIVER).devices(*devices).obj())
+# A node-local slice (its own pool) with `gpus` shareable GPUs, as a model.
+gpu_slice = GpuSlices(gpu, gpus=8, driver=GPU_DRIVER, into=ResourceSlice.model_validate)
 
 
 def share_claim(name: str, cls: str = GPU_CLASS, shares: str = "1", **status: Any) -> dict[str, Any]:

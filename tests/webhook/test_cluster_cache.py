@@ -51,7 +51,7 @@ def test_the_first_view_holds_what_was_listed(cache: ClusterCache) -> None:
 
 
 def test_a_new_slice_reaches_a_new_view(kube_api: KubeAPIServer, cache: ClusterCache) -> None:
-    kube_api.seed(gpu_slice("node-2", devices=3))
+    kube_api.seed(gpu_slice("node-2", gpus=3))
     wait_for(lambda: (v := cache.view()) is not None and len(v.devices) == 5)
 
 
@@ -67,7 +67,7 @@ def test_a_failed_watch_skips_the_warnings_until_the_watch_is_back(
     kube_api.faults.fail("watch", "resourceslices", 500, times=2)
     kube_api.drop_watches("resourceslices.resource.k8s.io")
     wait_for(lambda: cache.view() is None)
-    kube_api.seed(gpu_slice("node-5", devices=1))
+    kube_api.seed(gpu_slice("node-5", gpus=1))
     wait_for(lambda: (v := cache.view()) is not None and len(v.devices) == 3)
 
 
@@ -131,7 +131,7 @@ def test_a_republished_slice_that_strands_a_class_gets_one_event_on_it(kube_api:
         assert event["reason"] == REASON and event["type"] == "Warning"
         assert event["regarding"]["kind"] == "DeviceClass" and event["regarding"]["name"] == "gpu-shared"
         assert event["note"].startswith('DeviceClass gpu-shared: no device has capacity "shares"')
-        kube_api.seed(gpu_slice("node-9", devices=0))  # another change: the same finding is not sent again
+        kube_api.seed(gpu_slice("node-9", gpus=0))  # another change: the same finding is not sent again
         time.sleep(0.6)
         assert len(kube_api.list("events.events.k8s.io", namespace="default")) == 1
     finally:

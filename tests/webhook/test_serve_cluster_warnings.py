@@ -11,7 +11,7 @@ from pathlib import Path
 
 from kubeapi import KubeAPIServer
 from support.cluster_objects import gpu_slice, review
-from support.serve_process import free_port, https
+from support.serve_process import free_port, https, serve_argv
 
 CLI = str(Path(sys.executable).parent / "dra-capacity")
 
@@ -29,17 +29,7 @@ def test_serve_warns_about_a_capacity_no_published_device_has(
     port = free_port()
     tls_dir = tmp_path / "tls"
     proc = subprocess.Popen(
-        [
-            CLI,
-            "serve",
-            "--self-signed",
-            "--listen",
-            f"127.0.0.1:{port}",
-            "--tls-dir",
-            str(tls_dir),
-            "--kubeconfig",
-            str(kube_api.kubeconfig_path),
-        ],
+        serve_argv(port, tls_dir, "--kubeconfig", str(kube_api.kubeconfig_path)),
         stderr=subprocess.DEVNULL,
     )
     url = f"https://127.0.0.1:{port}"

@@ -130,7 +130,7 @@ async def test_separate_metrics_listener_is_plain_http_and_https_has_no_metrics(
         aiohttp.ClientSession() as plain,
     ):
         await https.post(srv.url + "/validate", json=review())
-        resp = await plain.get(f"http://127.0.0.1:{srv.server.metrics_port}/metrics")
+        resp = await plain.get(f"http://127.0.0.1:{srv.manager.metrics_port}/metrics")
         assert resp.status == 200
         assert "dra_capacity_webhook_requests_total" in await resp.text()
         assert (await https.get(srv.url + "/metrics")).status == 404
@@ -197,7 +197,7 @@ async def test_health_listener_answers_probes_while_the_webhook_loop_is_held(tls
     """The health listener (`--health-listen`) runs on a thread and loop of its own: a probe never waits for
     the webhook's loop (a slow client, a parse, a connection flood), and it says ready once warmed up."""
     async with running_server(tls_dir, health_listen=Listen("127.0.0.1", 0)) as srv:
-        base = f"http://127.0.0.1:{srv.server.health_port}"
+        base = f"http://127.0.0.1:{srv.manager.health_port}"
         assert (await asyncio.to_thread(_probe, base + "/readyz"))[0] == 200
         results: list[tuple[int, float]] = []
         prober = threading.Thread(target=lambda: results.extend(_probe(base + "/healthz") for _ in range(5)))
@@ -215,7 +215,7 @@ async def test_health_listener_readyz_is_503_with_the_reason_until_warmed_up(tls
     async with running_server(
         tls_dir, handler, wait_ready=False, health_listen=Listen("127.0.0.1", 0)
     ) as srv:
-        base = f"http://127.0.0.1:{srv.server.health_port}"
+        base = f"http://127.0.0.1:{srv.manager.health_port}"
         assert (await asyncio.to_thread(_probe, base + "/readyz"))[0] == 503
         assert (await asyncio.to_thread(_probe, base + "/healthz"))[0] == 200
         handler.release.set()

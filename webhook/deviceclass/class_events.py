@@ -15,11 +15,10 @@ from __future__ import annotations
 import datetime
 import hashlib
 import logging
-import os
-import socket
 from collections.abc import Callable
 from typing import Any
 
+from procrt.identity import instance_name
 from resourceapi.capacity_requests import ANNOTATION, CAPACITY_FIELD
 from resourceapi.cel import CelCache
 from resourceapi.gates import FeatureGates
@@ -42,7 +41,7 @@ class ClassEvents:
         self._namespace = namespace
         self._cache = CelCache()
         self._reported: set[tuple[str, str]] = set()
-        self._instance = os.environ.get("POD_NAME") or socket.gethostname()
+        self._instance = instance_name()
 
     def on_view(self, view: ClusterView) -> list[dict[str, Any]]:
         """Check the view; return (and send) the Events of findings not reported before."""

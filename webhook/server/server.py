@@ -1,5 +1,5 @@
-"""The running webhook server: its HTTPS listener, the probe and metrics listeners, certificate reload,
-warm-up and workers.
+"""The running webhook server: its HTTPS listener, certificate reload, warm-up and workers (the plain-HTTP
+probe and metrics listeners are the process's `procrt.manager.Manager`'s, fed by `heartbeat` and `not_ready`).
 
 Every admission endpoint (webhook/server/endpoints.py) is registered once in the app (webhook/server/app.py)
 and served by one request path (webhook/server/admit.py): a small review its handler calls cheap is judged on
@@ -24,7 +24,8 @@ from typing import Any
 from aiohttp import web
 
 from certs.files import ServingPair
-from procrt.health import HealthListener, LoopHeartbeat
+from procrt.health import LoopHeartbeat
+from procrt.manager import Manager
 from webhook.server.admit import ROUTES_KEY
 from webhook.server.app import Readiness, create_app, new_workers
 from webhook.server.connections import ConnectionGuard, GuardedSite, ThrottleReport, shrink_tls_read_buffer
@@ -51,6 +52,7 @@ __all__ = [
     "Readiness",
     "WebhookServer",
     "create_app",
+    "process_manager",
 ]
 
 
@@ -89,7 +91,8 @@ class Listen:
 
 
 class WebhookServer:
-    """The running webhook: HTTPS listener, optional metrics listener, certificate reload and warm-up.
+    """The running webhook: HTTPS listener, certificate reload and warm-up (`serve_metrics`: /metrics on the
+    HTTPS listener too, unless the process serves them on an address of their own).
 
     Reviews are judged by `handler` on worker threads, or, with `worker_factory` (a picklable callable that
     builds the handler), in worker processes that each build their own; either way `handler` (when given)
@@ -102,8 +105,7 @@ class WebhookServer:
         reloader: CertificateReloader,
         listen: Listen,
         *,
-        metrics_listen: Listen | None = None,
-        health_listen: Listen | None = None,
+        serve_metrics: bool = True,
         metrics: WebhookMetrics | None = None,
         logger: logging.Logger | None = None,
         limits: ServerLimits | None = None,
@@ -121,10 +123,8 @@ class WebhookServer:
         self.worker_factory = worker_factory
         self.reloader = reloader
         self.listen = listen
-        self.metrics_listen = metrics_listen
-        self.health_listen = health_listen
+        self.serve_metrics = serve_metrics
         self.heartbeat = LoopHeartbeat()
-        self._listeners: list[HealthListener] = []
         self.metrics = metrics if metrics is not None else WebhookMetrics()
         self.logger = logger or get_logger()
         self.limits = limits if limits is not None else ServerLimits()
@@ -146,12 +146,10 @@ class WebhookServer:
         self._app: web.Application | None = None
         self._runners: list[web.AppRunner] = []
         self.port = 0
-        self.metrics_port = 0
-        self.health_port = 0
 
     async def start(self) -> None:
-        """Bind the listeners (port 0 picks a free one; see `.port`). The app's startup starts the warm-up
-        and the certificate polling; its cleanup stops them and the workers."""
+        """Bind the HTTPS listener (port 0 picks a free one; see `.port`). The app's startup starts the
+        warm-up and the certificate polling; its cleanup stops them and the workers."""
         shrink_tls_read_buffer()
         pin_mmap_threshold()
         ssl_context = self.reloader.server_context
@@ -168,7 +166,7 @@ class WebhookServer:
             metrics=self.metrics,
             readiness=self.readiness,
             logger=self.logger,
-            serve_metrics=self.metrics_listen is None,
+            serve_metrics=self.serve_metrics,
             warmed=self.warmed,
             limits=self.limits,
             workers=self.workers,
@@ -179,29 +177,10 @@ class WebhookServer:
         app.cleanup_ctx.append(self._background)
         self._app = app
         self.port = await self._start_site(app, self.listen, ssl_context, self.guard)
-        if self.metrics_listen is not None:
-            self.metrics_port = await self._start_listener(self.metrics_listen, "metrics")
-        if self.health_listen is not None:
-            self.health_port = await self._start_listener(self.health_listen, "health")
 
-    async def _start_listener(self, listen: Listen, name: str) -> int:
-        """A plain-HTTP /healthz, /readyz and /metrics listener on a thread and loop of its own
-        (procrt/health.py): no webhook client, slow or many, ever delays a probe."""
-
-        def ready() -> str | None:
-            return "; ".join(self.readiness.missing()) or None
-
-        listener = HealthListener(
-            listen.host,
-            listen.port,
-            live=[self.heartbeat.check],
-            ready=[ready],
-            metrics=self.metrics.render,
-            name=name,
-        )
-        port = await asyncio.to_thread(listener.start)
-        self._listeners.append(listener)
-        return port
+    def not_ready(self) -> str | None:
+        """The readiness check of the process's probe listener: what is missing, else None."""
+        return "; ".join(self.readiness.missing()) or None
 
     async def _background(self, app: web.Application) -> AsyncIterator[None]:
         tasks = [
@@ -320,7 +299,22 @@ class WebhookServer:
         for runner in reversed(self._runners):
             await runner.cleanup()
         self._runners.clear()
-        for listener in self._listeners:
-            await asyncio.to_thread(listener.stop)
-        self._listeners.clear()
         await asyncio.to_thread(self.handshakes.stop)
+
+
+def process_manager(
+    server: WebhookServer, *, health_listen: Listen | None, metrics_listen: Listen | None
+) -> Manager:
+    """The `serve` process's Manager: its plain-HTTP listeners answer `/healthz` from the server's loop
+    heartbeat, `/readyz` from its readiness and `/metrics` from its metrics (`server.serve_metrics` says
+    whether the HTTPS listener serves them too)."""
+    manager = Manager(
+        server.logger,
+        name="serve",
+        health=(health_listen.host, health_listen.port) if health_listen is not None else None,
+        metrics=server.metrics.render,
+        metrics_listen=(metrics_listen.host, metrics_listen.port) if metrics_listen is not None else None,
+    )
+    manager.add_healthz_check(server.heartbeat.check)
+    manager.add_readyz_check(server.not_ready)
+    return manager
