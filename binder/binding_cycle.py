@@ -11,22 +11,22 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
-from allocator.scheduling.placement import Placement
+from allocator.scheduling.placement import Placement, PlacementResult
 from allocator.scheduling.synthesis import dra_resources_on_node, scalar_requests, synthesize_for_resources
 from allocator.scheduling.volumes import VOLUME_BINDING
 from binder import claims
 from binder.assume import InFlight
+from binder.attempt import CycleState, QueuedPodInfo, Written
 from binder.context import BinderContext, Stopped, log_decision
-from binder.hints import Key, pod_uid
 from binder.models import parse
 from binder.names import EVENT_NORMAL, REASON_SCHEDULED
-from binder.phases import ClaimPhases, Reserved, Written
+from binder.phases import ClaimPhases
 from binder.scheduler_metrics import BIND, DEFAULT_BINDER, DYNAMIC_RESOURCES, PRE_BIND, UNRESERVE
 from binder.snapshot import Snapshot
 from binder.volume_binding import VolumeBinding, prebind_message
 from binder.writes import BindError
 from kubeio.kube import ApiError, Obj
-from resourceapi.api.core_v1 import Node, Pod
+from resourceapi.api.core_v1 import Node
 
 log = logging.getLogger("dra_capacity.binder")
 
@@ -44,114 +44,132 @@ class BindingCycle:
         self.phases = phases
         self.volumes = volumes
 
-    def run(
-        self, key: Key, pod_obj: Obj, placement: Placement, reserved: Reserved, volumes_bound: bool = False
-    ) -> None:
-        if placement.volumes is not None and self.volumes is not None and not volumes_bound:
-            self._bind_volumes(key, pod_obj, placement, reserved)
+    def run(self, info: QueuedPodInfo, state: CycleState, volumes_bound: bool = False) -> None:
+        """PreBind and Bind of a reserved placement; Unreserve on a failure. A pod with volumes to bind
+        first goes through `_bind_volumes`, which calls back here once they are bound."""
+        placement = state.placement
+        volumes_first = placement is not None and placement.volumes is not None and self.volumes is not None
+        if volumes_first and not volumes_bound:
+            self._bind_volumes(info, state)
             return
-        started = time.monotonic()
-        written = Written()
-        timer = reserved.timer
+        state.bind_started = time.monotonic()
+        timer = state.timer
         try:
-            claim_name: str | None = None
-            if reserved.body is not None and reserved.result is not None:
-                with timer.time(DYNAMIC_RESOURCES, PRE_BIND):
-                    claim_name = self.phases.pre_bind(key, pod_obj, placement, reserved, written)
-            assert placement.node is not None
+            self._pre_bind(info, state)
             with timer.time(DEFAULT_BINDER, BIND):
-                latest = written.pod if written.pod is not None else pod_obj
-                self.ctx.writer.bind(latest, placement.node, claims.unbound_naming(claim_name))
-            self.ctx.hook("bound", pod_obj)
+                self._bind(info, state)
+            self.ctx.hook("bound", info.obj)
         except Stopped:
             return
         except (ApiError, BindError, ValueError) as exc:
-            self._revert_volumes(placement)
+            self._revert_volumes(state)
             with timer.time(DYNAMIC_RESOURCES, UNRESERVE):
-                self.phases.unreserve(key, pod_obj, written, str(exc))
+                self.phases.unreserve(info, state, str(exc))
             return
         except Exception as exc:
-            log.exception("bind of %s/%s failed", *key)
-            self._revert_volumes(placement)
+            log.exception("bind of %s/%s failed", *info.key)
+            self._revert_volumes(state)
             with timer.time(DYNAMIC_RESOURCES, UNRESERVE):
-                self.phases.unreserve(key, pod_obj, written, f"{type(exc).__name__}: {exc}")
+                self.phases.unreserve(info, state, f"{type(exc).__name__}: {exc}")
             return
-        self.bound_ok(key, pod_obj, placement.node, claim_name, started)
+        self.bound_ok(info, state)
 
-    def _bind_volumes(self, key: Key, pod_obj: Obj, placement: Placement, reserved: Reserved) -> None:
+    def _bind_volumes(self, info: QueuedPodInfo, state: CycleState) -> None:
         """VolumeBinding's PreBind: write the PVs and claims, then leave the wait for their binding to the
         poller (binder/volume_binding.py): this bind thread is free at once, the share stays reserved."""
-        volumes, choice = self.volumes, placement.volumes
-        assert volumes is not None and choice is not None and placement.node is not None
+        volumes, placement = self.volumes, state.placement
+        assert volumes is not None and placement is not None and placement.volumes is not None
+        assert placement.node is not None
         try:
-            with reserved.timer.time(VOLUME_BINDING, PRE_BIND):
-                written = volumes.write(choice)
+            with state.timer.time(VOLUME_BINDING, PRE_BIND):
+                written = volumes.write(placement.volumes)
         except Stopped:
             return
         except (ApiError, BindError) as exc:
-            self._volumes_failed(key, pod_obj, placement, prebind_message(str(exc)))
+            self._volumes_failed(info, state, prebind_message(str(exc)))
             return
-        self.ctx.hook("volumes-written", pod_obj)
+        self.ctx.hook("volumes-written", info.obj)
         volumes.wait(
-            key,
+            info.key,
             placement.node,
             written,
-            lambda: self.run(key, pod_obj, placement, reserved, volumes_bound=True),
-            lambda message: self._volumes_failed(key, pod_obj, placement, message),
+            lambda: self.run(info, state, volumes_bound=True),
+            lambda message: self._volumes_failed(info, state, message),
         )
 
-    def _volumes_failed(self, key: Key, pod_obj: Obj, placement: Placement, message: str) -> None:
+    def _volumes_failed(self, info: QueuedPodInfo, state: CycleState, message: str) -> None:
         """Unreserve after a failed or timed-out volume PreBind: the volume choice and the share released."""
-        self._revert_volumes(placement)
-        self.phases.unreserve(key, pod_obj, Written(), message)
+        self._revert_volumes(state)
+        self.phases.unreserve(info, state, message)
 
-    def _revert_volumes(self, placement: Placement) -> None:
-        if self.volumes is not None and placement.volumes is not None:
+    def _revert_volumes(self, state: CycleState) -> None:
+        placement = state.placement
+        if self.volumes is not None and placement is not None and placement.volumes is not None:
             with self.ctx.cond:
                 self.volumes.revert(placement.volumes)
 
-    def bound_ok(self, key: Key, pod_obj: Obj, node: str, claim_name: str | None, started: float) -> None:
+    def _pre_bind(self, info: QueuedPodInfo, state: CycleState) -> None:
+        """The PreBind plugins, in the default profile's order (upstream runs VolumeBinding's before
+        DynamicResources'); a failure raises, and Unreserve undoes what `state.written` records."""
+        reserved = state.reserved
+        if reserved is not None and reserved.body is not None and reserved.result is not None:
+            with state.timer.time(DYNAMIC_RESOURCES, PRE_BIND):
+                state.claim_name = self.phases.pre_bind(info, state)
+
+    def _bind(self, info: QueuedPodInfo, state: CycleState) -> None:
+        """The DefaultBinder: `pods/binding`, conditional on the pod as PreBind last wrote it."""
+        latest = state.written.pod if state.written.pod is not None else info.obj
+        self.ctx.writer.bind(latest, state.node, claims.unbound_naming(state.claim_name))
+
+    def bound_ok(self, info: QueuedPodInfo, state: CycleState) -> None:
         ctx = self.ctx
+        key, node = info.key, state.node
         with ctx.cond:
-            flight = ctx.assume.inflight.get(key)
+            flight = ctx.assume.in_flight(key)
             if flight is not None:
                 self.snapshot.flight_done(flight)
-            ctx.assume.bound_ok(key, pod_uid(pod_obj), node)
+            ctx.assume.finish_binding(key, info.uid, node)
             ctx.queue.done_bound(key)
         ctx.metrics.pods_bound.inc()
-        created = _parse_time((pod_obj.get("metadata") or {}).get("creationTimestamp"))
+        created = _parse_time((info.obj.get("metadata") or {}).get("creationTimestamp"))
         if created is not None:
             ctx.metrics.bind_latency.observe(max((datetime.now(UTC) - created).total_seconds(), 0.0))
         ns, name = key
         log_decision(
-            pod=f"{ns}/{name}",
-            uid=pod_uid(pod_obj),
+            pod=info.name,
+            uid=info.uid,
             result="bound",
             node=node,
-            claim=claim_name,
-            bind_ms=round((time.monotonic() - started) * 1000, 1),
+            claim=state.claim_name,
+            bind_ms=round((time.monotonic() - state.bind_started) * 1000, 1),
         )
         ctx.events.emit(
-            pod_obj, EVENT_NORMAL, REASON_SCHEDULED, f"Successfully assigned {ns}/{name} to {node}"
+            info.obj, EVENT_NORMAL, REASON_SCHEDULED, f"Successfully assigned {ns}/{name} to {node}"
         )
 
-    def resume(self, key: Key, obj: Obj, pod: Pod, claim: Obj) -> None:
+    def resume(self, info: QueuedPodInfo, claim: Obj) -> None:
         """Crash recovery: the claim is allocated and reserved for the pod; finish steps 3-4 on its node."""
         ctx = self.ctx
+        key, obj = info.key, info.obj
         node = claims.allocated_node(claim)
         assert node is not None
         with ctx.cond:
-            ctx.assume.begin(key, InFlight(obj, node, None, claim["metadata"].get("uid")))
+            ctx.assume.assume_pod(key, InFlight(obj, node, None, claim["metadata"].get("uid")))
             resolver = self.snapshot.resolver()
             self.snapshot.invalidate()  # the next snapshot counts this pod on its node
         node_obj = ctx.informers.nodes.get(("", node))
         node_model = parse(Node, node_obj) if node_obj is not None else None
         allocatable = node_model.status.allocatable if node_model is not None and node_model.status else None
-        needs, _ = dra_resources_on_node(scalar_requests(pod), allocatable, resolver)
-        outcome = synthesize_for_resources(pod, sorted(needs), resolver, ctx.gates)
-        started = time.monotonic()
+        needs, _ = dra_resources_on_node(scalar_requests(info.pod), allocatable, resolver)
+        outcome = synthesize_for_resources(info.pod, sorted(needs), resolver, ctx.gates)
         name = claim["metadata"]["name"]
-        written = Written(claim, claims.pod_claim_status_name(obj) == name)
+        state = CycleState(
+            placement=Placement(info.pod, PlacementResult.BOUND, node=node),
+            written=Written(claim, claims.pod_claim_status_name(obj) == name),
+            claim_name=name,
+            bind_started=time.monotonic(),
+        )
+        written = state.written
         try:
             ctx.writer.ensure_finalizer(claim)
             latest = obj
@@ -163,10 +181,10 @@ class BindingCycle:
             ctx.writer.bind(latest, node, claims.unbound_naming(name))
             ctx.hook("bound", obj)
         except (ApiError, BindError) as exc:
-            self.phases.unreserve(key, obj, written, str(exc))
+            self.phases.unreserve(info, state, str(exc))
             return
         ctx.metrics.recovered.inc()
-        self.bound_ok(key, obj, node, name, started)
+        self.bound_ok(info, state)
 
 
 def _parse_time(value: Any) -> datetime | None:

@@ -18,7 +18,7 @@ placed twice and a claim never counted twice or not at all.
 This module is the wiring: the informers' events go through the assume cache (`assume.py`) and the queueing
 hints (`hints.py`) to the queue (`scheduling_queue.py`) and the snapshot (`snapshot.py`); the scheduling
 thread runs `scheduling_cycle.py`, the bind threads `binding_cycle.py`, both through the DRA phases
-(`phases.py`); `audit.py` is the routing audit.
+(`phases.py`), carrying one attempt object (`attempt.py`); `audit.py` is the routing audit.
 """
 
 from __future__ import annotations

@@ -59,7 +59,7 @@ def fence(ctx: BinderContext, snapshot: Snapshot) -> int:
             continue
         written += 1
         with ctx.cond:
-            ctx.assume.claim_written(answer)
+            ctx.assume.assume(answer)
             snapshot.claim_changed(key_of(answer))
     if written:
         log.info("fenced %d in-progress claims on taking the lease", written)

@@ -13,10 +13,11 @@ import logging
 import time
 from concurrent.futures import Executor
 
-from allocator.scheduling.placement import PlacementResult
+from allocator.scheduling.placement import PlacementResult, Placer
 from allocator.scheduling.predicates import static_reasons
 from allocator.scheduling.volumes import uses_claims
 from binder import claims
+from binder.attempt import CycleState, QueuedPodInfo
 from binder.binding_cycle import BindingCycle
 from binder.context import BinderContext, log_decision
 from binder.hints import Key, controller_pod_uid, pending_for, pod_uid
@@ -34,7 +35,7 @@ from binder.volume_binding import VolumeBinding
 from binder.writes import BindError
 from kubeio.kube import RESOURCE_CLAIMS, ApiError, Obj
 from resourceapi import routing
-from resourceapi.api.core_v1 import Node, Pod
+from resourceapi.api.core_v1 import Node
 
 log = logging.getLogger("dra_capacity.binder")
 
@@ -64,65 +65,84 @@ class SchedulingCycle:
             if obj is None or not pending_for(obj, ctx.scheduler_name) or ctx.assume.is_bound(key, obj):
                 ctx.queue.remove(key)
                 return
-            if key in ctx.assume.inflight:
+            if ctx.assume.in_flight(key) is not None:
                 ctx.queue.done_retry_now(key)  # a bind is still under way; try again when it ends
                 return
             self.attempted.add(key)
-            uid = pod_uid(obj)
-            pod = parse(Pod, obj)
-            if pod is None:
-                self._unschedulable(key, obj, "pod could not be read", REASON_SCHEDULER_ERROR)
+            info = QueuedPodInfo.of(key, obj, time.monotonic(), ctx.queue.attempts(key))
+            if info is None:
+                self._report_unschedulable(key, obj, "pod could not be read", REASON_SCHEDULER_ERROR)
                 return
             unsupported = routing.unsupported_features(obj)
             if unsupported:
                 self._unschedulable(
-                    key,
-                    obj,
+                    info,
                     f"dra-capacity binder does not support pods with {', '.join(unsupported)}",
                     REASON_SCHEDULER_ERROR,
                 )
                 return
-            uncertain = uid in ctx.assume.uncertain
+            uncertain = ctx.assume.is_uncertain(info.uid)
         if uncertain:
             self._read_claims(key[0])  # a claim may exist that the informer has not shown yet
             with ctx.cond:
-                ctx.assume.uncertain.discard(uid)
+                ctx.assume.settle_uncertain(info.uid)
+        if self._clean_leftovers(info):
+            return
         with ctx.cond:
-            leftovers = self._leftovers(obj, pod, uid)
+            state = CycleState()
+            placer = self._find_node(info, state)
+            if placer is None:
+                return
+            state.timer = ctx.plugin_timer()
+            with state.timer.time(DYNAMIC_RESOURCES, RESERVE):
+                self.phases.reserve(info, state, placer)
+            placement = state.placement
+            if placement is not None and placement.volumes is not None and self.volumes is not None:
+                self.volumes.assume(placement.volumes)  # VolumeBinding's Reserve
+        ctx.hook("placed", obj)
+        self.pool.submit(self.binding.run, info, state)
+
+    def _clean_leftovers(self, info: QueuedPodInfo) -> bool:
+        """Leftover extended-resource claims the pod controls, before placing (upstream's DynamicResources
+        deletes them in its PostFilter): stale ones are deleted; True when a leftover is this binder's crash
+        recovery, completed instead of placing."""
+        with self.ctx.cond:
+            leftovers = self._leftovers(info)
         if leftovers.action is claims.LeftoverAction.RESUME:
             assert leftovers.keep is not None
             for stale in leftovers.delete:
                 self.phases.delete_claim(stale, "leftover")
-            self.binding.resume(key, obj, pod, leftovers.keep)
-            return
+            self.binding.resume(info, leftovers.keep)
+            return True
         if leftovers.action is claims.LeftoverAction.DELETE:
             for stale in leftovers.delete:
                 self.phases.delete_claim(stale, "leftover")
-        with ctx.cond:
-            placer = self.snapshot.placer()
-            if self.volumes is not None and uses_claims(pod):
-                placer.storage = self.volumes.storage()  # the informers' objects and the assumed ones
-            placement = placer.place(pod, [])
-            ctx.metrics.attempts.labels(placement.result).inc()
-            if placement.result is PlacementResult.GATED:
-                self._gated(key, obj, placement.reason)
-                return
-            if placement.result is not PlacementResult.BOUND or placement.node is None:
-                if placement.result is PlacementResult.UNSCHEDULABLE:
-                    detail = ctx.diagnoser.message(
-                        placement.reason, placer, self.snapshot.cluster(), pod, self.snapshot.version()
-                    )
-                    self._unschedulable(key, obj, placement.reason, REASON_UNSCHEDULABLE, detail)
-                else:
-                    self._unschedulable(key, obj, placement.reason, REASON_SCHEDULER_ERROR)
-                return
-            timer = ctx.plugin_timer()
-            with timer.time(DYNAMIC_RESOURCES, RESERVE):
-                reserved = self.phases.reserve(key, obj, placer, placement, timer)
-            if placement.volumes is not None and self.volumes is not None:
-                self.volumes.assume(placement.volumes)  # VolumeBinding's Reserve
-        ctx.hook("placed", obj)
-        self.pool.submit(self.binding.run, key, obj, placement, reserved)
+        return False
+
+    def _find_node(self, info: QueuedPodInfo, state: CycleState) -> Placer | None:
+        """Filter and Score on the snapshot (caller holds the lock): the placer, with `state.placement` bound
+        to a node; otherwise None, the pod reported gated or unschedulable. A PostFilter step (preemption)
+        goes before `_unschedulable` on the UNSCHEDULABLE branch, with `info`, `state` and `placer`."""
+        ctx = self.ctx
+        placer = self.snapshot.placer()
+        if self.volumes is not None and uses_claims(info.pod):
+            placer.storage = self.volumes.storage()  # the informers' objects and the assumed ones
+        placement = placer.place(info.pod, [])
+        state.placement = placement
+        ctx.metrics.attempts.labels(placement.result).inc()
+        if placement.result is PlacementResult.GATED:
+            self._gated(info, placement.reason)
+            return None
+        if placement.result is not PlacementResult.BOUND or placement.node is None:
+            if placement.result is PlacementResult.UNSCHEDULABLE:
+                detail = ctx.diagnoser.message(
+                    placement.reason, placer, self.snapshot.cluster(), info.pod, self.snapshot.version()
+                )
+                self._unschedulable(info, placement.reason, REASON_UNSCHEDULABLE, detail)
+            else:
+                self._unschedulable(info, placement.reason, REASON_SCHEDULER_ERROR)
+            return None
+        return placer
 
     def _read_claims(self, namespace: str) -> None:
         """A fresh list of the namespace's claims, assumed where newer than the informer's copies."""
@@ -130,37 +150,51 @@ class SchedulingCycle:
         with self.ctx.cond:
             for item in data.get("items") or []:
                 if isinstance(item, dict) and controller_pod_uid(item) is not None:
-                    self.ctx.assume.claim_written(item)
+                    self.ctx.assume.assume(item)
 
-    def _leftovers(self, obj: Obj, pod: Pod, uid: str) -> claims.Leftovers:
+    def _leftovers(self, info: QueuedPodInfo) -> claims.Leftovers:
         ctx = self.ctx
-        mine = ctx.assume.owned_claims(uid, ctx.informers.claims.get)
+        mine = ctx.assume.owned_claims(info.uid, ctx.informers.claims.get)
         if not mine:
             return claims.Leftovers(claims.LeftoverAction.NONE)
 
         def fits(node_name: str) -> bool:
             node_obj = ctx.informers.nodes.get(("", node_name))
             node = parse(Node, node_obj) if node_obj is not None else None
-            return node is not None and not static_reasons(pod, node)
+            return node is not None and not static_reasons(info.pod, node)
 
-        return claims.classify_leftovers(mine, uid, fits)
+        return claims.classify_leftovers(mine, info.uid, fits)
 
-    def _gated(self, key: Key, obj: Obj, message: str) -> None:
+    def _gated(self, info: QueuedPodInfo, message: str) -> None:
         """A pod with scheduling gates waits, as the SchedulingGates PreEnqueue plugin keeps it out of the
         active queue (pkg/scheduler/framework/plugins/schedulinggates/scheduling_gates.go): no Event, no
         condition write (the API server set PodScheduled=False/SchedulingGated at creation,
         pkg/registry/core/pod/strategy.go applySchedulingGatedCondition), no retry until its spec changes."""
-        self.ctx.queue.remove(key)
-        log_decision(pod=f"{key[0]}/{key[1]}", uid=pod_uid(obj), result="gated", message=message)
+        self.ctx.queue.remove(info.key)
+        log_decision(pod=info.name, uid=info.uid, result="gated", message=message)
 
     def _unschedulable(
-        self, key: Key, obj: Obj, message: str, reason: str, detail: str | None = None
+        self, info: QueuedPodInfo, message: str, reason: str, detail: str | None = None
+    ) -> None:
+        """The attempt found no node: record the plugins that rejected it on the attempt, and report."""
+        info.unschedulable_plugins = plugins_of(message)
+        self._report_unschedulable(info.key, info.obj, message, reason, detail, info.unschedulable_plugins)
+
+    def _report_unschedulable(
+        self,
+        key: Key,
+        obj: Obj,
+        message: str,
+        reason: str,
+        detail: str | None = None,
+        plugins: frozenset[str] | None = None,
     ) -> None:
         """FailedScheduling Event (`detail`: the summary and what exactly is unsatisfied, diagnosis.py) and
         PodScheduled=False with the summary alone; the pod waits for a relevant change."""
         ctx = self.ctx
         ctx.metrics.pods_unschedulable.labels(_reason_label(message)).inc()
-        ctx.queue.done_unschedulable(key, time.monotonic(), plugins_of(message))
+        plugins = plugins_of(message) if plugins is None else plugins
+        ctx.queue.done_unschedulable(key, time.monotonic(), plugins)
         log_decision(
             pod=f"{key[0]}/{key[1]}",
             uid=pod_uid(obj),

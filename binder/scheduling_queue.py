@@ -38,6 +38,7 @@ class _Entry:
     requeue: bool = False  # changed while in flight: try again when done
     change_seq: int = -1  # cluster change count when it was found unschedulable
     plugins: frozenset[str] = frozenset()  # the plugins that rejected it (while unschedulable)
+    attempts: int = 0  # times popped for an attempt (QueuedPodInfo.Attempts)
 
     @property
     def order(self) -> Order:
@@ -79,6 +80,11 @@ class SchedulingQueue:
     def state(self, key: Key) -> str | None:
         e = self._entries.get(key)
         return e.state if e else None
+
+    def attempts(self, key: Key) -> int:
+        """How many times the pod was popped for an attempt (0 when not queued)."""
+        e = self._entries.get(key)
+        return e.attempts if e else 0
 
     def counts(self) -> dict[str, int]:
         out = {"active": 0, "backoff": 0, "unschedulable": 0, "in-flight": 0}
@@ -159,6 +165,7 @@ class SchedulingQueue:
                 continue
             e.state = "in-flight"
             e.requeue = False
+            e.attempts += 1
             return key
         return None
 
