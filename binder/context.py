@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from allocator.scheduling.placement import Strategy
+from allocator.structured.devicetaints import rules_apply
 from binder.assume import AssumeCache
 from binder.diagnosis import DEFAULT_RATE, Diagnoser
 from binder.events import EventSink
@@ -25,7 +26,17 @@ from binder.scheduler_metrics import DEFAULT_SAMPLE_PERCENT, PluginTimer
 from binder.scheduling_queue import SchedulingQueue
 from binder.writes import Writer
 from kubeio.informer import Informer
-from kubeio.kube import DEVICE_CLASSES, NAMESPACES, NODES, PODS, RESOURCE_CLAIMS, RESOURCE_SLICES, Kube, Obj
+from kubeio.kube import (
+    DEVICE_CLASSES,
+    DEVICE_TAINT_RULES,
+    NAMESPACES,
+    NODES,
+    PODS,
+    RESOURCE_CLAIMS,
+    RESOURCE_SLICES,
+    Kube,
+    Obj,
+)
 from resourceapi.gates import FeatureGates
 
 log = logging.getLogger("dra_capacity.binder")
@@ -64,16 +75,22 @@ class BinderOptions:
 
 
 class Informers:
-    """The binder's six informers (one per kind), started and stopped together."""
+    """The binder's informers (one per kind), started and stopped together. DeviceTaintRules are watched only
+    when the gates apply them, as kube-scheduler's ResourceSlice tracker does (`taint_rules`)."""
 
-    def __init__(self, kube: Kube, watch_timeout: float) -> None:
+    def __init__(self, kube: Kube, watch_timeout: float, taint_rules: bool = False) -> None:
         self.pods = Informer(kube, PODS, watch_timeout=watch_timeout)
         self.nodes = Informer(kube, NODES, watch_timeout=watch_timeout)
         self.classes = Informer(kube, DEVICE_CLASSES, watch_timeout=watch_timeout)
         self.slices = Informer(kube, RESOURCE_SLICES, watch_timeout=watch_timeout)
         self.claims = Informer(kube, RESOURCE_CLAIMS, watch_timeout=watch_timeout)
         self.namespaces = Informer(kube, NAMESPACES, watch_timeout=watch_timeout)
+        self.taint_rules = (
+            Informer(kube, DEVICE_TAINT_RULES, watch_timeout=watch_timeout) if taint_rules else None
+        )
         self.all = [self.nodes, self.classes, self.slices, self.claims, self.namespaces, self.pods]
+        if self.taint_rules is not None:
+            self.all.insert(3, self.taint_rules)
 
     def synced(self) -> bool:
         return all(inf.synced.is_set() for inf in self.all)
@@ -97,7 +114,7 @@ class BinderContext:
         self.metrics = metrics
         self.is_leader = is_leader
         self.scheduler_name = options.scheduler_name
-        self.informers = Informers(kube, options.watch_timeout)
+        self.informers = Informers(kube, options.watch_timeout, rules_apply(gates))
         self.cond = threading.Condition(threading.RLock())
         self.queue = SchedulingQueue(options.initial_backoff, options.max_backoff)
         self.assume = AssumeCache()

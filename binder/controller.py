@@ -84,6 +84,8 @@ class Binder:
         self.nodes.handlers.append(self._on_node)
         self.classes.handlers.append(self._on_class)
         self.slices.handlers.append(self._on_slice)
+        if inf.taint_rules is not None:
+            inf.taint_rules.handlers.append(self._on_taint_rule)
         self.claims.handlers.append(self._on_claim)
         self.namespaces.handlers.append(lambda kind, old, new: self._invalidate_routing())
         # the capacity metrics (usage_metrics.py), fed by the same informers (None: --capacity-metrics=false)
@@ -213,6 +215,15 @@ class Binder:
             self.audit.invalidate()
             self.snapshot.invalidate()
             self._changed("device-class")
+
+    def _on_taint_rule(self, kind: str, old: Obj | None, new: Obj | None) -> None:
+        """A DeviceTaintRule changes the taints of every device it selects: a fresh snapshot (rules are rare,
+        as DeviceClass changes are); pods a lifted taint blocked are retried."""
+        if old is not None and new is not None and old.get("spec") == new.get("spec"):
+            return
+        with self.cond:
+            self.snapshot.invalidate()
+            self._changed("device-taint-rule")
 
     def _on_slice(self, kind: str, old: Obj | None, new: Obj | None) -> None:
         why = hints.slice_hint(old, new)

@@ -352,8 +352,8 @@ def test_other_kinds_are_skipped_with_a_note(tmp_path: Path, capsys: pytest.Capt
     assert code == 0 and json.loads(out)["pods"][0]["result"] == "bound"
     assert err == (
         f"{extra}: document 1: skipping ConfigMap 'x': simulate reads DeviceClass, ResourceSlice, "
-        "ResourceClaim, Node, Pod, Namespace, ResourceClaimTemplate, Deployment, ReplicaSet, StatefulSet, "
-        "Job\n"
+        "DeviceTaintRule, ResourceClaim, Node, Pod, Namespace, ResourceClaimTemplate, Deployment, "
+        "ReplicaSet, StatefulSet, Job\n"
     )
 
 

@@ -113,6 +113,7 @@ def test_binder_rbac_is_exactly_upstreams_binding_set() -> None:
         ("resource.k8s.io", "resourceclaims/binding", ()): {"update", "patch"},
         ("resource.k8s.io", "deviceclasses", ()): {"get", "list", "watch"},
         ("resource.k8s.io", "resourceslices", ()): {"get", "list", "watch"},
+        ("resource.k8s.io", "devicetaintrules", ()): {"get", "list", "watch"},
         ("", "events", ()): {"create", "patch"},
         ("events.k8s.io", "events", ()): {"create", "patch"},
     }
