@@ -64,6 +64,7 @@ class BinderOptions:
     route_whole_devices: bool = (
         False  # the audit counts whole-device classes too (--route-whole-device-classes)
     )
+    routing_all_namespaces: bool = False  # the audit's routing rule (--pod-routing-namespaces=all)
     initial_backoff: float = 1.0
     max_backoff: float = 10.0
     watch_timeout: float = 300.0

@@ -74,7 +74,7 @@ class Binder:
         self.binding = BindingCycle(ctx, self.snapshot, self.phases)
         self._pool = ThreadPoolExecutor(max(self.options.bind_workers, 1), thread_name_prefix="binder-bind")
         self.scheduling = SchedulingCycle(ctx, self.snapshot, self.phases, self.binding, self._pool)
-        self.audit = RoutingAudit(ctx)
+        self.audit = RoutingAudit(ctx, self.snapshot)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._relisting = False
@@ -239,6 +239,7 @@ class Binder:
             seen = self.ctx.assume.claim_event(old, new)
             if not seen.in_flight:
                 self.snapshot.claim_changed(key_of(obj))
+            self.audit.claim_event(old, new)
             self._changed(hints.claim_hint(old, new, seen.assumed, seen.in_flight))
 
     # --- the scheduling loop --------------------------------------------------------------------------------

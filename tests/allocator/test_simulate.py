@@ -103,7 +103,15 @@ def test_pod_entry_has_the_contract_shape(tmp_path: Path, capsys: pytest.Capture
     assert claim["metadata"]["generateName"] == "train-extended-resources-"
     assert claim["metadata"]["name"].startswith("train-extended-resources-")
     result = claim["status"]["allocation"]["devices"]["results"][0]
-    assert set(result) == {"request", "driver", "pool", "device", "shareID", "consumedCapacity"}
+    assert set(result) == {
+        "request",
+        "driver",
+        "pool",
+        "device",
+        "shareID",
+        "consumedCapacity",
+        "tolerations",
+    }
     assert result["consumedCapacity"] == {"shares": "1"}
     assert entry["extendedResourceClaimStatus"] == {
         "requestMappings": [
