@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from allocator.scheduling.placement import Strategy
+from allocator.structured.devicetaints import rules_apply
 from binder.assume import AssumeCache
 from binder.diagnosis import DEFAULT_RATE, Diagnoser
 from binder.events import EventSink
@@ -30,6 +31,7 @@ from kubeio.kube import (
     CSI_NODES,
     CSI_STORAGE_CAPACITIES,
     DEVICE_CLASSES,
+    DEVICE_TAINT_RULES,
     NAMESPACES,
     NODES,
     PERSISTENT_VOLUME_CLAIMS,
@@ -68,6 +70,7 @@ class BinderOptions:
     route_whole_devices: bool = (
         False  # the audit counts whole-device classes too (--route-whole-device-classes)
     )
+    routing_all_namespaces: bool = False  # the audit's routing rule (--pod-routing-namespaces=all)
     initial_backoff: float = 1.0
     max_backoff: float = 10.0
     watch_timeout: float = 300.0
@@ -82,9 +85,10 @@ class BinderOptions:
 class Informers:
     """The binder's informers (one per kind), started and stopped together: the scheduling kinds, and the
     storage kinds the volume plugins read (upstream's VolumeBinding, VolumeZone, NodeVolumeLimits and
-    VolumeRestrictions listers)."""
+    VolumeRestrictions listers). DeviceTaintRules are watched only when the gates apply them, as
+    kube-scheduler's ResourceSlice tracker does (`taint_rules`)."""
 
-    def __init__(self, kube: Kube, watch_timeout: float) -> None:
+    def __init__(self, kube: Kube, watch_timeout: float, taint_rules: bool = False) -> None:
         self.pods = Informer(kube, PODS, watch_timeout=watch_timeout)
         self.nodes = Informer(kube, NODES, watch_timeout=watch_timeout)
         self.classes = Informer(kube, DEVICE_CLASSES, watch_timeout=watch_timeout)
@@ -114,6 +118,11 @@ class Informers:
             *self.storage,
             self.pods,
         ]
+        self.taint_rules = (
+            Informer(kube, DEVICE_TAINT_RULES, watch_timeout=watch_timeout) if taint_rules else None
+        )
+        if self.taint_rules is not None:
+            self.all.insert(3, self.taint_rules)
 
     def synced(self) -> bool:
         return all(inf.synced.is_set() for inf in self.all)
@@ -137,7 +146,7 @@ class BinderContext:
         self.metrics = metrics
         self.is_leader = is_leader
         self.scheduler_name = options.scheduler_name
-        self.informers = Informers(kube, options.watch_timeout)
+        self.informers = Informers(kube, options.watch_timeout, rules_apply(gates))
         self.cond = threading.Condition(threading.RLock())
         self.queue = SchedulingQueue(options.initial_backoff, options.max_backoff)
         self.assume = AssumeCache()

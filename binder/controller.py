@@ -80,7 +80,7 @@ class Binder:
         self.scheduling = SchedulingCycle(
             ctx, self.snapshot, self.phases, self.binding, self._pool, self.volumes
         )
-        self.audit = RoutingAudit(ctx)
+        self.audit = RoutingAudit(ctx, self.snapshot)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._relisting = False
@@ -90,6 +90,8 @@ class Binder:
         self.nodes.handlers.append(self._on_node)
         self.classes.handlers.append(self._on_class)
         self.slices.handlers.append(self._on_slice)
+        if inf.taint_rules is not None:
+            inf.taint_rules.handlers.append(self._on_taint_rule)
         self.claims.handlers.append(self._on_claim)
         self.namespaces.handlers.append(lambda kind, old, new: self._invalidate_routing())
         for storage in inf.storage:  # a PVC bound, a PV made, a class or CSINode changed: retry waiting pods
@@ -225,6 +227,15 @@ class Binder:
             self.snapshot.invalidate()
             self._changed("device-class")
 
+    def _on_taint_rule(self, kind: str, old: Obj | None, new: Obj | None) -> None:
+        """A DeviceTaintRule changes the taints of every device it selects: a fresh snapshot (rules are rare,
+        as DeviceClass changes are); pods a lifted taint blocked are retried."""
+        if old is not None and new is not None and old.get("spec") == new.get("spec"):
+            return
+        with self.cond:
+            self.snapshot.invalidate()
+            self._changed("device-taint-rule")
+
     def _on_slice(self, kind: str, old: Obj | None, new: Obj | None) -> None:
         why = hints.slice_hint(old, new)
         if why is not None:
@@ -239,6 +250,7 @@ class Binder:
             seen = self.ctx.assume.claim_event(old, new)
             if not seen.in_flight:
                 self.snapshot.claim_changed(key_of(obj))
+            self.audit.claim_event(old, new)
             self._changed(hints.claim_hint(old, new, seen.assumed, seen.in_flight))
 
     # --- the scheduling loop --------------------------------------------------------------------------------

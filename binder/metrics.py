@@ -78,6 +78,18 @@ class BinderMetrics:
             "Pods that request a resource this binder serves but name another scheduler (not the default).",
             registry=r,
         )
+        self.not_opted_in = Counter(
+            "dra_capacity_binder_pods_not_opted_in",
+            "Pods that request a resource this binder serves from a namespace not opted in to routing.",
+            registry=r,
+        )
+        self.foreign_allocations = Gauge(
+            "dra_capacity_binder_foreign_allocations",
+            "Devices this binder serves that another scheduler allocated (1 per claim and device while it "
+            "lasts): one allocator per device did not hold.",
+            ["namespace", "pod", "claim", "device"],
+            registry=r,
+        )
         # kube-scheduler's own names, for the pods this binder places (binder/scheduler_metrics.py)
         self.unschedulable_pods = Gauge(
             "scheduler_unschedulable_pods",

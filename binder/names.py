@@ -24,6 +24,8 @@ REASON_SCHEDULED = "Scheduled"
 REASON_FAILED_SCHEDULING = "FailedScheduling"
 REASON_NOT_ROUTED = "NotRoutedToCapacityBinder"
 REASON_OTHER_SCHEDULER = "OtherSchedulerForCapacityResource"
+REASON_NOT_OPTED_IN = "NotOptedInToCapacityBinder"
+REASON_FOREIGN_ALLOCATION = "DeviceAllocatedByAnotherScheduler"
 EVENT_NORMAL = "Normal"
 EVENT_WARNING = "Warning"
 

@@ -6,9 +6,11 @@ Upstream: the scheduler cache's `UpdateSnapshot` and the DRA plugin's view of al
 cache's objects). A claim's allocation is released and counted again in the allocator core
 (`Placer.count_allocation`), a ResourceSlice goes to `Cluster.upsert_slice` / `delete_slice`, a pod that
 leaves, joins or is relabeled on a node to `Placer.pod_removed` / `pod_added`: each costs the nodes it
-touches, not the cluster. A Node or a DeviceClass change (rare without heartbeats: placement reads only a
-node's labels, spec and allocatable), a failed bind and crash recovery build the snapshot afresh. The caller
-holds the controller's lock.
+touches, not the cluster. Slices are read with the DeviceTaintRules' taints applied, as kube-scheduler's
+ResourceSlice tracker serves them (allocator/structured/devicetaints.py). A Node, DeviceClass or
+DeviceTaintRule change (rare without heartbeats: placement reads only a node's labels, spec and
+allocatable), a failed bind and crash recovery build the snapshot afresh. The caller holds the controller's
+lock.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Any
 
 from allocator.scheduling.placement import Placer
 from allocator.structured.cluster import Cluster
+from allocator.structured.devicetaints import ordered, patch_slice
 from binder.assume import InFlight
 from binder.context import BinderContext
 from binder.hints import Key, is_allocated, node_name
@@ -25,7 +28,13 @@ from binder.models import parse, parse_all
 from kubeio.informer import key_of
 from kubeio.kube import Obj
 from resourceapi.api.core_v1 import Node, Pod
-from resourceapi.api.resource_v1 import AllocationResult, DeviceClass, ResourceClaim, ResourceSlice
+from resourceapi.api.resource_v1 import (
+    AllocationResult,
+    DeviceClass,
+    DeviceTaintRule,
+    ResourceClaim,
+    ResourceSlice,
+)
 from resourceapi.extended import ExtendedResourceResolver
 
 
@@ -34,7 +43,8 @@ class Snapshot:
         self.ctx = ctx
         self._placer: Placer | None = None
         self._cluster: Cluster | None = None
-        self._slices: dict[str, ResourceSlice] = {}
+        self._slices: dict[str, ResourceSlice] = {}  # as patched by the rules
+        self._rules: list[DeviceTaintRule] = []  # the DeviceTaintRules of the built snapshot, by name
         # claim key -> (uid, allocation JSON, the result counted in the core)
         self._counted: dict[Key, tuple[str, Any, AllocationResult]] = {}
         self.rebuilds = 0  # snapshots built
@@ -140,6 +150,7 @@ class Snapshot:
             if model is None:
                 self.invalidate()
                 return
+            model = patch_slice(model, self._rules)
             if old is not None and old["metadata"]["name"] != model.metadata.name:
                 cluster.delete_slice(str(old["metadata"]["name"]))
             cluster.upsert_slice(model)
@@ -151,6 +162,7 @@ class Snapshot:
     def _build(self) -> Placer:
         built = self.fresh()
         self._cluster, self._slices, self._counted = built.cluster, built.slices, built.counted
+        self._rules = built.rules
         return built.placer
 
     def fresh(self) -> Built:
@@ -158,7 +170,8 @@ class Snapshot:
         equal; the tests compare them)."""
         ctx, inf, assume = self.ctx, self.ctx.informers, self.ctx.assume
         classes = parse_all(DeviceClass, inf.classes.items())
-        slices = parse_all(ResourceSlice, inf.slices.items())
+        rules = ordered(parse_all(DeviceTaintRule, inf.taint_rules.items())) if inf.taint_rules else []
+        slices = [patch_slice(s, rules) for s in parse_all(ResourceSlice, inf.slices.items())]
         nodes = parse_all(Node, inf.nodes.items())
         allocated: list[ResourceClaim] = []
         counted: dict[Key, tuple[str, Any, AllocationResult]] = {}
@@ -182,7 +195,7 @@ class Snapshot:
         cluster = Cluster(ctx.gates, classes, slices, allocated)
         resolver = ExtendedResourceResolver(classes, ctx.gates)
         placer = Placer(cluster, ctx.gates, resolver, nodes, slices, running, ctx.options.strategy)
-        return Built(placer, cluster, {s.metadata.name: s for s in slices}, counted)
+        return Built(placer, cluster, {s.metadata.name: s for s in slices}, counted, rules)
 
 
 @dataclass(frozen=True)
@@ -191,3 +204,4 @@ class Built:
     cluster: Cluster
     slices: dict[str, ResourceSlice]
     counted: dict[Key, tuple[str, Any, AllocationResult]]
+    rules: list[DeviceTaintRule]

@@ -18,6 +18,7 @@ from dra_capacity.cliopts import (
     STRATEGY_CHOICES,
     STRATEGY_HELP,
     add_feature_gates_flag,
+    add_routing_namespaces_flag,
     add_whole_device_flag,
 )
 from dra_capacity.serve_cmd import parse_listen
@@ -76,6 +77,7 @@ def add_commands(sub: Any) -> None:
     )
     add_feature_gates_flag(parser)
     add_whole_device_flag(parser, "the routing audit")
+    add_routing_namespaces_flag(parser)
     parser.add_argument("--strategy", choices=STRATEGY_CHOICES, default="binpack", help=STRATEGY_HELP)
     parser.add_argument(
         "--leader-elect",
@@ -220,6 +222,7 @@ def _wire(
         instance=instance,
         audit_routing=not args.once,
         route_whole_devices=args.route_whole_device_classes,
+        routing_all_namespaces=args.pod_routing_namespaces == "all",
         extra={"capacity_metrics": args.capacity_metrics, "per_device_metrics": args.per_device_metrics},
     )
     binder = Binder(kube, gates, options=options, metrics=metrics, is_leader=manager.is_leader)

@@ -317,6 +317,21 @@ STRATEGY_HELP = (
 )
 
 
+ROUTING_NAMESPACE_CHOICES: tuple[str, ...] = ("all", "labelled")  # resourceapi.routing.NAMESPACE_MODES
+
+
+def add_routing_namespaces_flag(parser: argparse.ArgumentParser) -> None:
+    """`--pod-routing-namespaces`, shared by `serve` (routing) and `bind` (its routing audit)."""
+    parser.add_argument(
+        "--pod-routing-namespaces",
+        choices=ROUTING_NAMESPACE_CHOICES,
+        default="all",
+        help="which namespaces route their pods to the binder: all (default) but those labelled "
+        "dra-capacity.io/pod-routing=disabled, or only those labelled =enabled (a pod label overrides its "
+        "namespace's); give serve and bind the same setting",
+    )
+
+
 def add_whole_device_flag(parser: argparse.ArgumentParser, who: str) -> None:
     """`--route-whole-device-classes`, shared by `serve` (routing) and `bind` (its routing audit)."""
     what = {

@@ -11,7 +11,7 @@ import argparse
 import logging
 from collections.abc import Callable
 
-from dra_capacity.cliopts import add_whole_device_flag
+from dra_capacity.cliopts import add_routing_namespaces_flag, add_whole_device_flag
 from kubeio.config import ClusterConfigError, in_cluster
 from kubeio.factory import shared_factory
 from webhook.podrouting.pod_routing import DEFAULT_SCHEDULER_NAME, PodRouter, PodRoutingMetrics
@@ -29,6 +29,7 @@ def add_routing_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"schedulerName /mutate-pods gives routed pods (default {DEFAULT_SCHEDULER_NAME})",
     )
     add_whole_device_flag(parser, "/mutate-pods")
+    add_routing_namespaces_flag(parser)
 
 
 def start_pod_router(
@@ -38,6 +39,7 @@ def start_pod_router(
     kubeconfig = getattr(args, "kubeconfig", None)
     scheduler_name = getattr(args, "scheduler_name", DEFAULT_SCHEDULER_NAME)
     whole = bool(getattr(args, "route_whole_device_classes", False))
+    every = getattr(args, "pod_routing_namespaces", "all") == "all"
     routing_metrics = PodRoutingMetrics(metrics.registry)
     if not kubeconfig and not in_cluster():
         logs.log_event(
@@ -46,14 +48,14 @@ def start_pod_router(
             "pod routing: no cluster configured (--kubeconfig or in-cluster); "
             "/mutate-pods admits pods unchanged",
         )
-        return PodRouter(RoutingCache(whole), scheduler_name, routing_metrics), lambda: None
+        return PodRouter(RoutingCache(whole, every), scheduler_name, routing_metrics), lambda: None
     try:
         informers = shared_factory(kubeconfig)
     except ClusterConfigError as exc:
         logs.log_event(
             logger, logging.WARNING, "pod routing: cannot load cluster configuration", error=str(exc)
         )
-        return PodRouter(RoutingCache(whole), scheduler_name, routing_metrics), lambda: None
-    cache = ClusterRoutingCache(informers, whole)
+        return PodRouter(RoutingCache(whole, every), scheduler_name, routing_metrics), lambda: None
+    cache = ClusterRoutingCache(informers, whole, every)
     cache.start()
     return PodRouter(cache, scheduler_name, routing_metrics), cache.stop

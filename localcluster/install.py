@@ -1,13 +1,13 @@
 """Install the product on a running local cluster as the chart defines it, with its processes on the host.
 
 The chart is rendered by the real `helm template` with its default values. Its RBAC (ServiceAccounts,
-ClusterRoles, Roles and their bindings) and its webhook configurations are applied as rendered, except that
-each webhook's `clientConfig` points, through a Service of the chart's own name, into the cluster's network
-namespace (`Cluster.webhook_client_config`), with the caBundle of a serving certificate made here. Then the
-product runs as the chart's own identities (ServiceAccount-token kubeconfigs, so a missing RBAC rule is a real
-403): `dra-capacity serve` (the DeviceClass webhook and `/mutate-pods` routing) inside the namespace, and
-`dra-capacity bind` on the host. The chart's Deployments, Services and hooks are not applied: the processes
-stand in for the pods.
+ClusterRoles, Roles and their bindings), its DeviceTaintRules and its webhook configurations are applied as
+rendered, except that each webhook's `clientConfig` points, through a Service of the chart's own name, into
+the cluster's network namespace (`Cluster.webhook_client_config`), with the caBundle of a serving certificate
+made here. Then the product runs as the chart's own identities (ServiceAccount-token kubeconfigs, so a missing
+RBAC rule is a real 403): `dra-capacity serve` (the DeviceClass webhook and `/mutate-pods` routing) inside the
+namespace, and `dra-capacity bind` on the host. The chart's Deployments, Services and hooks are not applied:
+the processes stand in for the pods.
 
     installed = install_product(cluster, workdir)   # ready: both processes answer /readyz
     ...
@@ -175,6 +175,8 @@ def install_product(
     objects = [o for o in render_chart(release, namespace) if not _is_hook(o)]
     cluster.request("POST", "/api/v1/namespaces", {"metadata": {"name": namespace}})
     _apply(cluster, [o for o in objects if o["kind"] in RBAC_KINDS])
+    # one allocator per device: the chart's NoSchedule DeviceTaintRules on the devices the binder serves
+    _apply(cluster, [o for o in objects if o["kind"] == "DeviceTaintRule"])
     accounts = {
         (o["metadata"].get("labels") or {}).get("app.kubernetes.io/component"): o["metadata"]["name"]
         for o in objects

@@ -522,3 +522,42 @@ class GpuSlices:
 gpu_slice = (
     GpuSlices()
 )  # the sandbox's NVIDIA-shaped slices (localcluster/nodes.py, kube_scheduler_side_by_side)
+
+
+class TaintRuleBuilder:
+    """A DeviceTaintRule: one taint (`NoSchedule` unless told) on the devices its selector matches."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+        self._selector: dict[str, str] | None = {}
+        self._taint: dict[str, Any] = {"key": "example.com/unhealthy", "effect": "NoSchedule"}
+
+    def select(
+        self, *, driver: str | None = None, pool: str | None = None, device: str | None = None
+    ) -> TaintRuleBuilder:
+        given = {"driver": driver, "pool": pool, "device": device}
+        self._selector = {k: v for k, v in given.items() if v is not None}
+        return self
+
+    def no_selector(self) -> TaintRuleBuilder:
+        self._selector = None
+        return self
+
+    def taint(self, key: str, effect: str = "NoSchedule", value: str | None = None) -> TaintRuleBuilder:
+        self._taint = {"key": key, "effect": effect, **({"value": value} if value is not None else {})}
+        return self
+
+    def obj(self) -> dict[str, Any]:
+        spec: dict[str, Any] = {"taint": dict(self._taint)}
+        if self._selector is not None:
+            spec["deviceSelector"] = dict(self._selector)
+        return {
+            "apiVersion": API_RESOURCE,
+            "kind": "DeviceTaintRule",
+            "metadata": {"name": self._name},
+            "spec": spec,
+        }
+
+
+def make_taint_rule(name: str) -> TaintRuleBuilder:
+    return TaintRuleBuilder(name)

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 DRA_ADMIN_ACCESS = "DRAAdminAccess"
 DRA_PRIORITIZED_LIST = "DRAPrioritizedList"
 DRA_DEVICE_TAINTS = "DRADeviceTaints"
+DRA_DEVICE_TAINT_RULES = "DRADeviceTaintRules"
 DRA_PARTITIONABLE_DEVICES = "DRAPartitionableDevices"
 DRA_CONSUMABLE_CAPACITY = "DRAConsumableCapacity"
 DRA_EXTENDED_RESOURCE = "DRAExtendedResource"
@@ -26,6 +27,7 @@ DRA_RESOURCE_CLAIM_DEVICE_STATUS = "DRAResourceClaimDeviceStatus"
 KNOWN_GATES: tuple[str, ...] = (
     DRA_ADMIN_ACCESS,
     DRA_CONSUMABLE_CAPACITY,
+    DRA_DEVICE_TAINT_RULES,
     DRA_DEVICE_TAINTS,
     DRA_EXTENDED_RESOURCE,
     DRA_EXTENDED_RESOURCE_CAPACITY,
@@ -39,7 +41,8 @@ KNOWN_GATES: tuple[str, ...] = (
 # DRAExtendedResourceCapacity (KEP-6406) is in no release yet. DRAFractionalCapacityRange in 1.37 defaults to
 # false at the default compatibility version (its `true` entry needs MinCompatibilityVersion 1.37). 1.36 is
 # confirmed from v1.36.3's table; 1.38 from v1.38.0-beta.0's table (DRAConsumableCapacity and
-# DRAFractionalCapacityRange GA and on, not locked; DynamicResourceAllocation removed). What a release
+# DRAFractionalCapacityRange GA and on, not locked; DynamicResourceAllocation removed). DRADeviceTaintRules
+# (1.35 alpha, 1.36 beta off, 1.37 GA on) needs DRADeviceTaints. What a release
 # locks is in resourceapi/releases.py.
 RELEASE_DEFAULTS: dict[str, dict[str, bool]] = {
     "1.34": {
@@ -54,6 +57,7 @@ RELEASE_DEFAULTS: dict[str, dict[str, bool]] = {
         DRA_ADMIN_ACCESS: True,
         DRA_PRIORITIZED_LIST: True,
         DRA_DEVICE_TAINTS: False,
+        DRA_DEVICE_TAINT_RULES: False,
         DRA_PARTITIONABLE_DEVICES: False,
         DRA_CONSUMABLE_CAPACITY: False,
         DRA_EXTENDED_RESOURCE: False,
@@ -62,6 +66,7 @@ RELEASE_DEFAULTS: dict[str, dict[str, bool]] = {
         DRA_ADMIN_ACCESS: True,
         DRA_PRIORITIZED_LIST: True,
         DRA_DEVICE_TAINTS: True,
+        DRA_DEVICE_TAINT_RULES: False,
         DRA_PARTITIONABLE_DEVICES: True,
         DRA_CONSUMABLE_CAPACITY: True,
         DRA_EXTENDED_RESOURCE: True,
@@ -71,6 +76,7 @@ RELEASE_DEFAULTS: dict[str, dict[str, bool]] = {
         DRA_ADMIN_ACCESS: True,
         DRA_PRIORITIZED_LIST: True,
         DRA_DEVICE_TAINTS: True,
+        DRA_DEVICE_TAINT_RULES: True,
         DRA_PARTITIONABLE_DEVICES: True,
         DRA_CONSUMABLE_CAPACITY: True,
         DRA_EXTENDED_RESOURCE: True,
@@ -81,6 +87,7 @@ RELEASE_DEFAULTS: dict[str, dict[str, bool]] = {
         DRA_ADMIN_ACCESS: True,
         DRA_PRIORITIZED_LIST: True,
         DRA_DEVICE_TAINTS: True,
+        DRA_DEVICE_TAINT_RULES: True,
         DRA_PARTITIONABLE_DEVICES: True,
         DRA_CONSUMABLE_CAPACITY: True,
         DRA_EXTENDED_RESOURCE: True,

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from resourceapi.gates import (
     DEFAULT_RELEASE,
     DRA_ADMIN_ACCESS,
+    DRA_DEVICE_TAINT_RULES,
     DRA_DEVICE_TAINTS,
     DRA_EXTENDED_RESOURCE,
     DRA_PARTITIONABLE_DEVICES,
@@ -126,6 +127,7 @@ RELEASES: dict[str, Release] = {
                     DRA_PRIORITIZED_LIST,
                     DRA_EXTENDED_RESOURCE,
                     DRA_DEVICE_TAINTS,
+                    DRA_DEVICE_TAINT_RULES,
                     DRA_PARTITIONABLE_DEVICES,
                 }
             ),

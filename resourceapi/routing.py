@@ -31,6 +31,16 @@ from resourceapi.scheduling_fields import UNSUPPORTED_SPEC_FIELDS, UNSUPPORTED_V
 ROUTING_LABEL = "dra-capacity.io/pod-routing"
 ROUTING_ENABLED = "enabled"
 ROUTING_DISABLED = "disabled"
+# Which namespaces route (`--pod-routing-namespaces`, the chart's webhook.podRouting.namespaces): `all` but
+# those labelled `disabled` (the product default), or only those labelled `enabled`.
+NAMESPACES_ALL = "all"
+NAMESPACES_LABELLED = "labelled"
+NAMESPACE_MODES = (NAMESPACES_ALL, NAMESPACES_LABELLED)
+# One allocator per device: the chart's DeviceTaintRules taint the devices the binder serves with this
+# NoSchedule taint, and only the claims the binder writes tolerate it (allocator/scheduling/synthesis.py), so
+# kube-scheduler allocates none of them, even for a pod admitted while /mutate-pods was down (KEP-5055).
+SERVED_TAINT_KEY = "dra-capacity.io/binder-served"
+SERVED_TAINT_EFFECT = "NoSchedule"
 DEFAULT_SCHEDULER = "default-scheduler"
 _GATES = FeatureGates.parse(
     f"{DRA_EXTENDED_RESOURCE}=true"
@@ -195,8 +205,11 @@ def unsupported_features(pod: Mapping[str, Any]) -> tuple[str, ...]:
     return tuple(out)
 
 
-def opted_in(pod: Mapping[str, Any], namespace_labels: Mapping[str, str] | None) -> bool:
-    """Object label `enabled` opts in, `disabled` opts out; otherwise the namespace label decides."""
+def opted_in(
+    pod: Mapping[str, Any], namespace_labels: Mapping[str, str] | None, all_namespaces: bool = False
+) -> bool:
+    """Object label `enabled` opts in, `disabled` opts out; otherwise the namespace label decides: with
+    `all_namespaces` every namespace not labelled `disabled`, else only those labelled `enabled`."""
     meta = pod.get("metadata")
     labels = meta.get("labels") if isinstance(meta, dict) else None
     value = labels.get(ROUTING_LABEL) if isinstance(labels, dict) else None
@@ -204,7 +217,10 @@ def opted_in(pod: Mapping[str, Any], namespace_labels: Mapping[str, str] | None)
         return True
     if value == ROUTING_DISABLED:
         return False
-    return (namespace_labels or {}).get(ROUTING_LABEL) == ROUTING_ENABLED
+    namespace_value = (namespace_labels or {}).get(ROUTING_LABEL)
+    if all_namespaces:
+        return namespace_value != ROUTING_DISABLED
+    return namespace_value == ROUTING_ENABLED
 
 
 def decide(
@@ -212,9 +228,11 @@ def decide(
     names: frozenset[str],
     namespace_labels: Mapping[str, str] | None,
     scheduler_name: str,
+    all_namespaces: bool = False,
 ) -> Decision:
-    """The routing decision for a pod as created (before any scheduler saw it)."""
-    if not opted_in(pod, namespace_labels):
+    """The routing decision for a pod as created (before any scheduler saw it); `all_namespaces`: see
+    `opted_in`."""
+    if not opted_in(pod, namespace_labels, all_namespaces):
         return Decision(Verdict.NOT_OPTED_IN)
     resources = requested_resources(pod, names)
     if not resources:

@@ -4,7 +4,9 @@ Upstream's `createRequestsAndMappings`: request `container-<i>-request-<j>` per 
 containers and sidecars) and resource; init containers reuse long-lived requests at the same or later index,
 and only the largest remaining init request is emitted; requests sorted by name. KEP-6406: the class's
 capacity is deep-copied onto every synthesized request; with DRAExtendedResourceCapacity off such a class is
-unsatisfiable (never downgraded to a whole device).
+unsatisfiable (never downgraded to a whole device). Each request tolerates the binder's own device taint
+(resourceapi.routing.SERVED_TAINT_KEY): the one divergence from upstream's claim, which tolerates nothing, so
+that kube-scheduler never allocates the devices the binder serves (docs/divergences.md).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from resourceapi.api.resource_v1 import (
     CapacityRequirements,
     DeviceClaim,
     DeviceRequest,
+    DeviceToleration,
     ExactDeviceRequest,
     ResourceClaim,
     ResourceClaimSpec,
@@ -34,11 +37,14 @@ from resourceapi.api.resource_v1 import (
 from resourceapi.extended import ExtendedResourceResolver, is_dra_extended_resource_name
 from resourceapi.gates import DRA_EXTENDED_RESOURCE_CAPACITY, FeatureGates
 from resourceapi.machinery.quantity import Quantity
+from resourceapi.routing import SERVED_TAINT_EFFECT, SERVED_TAINT_KEY
 
 IN_MEMORY_CLAIM_NAME = "<extended-resources>"
 """Upstream's name of the not-yet-created claim: deliberately invalid, replaced by a generated name."""
 
 REASON_CANNOT_FIT = "cannot fit resource"
+SERVED_TOLERATIONS = (DeviceToleration(key=SERVED_TAINT_KEY, operator="Exists", effect=SERVED_TAINT_EFFECT),)
+"""What every synthesized request tolerates: the taint on the devices the binder serves, and nothing else."""
 
 
 @dataclass
@@ -127,6 +133,7 @@ def synthesize_for_resources(
             device_class_name=resolved.name,
             allocation_mode=ALLOCATION_MODE_EXACT_COUNT,
             capacity=resolved.capacity,
+            tolerations=list(SERVED_TOLERATIONS),
         )
         long_requests: list[DeviceRequest | None] = [None] * len(containers)
         long_mappings: list[ContainerExtendedResourceRequest] = []

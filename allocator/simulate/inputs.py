@@ -19,14 +19,21 @@ from allocator.simulate.fieldpaths import error_message, field_path
 from allocator.simulate.objectchecks import pod_problem, v1beta1_slice_problem
 from allocator.simulate.templates import claim_from_template
 from allocator.simulate.workload_pods import expand
+from allocator.structured.devicetaints import patch_slices
 from resourceapi.api.core_v1 import Namespace, Node, Pod, PodResourceClaim
 from resourceapi.api.policy_v1 import PodDisruptionBudget
-from resourceapi.api.resource_v1 import DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice
+from resourceapi.api.resource_v1 import (
+    DeviceClass,
+    DeviceTaintRule,
+    ResourceClaim,
+    ResourceClaimTemplate,
+    ResourceSlice,
+)
 from resourceapi.api.storage_v1 import NAMESPACED_STORAGE_KINDS, STORAGE_KINDS, StorageObject
 from resourceapi.api.workloads_v1 import Deployment, Job, ReplicaSet, StatefulSet, Workload
 from resourceapi.extended import CapacityCarrierError, class_capacity_requests, is_dra_extended_resource_name
 from resourceapi.gates import FeatureGates
-from resourceapi.machinery.field import FieldError
+from resourceapi.machinery.field import FieldError, Path
 from resourceapi.manifests.apischema import check_fields, known_kind
 from resourceapi.manifests.documents import Document
 from resourceapi.manifests.interning import json_key
@@ -37,6 +44,7 @@ from resourceapi.validation.claim import (
     validate_resource_claim_template,
 )
 from resourceapi.validation.claim_status import validate_status_update
+from resourceapi.validation.device_fields import taint_declarative, taint_errors
 from resourceapi.validation.objects import VALIDATORS, Validator, validate_create
 
 RESOURCE_API = "resource.k8s.io/v1"
@@ -48,6 +56,7 @@ CLAIM_VALIDATORS: dict[str, Validator] = {
 KINDS: dict[str, tuple[str, type[BaseModel]]] = {
     "DeviceClass": (RESOURCE_API, DeviceClass),
     "ResourceSlice": (RESOURCE_API, ResourceSlice),
+    "DeviceTaintRule": (RESOURCE_API, DeviceTaintRule),
     "ResourceClaim": (RESOURCE_API, ResourceClaim),
     "Node": ("v1", Node),
     "Pod": ("v1", Pod),
@@ -89,6 +98,7 @@ class Inputs:
 
     classes: list[DeviceClass] = field(default_factory=list)
     slices: list[ResourceSlice] = field(default_factory=list)
+    taint_rules: list[DeviceTaintRule] = field(default_factory=list)
     claims: list[ResourceClaim] = field(default_factory=list)
     nodes: list[Node] = field(default_factory=list)
     pods: list[Pod] = field(default_factory=list)
@@ -103,6 +113,11 @@ class Inputs:
     claims_by_key: dict[tuple[str, str], ResourceClaim] = field(default_factory=dict)  # (namespace, name)
     notes: list[str] = field(default_factory=list)  # for stderr: skipped objects, warnings
     storage: list[dict[str, Any]] = field(default_factory=list)  # PVCs, PVs, StorageClasses, CSINodes, ...
+
+    def tainted_slices(self, gates: FeatureGates) -> list[ResourceSlice]:
+        """The slices as the scheduler allocates from them: with the DeviceTaintRules' taints when the gates
+        apply them (allocator/structured/devicetaints.py)."""
+        return patch_slices(self.slices, self.taint_rules, gates)
 
     def pending_pods(self) -> list[Pod]:
         """Pods to place: no node yet, and not being deleted (the scheduler skips those, too)."""
@@ -232,6 +247,8 @@ def load_inputs(
             inputs.pdbs.append(obj)
         elif kind in STORAGE_KINDS:
             inputs.storage.append(_defaulted_storage(kind, doc.obj))
+        elif kind == "DeviceTaintRule":
+            inputs.taint_rules.append(obj)
         else:  # Deployment, ReplicaSet, StatefulSet, Job
             inputs.workloads.append(obj)
     rng = random.Random(seed)
@@ -362,6 +379,8 @@ def object_problem(
     kind = type(obj).__name__
     if kind in VALIDATORS:
         return ported_problem(kind, raw)
+    if isinstance(obj, DeviceTaintRule):
+        return taint_rule_problem(raw)
     if isinstance(obj, Pod):
         if valid_specs is not None and id(obj.spec) in valid_specs:
             return None
@@ -370,6 +389,18 @@ def object_problem(
             valid_specs.add(id(obj.spec))
         return problem
     return None
+
+
+def taint_rule_problem(raw: dict[str, Any]) -> tuple[str, str] | None:
+    """A DeviceTaintRule's taint as the API server judges a device taint (`validateDeviceTaint`: the key, the
+    value, then the effect's declarative rules)."""
+    spec = raw.get("spec") if isinstance(raw.get("spec"), dict) else {}
+    assert isinstance(spec, dict)
+    taint = spec.get("taint") if isinstance(spec.get("taint"), dict) else {}
+    assert isinstance(taint, dict)
+    path = Path("spec").child("taint")
+    errors = taint_errors(taint, path) + taint_declarative(taint, path)
+    return (errors[0].field, errors[0].body()) if errors else None
 
 
 def ported_problem(

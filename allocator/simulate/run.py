@@ -212,7 +212,8 @@ def run_claims(
     node = next((n for n in inputs.nodes if n.name == node_name), None)
     notes = () if node is not None else _unnamed_node_notes(inputs, node_name)
     info = NodeInfo(node_name, dict(node.labels) if node else {})
-    cluster = Cluster(gates, inputs.classes, inputs.slices, inputs.allocated_claims())
+    slices = inputs.tainted_slices(gates)
+    cluster = Cluster(gates, inputs.classes, slices, inputs.allocated_claims())
     claims = [c.model_copy(deep=True) for c in inputs.unallocated_claims()]
     for c in claims:
         c.metadata.namespace = c.metadata.namespace or "default"
@@ -291,7 +292,8 @@ def run_pods(
     nodes = [n for n in inputs.nodes if node_name is None or n.name == node_name]
     if node_name is not None and not nodes:
         raise UsageError(f"--node {node_name}: pod mode needs a Node of that name in the input")
-    cluster = Cluster(gates, inputs.classes, inputs.slices, inputs.allocated_claims())
+    slices = inputs.tainted_slices(gates)
+    cluster = Cluster(gates, inputs.classes, slices, inputs.allocated_claims())
     resolver = ExtendedResourceResolver(inputs.classes, gates)
     running = [p for p in inputs.pods if p.spec.node_name]
     namespaces = {ns.metadata.name: ns.metadata.labels or {} for ns in inputs.namespaces}
@@ -301,7 +303,7 @@ def run_pods(
         gates,
         resolver,
         nodes,
-        inputs.slices,
+        slices,
         running,
         strategy,
         index=index,

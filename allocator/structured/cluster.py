@@ -513,6 +513,10 @@ class Cluster:
             self._devices = index
         return self._devices.get(device)
 
+    def device_record(self, device: DeviceID) -> DeviceRecord | None:
+        """The current record of a device (None when no slice publishes it)."""
+        return self._device(device)
+
     def device_capacity(self, device: DeviceID) -> Mapping[str, tuple[Quantity, Quantity]]:
         """Capacity name (device's spelling) -> (consumed by committed shares, total value)."""
         record = self._device(device)

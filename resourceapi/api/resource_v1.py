@@ -160,6 +160,26 @@ class ResourceSlice(ApiModel):
     spec: ResourceSliceSpec = Field(default_factory=ResourceSliceSpec)
 
 
+class DeviceTaintSelector(ApiModel):
+    """Which devices a DeviceTaintRule taints: all set fields must match; the empty selector matches all."""
+
+    driver: str | None = None
+    pool: str | None = None
+    device: str | None = None
+
+
+class DeviceTaintRuleSpec(ApiModel):
+    device_selector: DeviceTaintSelector | None = None  # unset: no device
+    taint: DeviceTaint = Field(default_factory=DeviceTaint)
+
+
+class DeviceTaintRule(ApiModel):
+    api_version: str = "resource.k8s.io/v1"
+    kind: str = "DeviceTaintRule"
+    metadata: ObjectMeta = Field(default_factory=ObjectMeta)
+    spec: DeviceTaintRuleSpec = Field(default_factory=DeviceTaintRuleSpec)
+
+
 # --- ResourceClaim ------------------------------------------------------------------------------------------
 
 

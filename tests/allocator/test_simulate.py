@@ -91,7 +91,15 @@ def test_pod_entry_has_the_contract_shape(tmp_path: Path, capsys: pytest.Capture
     assert claim["metadata"]["generateName"] == "train-extended-resources-"
     assert claim["metadata"]["name"].startswith("train-extended-resources-")
     result = claim["status"]["allocation"]["devices"]["results"][0]
-    assert set(result) == {"request", "driver", "pool", "device", "shareID", "consumedCapacity"}
+    assert set(result) == {
+        "request",
+        "driver",
+        "pool",
+        "device",
+        "shareID",
+        "consumedCapacity",
+        "tolerations",
+    }
     assert result["consumedCapacity"] == {"shares": "1"}
     assert entry["extendedResourceClaimStatus"] == {
         "requestMappings": [
@@ -340,9 +348,9 @@ def test_other_kinds_are_skipped_with_a_note(tmp_path: Path, capsys: pytest.Capt
     assert code == 0 and json.loads(out)["pods"][0]["result"] == "bound"
     assert err == (
         f"{extra}: document 1: skipping ConfigMap 'x': simulate reads DeviceClass, ResourceSlice, "
-        "ResourceClaim, Node, Pod, Namespace, ResourceClaimTemplate, Deployment, ReplicaSet, StatefulSet, "
-        "Job, PodDisruptionBudget, PersistentVolumeClaim, PersistentVolume, StorageClass, CSINode, "
-        "CSIDriver, CSIStorageCapacity\n"
+        "DeviceTaintRule, ResourceClaim, Node, Pod, Namespace, ResourceClaimTemplate, Deployment, "
+        "ReplicaSet, StatefulSet, Job, PodDisruptionBudget, PersistentVolumeClaim, PersistentVolume, "
+        "StorageClass, CSINode, CSIDriver, CSIStorageCapacity\n"
     )
 
 

@@ -16,6 +16,7 @@ from resourceapi.api.core_v1 import Node, Pod
 from resourceapi.api.resource_v1 import DeviceClass, ResourceSlice
 from resourceapi.extended import ExtendedResourceResolver
 from resourceapi.gates import FeatureGates
+from resourceapi.routing import SERVED_TAINT_KEY
 
 UID = "0a1b2c3d-0000-4000-8000-000000000000"
 
@@ -56,6 +57,8 @@ def test_claim_is_created_with_generate_name_owner_annotation_and_finalizer() ->
             "deviceClassName": CLASS,
             "allocationMode": "ExactCount",
             "count": 1,
+            # the one divergence: the binder's claims tolerate its own device taint (one allocator per device)
+            "tolerations": [{"key": SERVED_TAINT_KEY, "operator": "Exists", "effect": "NoSchedule"}],
             "capacity": {"requests": {"shares": "1"}},
         },
     }

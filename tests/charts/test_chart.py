@@ -21,6 +21,8 @@ from support.chart_render import (
     template,
 )
 
+from resourceapi import routing
+
 WEBHOOK = "rel-dra-capacity-webhook"
 BINDER = "rel-dra-capacity-binder"
 ROUTING = "rel-dra-capacity-pod-routing"
@@ -121,6 +123,7 @@ def test_binder_rbac_is_exactly_upstreams_binding_set() -> None:
         ("storage.k8s.io", "csinodes", ()): {"get", "list", "watch"},
         ("storage.k8s.io", "csidrivers", ()): {"get", "list", "watch"},
         ("storage.k8s.io", "csistoragecapacities", ()): {"get", "list", "watch"},
+        ("resource.k8s.io", "devicetaintrules", ()): {"get", "list", "watch"},
         ("", "events", ()): {"create", "patch"},
         ("events.k8s.io", "events", ()): {"create", "patch"},
     }
@@ -323,12 +326,15 @@ def _matches(selector: dict[str, Any], labels: dict[str, str]) -> bool:
 
 
 @pytest.mark.parametrize("ns_name", ["team-a", "kube-system", NAMESPACE, "monitoring"])
-@pytest.mark.parametrize("ns_label", [None, "enabled"])
+@pytest.mark.parametrize("ns_label", [None, "enabled", "disabled"])
 @pytest.mark.parametrize("pod_label", [None, "enabled", "disabled"])
+@pytest.mark.parametrize("mode", ["all", "labelled"])
 def test_pod_routing_is_opt_in_by_namespace_or_pod_label_and_never_in_system_namespaces(
-    ns_name: str, ns_label: str | None, pod_label: str | None
+    ns_name: str, ns_label: str | None, pod_label: str | None, mode: str
 ) -> None:
-    objs = objects(values=CHART / "ci" / "existing-secret-values.yaml")  # excludes `monitoring` too
+    """The API server calls /mutate-pods exactly where resourceapi.routing.opted_in says a pod routes."""
+    values = CHART / "ci" / "existing-secret-values.yaml"  # excludes `monitoring` too
+    objs = objects(f"webhook.podRouting.namespaces={mode}", values=values)
     hooks = one(objs, "MutatingWebhookConfiguration", ROUTING)["webhooks"]
     ns_labels = {"kubernetes.io/metadata.name": ns_name} | (
         {"dra-capacity.io/pod-routing": ns_label} if ns_label else {}
@@ -339,7 +345,8 @@ def test_pod_routing_is_opt_in_by_namespace_or_pod_label_and_never_in_system_nam
         for h in hooks
         if _matches(h["namespaceSelector"], ns_labels) and _matches(h["objectSelector"], pod_labels)
     ]
-    opted_in = pod_label == "enabled" or (ns_label == "enabled" and pod_label != "disabled")
+    pod = {"metadata": {"labels": pod_labels}}
+    opted_in = routing.opted_in(pod, ns_labels, all_namespaces=mode == "all")
     excluded = ns_name in ("kube-system", NAMESPACE, "monitoring")
     assert len(called) == (1 if opted_in and not excluded else 0), called
     for h in hooks:
@@ -666,3 +673,30 @@ def test_notes_warn_when_the_image_is_left_at_the_placeholder() -> None:
     pushed = _notes("image.repository=registry.example.com/team/dra-capacity")
     assert "WARNING" not in pushed
     assert pushed.startswith("dra-capacity 0.1.0 is installed in namespace")
+
+
+def test_the_binder_s_devices_carry_a_no_schedule_taint_rule_per_served_selector() -> None:
+    """One allocator per device: the taint only the binder's claims tolerate, on each `servedDevices`
+    selector; none without the binder; serve and bind get the same namespace mode."""
+    [rule] = of_kind(objects(), "DeviceTaintRule")
+    assert rule["apiVersion"] == "resource.k8s.io/v1"
+    assert rule["spec"] == {
+        "deviceSelector": {"driver": "gpu.nvidia.com"},
+        "taint": {"key": routing.SERVED_TAINT_KEY, "value": "dra-capacity", "effect": "NoSchedule"},
+    }
+    two = of_kind(
+        objects("binder.servedDevices[0].driver=a.example.com", "binder.servedDevices[1].pool=p1"),
+        "DeviceTaintRule",
+    )
+    assert [r["spec"]["deviceSelector"] for r in two] == [{"driver": "a.example.com"}, {"pool": "p1"}]
+    assert (
+        of_kind(objects("binder.enabled=false", "webhook.podRouting.enabled=false"), "DeviceTaintRule") == []
+    )
+    commands = [
+        c["args"]
+        for _, spec in pod_specs(objects("webhook.podRouting.namespaces=labelled"))
+        for c in containers(spec)
+        if c.get("args") and c["args"][0] in ("bind", "serve")
+    ]
+    assert {a[0] for a in commands} == {"bind", "serve"}
+    assert all("--pod-routing-namespaces=labelled" in a for a in commands), commands

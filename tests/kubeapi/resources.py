@@ -122,6 +122,8 @@ TYPES: tuple[ResourceType, ...] = (
     ResourceType("resource.k8s.io", "v1", "resourceslices", "resourceslice", "ResourceSlice", False,
                  "V1ResourceSlice", generation_fields=("spec",),
                  field_labels=("spec.nodeName", "spec.driver")),
+    ResourceType("resource.k8s.io", "v1", "devicetaintrules", "devicetaintrule", "DeviceTaintRule", False,
+                 "V1DeviceTaintRule", subresources=("status",), generation_fields=("spec",)),
     ResourceType("resource.k8s.io", "v1", "resourceclaims", "resourceclaim", "ResourceClaim", True,
                  "ResourceV1ResourceClaim", subresources=("status",), generation_fields=("spec",)),
     ResourceType("admissionregistration.k8s.io", "v1", "validatingwebhookconfigurations",

@@ -42,7 +42,14 @@ def test_api_groups_and_group_versions(kube_client: client.ApiClient) -> None:
     assert storage == {"storageclasses", "csinodes", "csidrivers", "csistoragecapacities"}
     assert groups["resource.k8s.io"].preferred_version.group_version == "resource.k8s.io/v1"
     res = {r.name for r in client.ResourceV1Api(kube_client).get_api_resources().resources}
-    assert res == {"deviceclasses", "resourceslices", "resourceclaims", "resourceclaims/status"}
+    assert res == {
+        "deviceclasses",
+        "resourceslices",
+        "devicetaintrules",
+        "devicetaintrules/status",
+        "resourceclaims",
+        "resourceclaims/status",
+    }
     adm = {r.name for r in client.AdmissionregistrationV1Api(kube_client).get_api_resources().resources}
     assert adm == {"validatingwebhookconfigurations", "mutatingwebhookconfigurations"}
     assert {r.name for r in client.CoordinationV1Api(kube_client).get_api_resources().resources} == {"leases"}

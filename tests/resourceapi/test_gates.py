@@ -29,6 +29,7 @@ def test_known_gates_are_the_names_feature_gates_accepts() -> None:
         "DRAPrioritizedList",
         "DRAAdminAccess",
         "DRADeviceTaints",
+        "DRADeviceTaintRules",
         "DRAListTypeAttributes",
         "DRAFractionalCapacityRange",
     }
@@ -39,6 +40,7 @@ def test_product_defaults_are_kubernetes_1_37_plus_extended_resource_capacity() 
         "DRAAdminAccess": True,
         "DRAPrioritizedList": True,
         "DRADeviceTaints": True,
+        "DRADeviceTaintRules": True,
         "DRAPartitionableDevices": True,
         "DRAConsumableCapacity": True,
         "DRAExtendedResource": True,

@@ -104,7 +104,9 @@ class PodRouter:
             )
         namespace = request.get("namespace")
         ns = namespace if isinstance(namespace, str) and namespace else "default"
-        decision = routing.decide(obj, names, self.cache.namespace_labels(ns), self.scheduler_name)
+        decision = routing.decide(
+            obj, names, self.cache.namespace_labels(ns), self.scheduler_name, self.cache.all_namespaces
+        )
         self._counters[decision.verdict].inc()
         response: dict[str, Any] = {"uid": uid, "allowed": True}
         if decision.routed:

@@ -20,8 +20,9 @@ from resourceapi.routing import routed_resource_names
 class RoutingCache:
     """What routing needs from the cluster, as of the last watch event."""
 
-    def __init__(self, whole_devices: bool = False) -> None:
+    def __init__(self, whole_devices: bool = False, all_namespaces: bool = False) -> None:
         self.whole_devices = whole_devices  # also route whole-device classes (`--route-whole-device-classes`)
+        self.all_namespaces = all_namespaces  # `--pod-routing-namespaces=all` (resourceapi.routing.opted_in)
         self._routed: frozenset[str] | None = None
         self._namespaces: dict[str, dict[str, str]] | None = None
 
@@ -37,7 +38,7 @@ class RoutingCache:
 
     def snapshot(self) -> RoutingCache:
         """A plain copy of what routing reads now (picklable: the job of a worker judging a large review)."""
-        copy = RoutingCache(self.whole_devices)
+        copy = RoutingCache(self.whole_devices, self.all_namespaces)
         copy._routed, copy._namespaces = self._routed, self._namespaces
         return copy
 
@@ -59,8 +60,10 @@ class RoutingCache:
 class ClusterRoutingCache(RoutingCache):
     """A RoutingCache fed from the API server by the process's informer factory."""
 
-    def __init__(self, informers: InformerFactory, whole_devices: bool = False) -> None:
-        super().__init__(whole_devices)
+    def __init__(
+        self, informers: InformerFactory, whole_devices: bool = False, all_namespaces: bool = False
+    ) -> None:
+        super().__init__(whole_devices, all_namespaces)
         self._factory = informers
         self.classes: Informer | None = None
         self.namespaces: Informer | None = None
