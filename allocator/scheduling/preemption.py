@@ -249,12 +249,7 @@ def freed_claims(removed: Sequence[Pod], claims: Sequence[ResourceClaim]) -> lis
 @contextmanager
 def _without(placer: Placer, removed: Sequence[Pod], claims: Sequence[ResourceClaim]) -> Iterator[None]:
     """The placer's state with `removed` and the claims only they hold taken out, restored on exit."""
-    freed = freed_claims(removed, claims)
-    for pod in removed:
-        placer.pod_removed(pod, pod.spec.node_name or "")
-    for c in freed:
-        assert c.status is not None and c.status.allocation is not None
-        placer.release_allocation(c.status.allocation)
+    freed = evict(placer, removed, claims)
     try:
         yield
     finally:
