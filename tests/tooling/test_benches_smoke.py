@@ -114,6 +114,14 @@ SMOKES = (
         ("bench/migrate_plan.py", "--nodes", "40", "--pods", "160", "--batch", "10"),
         (rf"^plan: 4 steps of 10 nodes, {N} pod moves", rf"^time: {N} s CPU", rf"^peak RSS: {N} GiB"),
     ),
+    Smoke(
+        ("bench/binder_memory.py", "--nodes", "20", "--running", "80"),
+        (
+            rf"^capacity metrics off: ready after {N} s, first Binding after {N} s; RSS {N} MiB",
+            rf"^capacity metrics on : ready after {N} s, first Binding after {N} s; RSS {N} MiB",
+            r"^units used counted with the capacity metrics on: 81 \(expected 81\)",
+        ),
+    ),
 )
 
 SIDE_BY_SIDE = Smoke(
