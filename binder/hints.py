@@ -4,7 +4,10 @@ Upstream: each plugin's `EventsToRegister` with its `QueueingHintFn` (pkg/schedu
 NodeAffinity and NodeResourcesFit requeue on a node's labels, spec or allocatable (not on a heartbeat);
 DynamicResources on a ResourceSlice's spec, a DeviceClass, or a claim's allocation or reservation;
 InterPodAffinity and PodTopologySpread on an assigned pod's labels; every plugin on a pod that leaves its
-node. Each function returns the reason (a label of the `changes` counter) or None for "no requeue".
+node. The event functions (`pod_hint`, `node_hint`, ...) return the reason (a label of the `changes`
+counter) or None for "no event"; then `worth_requeuing` asks, per parked pod, the hints (`HINTS`) of the
+plugins that rejected it, as upstream's isPodWorthRequeuing (finer where upstream requeues everything:
+docs/divergences.md, "Per-pod queueing hints").
 """
 
 from __future__ import annotations
