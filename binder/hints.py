@@ -184,17 +184,21 @@ def _queue(pod: Mapping[str, Any], old: Any, new: Any, pre_check: PreCheck | Non
     return QUEUE
 
 
+def _may_host(pod: Mapping[str, Any], pre_check: PreCheck | None) -> str:
+    return QUEUE if pre_check is None or pre_check(pod) else QUEUE_SKIP
+
+
 def _on_event_nodes(pod: Mapping[str, Any], old: Any, new: Any, pre_check: PreCheck | None) -> str:
     """A plugin whose verdict is per node (resources, ports, devices, taints): the event changes only the
     node(s) it concerns, so it helps only a pod those nodes may host."""
-    return QUEUE if pre_check is None or pre_check(pod) else QUEUE_SKIP
+    return _may_host(pod, pre_check)
 
 
 def _node_affinity(pod: Mapping[str, Any], old: Any, new: Any, pre_check: PreCheck | None) -> str:
     """NodeAffinity's isSchedulableAfterNodeChange: a new node, or changed labels, that now match."""
     if old is not None and new is not None and labels(old) == labels(new):
         return QUEUE_SKIP
-    return _on_event_nodes(pod, old, new, pre_check)
+    return _may_host(pod, pre_check)
 
 
 def _dra_claim(pod: Mapping[str, Any], old: Any, new: Any, pre_check: PreCheck | None) -> str:
@@ -205,7 +209,7 @@ def _dra_claim(pod: Mapping[str, Any], old: Any, new: Any, pre_check: PreCheck |
         return QUEUE
     if freed_allocation(old, new) is None:
         return QUEUE_SKIP
-    return _on_event_nodes(pod, old, new, pre_check)
+    return _may_host(pod, pre_check)
 
 
 NODE_PORTS = "NodePorts"
@@ -294,7 +298,7 @@ def freed_allocation(old: Mapping[str, Any] | None, new: Mapping[str, Any] | Non
     before = ((old or {}).get("status") or {}).get("allocation")
     if not before:
         return None
-    after = ((new or {}).get("status") or {}).get("allocation") if new is not None else None
+    after = ((new or {}).get("status") or {}).get("allocation")
     return before if after != before else None
 
 
@@ -371,9 +375,7 @@ def slice_update_may_help(old: Mapping[str, Any], new: Mapping[str, Any], view: 
         return False
     if _frame(os) != _frame(ns):
         return True
-    driver = str(ns.get("driver") or "")
-    pool = (ns.get("pool") or {}).get("name")
-    pool = str(pool or "")
+    driver, pool = str(ns.get("driver")), str((ns.get("pool") or {}).get("name"))
     generation = ((os.get("pool") or {}).get("generation"), (ns.get("pool") or {}).get("generation"))
     if generation[0] != generation[1] and view.pool_slices(driver, pool) != 1:
         return True

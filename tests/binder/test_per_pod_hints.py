@@ -20,7 +20,7 @@ AFFINITY = hints.NODE_AFFINITY
 SPREAD = hints.POD_TOPOLOGY_SPREAD
 
 POD = make_pod("p").uid("u1").spec(nodeSelector={"pool": "a"}).obj()
-YES = lambda pod: True  # noqa: E731 - the event's node may host the pod
+YES = lambda pod: pod is POD  # noqa: E731 - the event's node may host the pod (and it is asked about it)
 NO = lambda pod: False  # noqa: E731 - it may not
 
 
@@ -48,6 +48,10 @@ def test_no_rejector_a_wildcard_or_storage_event_or_no_pod_queues() -> None:
 
 def test_a_plugin_the_table_does_not_know_queues() -> None:
     assert worth(event(hints.RESOURCE_SLICE), {AFFINITY, "SomeNewPlugin"}, pre=NO)
+
+
+def test_an_event_no_plugin_registers_moves_nobody() -> None:
+    assert not worth(event(hints.ASSIGNED_POD, hints.UPDATE), {DRA, FIT, SPREAD}, pre=YES)
 
 
 def test_only_the_rejecting_plugins_hints_are_asked() -> None:
@@ -136,6 +140,9 @@ def test_a_freed_allocation_queues_pods_its_nodes_may_host() -> None:
 
 def test_a_claim_that_frees_nothing_is_skipped_unless_it_is_the_pods_own() -> None:
     claims = event(hints.RESOURCE_CLAIM)
+    kept = claim(ALLOCATION)
+    assert not worth(claims, {DRA}, kept, copy.deepcopy(kept), YES)  # e.g. its reservations changed
+    assert worth(event(hints.RESOURCE_CLAIM, hints.DELETE), {DRA}, claim(owner="u1"), None, NO)
     assert not worth(claims, {DRA}, claim(), claim(ALLOCATION), YES)  # allocated: consumes, frees nothing
     assert not worth(event(hints.RESOURCE_CLAIM, hints.ADD), {DRA}, None, claim(), YES)
     assert worth(event(hints.RESOURCE_CLAIM, hints.ADD), {DRA}, None, claim(owner="u1"), NO)
@@ -194,6 +201,7 @@ class View:
         self.pools: list[tuple[str, str]] = []
 
     def device_full(self, driver: str, pool: str, device: str) -> bool:
+        assert (driver, pool) == ("d", "n1")
         self.asked.add(device)
         return device in self.full
 
