@@ -31,7 +31,7 @@ from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
-from binder import hints
+from binder import hints, prechecks
 from binder.audit import RoutingAudit
 from binder.binding_cycle import BindingCycle
 from binder.context import STEPS, BinderContext, BinderOptions, Stopped, log_decision
@@ -85,6 +85,7 @@ class Binder:
         self._thread: threading.Thread | None = None
         self._relisting = False
         self._plugins_seen: set[str] = set()
+        self._pod_models = prechecks.PodModels()  # parsed pods for the queueing hints' node pre-checks
         self.fenced = 0  # claims fenced on taking the lease (fence.py)
         self.pods.handlers.append(self._on_pod)
         self.nodes.handlers.append(self._on_node)
@@ -95,7 +96,7 @@ class Binder:
         self.claims.handlers.append(self._on_claim)
         self.namespaces.handlers.append(lambda kind, old, new: self._invalidate_routing())
         for storage in inf.storage:  # a PVC bound, a PV made, a class or CSINode changed: retry waiting pods
-            storage.handlers.append(lambda kind, old, new: self._changed("storage"))
+            storage.handlers.append(lambda kind, old, new: self._changed("storage", hints.STORAGE))
         # the capacity metrics (usage_metrics.py), fed by the same informers (None: --capacity-metrics=false)
         self.usage = UsageMetrics.attach_to(self, gates, self.options.extra)
 
@@ -180,14 +181,27 @@ class Binder:
 
     # --- informer handlers (informer threads) ---------------------------------------------------------------
 
-    def _changed(self, why: str | None) -> None:
-        """Something that may change placement happened (the snapshot has it): retry unschedulable pods."""
+    def _changed(
+        self,
+        why: str | None,
+        resource: str = hints.WILDCARD,
+        action: str = hints.WILDCARD,
+        old: Obj | None = None,
+        new: Obj | None = None,
+        pre_check: hints.PreCheck | None = None,
+    ) -> None:
+        """Something that may change placement happened (the snapshot has it): the unschedulable pods the
+        event may help go to backoff (the queueing hints, binder/hints.py)."""
         if why is None:
             return
         with self.cond:
             self.ctx.changes[why] += 1
-            self.queue.cluster_changed()
+            event = hints.ClusterEvent(resource, action, why)
+            self.queue.move_all_to_active_or_backoff(event, old, new, pre_check)
             self.cond.notify_all()
+
+    def _node_obj(self, name: str) -> Obj | None:
+        return self.nodes.get(("", name))
 
     def _invalidate_routing(self) -> None:
         with self.cond:
@@ -200,7 +214,7 @@ class Binder:
         with self.cond:
             if new is not None and hints.pending_for(new, self.scheduler_name):
                 if hints.enqueue_pending(old, new, self.scheduler_name):
-                    self.queue.add(key, hints.pod_priority(new), time.monotonic())
+                    self.queue.add(key, hints.pod_priority(new), time.monotonic(), new)
                     self.cond.notify_all()
             else:
                 self.queue.remove(key)
@@ -210,7 +224,11 @@ class Binder:
             why = hints.pod_hint(old, new, in_flight=in_flight, own_binding=own)
             if why is not None:
                 self.snapshot.pod_changed(why, old, new)
-            self._changed(why)
+                node = hints.node_name(old) or hints.node_name(new)
+                pre_check = None
+                if why == "pod-gone" and node is not None and not in_flight:
+                    pre_check = prechecks.on_nodes(self._pod_models, [node], self._node_obj)
+                self._changed(why, hints.ASSIGNED_POD, hints.POD_EVENTS[why], old, new, pre_check)
             if new is not None and kind == ADDED and self.audit.added(new):
                 self.cond.notify_all()
 
@@ -219,13 +237,16 @@ class Binder:
         if why is not None:
             with self.cond:
                 self.snapshot.invalidate()
-                self._changed(why)
+                pre_check = (
+                    None if new is None else prechecks.on_nodes(self._pod_models, None, self._node_obj, [new])
+                )
+                self._changed(why, hints.NODE, hints.action_of(old, new), old, new, pre_check)
 
     def _on_class(self, kind: str, old: Obj | None, new: Obj | None) -> None:
         with self.cond:
             self.audit.invalidate()
             self.snapshot.invalidate()
-            self._changed("device-class")
+            self._changed("device-class", hints.DEVICE_CLASS, hints.action_of(old, new), old, new)
 
     def _on_taint_rule(self, kind: str, old: Obj | None, new: Obj | None) -> None:
         """A DeviceTaintRule changes the taints of every device it selects: a fresh snapshot (rules are rare,
@@ -234,14 +255,27 @@ class Binder:
             return
         with self.cond:
             self.snapshot.invalidate()
-            self._changed("device-taint-rule")
+            self._changed("device-taint-rule", hints.DEVICE_TAINT_RULE, hints.action_of(old, new), old, new)
 
     def _on_slice(self, kind: str, old: Obj | None, new: Obj | None) -> None:
+        """A slice update that adds no room (hints.slice_update_may_help) is applied and counted, and moves
+        no pod; any other change moves the DRA-rejected pods the slice's node (or any node) may host."""
         why = hints.slice_hint(old, new)
-        if why is not None:
-            with self.cond:
-                self.snapshot.slice_changed(old, new)
-                self._changed(why)
+        if why is None:
+            return
+        with self.cond:
+            self.snapshot.slice_changed(old, new)
+            if (
+                old is not None
+                and new is not None
+                and not hints.slice_update_may_help(old, new, self.snapshot)
+            ):
+                self.ctx.changes["resource-slice-no-room"] += 1
+                return
+            scopes = [hints.slice_node_names(o) for o in (old, new) if o is not None]
+            names = None if any(s is None for s in scopes) else sorted({n for s in scopes for n in s or ()})
+            pre_check = prechecks.on_nodes(self._pod_models, names, self._node_obj)
+            self._changed(why, hints.RESOURCE_SLICE, hints.action_of(old, new), old, new, pre_check)
 
     def _on_claim(self, kind: str, old: Obj | None, new: Obj | None) -> None:
         obj = new if new is not None else old
@@ -251,7 +285,15 @@ class Binder:
             if not seen.in_flight:
                 self.snapshot.claim_changed(key_of(obj))
             self.audit.claim_event(old, new)
-            self._changed(hints.claim_hint(old, new, seen.assumed, seen.in_flight))
+            why = hints.claim_hint(old, new, seen.assumed, seen.in_flight)
+            if why is None:
+                return
+            freed = hints.freed_allocation(old, new)
+            pre_check = None
+            if freed is not None:
+                names = hints.selector_node_names(freed.get("nodeSelector"))
+                pre_check = prechecks.on_nodes(self._pod_models, names, self._node_obj)
+            self._changed(why, hints.RESOURCE_CLAIM, hints.action_of(old, new), old, new, pre_check)
 
     # --- the scheduling loop --------------------------------------------------------------------------------
 

@@ -4,7 +4,8 @@ Upstream: `pkg/scheduler/backend/queue/scheduling_queue.go` (queues, backoff, th
 `pkg/scheduler/framework/plugins/queuesort/priority_sort.go` (the order). Pods come out by priority
 (`spec.priority`, default 0) descending, then by the time they were last queued: added, or put back after a
 failed attempt (upstream refreshes `QueuedPodInfo.Timestamp` then). A pod that did not fit waits in the
-unschedulable set until something relevant changes (`cluster_changed`) or it has waited there 5 minutes
+unschedulable set until an event may help it (`move_all_to_active_or_backoff`: the queueing hints of the
+plugins that rejected it, binder/hints.py, as upstream's isPodWorthRequeuing) or it has waited there 5 minutes
 (checked every 30 s, `flushUnschedulablePodsLeftover`), then in backoff: 1 s doubling to 10 s per failed
 attempt, errors in a row and unschedulable attempts counted apart (`backoff_queue.go`). Errors (API
 failures) back off and retry without waiting for a change. Pure: the clock is passed in.
@@ -14,7 +15,11 @@ from __future__ import annotations
 
 import heapq
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
+
+from binder.hints import WILDCARD, ClusterEvent, PreCheck, worth_requeuing
 
 INITIAL_BACKOFF = 1.0  # podInitialBackoffSeconds
 MAX_BACKOFF = 10.0  # podMaxBackoffSeconds
@@ -39,6 +44,7 @@ class _Entry:
     change_seq: int = -1  # cluster change count when it was found unschedulable
     plugins: frozenset[str] = frozenset()  # the plugins that rejected it (while unschedulable)
     attempts: int = 0  # times popped for an attempt (QueuedPodInfo.Attempts)
+    pod: Mapping[str, Any] | None = None  # the pod as last queued (QueuedPodInfo.Pod), for the hints
 
     @property
     def order(self) -> Order:
@@ -70,6 +76,8 @@ class SchedulingQueue:
         self._changes = 0
         self._seq = 0
         self._next_flush: float | None = None  # the next leftover flush (set by the first clock reading)
+        self.moved: Counter[str] = Counter()  # unschedulable pods an event moved, by event label
+        self.skipped: Counter[str] = Counter()  # unschedulable pods an event left parked, by event label
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -110,16 +118,20 @@ class SchedulingQueue:
 
     # --- inputs ---------------------------------------------------------------------------------------------
 
-    def add(self, key: Key, priority: int, now: float) -> None:
+    def add(self, key: Key, priority: int, now: float, pod: Mapping[str, Any] | None = None) -> None:
         """A pending pod appeared or its spec changed: queue it (an unschedulable one goes to backoff).
-        `now` is its queued timestamp when new; an update keeps the old one, as upstream's Update does."""
+        `now` is its queued timestamp when new; an update keeps the old one, as upstream's Update does.
+        `pod` is what the queueing hints read (without it every event may help the pod)."""
         e = self._entries.get(key)
         if e is None:
             self._seq += 1
-            e = _Entry(priority, now, self._seq)
+            e = _Entry(priority, now, self._seq, pod=pod)
             self._entries[key] = e
             heapq.heappush(self._active, (e.order, key))
-        elif e.state == "in-flight":
+            return
+        if pod is not None:
+            e.pod = pod
+        if e.state == "in-flight":
             e.requeue = True
         elif e.state == "unschedulable":
             self._to_backoff(key, e)
@@ -128,14 +140,34 @@ class SchedulingQueue:
         """The pod is gone or bound (by us or anyone): forget it."""
         self._entries.pop(key, None)
 
-    def cluster_changed(self) -> None:
-        """Something that may free capacity happened: unschedulable pods become eligible after backoff."""
+    def move_all_to_active_or_backoff(
+        self,
+        event: ClusterEvent,
+        old: Any = None,
+        new: Any = None,
+        pre_check: PreCheck | None = None,
+    ) -> int:
+        """Upstream's MoveAllToActiveOrBackoffQueue: an unschedulable pod the event may help (the hints of
+        the plugins that rejected it, `pre_check` the node(s) it concerns) goes to backoff; returns how many.
+        A pod in flight is tried again when its attempt fails (upstream replays the in-flight events through
+        the hints then; every event that reaches the queue counts here)."""
         self._changes += 1
+        moved = 0
         for key, e in self._entries.items():
             if e.state == "unschedulable":
-                self._to_backoff(key, e)
+                if worth_requeuing(event, e.plugins, e.pod, old, new, pre_check):
+                    self._to_backoff(key, e)
+                    moved += 1
+                else:
+                    self.skipped[event.label] += 1
             elif e.state == "in-flight":
                 e.requeue = True
+        self.moved[event.label] += moved
+        return moved
+
+    def cluster_changed(self) -> None:
+        """A wildcard event: every unschedulable pod goes to backoff."""
+        self.move_all_to_active_or_backoff(ClusterEvent(WILDCARD, WILDCARD, "wildcard"))
 
     def _to_backoff(self, key: Key, e: _Entry) -> None:
         e.state = "backoff"

@@ -21,6 +21,7 @@ from typing import Any
 from allocator.scheduling.placement import Placer
 from allocator.structured.cluster import Cluster
 from allocator.structured.devicetaints import ordered, patch_slice
+from allocator.structured.ids import DeviceID
 from binder.assume import InFlight
 from binder.context import BinderContext
 from binder.hints import Key, is_allocated, node_name
@@ -73,6 +74,32 @@ class Snapshot:
 
     def resolver(self) -> ExtendedResourceResolver:
         return self.placer().resolver
+
+    # --- what the slice queueing hint reads (binder/hints.py SliceView) -------------------------------------
+
+    def device_full(self, driver: str, pool: str, device: str) -> bool:
+        """Nothing more fits on the device: a dedicated one is allocated; a shareable one (consumable
+        capacity) has a capacity used up that every request consumes a positive amount of (the binder's
+        requests are positive, KEP-6406; only a zero `requestPolicy.default` admits a zero amount)."""
+        cluster = self.cluster()
+        dev_id = DeviceID(driver, pool, device)
+        record = cluster.device_record(dev_id)
+        if record is None:
+            return False
+        if not (cluster.features.consumable_capacity and record.allow_multi):
+            return dev_id in cluster.state.dedicated
+        committed = cluster.state.aggregated.get(dev_id) or {}
+        for name, entry in record.capacity.items():
+            default = entry.policy.default if entry.policy is not None else None
+            zero_default = default is not None and default.value == 0
+            if entry.value > 0 and committed.get(name, 0) >= entry.value and not zero_default:
+                return True
+        return False
+
+    def pool_slices(self, driver: str, pool: str) -> int:
+        """How many slices of the pool the snapshot holds, any generation."""
+        self.placer()
+        return sum(1 for s in self._slices.values() if s.spec.driver == driver and s.spec.pool.name == pool)
 
     # --- changes --------------------------------------------------------------------------------------------
 

@@ -47,7 +47,11 @@ ALLOCATOR_CORE_TESTS = [
 # Core module -> its own tests (the narrow selection mutmut runs per mutant).
 MODULES: dict[str, list[str]] = {
     "binder/assume.py": ["tests/binder/test_assume_cache.py"],
-    "binder/hints.py": ["tests/binder/test_queueing_hints.py"],
+    "binder/hints.py": [
+        "tests/binder/test_queueing_hints.py",
+        "tests/binder/test_per_pod_hints.py",
+        "tests/binder/test_scheduling_queue.py",
+    ],
     "webhook/deviceclass/dropping.py": ["tests/webhook/test_dropping.py"],
     "resourceapi/capacity_requests.py": [
         "tests/resourceapi/test_capacity_request_rules.py",

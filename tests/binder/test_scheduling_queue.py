@@ -3,7 +3,18 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+from binder import hints
+from binder.hints import ClusterEvent
 from binder.scheduling_queue import SchedulingQueue
+from localcluster.objects import make_pod
+
+DRA = hints.DYNAMIC_RESOURCES
+POD = make_pod("pod").uid("u1").spec(nodeSelector={"pool": "a"}).obj()
+SLICE_ADDED = ClusterEvent(hints.RESOURCE_SLICE, hints.ADD, "resource-slice")
+CLAIM_DELETED = ClusterEvent(hints.RESOURCE_CLAIM, hints.DELETE, "claim-deleted")
+NODE_ADDED = ClusterEvent(hints.NODE, hints.ADD, "node")
 
 
 def key(i: int) -> tuple[str, str]:
@@ -89,10 +100,10 @@ def test_flushed_pods_still_wait_out_their_backoff() -> None:
 
 def test_a_change_retries_unschedulable_pods_after_their_backoff() -> None:
     q = SchedulingQueue(initial_backoff=1.0, max_backoff=10.0)
-    q.add(key(1), 0, 0.0)
+    q.add(key(1), 0, 0.0, POD)
     assert q.pop(0.0) == key(1)
-    q.done_unschedulable(key(1), 100.0)
-    q.cluster_changed()
+    q.done_unschedulable(key(1), 100.0, frozenset({DRA}))
+    assert q.move_all_to_active_or_backoff(SLICE_ADDED, None, {}, lambda pod: True) == 1
     assert q.pop(100.5) is None
     assert q.next_ready_in(100.5) == 0.5
     assert q.pop(101.0) == key(1)
@@ -157,7 +168,7 @@ def test_a_change_during_the_attempt_is_not_lost() -> None:
     q = SchedulingQueue(initial_backoff=1.0)
     q.add(key(1), 0, 0.0)
     assert q.pop(0.0) == key(1)
-    q.cluster_changed()  # e.g. a pod freed capacity while this one was being evaluated
+    q.move_all_to_active_or_backoff(CLAIM_DELETED)  # e.g. a pod freed capacity while this one was tried
     q.done_unschedulable(key(1), 0.0)
     assert q.state(key(1)) == "backoff"
     assert q.pop(1.0) == key(1)
@@ -171,3 +182,63 @@ def test_bound_or_deleted_pods_leave_the_queue() -> None:
     assert q.pop(2.0) == key(2)
     q.done_bound(key(2))
     assert len(q) == 0
+
+
+# --- moves by event (upstream's MoveAllToActiveOrBackoffQueue with the plugins' queueing hints) -------------
+
+
+def parked(q: SchedulingQueue, i: int, plugins: set[str], pod: Any = POD) -> None:
+    q.add(key(i), 0, 0.0, pod)
+    assert q.pop(0.0) == key(i)
+    q.done_unschedulable(key(i), 0.0, frozenset(plugins))
+
+
+def test_an_event_moves_only_the_pods_its_hints_say_it_may_help() -> None:
+    q = SchedulingQueue(initial_backoff=1.0)
+    parked(q, 1, {DRA})
+    parked(q, 2, {hints.NODE_AFFINITY})  # a slice does not change node labels
+    parked(q, 3, {DRA})
+    on_pool_a = {("default", "pod-3")}  # the pre-check: pod-3 alone may run on the slice's node
+
+    def pre_check(pod: Any) -> bool:
+        return (pod["metadata"]["namespace"], pod["metadata"]["name"]) in on_pool_a
+
+    q.add(key(3), 0, 0.0, make_pod("pod-3").uid("u3").obj())  # its spec changed: it goes to backoff anyway
+    assert q.state(key(3)) == "backoff"
+    assert q.move_all_to_active_or_backoff(SLICE_ADDED, None, {}, pre_check) == 0
+    assert [q.state(key(i)) for i in (1, 2)] == ["unschedulable", "unschedulable"]
+    assert q.skipped["resource-slice"] == 2 and q.moved["resource-slice"] == 0
+    assert q.move_all_to_active_or_backoff(SLICE_ADDED, None, {}, None) == 1  # any node: pod-1
+    assert [q.state(key(i)) for i in (1, 2)] == ["backoff", "unschedulable"]
+    assert q.moved["resource-slice"] == 1
+    assert q.pop(1.0) in (key(1), key(3))
+
+
+def test_the_pre_check_reads_the_pod_as_last_queued() -> None:
+    q = SchedulingQueue()
+    parked(q, 1, {DRA})
+    seen: list[Any] = []
+    q.move_all_to_active_or_backoff(SLICE_ADDED, None, {}, lambda pod: seen.append(pod) or False)
+    assert seen == [POD]
+
+
+def test_a_pod_queued_without_its_object_moves_on_every_event() -> None:
+    q = SchedulingQueue()
+    parked(q, 1, {hints.NODE_AFFINITY}, pod=None)
+    assert q.move_all_to_active_or_backoff(SLICE_ADDED, None, {}, lambda pod: False) == 1
+
+
+def test_a_wildcard_moves_every_unschedulable_pod() -> None:
+    q = SchedulingQueue()
+    parked(q, 1, {hints.NODE_AFFINITY})
+    parked(q, 2, {DRA})
+    q.cluster_changed()
+    assert q.counts()["backoff"] == 2 and q.moved["wildcard"] == 2
+
+
+def test_a_node_event_asks_node_affinity_and_the_pre_check() -> None:
+    q = SchedulingQueue()
+    parked(q, 1, {hints.NODE_AFFINITY})
+    node_b = {"metadata": {"name": "b1", "labels": {"pool": "b"}}}
+    assert q.move_all_to_active_or_backoff(NODE_ADDED, None, node_b, lambda pod: False) == 0
+    assert q.move_all_to_active_or_backoff(NODE_ADDED, None, node_b, lambda pod: True) == 1

@@ -221,3 +221,20 @@ SIDE_BY_SIDE_PVC = Smoke(
 def test_the_side_by_side_bench_runs_small_with_pvc_pods(tmp_path: Path) -> None:
     """`--pvc` (issue 38): WaitForFirstConsumer claims with static local PVs, the PV controller on."""
     run(SIDE_BY_SIDE_PVC, tmp_path)
+
+
+BINDER_STORM = Smoke(
+    ("bench/binder_storm.py", "--smoke"),
+    (
+        rf"^quiet: p50 {N} ms p99 {N} ms",
+        rf"^storm: p50 {N} ms p99 {N} ms; {N} republishes; binder CPU {N} s/s and {N} placement attempts",
+        rf"^storm p99 / quiet p99: {N} .*binder RSS {N} MiB",
+    ),
+)
+
+
+@pytest.mark.slow
+@pytest.mark.realcluster
+def test_the_binder_storm_bench_runs_small_on_the_real_control_plane(tmp_path: Path) -> None:
+    """Issue 42: a full pool's pending pods and a republished slice, then new pods on a fresh pool."""
+    run(BINDER_STORM, tmp_path)
