@@ -73,7 +73,7 @@ class Move:
     name: str
     owner: str
     source: str  # the node it was evicted from
-    result: str  # bound, unschedulable, error, gated, unsupported
+    result: str  # bound, unschedulable, error, gated, unsupported; deleted (a bare pod, not recreated)
     node: str | None = None
     via: str | None = None
     phase: str | None = None  # "drain" (while the batch is cordoned) or "uncordon"
@@ -436,10 +436,23 @@ def _run_step(
             bare.append(f"{key[0]}/{key[1]}")
         evicted.append(pod)
     checks = check_drain(budgets, world.pods.values(), evicted)
-    queue = [(world.evict((p.namespace, p.name)), p.spec.node_name or "") for p in evicted]
-    queue = carried + queue
-    # placed while the batch is cordoned (their controllers recreate them at once)
+    drained = [(world.evict((p.namespace, p.name)), p.spec.node_name or "") for p in evicted]
     moves: dict[Key, Move] = {}
+    # a bare pod is deleted by the drain (--force) and nothing recreates it: not placed, nothing held
+    lonely = {f"{p.namespace}/{p.name}" for p, _ in drained} & set(bare)
+    for pod, source in drained:
+        if f"{pod.namespace}/{pod.name}" in lonely:
+            moves[(pod.namespace, pod.name)] = Move(
+                pod.namespace,
+                pod.name,
+                _owner_text(owners, pod),
+                source,
+                "deleted",
+                phase="drain",
+                reason="a bare pod: the drain deletes it (--force) and nothing recreates it",
+            )
+    queue = carried + [d for d in drained if f"{d[0].namespace}/{d[0].name}" not in lonely]
+    # placed while the batch is cordoned (their controllers recreate them at once)
     left = _place_all(world, queue, owners, names, "drain", moves)
     # swap the device plugin for the DRA driver, uncordon
     for g in batch:
@@ -458,8 +471,8 @@ def _run_step(
         key = (pod.namespace, pod.name)
         if explain and moves[key].result == "unschedulable":
             moves[key] = _with_explain(moves[key], world.explain(_replacement(pod)))
-    ordered = tuple(moves[(p.namespace, p.name)] for p, _ in queue)
-    fits = all(m.result == "bound" for m in ordered)
+    ordered = tuple(moves[(p.namespace, p.name)] for p, _ in [*carried, *drained])
+    fits = all(m.result in ("bound", "deleted") for m in ordered)
     actions = _actions(members, bare, daemons, checks)
     rollback = _rollback(members)
     step = Step(

@@ -235,6 +235,18 @@ def test_the_drain_names_bare_pods_daemonset_pods_and_the_budgets_it_waits_for()
     assert (budget.budget, budget.evicted, budget.allowed, budget.blocks) == (f"{NAMESPACE}/web", 3, 1, True)
 
 
+def test_a_bare_pod_the_drain_deletes_is_not_placed_nor_counted_in_the_headroom() -> None:
+    # found on the real control plane (tests/e2e/test_migrate_plan_realcluster.py): nothing recreates it
+    objs = [*cluster(), gpu_pod("lonely", "gpu-node-1", owned_by=None, labels={"app": "solo"})]
+    first = plan(objs).steps[1]
+    lonely = next(m for m in first.moves if m.name == "lonely")
+    assert (lonely.result, lonely.node, lonely.via, lonely.phase) == ("deleted", None, None, "drain")
+    assert "nothing recreates it" in lonely.reason and first.fits
+    assert first.headroom[0].headroom == plan(cluster()).steps[1].headroom[0].headroom == 18
+    doc = to_json(plan(objs))["steps"][1]
+    assert doc["drain"]["evicted"] == 4 and doc["drain"]["barePods"] == [f"{NAMESPACE}/lonely"]
+
+
 def test_the_first_step_that_cannot_keep_every_pod_says_which_and_why() -> None:
     # one GPU per node: a pod asking for 2 units needs 2 GPUs through DRA, which no switched node has
     objs = [dp_node("n1", gpus=1), dp_node("n2", gpus=1), replicaset("web-7d9c8b6f4", "web")]
