@@ -49,7 +49,13 @@ def _step(s: Step) -> dict[str, Any]:
             "barePods": list(s.bare),
             "daemonSetPods": list(s.daemonsets),
             "disruptionBudgets": [
-                {"name": b.budget, "evicted": b.evicted, "allowed": b.allowed, "waits": b.blocks}
+                {
+                    "name": b.budget,
+                    "evicted": b.evicted,
+                    "allowed": b.allowed,
+                    "waits": b.blocks,
+                    "stalls": b.stalls,
+                }
                 for b in s.budgets
             ],
         },
