@@ -51,9 +51,9 @@ BARE = "debug"
 # (namespace, Deployment, replicas, units per pod)
 WORKLOADS = [("inference", "web", 12, 1), ("training", "train", 8, 1)]
 PDB_PATH = "/apis/policy/v1/namespaces/training/poddisruptionbudgets"
-# All train pods may be down at once. With 2, the second batch's drain wedges (found here): the budget's
+# All train pods may be down at once. With 2, the second batch's drain wedged (found here): the budget's
 # pods are evicted last, as kubectl drain retries them, and their replacements find no room outside the
-# batch until it is back, which the drain waits for; the plan said only that the drain waits.
+# batch until it is back, which the drain waits for. The plan now says so (`stalls`; the second test).
 PDB_MAX_UNAVAILABLE = 8
 Placed = Counter[tuple[str | None, str | None, str | None]]  # (node, via, phase)
 
@@ -363,3 +363,59 @@ def test_the_plan_followed_step_by_step_is_what_the_cluster_does(
     assert f"step {last}: gpu.nvidia.com-shared-1 (total, used, free, headroom, capped)" in wrong_room
     waits = [b["waits"] for st in plan["steps"] for b in st["drain"]["disruptionBudgets"]]
     print(f"migrate plan followed on the real control plane in {time.monotonic() - started:.1f} s", waits)
+
+
+def test_a_step_the_plan_says_a_budget_wedges_does_not_drain(
+    real_cluster_factory: Callable[..., Cluster], tmp_path: Path
+) -> None:
+    """A batch full of pods, four of them under a budget of one: the room left outside it (two units) goes
+    to the other pods' replacements, so the budget never allows the rest; the plan says the step stalls and
+    the real `kubectl drain` does not end (it times out with the eviction API's budget refusal)."""
+    controllers = (*CONTROLLERS, "disruption-controller")
+    cluster = real_cluster_factory(ClusterConfig(nodes=0, gpus_per_node=0, controllers=controllers))
+    ns = "wedge"
+    cluster.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+    cluster.wait_for(
+        "the default ServiceAccount",
+        lambda: cluster.request("GET", f"/api/v1/namespaces/{ns}/serviceaccounts/default")[0] == 200,
+        60,
+    )
+
+    def bound_on(node: str, count: int) -> bool:
+        got = _ok(cluster.request("GET", f"/api/v1/namespaces/{ns}/pods"), "pods")["items"]
+        return sum(1 for p in got if p["spec"].get("nodeName") == node) == count
+
+    cluster.create(dp_node("wedge-1"))  # filled first: web and chat, 8 units
+    for name in ("web", "chat"):
+        cluster.create(deployment(ns, name, 4, 1))
+    cluster.wait_for("wedge-1 full", lambda: bound_on("wedge-1", 8), 60, 0.2)
+    cluster.create(dp_node("wedge-2"))  # 6 of 8 units used: room for two
+    cluster.create(deployment(ns, "batch", 6, 1))
+    cluster.wait_for("batch on wedge-2", lambda: bound_on("wedge-2", 6), 60, 0.2)
+    pdb = budget()
+    pdb["metadata"] = {"name": "web", "namespace": ns}
+    pdb["spec"] = {"maxUnavailable": 1, "selector": {"matchLabels": {"app": "web"}}}
+    _ok(cluster.request("POST", f"/apis/policy/v1/namespaces/{ns}/poddisruptionbudgets", pdb), "pdb")
+
+    def counted() -> bool:
+        got = _ok(cluster.request("GET", f"/apis/policy/v1/namespaces/{ns}/poddisruptionbudgets/web"), "pdb")
+        return (got.get("status") or {}).get("currentHealthy") == 4
+
+    cluster.wait_for("the budget's status", counted, 60, 0.2)
+
+    plan = cli("migrate", "plan", "--kubeconfig", str(cluster.kubeconfig_path), "-o", "json")
+    step = plan["steps"][1]
+    assert step["node"] == ["wedge-1"] and not step["fits"] and plan["firstFailingStep"] == 1
+    [meets] = step["drain"]["disruptionBudgets"]
+    assert (meets["name"], meets["evicted"], meets["allowed"], meets["stalls"]) == (f"{ns}/web", 4, 1, 3)
+
+    cordon, drain = step["actions"][:2]
+    cluster.kubectl(*shlex.split(cordon)[1:])
+    done = cluster.kubectl(*shlex.split(drain.split("  #", 1)[0])[1:], "--timeout=20s", check=False)
+    assert done.returncode != 0 and "global timeout reached" in done.stderr, done.stderr
+    assert "violate the pod's disruption budget" in done.stderr
+    got = _ok(cluster.request("GET", f"/api/v1/namespaces/{ns}/pods"), "pods")["items"]
+    stuck = [
+        p for p in got if p["spec"].get("nodeName") == "wedge-1" and p["metadata"]["labels"]["app"] == "web"
+    ]
+    assert 1 <= len(stuck) <= meets["stalls"]
