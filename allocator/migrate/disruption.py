@@ -30,11 +30,14 @@ class Budget:
 
 @dataclass(frozen=True)
 class BudgetCheck:
-    """One budget a batch's drain meets: its pods on the batch and the disruptions it allows now."""
+    """One budget a batch's drain meets: its pods on the batch and the disruptions it allows now; `stalls`:
+    how many of them the drain cannot evict, their replacements having no room outside the batch."""
 
     budget: str  # "ns/name"
     evicted: int
     allowed: int
+    pods: tuple[str, ...] = ()  # "ns/name" of the batch's pods it covers
+    stalls: int = 0
 
     @property
     def blocks(self) -> bool:
@@ -84,6 +87,13 @@ def allowance(budget: Budget, healthy: int) -> int:
     return healthy
 
 
+def stalled(check: BudgetCheck, placed: int) -> int:
+    """How many of the budget's pods the drain cannot evict when `placed` of its evicted pods' replacements
+    run elsewhere while the batch is cordoned: it evicts `allowed`, then one more per replacement running
+    (the disruption controller's count of healthy pods), and nothing returns the batch before it ends."""
+    return max(0, check.evicted - check.allowed - placed)
+
+
 def check_drain(
     budgets: Sequence[Budget], running: Iterable[Pod], evicted: Sequence[Pod]
 ) -> list[BudgetCheck]:
@@ -97,8 +107,8 @@ def check_drain(
         def matches(p: Pod, b: Budget = b) -> bool:
             return p.namespace == b.namespace and selector_matches(b.selector, p.metadata.labels or {})
 
-        hit = sum(1 for p in evicted if matches(p))
+        hit = tuple(f"{p.namespace}/{p.name}" for p in evicted if matches(p))
         if hit:
             healthy = sum(1 for p in running if matches(p))
-            out.append(BudgetCheck(f"{b.namespace}/{b.name}", hit, allowance(b, healthy)))
+            out.append(BudgetCheck(f"{b.namespace}/{b.name}", len(hit), allowance(b, healthy), hit))
     return out

@@ -11,12 +11,12 @@ is simulated afresh per step: only what changed is evaluated again.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from allocator.capacity.view import CapacityView
 from allocator.migrate.classes import ClassPlan, class_models, plan_classes, switched_slice
-from allocator.migrate.disruption import BudgetCheck, check_drain, read_budgets
+from allocator.migrate.disruption import BudgetCheck, check_drain, read_budgets, stalled
 from allocator.migrate.plugin_config import PluginConfig
 from allocator.migrate.workloads import (
     OwnerIndex,
@@ -73,7 +73,7 @@ class Move:
     name: str
     owner: str
     source: str  # the node it was evicted from
-    result: str  # bound, unschedulable, error, gated, unsupported
+    result: str  # bound, unschedulable, error, gated, unsupported; deleted (a bare pod, not recreated)
     node: str | None = None
     via: str | None = None
     phase: str | None = None  # "drain" (while the batch is cordoned) or "uncordon"
@@ -436,11 +436,28 @@ def _run_step(
             bare.append(f"{key[0]}/{key[1]}")
         evicted.append(pod)
     checks = check_drain(budgets, world.pods.values(), evicted)
-    queue = [(world.evict((p.namespace, p.name)), p.spec.node_name or "") for p in evicted]
-    queue = carried + queue
-    # placed while the batch is cordoned (their controllers recreate them at once)
+    drained = [(world.evict((p.namespace, p.name)), p.spec.node_name or "") for p in evicted]
     moves: dict[Key, Move] = {}
+    # a bare pod is deleted by the drain (--force) and nothing recreates it: not placed, nothing held
+    lonely = {f"{p.namespace}/{p.name}" for p, _ in drained} & set(bare)
+    for pod, source in drained:
+        if f"{pod.namespace}/{pod.name}" in lonely:
+            moves[(pod.namespace, pod.name)] = Move(
+                pod.namespace,
+                pod.name,
+                _owner_text(owners, pod),
+                source,
+                "deleted",
+                phase="drain",
+                reason="a bare pod: the drain deletes it (--force) and nothing recreates it",
+            )
+    # a budget that blocks has its pods evicted last (kubectl drain retries them as replacements run)
+    held = {k for c in checks if c.blocks for k in c.pods}
+    rest = [d for d in drained if f"{d[0].namespace}/{d[0].name}" not in lonely]
+    queue = carried + [d for d in rest if _ref(d[0]) not in held] + [d for d in rest if _ref(d[0]) in held]
+    # placed while the batch is cordoned (their controllers recreate them at once)
     left = _place_all(world, queue, owners, names, "drain", moves)
+    checks = [_stalls(c, moves) for c in checks]
     # swap the device plugin for the DRA driver, uncordon
     for g in batch:
         node = world.nodes[g.name].model_copy(deep=True)
@@ -458,8 +475,8 @@ def _run_step(
         key = (pod.namespace, pod.name)
         if explain and moves[key].result == "unschedulable":
             moves[key] = _with_explain(moves[key], world.explain(_replacement(pod)))
-    ordered = tuple(moves[(p.namespace, p.name)] for p, _ in queue)
-    fits = all(m.result == "bound" for m in ordered)
+    ordered = tuple(moves[(p.namespace, p.name)] for p, _ in [*carried, *drained])
+    fits = all(m.result in ("bound", "deleted") for m in ordered) and not any(c.stalls for c in checks)
     actions = _actions(members, bare, daemons, checks)
     rollback = _rollback(members)
     step = Step(
@@ -476,6 +493,22 @@ def _run_step(
         world.headroom(world.plan_classes),
     )
     return step, left
+
+
+def _ref(pod: Pod) -> str:
+    return f"{pod.namespace}/{pod.name}"
+
+
+def _stalls(check: BudgetCheck, moves: Mapping[Key, Move]) -> BudgetCheck:
+    """The check with how many of its pods the drain cannot evict (disruption.stalled)."""
+    if not check.blocks:
+        return check
+    placed = 0
+    for ref in check.pods:
+        ns, _, name = ref.partition("/")
+        m = moves.get((ns, name))
+        placed += m is not None and m.result == "bound" and m.phase == "drain"
+    return replace(check, stalls=stalled(check, placed))
 
 
 def _with_explain(move: Move, why: tuple[str, ...]) -> Move:
@@ -556,7 +589,14 @@ def _actions(
         drain += " --force  # deletes the bare pods " + ", ".join(bare)
     out.append(drain)
     for c in checks:
-        if c.blocks:
+        if c.stalls:
+            out.append(
+                f"# PodDisruptionBudget {c.budget} allows {c.allowed} disruption(s) and the batch holds "
+                f"{c.evicted} of its pods, whose replacements find no room outside the batch (the drain "
+                f"retries them last): it cannot evict {c.stalls} of them and does not end; drain fewer "
+                "nodes at once (--max-unavailable) or make room first"
+            )
+        elif c.blocks:
             out.append(
                 f"# PodDisruptionBudget {c.budget} allows {c.allowed} disruption(s) and the batch holds "
                 f"{c.evicted} of its pods: the drain evicts them as the budget allows, awaiting replacements"

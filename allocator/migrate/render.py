@@ -49,7 +49,13 @@ def _step(s: Step) -> dict[str, Any]:
             "barePods": list(s.bare),
             "daemonSetPods": list(s.daemonsets),
             "disruptionBudgets": [
-                {"name": b.budget, "evicted": b.evicted, "allowed": b.allowed, "waits": b.blocks}
+                {
+                    "name": b.budget,
+                    "evicted": b.evicted,
+                    "allowed": b.allowed,
+                    "waits": b.blocks,
+                    "stalls": b.stalls,
+                }
                 for b in s.budgets
             ],
         },
@@ -137,7 +143,7 @@ def render_table(plan: Plan) -> str:
     for s in plan.steps:
         shares = sum(1 for m in s.moves if m.via == "shares")
         plugin = sum(1 for m in s.moves if m.via == "device plugin")
-        unplaced = sum(1 for m in s.moves if m.result != "bound")
+        unplaced = sum(1 for m in s.moves if m.result not in ("bound", "deleted"))
         room = ",".join(f"{h.name}={h.headroom}{'+' if h.capped else ''}" for h in s.headroom) or "-"
         used = ",".join(f"{h.used}/{h.total}" for h in s.headroom) or "-"
         nodes = _nodes_text(s)
@@ -160,7 +166,9 @@ def render_table(plan: Plan) -> str:
             lines += ["", f"step {s.index}{' (the first that cannot keep every pod)' if not s.fits else ''}:"]
             lines += [f"  {a}" for a in s.actions]
             for m in s.moves:
-                if m.result != "bound":
+                if m.result == "deleted":
+                    lines.append(f"  deleted: {m.namespace}/{m.name} ({m.owner}): {m.reason}")
+                elif m.result != "bound":
                     lines.append(f"  not placed: {m.namespace}/{m.name} ({m.owner}): {m.reason}")
                     lines += [f"    {why}" for why in m.explain or ()]
             lines.append("  rollback:")

@@ -235,6 +235,48 @@ def test_the_drain_names_bare_pods_daemonset_pods_and_the_budgets_it_waits_for()
     assert (budget.budget, budget.evicted, budget.allowed, budget.blocks) == (f"{NAMESPACE}/web", 3, 1, True)
 
 
+def test_a_bare_pod_the_drain_deletes_is_not_placed_nor_counted_in_the_headroom() -> None:
+    # found on the real control plane (tests/e2e/test_migrate_plan_realcluster.py): nothing recreates it
+    objs = [*cluster(), gpu_pod("lonely", "gpu-node-1", owned_by=None, labels={"app": "solo"})]
+    first = plan(objs).steps[1]
+    lonely = next(m for m in first.moves if m.name == "lonely")
+    assert (lonely.result, lonely.node, lonely.via, lonely.phase) == ("deleted", None, None, "drain")
+    assert "nothing recreates it" in lonely.reason and first.fits
+    assert first.headroom[0].headroom == plan(cluster()).steps[1].headroom[0].headroom == 18
+    doc = to_json(plan(objs))["steps"][1]
+    assert doc["drain"]["evicted"] == 4 and doc["drain"]["barePods"] == [f"{NAMESPACE}/lonely"]
+
+
+def test_a_drain_that_a_budget_wedges_is_a_step_that_does_not_fit() -> None:
+    # found on the real control plane: the budget's pods are evicted last and their replacements find no
+    # room outside the batch, so the drain waits for the batch, which waits for the drain
+    chat = ("ReplicaSet", "chat-5c4")
+    objs = [
+        dp_node("gpu-node-1"),
+        dp_node("gpu-node-2"),
+        replicaset("web-7d9c8b6f4", "web"),
+        replicaset("chat-5c4", "chat"),
+        *(gpu_pod(f"web-{i}", "gpu-node-1") for i in range(4)),
+        *(gpu_pod(f"chat-{i}", "gpu-node-1", owned_by=chat, labels={"app": "chat"}) for i in range(4)),
+        *(gpu_pod(f"chat-b{i}", "gpu-node-2", owned_by=chat, labels={"app": "chat"}) for i in range(6)),
+        pdb("web", "web", max_unavailable=1),
+    ]
+    result = plan(objs)
+    first = result.steps[1]
+    ((budget),) = first.budgets
+    assert (budget.evicted, budget.allowed, budget.stalls) == (4, 1, 3)
+    assert not first.fits and result.first_failing == 1
+    assert any("it cannot evict 3 of them and does not end" in a for a in first.actions)
+    # the room outside the batch went to the pods the budget does not hold back
+    drained = {m.name: m for m in first.moves if m.phase == "drain" and m.result == "bound"}
+    assert sorted(drained) == ["chat-0", "chat-1"]
+    assert to_json(result)["steps"][1]["drain"]["disruptionBudgets"][0]["stalls"] == 3
+    # with room for the budget's pods outside the batch the drain only waits
+    roomy = [*objs, dp_node("gpu-node-3")]
+    (budget,) = plan(roomy).steps[1].budgets
+    assert (budget.stalls, budget.blocks, plan(roomy).steps[1].fits) == (0, True, True)
+
+
 def test_the_first_step_that_cannot_keep_every_pod_says_which_and_why() -> None:
     # one GPU per node: a pod asking for 2 units needs 2 GPUs through DRA, which no switched node has
     objs = [dp_node("n1", gpus=1), dp_node("n2", gpus=1), replicaset("web-7d9c8b6f4", "web")]

@@ -53,7 +53,7 @@ def test_the_document_has_classes_workloads_and_steps_each_with_node_and_fits(
     assert [s["node"] for s in doc["steps"]] == [[], ["gpu-node-1"], ["gpu-node-2"], ["gpu-node-3"]]
     assert all(s["fits"] is True for s in doc["steps"])
     assert doc["steps"][1]["drain"]["disruptionBudgets"] == [
-        {"name": "inference/web", "evicted": 3, "allowed": 1, "waits": True}
+        {"name": "inference/web", "evicted": 3, "allowed": 1, "waits": True, "stalls": 0}
     ]
 
 
