@@ -29,6 +29,7 @@ from typing import Any
 import pytest
 from support.preemption_scenarios import GPU_SHARED, SCENARIOS, Scenario
 
+from allocator.scheduling.preemption import NOT_HELPFUL
 from localcluster.cluster import CONTROLLERS, Cluster, ClusterConfig
 from localcluster.nodes import KWOK_ANNOTATION
 from localcluster.objects import GPU_DRIVER, gpu_slice, make_class, make_node, make_pod
@@ -106,13 +107,25 @@ def _ready(cluster: Cluster, name: str) -> bool:
     return ready and not any(t["key"].startswith("node.kubernetes.io/") for t in taints)
 
 
-def _pod(ns: str, name: str, priority_class_name: str, shares: tuple[int, ...], labels: Obj) -> Obj:
-    """One container per entry of `shares`, each with that many `nvidia.com/gpu.shared` (a limit: the
-    request defaults to it, as extended resources require)."""
+def _pod(
+    ns: str, name: str, priority_class_name: str, shares: tuple[int, ...], labels: Obj, init: tuple[int, ...]
+) -> Obj:
+    """One container per entry of `shares` (and one init container per entry of `init`), each with that many
+    `nvidia.com/gpu.shared` (a limit: the request defaults to it, as extended resources require)."""
     built = make_pod(name).namespace(ns).labels(labels)
     for i, count in enumerate(shares):
         built = built.container(f"c{i}").request("cpu", "10m").limit(GPU_SHARED, count)
-    return built.spec(priorityClassName=priority_class_name, terminationGracePeriodSeconds=0).obj()
+    spec: Obj = {"priorityClassName": priority_class_name, "terminationGracePeriodSeconds": 0}
+    if init:
+        spec["initContainers"] = [
+            {
+                "name": f"init{i}",
+                "image": "registry.example.com/app:1",
+                "resources": {"limits": {GPU_SHARED: str(count)}},
+            }
+            for i, count in enumerate(init)
+        ]
+    return built.spec(**spec).obj()
 
 
 def _start(pod: Obj) -> datetime | None:
@@ -160,7 +173,7 @@ def on_device_plugin(cluster: Cluster, sc: Scenario) -> tuple[Outcome, Exported]
         _ok(*cluster.request("POST", f"/apis/policy/v1/namespaces/{ns}/poddisruptionbudgets", pdb), b.name)
     running: list[Obj] = []
     for r in sc.running:
-        pod = _pod(ns, r.name, priority_class(r.priority), r.shares, dict(r.labels))
+        pod = _pod(ns, r.name, priority_class(r.priority), r.shares, dict(r.labels), r.init)
         pod["spec"]["nodeName"] = r.node  # bound at creation: where the scenario puts it
         _ok(*cluster.request("POST", f"/api/v1/namespaces/{ns}/pods", pod), r.name)
         if sc.start_gap:  # the next pod starts at a later second (start times have one-second resolution)
@@ -186,7 +199,7 @@ def on_device_plugin(cluster: Cluster, sc: Scenario) -> tuple[Outcome, Exported]
                 f"{ns}/{b.name} status", lambda b=b, m=matching: _pdb_settled(cluster, ns, b.name, m)
             )
         )
-    preemptor = _pod(ns, PREEMPTOR, priority_class(sc.priority, sc.never), sc.shares, {})
+    preemptor = _pod(ns, PREEMPTOR, priority_class(sc.priority, sc.never), sc.shares, {}, sc.init)
     admitted = _ok(*cluster.request("POST", f"/api/v1/namespaces/{ns}/pods", preemptor), PREEMPTOR)
     outcome = _kube_scheduler_outcome(cluster, ns, [r.name for r in sc.running])
     return outcome, Exported(running, pdbs, admitted)
@@ -299,6 +312,14 @@ def compare(sc: Scenario, ks: Outcome, ours: Outcome) -> list[str]:
                 f"{sc.tag}: {side} put the preemptor on {got.node} evicting {sorted(got.victims)}; the "
                 f"scenario expects {sc.expect_node} evicting {sorted(sc.expect_victims)} ({got.note})"
             )
+    want_text = postfilter(ks.note)
+    if sc.not_helpful:  # the documented divergence: the filter's reason upstream, "not helpful" here
+        want_text = want_text.replace(f"Insufficient {GPU_SHARED}", NOT_HELPFUL)
+    if ks.node is None and ours.node is None and want_text != postfilter(ours.note):
+        problems.append(
+            f"{sc.tag}: kube-scheduler's PostFilter says {postfilter(ks.note)!r}, "
+            f"shares say {postfilter(ours.note)!r}"
+        )
     if ks.stray:
         problems.append(f"{sc.tag}: {sorted(ks.stray)} deleted, but not preempted by this preemptor")
     if (ks.node, ks.victims) != (ours.node, ours.victims):
@@ -307,6 +328,12 @@ def compare(sc: Scenario, ks: Outcome, ours: Outcome) -> list[str]:
             f"shares {ours.node} {sorted(ours.victims)}"
         )
     return problems
+
+
+def postfilter(message: str) -> str:
+    """What DefaultPreemption's PostFilter added to the FitError: from `preemption: ` on."""
+    start = message.find("preemption: ")
+    return message[start:] if start >= 0 else ""
 
 
 def _cell(o: Outcome) -> str:
@@ -356,8 +383,8 @@ def test_shares_evict_the_pods_kube_scheduler_evicts(results: Results) -> None:
 
 
 def test_the_comparer_reports_an_altered_expectation(results: Results) -> None:
-    """The negative control: the same observations judged against a scenario expecting one victim more, and
-    a shares outcome with one victim more, must both be reported."""
+    """The negative control: the same observations judged against a scenario expecting one victim more, a
+    shares outcome with one victim more, and a reworded PostFilter text, must each be reported."""
     sc, ks, ours = next((r for r in results if r[0].expect_victims), results[0])
     altered = sc.altered()
     found = compare(altered, ks, ours)
@@ -365,3 +392,6 @@ def test_the_comparer_reports_an_altered_expectation(results: Results) -> None:
     assert "MISMATCH" in table([(altered, ks, ours)])
     wrong = Outcome(ours.node, ours.victims | {"extra"})
     assert any("kube-scheduler" in p and "shares" in p for p in compare(sc, ks, wrong))
+    sc, ks, ours = next(r for r in results if r[0].never)  # a pending pod: its PostFilter text is judged
+    reworded = Outcome(None, frozenset(), ours.note.replace("preemption: ", "preemption: maybe "))
+    assert any("PostFilter" in p for p in compare(sc, ks, reworded))

@@ -43,6 +43,7 @@ class Running:
     priority: int
     shares: tuple[int, ...] = (1,)
     labels: tuple[tuple[str, str], ...] = ()
+    init: tuple[int, ...] = ()  # init containers' shares (the pod counts the larger of them and the sum)
 
 
 @dataclass(frozen=True)
@@ -57,7 +58,7 @@ class Budget:
 @dataclass(frozen=True)
 class Scenario:
     """`expect_node`: where the preemptor goes (None: it stays pending); `expect_victims`: the pods evicted.
-    `start_gap`: the running pods are started a second or more apart, in order (the `start` criterion)."""
+    `start_gap`: the running pods are started a second or more apart, in order (start times decide)."""
 
     tag: str
     title: str
@@ -65,11 +66,15 @@ class Scenario:
     running: tuple[Running, ...]
     priority: int
     shares: tuple[int, ...] = (1,)  # the preemptor's shares per container
+    init: tuple[int, ...] = ()  # the preemptor's init containers' shares
     never: bool = False  # preemptionPolicy: Never
     budgets: tuple[Budget, ...] = ()
     expect_node: str | None = None
     expect_victims: frozenset[str] = field(default_factory=frozenset)
     start_gap: bool = False
+    # kube-scheduler names the filter's reason where evicting every lower pod is not enough, dra-capacity says
+    # `Preemption is not helpful for scheduling` (docs/divergences.md, "Preemption suffix only ...")
+    not_helpful: bool = False
 
     @property
     def priorities(self) -> set[int]:
@@ -82,8 +87,10 @@ class Scenario:
         return replace(self, tag=f"{self.tag}-altered", expect_victims=self.expect_victims | {extra})
 
 
-def _r(name: str, node: str, priority: int, *shares: int, app: str | None = None) -> Running:
-    return Running(name, node, priority, shares or (1,), (("app", app),) if app else ())
+def _r(
+    name: str, node: str, priority: int, *shares: int, app: str | None = None, init: tuple[int, ...] = ()
+) -> Running:
+    return Running(name, node, priority, shares or (1,), (("app", app),) if app else (), init)
 
 
 def _v(*names: str) -> frozenset[str]:
@@ -264,5 +271,39 @@ SCENARIOS: tuple[Scenario, ...] = (
         shares=(1, 1),
         expect_node="multi-nodes-n1",
         expect_victims=_v("x"),
+    ),
+    Scenario(
+        "start-reprieve",
+        "priorities equal on one node: the earlier-started pod is reprieved first, the later one goes",
+        (Node("start-reprieve-n1", shares=2),),
+        (_r("a", "start-reprieve-n1", 10), _r("b", "start-reprieve-n1", 10)),
+        priority=100,
+        expect_node="start-reprieve-n1",
+        expect_victims=_v("b"),
+        start_gap=True,
+    ),
+    Scenario(
+        "init",
+        "init containers: each pod counts its larger init request, a victim's init shares are freed too",
+        (Node("init-n1", gpus=4, shares=1),),
+        (
+            _r("v", "init-n1", 1, 1, init=(2,)),
+            _r("w", "init-n1", 2),
+            _r("x", "init-n1", 3),
+        ),
+        priority=100,
+        shares=(1,),
+        init=(3,),
+        expect_node="init-n1",
+        expect_victims=_v("v", "w"),
+    ),
+    Scenario(
+        "not-enough",
+        "priorities: evicting every lower pod frees too little, so nothing is evicted",
+        (Node("not-enough-n1", shares=2),),
+        (_r("a", "not-enough-n1", 10), _r("b", "not-enough-n1", 500)),
+        priority=100,
+        shares=(1, 1),
+        not_helpful=True,
     ),
 )
