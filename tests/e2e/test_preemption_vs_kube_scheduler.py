@@ -21,7 +21,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -42,7 +42,6 @@ CLASS = "preempt-gpu-shared"
 PREEMPTOR = "preemptor"
 RESOURCES = {"cpu": "8", "memory": "16Gi", "pods": "110"}
 Obj = dict[str, Any]
-Results = list[tuple[Scenario, "Outcome", "Outcome"]]
 
 
 @dataclass(frozen=True)
@@ -66,6 +65,21 @@ class Exported:
 
 
 SharesSide = Callable[[Scenario, Exported, Path], Outcome]
+"""One implementation of the shares side: the scenario, kube-scheduler's side as exported, a work directory
+(made by the caller); `SHARES_SIDES` lists them (the live binder can join `victims_on_shares`)."""
+
+
+@dataclass(frozen=True)
+class Row:
+    """One scenario's outcomes: kube-scheduler's and one shares side's (named `side`)."""
+
+    sc: Scenario
+    ks: Outcome
+    side: str
+    ours: Outcome
+
+
+Results = list[Row]
 
 
 def priority_class(value: int, never: bool = False) -> str:
@@ -206,8 +220,9 @@ def on_device_plugin(cluster: Cluster, sc: Scenario) -> tuple[Outcome, Exported]
 
 
 def _kube_scheduler_outcome(cluster: Cluster, ns: str, running: list[str]) -> Outcome:
-    """Wait until the preemptor is bound, or found unschedulable with no nomination for a settling while;
-    the victims are the running pods deleted (or being deleted) by then."""
+    """Wait until the preemptor is bound, or unschedulable with a failed PostFilter's text (`preemption: `
+    but no `found a potential placement`) and no nomination for a settling while; the victims are the pods
+    with a Preempted Event naming it; `stray`: others deleted by then (nothing else should delete them)."""
     deadline = time.monotonic() + 60
     pending_since: float | None = None
     while True:
@@ -223,9 +238,10 @@ def _kube_scheduler_outcome(cluster: Cluster, ns: str, running: list[str]) -> Ou
         )
         if pod["spec"].get("nodeName"):
             break
-        if message and not pod.get("status", {}).get("nominatedNodeName"):
+        failed = "preemption: " in message and "found a potential placement" not in message
+        if failed and not pod.get("status", {}).get("nominatedNodeName"):
             pending_since = pending_since or time.monotonic()
-            if time.monotonic() - pending_since > 3:  # a preemption would have nominated a node by now
+            if time.monotonic() - pending_since > 1:
                 break
         else:
             pending_since = None
@@ -273,6 +289,7 @@ def victims_on_shares(sc: Scenario, exported: Exported, workdir: Path) -> Outcom
     """dra-capacity's side: the scenario's nodes with their GPUs as ResourceSlices of `shares`, the running
     pods holding allocated extended-resource claims (placed on their nodes by a first run), the PDBs and the
     preemptor, through `dra-capacity simulate -o json`."""
+    workdir.mkdir(exist_ok=True)
     gpu_class = make_class(CLASS).driver(GPU_DRIVER).extended_resource(GPU_SHARED)
     cluster: list[Obj] = [gpu_class.capacity_requests({"shares": "1"}, annotation=True).obj()]
     for node in sc.nodes:
@@ -302,14 +319,17 @@ def victims_on_shares(sc: Scenario, exported: Exported, workdir: Path) -> Outcom
     return Outcome(entry["node"] if entry["result"] == "bound" else None, victims, entry.get("reason", ""))
 
 
-def compare(sc: Scenario, ks: Outcome, ours: Outcome) -> list[str]:
+SHARES_SIDES: dict[str, SharesSide] = {"simulate": victims_on_shares}
+
+
+def compare(sc: Scenario, ks: Outcome, ours: Outcome, side: str = "simulate") -> list[str]:
     """The disagreements, one line each: each side against the scenario, and the two against each other."""
     problems = []
     want = (sc.expect_node, sc.expect_victims)
-    for side, got in (("kube-scheduler", ks), ("shares", ours)):
+    for name, got in (("kube-scheduler", ks), (side, ours)):
         if (got.node, got.victims) != want:
             problems.append(
-                f"{sc.tag}: {side} put the preemptor on {got.node} evicting {sorted(got.victims)}; the "
+                f"{sc.tag}: {name} put the preemptor on {got.node} evicting {sorted(got.victims)}; the "
                 f"scenario expects {sc.expect_node} evicting {sorted(sc.expect_victims)} ({got.note})"
             )
     want_text = postfilter(ks.note)
@@ -318,14 +338,14 @@ def compare(sc: Scenario, ks: Outcome, ours: Outcome) -> list[str]:
     if ks.node is None and ours.node is None and want_text != postfilter(ours.note):
         problems.append(
             f"{sc.tag}: kube-scheduler's PostFilter says {postfilter(ks.note)!r}, "
-            f"shares say {postfilter(ours.note)!r}"
+            f"{side} says {postfilter(ours.note)!r}"
         )
     if ks.stray:
         problems.append(f"{sc.tag}: {sorted(ks.stray)} deleted, but not preempted by this preemptor")
     if (ks.node, ks.victims) != (ours.node, ours.victims):
         problems.append(
             f"{sc.tag}: kube-scheduler {ks.node} {sorted(ks.victims)}, "
-            f"shares {ours.node} {sorted(ours.victims)}"
+            f"{side} {ours.node} {sorted(ours.victims)}"
         )
     return problems
 
@@ -340,11 +360,11 @@ def _cell(o: Outcome) -> str:
     return f"{o.node or 'pending'}: {', '.join(sorted(o.victims)) or '-'}"
 
 
-def table(rows: list[tuple[Scenario, Outcome, Outcome]]) -> str:
+def table(rows: Results) -> str:
     lines = [f"{'scenario':16} {'kube-scheduler (node: victims)':34} {'shares (node: victims)':34} verdict"]
-    for sc, ks, ours in rows:
-        verdict = "same" if not compare(sc, ks, ours) else "MISMATCH"
-        lines.append(f"{sc.tag:16} {_cell(ks):34} {_cell(ours):34} {verdict}")
+    for r in rows:
+        verdict = "same" if not compare(r.sc, r.ks, r.ours, r.side) else "MISMATCH"
+        lines.append(f"{r.sc.tag:16} {_cell(r.ks):34} {_cell(r.ours):34} {verdict} ({r.side})")
     return "\n".join(lines)
 
 
@@ -360,38 +380,38 @@ def _delete(cluster: Cluster, sc: Scenario) -> None:
 
 
 @pytest.fixture(scope="module")
-def results(
-    cluster: Cluster, tmp_path_factory: pytest.TempPathFactory
-) -> list[tuple[Scenario, Outcome, Outcome]]:
-    """Every scenario, one after the other on the cluster; the shares side runs beside the next one."""
+def results(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> Results:
+    """Every scenario, one after the other on the cluster; each shares side runs beside the next one."""
     workdir = tmp_path_factory.mktemp("shares")
-    shares_side: SharesSide = victims_on_shares
-    pending: list[tuple[Scenario, Outcome, Future[Outcome]]] = []
+    pending: list[tuple[Scenario, Outcome, str, Future[Outcome]]] = []
     with ThreadPoolExecutor(1) as pool:
         for sc in SCENARIOS:
+            began = time.monotonic()
             ks, exported = on_device_plugin(cluster, sc)
             _delete(cluster, sc)
-            pending.append((sc, ks, pool.submit(shares_side, sc, exported, workdir)))
-        return [(sc, ks, f.result()) for sc, ks, f in pending]
+            print(f"{sc.tag}: kube-scheduler's side in {time.monotonic() - began:.1f} s")
+            for side, run in SHARES_SIDES.items():
+                pending.append((sc, ks, side, pool.submit(run, sc, exported, workdir / side)))
+        return [Row(sc, ks, side, f.result()) for sc, ks, side, f in pending]
 
 
 def test_shares_evict_the_pods_kube_scheduler_evicts(results: Results) -> None:
-    assert len(results) >= 10
+    assert len({r.sc.tag for r in results}) >= 10
     print("\n" + table(results))
-    problems = [p for sc, ks, ours in results for p in compare(sc, ks, ours)]
+    problems = [p for r in results for p in compare(r.sc, r.ks, r.ours, r.side)]
     assert not problems, "\n".join(problems)
 
 
 def test_the_comparer_reports_an_altered_expectation(results: Results) -> None:
     """The negative control: the same observations judged against a scenario expecting one victim more, a
     shares outcome with one victim more, and a reworded PostFilter text, must each be reported."""
-    sc, ks, ours = next((r for r in results if r[0].expect_victims), results[0])
-    altered = sc.altered()
-    found = compare(altered, ks, ours)
+    r = next(r for r in results if r.sc.expect_victims)
+    altered = replace(r, sc=r.sc.altered())
+    found = compare(altered.sc, r.ks, r.ours)
     assert len(found) == 2 and all("the scenario expects" in p for p in found), found
-    assert "MISMATCH" in table([(altered, ks, ours)])
-    wrong = Outcome(ours.node, ours.victims | {"extra"})
-    assert any("kube-scheduler" in p and "shares" in p for p in compare(sc, ks, wrong))
-    sc, ks, ours = next(r for r in results if r[0].never)  # a pending pod: its PostFilter text is judged
-    reworded = Outcome(None, frozenset(), ours.note.replace("preemption: ", "preemption: maybe "))
-    assert any("PostFilter" in p for p in compare(sc, ks, reworded))
+    assert "MISMATCH" in table([altered])
+    wrong = Outcome(r.ours.node, r.ours.victims | {"extra"})
+    assert any("kube-scheduler" in p and "simulate" in p for p in compare(r.sc, r.ks, wrong))
+    r = next(r for r in results if r.sc.never)  # a pending pod: its PostFilter text is judged
+    reworded = Outcome(None, frozenset(), r.ours.note.replace("preemption: ", "preemption: maybe "))
+    assert any("PostFilter" in p for p in compare(r.sc, r.ks, reworded))
