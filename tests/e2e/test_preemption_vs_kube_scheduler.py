@@ -20,7 +20,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
@@ -62,6 +62,7 @@ class Exported:
     running: list[Obj]
     pdbs: list[Obj]
     preemptor: Obj
+    placed: dict[str, Obj] | None = None  # simulate's entry for each running pod on shares (place_running)
 
 
 SharesSide = Callable[[Scenario, Exported, Path], Outcome]
@@ -285,35 +286,54 @@ def _clean(obj: Obj) -> Obj:
     return out
 
 
+def _shares_cluster(scenarios: list[Scenario]) -> list[Obj]:
+    """The DeviceClass, and each node with its GPUs as a ResourceSlice of `shares` (no counted resource)."""
+    gpu_class = make_class(CLASS).driver(GPU_DRIVER).extended_resource(GPU_SHARED)
+    out: list[Obj] = [gpu_class.capacity_requests({"shares": "1"}, annotation=True).obj()]
+    for node in (n for sc in scenarios for n in sc.nodes):
+        out.append(make_node(node.name).allocatable(**RESOURCES).obj())
+        out.append(gpu_slice(node.name, node.gpus, node.shares))
+    return out
+
+
+def place_running(exports: list[tuple[Scenario, Exported]], path: Path) -> None:
+    """The running pods' extended-resource claims on shares: one `simulate` run places them all, each pinned
+    to its node by a nodeSelector (every scenario has its own nodes); fills each `Exported.placed`."""
+    pending = []
+    for _, exported in exports:
+        for pod in exported.running:
+            copy = _clean(pod)
+            copy["spec"]["nodeSelector"] = {"kubernetes.io/hostname": copy["spec"].pop("nodeName")}
+            copy["status"] = {"phase": "Pending"}
+            pending.append(copy)
+    out = _simulate(_shares_cluster([sc for sc, _ in exports]) + pending, path)
+    placed = {(e["namespace"], e["name"]): e for e in out["pods"]}
+    for _, exported in exports:
+        exported.placed = {}
+        for pod in exported.running:
+            entry = placed[(pod["metadata"]["namespace"], pod["metadata"]["name"])]
+            assert entry["result"] == "bound" and entry["node"] == pod["spec"]["nodeName"], entry
+            exported.placed[pod["metadata"]["name"]] = entry
+
+
 def victims_on_shares(sc: Scenario, exported: Exported, workdir: Path) -> Outcome:
     """dra-capacity's side: the scenario's nodes with their GPUs as ResourceSlices of `shares`, the running
-    pods holding allocated extended-resource claims (placed on their nodes by a first run), the PDBs and the
-    preemptor, through `dra-capacity simulate -o json`."""
+    pods holding allocated extended-resource claims (`place_running`, run here unless done for many
+    scenarios at once), the PDBs and the preemptor, through `dra-capacity simulate -o json`."""
     workdir.mkdir(exist_ok=True)
-    gpu_class = make_class(CLASS).driver(GPU_DRIVER).extended_resource(GPU_SHARED)
-    cluster: list[Obj] = [gpu_class.capacity_requests({"shares": "1"}, annotation=True).obj()]
-    for node in sc.nodes:
-        cluster.append(make_node(node.name).allocatable(**RESOURCES).obj())
-        cluster.append(gpu_slice(node.name, node.gpus, node.shares))
-    first = []
-    for pod in exported.running:
-        pending = _clean(pod)
-        node = pending["spec"].pop("nodeName")
-        pending["spec"]["nodeSelector"] = {"kubernetes.io/hostname": node}
-        pending["status"] = {"phase": "Pending"}
-        first.append(pending)
-    placed = {e["name"]: e for e in _simulate(cluster + first, workdir / f"{sc.tag}-running.json")["pods"]}
+    if exported.placed is None:
+        place_running([(sc, exported)], workdir / f"{sc.tag}-running.json")
+    assert exported.placed is not None
     held: list[Obj] = []
     for pod in exported.running:
-        entry = placed[pod["metadata"]["name"]]
-        assert entry["result"] == "bound" and entry["node"] == pod["spec"]["nodeName"], entry
+        entry = exported.placed[pod["metadata"]["name"]]
         running = _clean(pod)
         running["status"]["extendedResourceClaimStatus"] = entry["extendedResourceClaimStatus"]
         held += [running, entry["claim"]]
     preemptor = _clean(exported.preemptor)
     preemptor["status"] = {"phase": "Pending"}
     pdbs = [{"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", **_clean(p)} for p in exported.pdbs]
-    out = _simulate(cluster + held + pdbs + [preemptor], workdir / f"{sc.tag}.json")
+    out = _simulate(_shares_cluster([sc]) + held + pdbs + [preemptor], workdir / f"{sc.tag}.json")
     (entry,) = [e for e in out["pods"] if e["name"] == PREEMPTOR]
     victims = frozenset(v["name"] for v in entry.get("victims", []))
     return Outcome(entry["node"] if entry["result"] == "bound" else None, victims, entry.get("reason", ""))
@@ -381,17 +401,23 @@ def _delete(cluster: Cluster, sc: Scenario) -> None:
 
 @pytest.fixture(scope="module")
 def results(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> Results:
-    """Every scenario, one after the other on the cluster; each shares side runs beside the next one."""
+    """Every scenario, one after the other on the cluster; then the shares sides, the running pods' claims
+    placed for all scenarios by one `simulate` run."""
     workdir = tmp_path_factory.mktemp("shares")
-    pending: list[tuple[Scenario, Outcome, str, Future[Outcome]]] = []
-    with ThreadPoolExecutor(1) as pool:
-        for sc in SCENARIOS:
-            began = time.monotonic()
-            ks, exported = on_device_plugin(cluster, sc)
-            _delete(cluster, sc)
-            print(f"{sc.tag}: kube-scheduler's side in {time.monotonic() - began:.1f} s")
-            for side, run in SHARES_SIDES.items():
-                pending.append((sc, ks, side, pool.submit(run, sc, exported, workdir / side)))
+    exports = []
+    for sc in SCENARIOS:
+        began = time.monotonic()
+        ks, exported = on_device_plugin(cluster, sc)
+        _delete(cluster, sc)
+        print(f"{sc.tag}: kube-scheduler's side in {time.monotonic() - began:.1f} s")
+        exports.append((sc, ks, exported))
+    place_running([(sc, exported) for sc, _, exported in exports], workdir / "running.json")
+    with ThreadPoolExecutor(3) as pool:  # simulate mostly waits for a core: three overlap well
+        pending = [
+            (sc, ks, side, pool.submit(run, sc, exported, workdir / side))
+            for sc, ks, exported in exports
+            for side, run in SHARES_SIDES.items()
+        ]
         return [Row(sc, ks, side, f.result()) for sc, ks, side, f in pending]
 
 
