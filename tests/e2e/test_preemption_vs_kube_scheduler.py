@@ -4,12 +4,14 @@ Each scenario of support.preemption_scenarios runs twice. Device-plugin mode: kw
 `nvidia.com/gpu.shared` in status.allocatable, the running pods are bound to them at creation (their
 priorities from PriorityClasses, set by the Priority admission plugin), PodDisruptionBudgets get their status
 from the real disruption controller, and the real kube-scheduler preempts for the preemptor: its victims are
-the pods it deletes, its node the one the preemptor binds to. Shares: the same nodes with their GPUs as
-ResourceSlices of consumable `shares`, the running pods as exported from the API (start times included)
-holding extended-resource claims allocated by a first `simulate` run, and the PDBs as the controller left
-them, through the real `dra-capacity simulate -o json`, whose `victims` name the evicted pods. Both must
-agree with each other and with the scenario. `victims_on_shares` is one implementation of `SharesSide`; the
-live binder can be a second. One control plane for all scenarios, a namespace each, deleted after it.
+the pods with a `Preempted` Event naming the preemptor (preemption/executor.go), its node the one the
+preemptor binds to. Shares: the same nodes with their GPUs as ResourceSlices of consumable `shares`, the
+running pods as exported from the API (start times included) holding extended-resource claims allocated by
+a first `simulate` run, and the PDBs as the controller left them, through the real `dra-capacity simulate -o
+json`, whose `victims` name the evicted pods. Both must agree with each other and with the scenario, and a
+pending preemptor's PostFilter text too. `victims_on_shares` is one implementation of `SharesSide`; the live
+binder can be a second (`SHARES_SIDES`). One control plane for all scenarios, a namespace each, deleted
+after it.
 """
 
 from __future__ import annotations

@@ -139,6 +139,22 @@ SCENARIOS: tuple[Scenario, ...] = (
         expect_victims=_v("b", "c"),
     ),
     Scenario(
+        "pdb-budget",
+        "PDB: a budget allowing one disruption counts down in importance order, only the last is violating",
+        (Node("pdb-budget-n1"),),
+        (
+            _r("a", "pdb-budget-n1", 1, app="db"),
+            _r("b", "pdb-budget-n1", 2, app="db"),
+            _r("c", "pdb-budget-n1", 3),
+            _r("d", "pdb-budget-n1", 4),
+        ),
+        priority=100,
+        shares=(1, 1, 1),
+        budgets=(Budget("db", "db", 1),),
+        expect_node="pdb-budget-n1",
+        expect_victims=_v("b", "c", "d"),
+    ),
+    Scenario(
         "pdb-violated",
         "PDB: violations are minimised, not forbidden: the only way in evicts the budgeted pod",
         (Node("pdb-violated-n1", gpus=2, shares=1),),
