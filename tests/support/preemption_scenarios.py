@@ -3,9 +3,11 @@ dra-capacity on shares (tests/e2e/test_preemption_vs_kube_scheduler.py).
 
 A scenario is nodes (each one GPU count for the device plugin, `gpus` x `shares` for the shares side), the
 running pods already on them (priority, shares per container, labels), PodDisruptionBudgets and one preemptor.
-Each is tie-free: the victims and the node follow from priorities, sizes and budgets alone, except `start`,
-where the running pods' start times (a second apart, checked) decide, as `pickOneNodeForPreemption`'s last
-criterion does. Priorities are PriorityClasses `prio-<value>` (`prio-<value>-never`: preemptionPolicy Never).
+Each is tie-free: the victims and the node follow from priorities, sizes and budgets alone, except where
+`start_gap` is set: there the running pods' start times (a second apart, checked) decide, as
+`pickOneNodeForPreemption`'s last criterion (`start`) and MoreImportantPod's reprieve order
+(`start-reprieve`) use them. Priorities are PriorityClasses `prio-<value>` (`prio-<value>-never`:
+preemptionPolicy Never). Each has one or two nodes, far under the 100 beyond which upstream samples.
 On shares a container asking k needs a share on each of k GPUs (docs/divergences.md, "Shares, not
 device-plugin units"), so where a container asks more than one, the nodes have one-share GPUs and both sides
 count the same; elsewhere GPUs hold several shares and several pods.
