@@ -479,7 +479,11 @@ def nvidia_gpu(index: int, node_name: str, shares: int | None = 4) -> dict[str, 
         device["capacity"] = {}
         device["capacity"]["shares"] = {
             "value": str(shares),
-            "requestPolicy": {"default": "1", "validRange": {"min": "1", "max": str(shares), "step": "1"}},
+            # no step for one share: kube-apiserver refuses a step whose first increment passes the value
+            "requestPolicy": {
+                "default": "1",
+                "validRange": {"min": "1", "max": str(shares), **({"step": "1"} if shares > 1 else {})},
+            },
         }
     return device
 

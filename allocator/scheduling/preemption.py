@@ -299,11 +299,12 @@ NOT_HELPFUL = "Preemption is not helpful for scheduling"
 
 def postfilter_message(preemptor: Pod, num_nodes: int, no_victims: int) -> str:
     """What a failed PostFilter adds to the FitError (schedule_one.go appends `Diagnosis.PostFilterMsg`):
-    the ineligibility, or `preemption: 0/N nodes are available: ...` over the nodes without lower-priority
-    pods (`no_victims`) and those where evicting them all does not help."""
+    `preemption: ` (DefaultPreemption.PostFilter prefixes every message) and the ineligibility, or
+    `0/N nodes are available: ...` over the nodes without lower-priority pods (`no_victims`) and those where
+    evicting them all does not help."""
     never = ineligible_reason(preemptor)
     if never is not None:
-        return never
+        return f"preemption: {never}"
     parts = []
     if no_victims:
         parts.append(f"{no_victims} {NO_VICTIMS}")

@@ -21,6 +21,7 @@ from allocator.scheduling.preemption import (
     find_candidates,
     ineligible_reason,
     pick_one_node,
+    postfilter_message,
     select_victims_on_node,
     split_by_pdb_violation,
 )
@@ -280,3 +281,15 @@ def test_preemption_policy_never_is_not_eligible() -> None:
     assert ineligible_reason(pod("p", priority=100, preemptionPolicy="Never")) == NOT_ELIGIBLE_NEVER
     assert ineligible_reason(pod("p", priority=100, preemptionPolicy="PreemptLowerPriority")) is None
     assert ineligible_reason(pod("p", priority=100)) is None
+
+
+def test_every_postfilter_message_starts_with_preemption() -> None:
+    """DefaultPreemption.PostFilter prefixes each Evaluator message with `preemption: `, the ineligibility
+    too: kube-scheduler v1.37.2 on the device plugin reads `... preemption: not eligible due to
+    preemptionPolicy=Never.` (the `never` scenario of tests/e2e/test_preemption_vs_kube_scheduler.py)."""
+    never = pod("p", priority=100, preemptionPolicy="Never")
+    assert postfilter_message(never, 3, 1) == "preemption: not eligible due to preemptionPolicy=Never."
+    assert postfilter_message(pod("p", priority=100), 3, 1) == (
+        "preemption: 0/3 nodes are available: 1 No preemption victims found for incoming pod, "
+        "2 Preemption is not helpful for scheduling."
+    )

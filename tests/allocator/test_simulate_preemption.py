@@ -98,7 +98,7 @@ def test_preemption_policy_never_waits_and_says_so(
     )
     (entry,) = out["pods"]
     assert entry["result"] == "unschedulable" and "victims" not in entry
-    assert entry["reason"].endswith(" not eligible due to preemptionPolicy=Never.")
+    assert entry["reason"].endswith(" preemption: not eligible due to preemptionPolicy=Never.")
 
 
 def test_no_lower_priority_pod_means_no_preemption(
