@@ -7,11 +7,12 @@ terminating victim's claim still holds is never given to anyone. `preemptionPoli
 
 from __future__ import annotations
 
+import subprocess
 from typing import Any
 
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
-from support.binder_harness import bound, check_invariants, events, running_binder, wait_for
+from support.binder_harness import bind_argv, bound, check_invariants, events, running_binder, wait_for
 from support.gpu_cluster import device_class, gpu_slice, node, pod
 
 from allocator.simulate import load_inputs, run_pods
@@ -298,3 +299,33 @@ def test_a_nominated_pod_waiting_for_its_victims_does_not_preempt_again(kube_api
         wait_for("a retry that does not preempt", waiting)
         assert not (_pod(kube_api, "batch-20") or {})["metadata"].get("deletionTimestamp")
         assert len(events(kube_api, "Preempted")) == 1
+
+
+@pytest.mark.parametrize("flag", ["--preemption=false", "--preemption=true"])
+def test_the_bind_flag_turns_preemption_off(kube_api: Any, flag: str) -> None:
+    """`dra-capacity bind --once`: the full cluster's victim goes only with preemption on."""
+    _seed(kube_api, nodes=1)
+    _fill(kube_api, {"batch-10": 10, "batch-20": 20})
+    done = subprocess.run(
+        bind_argv(kube_api, "127.0.0.1:0", "--once"), capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    kube_api.seed(pod("inference", priority=HIGH))
+    done = subprocess.run(
+        bind_argv(kube_api, "127.0.0.1:0", "--once", flag), capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    gone = {"batch-10", "batch-20"} - _names(kube_api.list("pods"))
+    assert gone == ({"batch-10"} if flag.endswith("true") else set())
+
+
+def test_a_bad_preemption_flag_exits_two_with_one_line(kube_api: Any) -> None:
+    done = subprocess.run(
+        [*bind_argv(kube_api, "127.0.0.1:0"), "--preemption", "maybe"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert len([line for line in done.stderr.splitlines() if "error" in line]) == 1, done.stderr
