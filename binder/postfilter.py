@@ -20,6 +20,7 @@ from allocator.scheduling.placement import Placement, PlacementResult, Placer
 from allocator.scheduling.preemption import (
     Candidate,
     find_candidates,
+    freed_claims,
     ineligible_reason,
     pick_one_node,
     placer_fit,
@@ -53,13 +54,14 @@ NOT_ELIGIBLE_TERMINATING = "not eligible due to a terminating pod on the nominat
 
 @dataclass(frozen=True)
 class Nomination:
-    """A pod nominated to `node` by its preemption: its uid and priority, and the victims it waits for
-    (empty when the nomination was read from the pod's status, e.g. after a restart)."""
+    """A pod nominated to `node` by its preemption: its uid and priority, and the victims and their claims it
+    waits for (empty when the nomination was read from the pod's status, e.g. after a restart)."""
 
     node: str
     uid: str
     priority: int
     victims: frozenset[str] = field(default=frozenset())  # uids
+    claims: frozenset[str] = field(default=frozenset())  # uids of the claims the victims' eviction frees
 
 
 class Preemption:
@@ -142,6 +144,7 @@ class Preemption:
         by_node = self._lower_priority_pods(priority)
         lower = [n for n in names if by_node.get(n)]
         chosen: Candidate | None = None
+        allocated: list[ResourceClaim] = []
         if lower:
             allocated = self._allocated_claims()
             fit = placer_fit(placer, pod, [], allocated)
@@ -151,13 +154,15 @@ class Preemption:
             if nominated is not None:
                 self._clear(key, obj)
             return postfilter_message(pod, len(names), len(names) - len(lower))
-        self._preempt(key, obj, pod, chosen)
+        freed = frozenset(c.metadata.uid or "" for c in freed_claims(chosen.victims, allocated)) - {""}
+        self._preempt(key, obj, pod, chosen, freed)
         return ""
 
     def _waiting_for_victims(self, key: Key, node: str, pod: Pod) -> bool:
         """PodEligibleToPreemptOthers' terminating-pod check: a lower-priority pod on the nominated node being
-        deleted by a preemption; and, for shares, a victim of this nomination whose claim still holds its
-        devices (the pod is gone but the resourceclaim controller has not released the claim yet)."""
+        deleted by a preemption; and, for shares, a claim this nomination's eviction frees that is still
+        allocated (the victim is gone, but the resourceclaim controller drops the reservation first and the
+        allocation after) or still reserved for a victim."""
         priority = pod_priority(pod)
         for obj in self.ctx.informers.pods.items():
             if (obj.get("spec") or {}).get("nodeName") != node or _priority(obj) >= priority:
@@ -165,11 +170,13 @@ class Preemption:
             if _terminating_by_preemption(obj):
                 return True
         nom = self.nominated.get(key)
-        if nom is None or not nom.victims:
+        if nom is None or not (nom.victims or nom.claims):
             return False
         for claim in self.ctx.assume.claims(self.ctx.informers.claims.items()).values():
             if not is_allocated(claim):
                 continue
+            if (claim.get("metadata") or {}).get("uid") in nom.claims:
+                return True  # still allocated: unreserved first, deallocated or deleted after
             reserved = (claim.get("status") or {}).get("reservedFor") or []
             if any(r.get("uid") in nom.victims for r in reserved):
                 return True
@@ -200,14 +207,14 @@ class Preemption:
 
     # --- the writes (executor.go) ---------------------------------------------------------------------------
 
-    def _preempt(self, key: Key, obj: Obj, pod: Pod, chosen: Candidate) -> None:
+    def _preempt(self, key: Key, obj: Obj, pod: Pod, chosen: Candidate, freed: frozenset[str]) -> None:
         """Nominate the node, then each victim: DisruptionTarget, delete (uid precondition), `Preempted`
         Event; lower-priority pods nominated to the node lose their nomination. A failed write is logged;
         the pod is retried as any unschedulable pod is."""
         ctx = self.ctx
         ctx.metrics.preemption_victims.observe(len(chosen.victims))
         victims = frozenset(v.metadata.uid or "" for v in chosen.victims)
-        self.nominated[key] = Nomination(chosen.node, pod_uid(obj), pod_priority(pod), victims)
+        self.nominated[key] = Nomination(chosen.node, pod_uid(obj), pod_priority(pod), victims, freed)
         log_decision(
             pod=f"{key[0]}/{key[1]}",
             uid=pod_uid(obj),

@@ -329,3 +329,29 @@ def test_a_bad_preemption_flag_exits_two_with_one_line(kube_api: Any) -> None:
     )
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert len([line for line in done.stderr.splitlines() if "error" in line]) == 1, done.stderr
+
+
+def test_the_preemption_metrics_have_upstreams_names_help_and_buckets() -> None:
+    """pkg/scheduler/metrics/metrics.go v1.37.2: PreemptionAttempts, PreemptionVictims
+    (ExponentialBuckets(1, 2, 7))."""
+    from binder.metrics import BinderMetrics
+
+    m = BinderMetrics()
+    m.preemption_victims.observe(3)
+    text = m.render().decode()
+    assert (
+        "# HELP scheduler_preemption_attempts_total Total preemption attempts in the cluster till now\n"
+        in text
+    )
+    assert "# TYPE scheduler_preemption_attempts_total counter" in text
+    assert (
+        "# HELP scheduler_preemption_victims Number of selected preemption victims for preemption "
+        "initiated by a single pod\n" in text
+    )
+    les = [
+        s.labels["le"]
+        for f in text_string_to_metric_families(text)
+        for s in f.samples
+        if s.name == "scheduler_preemption_victims_bucket"
+    ]
+    assert les == ["1.0", "2.0", "4.0", "8.0", "16.0", "32.0", "64.0", "+Inf"]
