@@ -68,6 +68,7 @@ class Preemption:
     def __init__(self, ctx: BinderContext) -> None:
         self.ctx = ctx
         self.nominated: dict[Key, Nomination] = {}  # upstream's nominator
+        self._lowest: tuple[object, int | None] = (None, None)  # (snapshot version, lowest assigned priority)
 
     # --- the nominations ------------------------------------------------------------------------------------
 
@@ -128,7 +129,7 @@ class Preemption:
 
     # --- the PostFilter -------------------------------------------------------------------------------------
 
-    def post_filter(self, key: Key, obj: Obj, pod: Pod, placer: Placer) -> str:
+    def post_filter(self, key: Key, obj: Obj, pod: Pod, placer: Placer, version: object = None) -> str:
         """DefaultPreemption's PostFilter for an unschedulable pod (inside `holding`): evict the victims on
         the chosen node and nominate it; the message to add to the FitError ("" when the pod was nominated, as
         upstream's successful PostFilter adds none)."""
@@ -141,7 +142,8 @@ class Preemption:
             return f"preemption: {NOT_ELIGIBLE_TERMINATING}"
         names = placer.node_names
         priority = pod_priority(pod)
-        by_node = self._lower_priority_pods(priority)
+        lowest = self._lowest_priority(version)
+        by_node = self._lower_priority_pods(priority) if lowest is not None and lowest < priority else {}
         lower = [n for n in names if by_node.get(n)]
         chosen: Candidate | None = None
         allocated: list[ResourceClaim] = []
@@ -182,17 +184,32 @@ class Preemption:
                 return True
         return False
 
+    def _lowest_priority(self, version: object) -> int | None:
+        """The lowest priority of an assigned pod (None: no pod is assigned), read once per snapshot
+        `version` (None: read now): a pod at or below it has no victim anywhere, without a scan of every
+        pod for each unschedulable attempt."""
+        if version is not None and self._lowest[0] == version:
+            return self._lowest[1]
+        lowest: int | None = None
+        for obj in self.ctx.informers.pods.items():
+            if self.ctx.assume.node_of(obj):
+                p = _priority(obj)
+                lowest = p if lowest is None or p < lowest else lowest
+        self._lowest = (version, lowest)
+        return lowest
+
     def _lower_priority_pods(self, priority: int) -> dict[str, list[Pod]]:
-        """The potential victims by node: assigned pods below `priority` that still hold their node (the
-        others are never removed by SelectVictimsOnNode). Pods this binder is binding right now are not
-        among them (their claims count, but they are not on the node yet)."""
+        """The potential victims by node: pods below `priority` that hold a node as the snapshot counts them
+        (the assume cache's node for a pod this binder bound or is binding, whose Binding the informer has not
+        shown yet), not finished (the others are never removed by SelectVictimsOnNode)."""
         out: dict[str, list[Pod]] = {}
         for obj in self.ctx.informers.pods.items():
-            node = (obj.get("spec") or {}).get("nodeName")
+            node = self.ctx.assume.node_of(obj)
             if not node or _priority(obj) >= priority or (obj.get("status") or {}).get("phase") in TERMINAL:
                 continue
             pod = parse(Pod, obj)
             if pod is not None:
+                pod.spec.node_name = node
                 out.setdefault(node, []).append(pod)
         return out
 
@@ -229,6 +246,8 @@ class Preemption:
                 self._evict(obj, victim, chosen.node)
         except (ApiError, BindError) as exc:
             log.warning("preemption for %s/%s on %s not completed: %s", *key, chosen.node, exc)
+            # not waiting for victims that may never go: the next attempt may preempt again
+            self.nominated[key] = Nomination(chosen.node, pod_uid(obj), pod_priority(pod))
         for other, nom in list(self.nominated.items()):
             if other != key and nom.node == chosen.node and nom.priority < pod_priority(pod):
                 other_obj = ctx.informers.pods.get(other)

@@ -143,7 +143,8 @@ class SchedulingCycle:
             if placement is None:
                 placement = placer.place(info.pod, [])
             if placement.result is PlacementResult.UNSCHEDULABLE and ctx.options.preemption:
-                postfilter = preemption.post_filter(info.key, info.obj, info.pod, placer)
+                version = self.snapshot.version()
+                postfilter = preemption.post_filter(info.key, info.obj, info.pod, placer, version)
         state.placement = placement
         ctx.metrics.attempts.labels(placement.result).inc()
         if placement.result is PlacementResult.GATED:
