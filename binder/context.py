@@ -36,6 +36,7 @@ from kubeio.kube import (
     NODES,
     PERSISTENT_VOLUME_CLAIMS,
     PERSISTENT_VOLUMES,
+    POD_DISRUPTION_BUDGETS,
     PODS,
     RESOURCE_CLAIMS,
     RESOURCE_SLICES,
@@ -79,6 +80,7 @@ class BinderOptions:
     plugin_metrics_sample_percent: int = DEFAULT_SAMPLE_PERCENT  # scheduler_plugin_execution_duration_seconds
     diagnoses_per_second: float = DEFAULT_RATE  # FailedScheduling Events that name the requirement
     bind_timeout_seconds: float = 600.0  # VolumeBinding's PreBind wait (VolumeBindingArgs.bindTimeoutSeconds)
+    preemption: bool = True  # DefaultPreemption's PostFilter (--preemption; binder/postfilter.py)
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -86,9 +88,12 @@ class Informers:
     """The binder's informers (one per kind), started and stopped together: the scheduling kinds, and the
     storage kinds the volume plugins read (upstream's VolumeBinding, VolumeZone, NodeVolumeLimits and
     VolumeRestrictions listers). DeviceTaintRules are watched only when the gates apply them, as
-    kube-scheduler's ResourceSlice tracker does (`taint_rules`)."""
+    kube-scheduler's ResourceSlice tracker does (`taint_rules`); PodDisruptionBudgets only when preemption is
+    on (`pdbs`, DefaultPreemption's PDB lister)."""
 
-    def __init__(self, kube: Kube, watch_timeout: float, taint_rules: bool = False) -> None:
+    def __init__(
+        self, kube: Kube, watch_timeout: float, taint_rules: bool = False, pdbs: bool = False
+    ) -> None:
         self.pods = Informer(kube, PODS, watch_timeout=watch_timeout)
         self.nodes = Informer(kube, NODES, watch_timeout=watch_timeout)
         self.classes = Informer(kube, DEVICE_CLASSES, watch_timeout=watch_timeout)
@@ -123,6 +128,9 @@ class Informers:
         )
         if self.taint_rules is not None:
             self.all.insert(3, self.taint_rules)
+        self.pdbs = Informer(kube, POD_DISRUPTION_BUDGETS, watch_timeout=watch_timeout) if pdbs else None
+        if self.pdbs is not None:
+            self.all.insert(0, self.pdbs)
 
     def synced(self) -> bool:
         return all(inf.synced.is_set() for inf in self.all)
@@ -146,7 +154,7 @@ class BinderContext:
         self.metrics = metrics
         self.is_leader = is_leader
         self.scheduler_name = options.scheduler_name
-        self.informers = Informers(kube, options.watch_timeout, rules_apply(gates))
+        self.informers = Informers(kube, options.watch_timeout, rules_apply(gates), options.preemption)
         self.cond = threading.Condition(threading.RLock())
         self.queue = SchedulingQueue(options.initial_backoff, options.max_backoff)
         self.assume = AssumeCache()

@@ -18,21 +18,36 @@ log = logging.getLogger("dra_capacity.binder")
 MAX_MESSAGE = 1024  # the API server refuses longer Event messages
 
 
-def event_body(pod: Mapping[str, Any], kind: str, reason: str, message: str, instance: str) -> Obj:
+def _ref(pod: Mapping[str, Any]) -> Obj:
+    meta = pod.get("metadata") or {}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "namespace": meta.get("namespace"),
+        "name": str(meta.get("name") or "pod"),
+        "uid": meta.get("uid"),
+    }
+
+
+def event_body(
+    pod: Mapping[str, Any],
+    kind: str,
+    reason: str,
+    message: str,
+    instance: str,
+    action: str | None = None,
+    related: Mapping[str, Any] | None = None,
+) -> Obj:
+    """A core/v1 Event on `pod`; `action` and `related` (another pod) as the events.k8s.io recorder's
+    `Eventf(regarding, related, type, reason, action, note)` gives them (preemption's `Preempted`)."""
     meta = pod.get("metadata") or {}
     now = now_rfc3339()
     name = str(meta.get("name") or "pod")
-    return {
+    body: Obj = {
         "apiVersion": "v1",
         "kind": "Event",
         "metadata": {"name": f"{name[:200]}.{secrets.token_hex(8)}", "namespace": meta.get("namespace")},
-        "involvedObject": {
-            "apiVersion": "v1",
-            "kind": "Pod",
-            "namespace": meta.get("namespace"),
-            "name": name,
-            "uid": meta.get("uid"),
-        },
+        "involvedObject": _ref(pod),
         "reason": reason,
         "message": message[:MAX_MESSAGE],
         "type": kind,
@@ -43,6 +58,11 @@ def event_body(pod: Mapping[str, Any], kind: str, reason: str, message: str, ins
         "lastTimestamp": now,
         "count": 1,
     }
+    if action is not None:
+        body["action"] = action
+    if related is not None:
+        body["related"] = _ref(related)
+    return body
 
 
 class EventSink:
@@ -69,9 +89,18 @@ class EventSink:
         """Events queued and not sent yet."""
         return self._queue.qsize()
 
-    def emit(self, pod: Mapping[str, Any], kind: str, reason: str, message: str) -> None:
+    def emit(
+        self,
+        pod: Mapping[str, Any],
+        kind: str,
+        reason: str,
+        message: str,
+        *,
+        action: str | None = None,
+        related: Mapping[str, Any] | None = None,
+    ) -> None:
         try:
-            self._queue.put_nowait(event_body(pod, kind, reason, message, self.instance))
+            self._queue.put_nowait(event_body(pod, kind, reason, message, self.instance, action, related))
         except queue.Full:
             self.dropped += 1
 

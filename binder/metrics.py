@@ -4,7 +4,8 @@ The project's own names follow kube-scheduler's where they overlap (`scheduler_r
 `scheduler_pod_scheduling_sli_duration_seconds`), prefixed `dra_capacity_binder_`. Two series carry
 kube-scheduler's exact names, labels, help and buckets, because KEP-6406's rollback signal and SLI are
 written against them (`scheduler_unschedulable_pods`, `scheduler_plugin_execution_duration_seconds`:
-binder/scheduler_metrics.py, docs/binder.md).
+binder/scheduler_metrics.py, docs/binder.md); so do preemption's (`scheduler_preemption_attempts_total`,
+`scheduler_preemption_victims`, binder/postfilter.py).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 
 PLUGIN_DURATION_BUCKETS = tuple(0.00001 * 1.5**i for i in range(20))  # ExponentialBuckets(0.00001, 1.5, 20)
+PREEMPTION_VICTIMS_BUCKETS = tuple(float(2**i) for i in range(7))  # ExponentialBuckets(1, 2, 7)
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0)
 
 
@@ -104,6 +106,17 @@ class BinderMetrics:
             "Duration for running a plugin at a specific extension point.",
             ["plugin", "extension_point", "status"],
             buckets=PLUGIN_DURATION_BUCKETS,
+            registry=r,
+        )
+        self.preemption_attempts = Counter(
+            "scheduler_preemption_attempts_total",
+            "Total preemption attempts in the cluster till now",
+            registry=r,
+        )
+        self.preemption_victims = Histogram(
+            "scheduler_preemption_victims",
+            "Number of selected preemption victims for preemption initiated by a single pod",
+            buckets=PREEMPTION_VICTIMS_BUCKETS,
             registry=r,
         )
         self.leader = Gauge("dra_capacity_binder_leader", "1 while this replica holds the lease.", registry=r)

@@ -10,11 +10,12 @@ from typing import Any, TypeVar
 from pydantic import ValidationError
 
 from resourceapi.api.core_v1 import Node, Pod
+from resourceapi.api.policy_v1 import PodDisruptionBudget
 from resourceapi.api.resource_v1 import DeviceClass, DeviceTaintRule, ResourceClaim, ResourceSlice
 
 log = logging.getLogger("dra_capacity.binder")
 
-M = TypeVar("M", DeviceClass, DeviceTaintRule, ResourceSlice, Node, Pod, ResourceClaim)
+M = TypeVar("M", DeviceClass, DeviceTaintRule, ResourceSlice, Node, Pod, ResourceClaim, PodDisruptionBudget)
 
 
 def parse(model: type[M], obj: dict[str, Any]) -> M | None:

@@ -3,7 +3,7 @@
 Upstream v1.37.2 pkg/scheduler/framework/preemption/executor.go (`PreemptPod`): each victim gets the
 DisruptionTarget condition (reason PreemptionByScheduler), is deleted, and gets a `Preempted` Event (action
 `Preempting`) naming the preemptor; the preemptor's `status.nominatedNodeName` names the node. These are the
-bodies; wiring them into the scheduling cycle is not done yet (docs/binder.md).
+bodies; binder/postfilter.py writes them.
 """
 
 from __future__ import annotations

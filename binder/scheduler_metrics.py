@@ -1,7 +1,9 @@
 """kube-scheduler's metric names for the pods the binder places: `scheduler_unschedulable_pods` and
-`scheduler_plugin_execution_duration_seconds` (pkg/scheduler/metrics/metrics.go), so that dashboards and
-alerts written for KEP-6406's rollback signal and SLI see these pods too (docs/binder.md says how to tell the
-binder's series from kube-scheduler's: the `job`/`pod` target labels, and `profile`, the binder's name).
+`scheduler_plugin_execution_duration_seconds` (pkg/scheduler/metrics/metrics.go; preemption's
+`scheduler_preemption_attempts_total` and `scheduler_preemption_victims` too, binder/metrics.py), so that
+dashboards and alerts written for KEP-6406's rollback signal and SLI see these pods too (docs/binder.md says
+how to tell the binder's series from kube-scheduler's: the `job`/`pod` target labels, and `profile`, the
+binder's name).
 
 * `plugin`: the in-tree plugin whose Filter reports the same reason (the summary's reason text is
   upstream's, so the mapping is upstream's too). The binder's filters run fused in the allocator core, so

@@ -15,6 +15,7 @@ from concurrent.futures import Executor
 
 from allocator.scheduling.placement import PlacementResult, Placer
 from allocator.scheduling.predicates import static_reasons
+from allocator.scheduling.preemption import preemption_shown
 from allocator.scheduling.volumes import uses_claims
 from binder import claims
 from binder.attempt import CycleState, QueuedPodInfo
@@ -29,6 +30,7 @@ from binder.names import (
     REASON_UNSCHEDULABLE,
 )
 from binder.phases import ClaimPhases
+from binder.postfilter import Preemption
 from binder.scheduler_metrics import DYNAMIC_RESOURCES, RESERVE, plugins_of
 from binder.snapshot import Snapshot
 from binder.volume_binding import VolumeBinding
@@ -51,6 +53,7 @@ class SchedulingCycle:
         volumes: VolumeBinding | None = None,
     ) -> None:
         self.ctx = ctx
+        self.preemption = Preemption(ctx)
         self.snapshot = snapshot
         self.phases = phases
         self.binding = binding
@@ -121,13 +124,27 @@ class SchedulingCycle:
 
     def _find_node(self, info: QueuedPodInfo, state: CycleState) -> Placer | None:
         """Filter and Score on the snapshot (caller holds the lock): the placer, with `state.placement` bound
-        to a node; otherwise None, the pod reported gated or unschedulable. A PostFilter step (preemption)
-        goes before `_unschedulable` on the UNSCHEDULABLE branch, with `info`, `state` and `placer`."""
+        to a node; otherwise None, the pod reported gated or unschedulable. Pods nominated to a node with at
+        least this pod's priority count there (binder/postfilter.py); a nominated pod tries its node first;
+        on the UNSCHEDULABLE branch, DefaultPreemption's PostFilter runs when preemption is on."""
         ctx = self.ctx
         placer = self.snapshot.placer()
         if self.volumes is not None and uses_claims(info.pod):
             placer.storage = self.volumes.storage()  # the informers' objects and the assumed ones
-        placement = placer.place(info.pod, [])
+        preemption = self.preemption
+        postfilter = ""
+        with preemption.holding(placer, info.key, info.pod):
+            placement = None
+            nominated = preemption.nominated_node(info.key, info.obj)
+            if nominated is not None and nominated in placer.node_names:
+                placement = placer.place_on(info.pod, [], nominated)  # schedule_one.go evaluateNominatedNode
+                if placement.result is not PlacementResult.BOUND:
+                    placement = None
+            if placement is None:
+                placement = placer.place(info.pod, [])
+            if placement.result is PlacementResult.UNSCHEDULABLE and ctx.options.preemption:
+                version = self.snapshot.version()
+                postfilter = preemption.post_filter(info.key, info.obj, info.pod, placer, version)
         state.placement = placement
         ctx.metrics.attempts.labels(placement.result).inc()
         if placement.result is PlacementResult.GATED:
@@ -138,10 +155,15 @@ class SchedulingCycle:
                 detail = ctx.diagnoser.message(
                     placement.reason, placer, self.snapshot.cluster(), info.pod, self.snapshot.version()
                 )
-                self._unschedulable(info, placement.reason, REASON_UNSCHEDULABLE, detail)
+                message = placement.reason
+                if postfilter and preemption_shown(info.pod):  # the FitError with `Diagnosis.PostFilterMsg`
+                    head, sep, reasons = detail.partition("\n")  # the summary line first, as there
+                    message, detail = f"{message} {postfilter}", f"{head} {postfilter}{sep}{reasons}"
+                self._unschedulable(info, message, REASON_UNSCHEDULABLE, detail, plugins_of(placement.reason))
             else:
                 self._unschedulable(info, placement.reason, REASON_SCHEDULER_ERROR)
             return None
+        preemption.forget(info.key)  # placed: the nomination (if any) holds nothing any more
         return placer
 
     def _read_claims(self, namespace: str) -> None:
@@ -174,10 +196,16 @@ class SchedulingCycle:
         log_decision(pod=info.name, uid=info.uid, result="gated", message=message)
 
     def _unschedulable(
-        self, info: QueuedPodInfo, message: str, reason: str, detail: str | None = None
+        self,
+        info: QueuedPodInfo,
+        message: str,
+        reason: str,
+        detail: str | None = None,
+        plugins: frozenset[str] | None = None,
     ) -> None:
-        """The attempt found no node: record the plugins that rejected it on the attempt, and report."""
-        info.unschedulable_plugins = plugins_of(message)
+        """The attempt found no node: record the plugins that rejected it on the attempt (default: those of
+        `message`), and report."""
+        info.unschedulable_plugins = plugins_of(message) if plugins is None else plugins
         self._report_unschedulable(info.key, info.obj, message, reason, detail, info.unschedulable_plugins)
 
     def _report_unschedulable(

@@ -282,6 +282,22 @@ class Writer:
             rv = current["metadata"].get("resourceVersion")
         raise BindError(f"pod {ns}/{name}: too many conflicts")
 
+    def delete_pod(self, pod: Mapping[str, Any]) -> bool:
+        """Delete a preemption victim, conditional on its uid (upstream's util.DeletePod): a pod of the same
+        name made since is not touched. False when it is gone already or was replaced."""
+        meta = pod["metadata"]
+        ns, name = meta.get("namespace", "default"), meta["name"]
+        options: Obj = {"kind": "DeleteOptions", "apiVersion": "v1"}
+        if meta.get("uid"):
+            options["preconditions"] = {"uid": meta["uid"]}
+        try:
+            self._call("delete-pod", lambda: self.kube.request("DELETE", PODS.path(ns, name), body=options))
+        except ApiError as exc:
+            if exc.not_found or exc.status == 409:
+                return False
+            raise
+        return True
+
     def update(self, operation: str, resource: Resource, obj: Obj) -> Obj:
         """One PUT of `obj` at its resourceVersion (VolumeBinding's bindAPIUpdate): a conflict is not retried,
         as upstream retries the whole pod instead."""

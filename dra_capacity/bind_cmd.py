@@ -121,6 +121,16 @@ def add_commands(sub: Any) -> None:
         "true; keeps a second view of the cluster in memory, about 300 MB at 5,000 nodes)",
     )
     parser.add_argument(
+        "--preemption",
+        type=_bool,
+        nargs="?",
+        const=True,
+        default=True,
+        metavar="BOOL",
+        help="preempt lower-priority pods for a pod that fits nowhere, as kube-scheduler's DefaultPreemption "
+        "does (default true; needs pods delete and PodDisruptionBudgets list and watch)",
+    )
+    parser.add_argument(
         "--per-device-metrics",
         action="store_true",
         help="also export units used per device (one series per device and class: many on a big cluster)",
@@ -223,6 +233,7 @@ def _wire(
         audit_routing=not args.once,
         route_whole_devices=args.route_whole_device_classes,
         routing_all_namespaces=args.pod_routing_namespaces == "all",
+        preemption=args.preemption,
         extra={"capacity_metrics": args.capacity_metrics, "per_device_metrics": args.per_device_metrics},
     )
     binder = Binder(kube, gates, options=options, metrics=metrics, is_leader=manager.is_leader)

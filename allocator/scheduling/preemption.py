@@ -32,6 +32,7 @@ __all__ = [
     "pick_one_node",
     "placer_fit",
     "pod_priority",
+    "preemption_shown",
     "select_victims_on_node",
     "split_by_pdb_violation",
 ]
@@ -299,18 +300,24 @@ NOT_HELPFUL = "Preemption is not helpful for scheduling"
 
 def postfilter_message(preemptor: Pod, num_nodes: int, no_victims: int) -> str:
     """What a failed PostFilter adds to the FitError (schedule_one.go appends `Diagnosis.PostFilterMsg`):
-    `preemption: ` (DefaultPreemption.PostFilter prefixes every message) and the ineligibility, or
-    `0/N nodes are available: ...` over the nodes without lower-priority pods (`no_victims`) and those where
-    evicting them all does not help."""
+    the ineligibility, or `preemption: 0/N nodes are available: ...` over the nodes without lower-priority
+    pods (`no_victims`) and those where evicting them all does not help."""
     never = ineligible_reason(preemptor)
     if never is not None:
-        return f"preemption: {never}"
+        return f"preemption: {never}"  # DefaultPreemption.PostFilter prefixes the evaluator's message
     parts = []
     if no_victims:
         parts.append(f"{no_victims} {NO_VICTIMS}")
     if num_nodes - no_victims:
         parts.append(f"{num_nodes - no_victims} {NOT_HELPFUL}")
     return f"preemption: 0/{num_nodes} nodes are available: " + ", ".join(sorted(parts)) + "."
+
+
+def preemption_shown(pod: Pod) -> bool:
+    """Whether a failed preemption's message is added to the reason: pods given a priority, a priority
+    class or a preemption policy (upstream adds it to every pod's; here the others' reasons stay short)."""
+    extra = pod.spec.model_extra or {}
+    return pod_priority(pod) != 0 or bool(extra.get("priorityClassName")) or "preemptionPolicy" in extra
 
 
 def why_lines(preemptor: Pod, chosen: Candidate, candidates: Sequence[Candidate]) -> list[str]:

@@ -33,6 +33,7 @@ from allocator.scheduling.preemption import (
     placer_fit,
     pod_priority,
     postfilter_message,
+    preemption_shown,
     why_lines,
 )
 from allocator.scheduling.volumes import Storage
@@ -392,17 +393,10 @@ def _preempt(
             after = placer.place_on(pod, claims, chosen.node)
             if after.result is PlacementResult.BOUND:
                 return after, chosen, why_lines(pod, chosen, candidates)
-    if not _preemption_shown(pod):
+    if not preemption_shown(pod):
         return placement, None, []
     placement.reason = f"{placement.reason} {postfilter_message(pod, len(names), len(names) - len(lower))}"
     return placement, None, []
-
-
-def _preemption_shown(pod: Pod) -> bool:
-    """Whether a failed preemption's message is added to the reason: pods given a priority, a priority
-    class or a preemption policy (upstream adds it to every pod's; here the others' reasons stay short)."""
-    extra = pod.spec.model_extra or {}
-    return pod_priority(pod) != 0 or bool(extra.get("priorityClassName")) or "preemptionPolicy" in extra
 
 
 def _no_node_notes(inputs: Inputs, pending: int) -> tuple[str, ...]:

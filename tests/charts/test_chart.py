@@ -105,7 +105,7 @@ def test_binder_rbac_is_exactly_upstreams_binding_set() -> None:
     objs = objects()
     cluster = _rules(one(objs, "ClusterRole", BINDER))
     assert cluster == {
-        ("", "pods", ()): {"get", "list", "watch"},
+        ("", "pods", ()): {"get", "list", "watch", "delete"},  # delete: preemption's victims
         ("", "pods/status", ()): {"patch"},
         ("", "pods/binding", ()): {"create"},
         ("", "nodes", ()): {"get", "list", "watch"},
@@ -126,10 +126,20 @@ def test_binder_rbac_is_exactly_upstreams_binding_set() -> None:
         ("resource.k8s.io", "devicetaintrules", ()): {"get", "list", "watch"},
         ("", "events", ()): {"create", "patch"},
         ("events.k8s.io", "events", ()): {"create", "patch"},
+        ("policy", "poddisruptionbudgets", ()): {"list", "watch"},  # DefaultPreemption's PDB lister
     }
     role = one(objs, "Role", BINDER)
     assert role["metadata"]["namespace"] == NAMESPACE
     assert _rules(role) == {("coordination.k8s.io", "leases", ()): {"get", "create", "update"}}
+
+
+def test_binder_rbac_without_preemption_has_no_pod_deletes_and_no_pdb_reads() -> None:
+    objs = objects("binder.preemption=false")
+    cluster = _rules(one(objs, "ClusterRole", BINDER))
+    assert cluster[("", "pods", ())] == {"get", "list", "watch"}
+    assert ("policy", "poddisruptionbudgets", ()) not in cluster
+    [binder] = [d for d in of_kind(objs, "Deployment") if d["metadata"]["name"] == BINDER]
+    assert "--preemption=false" in binder["spec"]["template"]["spec"]["containers"][0]["args"]
 
 
 def _informed(obj: object) -> set[tuple[str, str]]:
@@ -153,12 +163,14 @@ def _unused_client() -> Any:
     return ApiClient(configuration)
 
 
-def _reads(role: dict[str, Any]) -> set[tuple[str, str]]:
-    """(API group, resource) the role may get, list and watch across all names."""
+def _reads(
+    role: dict[str, Any], needed: frozenset[str] = frozenset({"get", "list", "watch"})
+) -> set[tuple[str, str]]:
+    """(API group, resource) the role may get, list and watch (`needed`) across all names."""
     return {
         (group, resource)
         for (group, resource, names), verbs in _rules(role).items()
-        if not names and {"get", "list", "watch"} <= verbs
+        if not names and needed <= verbs
     }
 
 
@@ -175,8 +187,8 @@ def test_binder_cluster_role_reads_every_kind_its_informers_watch() -> None:
     finally:
         binder._pool.shutdown()
     assert ("", "namespaces") in watched and ("", "pods") in watched  # the derivation sees the informers
-    missing = watched - _reads(one(objects(), "ClusterRole", BINDER))
-    assert not missing, f"the binder ClusterRole lacks get/list/watch on {sorted(missing)}"
+    missing = watched - _reads(one(objects(), "ClusterRole", BINDER), frozenset({"list", "watch"}))
+    assert not missing, f"the binder ClusterRole lacks list/watch on {sorted(missing)}"
 
 
 def _recording() -> Any:

@@ -149,7 +149,9 @@ def test_a_live_cluster_gives_the_exports_plan_and_is_never_written(
     _, from_export, _ = run(capsys, "-f", export(tmp_path, objs), *flags)
     assert live == json.loads(from_export)
     assert [s["node"] for s in live["steps"]][1:] == [["gpu-node-1"], ["gpu-node-2"], ["gpu-node-3"]]
-    assert len(live["workloads"]) == 6 and "note: the cluster serves no poddisruptionbudgets" in err
+    assert (
+        len(live["workloads"]) == 6 and "note: the cluster serves no replicasets" in err
+    )  # the double serves PDBs
     assert {r.method for r in kube_api.requests} == {"GET"}
 
 

@@ -107,6 +107,8 @@ TYPES: tuple[ResourceType, ...] = (
                                "reason", "reportingController", "type"),
                  storage="events"),
     ResourceType("coordination.k8s.io", "v1", "leases", "lease", "Lease", True, "V1Lease"),
+    ResourceType("policy", "v1", "poddisruptionbudgets", "poddisruptionbudget", "PodDisruptionBudget", True,
+                 "V1PodDisruptionBudget", ("pdb",), ("status",), generation_fields=("spec",)),
     ResourceType("", "v1", "persistentvolumeclaims", "persistentvolumeclaim", "PersistentVolumeClaim", True,
                  "V1PersistentVolumeClaim", ("pvc",), ("status",)),
     ResourceType("", "v1", "persistentvolumes", "persistentvolume", "PersistentVolume", False,

@@ -37,6 +37,7 @@ def test_api_groups_and_group_versions(kube_client: client.ApiClient) -> None:
         "resource.k8s.io",
         "admissionregistration.k8s.io",
         "storage.k8s.io",
+        "policy",
     }
     storage = {r.name for r in client.StorageV1Api(kube_client).get_api_resources().resources}
     assert storage == {"storageclasses", "csinodes", "csidrivers", "csistoragecapacities"}
