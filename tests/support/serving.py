@@ -17,6 +17,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from support.server_harness import device_class, review
+
 DRA_CAPACITY = str(Path(sys.executable).parent / "dra-capacity")
 
 
@@ -108,28 +110,7 @@ def request(
         conn.close()
 
 
-REVIEW = json.dumps(
-    {
-        "apiVersion": "admission.k8s.io/v1",
-        "kind": "AdmissionReview",
-        "request": {
-            "uid": "u-1",
-            "kind": {"group": "resource.k8s.io", "version": "v1", "kind": "DeviceClass"},
-            "resource": {"group": "resource.k8s.io", "version": "v1", "resource": "deviceclasses"},
-            "name": "gpu",
-            "operation": "CREATE",
-            "userInfo": {"username": "admin"},
-            "object": {
-                "apiVersion": "resource.k8s.io/v1",
-                "kind": "DeviceClass",
-                "metadata": {"name": "gpu"},
-                "spec": {"selectors": [{"cel": {"expression": 'device.driver == "gpu.example.com"'}}]},
-            },
-            "oldObject": None,
-            "dryRun": False,
-        },
-    }
-).encode()
+REVIEW = json.dumps(review("u-1", device_class("gpu"))).encode()
 
 
 @dataclass
