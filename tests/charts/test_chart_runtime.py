@@ -61,6 +61,17 @@ def _wait_http(url: str, proc: subprocess.Popen[str], timeout: float = 60, **kw:
         time.sleep(0.1)
 
 
+def _run_probe(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """The chart's helm-test probe (files/probe.py) with `env`, as its Job runs it."""
+    return subprocess.run(
+        [sys.executable, str(CHART / "files" / "probe.py")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
 @pytest.mark.slow
 def test_the_webhook_pods_certs_sidecar_and_server_work_with_the_chart_args(
     kube_api: KubeAPIServer, tmp_path: Path
@@ -141,13 +152,7 @@ def test_the_webhook_pods_certs_sidecar_and_server_work_with_the_chart_args(
         env = {e["name"]: e["value"] for e in test_pod["spec"]["containers"][0]["env"]}
         env["WEBHOOK_URL"] = f"https://127.0.0.1:{ports[0]}/validate"
         env["CA_FILE"] = str(tmp_path / "pod-0" / "ca.crt")
-        probe = subprocess.run(
-            [sys.executable, str(CHART / "files" / "probe.py")],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
+        probe = _run_probe(env)
         assert probe.returncode == 0, probe.stderr
         assert "allowed a valid DeviceClass, rejected:" in probe.stdout
     finally:
@@ -183,13 +188,7 @@ def test_the_probe_fails_with_a_message_saying_what_to_look_at() -> None:
         "PROBE_TIMEOUT": "2",
         "CA_FILE": "/nonexistent",
     }
-    proc = subprocess.run(
-        [sys.executable, str(CHART / "files" / "probe.py")],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    proc = _run_probe(env)
     assert proc.returncode == 1
     assert "did not answer correctly within 2s" in proc.stderr
     assert f"kubectl -n {NAMESPACE} logs deploy/{WEBHOOK} --all-containers" in proc.stderr
