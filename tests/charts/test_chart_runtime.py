@@ -22,17 +22,10 @@ from typing import Any
 import pytest
 from kubeapi import KubeAPIServer
 from support.chart_render import CHART, NAMESPACE, containers, objects, of_kind, one
+from support.ports import free_port
 
 BIN = Path(sys.executable).parent
 WEBHOOK = "rel-dra-capacity-webhook"
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _serve_knows(flag: str) -> bool:
@@ -89,12 +82,12 @@ def test_the_webhook_pods_certs_sidecar_and_server_work_with_the_chart_args(
     webhook = _container(objs, WEBHOOK, "webhook")
     tls_mount = next(m["mountPath"] for m in sidecar["volumeMounts"] if m["name"] == "tls")
     serve_mount = next(m["mountPath"] for m in webhook["volumeMounts"] if m["name"] == "tls")
-    ports = [_free_port(), _free_port()]
+    ports = [free_port(), free_port()]
     procs: list[subprocess.Popen[str]] = []
     try:
         for i, port in enumerate(ports):
             pod_dir = tmp_path / f"pod-{i}"
-            health = _free_port()
+            health = free_port()
             args = [
                 a.replace(tls_mount, str(pod_dir)).replace(
                     "--health-listen=0.0.0.0:8081", f"--health-listen=127.0.0.1:{health}"
@@ -110,11 +103,11 @@ def test_the_webhook_pods_certs_sidecar_and_server_work_with_the_chart_args(
             probe = sidecar["startupProbe"]["httpGet"]["path"]
             _wait_http(f"http://127.0.0.1:{health}{probe}", certs_proc)  # the startup probe gates the webhook
             assert (pod_dir / "tls.crt").exists()
-            serve_health = _free_port()
+            serve_health = free_port()
             serve_args = [
                 a.replace(serve_mount, str(pod_dir))
                 .replace("0.0.0.0:8443", f"127.0.0.1:{port}")
-                .replace("0.0.0.0:9090", f"127.0.0.1:{_free_port()}")
+                .replace("0.0.0.0:9090", f"127.0.0.1:{free_port()}")
                 .replace("0.0.0.0:6080", f"127.0.0.1:{serve_health}")
                 for a in webhook["args"]
             ]
@@ -184,7 +177,7 @@ def test_the_probe_fails_with_a_message_saying_what_to_look_at() -> None:
     env = {e["name"]: e["value"] for e in job["spec"]["template"]["spec"]["containers"][0]["env"]}
     assert env["PROBE_TIMEOUT"] == "180"
     env |= {
-        "WEBHOOK_URL": f"https://127.0.0.1:{_free_port()}/validate",
+        "WEBHOOK_URL": f"https://127.0.0.1:{free_port()}/validate",
         "PROBE_TIMEOUT": "2",
         "CA_FILE": "/nonexistent",
     }

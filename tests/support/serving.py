@@ -17,15 +17,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from support.ports import free_port
 from support.server_harness import device_class, review
 
 DRA_CAPACITY = str(Path(sys.executable).parent / "dra-capacity")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @dataclass
