@@ -64,13 +64,13 @@ CASES: dict[str, Case] = {
     ),
     "tainted-prioritized-list": Case(
         [claim(CLAIM0, prioritized(REQ0, sub_request(SUB0, CLASS_B), sub_request(SUB1)))],
-        [device_class(), device_class(CLASS_B, DRIVER_B)],
+        two_classes(),
         [slice1(device(DEVICE1, taints=[TAINT_NO_SCHEDULE]))],
         feature_gates=features("DeviceTaints", "PrioritizedList"),
     ),
     "tainted-prioritized-list-disabled": Case(
         [claim(CLAIM0, prioritized(REQ0, sub_request(SUB0, CLASS_B), sub_request(SUB1)))],
-        [device_class(), device_class(CLASS_B, DRIVER_B)],
+        two_classes(),
         [slice1(device(DEVICE1, taints=[TAINT_NO_SCHEDULE]))],
         want=[on_node1(result(sub(REQ0, SUB1), DRIVER_A, POOL1, DEVICE1))],
         feature_gates=features("PrioritizedList"),
