@@ -175,6 +175,24 @@ def run_bind(args: argparse.Namespace) -> int:
         kube.close()
         listen = args.metrics_listen
         return _error(f"cannot listen on {listen.host}:{listen.port}: {exc.strerror or exc}")
+    _log_started(args, manager, binder, gates, logger)
+    stop = threading.Event()
+    if not args.once:
+        serverversion.watch(kube, versions, stop)
+    try:
+        return manager.run((lambda: _run_once(binder)) if args.once else None)
+    finally:
+        stop.set()
+
+
+def _log_started(
+    args: argparse.Namespace,
+    manager: Manager,
+    binder: Binder,
+    gates: FeatureGates,
+    logger: logging.Logger,
+) -> None:
+    """The one "binder started" line: who, where its metrics are, and which gates and release it serves."""
     fields = {
         "scheduler_name": args.scheduler_name,
         "identity": binder.options.instance,
@@ -184,13 +202,6 @@ def run_bind(args: argparse.Namespace) -> int:
         "kubernetes_release": gates.release,
     }
     logger.info("binder started", extra={"fields": fields})
-    stop = threading.Event()
-    if not args.once:
-        serverversion.watch(kube, versions, stop)
-    try:
-        return manager.run((lambda: _run_once(binder)) if args.once else None)
-    finally:
-        stop.set()
 
 
 def _wire(

@@ -95,19 +95,22 @@ def test_amount_above_every_device_says_how_much_and_the_largest() -> None:
     assert reasons == ["claim ml/train, request gpu: memory 90Gi > 80Gi on every matching device"]
 
 
-def test_full_devices_say_used_of_total() -> None:
+def _asking_shares_of_devices_holding(asked: str, used: str) -> list[str]:
+    """The reasons for a claim of `asked` shares when each of the 8 devices holds a claim of `used`."""
     c = cluster()
-    fill(c, *(claim(f"old-{i}", {"shares": "4"}) for i in range(8)))
-    reasons = explain_claims(c, NODE, [claim(capacity={"shares": "1"})])
+    fill(c, *(claim(f"old-{i}", {"shares": used}) for i in range(8)))
+    return explain_claims(c, NODE, [claim(capacity={"shares": asked})])
+
+
+def test_full_devices_say_used_of_total() -> None:
+    reasons = _asking_shares_of_devices_holding("1", "4")
     assert reasons == [
         "claim ml/train, request gpu: request shares=1: all 8 matching devices full (4/4 shares used)"
     ]
 
 
 def test_partly_full_devices_report_the_least_used_one() -> None:
-    c = cluster()
-    fill(c, *(claim(f"old-{i}", {"shares": "3"}) for i in range(8)))
-    reasons = explain_claims(c, NODE, [claim(capacity={"shares": "2"})])
+    reasons = _asking_shares_of_devices_holding("2", "3")
     assert reasons == [
         "claim ml/train, request gpu: request shares=2: all 8 matching devices full (3/4 shares used)"
     ]

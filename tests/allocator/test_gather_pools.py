@@ -110,22 +110,19 @@ def test_why_a_pool_is_invalid() -> None:
     mem = [{"name": "mem", "counters": {"b": {"value": "1"}}}]
     sets = [record("s0", count=3, devices=(), counters=mem), record("s1", count=3, devices=(), counters=mem)]
     assert _invalid(gather(*sets, record("s2", count=3))) == (pid, True, "duplicate counter set name mem")
-    consumer = {"name": "g0", "consumesCounters": [{"counterSet": "cpu", "counters": {"b": {"value": "1"}}}]}
-    assert _invalid(
-        gather(record("s0", count=2, devices=(), counters=mem), record("s1", count=2, devices=(consumer,)))
-    ) == (
-        pid,
-        True,
-        "counter set cpu not found",
-    )
-    consumer = {"name": "g0", "consumesCounters": [{"counterSet": "mem", "counters": {"c": {"value": "1"}}}]}
-    assert _invalid(
-        gather(record("s0", count=2, devices=(), counters=mem), record("s1", count=2, devices=(consumer,)))
-    ) == (
-        pid,
-        True,
-        "counter c not found in counter set mem",
-    )
+
+    def consuming(counter_set: str, counter: str) -> NodePools:
+        """s0 holds counter set mem; s1's device g0 consumes `counter` of `counter_set`."""
+        consumer = {
+            "name": "g0",
+            "consumesCounters": [{"counterSet": counter_set, "counters": {counter: {"value": "1"}}}],
+        }
+        return gather(
+            record("s0", count=2, devices=(), counters=mem), record("s1", count=2, devices=(consumer,))
+        )
+
+    assert _invalid(consuming("cpu", "b")) == (pid, True, "counter set cpu not found")
+    assert _invalid(consuming("mem", "c")) == (pid, True, "counter c not found in counter set mem")
 
 
 def test_a_device_of_a_per_device_slice_serving_all_nodes_is_a_candidate() -> None:

@@ -46,6 +46,11 @@ def _preferring(*terms: tuple[int, dict[str, str]], requests: dict[str, Any] | N
     )
 
 
+def _plugin_scores(scores: dict[str, Any], plugin: str) -> dict[str, int]:
+    """Each node's normalized score from `plugin`."""
+    return {n: s.plugins[plugin] for n, s in scores.items()}
+
+
 def _prefer_no_schedule(*keys: str) -> list[dict[str, Any]]:
     return [{"key": k, "value": "x", "effect": "PreferNoSchedule"} for k in keys]
 
@@ -97,11 +102,7 @@ def test_node_affinity_scores_match_upstreams_test() -> None:
     ]
     assert [node_affinity_score(p, n) for n in nodes] == [2, 4, 11]
     scores = prioritize(p, nodes)
-    assert {n: s.plugins[NODE_AFFINITY] for n, s in scores.items()} == {
-        "node1": 18,
-        "node2": 36,
-        "node3": 100,
-    }
+    assert _plugin_scores(scores, NODE_AFFINITY) == {"node1": 18, "node2": 36, "node3": 100}
     # weighted: NodeAffinity x2 plus TaintToleration x3 (no taints: 100 everywhere)
     assert {n: s.total for n, s in scores.items()} == {"node1": 336, "node2": 372, "node3": 500}
 
@@ -122,11 +123,7 @@ def test_taint_toleration_scores_match_upstreams_test() -> None:
     p = pod("p", {})
     assert [taint_toleration_score(p, n) for n in nodes] == [0, 1, 2]
     scores = prioritize(p, nodes)
-    assert {n: s.plugins[TAINT_TOLERATION] for n, s in scores.items()} == {
-        "nodeA": 100,
-        "nodeB": 50,
-        "nodeC": 0,
-    }
+    assert _plugin_scores(scores, TAINT_TOLERATION) == {"nodeA": 100, "nodeB": 50, "nodeC": 0}
     assert {n: s.total for n, s in scores.items()} == {"nodeA": 300, "nodeB": 150, "nodeC": 0}
     tolerant = pod("t", {}, tolerations=[{"key": "gpu-type", "operator": "Exists"}])
     noschedule_only = pod(

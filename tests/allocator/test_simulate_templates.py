@@ -171,16 +171,21 @@ def test_three_containers_one_own_device_two_sharing_one_claim(
     assert [r["name"] for r in claims["shared-gpu"]["reservedFor"]] == ["pod0"]
 
 
+def _one_gpu_from_the_template() -> dict[str, Any]:
+    """A pod spec: container `main` uses claim `gpu`, made from template `single-gpu`."""
+    return {
+        "containers": [container("main", "gpu")],
+        "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "single-gpu"}],
+    }
+
+
 # --- workloads ----------------------------------------------------------------------------------------------
 
 
 def test_a_deployment_of_8_one_gpu_replicas_fills_two_nodes_of_4(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    spec = {
-        "containers": [container("main", "gpu")],
-        "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "single-gpu"}],
-    }
+    spec = _one_gpu_from_the_template()
     manifests = write_manifests(tmp_path, "app.yaml", template(), deployment(8, spec))
     code, doc, _ = simulate(capsys, "-f", cluster(tmp_path, nodes=2), "-f", manifests)
     pods = doc["pods"]
@@ -195,10 +200,7 @@ def test_a_deployment_of_8_one_gpu_replicas_fills_two_nodes_of_4(
 def test_the_ninth_replica_of_a_full_cluster_is_unschedulable(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    spec = {
-        "containers": [container("main", "gpu")],
-        "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "single-gpu"}],
-    }
+    spec = _one_gpu_from_the_template()
     manifests = write_manifests(tmp_path, "app.yaml", template(), deployment(9, spec))
     code, doc, _ = simulate(capsys, "-f", cluster(tmp_path, nodes=2), "-f", manifests)
     assert code == 0 and [p["result"] for p in doc["pods"]].count("bound") == 8
@@ -213,10 +215,7 @@ def test_a_template_no_device_can_satisfy_says_why(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     big = template(selector='device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("90Gi")) >= 0')
-    spec = {
-        "containers": [container("main", "gpu")],
-        "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "single-gpu"}],
-    }
+    spec = _one_gpu_from_the_template()
     manifests = write_manifests(tmp_path, "app.yaml", big, pod("p", **spec))
     code, doc, _ = simulate(capsys, "-f", cluster(tmp_path), "-f", manifests)
     (entry,) = doc["pods"]
@@ -228,10 +227,7 @@ def test_a_template_no_device_can_satisfy_says_why(
 
 
 def test_the_same_seed_gives_the_same_names(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    spec = {
-        "containers": [container("main", "gpu")],
-        "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "single-gpu"}],
-    }
+    spec = _one_gpu_from_the_template()
     manifests = write_manifests(tmp_path, "app.yaml", template(), deployment(2, spec))
     _, first, _ = simulate(capsys, "-f", cluster(tmp_path), "-f", manifests)
     _, second, _ = simulate(capsys, "-f", cluster(tmp_path), "-f", manifests)

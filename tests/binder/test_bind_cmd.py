@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import signal
-import socket
 import subprocess
 import urllib.error
 import urllib.request
@@ -13,12 +12,7 @@ from typing import Any
 
 from support.binder_harness import CLI, SHORT_LEASE, bind_argv, bound, events, seed_cluster, wait_for
 from support.gpu_cluster import pod
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+from support.ports import free_port
 
 
 def run(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:

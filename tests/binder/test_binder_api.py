@@ -25,6 +25,17 @@ from support.gpu_cluster import RESOURCE, device_class, gpu_slice, node, pod
 from binder.controller import STEPS, Stopped
 
 
+def _one_pod_on_one_node(kube_api: Any) -> None:
+    seed_cluster(kube_api, nodes=1)
+    kube_api.seed(pod("web-0"))
+
+
+def _assert_one_claim_and_the_kubelet_view(kube_api: Any) -> None:
+    """The bound pod has one extended claim and the kubelet sees its allocation."""
+    assert len(extended_claims(kube_api)) == 1
+    assert_kubelet_view(kube_api, bound(kube_api)[0])
+
+
 def test_pods_are_bound_with_a_share_each(kube_api: Any) -> None:
     seed_cluster(kube_api, nodes=2, gpus=1, shares=4)
     for i in range(6):
@@ -40,8 +51,7 @@ def test_pods_are_bound_with_a_share_each(kube_api: Any) -> None:
 
 
 def test_the_writes_follow_upstreams_order(kube_api: Any) -> None:
-    seed_cluster(kube_api, nodes=1)
-    kube_api.seed(pod("web-0"))
+    _one_pod_on_one_node(kube_api)
     kube_api.clear_requests()
     with running_binder(kube_api):
         wait_for("bound", lambda: bound(kube_api))
@@ -79,32 +89,27 @@ def test_pods_of_other_schedulers_are_not_touched(kube_api: Any) -> None:
 
 
 def test_conflict_on_the_claim_status_write_is_retried_after_a_get(kube_api: Any) -> None:
-    seed_cluster(kube_api, nodes=1)
-    kube_api.seed(pod("web-0"))
+    _one_pod_on_one_node(kube_api)
     fault = kube_api.faults.fail("update", "resourceclaims", 409, subresource="status", times=2)
     with running_binder(kube_api) as binder:
         wait_for("bound", lambda: bound(kube_api))
         assert binder.metrics.conflicts.labels("update-claim-status")._value.get() == 2
     assert fault.fired == 2
-    assert len(extended_claims(kube_api)) == 1
-    assert_kubelet_view(kube_api, bound(kube_api)[0])
+    _assert_one_claim_and_the_kubelet_view(kube_api)
     check_invariants(kube_api)
 
 
 def test_lost_answer_of_the_status_write_is_recognized_as_our_own(kube_api: Any) -> None:
-    seed_cluster(kube_api, nodes=1)
-    kube_api.seed(pod("web-0"))
+    _one_pod_on_one_node(kube_api)
     kube_api.faults.fail("update", "resourceclaims", 503, subresource="status", after=True)
     with running_binder(kube_api):
         wait_for("bound", lambda: bound(kube_api))
-    assert len(extended_claims(kube_api)) == 1
-    assert_kubelet_view(kube_api, bound(kube_api)[0])
+    _assert_one_claim_and_the_kubelet_view(kube_api)
 
 
 @pytest.mark.parametrize("code", [409, 500])
 def test_failed_pod_status_patch_deletes_the_claim_and_retries(kube_api: Any, code: int) -> None:
-    seed_cluster(kube_api, nodes=1)
-    kube_api.seed(pod("web-0"))
+    _one_pod_on_one_node(kube_api)
     kube_api.faults.fail("patch", "pods", code, subresource="status", times=1 if code == 409 else 5)
     with running_binder(kube_api):
         wait_for("bound", lambda: bound(kube_api))
@@ -114,19 +119,16 @@ def test_failed_pod_status_patch_deletes_the_claim_and_retries(kube_api: Any, co
 
 
 def test_lost_answer_of_the_binding_is_recognized(kube_api: Any) -> None:
-    seed_cluster(kube_api, nodes=1)
-    kube_api.seed(pod("web-0"))
+    _one_pod_on_one_node(kube_api)
     kube_api.faults.fail("create", "pods", 503, subresource="binding", after=True)
     with running_binder(kube_api):
         wait_for("bound", lambda: bound(kube_api))
         wait_for("Scheduled event", lambda: events(kube_api, "Scheduled"))
-    assert len(extended_claims(kube_api)) == 1
-    assert_kubelet_view(kube_api, bound(kube_api)[0])
+    _assert_one_claim_and_the_kubelet_view(kube_api)
 
 
 def test_lost_answer_of_the_claim_create_never_leaves_two_claims(kube_api: Any) -> None:
-    seed_cluster(kube_api, nodes=1)
-    kube_api.seed(pod("web-0"))
+    _one_pod_on_one_node(kube_api)
     kube_api.faults.fail("create", "resourceclaims", 503, after=True)
     with running_binder(kube_api):
         wait_for("bound", lambda: bound(kube_api))
@@ -136,8 +138,7 @@ def test_lost_answer_of_the_claim_create_never_leaves_two_claims(kube_api: Any) 
 
 
 def test_refused_binding_is_retried_with_the_claim_the_pod_already_names(kube_api: Any) -> None:
-    seed_cluster(kube_api, nodes=1)
-    kube_api.seed(pod("web-0"))
+    _one_pod_on_one_node(kube_api)
     kube_api.faults.fail("create", "pods", 403, subresource="binding", times=1)
     with running_binder(kube_api) as binder:
         wait_for("bound", lambda: bound(kube_api))
@@ -360,8 +361,7 @@ def test_restart_after_a_kill_at_each_step(kube_api: Any, step: str) -> None:
 
 
 def test_resumes_an_allocated_claim_instead_of_allocating_again(kube_api: Any) -> None:
-    seed_cluster(kube_api, nodes=1)
-    kube_api.seed(pod("web-0"))
+    _one_pod_on_one_node(kube_api)
     kill = Kill("claim-allocated")
     with running_binder(kube_api, hook=kill) as first:
         kill.binder = first

@@ -32,6 +32,14 @@ def _pvc_pod(name: str, claim: str) -> dict[str, Any]:
     return pod(name, volumes=[pvc_volume("cache", claim)])
 
 
+def _seed_local_pv_and_pvc_pod(api: Any, pv: str, node: str) -> None:
+    """The WaitForFirstConsumer class, a local PV on `node`, PVC `cache` and pod `web-0` that mounts it."""
+    api.seed(make_storage_class(LOCAL))
+    api.seed(make_pv(pv).storage_class(LOCAL).local_to(node).obj())
+    api.seed(make_pvc("cache").storage_class(LOCAL).obj())
+    api.seed(_pvc_pod("web-0", "cache"))
+
+
 def _claim_ref(api: Any, pv: str) -> dict[str, Any] | None:
     obj = api.get("persistentvolumes", pv, namespace="")
     return (obj or {}).get("spec", {}).get("claimRef")
@@ -39,10 +47,7 @@ def _claim_ref(api: Any, pv: str) -> dict[str, Any] | None:
 
 def test_wait_for_first_consumer_binds_the_local_pv_then_the_pod(kube_api: Any) -> None:
     seed_cluster(kube_api, nodes=2)
-    kube_api.seed(make_storage_class(LOCAL))
-    kube_api.seed(make_pv("pv-2").storage_class(LOCAL).local_to("gpu-node-2").obj())
-    kube_api.seed(make_pvc("cache").storage_class(LOCAL).obj())
-    kube_api.seed(_pvc_pod("web-0", "cache"))
+    _seed_local_pv_and_pvc_pod(kube_api, "pv-2", "gpu-node-2")
     with running_binder(kube_api):
         ref = wait_for("claimRef written", lambda: _claim_ref(kube_api, "pv-2"))
         assert (ref["namespace"], ref["name"]) == ("default", "cache")
@@ -80,10 +85,7 @@ def test_dynamic_provisioning_sets_selected_node_and_waits_for_the_provisioner(k
 def test_the_wait_holds_no_bind_thread(kube_api: Any) -> None:
     """One bind thread: while the PVC pod waits for its claim, another pod is bound."""
     seed_cluster(kube_api, nodes=1, gpus=1, shares=2)
-    kube_api.seed(make_storage_class(LOCAL))
-    kube_api.seed(make_pv("pv-1").storage_class(LOCAL).local_to("gpu-node-1").obj())
-    kube_api.seed(make_pvc("cache").storage_class(LOCAL).obj())
-    kube_api.seed(_pvc_pod("web-0", "cache"))
+    _seed_local_pv_and_pvc_pod(kube_api, "pv-1", "gpu-node-1")
     with running_binder(kube_api, bind_workers=1) as binder:
         wait_for("claimRef written", lambda: _claim_ref(kube_api, "pv-1"))
         kube_api.seed(pod("web-1"))
@@ -97,10 +99,7 @@ def test_the_wait_is_bounded_and_rolls_back_the_share_and_the_volumes(kube_api: 
     volume choice and the share are released (a pod needing the only share is bound once the PVC pod can no
     longer be placed)."""
     seed_cluster(kube_api, nodes=1, gpus=1, shares=1)
-    kube_api.seed(make_storage_class(LOCAL))
-    kube_api.seed(make_pv("pv-1").storage_class(LOCAL).local_to("gpu-node-1").obj())
-    kube_api.seed(make_pvc("cache").storage_class(LOCAL).obj())
-    kube_api.seed(_pvc_pod("web-0", "cache"))
+    _seed_local_pv_and_pvc_pod(kube_api, "pv-1", "gpu-node-1")
     with running_binder(kube_api, bind_timeout_seconds=1.0) as binder:
         wait_for("claimRef written", lambda: _claim_ref(kube_api, "pv-1"))
         [event] = wait_for(

@@ -24,7 +24,8 @@ from support.cluster_setup import (
     stop,
     wait_for,
 )
-from support.serving import Traffic, free_port, replicas
+from support.ports import free_port
+from support.serving import Traffic, replicas
 
 from certs.served import fetch_served
 from certs.verify import issued_by, parse_bundle

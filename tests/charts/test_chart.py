@@ -214,14 +214,19 @@ def _recording() -> Any:
     return Recording()
 
 
+def _watched(cache_type: Any) -> set[tuple[str, str]]:
+    """The (group, plural) of every informer that a cache of `cache_type` acquires when it starts."""
+    factory = _recording()
+    cache = cache_type(factory)
+    cache.start()
+    cache.stop()
+    return {(i.resource.group_version.rpartition("/")[0], i.resource.plural) for i in factory.acquired}
+
+
 def test_routing_cluster_role_reads_every_kind_the_routing_cache_watches() -> None:
     from webhook.podrouting.routing_cache import ClusterRoutingCache
 
-    factory = _recording()
-    cache = ClusterRoutingCache(factory)
-    cache.start()
-    cache.stop()
-    watched = {(i.resource.group_version.rpartition("/")[0], i.resource.plural) for i in factory.acquired}
+    watched = _watched(ClusterRoutingCache)
     assert ("", "namespaces") in watched  # the derivation sees the informers
     missing = watched - _reads(one(objects(), "ClusterRole", ROUTING))
     assert not missing, f"the pod-routing ClusterRole lacks get/list/watch on {sorted(missing)}"
@@ -232,11 +237,7 @@ def test_webhook_cluster_role_reads_every_kind_the_cluster_warnings_watch() -> N
     403 under the chart's RBAC (the pod-routing role grants DeviceClasses and Namespaces only)."""
     from webhook.clusterview.cluster_cache import ClusterCache
 
-    factory = _recording()
-    cache = ClusterCache(factory)
-    cache.start()
-    cache.stop()
-    watched = {(i.resource.group_version.rpartition("/")[0], i.resource.plural) for i in factory.acquired}
+    watched = _watched(ClusterCache)
     assert ("resource.k8s.io", "resourceslices") in watched  # the derivation sees the informers
     for values in ("", "webhook.podRouting.enabled=false"):
         role = one(objects(values) if values else objects(), "ClusterRole", WEBHOOK)

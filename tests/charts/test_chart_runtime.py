@@ -22,17 +22,10 @@ from typing import Any
 import pytest
 from kubeapi import KubeAPIServer
 from support.chart_render import CHART, NAMESPACE, containers, objects, of_kind, one
+from support.ports import free_port
 
 BIN = Path(sys.executable).parent
 WEBHOOK = "rel-dra-capacity-webhook"
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _serve_knows(flag: str) -> bool:
@@ -61,6 +54,17 @@ def _wait_http(url: str, proc: subprocess.Popen[str], timeout: float = 60, **kw:
         time.sleep(0.1)
 
 
+def _run_probe(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """The chart's helm-test probe (files/probe.py) with `env`, as its Job runs it."""
+    return subprocess.run(
+        [sys.executable, str(CHART / "files" / "probe.py")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
 @pytest.mark.slow
 def test_the_webhook_pods_certs_sidecar_and_server_work_with_the_chart_args(
     kube_api: KubeAPIServer, tmp_path: Path
@@ -78,12 +82,12 @@ def test_the_webhook_pods_certs_sidecar_and_server_work_with_the_chart_args(
     webhook = _container(objs, WEBHOOK, "webhook")
     tls_mount = next(m["mountPath"] for m in sidecar["volumeMounts"] if m["name"] == "tls")
     serve_mount = next(m["mountPath"] for m in webhook["volumeMounts"] if m["name"] == "tls")
-    ports = [_free_port(), _free_port()]
+    ports = [free_port(), free_port()]
     procs: list[subprocess.Popen[str]] = []
     try:
         for i, port in enumerate(ports):
             pod_dir = tmp_path / f"pod-{i}"
-            health = _free_port()
+            health = free_port()
             args = [
                 a.replace(tls_mount, str(pod_dir)).replace(
                     "--health-listen=0.0.0.0:8081", f"--health-listen=127.0.0.1:{health}"
@@ -99,11 +103,11 @@ def test_the_webhook_pods_certs_sidecar_and_server_work_with_the_chart_args(
             probe = sidecar["startupProbe"]["httpGet"]["path"]
             _wait_http(f"http://127.0.0.1:{health}{probe}", certs_proc)  # the startup probe gates the webhook
             assert (pod_dir / "tls.crt").exists()
-            serve_health = _free_port()
+            serve_health = free_port()
             serve_args = [
                 a.replace(serve_mount, str(pod_dir))
                 .replace("0.0.0.0:8443", f"127.0.0.1:{port}")
-                .replace("0.0.0.0:9090", f"127.0.0.1:{_free_port()}")
+                .replace("0.0.0.0:9090", f"127.0.0.1:{free_port()}")
                 .replace("0.0.0.0:6080", f"127.0.0.1:{serve_health}")
                 for a in webhook["args"]
             ]
@@ -141,13 +145,7 @@ def test_the_webhook_pods_certs_sidecar_and_server_work_with_the_chart_args(
         env = {e["name"]: e["value"] for e in test_pod["spec"]["containers"][0]["env"]}
         env["WEBHOOK_URL"] = f"https://127.0.0.1:{ports[0]}/validate"
         env["CA_FILE"] = str(tmp_path / "pod-0" / "ca.crt")
-        probe = subprocess.run(
-            [sys.executable, str(CHART / "files" / "probe.py")],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
+        probe = _run_probe(env)
         assert probe.returncode == 0, probe.stderr
         assert "allowed a valid DeviceClass, rejected:" in probe.stdout
     finally:
@@ -179,17 +177,11 @@ def test_the_probe_fails_with_a_message_saying_what_to_look_at() -> None:
     env = {e["name"]: e["value"] for e in job["spec"]["template"]["spec"]["containers"][0]["env"]}
     assert env["PROBE_TIMEOUT"] == "180"
     env |= {
-        "WEBHOOK_URL": f"https://127.0.0.1:{_free_port()}/validate",
+        "WEBHOOK_URL": f"https://127.0.0.1:{free_port()}/validate",
         "PROBE_TIMEOUT": "2",
         "CA_FILE": "/nonexistent",
     }
-    proc = subprocess.run(
-        [sys.executable, str(CHART / "files" / "probe.py")],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    proc = _run_probe(env)
     assert proc.returncode == 1
     assert "did not answer correctly within 2s" in proc.stderr
     assert f"kubectl -n {NAMESPACE} logs deploy/{WEBHOOK} --all-containers" in proc.stderr

@@ -19,12 +19,14 @@ REALISTIC = Path(__file__).resolve().parent / "data" / "realistic.jsonl"
 MANIFESTS = ("docs/examples", "tests/allocator/data", "tests/binder/data")
 
 
+def _objects_of(jsonl: Path) -> list[tuple[str, dict[str, Any]]]:
+    """The (kind, object) of each line's `object` in a JSON-lines file."""
+    objs = [json.loads(line)["object"] for line in jsonl.read_text().splitlines()]
+    return [(obj["kind"], obj) for obj in objs]
+
+
 def recorded() -> list[tuple[str, dict[str, Any]]]:
-    out = []
-    for line in CORPUS.read_text().splitlines():
-        obj = json.loads(line)["object"]
-        out.append((obj["kind"], obj))
-    return out
+    return _objects_of(CORPUS)
 
 
 def manifests() -> list[tuple[str, dict[str, Any]]]:
@@ -50,11 +52,7 @@ def manifests() -> list[tuple[str, dict[str, Any]]]:
 
 def realistic() -> list[tuple[str, dict[str, Any]]]:
     """The realistic inputs: objects no random generator draws, each line with its `source`."""
-    out = []
-    for line in REALISTIC.read_text().splitlines():
-        obj = json.loads(line)["object"]
-        out.append((obj["kind"], obj))
-    return out
+    return _objects_of(REALISTIC)
 
 
 FLOOD_BYTES = 300 * 1024

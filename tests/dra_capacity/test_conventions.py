@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from support.deviceclasses import shared_gpu_class_yaml
 
 from dra_capacity.cli import main
 from localcluster.objects import make_claim
@@ -20,20 +21,7 @@ ROOT = Path(__file__).resolve().parents[2]
 GPU_CLUSTER = str(ROOT / "docs" / "examples" / "gpu-shared" / "cluster.yaml")
 GPU_PODS = str(ROOT / "docs" / "examples" / "gpu-shared" / "pods.yaml")
 
-CLASS = """\
-apiVersion: resource.k8s.io/v1
-kind: DeviceClass
-metadata:
-  name: gpu-shared
-spec:
-  selectors:
-  - cel:
-      expression: device.driver == "gpu.nvidia.com"
-  extendedResourceName: nvidia.com/gpu.shared
-  extendedResourceCapacityRequests:
-    requests:
-      shares: "1"
-"""
+CLASS = shared_gpu_class_yaml("gpu-shared")
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

@@ -12,6 +12,7 @@ import pytest
 import yaml
 from kubeapi import KubeAPIServer
 from support.migrate_cluster import CLASS, RESOURCE, as_list, cluster, dp_node, gpu_pod, pdb, plugin_configmap
+from support.simulate_cli import assert_unreadable_cluster_is_one_line
 
 from dra_capacity.cli import main
 
@@ -158,8 +159,4 @@ def test_a_live_cluster_gives_the_exports_plan_and_is_never_written(
 def test_a_cluster_that_cannot_be_read_is_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    config = tmp_path / "kubeconfig"
-    config.write_text("not: a kubeconfig\n")
-    code, out, err = run(capsys, "--kubeconfig", str(config))
-    assert (code, out) == (2, "")
-    assert err.startswith("dra-capacity migrate plan: error: ") and err.count("\n") == 1
+    assert_unreadable_cluster_is_one_line(tmp_path, capsys, "migrate", "plan")

@@ -14,6 +14,7 @@ import pytest
 import yaml
 from kubeapi import KubeAPIServer
 from support.capacity_cluster import CLASS, RESOURCE, node, pod, three_shares_on_node_a
+from support.simulate_cli import assert_unreadable_cluster_is_one_line
 
 from dra_capacity.cli import main
 
@@ -180,11 +181,7 @@ def _headroom(live: Any) -> int:
 def test_a_cluster_that_cannot_be_read_is_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    config = tmp_path / "kubeconfig"
-    config.write_text("not: a kubeconfig\n")
-    code, out, err = run(capsys, "--kubeconfig", str(config))
-    assert (code, out) == (2, "")
-    assert err.startswith("dra-capacity top: error: ") and err.count("\n") == 1
+    assert_unreadable_cluster_is_one_line(tmp_path, capsys, "top")
 
 
 # --- --watch: a real process, read as a pipeline reads it ---------------------------------------------------

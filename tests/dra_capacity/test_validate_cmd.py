@@ -13,39 +13,21 @@ from pathlib import Path
 
 import pytest
 import yaml
+from support.deviceclasses import shared_gpu_class_yaml
 
 from dra_capacity.cli import build_parser, main
 from dra_capacity.validate_cmd import run_validate
 
-GOOD = """
+GOOD = "\n" + shared_gpu_class_yaml("gpu.nvidia.com-shared-1")
+BAD_CLASS = """
 apiVersion: resource.k8s.io/v1
 kind: DeviceClass
-metadata:
-  name: gpu.nvidia.com-shared-1
+metadata: {{name: {name}}}
 spec:
-  selectors:
-  - cel:
-      expression: device.driver == "gpu.nvidia.com"
-  extendedResourceName: nvidia.com/gpu.shared
-  extendedResourceCapacityRequests:
-    requests:
-      shares: "1"
+  selectors: [{{}}]
 """
-ONE_ERROR = """
-apiVersion: resource.k8s.io/v1
-kind: DeviceClass
-metadata: {name: bad-one}
-spec:
-  selectors: [{}]
-"""
-TWO_ERRORS = """
-apiVersion: resource.k8s.io/v1
-kind: DeviceClass
-metadata: {name: bad-two}
-spec:
-  selectors: [{}]
-  extendedResourceName: example.com
-"""
+ONE_ERROR = BAD_CLASS.format(name="bad-one")
+TWO_ERRORS = BAD_CLASS.format(name="bad-two") + "  extendedResourceName: example.com\n"
 CONFIGMAP = """
 apiVersion: v1
 kind: ConfigMap

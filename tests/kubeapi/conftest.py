@@ -51,10 +51,4 @@ def kube_api(kube_server: str, tmp_path: Path, request: pytest.FixtureRequest) -
         yield real
 
 
-@pytest.fixture
-def kube_client(kube_api: Any) -> Iterator[Any]:
-    client = kube_api.api_client()
-    try:
-        yield client
-    finally:
-        client.close()
+# `kube_client` is tests/conftest.py's (kubeapi.fixtures): it asks for `kube_api`, so here it gets this one.

@@ -53,6 +53,19 @@ class HttpResult:
     body: Any
 
 
+def bearer_api_client(url: str, ca_path: Path, token: str) -> Any:
+    """A `kubernetes.client.ApiClient` for the API server at `url` as bearer `token`, verifying `ca_path`."""
+    from kubernetes import client
+
+    cfg = client.Configuration()
+    cfg.host = url
+    cfg.ssl_ca_cert = str(ca_path)
+    cfg.verify_ssl = True
+    cfg.api_key = {"authorization": token}
+    cfg.api_key_prefix = {"authorization": "Bearer"}
+    return client.ApiClient(cfg)
+
+
 def raw_request(
     pool: Any, method: str, url: str, body: Any, headers: dict[str, str], content_type: str, timeout: float
 ) -> HttpResult:
@@ -227,15 +240,7 @@ class KubeAPIServer:
 
     def api_client(self, token: str | None = None) -> Any:
         """A `kubernetes.client.ApiClient` configured for the double (verifying its CA)."""
-        from kubernetes import client
-
-        cfg = client.Configuration()
-        cfg.host = self.url
-        cfg.ssl_ca_cert = str(self.ca_path)
-        cfg.verify_ssl = True
-        cfg.api_key = {"authorization": token or self.token}
-        cfg.api_key_prefix = {"authorization": "Bearer"}
-        return client.ApiClient(cfg)
+        return bearer_api_client(self.url, self.ca_path, token or self.token)
 
     def http(self, method: str, path: str, body: Any = None, **options: Unpack[HttpOptions]) -> HttpResult:
         """One raw HTTPS request (for bodies the typed client refuses, e.g. unknown fields)."""

@@ -206,18 +206,22 @@ class Store:
         for listener in list(self.listeners):
             listener(ev)
 
+    def _put(self, rt: ResourceType, key: tuple[str, str], obj: Obj, type_: str, old: Obj | None) -> Obj:
+        """Store `obj` under `key` at the next resourceVersion and record the `type_` event (lock held)."""
+        stored = to_storage(rt, obj)
+        rv = self._next()
+        stored["metadata"]["resourceVersion"] = str(rv)
+        self.objects[rt.storage_key][key] = stored
+        self._record(Event(type_, rv, BY_KEY[rt.storage_key], stored, old))
+        return from_storage(rt, clone(stored))
+
     def create(self, rt: ResourceType, obj: Obj, *, adopt: bool = False) -> Obj:
         """Store a new object; `adopt`: the caller hands `obj` over (it is stored as is, not copied)."""
         with self.lock:
             key = (namespace_of(obj) if rt.namespaced else "", name_of(obj))
             if key in self.objects[rt.storage_key]:
                 raise statuses.already_exists(rt, key[1])
-            stored = to_storage(rt, obj if adopt else clone(obj))
-            rv = self._next()
-            stored["metadata"]["resourceVersion"] = str(rv)
-            self.objects[rt.storage_key][key] = stored
-            self._record(Event(ADDED, rv, BY_KEY[rt.storage_key], stored, None))
-            return from_storage(rt, clone(stored))
+            return self._put(rt, key, obj if adopt else clone(obj), ADDED, None)
 
     def replace(self, rt: ResourceType, obj: Obj, expect_rv: int, *, adopt: bool = False) -> Obj:
         """Compare-and-swap on resourceVersion: raises the stale-object Conflict when it moved. `adopt`: as
@@ -229,12 +233,7 @@ class Store:
                 raise statuses.not_found(rt, key[1])
             if rv_of(old) != expect_rv:
                 raise statuses.stale(rt, key[1])
-            stored = to_storage(rt, obj if adopt else clone(obj))
-            rv = self._next()
-            stored["metadata"]["resourceVersion"] = str(rv)
-            self.objects[rt.storage_key][key] = stored
-            self._record(Event(MODIFIED, rv, BY_KEY[rt.storage_key], stored, old))
-            return from_storage(rt, clone(stored))
+            return self._put(rt, key, obj if adopt else clone(obj), MODIFIED, old)
 
     def remove(self, rt: ResourceType, namespace: str, name: str, expect_rv: int | None = None) -> Obj:
         with self.lock:

@@ -36,6 +36,26 @@ def _register(kube_client: client.ApiClient, cfg: dict[str, Any]) -> None:
     time.sleep(getattr(kube_client, "config_propagation_seconds", 0))
 
 
+def _register_validating(kube_client: client.ApiClient, hook: WebhookDouble, **fields: Any) -> None:
+    """ValidatingWebhookConfiguration `v`, one webhook calling `hook`, with these webhook fields."""
+    _register(kube_client, configuration("ValidatingWebhookConfiguration", "v", hook, **fields))
+
+
+def _replace_in_validating(kube_client: client.ApiClient, name: str, path: str, value: Any) -> None:
+    """A JSON patch replacing `path` of ValidatingWebhookConfiguration `name`."""
+    client.AdmissionregistrationV1Api(kube_client).patch_validating_webhook_configuration(
+        name,
+        [{"op": "replace", "path": path, "value": value}],
+        _content_type="application/json-patch+json",
+    )
+
+
+def _resource_rules(operation: str, version: str, resource: str) -> list[dict[str, Any]]:
+    """One webhook rule: `operation` on resource.k8s.io/`version` `resource`."""
+    rule = {"apiGroups": ["resource.k8s.io"], "apiVersions": [version], "resources": [resource]}
+    return [{"operations": [operation], **rule}]
+
+
 def _deny(message: str = "", **status: Any) -> Any:
     def decide(_req: dict[str, Any]) -> dict[str, Any]:
         st = dict(status)
@@ -53,7 +73,7 @@ def test_denial_is_the_webhooks_status_built_by_to_status_err(
     message `admission webhook "<webhook>" denied the request: <message>`; no reason or details made up.
     (The double used to answer 403 `<resource> "<name>" is forbidden: ...` with details: v1.37.2 does not.)"""
     hook.decide = _deny("no GPUs today")
-    _register(kube_client, configuration("ValidatingWebhookConfiguration", "v", hook))
+    _register_validating(kube_client, hook)
     out = kube_api.http("POST", DC_PATH, device_class("gpu"))
     assert out.status == 400
     assert out.body == {
@@ -80,7 +100,7 @@ def test_denial_without_message_or_reason(
 ) -> None:
     """`denied the request without explanation`; a reason alone is used as the message."""
     hook.decide = _deny()
-    _register(kube_client, configuration("ValidatingWebhookConfiguration", "v", hook))
+    _register_validating(kube_client, hook)
     out = kube_api.http("POST", DC_PATH, device_class("gpu"))
     assert out.body["message"] == 'admission webhook "v.example.com" denied the request without explanation'
     hook.decide = _deny(reason="NotAllowed")
@@ -108,7 +128,7 @@ def test_invalid_denial_keeps_code_reason_and_causes(
         reason="Invalid",
         details=details,
     )
-    _register(kube_client, configuration("ValidatingWebhookConfiguration", "v", hook))
+    _register_validating(kube_client, hook)
     out = kube_api.http("POST", DC_PATH, device_class("gpu"))
     assert out.status == 422 and out.body["reason"] == "Invalid"
     assert out.body["details"] == {**details, "causes": [cause]}
@@ -123,7 +143,7 @@ def test_warnings_are_relayed_as_warning_headers(
 ) -> None:
     """AdmissionResponse.warnings reach the client as `Warning: 299 - "<text>"` headers."""
     hook.decide = lambda _r: {"allowed": True, "warnings": ['capacity "x" is unknown', "second"]}
-    _register(kube_client, configuration("ValidatingWebhookConfiguration", "v", hook))
+    _register_validating(kube_client, hook)
     out = kube_api.http("POST", DC_PATH, device_class("gpu"))
     assert out.status == 201
     assert out.warnings == ['299 - "capacity \\"x\\" is unknown"', '299 - "second"']
@@ -154,10 +174,7 @@ def test_admission_review_request_fields(
 ) -> None:
     """request: uid, kind, resource, requestKind, name, operation, userInfo, object, oldObject, dryRun,
     options; the URL carries `?timeout=<timeoutSeconds>s`."""
-    _register(
-        kube_client,
-        configuration("ValidatingWebhookConfiguration", "v", hook, path="/validate", timeoutSeconds=7),
-    )
+    _register_validating(kube_client, hook, path="/validate", timeoutSeconds=7)
     res = client.ResourceV1Api(kube_client)
     res.create_device_class(device_class("gpu"))
     res.patch_device_class("gpu", {"metadata": {"labels": {"a": "b"}}})
@@ -197,11 +214,7 @@ def test_ca_bundle_is_verified(
         "tls: failed to verify certificate: x509: certificate signed by unknown authority"
     )
     assert hook.requests == []
-    client.AdmissionregistrationV1Api(kube_client).patch_validating_webhook_configuration(
-        "v",
-        [{"op": "replace", "path": "/webhooks/0/failurePolicy", "value": "Ignore"}],
-        _content_type="application/json-patch+json",
-    )
+    _replace_in_validating(kube_client, "v", "/webhooks/0/failurePolicy", "Ignore")
     assert kube_api.http("POST", DC_PATH, device_class("gpu")).status == 201
 
 
@@ -210,7 +223,7 @@ def test_timeout_seconds_fails_closed(
 ) -> None:
     """A webhook slower than timeoutSeconds: `context deadline exceeded` under failurePolicy Fail."""
     hook.delay = 1.5
-    _register(kube_client, configuration("ValidatingWebhookConfiguration", "v", hook, timeoutSeconds=1))
+    _register_validating(kube_client, hook, timeoutSeconds=1)
     out = kube_api.http("POST", DC_PATH, device_class("gpu"))
     assert out.status == 500 and out.body["message"].endswith("context deadline exceeded")
 
@@ -231,7 +244,7 @@ def test_rules_match_operation_resource_and_subresource(
 ) -> None:
     """rules.go: an UPDATE-only rule is not called on CREATE; `pods/status` matches only the subresource."""
     rules = [scoped_rule(["UPDATE"], "", "v1", "pods/status", "Namespaced")]
-    _register(kube_client, configuration("ValidatingWebhookConfiguration", "v", hook, rules=rules))
+    _register_validating(kube_client, hook, rules=rules)
     core = client.CoreV1Api(kube_client)
     core.create_namespaced_pod(
         "default", {"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "i"}]}}
@@ -247,7 +260,7 @@ def test_scope_cluster_skips_namespaced_resources(
 ) -> None:
     """scope Cluster matches only cluster-scoped resources."""
     rules = [scoped_rule(["*"], "*", "*", "*", "Cluster")]
-    _register(kube_client, configuration("ValidatingWebhookConfiguration", "v", hook, rules=rules))
+    _register_validating(kube_client, hook, rules=rules)
     client.CoreV1Api(kube_client).create_namespaced_config_map("default", configmap("x"))
     assert hook.requests == []
     client.ResourceV1Api(kube_client).create_device_class(device_class("gpu"))
@@ -261,15 +274,8 @@ def test_namespace_selector(
     rules = [
         {"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["configmaps"]}
     ]
-    _register(
-        kube_client,
-        configuration(
-            "ValidatingWebhookConfiguration",
-            "v",
-            hook,
-            rules=rules,
-            namespaceSelector={"matchLabels": {"watched": "yes"}},
-        ),
+    _register_validating(
+        kube_client, hook, rules=rules, namespaceSelector={"matchLabels": {"watched": "yes"}}
     )
     core = client.CoreV1Api(kube_client)
     core.create_namespace({"metadata": {"name": "w", "labels": {"watched": "yes"}}})
@@ -280,14 +286,8 @@ def test_namespace_selector(
 
 def test_object_selector(kube_api: KubeAPIServer, kube_client: client.ApiClient, hook: WebhookDouble) -> None:
     """objectSelector is matched against the object's (or old object's) labels."""
-    _register(
-        kube_client,
-        configuration(
-            "ValidatingWebhookConfiguration",
-            "v",
-            hook,
-            objectSelector={"matchExpressions": [{"key": "check", "operator": "Exists"}]},
-        ),
+    _register_validating(
+        kube_client, hook, objectSelector={"matchExpressions": [{"key": "check", "operator": "Exists"}]}
     )
     res = client.ResourceV1Api(kube_client)
     res.create_device_class(device_class("plain"))
@@ -306,7 +306,7 @@ def test_match_conditions_cel(
         {"name": "only-gpu", "expression": "object.metadata.name.startsWith('gpu')"},
         {"name": "not-admin-bypass", "expression": "request.userInfo.username != 'bypass'"},
     ]
-    _register(kube_client, configuration("ValidatingWebhookConfiguration", "v", hook, matchConditions=conds))
+    _register_validating(kube_client, hook, matchConditions=conds)
     res = client.ResourceV1Api(kube_client)
     res.create_device_class(device_class("nic"))
     res.create_device_class(device_class("gpu-a"))
@@ -322,7 +322,7 @@ def test_match_condition_error_fails_closed(
 ) -> None:
     """A condition that errors at runtime: Forbidden under failurePolicy Fail, skipped under Ignore."""
     conds = [{"name": "broken", "expression": "object.spec.nope == 'x'"}]
-    _register(kube_client, configuration("ValidatingWebhookConfiguration", "v", hook, matchConditions=conds))
+    _register_validating(kube_client, hook, matchConditions=conds)
     out = kube_api.http("POST", DC_PATH, device_class("gpu"))
     assert out.status == 403 and "broken" in out.body["message"]
 
@@ -332,25 +332,11 @@ def test_match_policy_exact_and_equivalent(
     kube_api: KubeAPIServer, kube_client: client.ApiClient, hook: WebhookDouble
 ) -> None:
     """A rule naming only v1beta1: Exact does not match v1 requests; Equivalent does."""
-    rules = [
-        {
-            "operations": ["CREATE"],
-            "apiGroups": ["resource.k8s.io"],
-            "apiVersions": ["v1beta1"],
-            "resources": ["deviceclasses"],
-        }
-    ]
-    _register(
-        kube_client,
-        configuration("ValidatingWebhookConfiguration", "v", hook, rules=rules, matchPolicy="Exact"),
-    )
+    rules = _resource_rules("CREATE", "v1beta1", "deviceclasses")
+    _register_validating(kube_client, hook, rules=rules, matchPolicy="Exact")
     client.ResourceV1Api(kube_client).create_device_class(device_class("a"))
     assert hook.requests == []
-    client.AdmissionregistrationV1Api(kube_client).patch_validating_webhook_configuration(
-        "v",
-        [{"op": "replace", "path": "/webhooks/0/matchPolicy", "value": "Equivalent"}],
-        _content_type="application/json-patch+json",
-    )
+    _replace_in_validating(kube_client, "v", "/webhooks/0/matchPolicy", "Equivalent")
     client.ResourceV1Api(kube_client).create_device_class(device_class("b"))
     assert [r["name"] for r in hook.requests] == ["b"]
 
@@ -391,11 +377,7 @@ def test_service_client_config_checks_the_service_name(
         assert hook.paths == ["/v?timeout=10s"]
     with WebhookDouble() as wrong_name:
         kube_api.admission.services[("system", "hook")] = ("127.0.0.1", wrong_name.port)
-        client.AdmissionregistrationV1Api(kube_client).patch_validating_webhook_configuration(
-            "v",
-            [{"op": "replace", "path": "/webhooks/0/clientConfig/caBundle", "value": wrong_name.ca_bundle}],
-            _content_type="application/json-patch+json",
-        )
+        _replace_in_validating(kube_client, "v", "/webhooks/0/clientConfig/caBundle", wrong_name.ca_bundle)
         out = kube_api.http("POST", DC_PATH, device_class("gpu2"))
         assert out.status == 500 and out.body["message"].endswith(
             'Post "https://hook.system.svc:443/v?timeout=10s": tls: failed to verify certificate: '
@@ -408,7 +390,7 @@ def test_dry_run_requires_side_effect_free_webhooks(
     kube_api: KubeAPIServer, kube_client: client.ApiClient, hook: WebhookDouble
 ) -> None:
     """A dry-run request to a webhook with sideEffects Some/Unknown is `does not support dry run` (400)."""
-    _register(kube_client, configuration("ValidatingWebhookConfiguration", "v", hook, sideEffects="Some"))
+    _register_validating(kube_client, hook, sideEffects="Some")
     out = kube_api.http("POST", DC_PATH + "?dryRun=All", device_class("gpu"))
     assert (
         out.status == 400
@@ -422,7 +404,7 @@ def test_webhook_configurations_are_exempt(
     """Requests for webhook configurations never go to webhooks (a lockout guard upstream keeps)."""
     hook.decide = _deny("no")
     rules = [{"operations": ["*"], "apiGroups": ["*"], "apiVersions": ["*"], "resources": ["*"]}]
-    _register(kube_client, configuration("ValidatingWebhookConfiguration", "v", hook, rules=rules))
+    _register_validating(kube_client, hook, rules=rules)
     client.AdmissionregistrationV1Api(kube_client).delete_validating_webhook_configuration("v")
     assert hook.requests == []
 
@@ -431,15 +413,8 @@ def test_delete_is_admitted_with_old_object(
     kube_api: KubeAPIServer, kube_client: client.ApiClient, hook: WebhookDouble
 ) -> None:
     """DELETE sends oldObject (the stored object) and object null."""
-    rules = [
-        {
-            "operations": ["DELETE"],
-            "apiGroups": ["resource.k8s.io"],
-            "apiVersions": ["v1"],
-            "resources": ["*"],
-        }
-    ]
-    _register(kube_client, configuration("ValidatingWebhookConfiguration", "v", hook, rules=rules))
+    rules = _resource_rules("DELETE", "v1", "*")
+    _register_validating(kube_client, hook, rules=rules)
     client.ResourceV1Api(kube_client).create_device_class(device_class("gpu"))
     client.ResourceV1Api(kube_client).delete_device_class("gpu")
     (req,) = hook.requests

@@ -93,19 +93,21 @@ def test_unscheduled_pod_is_deleted_at_once(kube_api: KubeAPIServer, kube_client
     assert kube_api.get("pods", "u") is None
 
 
-def _owned_claim(owner: dict, name: str = "c", block: bool = False) -> dict:  # type: ignore[type-arg]
-    body = claim(name)
-    body["metadata"]["ownerReferences"] = [
-        {
-            "apiVersion": "v1",
-            "kind": "Pod",
-            "name": owner["metadata"]["name"],
-            "uid": owner["metadata"]["uid"],
-            "controller": True,
-            "blockOwnerDeletion": block,
-        }
-    ]
+def _owned_by(body: dict, owner: dict, kind: str, block: bool, **controller: bool) -> dict:  # type: ignore[type-arg]
+    """`body` with one v1 owner reference to `owner` (a `kind`), `controller=True` if given, then
+    `blockOwnerDeletion`."""
+    ref = {
+        "apiVersion": "v1",
+        "kind": kind,
+        "name": owner["metadata"]["name"],
+        "uid": owner["metadata"]["uid"],
+    }
+    body["metadata"]["ownerReferences"] = [{**ref, **controller, "blockOwnerDeletion": block}]
     return body
+
+
+def _owned_claim(owner: dict, name: str = "c", block: bool = False) -> dict:  # type: ignore[type-arg]
+    return _owned_by(claim(name), owner, "Pod", block, controller=True)
 
 
 def test_garbage_collector_deletes_claims_of_a_deleted_pod(
@@ -120,17 +122,7 @@ def test_garbage_collector_deletes_claims_of_a_deleted_pod(
 
 
 def _owned_configmap(owner: dict, name: str = "dep", block: bool = False) -> dict:  # type: ignore[type-arg]
-    body = configmap(name)
-    body["metadata"]["ownerReferences"] = [
-        {
-            "apiVersion": "v1",
-            "kind": "ConfigMap",
-            "name": owner["metadata"]["name"],
-            "uid": owner["metadata"]["uid"],
-            "blockOwnerDeletion": block,
-        }
-    ]
-    return body
+    return _owned_by(configmap(name), owner, "ConfigMap", block)
 
 
 def test_orphan_propagation_keeps_dependents(kube_api: KubeAPIServer, kube_client: client.ApiClient) -> None:

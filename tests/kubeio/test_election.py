@@ -37,11 +37,17 @@ def lease_spec(api: KubeAPIServer) -> dict[str, Any]:
 # --- the renewal thread (the binder) ------------------------------------------------------------------------
 
 
-def test_only_one_candidate_leads(kube_api: KubeAPIServer) -> None:
+def _a_leads_b_stands_by(kube_api: KubeAPIServer) -> tuple[LeaderElector, LeaderElector]:
+    """Candidate a started and leading, then candidate b started beside it."""
     a, b = elector(kube_api, "a"), elector(kube_api, "b")
     a.start()
     wait_for("a leads", a.is_leader)
     b.start()
+    return a, b
+
+
+def test_only_one_candidate_leads(kube_api: KubeAPIServer) -> None:
+    a, b = _a_leads_b_stands_by(kube_api)
     time.sleep(1.0)
     assert a.is_leader() and not b.is_leader()
     spec = lease_spec(kube_api)
@@ -52,10 +58,7 @@ def test_only_one_candidate_leads(kube_api: KubeAPIServer) -> None:
 
 
 def test_clean_stop_releases_the_lease_for_an_immediate_takeover(kube_api: KubeAPIServer) -> None:
-    a, b = elector(kube_api, "a"), elector(kube_api, "b")
-    a.start()
-    wait_for("a leads", a.is_leader)
-    b.start()
+    a, b = _a_leads_b_stands_by(kube_api)
     a.stop(release=True)
     started = time.monotonic()
     wait_for("b leads", b.is_leader, timeout=5)
@@ -64,10 +67,7 @@ def test_clean_stop_releases_the_lease_for_an_immediate_takeover(kube_api: KubeA
 
 
 def test_standby_takes_over_within_the_lease_duration_after_a_crash(kube_api: KubeAPIServer) -> None:
-    a, b = elector(kube_api, "a"), elector(kube_api, "b")
-    a.start()
-    wait_for("a leads", a.is_leader)
-    b.start()
+    a, b = _a_leads_b_stands_by(kube_api)
     a.stop(release=False)  # a dies: no release, the lease just stops being renewed
     died = time.monotonic()
     wait_for("b leads", b.is_leader, timeout=10)

@@ -17,7 +17,7 @@ import urllib.parse
 from pathlib import Path
 from typing import Any, Unpack
 
-from kubeapi.double import HttpOptions, HttpResult, raw_request
+from kubeapi.double import HttpOptions, HttpResult, bearer_api_client, raw_request
 from kubeapi.resources import ResourceType, for_object, lookup
 
 from localcluster.cluster import CONTROLLERS, Cluster, ClusterConfig, ClusterError
@@ -109,15 +109,7 @@ class RealAPIServer:
     def _client(self, token: str | None) -> Any:
         if token is None:
             return self.cluster.api_client()
-        from kubernetes import client
-
-        cfg = client.Configuration()
-        cfg.host = self.url
-        cfg.ssl_ca_cert = str(self.ca_path)
-        cfg.verify_ssl = True
-        cfg.api_key = {"authorization": token or self.token}
-        cfg.api_key_prefix = {"authorization": "Bearer"}
-        return client.ApiClient(cfg)
+        return bearer_api_client(self.url, self.ca_path, token or self.token)
 
     def request(self, method: str, path: str, body: Any = None, **kw: Any) -> tuple[int, Any]:
         return self.cluster.request(method, path, body, **kw)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from support.quantities import q
 
 from resourceapi.api.resource_v1 import DeviceCapacity
 from resourceapi.capacity import (
@@ -22,11 +23,6 @@ from resourceapi.capacity import (
     violates_policy,
 )
 from resourceapi.capacity import capacity_entry as entry_of
-from resourceapi.machinery.quantity import Quantity
-
-
-def q(s: str) -> Quantity:
-    return Quantity.parse(s)
 
 
 def cap(value: str, policy: dict[str, Any] | None = None, name: str = "capacity-0") -> Any:

@@ -10,6 +10,7 @@ from resourceapi.cel.cache import CelCache
 from resourceapi.gates import FeatureGates
 
 GATES = FeatureGates.defaults()
+TOO_COMPLEX = [CelIssue("forbidden", "too complex, exceeds cost limit")]
 
 ORDINARY = [
     'device.attributes["driver.example.com"].type == "gpu"',
@@ -33,7 +34,7 @@ def test_deeply_nested_comprehension_over_attributes_exceeds_the_limit() -> None
         "device.attributes.all(d2, device.attributes[d2].all(a2, a1 != a2))))"
     )
     result = compile_selector(expr, GATES)
-    assert result.issues == [CelIssue("forbidden", "too complex, exceeds cost limit")]
+    assert result.issues == TOO_COMPLEX
     assert result.cost > COST_LIMIT
 
 
@@ -101,9 +102,7 @@ def test_library_calls_cost_as_upstream_estimates(expression: str, cost: int) ->
 def test_scans_of_string_lists_are_too_complex_as_for_kube_apiserver(expression: str) -> None:
     # cel-go keeps no size for a list's string elements: kube-apiserver v1.37.2 refuses these selectors
     # (measured by tests/differential).
-    assert compile_selector(expression, GATES).issues == [
-        CelIssue("forbidden", "too complex, exceeds cost limit")
-    ]
+    assert compile_selector(expression, GATES).issues == TOO_COMPLEX
 
 
 def test_lists_range_iterates_its_constant_size() -> None:
@@ -122,9 +121,7 @@ def test_lists_range_iterates_its_constant_size() -> None:
 )
 def test_unsized_values_are_too_costly_to_scan_as_for_kube_apiserver(expression: str) -> None:
     # cel-go cannot size these values (measured against kube-apiserver v1.37.2 by tests/differential)
-    assert compile_selector(expression, GATES).issues == [
-        CelIssue("forbidden", "too complex, exceeds cost limit")
-    ]
+    assert compile_selector(expression, GATES).issues == TOO_COMPLEX
 
 
 def test_a_flattened_int_list_is_sized_by_its_elements() -> None:
@@ -178,7 +175,7 @@ def test_nested_attribute_loops_meet_the_limit_where_kube_apiserver_does(
     assert (at_limit.cost, at_limit.issues) == (COST_LIMIT, [])
     over = compile_selector(_padded(expression, size + 1), GATES)
     assert over.cost == COST_LIMIT + 1
-    assert over.issues == [CelIssue("forbidden", "too complex, exceeds cost limit")]
+    assert over.issues == TOO_COMPLEX
 
 
 @pytest.mark.parametrize(
@@ -245,7 +242,7 @@ def test_nested_loop_bodies_meet_the_limit_where_kube_apiserver_does(
     assert compile_selector(expression, GATES).cost == cost
     assert compile_selector(_padded(expression, size), GATES).cost == COST_LIMIT
     over = compile_selector(_padded(expression, size + 1), GATES)
-    assert over.issues == [CelIssue("forbidden", "too complex, exceeds cost limit")]
+    assert over.issues == TOO_COMPLEX
 
 
 @pytest.mark.parametrize(
@@ -264,7 +261,7 @@ def test_loops_over_unsized_strings_are_too_complex_as_for_kube_apiserver(expres
     # of a `split()` result: a loop over them, or a scan of what it yields or indexes, is unbounded, also
     # through a binding (the server agrees)
     result = compile_selector(expression, GATES)
-    assert result.issues == [CelIssue("forbidden", "too complex, exceeds cost limit")]
+    assert result.issues == TOO_COMPLEX
 
 
 URL_SELECTORS = [
@@ -282,7 +279,7 @@ def test_url_accessor_results_are_sized_from_1_38(expression: str) -> None:
     assert on_138.issues == [] and on_138.cost < COST_LIMIT
     for older in ("1.36", "1.37"):
         result = compile_selector(expression, FeatureGates.parse("", release=older))
-        assert result.issues == [CelIssue("forbidden", "too complex, exceeds cost limit")]
+        assert result.issues == TOO_COMPLEX
 
 
 def test_the_compile_cache_keys_the_release_cost_model() -> None:

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import pytest
+from support.cel import compiled
 
 from resourceapi.api.resource_v1 import DeviceAttribute, DeviceCapacity
 from resourceapi.cel import CelRuntimeError, DeviceInput, compile_selector, device_input
@@ -38,10 +39,7 @@ def gpu(
 
 
 def run(expression: str, device: DeviceInput | None = None) -> bool:
-    result = compile_selector(expression, GATES, stored=True)
-    assert result.issues == [], result.issues
-    assert result.program is not None
-    return result.program.matches(device or gpu())
+    return compiled(expression, GATES, stored=True).matches(device or gpu())
 
 
 def runtime_error(expression: str, device: DeviceInput | None = None) -> str:

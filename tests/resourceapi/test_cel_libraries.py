@@ -5,6 +5,7 @@ examples in their documentation (apiserver `pkg/cel/library/{urls,regex,lists,ip
 from __future__ import annotations
 
 import pytest
+from support.cel import compiled
 
 from resourceapi.cel import CelIssue, CelRuntimeError, compile_selector, device_input
 from resourceapi.gates import FeatureGates
@@ -24,17 +25,13 @@ NIC = device_input(
 
 def evaluate(expression: str, stored: bool = False) -> bool:
     """`stored`: the scheduler's environment, which has no cost limit (scans of string lists exceed it)."""
-    result = compile_selector(expression, GATES, stored=stored)
-    assert result.issues == [], result.issues
-    assert result.program is not None
-    return result.program.matches(NIC)
+    return compiled(expression, GATES, stored=stored).matches(NIC)
 
 
 def runtime_error(expression: str) -> str:
-    result = compile_selector(expression, GATES)
-    assert result.issues == [] and result.program is not None, result.issues
+    program = compiled(expression, GATES)
     with pytest.raises(CelRuntimeError) as info:
-        result.program.matches(NIC)
+        program.matches(NIC)
     return info.value.message
 
 
@@ -284,9 +281,7 @@ LISTS = device_input(
 def test_list_functions_on_attribute_values_decide_at_runtime(expression: str) -> None:
     """An attribute is `dyn` to the checker: a string or a list receiver is resolved when it runs."""
     gates = FeatureGates.parse("DRAListTypeAttributes=true")
-    result = compile_selector(expression, gates)
-    assert result.issues == [] and result.program is not None
-    assert result.program.matches(LISTS) is True
+    assert compiled(expression, gates).matches(LISTS) is True
 
 
 @pytest.mark.parametrize(

@@ -10,6 +10,7 @@ from fractions import Fraction
 
 import pydantic
 import pytest
+from support.quantities import q
 
 from resourceapi.machinery.quantity import (
     ERR_FORMAT_WRONG,
@@ -29,10 +30,6 @@ DSI, BSI, DEXP = Format.DECIMAL_SI, Format.BINARY_SI, Format.DECIMAL_EXPONENT
 def dec(mantissa: int, exponent: int) -> Fraction:
     """Go's `dec(i, exponent)`: i * 10^exponent."""
     return Fraction(mantissa) * Fraction(10) ** exponent
-
-
-def q(s: str) -> Quantity:
-    return Quantity.parse(s)
 
 
 # TestQuantityParse: input -> (value, format).

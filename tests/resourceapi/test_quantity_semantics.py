@@ -8,6 +8,7 @@ from fractions import Fraction
 
 import pydantic
 import pytest
+from support.quantities import q
 
 from resourceapi.machinery.quantity import (
     ERR_FORMAT_WRONG,
@@ -18,10 +19,6 @@ from resourceapi.machinery.quantity import (
     QuantityError,
     coerce_quantity,
 )
-
-
-def q(s: str) -> Quantity:
-    return Quantity.parse(s)
 
 
 def test_a_value_with_a_finite_decimal_form_stays_exact_however_long() -> None:

@@ -49,3 +49,22 @@ def _name(obj: Any) -> str:
     meta = obj.get("metadata") if isinstance(obj, dict) else None
     name = meta.get("name") if isinstance(meta, dict) else None
     return name if isinstance(name, str) else ""
+
+
+def shared_gpu_class_yaml(name: str) -> str:
+    """The manifest text of a valid GPU-shares DeviceClass (KEP-5004 extended resource) named `name`, as the
+    CLI tests feed it to `validate` and `simulate`."""
+    return f"""\
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata:
+  name: {name}
+spec:
+  selectors:
+  - cel:
+      expression: device.driver == "gpu.nvidia.com"
+  extendedResourceName: nvidia.com/gpu.shared
+  extendedResourceCapacityRequests:
+    requests:
+      shares: "1"
+"""

@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import random
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -28,6 +27,7 @@ from support import waiting
 from support.binder_harness import check_invariants
 from support.chart_render import CHART, helm
 from support.gpu_cluster import device_class, pod
+from support.ports import free_port
 
 CAPACITY_ANNOTATION = "dra-capacity.io/extended-resource-capacity-requests"
 BINDER_NAMESPACE = "dra-capacity"
@@ -60,12 +60,6 @@ def install_binder_rbac(cluster: Any) -> Path:
     assert {d["kind"] for d in docs} == set(_RBAC_KINDS), [d["kind"] for d in docs]
     cluster.kubectl("apply", "-f", "-", input=yaml.safe_dump_all(docs))
     return Path(cluster.service_account_kubeconfig(BINDER_NAMESPACE, BINDER_ACCOUNT, create=False))
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @dataclass

@@ -3,12 +3,14 @@ directory's CA (the `serve` tests)."""
 
 from __future__ import annotations
 
-import socket
 import ssl
 import sys
 import urllib.error
 import urllib.request
 from pathlib import Path
+
+# e2e tests (edited elsewhere) import free_port from here; its home is support.ports
+from support.ports import free_port as free_port
 
 CLI = str(Path(sys.executable).parent / "dra-capacity")
 
@@ -16,12 +18,6 @@ CLI = str(Path(sys.executable).parent / "dra-capacity")
 def serve_argv(port: int, tls_dir: Path, *extra: str) -> list[str]:
     """`dra-capacity serve` on 127.0.0.1:`port`, generating its CA and certificate in `tls_dir`."""
     return [CLI, "serve", "--self-signed", "--listen", f"127.0.0.1:{port}", "--tls-dir", str(tls_dir), *extra]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def https(url: str, tls_dir: Path, body: bytes | None = None) -> tuple[int, bytes]:

@@ -100,25 +100,41 @@ def device_class(name: str = "gpu", **spec: Any) -> dict[str, Any]:
     return (make_class(name).spec(**spec) if spec else make_class(name).driver("gpu.example.com")).obj()
 
 
-def review(
-    uid: str = "uid-1", obj: dict[str, Any] | None = None, operation: str = "CREATE"
+DEVICE_CLASS_KIND = {"group": "resource.k8s.io", "version": "v1", "kind": "DeviceClass"}
+DEVICE_CLASSES = {"group": "resource.k8s.io", "version": "v1", "resource": "deviceclasses"}
+POD_KIND = {"group": "", "version": "v1", "kind": "Pod"}
+PODS = {"group": "", "version": "v1", "resource": "pods"}
+
+
+def admission_review(
+    uid: str, kind: dict[str, str], resource: dict[str, str], **request: Any
 ) -> dict[str, Any]:
-    obj = obj if obj is not None else device_class()
+    """An admission.k8s.io/v1 AdmissionReview whose request has `uid`, `kind`, `resource`, then `request`'s
+    fields, in that order (the body's bytes are what the size tests measure). `kind` and `resource` are
+    copied: tests mutate the review they get."""
     return {
         "apiVersion": "admission.k8s.io/v1",
         "kind": "AdmissionReview",
-        "request": {
-            "uid": uid,
-            "kind": {"group": "resource.k8s.io", "version": "v1", "kind": "DeviceClass"},
-            "resource": {"group": "resource.k8s.io", "version": "v1", "resource": "deviceclasses"},
-            "name": obj.get("metadata", {}).get("name", ""),
-            "operation": operation,
-            "userInfo": {"username": "admin"},
-            "object": obj,
-            "oldObject": None,
-            "dryRun": False,
-        },
+        "request": {"uid": uid, "kind": dict(kind), "resource": dict(resource), **request},
     }
+
+
+def review(
+    uid: str = "uid-1", obj: dict[str, Any] | None = None, operation: str = "CREATE"
+) -> dict[str, Any]:
+    """A DeviceClass review as the API server sends it for an admin's `operation`."""
+    obj = obj if obj is not None else device_class()
+    return admission_review(
+        uid,
+        DEVICE_CLASS_KIND,
+        DEVICE_CLASSES,
+        name=obj.get("metadata", {}).get("name", ""),
+        operation=operation,
+        userInfo={"username": "admin"},
+        object=obj,
+        oldObject=None,
+        dryRun=False,
+    )
 
 
 def make_tls_dir(directory: Path, dns_names: tuple[str, ...] = ()) -> ServingBundle:

@@ -17,13 +17,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from support.ports import free_port
+from support.server_harness import device_class, review
+
 DRA_CAPACITY = str(Path(sys.executable).parent / "dra-capacity")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @dataclass
@@ -108,28 +105,7 @@ def request(
         conn.close()
 
 
-REVIEW = json.dumps(
-    {
-        "apiVersion": "admission.k8s.io/v1",
-        "kind": "AdmissionReview",
-        "request": {
-            "uid": "u-1",
-            "kind": {"group": "resource.k8s.io", "version": "v1", "kind": "DeviceClass"},
-            "resource": {"group": "resource.k8s.io", "version": "v1", "resource": "deviceclasses"},
-            "name": "gpu",
-            "operation": "CREATE",
-            "userInfo": {"username": "admin"},
-            "object": {
-                "apiVersion": "resource.k8s.io/v1",
-                "kind": "DeviceClass",
-                "metadata": {"name": "gpu"},
-                "spec": {"selectors": [{"cel": {"expression": 'device.driver == "gpu.example.com"'}}]},
-            },
-            "oldObject": None,
-            "dryRun": False,
-        },
-    }
-).encode()
+REVIEW = json.dumps(review("u-1", device_class("gpu"))).encode()
 
 
 @dataclass

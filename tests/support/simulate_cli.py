@@ -1,4 +1,5 @@
-"""`dra-capacity simulate` run in-process by the tests: objects written as manifest files, output captured."""
+"""`dra-capacity simulate` (and the other commands) run in-process by the tests: objects written as manifest
+files, output captured."""
 
 from __future__ import annotations
 
@@ -31,8 +32,25 @@ def write_manifests(tmp_path: Path, name: str, *objs: Any) -> str:
     return str(path)
 
 
-def run_simulate(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    """`dra-capacity simulate ARGV...`: exit code, stdout, stderr."""
-    code = main(["simulate", *argv])
+def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    """`dra-capacity ARGV...`: exit code, stdout, stderr."""
+    code = main(list(argv))
     captured = capsys.readouterr()
     return code, captured.out, captured.err
+
+
+def run_simulate(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    """`dra-capacity simulate ARGV...`: exit code, stdout, stderr."""
+    return run_cli(capsys, "simulate", *argv)
+
+
+def assert_unreadable_cluster_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], *command: str
+) -> None:
+    """A kubeconfig that is not one ends `dra-capacity COMMAND` with exit 2, nothing on stdout and one
+    `COMMAND: error:` line on stderr."""
+    config = tmp_path / "kubeconfig"
+    config.write_text("not: a kubeconfig\n")
+    code, out, err = run_cli(capsys, *command, "--kubeconfig", str(config))
+    assert (code, out) == (2, "")
+    assert err.startswith(f"dra-capacity {' '.join(command)}: error: ") and err.count("\n") == 1

@@ -11,7 +11,8 @@ from pathlib import Path
 
 from kubeapi import KubeAPIServer
 from support.cluster_objects import gpu_slice, review
-from support.serve_process import free_port, https, serve_argv
+from support.ports import free_port
+from support.serve_process import https, serve_argv
 
 CLI = str(Path(sys.executable).parent / "dra-capacity")
 

@@ -23,6 +23,9 @@ from typing import Any
 import aiohttp
 from prometheus_client import CollectorRegistry
 from support.server_harness import (
+    POD_KIND,
+    PODS,
+    admission_review,
     client_context,
     review,
     running_server,
@@ -159,18 +162,14 @@ def _router(registry: CollectorRegistry | None = None) -> PodRouter:
 def _pod_review(padding: int = 0) -> dict[str, Any]:
     env = [{"name": f"VAR_{i}", "value": "x" * 40} for i in range(padding)]
     container = {"name": "c", "image": "i", "env": env, "resources": {"limits": {RESOURCE: "1"}}}
-    return {
-        "apiVersion": "admission.k8s.io/v1",
-        "kind": "AdmissionReview",
-        "request": {
-            "uid": "pod-1",
-            "kind": {"group": "", "version": "v1", "kind": "Pod"},
-            "resource": {"group": "", "version": "v1", "resource": "pods"},
-            "operation": "CREATE",
-            "namespace": OPTED_NS,
-            "object": {"metadata": {"name": "p", "namespace": OPTED_NS}, "spec": {"containers": [container]}},
-        },
-    }
+    return admission_review(
+        "pod-1",
+        POD_KIND,
+        PODS,
+        operation="CREATE",
+        namespace=OPTED_NS,
+        object={"metadata": {"name": "p", "namespace": OPTED_NS}, "spec": {"containers": [container]}},
+    )
 
 
 def test_the_pod_body_cap_is_derived_from_the_apiservers_request_limit() -> None:

@@ -13,6 +13,7 @@ from typing import Any
 
 from support.server_harness import AdmissionDouble, device_class, review, running_server, session
 
+from localcluster.objects import GpuSlices
 from resourceapi.api.resource_v1 import ResourceSlice
 from resourceapi.gates import FeatureGates
 from webhook.clusterview.cluster_view import ClusterView
@@ -55,24 +56,20 @@ def _unique_selectors(nonce: str, count: int, size: int) -> list[dict[str, Any]]
     return out
 
 
-def _gpu_slices(nodes: int, per_node: int = 8) -> list[ResourceSlice]:
-    return [
-        ResourceSlice.model_validate(
-            {
-                "metadata": {"name": f"node-{n}-gpus", "resourceVersion": "1"},
-                "spec": {
-                    "driver": "gpu.nvidia.com",
-                    "nodeName": f"node-{n}",
-                    "pool": {"name": f"node-{n}", "generation": 1, "resourceSliceCount": 1},
-                    "devices": [
-                        {"name": f"gpu-{i}", "attributes": {"productName": {"string": "NVIDIA H100"}}}
-                        for i in range(per_node)
-                    ],
-                },
-            }
-        )
-        for n in range(nodes)
-    ]
+def _stored(obj: dict[str, Any]) -> ResourceSlice:
+    """The slice as the cluster view holds it: a model, with a resourceVersion."""
+    return ResourceSlice.model_validate({**obj, "metadata": {**obj["metadata"], "resourceVersion": "1"}})
+
+
+def _h100(i: int, node: str, shares: int | None) -> dict[str, Any]:
+    return {"name": f"gpu-{i}", "attributes": {"productName": {"string": "NVIDIA H100"}}}
+
+
+_gpu_slice = GpuSlices(_h100, gpus=8, shares=None, driver="gpu.nvidia.com", suffix="gpus", into=_stored)
+
+
+def _gpu_slices(nodes: int) -> list[ResourceSlice]:
+    return [_gpu_slice(f"node-{n}") for n in range(nodes)]
 
 
 # --- the server ---------------------------------------------------------------------------------------------

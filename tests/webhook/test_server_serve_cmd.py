@@ -15,7 +15,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from support.serve_process import free_port, https
+from support.ports import free_port
+from support.serve_process import https
 
 from certs.authority import generate_self_signed, issue_serving_certificate
 from certs.files import write_bundle, write_pair

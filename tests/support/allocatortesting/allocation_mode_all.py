@@ -29,12 +29,9 @@ CASES: dict[str, Case] = {
     ),
     "all-devices-plus-another": Case(
         [claim(CLAIM0, all_request(REQ0)), claim(CLAIM1, request(REQ0, CLASS_B))],
-        [device_class(), device_class(CLASS_B, DRIVER_B)],
-        [one_device_slice(SLICE1, NODE1, POOL1, DRIVER_A), one_device_slice(SLICE2, NODE1, POOL1, DRIVER_B)],
-        want=[
-            on_node1(result(REQ0, DRIVER_A, POOL1, DEVICE1)),
-            on_node1(result(REQ0, DRIVER_B, POOL1, DEVICE1)),
-        ],
+        two_classes(),
+        one_device_per_driver(),
+        want=one_result_per_driver(),
     ),
     "all-devices-no-solution": Case(
         [claim(CLAIM0, request(REQ0)), claim(CLAIM1, all_request(REQ0))], [device_class()], [two_devices()]
@@ -81,8 +78,8 @@ CASES: dict[str, Case] = {
     ),
     "all-devices-plus-another-reversed": Case(
         [simple_claim(CLAIM1, cls=CLASS_B), claim(CLAIM0, all_request(REQ0))],
-        [device_class(), device_class(CLASS_B, DRIVER_B)],
-        [one_device_slice(SLICE1, NODE1, POOL1, DRIVER_A), one_device_slice(SLICE2, NODE1, POOL1, DRIVER_B)],
+        two_classes(),
+        one_device_per_driver(),
         want=[
             on_node1(result(REQ0, DRIVER_B, POOL1, DEVICE1)),
             on_node1(result(REQ0, DRIVER_A, POOL1, DEVICE1)),
@@ -91,7 +88,7 @@ CASES: dict[str, Case] = {
     ),
     "all-devices-many-plus-another": Case(
         [claim(CLAIM0, all_request(REQ0)), simple_claim(CLAIM1, cls=CLASS_B)],
-        [device_class(), device_class(CLASS_B, DRIVER_B)],
+        two_classes(),
         [slice1(device(DEVICE1), device(DEVICE2)), one_device_slice(SLICE2, NODE1, POOL1, DRIVER_B)],
         want=[
             on_node1(result(REQ0, DRIVER_A, POOL1, DEVICE1), result(REQ0, DRIVER_A, POOL1, DEVICE2)),
@@ -101,7 +98,7 @@ CASES: dict[str, Case] = {
     ),
     "all-devices-many-plus-another-reversed": Case(
         [simple_claim(CLAIM1, cls=CLASS_B), claim(CLAIM0, all_request(REQ0))],
-        [device_class(), device_class(CLASS_B, DRIVER_B)],
+        two_classes(),
         [slice1(device(DEVICE1), device(DEVICE2)), one_device_slice(SLICE2, NODE1, POOL1, DRIVER_B)],
         want=[
             on_node1(result(REQ0, DRIVER_B, POOL1, DEVICE1)),
@@ -120,21 +117,21 @@ CASES: dict[str, Case] = {
     ),
     "all-devices-slice-without-devices-prioritized-list": Case(
         [claim(CLAIM0, ALL_OR_B)],
-        [device_class(), device_class(CLASS_B, DRIVER_B)],
+        two_classes(),
         [slice1(), one_device_slice(SLICE2, NODE1, POOL2, DRIVER_B)],
         want=[on_node1(result(sub(REQ0, SUB1), DRIVER_B, POOL2, DEVICE1))],
         feature_gates=features("PrioritizedList"),
     ),
     "all-devices-no-slices-prioritized-list": Case(
         [claim(CLAIM0, ALL_OR_B)],
-        [device_class(), device_class(CLASS_B, DRIVER_B)],
+        two_classes(),
         [one_device_slice(SLICE2, NODE1, POOL2, DRIVER_B)],
         want=[on_node1(result(sub(REQ0, SUB1), DRIVER_B, POOL2, DEVICE1))],
         feature_gates=features("PrioritizedList"),
     ),
     "all-devices-some-allocated-prioritized-list": Case(
         [claim(CLAIM0, ALL_OR_B)],
-        [device_class(), device_class(CLASS_B, DRIVER_B)],
+        two_classes(),
         [slice1(device(DEVICE1), device(DEVICE2)), one_device_slice(SLICE2, NODE1, POOL2, DRIVER_B)],
         allocated_claims=[prior("other", result(REQ0, DRIVER_A, POOL1, DEVICE1))],
         want=[on_node1(result(sub(REQ0, SUB1), DRIVER_B, POOL2, DEVICE1))],

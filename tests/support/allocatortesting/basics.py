@@ -120,12 +120,9 @@ CASES: dict[str, Case] = {
     ),
     "several-different-drivers": Case(
         [simple_claim(), simple_claim(CLAIM1, cls=CLASS_B)],
-        [device_class(), device_class(CLASS_B, DRIVER_B)],
-        [one_device_slice(SLICE1, NODE1, POOL1, DRIVER_A), one_device_slice(SLICE2, NODE1, POOL1, DRIVER_B)],
-        want=[
-            on_node1(result(REQ0, DRIVER_A, POOL1, DEVICE1)),
-            on_node1(result(REQ0, DRIVER_B, POOL1, DEVICE1)),
-        ],
+        two_classes(),
+        one_device_per_driver(),
+        want=one_result_per_driver(),
     ),
     "already-allocated-devices": Case(
         [simple_claim()],
@@ -251,7 +248,7 @@ CASES: dict[str, Case] = {
                 config=[{"requests": [f"{REQ0}/{SUB1}"], **opaque(DRIVER_A, "deviceAttribute")}],
             )
         ],
-        [device_class(), device_class(CLASS_B, DRIVER_B)],
+        two_classes(),
         [two_devices()],
         want=[
             on_node1(

@@ -17,6 +17,7 @@ from support.dra_objects import (
     DEVICE1,
     DEVICE2,
     DRIVER_A,
+    DRIVER_B,
     NODE1,
     PER_DEVICE,
     POOL1,
@@ -35,6 +36,7 @@ from support.dra_objects import (
     device_class,
     expect,
     local,
+    one_device_slice,
     opaque,
     pool,
     prioritized,
@@ -204,6 +206,27 @@ def device_and_6gi_or_4gi() -> ResourceClaim:
 def per_device_slice(*devices: dict[str, Any]) -> ResourceSlice:
     """upstream slice(slice1, perDeviceNodeSelection, pool1, driverA, devices...)."""
     return resource_slice(SLICE1, PER_DEVICE, POOL1, DRIVER_A, *devices)
+
+
+def two_classes() -> list[DeviceClass]:
+    """Class A for driver A and class B for driver B, as upstream's tables pair them."""
+    return [device_class(), device_class(CLASS_B, DRIVER_B)]
+
+
+def one_device_per_driver() -> list[ResourceSlice]:
+    """One slice of one device for each of drivers A and B, both on node 1 in pool 1."""
+    return [
+        one_device_slice(SLICE1, NODE1, POOL1, DRIVER_A),
+        one_device_slice(SLICE2, NODE1, POOL1, DRIVER_B),
+    ]
+
+
+def one_result_per_driver() -> list[dict[str, Any]]:
+    """The allocations of `one_device_per_driver`'s devices to request req-0 of two claims, A's first."""
+    return [
+        on_node1(result(REQ0, DRIVER_A, POOL1, DEVICE1)),
+        on_node1(result(REQ0, DRIVER_B, POOL1, DEVICE1)),
+    ]
 
 
 def two_devices(*extra: dict[str, Any]) -> ResourceSlice:

@@ -63,7 +63,7 @@ CASES: dict[str, Case] = {
                 constraints=[{"requests": [REQ0], "matchAttribute": f"{DRIVER_A}/driverVersion"}],
             )
         ],
-        [device_class(), device_class(CLASS_B, DRIVER_B)],
+        two_classes(),
         [
             slice1(
                 device(DEVICE1, attributes=attrs(driverVersion="v1.0.0")),
@@ -130,7 +130,7 @@ CASES: dict[str, Case] = {
     ),
     "with-constraint-not-matching-string-attribute": Case(
         [claim(CLAIM0, request(REQ0, count=2), constraints=[match_attribute("stringAttribute")])],
-        [device_class(), device_class(CLASS_B, DRIVER_B)],
+        two_classes(),
         [
             slice1(
                 device(DEVICE1, attributes={"stringAttribute": s("stringAttributeValue")}),
@@ -141,7 +141,7 @@ CASES: dict[str, Case] = {
     ),
     "with-constraint-not-matching-bool-attribute": Case(
         [claim(CLAIM0, request(REQ0, count=2), constraints=[match_attribute("boolAttribute")])],
-        [device_class(), device_class(CLASS_B, DRIVER_B)],
+        two_classes(),
         [
             slice1(
                 device(DEVICE1, attributes={"boolAttribute": b(True)}),
@@ -152,7 +152,7 @@ CASES: dict[str, Case] = {
     ),
     "with-constraint-not-matching-version-attribute": Case(
         [claim(CLAIM0, request(REQ0, count=2), constraints=[match_attribute("driverVersion")])],
-        [device_class(), device_class(CLASS_B, DRIVER_B)],
+        two_classes(),
         [
             slice1(
                 device(DEVICE1, attributes={"driverVersion": {"version": "1.0.0"}}),

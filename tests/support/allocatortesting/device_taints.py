@@ -2,9 +2,27 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from support.allocatortesting.builders import *
 from support.allocatortesting.case import *
 from support.dra_objects import *
+
+
+def _admin_access_to_the_tainted_device(*gates: str, want: list[dict[str, Any]] | None = None) -> Case:
+    """An admin-access request for the one device, tainted NoSchedule and already allocated to another claim,
+    with these feature gates on."""
+    return Case(
+        [claim(CLAIM0, admin_request(request(REQ0)))],
+        [device_class()],
+        [slice1(device(DEVICE1, taints=[TAINT_NO_SCHEDULE]))],
+        allocated_claims=[
+            prior("other", result(REQ0, DRIVER_A, POOL1, DEVICE1), result(REQ0, DRIVER_A, POOL1, DEVICE2))
+        ],
+        want=want,
+        feature_gates=features(*gates),
+    )
+
 
 CASES: dict[str, Case] = {
     "tainted-two-devices": Case(
@@ -64,35 +82,20 @@ CASES: dict[str, Case] = {
     ),
     "tainted-prioritized-list": Case(
         [claim(CLAIM0, prioritized(REQ0, sub_request(SUB0, CLASS_B), sub_request(SUB1)))],
-        [device_class(), device_class(CLASS_B, DRIVER_B)],
+        two_classes(),
         [slice1(device(DEVICE1, taints=[TAINT_NO_SCHEDULE]))],
         feature_gates=features("DeviceTaints", "PrioritizedList"),
     ),
     "tainted-prioritized-list-disabled": Case(
         [claim(CLAIM0, prioritized(REQ0, sub_request(SUB0, CLASS_B), sub_request(SUB1)))],
-        [device_class(), device_class(CLASS_B, DRIVER_B)],
+        two_classes(),
         [slice1(device(DEVICE1, taints=[TAINT_NO_SCHEDULE]))],
         want=[on_node1(result(sub(REQ0, SUB1), DRIVER_A, POOL1, DEVICE1))],
         feature_gates=features("PrioritizedList"),
     ),
-    "tainted-admin-access": Case(
-        [claim(CLAIM0, admin_request(request(REQ0)))],
-        [device_class()],
-        [slice1(device(DEVICE1, taints=[TAINT_NO_SCHEDULE]))],
-        allocated_claims=[
-            prior("other", result(REQ0, DRIVER_A, POOL1, DEVICE1), result(REQ0, DRIVER_A, POOL1, DEVICE2))
-        ],
-        feature_gates=features("DeviceTaints", "AdminAccess"),
-    ),
-    "tainted-admin-access-disabled": Case(
-        [claim(CLAIM0, admin_request(request(REQ0)))],
-        [device_class()],
-        [slice1(device(DEVICE1, taints=[TAINT_NO_SCHEDULE]))],
-        allocated_claims=[
-            prior("other", result(REQ0, DRIVER_A, POOL1, DEVICE1), result(REQ0, DRIVER_A, POOL1, DEVICE2))
-        ],
-        want=[on_node1(admin(REQ0, DEVICE1))],
-        feature_gates=features("AdminAccess"),
+    "tainted-admin-access": _admin_access_to_the_tainted_device("DeviceTaints", "AdminAccess"),
+    "tainted-admin-access-disabled": _admin_access_to_the_tainted_device(
+        "AdminAccess", want=[on_node1(admin(REQ0, DEVICE1))]
     ),
     "tainted-all-devices-single": Case(
         [claim(CLAIM0, all_request(REQ0))],

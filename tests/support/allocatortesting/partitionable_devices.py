@@ -275,7 +275,7 @@ CASES: dict[str, Case] = {
     ),
     "partitionable-devices-per-device-node-selection-node-selector-multiple-devices": Case(
         [claim(CLAIM0, request(REQ0, count=3), request(REQ1, CLASS_B, count=3))],
-        [device_class(), device_class(CLASS_B, DRIVER_B)],
+        two_classes(),
         [
             resource_slice(
                 SLICE1,

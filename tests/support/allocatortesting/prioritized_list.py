@@ -9,13 +9,13 @@ from support.dra_objects import *
 CASES: dict[str, Case] = {
     "prioritized-list-first-unavailable": Case(
         [claim(CLAIM0, prioritized(REQ0, sub_request(SUB0, CLASS_B), sub_request(SUB1, CLASS_A)))],
-        [device_class(), device_class(CLASS_B, DRIVER_B)],
+        two_classes(),
         [one_device_slice(SLICE1, NODE1, POOL1, DRIVER_A)],
         want=[on_node1(result(f"{REQ0}/{SUB1}", DRIVER_A, POOL1, DEVICE1))],
     ),
     "prioritized-list-non-available": Case(
         [claim(CLAIM0, prioritized(REQ0, sub_request(SUB0, CLASS_B), sub_request(SUB1, CLASS_A, count=2)))],
-        [device_class(), device_class(CLASS_B, DRIVER_B)],
+        two_classes(),
         [one_device_slice(SLICE1, NODE1, POOL1, DRIVER_A)],
     ),
     "prioritized-list-class-config": Case(
@@ -91,7 +91,7 @@ CASES: dict[str, Case] = {
                 request(REQ1, CLASS_B, count=2),
             )
         ],
-        [device_class(), device_class(CLASS_B, DRIVER_B)],
+        two_classes(),
         [n_devices(SLICE1, NODE1, POOL1, DRIVER_A, 31), n_devices(SLICE2, NODE1, POOL2, DRIVER_B, 2)],
         want=[
             on_node1(
@@ -122,7 +122,7 @@ CASES: dict[str, Case] = {
                 ],
             )
         ],
-        [device_class(), device_class(CLASS_B, DRIVER_B)],
+        two_classes(),
         [resource_slice(SLICE1, NODE1, POOL1, DRIVER_B, device(DEVICE1), device(DEVICE2))],
         want=[
             on_node1(
