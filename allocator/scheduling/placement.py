@@ -29,6 +29,7 @@ from typing import Any, Literal, Protocol
 from allocator.scheduling.drascore import claims_score, result_requests, tells_apart
 from allocator.scheduling.imagelocality import ImageStates, pod_images
 from allocator.scheduling.interpodscore import has_preferred_pod_affinity, interpod_scores
+from allocator.scheduling.nodefeatures import REASON_DECLARED_FEATURES, declares, required_features
 from allocator.scheduling.nodeports import REASON_PORTS, HostPort, host_ports
 from allocator.scheduling.podfeatures import hold
 from allocator.scheduling.podindex import PodIndex
@@ -231,6 +232,7 @@ class _Pod:
     allocated: list[ResourceClaim]
     problem: str | None = None
     ports: list[HostPort] = field(default_factory=list)  # host ports wanted (NodePorts)
+    features: frozenset[str] = frozenset()  # declared node features needed (NodeDeclaredFeatures)
 
 
 @dataclass
@@ -761,8 +763,12 @@ class Placer:
         }
         ports = host_ports(pod)
         shape_doc["ports"] = ports
+        features = required_features(pod)
+        shape_doc["features"] = sorted(features)
         shape_key = json.dumps(shape_doc, sort_keys=True, default=str)
-        return _Pod(pod, shape_key, vector, scalars, pending, allocated, problem, ports=ports)
+        return _Pod(
+            pod, shape_key, vector, scalars, pending, allocated, problem, ports=ports, features=features
+        )
 
     def _evaluate(self, p: _Pod, shape: _Shape, name: str, naive: bool = False) -> _Eval:
         """Filter (predicates, then DRA allocation) and, when feasible, score one node for the pod."""
@@ -807,6 +813,8 @@ class Placer:
                 else:
                     claims.append(outcome.claim)
         if not claims:
+            if p.features and not declares(node, p.features):  # the profile's last filter
+                return _Eval(reasons=[REASON_DECLARED_FEATURES])
             return _Eval(key=self._score(name, p.vector, ()), needs=needs)
         info = self._infos[name]
         if naive:
@@ -822,6 +830,8 @@ class Placer:
             return _Eval(reasons=[message])
         if verdict is Verdict.NO_FIT:
             return _Eval(reasons=[REASON_CANNOT_ALLOCATE])
+        if p.features and not declares(node, p.features):  # the profile's last filter, after DynamicResources
+            return _Eval(reasons=[REASON_DECLARED_FEATURES])
         takes = takes_of(results or ()) if picks is None else picks.takes()
         return _Eval(key=self._score(name, p.vector, takes), needs=needs, picks=picks, results=results)
 

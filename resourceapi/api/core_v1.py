@@ -218,6 +218,7 @@ class NodeStatus(ApiModel):
     allocatable: dict[str, QuantityField] | None = None
     capacity: dict[str, QuantityField] | None = None
     images: list[ContainerImage] | None = None  # ImageLocality's score reads them
+    declared_features: list[str] | None = None  # NodeDeclaredFeatures reads them
 
 
 class Node(ApiModel):
