@@ -26,7 +26,10 @@ from enum import StrEnum
 from fractions import Fraction
 from typing import Any, Literal, Protocol
 
+from allocator.scheduling.drascore import claims_score, result_requests, tells_apart
+from allocator.scheduling.imagelocality import ImageStates, pod_images
 from allocator.scheduling.interpodscore import has_preferred_pod_affinity, interpod_scores
+from allocator.scheduling.nodefeatures import REASON_DECLARED_FEATURES, declares, required_features
 from allocator.scheduling.nodeports import REASON_PORTS, HostPort, host_ports
 from allocator.scheduling.podfeatures import hold
 from allocator.scheduling.podindex import PodIndex
@@ -44,10 +47,13 @@ from allocator.scheduling.predicates import (
 from allocator.scheduling.resourcescores import balanced_allocation, least_allocated
 from allocator.scheduling.scoring import (
     BALANCED_ALLOCATION,
+    DYNAMIC_RESOURCES,
+    IMAGE_LOCALITY,
     INTER_POD_AFFINITY,
     NODE_RESOURCES_FIT,
     POD_TOPOLOGY_SPREAD,
     NodeScore,
+    default_normalize_score,
     has_prefer_no_schedule_taint,
     has_preferred_node_affinity,
     prioritize,
@@ -88,7 +94,7 @@ from resourceapi.api.resource_v1 import (
     ResourceSlice,
 )
 from resourceapi.extended import ExtendedResourceResolver
-from resourceapi.gates import FeatureGates
+from resourceapi.gates import DRA_PRIORITIZED_LIST, FeatureGates
 from resourceapi.machinery.names import generate_name
 
 Strategy = Literal["binpack", "spread", "least-allocated"]
@@ -226,6 +232,7 @@ class _Pod:
     allocated: list[ResourceClaim]
     problem: str | None = None
     ports: list[HostPort] = field(default_factory=list)  # host ports wanted (NodePorts)
+    features: frozenset[str] = frozenset()  # declared node features needed (NodeDeclaredFeatures)
 
 
 @dataclass
@@ -310,6 +317,7 @@ class Placer:
         self._local_pools = _node_local_pools(slices)
         # TaintToleration tells nodes apart only when some node has a PreferNoSchedule taint
         self._prefer_taints = any(has_prefer_no_schedule_taint(n) for n in self._nodes.values())
+        self._images = ImageStates.of(self._nodes.values())  # what ImageLocality reads
         self._changes: list[str] = []
         self._generation = core.generation
         self._shapes: OrderedDict[str, _Shape] = OrderedDict()
@@ -341,7 +349,7 @@ class Placer:
         # PodTopologySpread and InterPodAffinity depend on other nodes' pods: applied over the evaluations
         # (which never do), in the default profile's order
         topology = topology_filters(pod, self._index)
-        scored = self._scored(pod) or (volumes is not None and volumes.scored)
+        scored = self._scored(prepared) or (volumes is not None and volumes.scored)
         if self.naive:
             shape = _Shape()
             found = self._walk(
@@ -529,6 +537,7 @@ class Placer:
         self._infos[name] = NodeInfo(name, dict(node.labels))
         self._alloc[name] = allocatable_vector(node)
         self._prefer_taints = self._prefer_taints or has_prefer_no_schedule_taint(node)
+        self._images.set_node(node)
         for shape in self._shapes.values():
             shape.static.pop(name, None)  # taints, unschedulable, selectors: read from the node again
         self._note(name)
@@ -754,8 +763,12 @@ class Placer:
         }
         ports = host_ports(pod)
         shape_doc["ports"] = ports
+        features = required_features(pod)
+        shape_doc["features"] = sorted(features)
         shape_key = json.dumps(shape_doc, sort_keys=True, default=str)
-        return _Pod(pod, shape_key, vector, scalars, pending, allocated, problem, ports=ports)
+        return _Pod(
+            pod, shape_key, vector, scalars, pending, allocated, problem, ports=ports, features=features
+        )
 
     def _evaluate(self, p: _Pod, shape: _Shape, name: str, naive: bool = False) -> _Eval:
         """Filter (predicates, then DRA allocation) and, when feasible, score one node for the pod."""
@@ -800,6 +813,8 @@ class Placer:
                 else:
                     claims.append(outcome.claim)
         if not claims:
+            if p.features and not declares(node, p.features):  # the profile's last filter
+                return _Eval(reasons=[REASON_DECLARED_FEATURES])
             return _Eval(key=self._score(name, p.vector, ()), needs=needs)
         info = self._infos[name]
         if naive:
@@ -815,24 +830,38 @@ class Placer:
             return _Eval(reasons=[message])
         if verdict is Verdict.NO_FIT:
             return _Eval(reasons=[REASON_CANNOT_ALLOCATE])
+        if p.features and not declares(node, p.features):  # the profile's last filter, after DynamicResources
+            return _Eval(reasons=[REASON_DECLARED_FEATURES])
         takes = takes_of(results or ()) if picks is None else picks.takes()
         return _Eval(key=self._score(name, p.vector, takes), needs=needs, picks=picks, results=results)
 
     # --- scoring --------------------------------------------------------------------------------------------
 
-    def _scored(self, pod: Pod) -> bool:
+    def _scored(self, p: _Pod) -> bool:
         """Whether a score plugin beyond the resource ones can tell the nodes apart for this pod: then the
         choice is upstream's weighted sum over every feasible node (`scores`), else the strategy's key."""
+        pod = p.pod
         return (
             self._prefer_taints
             or has_preferred_node_affinity(pod)
             or bool(soft_constraints(pod))
             or bool(self._index.with_affinity)
             or has_preferred_pod_affinity(pod)
+            or self._images.known(pod_images(pod))
+            or self._prioritized_list(p)
         )
 
+    def _prioritized_list(self, p: _Pod) -> bool:
+        """Whether DynamicResources' score can tell nodes apart: a claim to allocate has a choice of
+        subrequests (drascore.py)."""
+        return self.gates.enabled(DRA_PRIORITIZED_LIST) and tells_apart(p.pending)
+
     def _scores(
-        self, p: _Pod, names: Sequence[str], volumes: VolumeCheck | None = None
+        self,
+        p: _Pod,
+        names: Sequence[str],
+        volumes: VolumeCheck | None = None,
+        evals: Mapping[str, _Eval] | None = None,
     ) -> dict[str, NodeScore]:
         """Each feasible node's normalized score per plugin and weighted total (schedule_one.go
         prioritizeNodes). binpack and spread contribute no resource plugin: they break ties instead."""
@@ -845,6 +874,14 @@ class Placer:
             other[INTER_POD_AFFINITY] = interpod
         if volumes is not None and volumes.scored:
             other[VOLUME_BINDING] = {name: volumes.score(name) for name in names}
+        images = pod_images(p.pod)
+        if self._images.known(images):
+            total = len(self._names)
+            other[IMAGE_LOCALITY] = {name: self._images.score(images, name, total) for name in names}
+        if evals is not None and self._prioritized_list(p):
+            other[DYNAMIC_RESOURCES] = default_normalize_score(
+                {name: self._dra_score(p, evals[name]) for name in names}, reverse=False
+            )
         if self.strategy == "least-allocated":
             fit: dict[str, int] = {}
             balanced: dict[str, int] = {}
@@ -858,8 +895,19 @@ class Placer:
         self, p: _Pod, names: Sequence[str], evals: Mapping[str, _Eval], volumes: VolumeCheck | None = None
     ) -> str:
         """The highest total wins; a tie goes to the strategy's better key (upstream: at random)."""
-        scores = self._scores(p, names, volumes)
+        scores = self._scores(p, names, volumes, evals)
         return min(names, key=lambda n: (-scores[n].total, evals[n].key))
+
+    def _dra_score(self, p: _Pod, ev: _Eval) -> int:
+        """DynamicResources.Score on the node `ev` evaluated: its pending claims' allocated subrequests."""
+        if ev.picks is not None:
+            claims = [plan.claim for plan in ev.picks.plans]
+            requests = [[r.request.full_name for r in devices] for devices in ev.picks.devices]
+            return claims_score(claims, requests)
+        if ev.results is not None:
+            count = len(p.pending)
+            return claims_score(p.pending, result_requests(ev.results[:count]))
+        return 0
 
     def _resource_scores(self, name: str, vector: Mapping[str, int]) -> tuple[int, int]:
         """LeastAllocated and BalancedAllocation of the node with the pod (0 without allocatable)."""

@@ -34,6 +34,7 @@ NODE_RESOURCES_FIT = "NodeResourcesFit"
 BALANCED_ALLOCATION = "NodeResourcesBalancedAllocation"
 IMAGE_LOCALITY = "ImageLocality"
 VOLUME_BINDING = "VolumeBinding"
+DYNAMIC_RESOURCES = "DynamicResources"
 
 # the default profile's score plugins and weights, in its order
 DEFAULT_WEIGHTS: dict[str, int] = {
@@ -45,6 +46,7 @@ DEFAULT_WEIGHTS: dict[str, int] = {
     BALANCED_ALLOCATION: 1,
     IMAGE_LOCALITY: 1,
     VOLUME_BINDING: 1,  # MultiPoint's default weight (no Weight in default_plugins.go)
+    DYNAMIC_RESOURCES: 2,  # applyDynamicResources (DynamicResourceAllocation, GA and locked on)
 }
 
 

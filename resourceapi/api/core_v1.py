@@ -72,6 +72,7 @@ class ResourceRequirements(ApiModel):
 
 class Container(ApiModel):
     name: str = ""
+    image: str | None = None  # ImageLocality's score reads it
     restart_policy: str | None = None
     resources: ResourceRequirements = Field(default_factory=ResourceRequirements)
 
@@ -206,9 +207,18 @@ class NodeSpec(ApiModel):
     taints: list[Taint] | None = None
 
 
+class ContainerImage(ApiModel):
+    """One entry of a node's `status.images` (what the kubelet reports the node holds)."""
+
+    names: list[str] | None = None
+    size_bytes: int | None = None
+
+
 class NodeStatus(ApiModel):
     allocatable: dict[str, QuantityField] | None = None
     capacity: dict[str, QuantityField] | None = None
+    images: list[ContainerImage] | None = None  # ImageLocality's score reads them
+    declared_features: list[str] | None = None  # NodeDeclaredFeatures reads them
 
 
 class Node(ApiModel):

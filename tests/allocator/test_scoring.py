@@ -69,6 +69,7 @@ def test_default_weights_are_the_default_profiles() -> None:
         "NodeResourcesBalancedAllocation": 1,
         "ImageLocality": 1,
         "VolumeBinding": 1,
+        "DynamicResources": 2,
     }
 
 
