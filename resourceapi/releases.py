@@ -66,13 +66,17 @@ class Allocation:
     `live_share_blocks_exclusive`: a device that no longer allows multiple allocations but still holds a
     committed or in-flight share cannot be allocated exclusively (`deviceCapacityInUse`,
     kubernetes/kubernetes#140798; before 1.38 it could, a double allocation).
+    `all_mode_pool_fails_node`: an `allocationMode: All` request meeting an incomplete or invalid pool fails
+    that node only (`ErrFailedAllocationOnNode`, v0.38.0-beta.0 allocator_stable.go `validateDeviceRequest`);
+    before 1.38 the error fails the pod on every node.
     """
 
     live_share_blocks_exclusive: bool = False
+    all_mode_pool_fails_node: bool = False
 
 
 ALLOCATION_BEFORE_1_38 = Allocation()
-ALLOCATION_1_38 = Allocation(live_share_blocks_exclusive=True)
+ALLOCATION_1_38 = Allocation(live_share_blocks_exclusive=True, all_mode_pool_fails_node=True)
 
 
 @dataclass(frozen=True)

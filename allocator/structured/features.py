@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 from resourceapi import gates as g
 from resourceapi.gates import FeatureGates
@@ -29,6 +29,7 @@ class Features:
     prioritized_list: bool = True
     # The served release's allocator semantics (resourceapi/releases.py `Allocation`), not an upstream gate.
     live_share_blocks_exclusive: bool = False
+    all_mode_pool_fails_node: bool = False
 
     @staticmethod
     def from_gates(gates: FeatureGates) -> Features:
@@ -42,5 +43,11 @@ class Features:
             list_type_attributes=_on(gates, g.DRA_LIST_TYPE_ATTRIBUTES),
             partitionable_devices=_on(gates, g.DRA_PARTITIONABLE_DEVICES),
             prioritized_list=_on(gates, g.DRA_PRIORITIZED_LIST),
-            live_share_blocks_exclusive=release(gates.release).allocation.live_share_blocks_exclusive,
+            **_allocation(gates),
         )
+
+
+def _allocation(gates: FeatureGates) -> dict[str, bool]:
+    """The served release's allocator semantics (resourceapi/releases.py `Allocation`), field by field."""
+    row = release(gates.release).allocation
+    return {f.name: getattr(row, f.name) for f in fields(row)}

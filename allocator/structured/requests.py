@@ -236,14 +236,17 @@ def _validate(
     if data.mode == ALLOCATION_MODE_EXACT_COUNT:
         data.num_devices = request.count if request.count is not None else 1
     elif data.mode == ALLOCATION_MODE_ALL:
+        node_only = features.all_mode_pool_fails_node  # 1.38: ErrFailedAllocationOnNode
         for pool in pools.pools:
             if pool.incomplete:
                 raise AllocationError(
-                    f"{prefix}: asks for all devices, but resource pool {pool.id} is currently being updated"
+                    f"{prefix}: asks for all devices, but resource pool {pool.id} is currently being updated",
+                    node_failure=node_only,
                 )
             if pool.invalid:
                 raise AllocationError(
-                    f"{prefix}: asks for all devices, but resource pool {pool.id} is currently invalid"
+                    f"{prefix}: asks for all devices, but resource pool {pool.id} is currently invalid",
+                    node_failure=node_only,
                 )
         data.all_devices = all_mode_devices(data)
         data.num_devices = len(data.all_devices)

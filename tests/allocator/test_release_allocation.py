@@ -1,0 +1,64 @@
+"""The allocator's differences by release (resourceapi/releases.py `Allocation`): each case runs on 1.37 and
+on 1.38, the 1.37 outcome as v0.37.2's incubating allocator gives it, the 1.38 one as v0.38.0-beta.0's stable
+allocator (`dynamic-resource-allocation/structured/internal/{incubating,stable}`)."""
+
+from __future__ import annotations
+
+import pytest
+from support.dra_objects import (
+    CLAIM0,
+    DEVICE1,
+    DRIVER_A,
+    DRIVER_B,
+    NODE1,
+    POOL1,
+    POOL2,
+    REQ0,
+    SLICE1,
+    SLICE2,
+    all_request,
+    claim,
+    device,
+    device_class,
+    one_device_slice,
+    pool,
+    resource_slice,
+    run,
+)
+
+from allocator.structured.cluster import Verdict
+from resourceapi.api.resource_v1 import ResourceSlice
+from resourceapi.gates import FeatureGates
+
+
+def on(release: str, spec: str = "") -> FeatureGates:
+    return FeatureGates.parse(spec, release=release)
+
+
+INCOMPLETE = [
+    one_device_slice(SLICE1, NODE1, POOL1, DRIVER_A),
+    resource_slice(SLICE2, NODE1, pool(POOL2, 2), DRIVER_B, device(DEVICE1)),
+]
+INVALID = [
+    resource_slice(SLICE1, NODE1, pool(POOL1, 2), DRIVER_A, device(DEVICE1)),
+    resource_slice(SLICE2, NODE1, pool(POOL1, 2), DRIVER_A, device(DEVICE1)),
+]
+ALL_PREFIX = "claim claim-0, request req-0: asks for all devices, but resource pool"
+
+
+@pytest.mark.parametrize(
+    ("slices", "message"),
+    [
+        (INCOMPLETE, f"{ALL_PREFIX} driver-b/pool-2 is currently being updated"),
+        (INVALID, f"{ALL_PREFIX} driver-a/pool-1 is currently invalid"),
+    ],
+    ids=["incomplete", "invalid"],
+)
+@pytest.mark.parametrize(("release", "verdict"), [("1.37", Verdict.ERROR), ("1.38", Verdict.NODE_FAILURE)])
+def test_all_mode_on_an_incomplete_or_invalid_pool_fails_the_node_only_from_1_38(
+    slices: list[ResourceSlice], message: str, release: str, verdict: Verdict
+) -> None:
+    """1.38 wraps both errors in ErrFailedAllocationOnNode (allocator_stable.go `validateDeviceRequest`), so
+    the scheduler tries other nodes; 1.37 returns them bare, and the pod fails on every node. Same text."""
+    allocation = run([claim(CLAIM0, all_request(REQ0))], [device_class()], slices, feature_gates=on(release))
+    assert (allocation.verdict, allocation.message) == (verdict, message)
