@@ -69,14 +69,20 @@ class Allocation:
     `all_mode_pool_fails_node`: an `allocationMode: All` request meeting an incomplete or invalid pool fails
     that node only (`ErrFailedAllocationOnNode`, v0.38.0-beta.0 allocator_stable.go `validateDeviceRequest`);
     before 1.38 the error fails the pod on every node.
+    `negative_request_fails`: a negative capacity request is an error before the request policy rounds it
+    (`calculateConsumedCapacity`, v0.38.0-beta.0 stable/consumable_capacity.go); before 1.38 a range's min or
+    a valid value rounds it up, and the request is served.
     """
 
     live_share_blocks_exclusive: bool = False
     all_mode_pool_fails_node: bool = False
+    negative_request_fails: bool = False
 
 
 ALLOCATION_BEFORE_1_38 = Allocation()
-ALLOCATION_1_38 = Allocation(live_share_blocks_exclusive=True, all_mode_pool_fails_node=True)
+ALLOCATION_1_38 = Allocation(
+    live_share_blocks_exclusive=True, all_mode_pool_fails_node=True, negative_request_fails=True
+)
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,7 @@ class Features:
     # The served release's allocator semantics (resourceapi/releases.py `Allocation`), not an upstream gate.
     live_share_blocks_exclusive: bool = False
     all_mode_pool_fails_node: bool = False
+    negative_request_fails: bool = False
 
     @staticmethod
     def from_gates(gates: FeatureGates) -> Features:

@@ -17,13 +17,17 @@ from support.dra_objects import (
     SLICE1,
     SLICE2,
     all_request,
+    capacity,
     claim,
     device,
     device_class,
+    dump,
     one_device_slice,
     pool,
+    request,
     resource_slice,
     run,
+    shared,
 )
 
 from allocator.structured.cluster import Verdict
@@ -62,3 +66,39 @@ def test_all_mode_on_an_incomplete_or_invalid_pool_fails_the_node_only_from_1_38
     the scheduler tries other nodes; 1.37 returns them bare, and the pod fails on every node. Same text."""
     allocation = run([claim(CLAIM0, all_request(REQ0))], [device_class()], slices, feature_gates=on(release))
     assert (allocation.verdict, allocation.message) == (verdict, message)
+
+
+RANGE = {"value": "8", "requestPolicy": {"default": "1", "validRange": {"min": "1", "step": "1"}}}
+NEGATIVE = (
+    'claim claim-0, request req-0: checking capacity for device {}: capacity "driver-a/memory": '
+    "capacity value is negative: request -1"
+)
+
+
+@pytest.mark.parametrize("mode", ["ExactCount", "All"])
+def test_a_negative_capacity_request_is_an_error_before_rounding_from_1_38(mode: str) -> None:
+    """1.38's calculateConsumedCapacity refuses a negative request before the policy rounds it (naming the
+    device by ID, or by its name alone for `All`, as allocator_stable.go:1211 and :613 do); 1.37 rounds -1 up
+    to the range's min and serves it, consuming 1."""
+    req = (
+        request(REQ0, capacity=capacity(memory="-1"))
+        if mode == "ExactCount"
+        else all_request(REQ0, capacity=capacity(memory="-1"))
+    )
+    slices = [resource_slice(SLICE1, NODE1, POOL1, DRIVER_A, shared(DEVICE1, {"memory": RANGE}))]
+    old = run([claim(CLAIM0, req)], [device_class()], slices, feature_gates=on("1.37"))
+    results = dump(old)
+    assert results is not None
+    assert results[0]["devices"]["results"][0]["consumedCapacity"] == {"memory": "1"}
+    new = run([claim(CLAIM0, req)], [device_class()], slices, feature_gates=on("1.38"))
+    where = DEVICE1 if mode == "All" else f"{DRIVER_A}/{POOL1}/{DEVICE1}"
+    assert (new.verdict, new.message) == (Verdict.ERROR, NEGATIVE.format(where))
+
+
+def test_a_negative_request_of_a_capacity_the_device_lacks_skips_the_device_on_1_38() -> None:
+    """The device must define every requested capacity before the sign is looked at
+    (`resolveCapacityRequests` first): a device without it is skipped, no error."""
+    req = request(REQ0, capacity=capacity(memory="-1"))
+    slices = [resource_slice(SLICE1, NODE1, POOL1, DRIVER_A, shared(DEVICE1, {"cores": "4"}))]
+    allocation = run([claim(CLAIM0, req)], [device_class()], slices, feature_gates=on("1.38"))
+    assert allocation.verdict is Verdict.NO_FIT
