@@ -72,16 +72,24 @@ class Allocation:
     `negative_request_fails`: a negative capacity request is an error before the request policy rounds it
     (`calculateConsumedCapacity`, v0.38.0-beta.0 stable/consumable_capacity.go); before 1.38 a range's min or
     a valid value rounds it up, and the request is served.
+    `negative_consumed_fails_prefilter`: while a committed claim has a negative `consumedCapacity`, PreFilter
+    fails every pod that needs an allocation (kube-scheduler v1.38.0-beta.0
+    `plugins/dynamicresources/allocateddevices.go` `consumedCapacityError`/`getCapacities`); before 1.38 the
+    negative amount is summed with the others.
     """
 
     live_share_blocks_exclusive: bool = False
     all_mode_pool_fails_node: bool = False
     negative_request_fails: bool = False
+    negative_consumed_fails_prefilter: bool = False
 
 
 ALLOCATION_BEFORE_1_38 = Allocation()
 ALLOCATION_1_38 = Allocation(
-    live_share_blocks_exclusive=True, all_mode_pool_fails_node=True, negative_request_fails=True
+    live_share_blocks_exclusive=True,
+    all_mode_pool_fails_node=True,
+    negative_request_fails=True,
+    negative_consumed_fails_prefilter=True,
 )
 
 

@@ -389,7 +389,14 @@ class Cluster:
         max_steps: int | None = None,
         order: DeviceOrder | None = None,
     ) -> Search:
-        """A `Search` of `claims` on `node` over the committed state (candidates in `order`, when given)."""
+        """A `Search` of `claims` on `node` over the committed state (candidates in `order`, when given).
+
+        1.38's PreFilter refuses to gather the allocated state while a committed claim has a negative
+        consumedCapacity (kube-scheduler v1.38 allocateddevices.go `getCapacities`): the pod fails."""
+        if self.features.negative_consumed_fails_prefilter and claims:
+            invalid = self.state.invalid_error()
+            if invalid is not None:
+                raise AllocationError(f"gather allocation state: {invalid}")
         pools = self.node_pools(node)
         return Search(
             features=self.features,
@@ -490,7 +497,7 @@ class Cluster:
 
     def commit(self, claim: ResourceClaim, result: AllocationResult) -> None:
         """Count `result` (allocated to `claim`) as allocated from now on."""
-        self._touched(self.state.add(result, self.features.consumable_capacity))
+        self._touched(self.state.add(result, self.features.consumable_capacity, claim))
 
     def release(self, result: AllocationResult) -> None:
         """Forget a committed allocation (claim deallocated or deleted)."""

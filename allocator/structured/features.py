@@ -31,6 +31,7 @@ class Features:
     live_share_blocks_exclusive: bool = False
     all_mode_pool_fails_node: bool = False
     negative_request_fails: bool = False
+    negative_consumed_fails_prefilter: bool = False
 
     @staticmethod
     def from_gates(gates: FeatureGates) -> Features:

@@ -7,7 +7,9 @@ from __future__ import annotations
 import pytest
 from support.dra_objects import (
     CLAIM0,
+    CLAIM1,
     DEVICE1,
+    DEVICE2,
     DRIVER_A,
     DRIVER_B,
     NODE1,
@@ -17,8 +19,10 @@ from support.dra_objects import (
     SLICE1,
     SLICE2,
     all_request,
+    allocated,
     capacity,
     claim,
+    cluster,
     device,
     device_class,
     dump,
@@ -26,12 +30,13 @@ from support.dra_objects import (
     pool,
     request,
     resource_slice,
+    result,
     run,
     shared,
 )
 
-from allocator.structured.cluster import Verdict
-from resourceapi.api.resource_v1 import ResourceSlice
+from allocator.structured.cluster import NodeInfo, Verdict
+from resourceapi.api.resource_v1 import ResourceClaim, ResourceSlice
 from resourceapi.gates import FeatureGates
 
 
@@ -102,3 +107,55 @@ def test_a_negative_request_of_a_capacity_the_device_lacks_skips_the_device_on_1
     slices = [resource_slice(SLICE1, NODE1, POOL1, DRIVER_A, shared(DEVICE1, {"cores": "4"}))]
     allocation = run([claim(CLAIM0, req)], [device_class()], slices, feature_gates=on("1.38"))
     assert allocation.verdict is Verdict.NO_FIT
+
+
+def _committed(name: str, dev: str, memory: str, share: str, namespace: str = "team-a") -> ResourceClaim:
+    held = claim(name, request(REQ0, capacity=capacity(memory="1")), namespace=namespace)
+    return allocated(
+        held, result(REQ0, DRIVER_A, POOL1, dev, shareID=share, consumedCapacity={"memory": memory})
+    )
+
+
+SHARE_1 = "00000000-0000-4000-8000-000000000001"
+SHARE_2 = "00000000-0000-4000-8000-000000000002"
+TWO_SHARED = [
+    resource_slice(
+        SLICE1, NODE1, POOL1, DRIVER_A, shared(DEVICE1, {"memory": "8"}), shared(DEVICE2, {"memory": "8"})
+    )
+]
+
+
+def test_a_committed_negative_consumed_capacity_fails_prefilter_from_1_38() -> None:
+    """kube-scheduler v1.38's PreFilter cannot gather the allocated state while a committed claim holds a
+    negative consumedCapacity (allocateddevices.go `consumedCapacityError`), so every pod needing an
+    allocation fails; 1.37 sums the amount with the others and allocates. Releasing the claim clears it."""
+    bad = _committed(CLAIM1, DEVICE1, "-2", SHARE_1)
+    pod_claim = claim(CLAIM0, request(REQ0, capacity=capacity(memory="1")))
+    old = cluster([device_class()], TWO_SHARED, [bad], on("1.37")).allocate(NodeInfo(NODE1), [pod_claim])
+    assert old.verdict is Verdict.FITS
+    core = cluster([device_class()], TWO_SHARED, [bad], on("1.38"))
+    new = core.allocate(NodeInfo(NODE1), [pod_claim])
+    assert (new.verdict, new.message) == (
+        Verdict.ERROR,
+        "gather allocation state: claim team-a/claim-1, device driver-a/pool-1/device-1: consumed capacity "
+        '"memory" must not be negative, got -2',
+    )
+    assert bad.status is not None and bad.status.allocation is not None
+    core.release(bad.status.allocation)
+    assert core.allocate(NodeInfo(NODE1), [pod_claim]).verdict is Verdict.FITS
+
+
+def test_several_negative_claims_name_the_first_and_count_the_others_on_1_38() -> None:
+    """`getCapacities` sorts the messages and names how many more claims there are."""
+    bad = [_committed("b", DEVICE1, "-1", SHARE_1), _committed("a", DEVICE2, "-3", SHARE_2)]
+    pod_claim = claim(CLAIM0, request(REQ0, capacity=capacity(memory="1")))
+    new = cluster([device_class()], TWO_SHARED, bad, on("1.38")).allocate(NodeInfo(NODE1), [pod_claim])
+    assert new.message == (
+        "gather allocation state: claim team-a/a, device driver-a/pool-1/device-2: consumed capacity "
+        '"memory" must not be negative, got -3 (and 1 more claims with invalid consumed capacity)'
+    )
+    off = on("1.38", "DRAConsumableCapacity=false")
+    plain = cluster([device_class()], TWO_SHARED, bad, off).allocate(
+        NodeInfo(NODE1), [claim(CLAIM0, request(REQ0))]
+    )
+    assert plain.verdict is not Verdict.ERROR  # only with DRAConsumableCapacity, as upstream
