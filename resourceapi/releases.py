@@ -76,12 +76,16 @@ class Allocation:
     fails every pod that needs an allocation (kube-scheduler v1.38.0-beta.0
     `plugins/dynamicresources/allocateddevices.go` `consumedCapacityError`/`getCapacities`); before 1.38 the
     negative amount is summed with the others.
+    `semver_equality`: matchAttribute and distinctAttribute compare versions by semver precedence, so build
+    metadata is ignored (`semver.Version.Equals`, v0.38.0-beta.0 stable/constraint.go and
+    allocator_stable.go); before 1.38 they compare the strings.
     """
 
     live_share_blocks_exclusive: bool = False
     all_mode_pool_fails_node: bool = False
     negative_request_fails: bool = False
     negative_consumed_fails_prefilter: bool = False
+    semver_equality: bool = False
 
 
 ALLOCATION_BEFORE_1_38 = Allocation()
@@ -90,6 +94,7 @@ ALLOCATION_1_38 = Allocation(
     all_mode_pool_fails_node=True,
     negative_request_fails=True,
     negative_consumed_fails_prefilter=True,
+    semver_equality=True,
 )
 
 

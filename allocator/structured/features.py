@@ -32,6 +32,7 @@ class Features:
     all_mode_pool_fails_node: bool = False
     negative_request_fails: bool = False
     negative_consumed_fails_prefilter: bool = False
+    semver_equality: bool = False
 
     @staticmethod
     def from_gates(gates: FeatureGates) -> Features:

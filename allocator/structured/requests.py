@@ -202,13 +202,14 @@ def plan_claims(
             )
         for i, constraint in enumerate(claim.spec.devices.constraints or ()):
             lists = features.list_type_attributes
+            semver = features.semver_equality
             if constraint.match_attribute is not None:
                 plan.constraints.append(
-                    MatchAttribute(constraint.requests, constraint.match_attribute, lists)
+                    MatchAttribute(constraint.requests, constraint.match_attribute, lists, semver)
                 )
             elif constraint.distinct_attribute is not None:
                 plan.constraints.append(
-                    DistinctAttribute(constraint.requests, constraint.distinct_attribute, lists)
+                    DistinctAttribute(constraint.requests, constraint.distinct_attribute, lists, semver)
                 )
             else:
                 raise AllocationError(

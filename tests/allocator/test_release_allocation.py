@@ -159,3 +159,48 @@ def test_several_negative_claims_name_the_first_and_count_the_others_on_1_38() -
         NodeInfo(NODE1), [claim(CLAIM0, request(REQ0))]
     )
     assert plain.verdict is not Verdict.ERROR  # only with DRAConsumableCapacity, as upstream
+
+
+def _versioned(*versions: str, key: str = "version") -> list[ResourceSlice]:
+    devices = [
+        device(f"device-{i}", attributes={"firmware": {key: v}}) for i, v in enumerate(versions, start=1)
+    ]
+    return [resource_slice(SLICE1, NODE1, POOL1, DRIVER_A, *devices)]
+
+
+@pytest.mark.parametrize(
+    ("constraint", "fits_1_37", "fits_1_38"),
+    [("matchAttribute", False, True), ("distinctAttribute", True, False)],
+)
+def test_constraints_compare_versions_by_semver_from_1_38(
+    constraint: str, fits_1_37: bool, fits_1_38: bool
+) -> None:
+    """`1.0.0+build.1` and `1.0.0+build.2` are equal in semver (`Version.Equals`, allocator_stable.go:921
+    and stable/constraint.go:173), unequal as strings (1.37)."""
+    pod_claim = claim(CLAIM0, request(REQ0, count=2), constraints=[{constraint: f"{DRIVER_A}/firmware"}])
+    slices = _versioned("1.0.0+build.1", "1.0.0+build.2")
+    for release, fits in (("1.37", fits_1_37), ("1.38", fits_1_38)):
+        allocation = run([pod_claim], [device_class()], slices, feature_gates=on(release))
+        assert allocation.fits is fits, release
+    prerelease = _versioned("1.0.0-rc.1", "1.0.0")  # a pre-release is another version on both
+    assert run([pod_claim], [device_class()], prerelease, feature_gates=on("1.38")).fits is not fits_1_38
+
+
+def test_list_constraints_compare_versions_by_semver_on_1_38() -> None:
+    """With DRAListTypeAttributes the sets hold versions without build metadata (`versionWithoutBuild`)."""
+    pod_claim = claim(
+        CLAIM0, request(REQ0, count=2), constraints=[{"matchAttribute": f"{DRIVER_A}/firmware"}]
+    )
+    slices = [
+        resource_slice(
+            SLICE1,
+            NODE1,
+            POOL1,
+            DRIVER_A,
+            device(DEVICE1, attributes={"firmware": {"versions": ["1.0.0+a", "2.0.0"]}}),
+            device(DEVICE2, attributes={"firmware": {"versions": ["1.0.0+b"]}}),
+        )
+    ]
+    for release, fits in (("1.37", False), ("1.38", True)):
+        gates = on(release, "DRAListTypeAttributes=true")
+        assert run([pod_claim], [device_class()], slices, feature_gates=gates).fits is fits, release
