@@ -79,6 +79,10 @@ class Allocation:
     `semver_equality`: matchAttribute and distinctAttribute compare versions by semver precedence, so build
     metadata is ignored (`semver.Version.Equals`, v0.38.0-beta.0 stable/constraint.go and
     allocator_stable.go); before 1.38 they compare the strings.
+    `qualified_name_wins`: a device publishing one capacity or attribute both as `name` and as
+    `<driver>/name` has the qualified one, in CEL and in capacity bookkeeping (v0.38.0-beta.0
+    `dynamic-resource-allocation/api/conversion.go`); before 1.38 CEL sees whichever Go's map order puts last,
+    and dra-capacity takes the later spelling.
     """
 
     live_share_blocks_exclusive: bool = False
@@ -86,6 +90,7 @@ class Allocation:
     negative_request_fails: bool = False
     negative_consumed_fails_prefilter: bool = False
     semver_equality: bool = False
+    qualified_name_wins: bool = False
 
 
 ALLOCATION_BEFORE_1_38 = Allocation()
@@ -95,6 +100,7 @@ ALLOCATION_1_38 = Allocation(
     negative_request_fails=True,
     negative_consumed_fails_prefilter=True,
     semver_equality=True,
+    qualified_name_wins=True,
 )
 
 

@@ -232,7 +232,7 @@ class Cluster:
         if existing is not None and existing.spec == model.spec:
             return
         self.delete_slice(model.metadata.name)
-        record = build_slice(model)
+        record = build_slice(model, self.features.qualified_name_wins)
         self._slices[record.name] = record
         if record.node_name:
             self._by_node.setdefault(record.node_name, {})[record.name] = record

@@ -33,6 +33,7 @@ class Features:
     negative_request_fails: bool = False
     negative_consumed_fails_prefilter: bool = False
     semver_equality: bool = False
+    qualified_name_wins: bool = False
 
     @staticmethod
     def from_gates(gates: FeatureGates) -> Features:

@@ -204,3 +204,41 @@ def test_list_constraints_compare_versions_by_semver_on_1_38() -> None:
     for release, fits in (("1.37", False), ("1.38", True)):
         gates = on(release, "DRAListTypeAttributes=true")
         assert run([pod_claim], [device_class()], slices, feature_gates=gates).fits is fits, release
+
+
+QUALIFIED_FIRST = {f"{DRIVER_A}/model": {"string": "qualified"}, "model": {"string": "short"}}
+SHORT_FIRST = {"model": {"string": "short"}, f"{DRIVER_A}/model": {"string": "qualified"}}
+
+
+@pytest.mark.parametrize(
+    ("attributes", "fits_1_37"),
+    [(QUALIFIED_FIRST, False), (SHORT_FIRST, True)],
+    ids=["qualified-first", "short-first"],
+)
+def test_cel_sees_the_qualified_spelling_of_an_attribute_from_1_38(
+    attributes: dict[str, object], fits_1_37: bool
+) -> None:
+    """v0.38.0-beta.0's api/conversion.go keeps the qualified entry of `model` and `driver-a/model`, whatever
+    their order; on 1.37 upstream's CEL map takes whichever Go's map order gives, dra-capacity the later."""
+    selectors = [{"cel": {"expression": f'device.attributes["{DRIVER_A}"].model == "qualified"'}}]
+    pod_claim = claim(CLAIM0, request(REQ0, selectors=selectors))
+    slices = [resource_slice(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1, attributes=attributes))]
+    for release, fits in (("1.37", fits_1_37), ("1.38", True)):
+        assert run([pod_claim], [device_class()], slices, feature_gates=on(release)).fits is fits, release
+
+
+def test_the_qualified_spelling_of_a_capacity_wins_from_1_38() -> None:
+    """A device publishing `driver-a/memory: 8` and `memory: 2` has 8 on 1.38 (the result names it as the
+    slice spells it, `capacityNameForStatus`); on 1.37 dra-capacity takes the later spelling, 2."""
+    both = {f"{DRIVER_A}/memory": "8", "memory": "2"}
+    slices = [resource_slice(SLICE1, NODE1, POOL1, DRIVER_A, shared(DEVICE1, both))]
+    pod_claim = claim(CLAIM0, request(REQ0, capacity=capacity(memory="4")))
+    assert not run([pod_claim], [device_class()], slices, feature_gates=on("1.37")).fits
+    new = dump(run([pod_claim], [device_class()], slices, feature_gates=on("1.38")))
+    assert new is not None
+    assert new[0]["devices"]["results"][0]["consumedCapacity"] == {f"{DRIVER_A}/memory": "4"}
+    selectors = [
+        {"cel": {"expression": f'device.capacity["{DRIVER_A}"].memory.compareTo(quantity("8")) == 0'}}
+    ]
+    sized = claim(CLAIM0, request(REQ0, selectors=selectors))
+    assert run([sized], [device_class()], slices, feature_gates=on("1.38")).fits
