@@ -83,6 +83,11 @@ class Allocation:
     `<driver>/name` has the qualified one, in CEL and in capacity bookkeeping (v0.38.0-beta.0
     `dynamic-resource-allocation/api/conversion.go`); before 1.38 CEL sees whichever Go's map order puts last,
     and dra-capacity takes the later spelling.
+    `device_binding_and_status`: devices with `bindingConditions` are allocatable, their results carry the
+    device's `bindingConditions` and `bindingFailureConditions`, and pools holding such devices are tried
+    last (the allocator's DeviceBindingAndStatus feature): 1.38 locks DRADeviceBindingConditions on (GA,
+    v1.38.0-beta.0 `pkg/features/kube_features.go:1355`; DRAResourceClaimDeviceStatus is locked on since
+    1.37). Before 1.38 those gates are not modelled here and the feature is off (v1.37.2 defaults both on).
     """
 
     live_share_blocks_exclusive: bool = False
@@ -91,6 +96,7 @@ class Allocation:
     negative_consumed_fails_prefilter: bool = False
     semver_equality: bool = False
     qualified_name_wins: bool = False
+    device_binding_and_status: bool = False
 
 
 ALLOCATION_BEFORE_1_38 = Allocation()
@@ -101,6 +107,7 @@ ALLOCATION_1_38 = Allocation(
     negative_consumed_fails_prefilter=True,
     semver_equality=True,
     qualified_name_wins=True,
+    device_binding_and_status=True,
 )
 
 

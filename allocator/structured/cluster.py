@@ -8,6 +8,7 @@ per (device record, request), available counters per pool (until a commit touche
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -177,9 +178,16 @@ class Cluster:
         *,
         engine: SelectorEngine | None = None,
         share_ids: Callable[[], str] = _new_share_id,
+        binding_conditions: bool = True,
     ) -> None:
+        """`binding_conditions=False` leaves devices with `bindingConditions` unallocated even on a release
+        that allocates them: for a caller that cannot wait for the conditions before binding (the binder has
+        no PreBind wait yet, docs/binder.md)."""
         self.gates = gates
-        self.features = Features.from_gates(gates)
+        features = Features.from_gates(gates)
+        if not binding_conditions and features.device_binding_and_status:
+            features = dataclasses.replace(features, device_binding_and_status=False)
+        self.features = features
         if engine is None:
             from allocator.structured.celengine import CelEngine
 

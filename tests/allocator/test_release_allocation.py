@@ -35,7 +35,7 @@ from support.dra_objects import (
     shared,
 )
 
-from allocator.structured.cluster import NodeInfo, Verdict
+from allocator.structured.cluster import Cluster, NodeInfo, Verdict
 from resourceapi.api.resource_v1 import ResourceClaim, ResourceSlice
 from resourceapi.gates import FeatureGates
 
@@ -242,3 +242,42 @@ def test_the_qualified_spelling_of_a_capacity_wins_from_1_38() -> None:
     ]
     sized = claim(CLAIM0, request(REQ0, selectors=selectors))
     assert run([sized], [device_class()], slices, feature_gates=on("1.38")).fits
+
+
+BOUND = {
+    "bindingConditions": ["dra.example.com/attached"],
+    "bindingFailureConditions": ["dra.example.com/failed"],
+}
+
+
+def test_devices_with_binding_conditions_are_allocated_from_1_38() -> None:
+    """1.38 locks DRADeviceBindingConditions on (kube_features.go:1355), so DeviceBindingAndStatus is on:
+    the device is allocated and its result carries both condition lists (allocator_stable.go:401-403). On
+    1.37 dra-capacity does not model the gates and never allocates it."""
+    slices = [resource_slice(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1, **BOUND))]
+    pod_claim = claim(CLAIM0, request(REQ0))
+    assert run([pod_claim], [device_class()], slices, feature_gates=on("1.37")).verdict is Verdict.NO_FIT
+    new = dump(run([pod_claim], [device_class()], slices, feature_gates=on("1.38")))
+    assert new is not None
+    taken = new[0]["devices"]["results"][0]
+    assert (taken["bindingConditions"], taken["bindingFailureConditions"]) == (
+        BOUND["bindingConditions"],
+        BOUND["bindingFailureConditions"],
+    )
+
+
+def test_pools_with_binding_conditions_are_tried_last_on_1_38() -> None:
+    """pools_stable.go:127-199: a pool holding a device with binding conditions comes after the others,
+    whatever its name; a caller that cannot wait for the conditions (the binder) leaves such devices alone."""
+    slices = [
+        resource_slice(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1, **BOUND)),
+        resource_slice(SLICE2, NODE1, POOL2, DRIVER_A, device(DEVICE2)),
+    ]
+    pod_claim = claim(CLAIM0, request(REQ0))
+    new = dump(run([pod_claim], [device_class()], slices, feature_gates=on("1.38")))
+    assert new is not None
+    assert new[0]["devices"]["results"][0]["pool"] == POOL2
+    two = claim(CLAIM0, request(REQ0, count=2))
+    assert run([two], [device_class()], slices, feature_gates=on("1.38")).fits
+    binder = Cluster(on("1.38"), [device_class()], slices, binding_conditions=False)
+    assert binder.allocate(NodeInfo(NODE1), [two]).verdict is Verdict.NO_FIT
