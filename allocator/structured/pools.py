@@ -172,7 +172,7 @@ _CAPACITY_MAPS: dict[
 
 
 def _capacities(
-    caps: Mapping[str, DeviceCapacity], driver: str, qualified_wins: bool = False
+    caps: Mapping[str, DeviceCapacity], driver: str, qualified_wins: bool
 ) -> dict[str, CapacityEntry]:
     """A device's capacity records by normalized name, once per capacity map and driver: validation shares
     one map between the devices that advertise equal ones (resourceapi/manifests/interning.py), and the
