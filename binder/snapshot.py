@@ -219,7 +219,8 @@ class Snapshot:
                 pod.spec.node_name = node
                 running.append(pod)
         allocated.extend(assume.unseen_inflight_claims({c.metadata.uid for c in allocated if c.metadata.uid}))
-        cluster = Cluster(ctx.gates, classes, slices, allocated)
+        # No PreBind wait for binding conditions yet: never pick a device that has them (docs/binder.md).
+        cluster = Cluster(ctx.gates, classes, slices, allocated, binding_conditions=False)
         resolver = ExtendedResourceResolver(classes, ctx.gates)
         placer = Placer(cluster, ctx.gates, resolver, nodes, slices, running, ctx.options.strategy)
         return Built(placer, cluster, {s.metadata.name: s for s in slices}, counted, rules)

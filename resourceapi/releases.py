@@ -66,13 +66,49 @@ class Allocation:
     `live_share_blocks_exclusive`: a device that no longer allows multiple allocations but still holds a
     committed or in-flight share cannot be allocated exclusively (`deviceCapacityInUse`,
     kubernetes/kubernetes#140798; before 1.38 it could, a double allocation).
+    `all_mode_pool_fails_node`: an `allocationMode: All` request meeting an incomplete or invalid pool fails
+    that node only (`ErrFailedAllocationOnNode`, v0.38.0-beta.0 allocator_stable.go `validateDeviceRequest`);
+    before 1.38 the error fails the pod on every node.
+    `negative_request_fails`: a negative capacity request is an error before the request policy rounds it
+    (`calculateConsumedCapacity`, v0.38.0-beta.0 stable/consumable_capacity.go); before 1.38 a range's min or
+    a valid value rounds it up, and the request is served.
+    `negative_consumed_fails_prefilter`: while a committed claim has a negative `consumedCapacity`, PreFilter
+    fails every pod that needs an allocation (kube-scheduler v1.38.0-beta.0
+    `plugins/dynamicresources/allocateddevices.go` `consumedCapacityError`/`getCapacities`); before 1.38 the
+    negative amount is summed with the others.
+    `semver_equality`: matchAttribute and distinctAttribute compare versions by semver precedence, so build
+    metadata is ignored (`semver.Version.Equals`, v0.38.0-beta.0 stable/constraint.go and
+    allocator_stable.go); before 1.38 they compare the strings.
+    `qualified_name_wins`: a device publishing one capacity or attribute both as `name` and as
+    `<driver>/name` has the qualified one, in CEL and in capacity bookkeeping (v0.38.0-beta.0
+    `dynamic-resource-allocation/api/conversion.go`); before 1.38 CEL sees whichever Go's map order puts last,
+    and dra-capacity takes the later spelling.
+    `device_binding_and_status`: devices with `bindingConditions` are allocatable, their results carry the
+    device's `bindingConditions` and `bindingFailureConditions`, and pools holding such devices are tried
+    last (the allocator's DeviceBindingAndStatus feature): 1.38 locks DRADeviceBindingConditions on (GA,
+    v1.38.0-beta.0 `pkg/features/kube_features.go:1355`; DRAResourceClaimDeviceStatus is locked on since
+    1.37). Before 1.38 those gates are not modelled here and the feature is off (v1.37.2 defaults both on).
     """
 
     live_share_blocks_exclusive: bool = False
+    all_mode_pool_fails_node: bool = False
+    negative_request_fails: bool = False
+    negative_consumed_fails_prefilter: bool = False
+    semver_equality: bool = False
+    qualified_name_wins: bool = False
+    device_binding_and_status: bool = False
 
 
 ALLOCATION_BEFORE_1_38 = Allocation()
-ALLOCATION_1_38 = Allocation(live_share_blocks_exclusive=True)
+ALLOCATION_1_38 = Allocation(
+    live_share_blocks_exclusive=True,
+    all_mode_pool_fails_node=True,
+    negative_request_fails=True,
+    negative_consumed_fails_prefilter=True,
+    semver_equality=True,
+    qualified_name_wins=True,
+    device_binding_and_status=True,
+)
 
 
 @dataclass(frozen=True)

@@ -74,12 +74,14 @@ MODULES: dict[str, list[str]] = {
     "allocator/structured/constraints.py": [
         *ALLOCATOR_CORE_TESTS,
         "tests/allocator/test_attribute_constraints.py",
+        "tests/allocator/test_release_allocation.py",
     ],
     "allocator/structured/pools.py": [
         *ALLOCATOR_CORE_TESTS,
         "tests/allocator/test_node_selection.py",
         "tests/allocator/test_attribute_constraints.py",
         "tests/allocator/test_gather_pools.py",
+        "tests/allocator/test_release_allocation.py",
     ],
     "allocator/structured/search.py": [
         *ALLOCATOR_CORE_TESTS,

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from allocator.structured.celfailures import CelFailure
+from allocator.structured.features import Features
 from allocator.structured.pools import DeviceRecord
 from allocator.structured.selection import Program
 from resourceapi.cel import CelRuntimeError, compile_selector, device_input
@@ -21,6 +22,7 @@ class CelEngine:
 
     def __init__(self, gates: FeatureGates) -> None:
         self._gates = gates
+        self._qualified_wins = Features.from_gates(gates).qualified_name_wins  # the release's, in CEL too
 
     def compile(self, expression: str) -> Program | CelFailure:
         result = compile_selector(expression, self._gates, stored=True)
@@ -33,7 +35,9 @@ class CelEngine:
 
     def device_input(self, device: DeviceRecord) -> Any:
         capacity: dict[str, Quantity] = {name: entry.quantity for name, entry in device.capacity.items()}
-        return device_input(device.id.driver, device.raw_attributes, capacity, device.allow_multi)
+        return device_input(
+            device.id.driver, device.raw_attributes, capacity, device.allow_multi, self._qualified_wins
+        )
 
     def evaluate(self, program: Program, device_input: Any) -> bool | CelFailure:
         try:

@@ -8,6 +8,7 @@ per (device record, request), available counters per pool (until a commit touche
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -177,9 +178,16 @@ class Cluster:
         *,
         engine: SelectorEngine | None = None,
         share_ids: Callable[[], str] = _new_share_id,
+        binding_conditions: bool = True,
     ) -> None:
+        """`binding_conditions=False` leaves devices with `bindingConditions` unallocated even on a release
+        that allocates them: for a caller that cannot wait for the conditions before binding (the binder has
+        no PreBind wait yet, docs/binder.md)."""
         self.gates = gates
-        self.features = Features.from_gates(gates)
+        features = Features.from_gates(gates)
+        if not binding_conditions and features.device_binding_and_status:
+            features = dataclasses.replace(features, device_binding_and_status=False)
+        self.features = features
         if engine is None:
             from allocator.structured.celengine import CelEngine
 
@@ -232,7 +240,7 @@ class Cluster:
         if existing is not None and existing.spec == model.spec:
             return
         self.delete_slice(model.metadata.name)
-        record = build_slice(model)
+        record = build_slice(model, self.features.qualified_name_wins)
         self._slices[record.name] = record
         if record.node_name:
             self._by_node.setdefault(record.node_name, {})[record.name] = record
@@ -389,7 +397,14 @@ class Cluster:
         max_steps: int | None = None,
         order: DeviceOrder | None = None,
     ) -> Search:
-        """A `Search` of `claims` on `node` over the committed state (candidates in `order`, when given)."""
+        """A `Search` of `claims` on `node` over the committed state (candidates in `order`, when given).
+
+        1.38's PreFilter refuses to gather the allocated state while a committed claim has a negative
+        consumedCapacity (kube-scheduler v1.38 allocateddevices.go `getCapacities`): the pod fails."""
+        if self.features.negative_consumed_fails_prefilter and claims:
+            invalid = self.state.invalid_error()
+            if invalid is not None:
+                raise AllocationError(f"gather allocation state: {invalid}")
         pools = self.node_pools(node)
         return Search(
             features=self.features,
@@ -490,7 +505,7 @@ class Cluster:
 
     def commit(self, claim: ResourceClaim, result: AllocationResult) -> None:
         """Count `result` (allocated to `claim`) as allocated from now on."""
-        self._touched(self.state.add(result, self.features.consumable_capacity))
+        self._touched(self.state.add(result, self.features.consumable_capacity, claim))
 
     def release(self, result: AllocationResult) -> None:
         """Forget a committed allocation (claim deallocated or deleted)."""

@@ -5,7 +5,8 @@ Each constraint keeps a stack of the attribute values of the devices added so fa
 the matching `add` pushed, so backtracking restores the previous state. With DRAListTypeAttributes
 (`list_mode`) values are compared as sets, as upstream's experimental allocator does: a scalar is a
 one-element set; matchAttribute needs a non-empty common intersection, distinctAttribute pairwise disjoint
-sets.
+sets. With `semver_equality` (1.38, resourceapi/releases.py) versions compare by semver precedence: build
+metadata is ignored (`Version.Equals`, `versionWithoutBuild` in v0.38.0-beta.0's constraint code).
 """
 
 from __future__ import annotations
@@ -28,6 +29,16 @@ def lookup_attribute(device: DeviceRecord, name: str) -> AttributeValue | None:
     return attrs.get(ident)
 
 
+def without_build(value: AttributeValue) -> AttributeValue:
+    """A version (or a list's versions) without its build metadata: `1.0.0+a` equals `1.0.0+b` in semver."""
+    kind, raw = value
+    if kind == "version" and isinstance(raw, str):
+        return (kind, raw.partition("+")[0])
+    if kind == "list" and any(k == "version" for k, _ in raw):
+        return (kind, frozenset((k, v.partition("+")[0] if k == "version" else v) for k, v in raw))
+    return value
+
+
 def as_set(value: AttributeValue) -> ValueSet | None:
     """upstream attributeAsSet: scalars and non-empty lists as sets of (type, value); None if unknown."""
     kind, raw = value
@@ -42,12 +53,19 @@ def as_set(value: AttributeValue) -> ValueSet | None:
 class Constraint:
     """Common part: which requests the constraint applies to (empty = all requests of the claim)."""
 
-    __slots__ = ("attribute", "list_mode", "requests", "values")
+    __slots__ = ("attribute", "list_mode", "requests", "semver_equality", "values")
 
-    def __init__(self, requests: list[str] | None, attribute: str, list_mode: bool = False) -> None:
+    def __init__(
+        self,
+        requests: list[str] | None,
+        attribute: str,
+        list_mode: bool = False,
+        semver_equality: bool = False,
+    ) -> None:
         self.requests = frozenset(requests or ())
         self.attribute = attribute
         self.list_mode = list_mode
+        self.semver_equality = semver_equality
         self.values: list[AttributeValue] = []
 
     def applies(self, request: str, sub_request: str) -> bool:
@@ -64,6 +82,8 @@ class Constraint:
         value = lookup_attribute(device, self.attribute)
         if value is None:
             return False
+        if self.semver_equality:
+            value = without_build(value)
         if self.list_mode:
             ok = self._admits_set(value)
         else:

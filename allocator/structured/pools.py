@@ -54,9 +54,9 @@ class DeviceRecord:
         "taints",
     )
 
-    def __init__(self, slice_record: SliceRecord, dev: Device) -> None:
+    def __init__(self, slice_record: SliceRecord, dev: Device, qualified_wins: bool = False) -> None:
         """The record of device model `dev` of `slice_record`: each slot set once, from the model (a slice's
-        devices are most of a cluster's objects)."""
+        devices are most of a cluster's objects). `qualified_wins`: see `build_slice`."""
         self.slice = slice_record
         name = self.name = dev.name
         self.id = DeviceID(slice_record.driver, slice_record.pool, name)
@@ -68,7 +68,7 @@ class DeviceRecord:
         # keyed by normalized (qualified) name; shared between the devices with an equal map: never modify it
         caps = dev.capacity
         self.capacity: dict[str, CapacityEntry] = (
-            _capacities(caps, slice_record.driver) if caps else _NO_CAPACITY
+            _capacities(caps, slice_record.driver, qualified_wins) if caps else _NO_CAPACITY
         )
         self.allow_multi = bool(dev.allow_multiple_allocations)
         counters = dev.consumes_counters
@@ -166,27 +166,38 @@ def _capacity(spelling: str, cap: DeviceCapacity) -> CapacityEntry:
     return entry
 
 
-_CAPACITY_MAPS: dict[tuple[int, str], tuple[Mapping[str, DeviceCapacity], dict[str, CapacityEntry]]] = {}
+_CAPACITY_MAPS: dict[
+    tuple[int, str, bool], tuple[Mapping[str, DeviceCapacity], dict[str, CapacityEntry]]
+] = {}
 
 
-def _capacities(caps: Mapping[str, DeviceCapacity], driver: str) -> dict[str, CapacityEntry]:
+def _capacities(
+    caps: Mapping[str, DeviceCapacity], driver: str, qualified_wins: bool
+) -> dict[str, CapacityEntry]:
     """A device's capacity records by normalized name, once per capacity map and driver: validation shares
     one map between the devices that advertise equal ones (resourceapi/manifests/interning.py), and the
-    records then
-    share one dict (never modified either)."""
-    key = (id(caps), driver)
+    records then share one dict (never modified either). Of two spellings of one capacity the later one
+    wins, or with `qualified_wins` the qualified one."""
+    key = (id(caps), driver, qualified_wins)
     hit = _CAPACITY_MAPS.get(key)
     if hit is not None and hit[0] is caps:
         return hit[1]
-    records = {normalize_name(name, driver): _capacity(name, cap) for name, cap in caps.items()}
+    records = {
+        normalize_name(name, driver): _capacity(name, cap)
+        for name, cap in caps.items()
+        if not (qualified_wins and "/" not in name and f"{driver}/{name}" in caps)
+    }
     if len(_CAPACITY_MAPS) >= _RECORDS_MAX:
         _CAPACITY_MAPS.clear()
     _CAPACITY_MAPS[key] = (caps, records)
     return records
 
 
-def build_slice(model: ResourceSlice) -> SliceRecord:
-    """Convert one ResourceSlice model into lean records (capacity names normalized under the driver)."""
+def build_slice(model: ResourceSlice, qualified_wins: bool = False) -> SliceRecord:
+    """Convert one ResourceSlice model into lean records (capacity names normalized under the driver).
+
+    `qualified_wins` (1.38, resourceapi/releases.py): a device publishing a capacity both as `shares` and
+    as `<driver>/shares` has the qualified one (v0.38.0-beta.0 `api/conversion.go`)."""
     spec = model.spec
     record = SliceRecord(
         name=model.metadata.name,
@@ -204,7 +215,7 @@ def build_slice(model: ResourceSlice) -> SliceRecord:
         ],
         spec=spec,
     )
-    record.devices = [DeviceRecord(record, dev) for dev in spec.devices or ()]
+    record.devices = [DeviceRecord(record, dev, qualified_wins) for dev in spec.devices or ()]
     return record
 
 

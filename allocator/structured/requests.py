@@ -46,6 +46,7 @@ class RequestData:
         "cls",
         "mode",
         "name",
+        "negative_fails",
         "num_devices",
         "parent",
         "selected_sub",
@@ -76,6 +77,7 @@ class RequestData:
         self.num_devices = 0
         self.all_devices: list[DeviceRecord] = []
         self.selected_sub = 0
+        self.negative_fails = False  # 1.38: a negative capacity request is an error (Features)
         self._normalized: dict[str, tuple[_CapacityKey, dict[str, Quantity]] | str] = {}
 
     @property
@@ -110,6 +112,8 @@ class RequestData:
         if isinstance(entry, str):
             raise AllocationError(entry)
         key, normalized = entry
+        if self.negative_fails:
+            self._refuse_negative(device, normalized)
         cache = device.consumption
         if key in cache:
             cached: Consumption | None = cache[key]
@@ -117,6 +121,21 @@ class RequestData:
         result = compute_consumption(device.capacity, normalized)
         cache[key] = result
         return result
+
+    def _refuse_negative(self, device: DeviceRecord, normalized: Mapping[str, Quantity]) -> None:
+        """1.38's `calculateConsumedCapacity`: a negative request is an error before any rounding, once the
+        device defines every requested capacity (v0.38.0-beta.0 stable/consumable_capacity.go)."""
+        capacity = device.capacity
+        if any(name not in capacity for name in normalized):
+            return
+        for name in capacity:
+            requested = normalized.get(name)
+            if requested is not None and requested.value < 0:
+                where = device.name if self.mode == ALLOCATION_MODE_ALL else str(device.id)
+                raise AllocationError(
+                    f"claim {self.claim}, request {self.name}: checking capacity for device {where}: "
+                    f'capacity "{name}": capacity value is negative: request {requested}'
+                )
 
 
 class ClaimPlan:
@@ -183,13 +202,14 @@ def plan_claims(
             )
         for i, constraint in enumerate(claim.spec.devices.constraints or ()):
             lists = features.list_type_attributes
+            semver = features.semver_equality
             if constraint.match_attribute is not None:
                 plan.constraints.append(
-                    MatchAttribute(constraint.requests, constraint.match_attribute, lists)
+                    MatchAttribute(constraint.requests, constraint.match_attribute, lists, semver)
                 )
             elif constraint.distinct_attribute is not None:
                 plan.constraints.append(
-                    DistinctAttribute(constraint.requests, constraint.distinct_attribute, lists)
+                    DistinctAttribute(constraint.requests, constraint.distinct_attribute, lists, semver)
                 )
             else:
                 raise AllocationError(
@@ -212,6 +232,9 @@ def _validate(
     all_mode_devices: Callable[[RequestData], list[DeviceRecord]],
 ) -> None:
     """Upstream validateDeviceRequest."""
+    data.negative_fails = features.negative_request_fails and any(
+        q.value < 0 for q in (data.capacity or {}).values()
+    )
     prefix = f"claim {data.claim}, request {data.name}"
     selectors: list[str] = []
     for i, selector in enumerate(request.selectors or ()):
@@ -236,14 +259,17 @@ def _validate(
     if data.mode == ALLOCATION_MODE_EXACT_COUNT:
         data.num_devices = request.count if request.count is not None else 1
     elif data.mode == ALLOCATION_MODE_ALL:
+        node_only = features.all_mode_pool_fails_node  # 1.38: ErrFailedAllocationOnNode
         for pool in pools.pools:
             if pool.incomplete:
                 raise AllocationError(
-                    f"{prefix}: asks for all devices, but resource pool {pool.id} is currently being updated"
+                    f"{prefix}: asks for all devices, but resource pool {pool.id} is currently being updated",
+                    node_failure=node_only,
                 )
             if pool.invalid:
                 raise AllocationError(
-                    f"{prefix}: asks for all devices, but resource pool {pool.id} is currently invalid"
+                    f"{prefix}: asks for all devices, but resource pool {pool.id} is currently invalid",
+                    node_failure=node_only,
                 )
         data.all_devices = all_mode_devices(data)
         data.num_devices = len(data.all_devices)

@@ -130,16 +130,21 @@ def device_input(
     attributes: Mapping[str, Any],
     capacity: Mapping[str, Any],
     allow_multiple_allocations: bool = False,
+    qualified_wins: bool = False,
 ) -> DeviceInput:
     """Build the CEL view of a device once; reuse it for every selector (`Selector.matches`).
 
     Attributes are raw API dicts or `DeviceAttribute` models; capacities are `Quantity`s (or `DeviceCapacity`
     models, or quantity strings). A value that cannot be converted makes every evaluation fail with upstream's
-    message (`attribute <name>: ...`), as in the scheduler.
+    message (`attribute <name>: ...`), as in the scheduler. Of two spellings of one name (`model` and
+    `<driver>/model`) the later one wins, or with `qualified_wins` (1.38, v0.38.0-beta.0 `api/conversion.go`)
+    the qualified one, the other left unread.
     """
     attrs: dict[str, dict[str, Any]] = {}
     error: str | None = None
     for name, raw in attributes.items():
+        if qualified_wins and "/" not in name and f"{driver}/{name}" in attributes:
+            continue
         domain, ident = _split_name(name, driver)
         try:
             attrs.setdefault(domain, {})[ident] = attribute_value(raw)
@@ -147,6 +152,8 @@ def device_input(
             error = error or f"attribute {name}: {exc}"
     caps: dict[str, dict[str, Any]] = {}
     for name, value in capacity.items():
+        if qualified_wins and "/" not in name and f"{driver}/{name}" in capacity:
+            continue
         domain, ident = _split_name(name, driver)
         if not isinstance(value, Quantity) and isinstance(getattr(value, "value", None), Quantity):
             value = value.value  # a DeviceCapacity

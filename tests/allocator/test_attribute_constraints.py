@@ -6,7 +6,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from allocator.structured.constraints import DistinctAttribute, MatchAttribute, lookup_attribute
+from allocator.structured.constraints import (
+    DistinctAttribute,
+    MatchAttribute,
+    lookup_attribute,
+    without_build,
+)
 from allocator.structured.pools import DeviceRecord, SliceRecord
 from resourceapi.api.resource_v1 import Device
 
@@ -115,3 +120,30 @@ def test_attributes_are_read_as_typed_values_and_non_empty_lists_as_sets() -> No
         "empty": ("unknown", None),
         "nothing": ("unknown", None),
     }
+
+
+def test_without_build_drops_only_a_versions_build_metadata() -> None:
+    """1.38's semver equality (resourceapi/releases.py `semver_equality`): build metadata goes, nothing else;
+    other kinds, and the non-version elements of a list, stay as they are."""
+    assert without_build(("version", "1.0.0-rc.1+build.7")) == ("version", "1.0.0-rc.1")
+    assert without_build(("version", "2.0.0")) == ("version", "2.0.0")
+    assert without_build(("string", "a+b")) == ("string", "a+b")
+    assert without_build(("int", 5)) == ("int", 5)
+    mixed = frozenset({("string", "x+y"), ("version", "1.0.0+b"), ("version", "2.0.0")})
+    assert without_build(("list", mixed)) == (
+        "list",
+        frozenset({("string", "x+y"), ("version", "1.0.0"), ("version", "2.0.0")}),
+    )
+    strings = ("list", frozenset({("string", "x+y")}))
+    assert without_build(strings) == strings
+
+
+def test_versions_compare_as_strings_unless_semver_equality_is_asked_for() -> None:
+    """Before 1.38 (the default) `1.0.0+a` and `1.0.0+b` differ; with semver equality they are one value."""
+    first, second = device({"fw": {"version": "1.0.0+a"}}), device({"fw": {"version": "1.0.0+b"}}, name="d1")
+    plain = MatchAttribute(None, f"{DRIVER}/fw")
+    assert plain.add("r", "", first)
+    assert not plain.add("r", "", second)
+    semver = MatchAttribute(None, f"{DRIVER}/fw", semver_equality=True)
+    assert semver.add("r", "", first)
+    assert semver.add("r", "", second)

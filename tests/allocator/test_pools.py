@@ -123,3 +123,27 @@ def test_per_device_node_selection_is_skipped_without_partitionable_devices() ->
         partitionable=False,
     )
     assert pools.pools == []
+
+
+def test_two_spellings_of_one_capacity_keep_the_later_one_or_the_qualified_one() -> None:
+    """Before 1.38 the later spelling of `memory` / `driver-a/memory` is the device's capacity; with
+    `qualified_wins` (1.38, v0.38.0-beta.0 api/conversion.go) the qualified one is, in either order."""
+    for caps, later in (
+        ({f"{DRIVER_A}/memory": "8", "memory": "2"}, "2"),
+        ({"memory": "2", f"{DRIVER_A}/memory": "8"}, "8"),
+    ):
+        model = resource_slice(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1, caps))
+        (default,) = build_slice(model).devices
+        assert str(default.capacity[f"{DRIVER_A}/memory"].quantity) == later
+        (qualified,) = build_slice(model, qualified_wins=True).devices
+        entry = qualified.capacity[f"{DRIVER_A}/memory"]
+        assert (str(entry.quantity), entry.spelling) == ("8", f"{DRIVER_A}/memory")
+        assert list(qualified.capacity) == [f"{DRIVER_A}/memory"]
+    other = resource_slice(
+        SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1, {"memory": "2", "other.io/memory": "8"})
+    )
+    (kept,) = build_slice(other, qualified_wins=True).devices
+    assert sorted(kept.capacity) == [
+        f"{DRIVER_A}/memory",
+        "other.io/memory",
+    ]  # another domain is another name
