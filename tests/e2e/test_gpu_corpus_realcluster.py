@@ -17,10 +17,10 @@ from typing import Any
 
 import pytest
 import yaml
-from support.real_cluster import node_ready, wait_default_account
+from support.real_cluster import installed_product, node_ready, wait_default_account
 
 from localcluster.cluster import Cluster, ClusterConfig
-from localcluster.install import SCHEDULER_NAME, Installed, install_product, wait_routed
+from localcluster.install import SCHEDULER_NAME, Installed, wait_routed
 from localcluster.nodes import KWOK_ANNOTATION
 
 pytestmark = pytest.mark.realcluster
@@ -75,45 +75,42 @@ def _apply(cluster: Cluster, objects: list[dict[str, Any]]) -> None:
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Cluster, Installed]]:
     workdir = tmp_path_factory.mktemp("gpu-corpus")
     config = ClusterConfig(nodes=0, gpus_per_node=0, netns=False)
-    with Cluster.start(workdir / "cluster", config) as cluster:
-        cluster_docs = _documents(CORPUS / "cluster.yaml")
-        objects: list[dict[str, Any]] = []
-        for copy_suffix in ("", "-b"):
-            for d in cluster_docs:
-                d = copy.deepcopy(d)
-                if d["kind"] == "Node":
-                    name = d["metadata"]["name"] + copy_suffix
-                    d["metadata"]["name"] = name
-                    d["metadata"]["labels"]["kubernetes.io/hostname"] = name
-                    d["metadata"]["annotations"] = dict([KWOK_ANNOTATION])
-                    d["status"]["capacity"] = dict(d["status"]["allocatable"])
-                elif d["kind"] == "ResourceSlice":
-                    name = d["spec"]["nodeName"] + copy_suffix
-                    d["metadata"]["name"] = f"{name}-gpu.nvidia.com"
-                    d["spec"]["nodeName"] = name
-                    d["spec"]["pool"]["name"] = name
-                elif copy_suffix:
-                    continue
-                objects.append(d)
-        objects.append(
-            {
-                "apiVersion": "node.k8s.io/v1",
-                "kind": "RuntimeClass",
-                "metadata": {"name": "nvidia"},
-                "handler": "nvidia",
-            }
-        )
-        installed = install_product(cluster, workdir / "product")
-        try:
-            for obj in objects:
-                status, body = cluster.request("POST", _path(obj), obj)
-                assert status < 300, f"{obj['kind']} {obj['metadata']['name']}: {status} {body}"
-            nodes = [o["metadata"]["name"] for o in objects if o["kind"] == "Node"]
-            cluster.wait_for("nodes Ready", lambda: all(node_ready(cluster, n) for n in nodes), 90)
-            wait_routed(cluster, "default")
-            yield cluster, installed
-        finally:
-            installed.stop()
+    cluster_docs = _documents(CORPUS / "cluster.yaml")
+    objects: list[dict[str, Any]] = []
+    for copy_suffix in ("", "-b"):
+        for d in cluster_docs:
+            d = copy.deepcopy(d)
+            if d["kind"] == "Node":
+                name = d["metadata"]["name"] + copy_suffix
+                d["metadata"]["name"] = name
+                d["metadata"]["labels"]["kubernetes.io/hostname"] = name
+                d["metadata"]["annotations"] = dict([KWOK_ANNOTATION])
+                d["status"]["capacity"] = dict(d["status"]["allocatable"])
+            elif d["kind"] == "ResourceSlice":
+                name = d["spec"]["nodeName"] + copy_suffix
+                d["metadata"]["name"] = f"{name}-gpu.nvidia.com"
+                d["spec"]["nodeName"] = name
+                d["spec"]["pool"]["name"] = name
+            elif copy_suffix:
+                continue
+            objects.append(d)
+    objects.append(
+        {
+            "apiVersion": "node.k8s.io/v1",
+            "kind": "RuntimeClass",
+            "metadata": {"name": "nvidia"},
+            "handler": "nvidia",
+        }
+    )
+    with installed_product(workdir, config) as product:
+        cluster = product.cluster
+        for obj in objects:
+            status, body = cluster.request("POST", _path(obj), obj)
+            assert status < 300, f"{obj['kind']} {obj['metadata']['name']}: {status} {body}"
+        nodes = [o["metadata"]["name"] for o in objects if o["kind"] == "Node"]
+        cluster.wait_for("nodes Ready", lambda: all(node_ready(cluster, n) for n in nodes), 90)
+        wait_routed(cluster, "default")
+        yield cluster, product.installed
 
 
 def _path(obj: dict[str, Any]) -> str:

@@ -11,14 +11,13 @@ are deliberate are listed in docs/divergences.md; there are none in this set.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import pytest
 from support.placement_scenarios import LABEL, SCENARIOS, Scenario
-from support.real_cluster import node_ready, ok, simulate_json, wait_default_account
+from support.real_cluster import module_cluster, node_ready, ok, simulate_json, wait_default_account
 
 from localcluster.cluster import Cluster, ClusterConfig
 
@@ -34,10 +33,7 @@ GATES = (
 RES = "/apis/resource.k8s.io/v1"
 
 
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    with Cluster.start(tmp_path_factory.mktemp("placement"), ClusterConfig(nodes=0, gpus_per_node=0)) as c:
-        yield c
+cluster = module_cluster("placement", ClusterConfig(nodes=0, gpus_per_node=0))
 
 
 def _path(obj: dict[str, Any]) -> str:
