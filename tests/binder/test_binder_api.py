@@ -23,11 +23,28 @@ from support.binder_harness import (
 from support.gpu_cluster import RESOURCE, device_class, gpu_slice, node, pod
 
 from binder.controller import STEPS, Stopped
+from localcluster.install import opted_in_namespace
 
 
 def _one_pod_on_one_node(kube_api: Any) -> None:
     seed_cluster(kube_api, nodes=1)
     kube_api.seed(pod("web-0"))
+
+
+def _seed_web_pods(kube_api: Any, count: int) -> None:
+    """Pods web-0, web-1, ... asking for one share each."""
+    for i in range(count):
+        kube_api.seed(pod(f"web-{i}"))
+
+
+def _bound_with_one_claim(kube_api: Any, what: str) -> None:
+    """Run the binder until the pod is bound and one extended claim is left (`what`), then check the kubelet
+    view and the invariants."""
+    with running_binder(kube_api):
+        wait_for("bound", lambda: bound(kube_api))
+        wait_for(what, lambda: len(extended_claims(kube_api)) == 1)
+    assert_kubelet_view(kube_api, bound(kube_api)[0])
+    check_invariants(kube_api)
 
 
 def _assert_one_claim_and_the_kubelet_view(kube_api: Any) -> None:
@@ -38,8 +55,7 @@ def _assert_one_claim_and_the_kubelet_view(kube_api: Any) -> None:
 
 def test_pods_are_bound_with_a_share_each(kube_api: Any) -> None:
     seed_cluster(kube_api, nodes=2, gpus=1, shares=4)
-    for i in range(6):
-        kube_api.seed(pod(f"web-{i}"))
+    _seed_web_pods(kube_api, 6)
     with running_binder(kube_api):
         wait_for("6 pods bound", lambda: len(bound(kube_api)) == 6)
     for p in bound(kube_api):
@@ -111,11 +127,7 @@ def test_lost_answer_of_the_status_write_is_recognized_as_our_own(kube_api: Any)
 def test_failed_pod_status_patch_deletes_the_claim_and_retries(kube_api: Any, code: int) -> None:
     _one_pod_on_one_node(kube_api)
     kube_api.faults.fail("patch", "pods", code, subresource="status", times=1 if code == 409 else 5)
-    with running_binder(kube_api):
-        wait_for("bound", lambda: bound(kube_api))
-        wait_for("one claim left", lambda: len(extended_claims(kube_api)) == 1)
-    assert_kubelet_view(kube_api, bound(kube_api)[0])
-    check_invariants(kube_api)
+    _bound_with_one_claim(kube_api, "one claim left")
 
 
 def test_lost_answer_of_the_binding_is_recognized(kube_api: Any) -> None:
@@ -130,11 +142,7 @@ def test_lost_answer_of_the_binding_is_recognized(kube_api: Any) -> None:
 def test_lost_answer_of_the_claim_create_never_leaves_two_claims(kube_api: Any) -> None:
     _one_pod_on_one_node(kube_api)
     kube_api.faults.fail("create", "resourceclaims", 503, after=True)
-    with running_binder(kube_api):
-        wait_for("bound", lambda: bound(kube_api))
-        wait_for("one claim", lambda: len(extended_claims(kube_api)) == 1)
-    assert_kubelet_view(kube_api, bound(kube_api)[0])
-    check_invariants(kube_api)
+    _bound_with_one_claim(kube_api, "one claim")
 
 
 def test_refused_binding_is_retried_with_the_claim_the_pod_already_names(kube_api: Any) -> None:
@@ -154,8 +162,7 @@ def test_refused_binding_is_retried_with_the_claim_the_pod_already_names(kube_ap
 
 def test_unschedulable_pod_gets_event_and_condition_and_binds_when_capacity_frees(kube_api: Any) -> None:
     seed_cluster(kube_api, nodes=1, gpus=1, shares=2)
-    for i in range(3):
-        kube_api.seed(pod(f"web-{i}"))
+    _seed_web_pods(kube_api, 3)
     with running_binder(kube_api):
         wait_for("2 bound", lambda: len(bound(kube_api)) == 2)
         waiting = wait_for(
@@ -226,6 +233,15 @@ def _anti_affinity(app: str) -> dict[str, Any]:
     }
 
 
+def _seed_running_then_anti_affine(kube_api: Any) -> None:
+    """A running pod `old-0` labelled app=rdma on gpu-node-1 (no GPU), and `rdma-0`, anti-affine to it."""
+    running = pod("old-0", labels={"app": "rdma"}, scheduler="default-scheduler")
+    running["spec"]["nodeName"] = "gpu-node-1"
+    running["spec"]["containers"][0]["resources"] = {}
+    kube_api.seed(running)
+    kube_api.seed(pod("rdma-0", labels={"app": "rdma"}, affinity=_anti_affinity("rdma")))
+
+
 def test_required_anti_affinity_spreads_a_statefulset_over_nodes(kube_api: Any) -> None:
     """InterPodAffinity (pkg/scheduler/framework/plugins/interpodaffinity/filtering.go): replicas that must
     not share a hostname land on distinct nodes, although one node's GPU has shares for all of them; the
@@ -244,11 +260,7 @@ def test_required_anti_affinity_spreads_a_statefulset_over_nodes(kube_api: Any) 
 def test_anti_affinity_counts_pods_already_running(kube_api: Any) -> None:
     """Existing pods count: a running pod with the label keeps the new replica off its node."""
     seed_cluster(kube_api, nodes=2, gpus=1, shares=4)
-    running = pod("old-0", labels={"app": "rdma"}, scheduler="default-scheduler")
-    running["spec"]["nodeName"] = "gpu-node-1"
-    running["spec"]["containers"][0]["resources"] = {}
-    kube_api.seed(running)
-    kube_api.seed(pod("rdma-0", labels={"app": "rdma"}, affinity=_anti_affinity("rdma")))
+    _seed_running_then_anti_affine(kube_api)
     with running_binder(kube_api):
         [placed] = wait_for(
             "bound", lambda: [p for p in bound(kube_api) if p["metadata"]["name"] == "rdma-0"]
@@ -260,11 +272,7 @@ def test_a_label_change_on_a_running_pod_retries_an_anti_affine_pod(kube_api: An
     """An assigned pod's label update is an event for InterPodAffinity's queueing hint: the pod it kept off
     the only node is tried again, and placed."""
     seed_cluster(kube_api, nodes=1, gpus=1, shares=4)
-    running = pod("old-0", labels={"app": "rdma"}, scheduler="default-scheduler")
-    running["spec"]["nodeName"] = "gpu-node-1"
-    running["spec"]["containers"][0]["resources"] = {}
-    kube_api.seed(running)
-    kube_api.seed(pod("rdma-0", labels={"app": "rdma"}, affinity=_anti_affinity("rdma")))
+    _seed_running_then_anti_affine(kube_api)
     with running_binder(kube_api):
         wait_for("event", lambda: events(kube_api, "FailedScheduling"))
         assert not [p for p in bound(kube_api) if p["metadata"]["name"] == "rdma-0"]
@@ -346,8 +354,7 @@ class Kill:
 @pytest.mark.parametrize("step", STEPS)
 def test_restart_after_a_kill_at_each_step(kube_api: Any, step: str) -> None:
     seed_cluster(kube_api, nodes=1, gpus=1, shares=4)
-    for i in range(3):
-        kube_api.seed(pod(f"web-{i}"))
+    _seed_web_pods(kube_api, 3)
     kill = Kill(step)
     with running_binder(kube_api, hook=kill, bind_workers=1) as first:
         kill.binder = first
@@ -380,13 +387,7 @@ def test_resumes_an_allocated_claim_instead_of_allocating_again(kube_api: Any) -
 
 def test_pods_that_missed_routing_get_a_warning_event(kube_api: Any) -> None:
     seed_cluster(kube_api, nodes=1)
-    kube_api.seed(
-        {
-            "apiVersion": "v1",
-            "kind": "Namespace",
-            "metadata": {"name": "inference", "labels": {"dra-capacity.io/pod-routing": "enabled"}},
-        }
-    )
+    kube_api.seed(opted_in_namespace("inference"))
     kube_api.seed(pod("missed", "inference", scheduler=None))
     kube_api.seed(pod("not-opted-in", "default", scheduler=None))
     with running_binder(kube_api) as binder:
@@ -399,13 +400,7 @@ def test_pods_that_missed_routing_get_a_warning_event(kube_api: Any) -> None:
 def test_pods_naming_another_scheduler_get_a_warning_event(kube_api: Any) -> None:
     """Volcano or JupyterHub's user-scheduler serves the resource without the class's capacity (issue 38)."""
     seed_cluster(kube_api, nodes=1)
-    kube_api.seed(
-        {
-            "apiVersion": "v1",
-            "kind": "Namespace",
-            "metadata": {"name": "inference", "labels": {"dra-capacity.io/pod-routing": "enabled"}},
-        }
-    )
+    kube_api.seed(opted_in_namespace("inference"))
     kube_api.seed(pod("gang", "inference", scheduler="volcano"))
     kube_api.seed(pod("notebook", "default", scheduler="user-scheduler"))
     with running_binder(kube_api) as binder:
@@ -435,8 +430,7 @@ def test_an_invalid_capacity_that_escaped_admission_is_re_validated_not_shared_w
     kube_api.seed(dc)
     kube_api.seed(node("gpu-node-1"))
     kube_api.seed(gpu_slice("gpu-node-1", gpus=1, shares=4))
-    for i in range(3):
-        kube_api.seed(pod(f"web-{i}"))
+    _seed_web_pods(kube_api, 3)
     with running_binder(kube_api):
         [event, *_] = wait_for("event", lambda: events(kube_api, "FailedScheduling"))
     assert 'Invalid value: "0": must be greater than zero' in event["message"]
@@ -458,8 +452,7 @@ def test_pods_of_a_class_without_capacity_requests_get_a_whole_device_each(kube_
     kube_api.seed(device_class(carrier="none"))
     kube_api.seed(node("gpu-node-1"))
     kube_api.seed(_whole_device_slice("gpu-node-1", gpus=2))
-    for i in range(3):
-        kube_api.seed(pod(f"web-{i}"))
+    _seed_web_pods(kube_api, 3)
     with running_binder(kube_api, route_whole_devices=True):
         wait_for("2 pods bound", lambda: len(bound(kube_api)) == 2)
         wait_for("the third reported", lambda: events(kube_api, "FailedScheduling"))
@@ -472,13 +465,7 @@ def test_pods_of_a_class_without_capacity_requests_get_a_whole_device_each(kube_
 @pytest.mark.parametrize("whole", [False, True])
 def test_the_audit_reports_whole_device_pods_only_with_the_flag(kube_api: Any, whole: bool) -> None:
     kube_api.seed(device_class(carrier="none"))
-    kube_api.seed(
-        {
-            "apiVersion": "v1",
-            "kind": "Namespace",
-            "metadata": {"name": "inference", "labels": {"dra-capacity.io/pod-routing": "enabled"}},
-        }
-    )
+    kube_api.seed(opted_in_namespace("inference"))
     kube_api.seed(pod("missed", "inference", scheduler=None))
     kube_api.seed(pod("ours", "inference"))  # a pod the binder places, so the audit has surely run once
     kube_api.seed(node("gpu-node-1"))

@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +18,7 @@ import pytest
 from support.binder_harness import check_invariants
 from support.gpu_cluster import pod
 from support.real_binders import BINDER_NAMESPACE, Chaos, RealApi, install_binder_rbac, state, wait
+from support.real_cluster import module_cluster
 
 from binder.controller import Binder, BinderOptions
 from kubeio.election import LeaderElector
@@ -33,12 +33,7 @@ SEED = int(os.environ.get("DRA_CAPACITY_REAL_CHAOS_SEED", "25"))
 TIMING: dict[str, Any] = {"lease_duration": 4.0, "renew_deadline": 3.0, "retry_period": 0.5}
 
 
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    with Cluster.start(
-        tmp_path_factory.mktemp("binder-real"), ClusterConfig(nodes=2, gpus_per_node=2, shares=4)
-    ) as c:
-        yield c
+cluster = module_cluster("binder-real", ClusterConfig(nodes=2, gpus_per_node=2, shares=4))
 
 
 @pytest.fixture(scope="module")

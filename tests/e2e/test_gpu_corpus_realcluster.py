@@ -17,9 +17,10 @@ from typing import Any
 
 import pytest
 import yaml
+from support.real_cluster import installed_product, node_ready, wait_default_account
 
 from localcluster.cluster import Cluster, ClusterConfig
-from localcluster.install import SCHEDULER_NAME, Installed, install_product, wait_routed
+from localcluster.install import SCHEDULER_NAME, Installed, wait_routed
 from localcluster.nodes import KWOK_ANNOTATION
 
 pytestmark = pytest.mark.realcluster
@@ -74,45 +75,42 @@ def _apply(cluster: Cluster, objects: list[dict[str, Any]]) -> None:
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Cluster, Installed]]:
     workdir = tmp_path_factory.mktemp("gpu-corpus")
     config = ClusterConfig(nodes=0, gpus_per_node=0, netns=False)
-    with Cluster.start(workdir / "cluster", config) as cluster:
-        cluster_docs = _documents(CORPUS / "cluster.yaml")
-        objects: list[dict[str, Any]] = []
-        for copy_suffix in ("", "-b"):
-            for d in cluster_docs:
-                d = copy.deepcopy(d)
-                if d["kind"] == "Node":
-                    name = d["metadata"]["name"] + copy_suffix
-                    d["metadata"]["name"] = name
-                    d["metadata"]["labels"]["kubernetes.io/hostname"] = name
-                    d["metadata"]["annotations"] = dict([KWOK_ANNOTATION])
-                    d["status"]["capacity"] = dict(d["status"]["allocatable"])
-                elif d["kind"] == "ResourceSlice":
-                    name = d["spec"]["nodeName"] + copy_suffix
-                    d["metadata"]["name"] = f"{name}-gpu.nvidia.com"
-                    d["spec"]["nodeName"] = name
-                    d["spec"]["pool"]["name"] = name
-                elif copy_suffix:
-                    continue
-                objects.append(d)
-        objects.append(
-            {
-                "apiVersion": "node.k8s.io/v1",
-                "kind": "RuntimeClass",
-                "metadata": {"name": "nvidia"},
-                "handler": "nvidia",
-            }
-        )
-        installed = install_product(cluster, workdir / "product")
-        try:
-            for obj in objects:
-                status, body = cluster.request("POST", _path(obj), obj)
-                assert status < 300, f"{obj['kind']} {obj['metadata']['name']}: {status} {body}"
-            nodes = [o["metadata"]["name"] for o in objects if o["kind"] == "Node"]
-            cluster.wait_for("nodes Ready", lambda: all(_ready(cluster, n) for n in nodes), 90)
-            wait_routed(cluster, "default")
-            yield cluster, installed
-        finally:
-            installed.stop()
+    cluster_docs = _documents(CORPUS / "cluster.yaml")
+    objects: list[dict[str, Any]] = []
+    for copy_suffix in ("", "-b"):
+        for d in cluster_docs:
+            d = copy.deepcopy(d)
+            if d["kind"] == "Node":
+                name = d["metadata"]["name"] + copy_suffix
+                d["metadata"]["name"] = name
+                d["metadata"]["labels"]["kubernetes.io/hostname"] = name
+                d["metadata"]["annotations"] = dict([KWOK_ANNOTATION])
+                d["status"]["capacity"] = dict(d["status"]["allocatable"])
+            elif d["kind"] == "ResourceSlice":
+                name = d["spec"]["nodeName"] + copy_suffix
+                d["metadata"]["name"] = f"{name}-gpu.nvidia.com"
+                d["spec"]["nodeName"] = name
+                d["spec"]["pool"]["name"] = name
+            elif copy_suffix:
+                continue
+            objects.append(d)
+    objects.append(
+        {
+            "apiVersion": "node.k8s.io/v1",
+            "kind": "RuntimeClass",
+            "metadata": {"name": "nvidia"},
+            "handler": "nvidia",
+        }
+    )
+    with installed_product(workdir, config) as product:
+        cluster = product.cluster
+        for obj in objects:
+            status, body = cluster.request("POST", _path(obj), obj)
+            assert status < 300, f"{obj['kind']} {obj['metadata']['name']}: {status} {body}"
+        nodes = [o["metadata"]["name"] for o in objects if o["kind"] == "Node"]
+        cluster.wait_for("nodes Ready", lambda: all(node_ready(cluster, n) for n in nodes), 90)
+        wait_routed(cluster, "default")
+        yield cluster, product.installed
 
 
 def _path(obj: dict[str, Any]) -> str:
@@ -123,14 +121,6 @@ def _path(obj: dict[str, Any]) -> str:
         "StorageClass": "/apis/storage.k8s.io/v1/storageclasses",
         "RuntimeClass": "/apis/node.k8s.io/v1/runtimeclasses",
     }[obj["kind"]]
-
-
-def _ready(cluster: Cluster, name: str) -> bool:
-    status, node = cluster.request("GET", f"/api/v1/nodes/{name}")
-    conditions = node.get("status", {}).get("conditions", []) if status == 200 else []
-    taints = node.get("spec", {}).get("taints", []) if status == 200 else []
-    ready = any(c["type"] == "Ready" and c["status"] == "True" for c in conditions)
-    return ready and not any(t["key"].startswith("node.kubernetes.io/") for t in taints)
 
 
 def test_every_corpus_pod_without_a_volume_is_bound_on_the_real_control_plane(
@@ -150,13 +140,7 @@ def test_every_corpus_pod_without_a_volume_is_bound_on_the_real_control_plane(
             for a in accounts
         ]
         _apply(cluster, prelude)
-        cluster.wait_for(
-            f"{ns} default ServiceAccount",
-            lambda ns=ns: (
-                cluster.request("GET", f"/api/v1/namespaces/{ns}/serviceaccounts/default")[0] == 200
-            ),
-            60,
-        )
+        wait_default_account(cluster, ns)
         counts = [(n, _asks(s)) for d in docs for s, n in _pod_specs(d)]
         expected[ns] = (sum(n for n, _ in counts), sum(n for n, gpu in counts if gpu))
     for _, docs in entries:

@@ -21,16 +21,15 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from support.real_cluster import Product, installed_product, wait_default_account
 
 from localcluster.cluster import Cluster, ClusterConfig
 from localcluster.install import (
     SCHEDULER_NAME,
     Installed,
-    install_product,
     shared_gpu_class,
     wait_routed,
 )
@@ -48,33 +47,20 @@ RES = "/apis/resource.k8s.io/v1"
 GAUGE = "dra_capacity_binder_foreign_allocations"
 
 
-@dataclass
-class Mixed:
-    cluster: Cluster
-    installed: Installed
-
-
 @pytest.fixture(scope="module")
-def mixed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Mixed]:
+def mixed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Product]:
     workdir = tmp_path_factory.mktemp("one-allocator")
-    with Cluster.start(workdir / "cluster", ClusterConfig(nodes=2, gpus_per_node=2, netns=False)) as cluster:
-        installed = install_product(cluster, workdir / "product")
-        try:
-            cluster.create(shared_gpu_class(CLASS))
-            for ns, labels in ((ROUTED, {}), (OPTED_OUT, {"dra-capacity.io/pod-routing": "disabled"})):
-                cluster.create(
-                    {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns, "labels": labels}}
-                )
-            wait_routed(cluster, ROUTED)
-            for ns in (ROUTED, OPTED_OUT):
-                cluster.wait_for(
-                    f"{ns} ServiceAccount",
-                    lambda ns=ns: _get(cluster, f"/api/v1/namespaces/{ns}/serviceaccounts/default"),
-                    60,
-                )
-            yield Mixed(cluster, installed)
-        finally:
-            installed.stop()
+    with installed_product(workdir, ClusterConfig(nodes=2, gpus_per_node=2, netns=False)) as product:
+        cluster = product.cluster
+        cluster.create(shared_gpu_class(CLASS))
+        for ns, labels in ((ROUTED, {}), (OPTED_OUT, {"dra-capacity.io/pod-routing": "disabled"})):
+            cluster.create(
+                {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns, "labels": labels}}
+            )
+        wait_routed(cluster, ROUTED)
+        for ns in (ROUTED, OPTED_OUT):
+            wait_default_account(cluster, ns)
+        yield product
 
 
 def _get(cluster: Cluster, path: str) -> Any:
@@ -164,7 +150,7 @@ def _unschedulable(cluster: Cluster, ns: str, name: str) -> str:
     return ""
 
 
-def test_kube_scheduler_allocates_none_of_the_binder_s_devices(mixed: Mixed) -> None:
+def test_kube_scheduler_allocates_none_of_the_binder_s_devices(mixed: Product) -> None:
     cluster = mixed.cluster
     rules = (_get(cluster, f"{RES}/devicetaintrules") or {}).get("items", [])
     assert [r["spec"]["taint"]["key"] for r in rules] == [SERVED_TAINT_KEY]
@@ -217,7 +203,7 @@ def test_kube_scheduler_allocates_none_of_the_binder_s_devices(mixed: Mixed) -> 
     assert _gauge(mixed.installed) == {}
 
 
-def test_the_audit_s_gauge_names_an_allocation_another_scheduler_wrote(mixed: Mixed) -> None:
+def test_the_audit_s_gauge_names_an_allocation_another_scheduler_wrote(mixed: Product) -> None:
     cluster = mixed.cluster
     claim = cluster.create(make_claim("forced").namespace(OPTED_OUT).request("gpu", CLASS).obj())
     pod = cluster.create(_claim_pod("forced", OPTED_OUT, "forced"))
@@ -270,7 +256,7 @@ def test_the_audit_s_gauge_names_an_allocation_another_scheduler_wrote(mixed: Mi
     cluster.wait_for("the gauge emptied", lambda: _gauge(mixed.installed) == {}, 30)
 
 
-def test_negative_control_without_the_rule_kube_scheduler_allocates_a_served_device(mixed: Mixed) -> None:
+def test_negative_control_without_the_rule_kube_scheduler_allocates_a_served_device(mixed: Product) -> None:
     """The check of the first test can fail: with the DeviceTaintRule deleted, kube-scheduler allocates a
     served device both for an extended-resource pod that is not routed and for a pod's own claim."""
     cluster = mixed.cluster

@@ -10,22 +10,19 @@ are deliberate are listed in docs/divergences.md; there are none in this set.
 
 from __future__ import annotations
 
-import json
-import subprocess
 import time
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import pytest
 from support.placement_scenarios import LABEL, SCENARIOS, Scenario
+from support.real_cluster import module_cluster, node_ready, ok, simulate_json, wait_default_account
 
 from localcluster.cluster import Cluster, ClusterConfig
 
 pytestmark = pytest.mark.realcluster
 
-CLI = str(Path(__file__).resolve().parents[2] / ".venv" / "bin" / "dra-capacity")
 EXTENDED_CLAIM = "resource.kubernetes.io/extended-resource-claim"
 # The cluster's DRA gates (tests/realcluster FEATURE_GATES), plus DRADeviceTaints, which 1.37 serves
 # unconditionally (GA: no longer listed by --help); test_device_taints_are_served pins that.
@@ -36,27 +33,7 @@ GATES = (
 RES = "/apis/resource.k8s.io/v1"
 
 
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    with Cluster.start(tmp_path_factory.mktemp("placement"), ClusterConfig(nodes=0, gpus_per_node=0)) as c:
-        yield c
-
-
-def _ok(status: int, body: Any, what: str) -> Any:
-    assert status < 300, f"{what}: {status} {body}"
-    return body
-
-
-def _node_ready(cluster: Cluster, name: str) -> bool:
-    status, node = cluster.request("GET", f"/api/v1/nodes/{name}")
-    if status != 200:
-        return False
-    ready = any(
-        c["type"] == "Ready" and c["status"] == "True" for c in node.get("status", {}).get("conditions", [])
-    )
-    return ready and not any(
-        t["key"].startswith("node.kubernetes.io/") for t in node["spec"].get("taints", [])
-    )
+cluster = module_cluster("placement", ClusterConfig(nodes=0, gpus_per_node=0))
 
 
 def _path(obj: dict[str, Any]) -> str:
@@ -93,24 +70,20 @@ def apply(cluster: Cluster, sc: Scenario) -> list[bool]:
     """Create the scenario and let kube-scheduler place its pods one by one; each pod's outcome."""
     cluster.request("POST", "/api/v1/namespaces", {"metadata": {"name": sc.tag}})
     for node in sc.nodes:
-        _ok(*cluster.request("POST", "/api/v1/nodes", node), f"{sc.tag} node")
+        ok(*cluster.request("POST", "/api/v1/nodes", node), f"{sc.tag} node")
     for obj in sc.objects:
-        _ok(*cluster.request("POST", _path(obj), obj), f"{sc.tag} {obj['kind']} {obj['metadata']['name']}")
+        ok(*cluster.request("POST", _path(obj), obj), f"{sc.tag} {obj['kind']} {obj['metadata']['name']}")
     cluster.wait_for(
         f"{sc.tag} nodes Ready",
-        lambda: all(_node_ready(cluster, n["metadata"]["name"]) for n in sc.nodes),
+        lambda: all(node_ready(cluster, n["metadata"]["name"]) for n in sc.nodes),
         60,
     )
-    cluster.wait_for(
-        f"{sc.tag} default ServiceAccount",
-        lambda: cluster.request("GET", f"/api/v1/namespaces/{sc.tag}/serviceaccounts/default")[0] == 200,
-        60,
-    )
+    wait_default_account(cluster, sc.tag)
     outcomes: list[bool] = []
     messages: list[str] = []
     for pod in sc.pods:
         name = pod["metadata"]["name"]
-        _ok(*cluster.request("POST", _path(pod), pod), f"{sc.tag} pod {name}")
+        ok(*cluster.request("POST", _path(pod), pod), f"{sc.tag} pod {name}")
         deadline = time.monotonic() + 60
         while True:
             decided = _decided(cluster, sc.tag, name)
@@ -147,7 +120,7 @@ def dump(cluster: Cluster, sc: Scenario) -> list[dict[str, Any]]:
     driver = f"{sc.tag}.example.com"
 
     def items(path: str, kind: str) -> list[dict[str, Any]]:
-        body = _ok(*cluster.request("GET", path), path)
+        body = ok(*cluster.request("GET", path), path)
         return [{"apiVersion": body.get("apiVersion", "v1"), "kind": kind, **i} for i in body["items"]]
 
     objs: list[dict[str, Any]] = []
@@ -178,26 +151,13 @@ def dump(cluster: Cluster, sc: Scenario) -> list[dict[str, Any]]:
     return objs
 
 
-def simulate(objs: list[dict[str, Any]], path: Path) -> dict[str, Any]:
-    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": objs}))
-    done = subprocess.run(
-        [CLI, "simulate", "--feature-gates", GATES, "-o", "json", "-f", str(path)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr
-    out: dict[str, Any] = json.loads(done.stdout)
-    return out
-
-
 def _results(claim: dict[str, Any] | None) -> list[tuple[str, str, str]]:
     alloc = ((claim or {}).get("status") or {}).get("allocation") or {}
     return [(r["driver"], r["pool"], r["device"]) for r in alloc.get("devices", {}).get("results", [])]
 
 
 def kube_scheduler_devices(cluster: Cluster, ns: str, name: str) -> tuple[str, list[tuple[str, str, str]]]:
-    pod = _ok(*cluster.request("GET", f"/api/v1/namespaces/{ns}/pods/{name}"), name)
+    pod = ok(*cluster.request("GET", f"/api/v1/namespaces/{ns}/pods/{name}"), name)
     names = [s.get("resourceClaimName") for s in pod.get("status", {}).get("resourceClaimStatuses", [])]
     names += [r.get("resourceClaimName") for r in pod["spec"].get("resourceClaims", [])]
     ext = pod.get("status", {}).get("extendedResourceClaimStatus") or {}
@@ -205,7 +165,7 @@ def kube_scheduler_devices(cluster: Cluster, ns: str, name: str) -> tuple[str, l
     devices: list[tuple[str, str, str]] = []
     for claim in sorted({n for n in names if n}):
         devices += _results(
-            _ok(*cluster.request("GET", f"{RES}/namespaces/{ns}/resourceclaims/{claim}"), claim)
+            ok(*cluster.request("GET", f"{RES}/namespaces/{ns}/resourceclaims/{claim}"), claim)
         )
     return pod["spec"].get("nodeName", ""), sorted(devices)
 
@@ -225,7 +185,7 @@ def run_scenario(cluster: Cluster, sc: Scenario, workdir: Path) -> list[str]:
         problems.append(
             f"{sc.tag} kube-scheduler outcomes {outcomes}, scenario expects {sc.expect}: {sc.observed}"
         )
-    out = simulate(dump(cluster, sc), workdir / f"{sc.tag}.json")
+    out = simulate_json(dump(cluster, sc), workdir / f"{sc.tag}.json", GATES)
     entries = {e["name"]: e for e in out["pods"]}
     for pod, ks_bound in zip(sc.pods, outcomes, strict=True):
         name = pod["metadata"]["name"]
@@ -269,7 +229,7 @@ def test_device_taints_are_served(cluster: Cluster) -> None:
             "devices": [{"name": "d", "taints": [{"key": "k", "value": "v", "effect": "NoSchedule"}]}],
         },
     }
-    stored = _ok(*cluster.request("POST", f"{RES}/resourceslices", slc), "slice")
+    stored = ok(*cluster.request("POST", f"{RES}/resourceslices", slc), "slice")
     cluster.request("DELETE", f"{RES}/resourceslices/taint-probe")
     assert stored["spec"]["devices"][0]["taints"][0]["key"] == "k"
 

@@ -6,7 +6,6 @@ period is 0, and the time from the pod's creation to its Binding is printed (a f
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +13,7 @@ import pytest
 from support.binder_harness import check_invariants
 from support.gpu_cluster import pod
 from support.real_binders import Chaos, RealApi, install_binder_rbac, wait
+from support.real_cluster import module_cluster, priority_class
 
 from allocator.simulate import load_inputs, run_pods
 from binder.controller import Binder, BinderOptions
@@ -36,21 +36,7 @@ _LISTS = {
 }
 
 
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    with Cluster.start(
-        tmp_path_factory.mktemp("preempt-real"), ClusterConfig(nodes=2, gpus_per_node=1, shares=2)
-    ) as c:
-        yield c
-
-
-def _priority_class(name: str, value: int) -> dict[str, Any]:
-    return {
-        "apiVersion": "scheduling.k8s.io/v1",
-        "kind": "PriorityClass",
-        "metadata": {"name": name},
-        "value": value,
-    }
+cluster = module_cluster("preempt-real", ClusterConfig(nodes=2, gpus_per_node=1, shares=2))
 
 
 def _pod(name: str, priority_class: str) -> dict[str, Any]:
@@ -89,7 +75,7 @@ def test_a_high_priority_pod_is_bound_live_after_exactly_the_victims_simulate_pi
     Chaos(cluster, kubeconfig, NS, tmp_path / "setup", 0).setup()  # the namespace and the DeviceClass
     for name, value in {**LOW, "inference": HIGH}.items():
         status, body = cluster.request(
-            "POST", "/apis/scheduling.k8s.io/v1/priorityclasses", _priority_class(f"prio-{name}", value)
+            "POST", "/apis/scheduling.k8s.io/v1/priorityclasses", priority_class(f"prio-{name}", value)
         )
         assert status in (201, 409), body
     kube = Kube(load_configuration(str(kubeconfig)))

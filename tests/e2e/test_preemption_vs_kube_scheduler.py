@@ -18,8 +18,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -30,15 +28,15 @@ from typing import Any
 
 import pytest
 from support.preemption_scenarios import GPU_SHARED, SCENARIOS, Scenario
+from support.real_cluster import kwok_node, node_ready, ok, simulate_json, wait_default_account
+from support.real_cluster import priority_class as priority_class_obj
 
 from allocator.scheduling.preemption import NOT_HELPFUL
 from localcluster.cluster import CONTROLLERS, Cluster, ClusterConfig
-from localcluster.nodes import KWOK_ANNOTATION
 from localcluster.objects import GPU_DRIVER, gpu_slice, make_class, make_node, make_pod
 
 pytestmark = pytest.mark.realcluster
 
-CLI = str(Path(sys.executable).parent / "dra-capacity")
 GATES = "DRAExtendedResource=true,DRAConsumableCapacity=true"
 CLASS = "preempt-gpu-shared"
 PREEMPTOR = "preemptor"
@@ -99,29 +97,9 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
         classes = {(p, False) for sc in SCENARIOS for p in sc.priorities}
         classes |= {(sc.priority, True) for sc in SCENARIOS if sc.never}
         for value, never in sorted(classes):
-            pc: Obj = {
-                "apiVersion": "scheduling.k8s.io/v1",
-                "kind": "PriorityClass",
-                "metadata": {"name": priority_class(value, never)},
-                "value": value,
-            }
-            if never:
-                pc["preemptionPolicy"] = "Never"
-            _ok(*c.request("POST", "/apis/scheduling.k8s.io/v1/priorityclasses", pc), pc["metadata"]["name"])
+            pc = priority_class_obj(priority_class(value, never), value, never)
+            ok(*c.request("POST", "/apis/scheduling.k8s.io/v1/priorityclasses", pc), pc["metadata"]["name"])
         yield c
-
-
-def _ok(status: int, body: Any, what: str = "") -> Any:
-    assert status < 300, f"{what}: {status} {body}"
-    return body
-
-
-def _ready(cluster: Cluster, name: str) -> bool:
-    status, node = cluster.request("GET", f"/api/v1/nodes/{name}")
-    conditions = node.get("status", {}).get("conditions", []) if status == 200 else []
-    taints = node.get("spec", {}).get("taints", []) if status == 200 else []
-    ready = any(c["type"] == "Ready" and c["status"] == "True" for c in conditions)
-    return ready and not any(t["key"].startswith("node.kubernetes.io/") for t in taints)
 
 
 def _pod(
@@ -169,17 +147,12 @@ def on_device_plugin(cluster: Cluster, sc: Scenario) -> tuple[Outcome, Exported]
     """kube-scheduler's side: build the scenario on counted `nvidia.com/gpu.shared`, create the preemptor,
     and read what kube-scheduler did."""
     ns = f"pre-{sc.tag}"
-    _ok(*cluster.request("POST", "/api/v1/namespaces", {"metadata": {"name": ns}}), ns)
+    ok(*cluster.request("POST", "/api/v1/namespaces", {"metadata": {"name": ns}}), ns)
     for node in sc.nodes:
         res = {**RESOURCES, GPU_SHARED: str(node.count)}
-        built = make_node(node.name).labels({"type": "kwok"}).annotations(dict([KWOK_ANNOTATION]))
-        _ok(*cluster.request("POST", "/api/v1/nodes", built.allocatable(**res).capacity(**res).obj()))
-    cluster.wait_for(f"{ns} nodes Ready", lambda: all(_ready(cluster, n.name) for n in sc.nodes), 60)
-    cluster.wait_for(
-        f"{ns} default ServiceAccount",
-        lambda: cluster.request("GET", f"/api/v1/namespaces/{ns}/serviceaccounts/default")[0] == 200,
-        60,
-    )
+        ok(*cluster.request("POST", "/api/v1/nodes", kwok_node(node.name, **res)))
+    cluster.wait_for(f"{ns} nodes Ready", lambda: all(node_ready(cluster, n.name) for n in sc.nodes), 60)
+    wait_default_account(cluster, ns)
     for b in sc.budgets:
         pdb = {
             "apiVersion": "policy/v1",
@@ -187,12 +160,12 @@ def on_device_plugin(cluster: Cluster, sc: Scenario) -> tuple[Outcome, Exported]
             "metadata": {"name": b.name, "namespace": ns},
             "spec": {"minAvailable": b.min_available, "selector": {"matchLabels": {"app": b.app}}},
         }
-        _ok(*cluster.request("POST", f"/apis/policy/v1/namespaces/{ns}/poddisruptionbudgets", pdb), b.name)
+        ok(*cluster.request("POST", f"/apis/policy/v1/namespaces/{ns}/poddisruptionbudgets", pdb), b.name)
     running: list[Obj] = []
     for r in sc.running:
         pod = _pod(ns, r.name, priority_class(r.priority), r.shares, dict(r.labels), r.init)
         pod["spec"]["nodeName"] = r.node  # bound at creation: where the scenario puts it
-        _ok(*cluster.request("POST", f"/api/v1/namespaces/{ns}/pods", pod), r.name)
+        ok(*cluster.request("POST", f"/api/v1/namespaces/{ns}/pods", pod), r.name)
         if sc.start_gap:  # the next pod starts at a later second (start times have one-second resolution)
             started = cluster.wait_for(
                 f"{ns}/{r.name} running", lambda r=r: _running_pod(cluster, ns, r.name)
@@ -217,7 +190,7 @@ def on_device_plugin(cluster: Cluster, sc: Scenario) -> tuple[Outcome, Exported]
             )
         )
     preemptor = _pod(ns, PREEMPTOR, priority_class(sc.priority, sc.never), sc.shares, {}, sc.init)
-    admitted = _ok(*cluster.request("POST", f"/api/v1/namespaces/{ns}/pods", preemptor), PREEMPTOR)
+    admitted = ok(*cluster.request("POST", f"/api/v1/namespaces/{ns}/pods", preemptor), PREEMPTOR)
     outcome = _kube_scheduler_outcome(cluster, ns, [r.name for r in sc.running])
     return outcome, Exported(running, pdbs, admitted)
 
@@ -230,7 +203,7 @@ def _kube_scheduler_outcome(cluster: Cluster, ns: str, running: list[str]) -> Ou
     pending_since: float | None = None
     while True:
         assert time.monotonic() < deadline, f"{ns}/{PREEMPTOR}: nothing decided in 60 s\n{cluster.logs()}"
-        pod = _ok(*cluster.request("GET", f"/api/v1/namespaces/{ns}/pods/{PREEMPTOR}"), PREEMPTOR)
+        pod = ok(*cluster.request("GET", f"/api/v1/namespaces/{ns}/pods/{PREEMPTOR}"), PREEMPTOR)
         message = next(
             (
                 str(c.get("message", ""))
@@ -249,7 +222,7 @@ def _kube_scheduler_outcome(cluster: Cluster, ns: str, running: list[str]) -> Ou
         else:
             pending_since = None
         time.sleep(0.1)
-    body = _ok(*cluster.request("GET", f"/api/v1/namespaces/{ns}/pods"), "pods")
+    body = ok(*cluster.request("GET", f"/api/v1/namespaces/{ns}/pods"), "pods")
     alive = {p["metadata"]["name"] for p in body["items"] if not p["metadata"].get("deletionTimestamp")}
     gone = frozenset(n for n in running if n not in alive)
     uid = pod["metadata"]["uid"]
@@ -261,25 +234,12 @@ def _kube_scheduler_outcome(cluster: Cluster, ns: str, running: list[str]) -> Ou
 
 def _preempted(cluster: Cluster, ns: str, uid: str) -> set[str]:
     """The pods with an Event `Preempted by pod <uid> on node <node>` (preemption/executor.go)."""
-    body = _ok(*cluster.request("GET", f"/api/v1/namespaces/{ns}/events"), "events")
+    body = ok(*cluster.request("GET", f"/api/v1/namespaces/{ns}/events"), "events")
     return {
         e["involvedObject"]["name"]
         for e in body["items"]
         if e.get("reason") == "Preempted" and f"Preempted by pod {uid} " in e.get("message", "")
     }
-
-
-def _simulate(objs: list[Obj], path: Path) -> dict[str, Any]:
-    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": objs}))
-    done = subprocess.run(
-        [CLI, "simulate", "--feature-gates", GATES, "-o", "json", "-f", str(path)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, f"{path}: {done.stderr}"
-    out: dict[str, Any] = json.loads(done.stdout)
-    return out
 
 
 def _clean(obj: Obj) -> Obj:
@@ -308,7 +268,7 @@ def place_running(exports: list[tuple[Scenario, Exported]], path: Path) -> None:
             copy["spec"]["nodeSelector"] = {"kubernetes.io/hostname": copy["spec"].pop("nodeName")}
             copy["status"] = {"phase": "Pending"}
             pending.append(copy)
-    out = _simulate(_shares_cluster([sc for sc, _ in exports]) + pending, path)
+    out = simulate_json(_shares_cluster([sc for sc, _ in exports]) + pending, path, GATES)
     placed = {(e["namespace"], e["name"]): e for e in out["pods"]}
     for _, exported in exports:
         exported.placed = {}
@@ -335,7 +295,7 @@ def victims_on_shares(sc: Scenario, exported: Exported, workdir: Path) -> Outcom
     preemptor = _clean(exported.preemptor)
     preemptor["status"] = {"phase": "Pending"}
     pdbs = [{"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", **_clean(p)} for p in exported.pdbs]
-    out = _simulate(_shares_cluster([sc]) + held + pdbs + [preemptor], workdir / f"{sc.tag}.json")
+    out = simulate_json(_shares_cluster([sc]) + held + pdbs + [preemptor], workdir / f"{sc.tag}.json", GATES)
     (entry,) = [e for e in out["pods"] if e["name"] == PREEMPTOR]
     victims = frozenset(v["name"] for v in entry.get("victims", []))
     return Outcome(entry["node"] if entry["result"] == "bound" else None, victims, entry.get("reason", ""))

@@ -13,22 +13,19 @@ external-provisioner sidecar and a driver) needs container images, and this mach
 from __future__ import annotations
 
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import pytest
+from support.real_cluster import CLI, kwok_node, node_ready, ok, wait_default_account
 from support.waiting import stop_process
 
 from localcluster.cluster import CONTROLLERS, Cluster, ClusterConfig
-from localcluster.nodes import KWOK_ANNOTATION
 from localcluster.objects import (
     ephemeral_volume,
-    make_node,
     make_pod,
     make_pv,
     make_pvc,
@@ -38,7 +35,6 @@ from localcluster.objects import (
 
 pytestmark = pytest.mark.realcluster
 
-CLI = str(Path(sys.executable).parent / "dra-capacity")
 BINDER = "dra-capacity"
 ZONE = "topology.kubernetes.io/zone"
 NODES = {"vol-a": "a", "vol-b": "b", "vol-c": "c"}
@@ -54,17 +50,16 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     config = ClusterConfig(nodes=0, gpus_per_node=0, netns=False, controllers=controllers)
     with Cluster.start(tmp_path_factory.mktemp("volumes"), config) as c:
         for name, zone in NODES.items():
-            node = make_node(name).labels({ZONE: zone, "type": "kwok"}).annotations(dict([KWOK_ANNOTATION]))
-            node = node.allocatable(cpu="8", memory="16Gi", pods="110")
-            _ok(*c.request("POST", "/api/v1/nodes", node.capacity(cpu="8", memory="16Gi", pods="110").obj()))
+            node = kwok_node(name, {ZONE: zone}, cpu="8", memory="16Gi", pods="110")
+            ok(*c.request("POST", "/api/v1/nodes", node))
         topology = [{"matchLabelExpressions": [{"key": ZONE, "values": ["b"]}]}]
         for sc in (
             make_storage_class(LOCAL),
             make_storage_class(IMMEDIATE, mode="Immediate"),
             make_storage_class(DYNAMIC, provisioner=PROVISIONER, allowed_topologies=topology),
         ):
-            _ok(*c.request("POST", "/apis/storage.k8s.io/v1/storageclasses", sc))
-        c.wait_for("nodes ready", lambda: all(_ready(c, n) for n in NODES), 60)
+            ok(*c.request("POST", "/apis/storage.k8s.io/v1/storageclasses", sc))
+        c.wait_for("nodes ready", lambda: all(node_ready(c, n) for n in NODES), 60)
         yield c
 
 
@@ -115,19 +110,6 @@ def provisioner_double(cluster: Cluster, stop: threading.Event) -> None:
             )
             pv["metadata"]["annotations"] = {"pv.kubernetes.io/provisioned-by": PROVISIONER}
             cluster.request("POST", "/api/v1/persistentvolumes", pv)  # 409 once made: fine
-
-
-def _ok(status: int, body: Any, what: str = "") -> Any:
-    assert status < 300, f"{what}: {status} {body}"
-    return body
-
-
-def _ready(cluster: Cluster, name: str) -> bool:
-    status, node = cluster.request("GET", f"/api/v1/nodes/{name}")
-    conditions = node.get("status", {}).get("conditions", []) if status == 200 else []
-    taints = node.get("spec", {}).get("taints", []) if status == 200 else []
-    ready = any(c["type"] == "Ready" and c["status"] == "True" for c in conditions)
-    return ready and not any(t["key"].startswith("node.kubernetes.io/") for t in taints)
 
 
 @dataclass
@@ -208,7 +190,7 @@ def _create(cluster: Cluster, obj: dict[str, Any]) -> None:
         "PersistentVolumeClaim": PVC_PATH.format(ns=ns),
         "Pod": f"/api/v1/namespaces/{ns}/pods",
     }[kind]
-    _ok(*cluster.request("POST", path, obj), f"{kind} {obj['metadata']['name']}")
+    ok(*cluster.request("POST", path, obj), f"{kind} {obj['metadata']['name']}")
 
 
 def _outcome(cluster: Cluster, ns: str, name: str) -> tuple[str | None, str]:
@@ -228,12 +210,8 @@ def _outcome(cluster: Cluster, ns: str, name: str) -> tuple[str | None, str]:
 
 def run_copy(cluster: Cluster, sc: Scenario, scheduler: str) -> list[tuple[str | None, str]]:
     ns = f"{sc.tag}-{'ks' if scheduler == 'default-scheduler' else 'bd'}"
-    _ok(*cluster.request("POST", "/api/v1/namespaces", {"metadata": {"name": ns}}))
-    cluster.wait_for(
-        f"{ns} default ServiceAccount",
-        lambda: cluster.request("GET", f"/api/v1/namespaces/{ns}/serviceaccounts/default")[0] == 200,
-        60,
-    )
+    ok(*cluster.request("POST", "/api/v1/namespaces", {"metadata": {"name": ns}}))
+    wait_default_account(cluster, ns)
     storage, pods = sc.build(ns, scheduler)
     for obj in storage:
         _create(cluster, obj)

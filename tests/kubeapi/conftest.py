@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from kubernetes import client
 
 from kubeapi.double import KubeAPIServer
 
@@ -52,3 +53,9 @@ def kube_api(kube_server: str, tmp_path: Path, request: pytest.FixtureRequest) -
 
 
 # `kube_client` is tests/conftest.py's (kubeapi.fixtures): it asks for `kube_api`, so here it gets this one.
+
+
+@pytest.fixture
+def core(kube_client: client.ApiClient) -> client.CoreV1Api:
+    """The core/v1 API of `kube_client` (the double or the real server, as `kube_api`)."""
+    return client.CoreV1Api(kube_client)

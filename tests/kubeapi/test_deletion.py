@@ -17,11 +17,10 @@ from kubeapi.objects import claim, configmap, pod
 
 
 def test_finalizers_keep_the_object_with_deletion_timestamp(
-    kube_api: KubeAPIServer, kube_client: client.ApiClient
+    kube_api: KubeAPIServer, core: client.CoreV1Api
 ) -> None:
     """Delete of an object with finalizers only sets deletionTimestamp; removing the last finalizer deletes
     it."""
-    core = client.CoreV1Api(kube_client)
     core.create_namespaced_config_map(
         "default", {**configmap("f"), "metadata": {"name": "f", "finalizers": ["example.com/x"]}}
     )
@@ -36,9 +35,8 @@ def test_finalizers_keep_the_object_with_deletion_timestamp(
     assert kube_api.get("configmaps", "f") is None
 
 
-def test_no_new_finalizers_while_deleting(kube_client: client.ApiClient) -> None:
+def test_no_new_finalizers_while_deleting(core: client.CoreV1Api) -> None:
     """ValidateObjectMetaUpdate: `no new finalizers can be added if the object is being deleted`."""
-    core = client.CoreV1Api(kube_client)
     core.create_namespaced_config_map("default", {"metadata": {"name": "f", "finalizers": ["a.io/x"]}})
     core.delete_namespaced_config_map("f", "default")
     with pytest.raises(client.ApiException) as info:
@@ -49,11 +47,10 @@ def test_no_new_finalizers_while_deleting(kube_client: client.ApiClient) -> None
 
 @pytest.mark.double_only("double hook: its kubelet emulation (kwok does it for real)")
 def test_bound_pod_deletion_is_graceful_then_finished_by_the_kubelet(
-    kube_api: KubeAPIServer, kube_client: client.ApiClient
+    kube_api: KubeAPIServer, core: client.CoreV1Api
 ) -> None:
     """A bound pod gets deletionTimestamp + grace period (MODIFIED), then the kubelet's grace-0 delete
     shortens the grace period (MODIFIED) and removes it (DELETED)."""
-    core = client.CoreV1Api(kube_client)
     core.create_namespaced_pod("default", pod("g", node="n1"))
     rv = core.list_namespaced_pod("default").metadata.resource_version
     core.delete_namespaced_pod("g", "default")
@@ -68,12 +65,9 @@ def test_bound_pod_deletion_is_graceful_then_finished_by_the_kubelet(
 
 
 @pytest.mark.double_only("double hook: controllers")
-def test_pod_stays_terminating_without_kubelet(
-    kube_api: KubeAPIServer, kube_client: client.ApiClient
-) -> None:
+def test_pod_stays_terminating_without_kubelet(kube_api: KubeAPIServer, core: client.CoreV1Api) -> None:
     """Without the kubelet emulation a bound pod stays with deletionTimestamp until deleted with grace 0."""
     kube_api.controllers.kubelet_finishes_deletion = False
-    core = client.CoreV1Api(kube_client)
     core.create_namespaced_pod("default", pod("t", node="n1"))
     core.delete_namespaced_pod("t", "default", grace_period_seconds=10)
     kube_api.wait_idle()
@@ -84,10 +78,9 @@ def test_pod_stays_terminating_without_kubelet(
 
 
 @pytest.mark.double_only("double hook: controllers")
-def test_unscheduled_pod_is_deleted_at_once(kube_api: KubeAPIServer, kube_client: client.ApiClient) -> None:
+def test_unscheduled_pod_is_deleted_at_once(kube_api: KubeAPIServer, core: client.CoreV1Api) -> None:
     """CheckGracefulTermination: a pod with no nodeName needs no grace period."""
     kube_api.controllers.kubelet_finishes_deletion = False
-    core = client.CoreV1Api(kube_client)
     core.create_namespaced_pod("default", pod("u"))
     core.delete_namespaced_pod("u", "default")
     assert kube_api.get("pods", "u") is None
@@ -125,10 +118,9 @@ def _owned_configmap(owner: dict, name: str = "dep", block: bool = False) -> dic
     return _owned_by(configmap(name), owner, "ConfigMap", block)
 
 
-def test_orphan_propagation_keeps_dependents(kube_api: KubeAPIServer, kube_client: client.ApiClient) -> None:
+def test_orphan_propagation_keeps_dependents(kube_api: KubeAPIServer, core: client.CoreV1Api) -> None:
     """propagationPolicy Orphan: dependents lose the owner reference and stay."""
     owner = kube_api.seed(configmap("owner"))
-    core = client.CoreV1Api(kube_client)
     core.create_namespaced_config_map("default", _owned_configmap(owner))
     core.delete_namespaced_config_map("owner", "default", propagation_policy="Orphan")
     kube_api.wait_idle()
@@ -138,12 +130,11 @@ def test_orphan_propagation_keeps_dependents(kube_api: KubeAPIServer, kube_clien
 
 
 def test_foreground_propagation_deletes_dependents_first(
-    kube_api: KubeAPIServer, kube_client: client.ApiClient
+    kube_api: KubeAPIServer, core: client.CoreV1Api
 ) -> None:
     """propagationPolicy Foreground: the owner carries foregroundDeletion until blocking dependents are
     gone."""
     owner = kube_api.seed(configmap("owner"))
-    core = client.CoreV1Api(kube_client)
     dep = _owned_configmap(owner, block=True)
     dep["metadata"]["finalizers"] = ["example.com/hold"]
     core.create_namespaced_config_map("default", dep)
@@ -161,11 +152,8 @@ def test_foreground_propagation_deletes_dependents_first(
 
 
 @pytest.mark.double_only("double hook: wait_idle (a real namespace empties in seconds)")
-def test_namespace_deletion_removes_its_contents(
-    kube_api: KubeAPIServer, kube_client: client.ApiClient
-) -> None:
+def test_namespace_deletion_removes_its_contents(kube_api: KubeAPIServer, core: client.CoreV1Api) -> None:
     """A namespace goes Terminating, its objects are deleted, then the namespace itself."""
-    core = client.CoreV1Api(kube_client)
     core.create_namespace({"metadata": {"name": "gone"}})
     core.create_namespaced_config_map("gone", configmap("x", "gone"))
     ns = core.delete_namespace("gone")
@@ -176,11 +164,10 @@ def test_namespace_deletion_removes_its_contents(
 
 
 def test_create_in_terminating_namespace_is_forbidden(
-    kube_api: KubeAPIServer, kube_client: client.ApiClient
+    kube_api: KubeAPIServer, core: client.CoreV1Api
 ) -> None:
     """NamespaceLifecycle: 403 `unable to create new content in namespace x because it is being
     terminated`."""
-    core = client.CoreV1Api(kube_client)
     core.create_namespace({"metadata": {"name": "t"}})
     core.create_namespaced_config_map("t", {"metadata": {"name": "hold", "finalizers": ["a.io/x"]}})
     core.delete_namespace("t")

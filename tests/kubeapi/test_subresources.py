@@ -25,9 +25,8 @@ def test_pod_create_resets_status_to_pending(kube_client: client.ApiClient) -> N
     assert out.status.qos_class == "BestEffort"
 
 
-def test_main_endpoint_ignores_status(kube_client: client.ApiClient) -> None:
+def test_main_endpoint_ignores_status(core: client.CoreV1Api) -> None:
     """PrepareForUpdate copies the old status: a PUT/PATCH of pods cannot change it."""
-    core = client.CoreV1Api(kube_client)
     core.create_namespaced_pod("default", pod("p"))
     out = core.patch_namespaced_pod(
         "p", "default", {"metadata": {"labels": {"a": "b"}}, "status": {"phase": "Running"}}
@@ -35,9 +34,8 @@ def test_main_endpoint_ignores_status(kube_client: client.ApiClient) -> None:
     assert out.status.phase == "Pending" and out.metadata.labels == {"a": "b"}
 
 
-def test_status_endpoint_ignores_spec(kube_client: client.ApiClient) -> None:
+def test_status_endpoint_ignores_spec(core: client.CoreV1Api) -> None:
     """podStatusStrategy.PrepareForUpdate: spec and ownerReferences come from the old object."""
-    core = client.CoreV1Api(kube_client)
     core.create_namespaced_pod("default", pod("p"))
     out = core.patch_namespaced_pod_status(
         "p",
@@ -74,10 +72,9 @@ def test_claim_create_wipes_status(kube_client: client.ApiClient) -> None:
 
 
 def test_binding_sets_node_name_and_scheduled_condition(
-    kube_api: KubeAPIServer, kube_client: client.ApiClient
+    kube_api: KubeAPIServer, core: client.CoreV1Api
 ) -> None:
     """BindingREST.Create → setPodNodeAndMetadata: spec.nodeName, binding annotations, PodScheduled=True."""
-    core = client.CoreV1Api(kube_client)
     core.create_namespaced_pod("default", pod("b"))
     body = {
         "apiVersion": "v1",
@@ -95,9 +92,8 @@ def test_binding_sets_node_name_and_scheduled_condition(
     assert [c["type"] for c in stored["status"]["conditions"] if c["status"] == "True"] == ["PodScheduled"]
 
 
-def test_binding_a_bound_pod_is_conflict(kube_client: client.ApiClient) -> None:
+def test_binding_a_bound_pod_is_conflict(core: client.CoreV1Api) -> None:
     """assignPod: `pod x is already assigned to node "n"` as a 409 Conflict on pods/binding."""
-    core = client.CoreV1Api(kube_client)
     core.create_namespaced_pod("default", pod("b", node="n1"))
     body = {"metadata": {"name": "b"}, "target": {"kind": "Node", "name": "n2"}}
     with pytest.raises(client.ApiException) as info:

@@ -14,9 +14,8 @@ from kubeapi.objects import configmap, pod
 
 
 @pytest.mark.double_only("README scope: a real cluster has kube-system ConfigMaps of its own")
-def test_list_returns_items_in_key_order_with_list_kind(kube_client: client.ApiClient) -> None:
+def test_list_returns_items_in_key_order_with_list_kind(core: client.CoreV1Api) -> None:
     """Lists are in etcd key order (namespace, then name) and carry the list's resourceVersion."""
-    core = client.CoreV1Api(kube_client)
     core.create_namespace({"metadata": {"name": "b-ns"}})
     for ns, name in (("default", "z"), ("default", "a"), ("b-ns", "m")):
         core.create_namespaced_config_map(ns, configmap(name, ns))
@@ -29,9 +28,8 @@ def test_list_returns_items_in_key_order_with_list_kind(kube_client: client.ApiC
     assert [c.metadata.name for c in core.list_namespaced_config_map("default").items] == ["a", "z"]
 
 
-def test_list_pages_with_limit_and_continue(kube_client: client.ApiClient) -> None:
+def test_list_pages_with_limit_and_continue(core: client.CoreV1Api) -> None:
     """`limit` and `continue` (api-concepts "Retrieving large results sets in chunks")."""
-    core = client.CoreV1Api(kube_client)
     for i in range(5):
         core.create_namespaced_config_map("default", configmap(f"cm{i}"))
     first = core.list_namespaced_config_map("default", limit=2)
@@ -42,17 +40,15 @@ def test_list_pages_with_limit_and_continue(kube_client: client.ApiClient) -> No
     assert rest.metadata._continue is None
 
 
-def test_put_replaces_the_object(kube_client: client.ApiClient) -> None:
+def test_put_replaces_the_object(core: client.CoreV1Api) -> None:
     """PUT is a full replace; without a resourceVersion it is unconditional (AllowUnconditionalUpdate)."""
-    core = client.CoreV1Api(kube_client)
     core.create_namespaced_config_map("default", configmap("r"))
     out = core.replace_namespaced_config_map("r", "default", {"metadata": {"name": "r"}, "data": {"n": "1"}})
     assert out.data == {"n": "1"}
 
 
-def test_put_name_must_match_url(kube_client: client.ApiClient) -> None:
+def test_put_name_must_match_url(core: client.CoreV1Api) -> None:
     """update.go: `the name of the object (x) does not match the name on the URL (y)` is a BadRequest."""
-    core = client.CoreV1Api(kube_client)
     core.create_namespaced_config_map("default", configmap("r"))
     with pytest.raises(client.ApiException) as info:
         core.replace_namespaced_config_map("r", "default", {"metadata": {"name": "other"}})
@@ -70,9 +66,8 @@ def test_put_of_missing_object_is_not_found(kube_client: client.ApiClient) -> No
     assert info.value.status == 404
 
 
-def test_json_merge_patch(kube_client: client.ApiClient) -> None:
+def test_json_merge_patch(core: client.CoreV1Api) -> None:
     """RFC 7386 through `application/merge-patch+json`: null deletes a key."""
-    core = client.CoreV1Api(kube_client)
     core.create_namespaced_config_map("default", {"metadata": {"name": "m"}, "data": {"a": "1", "b": "2"}})
     out = core.patch_namespaced_config_map(
         "m", "default", {"data": {"a": None, "c": "3"}}, _content_type="application/merge-patch+json"
@@ -80,9 +75,8 @@ def test_json_merge_patch(kube_client: client.ApiClient) -> None:
     assert out.data == {"b": "2", "c": "3"}
 
 
-def test_json_patch(kube_client: client.ApiClient) -> None:
+def test_json_patch(core: client.CoreV1Api) -> None:
     """RFC 6902 through `application/json-patch+json`, including a failing `test` op (422)."""
-    core = client.CoreV1Api(kube_client)
     core.create_namespaced_config_map("default", configmap("j"))
     out = core.patch_namespaced_config_map(
         "j",
@@ -102,11 +96,10 @@ def test_json_patch(kube_client: client.ApiClient) -> None:
 
 
 def test_strategic_merge_patch_merges_pod_conditions_by_type(
-    kube_api: KubeAPIServer, kube_client: client.ApiClient
+    kube_api: KubeAPIServer, core: client.CoreV1Api
 ) -> None:
     """staging/src/k8s.io/api/core/v1/types.go PodStatus.Conditions: patchStrategy merge, patchMergeKey
     type."""
-    core = client.CoreV1Api(kube_client)
     kube_api.seed(
         {
             **pod("s"),
@@ -130,9 +123,8 @@ def test_strategic_merge_patch_merges_pod_conditions_by_type(
 
 
 @pytest.mark.double_only("README disagreement 15: strategic-merge list order")
-def test_strategic_merge_patch_of_finalizers_merges_primitive_list(kube_client: client.ApiClient) -> None:
+def test_strategic_merge_patch_of_finalizers_merges_primitive_list(core: client.CoreV1Api) -> None:
     """metadata.finalizers is `patchStrategy:"merge"` (a set); `$deleteFromPrimitiveList` removes entries."""
-    core = client.CoreV1Api(kube_client)
     core.create_namespaced_config_map("default", {"metadata": {"name": "f", "finalizers": ["a/x"]}})
     out = core.patch_namespaced_config_map("f", "default", {"metadata": {"finalizers": ["b/y"]}})
     assert out.metadata.finalizers == ["a/x", "b/y"]
@@ -142,9 +134,8 @@ def test_strategic_merge_patch_of_finalizers_merges_primitive_list(kube_client: 
     assert out.metadata.finalizers == ["b/y"]
 
 
-def test_patch_with_stale_resource_version_is_conflict(kube_client: client.ApiClient) -> None:
+def test_patch_with_stale_resource_version_is_conflict(core: client.CoreV1Api) -> None:
     """A patch carrying metadata.resourceVersion is a precondition (handlers/patch.go)."""
-    core = client.CoreV1Api(kube_client)
     cm = core.create_namespaced_config_map("default", configmap("pv"))
     core.patch_namespaced_config_map("pv", "default", {"data": {"k": "2"}})
     with pytest.raises(client.ApiException) as info:
@@ -156,20 +147,18 @@ def test_patch_with_stale_resource_version_is_conflict(kube_client: client.ApiCl
     assert info.value.status == 409
 
 
-def test_delete_returns_status_and_removes(kube_api: KubeAPIServer, kube_client: client.ApiClient) -> None:
+def test_delete_returns_status_and_removes(kube_api: KubeAPIServer, core: client.CoreV1Api) -> None:
     """Delete without finalizers removes at once; ConfigMaps answer a Success Status (ReturnDeletedObject
     false)."""
-    core = client.CoreV1Api(kube_client)
     cm = core.create_namespaced_config_map("default", configmap("d"))
     st = core.delete_namespaced_config_map("d", "default")
     assert st["status"] == "Success" and st["details"]["uid"] == cm.metadata.uid
     assert kube_api.get("configmaps", "d") is None
 
 
-def test_delete_preconditions(kube_client: client.ApiClient) -> None:
+def test_delete_preconditions(core: client.CoreV1Api) -> None:
     """DeleteOptions.preconditions (uid, resourceVersion) mismatch is a 409 Conflict (store.go
     checkPreconditions)."""
-    core = client.CoreV1Api(kube_client)
     cm = core.create_namespaced_config_map("default", configmap("pre"))
     with pytest.raises(client.ApiException) as info:
         core.delete_namespaced_config_map(
@@ -218,11 +207,8 @@ def test_dry_run_create_writes_nothing(kube_api: KubeAPIServer, kube_client: cli
     assert kube_api.get("configmaps", "dry") is None
 
 
-def test_delete_collection_with_label_selector(
-    kube_api: KubeAPIServer, kube_client: client.ApiClient
-) -> None:
+def test_delete_collection_with_label_selector(kube_api: KubeAPIServer, core: client.CoreV1Api) -> None:
     """DELETE on the collection deletes what the selector matches (store.go DeleteCollection)."""
-    core = client.CoreV1Api(kube_client)
     core.create_namespaced_config_map("default", configmap("x1", labels={"app": "x"}))
     core.create_namespaced_config_map("default", configmap("y1", labels={"app": "y"}))
     core.delete_collection_namespaced_config_map("default", label_selector="app=x")

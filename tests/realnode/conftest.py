@@ -11,13 +11,14 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Callable, Generator, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from support.real_cluster import Product as Product
+from support.real_cluster import installed_product
 
-from localcluster.cluster import Cluster, ClusterConfig
-from localcluster.install import Installed, install_product, opted_in_namespace, shared_gpu_class, wait_routed
+from localcluster.cluster import ClusterConfig
+from localcluster.install import opted_in_namespace, shared_gpu_class, wait_routed
 from localcluster.realnode import host
 from localcluster.realnode.node import APISERVER_ARGS, RealNode, RealNodeConfig, check_usable
 
@@ -32,25 +33,15 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.realcluster)
 
 
-@dataclass
-class Product:
-    cluster: Cluster
-    installed: Installed
-
-
 @pytest.fixture(scope="session")
 def node_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Product]:
     if os.geteuid() != 0:
         pytest.skip("the real-node tier needs root (a kubelet mounts, makes cgroups, changes sysctls)")
     check_usable()  # not built: fail, naming `make realnode-bins`
     workdir = tmp_path_factory.mktemp("realnode")
-    with Cluster.start(workdir / "cluster", ClusterConfig(apiserver_args=APISERVER_ARGS)) as cluster:
-        installed = install_product(cluster, workdir / "product")
-        try:
-            cluster.create(shared_gpu_class())
-            yield Product(cluster, installed)
-        finally:
-            installed.stop()
+    with installed_product(workdir, ClusterConfig(apiserver_args=APISERVER_ARGS)) as product:
+        product.cluster.create(shared_gpu_class())
+        yield product
 
 
 @pytest.fixture
