@@ -12,7 +12,7 @@ the snapshot's placer; the writes' bodies are binder/preemption.py's. The caller
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -69,6 +69,9 @@ class Preemption:
         self.ctx = ctx
         self.nominated: dict[Key, Nomination] = {}  # upstream's nominator
         self._lowest: tuple[object, int | None] = (None, None)  # (snapshot version, lowest assigned priority)
+        # the uids of the claims the placer counts (binder/snapshot.py), which may lag the informers: a
+        # victim's claim is released for a nomination only once the placer no longer counts it
+        self.counted: Callable[[], frozenset[str]] | None = None
 
     # --- the nominations ------------------------------------------------------------------------------------
 
@@ -110,7 +113,7 @@ class Preemption:
         priority = pod_priority(pod)
         held: list[tuple[Pod, str, Placement]] = []
         live = [(o, nom, npod) for o, nom, npod in self._live() if o != key and nom.priority >= priority]
-        unreleased = self._still_allocated() if any(nom.claims for _, nom, _ in live) else frozenset()
+        unreleased = self._unreleased() if any(nom.claims for _, nom, _ in live) else frozenset()
         try:
             for _, nom, npod in live:
                 if nom.claims & unreleased:
@@ -129,8 +132,11 @@ class Preemption:
                 for result in trial.allocation:
                     placer.release_allocation(result)
 
-    def _still_allocated(self) -> frozenset[str]:
-        """The uids of the claims allocated as the binder sees them (the assume cache over the informer)."""
+    def _unreleased(self) -> frozenset[str]:
+        """The uids of the claims the placer counts (`counted`), else of the claims allocated as the binder
+        sees them (the assume cache over the informer)."""
+        if self.counted is not None:
+            return self.counted()
         objs = self.ctx.assume.claims(self.ctx.informers.claims.items()).values()
         return frozenset(str((o.get("metadata") or {}).get("uid")) for o in objs if is_allocated(o))
 
@@ -185,6 +191,8 @@ class Preemption:
         nom = self.nominated.get(key)
         if nom is None or not (nom.victims or nom.claims):
             return False
+        if nom.claims & self._unreleased():
+            return True  # still counted: unreserved first, deallocated or deleted after
         for claim in self.ctx.assume.claims(self.ctx.informers.claims.items()).values():
             if not is_allocated(claim):
                 continue
