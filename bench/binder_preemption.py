@@ -83,7 +83,8 @@ def stream(run: Run, count: int, pending: int, timeout: float) -> float:
     try:
         while run.bound("high") < count:
             if time.monotonic() > deadline:
-                raise SystemExit(f"only {run.bound('high')}/{count} high-priority pods bound in time")
+                done = run.bound("high")
+                raise SystemExit(f"only {done}/{count} high-priority pods bound in {timeout:.0f} s")
             while created - run.bound("high") < pending and created < count:
                 creators.submit(run.create, "high", priority=HIGH)
                 created += 1
@@ -162,53 +163,62 @@ def measure(size: Size, preempt: bool, backoff: float, timeout: float) -> dict[s
             options = BinderOptions(hook=run.hook, audit_routing=False, initial_backoff=backoff)
             binder = Binder(kube, FeatureGates.parse(""), options=options)
             binder.start()
-            assert binder.wait_synced(60)
-            filled = size.total if preempt else size.total - size.preemptors
-            fill_s = fill(run, filled, timeout)
-            while binder.events.backlog():
-                time.sleep(0.05)
-            dcpu0, creator0, threads0 = double.cpu_seconds(), time.thread_time(), thread_cpu()
-            load0 = os.getloadavg()[0]
-            cpu0 = time.process_time()
-            elapsed = stream(run, size.preemptors, size.pending, timeout)
-            drained = time.monotonic() + 30
-            while binder.events.backlog() and time.monotonic() < drained:
-                time.sleep(0.05)
-            time.sleep(0.1)
-            cpu = time.process_time() - cpu0
-            by_thread = thread_cpu()
-            by_thread.subtract(threads0)
-            creator = time.thread_time() - creator0 + by_thread.pop("creator", 0.0)
-            double_cpu = double.cpu_seconds() - dcpu0
-            load = max(load0, os.getloadavg()[0])
-            failures = checks(kube, binder, size, preempt, filled)
-            binder.stop()
-            m = size.preemptors
-            lat = [v for k, v in run.latency.items() if k.startswith("high-")]
-            return {
-                "preemption": preempt,
-                "nodes": size.nodes,
-                "shares_total": size.total,
-                "low_pods_bound": filled,
-                "fill_pods_per_s": filled / fill_s,
-                "high_pods": m,
-                "high_pods_per_s": m / elapsed,
-                "preemptions_per_s": m / elapsed if preempt else 0.0,
-                "p50_ms": statistics.median(lat) * 1000,
-                "p99_ms": pct(lat, 99) * 1000,
-                "binder_cpu_ms_per_pod": (cpu - creator) / m * 1000,
-                "binder_cpu_ms_per_pod_by_thread": {
-                    k: round(v / m * 1000, 2) for k, v in sorted(by_thread.items()) if k != "MainThread"
-                },
-                "double_cpu_ms_per_pod": double_cpu / m * 1000,
-                "core_share_binder_process": cpu / elapsed,
-                "load_average": load,
-                "errors": binder.errors,
-                "events_dropped": binder.events.dropped,
-                "failures": failures,
-            }
+            try:
+                return run_phases(kube, double, binder, run, size, preempt, timeout)
+            finally:
+                binder.stop()
         finally:
             double.stop()
+
+
+def run_phases(
+    kube: Kube, double: Double, binder: Binder, run: Run, size: Size, preempt: bool, timeout: float
+) -> dict[str, Any]:
+    """Fill, then stream; the figures and the checks' failures."""
+    assert binder.wait_synced(60)
+    filled = size.total if preempt else size.total - size.preemptors
+    fill_s = fill(run, filled, timeout)
+    while binder.events.backlog():
+        time.sleep(0.05)
+    dcpu0, creator0, threads0 = double.cpu_seconds(), time.thread_time(), thread_cpu()
+    load0 = os.getloadavg()[0]
+    cpu0 = time.process_time()
+    elapsed = stream(run, size.preemptors, size.pending, timeout)
+    drained = time.monotonic() + 30
+    while binder.events.backlog() and time.monotonic() < drained:
+        time.sleep(0.05)
+    time.sleep(0.1)
+    cpu = time.process_time() - cpu0
+    by_thread = thread_cpu()
+    by_thread.subtract(threads0)
+    creator = time.thread_time() - creator0 + by_thread.pop("creator", 0.0)
+    double_cpu = double.cpu_seconds() - dcpu0
+    load = max(load0, os.getloadavg()[0])
+    failures = checks(kube, binder, size, preempt, filled)
+    m = size.preemptors
+    lat = [v for k, v in run.latency.items() if k.startswith("high-")]
+    return {
+        "preemption": preempt,
+        "nodes": size.nodes,
+        "shares_total": size.total,
+        "low_pods_bound": filled,
+        "fill_pods_per_s": filled / fill_s,
+        "high_pods": m,
+        "high_pods_per_s": m / elapsed,
+        "preemptions_per_s": m / elapsed if preempt else 0.0,
+        "p50_ms": statistics.median(lat) * 1000,
+        "p99_ms": pct(lat, 99) * 1000,
+        "binder_cpu_ms_per_pod": (cpu - creator) / m * 1000,
+        "binder_cpu_ms_per_pod_by_thread": {
+            k: round(v / m * 1000, 2) for k, v in sorted(by_thread.items()) if k != "MainThread"
+        },
+        "double_cpu_ms_per_pod": double_cpu / m * 1000,
+        "core_share_binder_process": cpu / elapsed,
+        "load_average": load,
+        "errors": binder.errors,
+        "events_dropped": binder.events.dropped,
+        "failures": failures,
+    }
 
 
 def main() -> int:
