@@ -121,13 +121,13 @@ def thread_cpu() -> Counter[str]:
     return out
 
 
-def seed(kube: Kube, nodes: int, gpus: int) -> None:
+def seed(kube: Kube, nodes: int, gpus: int, shares: int = 4) -> None:
     kube.request("POST", DEVICE_CLASSES.path(), body=device_class(carrier="annotation"))
 
     def one(i: int) -> None:
         name = f"gpu-node-{i:04d}"
         kube.request("POST", NODES.path(), body=node(name))
-        kube.request("POST", RESOURCE_SLICES.path(), body=gpu_slice(name, gpus=gpus, shares=4))
+        kube.request("POST", RESOURCE_SLICES.path(), body=gpu_slice(name, gpus=gpus, shares=shares))
 
     with ThreadPoolExecutor(8) as pool:
         list(pool.map(one, range(nodes)))
@@ -166,12 +166,12 @@ class Run:
                 self.latency[name] = time.perf_counter() - self.sent[name]
                 self.cond.notify_all()
 
-    def create(self, prefix: str) -> None:
+    def create(self, prefix: str, **spec: Any) -> None:
         with self.cond:
             name = f"{prefix}-{self.n:05d}"
             self.n += 1
             self.sent[name] = time.perf_counter()
-        self.kube.request("POST", PODS.path("default"), body=pod(name))
+        self.kube.request("POST", PODS.path("default"), body=pod(name, **spec))
 
     def bound(self, prefix: str) -> int:
         return self.counts[prefix]

@@ -12,7 +12,7 @@ the snapshot's placer; the writes' bodies are binder/preemption.py's. The caller
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -69,6 +69,9 @@ class Preemption:
         self.ctx = ctx
         self.nominated: dict[Key, Nomination] = {}  # upstream's nominator
         self._lowest: tuple[object, int | None] = (None, None)  # (snapshot version, lowest assigned priority)
+        # the uids of the claims the placer counts (binder/snapshot.py), which may lag the informers: a
+        # victim's claim is released for a nomination only once the placer no longer counts it
+        self.counted: Callable[[], frozenset[str]] | None = None
 
     # --- the nominations ------------------------------------------------------------------------------------
 
@@ -105,14 +108,16 @@ class Preemption:
     def holding(self, placer: Placer, key: Key, pod: Pod) -> Iterator[None]:
         """addNominatedPods: while the block places `pod`, every other pod nominated to a node with a priority
         at least `pod`'s counts there (its trial placement's devices and node resources), undone after. A
-        nominated pod that does not fit its node yet (a victim's claim still holds the share) holds nothing:
-        that share is still counted as the victim's."""
+        nominated pod whose victims' claims are not all released yet holds nothing: those shares are still
+        counted as the victims', and a share freed for another nominated pod is not its to take."""
         priority = pod_priority(pod)
         held: list[tuple[Pod, str, Placement]] = []
+        live = [(o, nom, npod) for o, nom, npod in self._live() if o != key and nom.priority >= priority]
+        unreleased = self._unreleased() if any(nom.claims for _, nom, _ in live) else frozenset()
         try:
-            for other, nom, npod in self._live():
-                if other == key or nom.priority < priority:
-                    continue
+            for _, nom, npod in live:
+                if nom.claims & unreleased:
+                    continue  # its victims' shares are still counted as theirs: it must not take another's
                 trial = placer.place_on(npod, [], nom.node)
                 if trial.result is not PlacementResult.BOUND:
                     continue
@@ -126,6 +131,14 @@ class Preemption:
                 placer.pod_removed(npod, node)
                 for result in trial.allocation:
                     placer.release_allocation(result)
+
+    def _unreleased(self) -> frozenset[str]:
+        """The uids of the claims the placer counts (`counted`), else of the claims allocated as the binder
+        sees them (the assume cache over the informer)."""
+        if self.counted is not None:
+            return self.counted()
+        objs = self.ctx.assume.claims(self.ctx.informers.claims.items()).values()
+        return frozenset(str((o.get("metadata") or {}).get("uid")) for o in objs if is_allocated(o))
 
     # --- the PostFilter -------------------------------------------------------------------------------------
 
@@ -143,7 +156,11 @@ class Preemption:
         names = placer.node_names
         priority = pod_priority(pod)
         lowest = self._lowest_priority(version)
-        by_node = self._lower_priority_pods(priority) if lowest is not None and lowest < priority else {}
+        by_node = (
+            self._lower_priority_pods(priority, self._promised(key, priority))
+            if lowest is not None and lowest < priority
+            else {}
+        )
         lower = [n for n in names if by_node.get(n)]
         chosen: Candidate | None = None
         allocated: list[ResourceClaim] = []
@@ -174,6 +191,8 @@ class Preemption:
         nom = self.nominated.get(key)
         if nom is None or not (nom.victims or nom.claims):
             return False
+        if nom.claims & self._unreleased():
+            return True  # still counted: unreserved first, deallocated or deleted after
         for claim in self.ctx.assume.claims(self.ctx.informers.claims.items()).values():
             if not is_allocated(claim):
                 continue
@@ -198,14 +217,29 @@ class Preemption:
         self._lowest = (version, lowest)
         return lowest
 
-    def _lower_priority_pods(self, priority: int) -> dict[str, list[Pod]]:
+    def _promised(self, key: Key, priority: int) -> frozenset[str]:
+        """The victims (uids) other pods of at least `priority` are nominated for: what their eviction frees
+        is theirs. Upstream counts such a nominated pod on its node in the dry run (SelectVictimsOnNode's
+        RunFilterPluginsWithNominatedPods); here a nominated pod whose victim's claim still holds the share
+        holds nothing (`holding`), so its victims are not evicted again for another pod instead."""
+        out: set[str] = set()
+        for other, nom in self.nominated.items():
+            if other != key and nom.priority >= priority:
+                out |= nom.victims
+        return frozenset(out)
+
+    def _lower_priority_pods(
+        self, priority: int, promised: frozenset[str] = frozenset()
+    ) -> dict[str, list[Pod]]:
         """The potential victims by node: pods below `priority` that hold a node as the snapshot counts them
         (the assume cache's node for a pod this binder bound or is binding, whose Binding the informer has not
-        shown yet), not finished (the others are never removed by SelectVictimsOnNode)."""
+        shown yet), not finished (the others are never removed by SelectVictimsOnNode), and not `promised`."""
         out: dict[str, list[Pod]] = {}
         for obj in self.ctx.informers.pods.items():
             node = self.ctx.assume.node_of(obj)
             if not node or _priority(obj) >= priority or (obj.get("status") or {}).get("phase") in TERMINAL:
+                continue
+            if promised and pod_uid(obj) in promised:
                 continue
             pod = parse(Pod, obj)
             if pod is not None:

@@ -54,6 +54,7 @@ class SchedulingCycle:
     ) -> None:
         self.ctx = ctx
         self.preemption = Preemption(ctx)
+        self.preemption.counted = snapshot.counted_uids
         self.snapshot = snapshot
         self.phases = phases
         self.binding = binding

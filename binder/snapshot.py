@@ -101,6 +101,11 @@ class Snapshot:
         self.placer()
         return sum(1 for s in self._slices.values() if s.spec.driver == driver and s.spec.pool.name == pool)
 
+    def counted_uids(self) -> frozenset[str]:
+        """The uids of the claims the placer counts as allocated (a nominated pod waits for their release)."""
+        self.placer()
+        return frozenset(uid for uid, _, _ in self._counted.values() if uid)
+
     # --- changes --------------------------------------------------------------------------------------------
 
     def claim_changed(self, key: Key) -> None:

@@ -355,3 +355,58 @@ def test_the_preemption_metrics_have_upstreams_names_help_and_buckets() -> None:
         if s.name == "scheduler_preemption_victims_bucket"
     ]
     assert les == ["1.0", "2.0", "4.0", "8.0", "16.0", "32.0", "64.0", "+Inf"]
+
+
+def test_a_second_preemptor_does_not_pick_the_victim_already_evicted_for_the_first(kube_api: Any) -> None:
+    """Two pods of the same high priority, one after the other, while the first one's victim terminates:
+    that victim's share is promised to the first (upstream counts the nominated pod on its node in the
+    second one's dry run, RunFilterPluginsWithNominatedPods), so the second evicts another pod, and each
+    preemptor has exactly one victim (bench/binder_preemption.py found two picking the same one)."""
+    _seed(kube_api, nodes=1)
+    _fill(kube_api, {"batch-10": 10, "batch-20": 10})
+    kube_api.controllers.kubelet_finishes_deletion = False  # the victims stay terminating
+    with running_binder(kube_api) as binder:
+        wait_for("the cluster full", lambda: len(bound(kube_api)) == 2)
+        kube_api.seed(pod("inference-1", priority=HIGH))
+        wait_for("a first Preempted event", lambda: events(kube_api, "Preempted"))
+        kube_api.seed(pod("inference-2", priority=HIGH))
+        preempted = wait_for("two Preempted events", lambda: len(events(kube_api, "Preempted")) == 2 or None)
+        assert preempted
+        by_preemptor = {
+            e["related"]["name"]: e["involvedObject"]["name"] for e in events(kube_api, "Preempted")
+        }
+        assert set(by_preemptor) == {"inference-1", "inference-2"}
+        assert set(by_preemptor.values()) == {"batch-10", "batch-20"}
+        for name in ("batch-10", "batch-20"):
+            kube_api.delete("pods", name, grace_period_seconds=0)
+        for name in ("inference-1", "inference-2"):
+            wait_for(f"{name} bound", lambda n=name: (_pod(kube_api, n) or {})["spec"].get("nodeName"))
+        assert _sample(binder, "scheduler_preemption_victims_count") == 2
+        check_invariants(kube_api)
+
+
+def test_a_nominated_pod_whose_victim_is_gone_is_bound_while_another_ones_victim_terminates(
+    kube_api: Any,
+) -> None:
+    """Two nominated pods of the same priority on one node; the first one's victim goes: the share it frees
+    is the first one's, not the second's (whose own victim still terminates), so the first is bound now and
+    nobody preempts again."""
+    _seed(kube_api, nodes=1)
+    _fill(kube_api, {"batch-10": 10, "batch-20": 10})
+    kube_api.controllers.kubelet_finishes_deletion = False
+    with running_binder(kube_api) as binder:
+        wait_for("the cluster full", lambda: len(bound(kube_api)) == 2)
+        kube_api.seed(pod("inference-1", priority=HIGH))
+        wait_for("a first Preempted event", lambda: events(kube_api, "Preempted"))
+        kube_api.seed(pod("inference-2", priority=HIGH))
+        wait_for("two Preempted events", lambda: len(events(kube_api, "Preempted")) == 2 or None)
+        victim = {e["related"]["name"]: e["involvedObject"]["name"] for e in events(kube_api, "Preempted")}
+        kube_api.delete("pods", victim["inference-1"], grace_period_seconds=0)
+        wait_for("inference-1 bound", lambda: (_pod(kube_api, "inference-1") or {})["spec"].get("nodeName"))
+        assert not (_pod(kube_api, "inference-2") or {})["spec"].get("nodeName")
+        assert (_pod(kube_api, victim["inference-2"]) or {})["metadata"].get("deletionTimestamp")
+        kube_api.delete("pods", victim["inference-2"], grace_period_seconds=0)
+        wait_for("inference-2 bound", lambda: (_pod(kube_api, "inference-2") or {})["spec"].get("nodeName"))
+        assert len(events(kube_api, "Preempted")) == 2
+        assert _sample(binder, "scheduler_preemption_victims_count") == 2
+        check_invariants(kube_api)

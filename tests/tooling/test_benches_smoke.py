@@ -238,3 +238,20 @@ BINDER_STORM = Smoke(
 def test_the_binder_storm_bench_runs_small_on_the_real_control_plane(tmp_path: Path) -> None:
     """Issue 42: a full pool's pending pods and a republished slice, then new pods on a fresh pool."""
     run(BINDER_STORM, tmp_path)
+
+
+BINDER_PREEMPTION = Smoke(
+    ("bench/binder_preemption.py", "--smoke"),
+    (
+        rf"^with preemption: .* {N} pods/s bound, {N} preemptions/s; creation->Binding p50/p99 {N}/{N} ms",
+        rf"^without preemption: .* {N} pods/s bound; creation->Binding p50/p99 {N}/{N} ms",
+        rf"^ratio with/without preemption: pods/s x{N}, p50 x{N}, binder CPU per pod x{N}",
+        r"^check: exactly 1 victim per preemptor, .*: ok$",
+    ),
+)
+
+
+@pytest.mark.slow
+def test_the_binder_preemption_bench_runs_small(tmp_path: Path) -> None:
+    """Issue 41: a full cluster's stream of preemptions on the API double, exactly one victim each."""
+    run(BINDER_PREEMPTION, tmp_path)
