@@ -9,9 +9,10 @@ preemptor binds to. Shares: the same nodes with their GPUs as ResourceSlices of 
 running pods as exported from the API (start times included) holding extended-resource claims allocated by
 a first `simulate` run, and the PDBs as the controller left them, through the real `dra-capacity simulate -o
 json`, whose `victims` name the evicted pods. Both must agree with each other and with the scenario, and a
-pending preemptor's PostFilter text too. `victims_on_shares` is one implementation of `SharesSide`; the live
-binder can be a second (`SHARES_SIDES`). One control plane for all scenarios, a namespace each, deleted
-after it.
+pending preemptor's PostFilter text too. `victims_on_shares` is one implementation of `SharesSide`
+(`SHARES_SIDES`); the live binder (`LiveBinder`) is the second: the scenario rebuilt on ResourceSlices, the
+running pods and the preemptor placed by one in-process binder, its victims read from the Events as
+kube-scheduler's are. One control plane for all scenarios, a namespace each, deleted after it.
 """
 
 from __future__ import annotations
