@@ -12,7 +12,7 @@ the snapshot's placer; the writes' bodies are binder/preemption.py's. The caller
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -65,8 +65,9 @@ class Nomination:
 
 
 class Preemption:
-    def __init__(self, ctx: BinderContext) -> None:
+    def __init__(self, ctx: BinderContext, counted: Callable[[], set[str]] | None = None) -> None:
         self.ctx = ctx
+        self.counted = counted  # the claim uids the snapshot still counts (Snapshot.counted_claim_uids)
         self.nominated: dict[Key, Nomination] = {}  # upstream's nominator
         self._lowest: tuple[object, int | None] = (None, None)  # (snapshot version, lowest assigned priority)
 
@@ -174,6 +175,8 @@ class Preemption:
         nom = self.nominated.get(key)
         if nom is None or not (nom.victims or nom.claims):
             return False
+        if self.counted is not None and nom.claims & self.counted():
+            return True  # released in the informer's store, but its event not yet applied to the snapshot
         for claim in self.ctx.assume.claims(self.ctx.informers.claims.items()).values():
             if not is_allocated(claim):
                 continue

@@ -53,7 +53,7 @@ class SchedulingCycle:
         volumes: VolumeBinding | None = None,
     ) -> None:
         self.ctx = ctx
-        self.preemption = Preemption(ctx)
+        self.preemption = Preemption(ctx, snapshot.counted_claim_uids)
         self.snapshot = snapshot
         self.phases = phases
         self.binding = binding

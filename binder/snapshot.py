@@ -125,6 +125,11 @@ class Snapshot:
             placer.count_allocation(parsed, parsed.status.allocation)
             self._counted[key] = (uid, allocation, parsed.status.allocation)
 
+    def counted_claim_uids(self) -> set[str]:
+        """The uids of the claims whose allocation the built snapshot counts: an informer's store can show a
+        claim released before its event handler has updated the snapshot (binder/postfilter.py waits)."""
+        return {uid for uid, _, _ in self._counted.values()} if self._placer is not None else set()
+
     def flight_done(self, flight: InFlight) -> None:
         """A bind ended well: its claim, counted since Reserve, is from now on counted as the claim it is."""
         claim = flight.claim

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import logging
 import subprocess
 import sys
 import time
@@ -40,6 +41,7 @@ from kubeio.kube import Kube, load_configuration
 from localcluster.cluster import CONTROLLERS, Cluster, ClusterConfig
 from localcluster.nodes import KWOK_ANNOTATION
 from localcluster.objects import GPU_DRIVER, gpu_slice, make_class, make_node, make_pod
+from procrt.logs import JsonFormatter
 from resourceapi.gates import FeatureGates
 
 pytestmark = pytest.mark.realcluster
@@ -464,8 +466,16 @@ class LiveBinder:
     running pods placed by the binder), its preemptor routed to it; the outcome is read as kube-scheduler's
     is (`outcome`). Scenarios run one at a time: a pending preemptor could take the next one's shares."""
 
-    def __init__(self, cluster: Cluster) -> None:
+    def __init__(self, cluster: Cluster, workdir: Path) -> None:
         self.cluster = cluster
+        self.decisions = workdir / "binder-decisions.jsonl"  # what it decided, to read when a row disagrees
+        self.handler = logging.FileHandler(self.decisions)
+        self.handler.setFormatter(JsonFormatter())
+        self.logger = logging.getLogger("dra_capacity.binder")
+        self.level = self.logger.level
+        self.logger.setLevel(logging.INFO)
+        self.logger.addHandler(self.handler)
+        print(f"the live binder's decisions: {self.decisions}")
         cluster.create(gpu_class())
         self.kube = Kube(load_configuration(str(install_binder_rbac(cluster))))
         options = BinderOptions(instance="vs-kube-scheduler", initial_backoff=0.05, max_backoff=0.5)
@@ -485,6 +495,9 @@ class LiveBinder:
     def close(self) -> None:
         self.binder.stop()
         self.kube.close()
+        self.logger.removeHandler(self.handler)
+        self.logger.setLevel(self.level)
+        self.handler.close()
 
 
 @pytest.fixture(scope="module")
@@ -507,7 +520,7 @@ def results(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> Resul
             for sc, ks, exported in exports
             for side, run in SHARES_SIDES.items()
         ]
-        live = LiveBinder(cluster)
+        live = LiveBinder(cluster, workdir)
         try:
             rows = []
             for sc, ks, exported in exports:
