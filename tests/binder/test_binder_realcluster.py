@@ -1,6 +1,7 @@
 """The binder on the real control plane (kube-apiserver v1.37.2, its controllers, kwok nodes with
 NVIDIA-shaped slices), as the chart's binder ServiceAccount: chaos with two real `dra-capacity bind`
-processes (issue 25), and the fencing test of tests/binder/test_fencing.py on real objects (issue 28).
+processes (issue 25; with preemptors, the leader killed once it nominates: issue 41), and the fencing test
+of tests/binder/test_fencing.py on real objects (issue 28).
 
 One cluster for the module. The full chaos run (30 cycles or more) is `make binder-chaos-real`
 (scripts/binder_chaos_real.py); CI runs a seeded 10-cycle one here.
@@ -30,6 +31,7 @@ pytestmark = [pytest.mark.realcluster, pytest.mark.slow]
 
 CYCLES = int(os.environ.get("DRA_CAPACITY_REAL_CHAOS_CYCLES", "10"))
 SEED = int(os.environ.get("DRA_CAPACITY_REAL_CHAOS_SEED", "25"))
+PREEMPTION = 0.4  # the share of cycles (from the third) with a preemptor, the leader killed once it nominates
 TIMING: dict[str, Any] = {"lease_duration": 4.0, "renew_deadline": 3.0, "retry_period": 0.5}
 
 
@@ -44,13 +46,16 @@ def binder_kubeconfig(cluster: Cluster) -> Path:
 def test_kill_and_freeze_the_leader_keep_the_invariants(
     cluster: Cluster, binder_kubeconfig: Path, tmp_path: Path
 ) -> None:
-    chaos = Chaos(cluster, binder_kubeconfig, "chaos", tmp_path / "binders", SEED)
+    chaos = Chaos(cluster, binder_kubeconfig, "chaos", tmp_path / "binders", SEED, PREEMPTION)
     result = chaos.run(CYCLES)
+    print("\n" + "\n".join(chaos.log))
     print(
-        f"\nreal chaos: {result.cycles} cycles ({dict(result.actions)}), {result.pods_created} pods, "
-        f"{result.bound} bound, {result.seconds:.0f} s; pending: {dict(result.unschedulable)}"
+        f"real chaos: {result.cycles} cycles ({dict(result.actions)}), {result.pods_created} pods, "
+        f"{result.bound} bound, {result.seconds:.0f} s; pending: {dict(result.unschedulable)}; "
+        f"victims by their preemptor's fate: {dict(result.preemptions)}"
     )
     assert sum(result.actions.values()) == CYCLES and result.actions["kill"] and result.actions["freeze"]
+    assert result.actions["kill-nominated"] + result.actions["kill-preempting"], "no preemption cycle"
     assert result.bound > 0
     chaos.cleanup()
 

@@ -12,7 +12,15 @@ from typing import Any
 
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
-from support.binder_harness import bind_argv, bound, check_invariants, events, running_binder, wait_for
+from support.binder_harness import (
+    bind_argv,
+    bound,
+    check_invariants,
+    check_preemptions,
+    events,
+    running_binder,
+    wait_for,
+)
 from support.gpu_cluster import device_class, gpu_slice, node, pod
 
 from allocator.simulate import load_inputs, run_pods
@@ -131,6 +139,13 @@ def test_a_high_priority_pod_evicts_the_victims_simulate_picks_and_is_bound_afte
         assert _sample(binder, "scheduler_preemption_victims_count") == 1
         assert _sample(binder, "scheduler_preemption_victims_sum") == 1
         assert binder.scheduling.preemption.nominated == {}
+        # the chaos harness's invariant (support.binder_harness.check_preemptions), and its negative control
+        assert check_preemptions(kube_api, "default") == {"on the node": 1}
+        other = next(n for n in ("gpu-node-1", "gpu-node-2") if n != node_of_victim)
+        moved = {**event, "metadata": {"name": "moved", "namespace": "default"}}
+        kube_api.seed({**moved, "message": f"Preempted by pod {uid} on node {other}"})
+        with pytest.raises(AssertionError, match="bound elsewhere"):
+            check_preemptions(kube_api, "default")
 
 
 def test_with_a_pdb_the_victims_are_simulates_too(kube_api: Any) -> None:

@@ -9,15 +9,18 @@ preemptor binds to. Shares: the same nodes with their GPUs as ResourceSlices of 
 running pods as exported from the API (start times included) holding extended-resource claims allocated by
 a first `simulate` run, and the PDBs as the controller left them, through the real `dra-capacity simulate -o
 json`, whose `victims` name the evicted pods. Both must agree with each other and with the scenario, and a
-pending preemptor's PostFilter text too. `victims_on_shares` is one implementation of `SharesSide`; the live
-binder can be a second (`SHARES_SIDES`). One control plane for all scenarios, a namespace each, deleted
-after it.
+pending preemptor's PostFilter text too. `victims_on_shares` is one implementation of `SharesSide`
+(`SHARES_SIDES`); the live binder (`LiveBinder`) is the second: the scenario rebuilt on ResourceSlices, the
+running pods and the preemptor placed by one in-process binder, its victims read from the Events as
+kube-scheduler's are. One control plane for all scenarios, a namespace each, deleted after it.
 """
 
 from __future__ import annotations
 
 import itertools
 import json
+import logging
+import sys
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -27,19 +30,28 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.gpu_cluster import SCHEDULER
 from support.preemption_scenarios import GPU_SHARED, SCENARIOS, Scenario
-from support.real_cluster import kwok_node, node_ready, ok, simulate_json, wait_default_account
+from support.real_binders import install_binder_rbac
+from support.real_cluster import kwok_node, node_ready, simulate_json, wait_default_account
+from support.real_cluster import ok as _ok
 from support.real_cluster import priority_class as priority_class_obj
 
 from allocator.scheduling.preemption import NOT_HELPFUL
+from binder.controller import Binder, BinderOptions
+from kubeio.kube import Kube, load_configuration
 from localcluster.cluster import CONTROLLERS, Cluster, ClusterConfig
 from localcluster.objects import GPU_DRIVER, gpu_slice, make_class, make_node, make_pod
+from procrt.logs import JsonFormatter
+from resourceapi.gates import FeatureGates
 
 pytestmark = pytest.mark.realcluster
 
+CLI = str(Path(sys.executable).parent / "dra-capacity")
 GATES = "DRAExtendedResource=true,DRAConsumableCapacity=true"
 CLASS = "preempt-gpu-shared"
 PREEMPTOR = "preemptor"
+HOSTNAME = "kubernetes.io/hostname"
 RESOURCES = {"cpu": "8", "memory": "16Gi", "pods": "110"}
 Obj = dict[str, Any]
 
@@ -98,7 +110,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
         classes |= {(sc.priority, True) for sc in SCENARIOS if sc.never}
         for value, never in sorted(classes):
             pc = priority_class_obj(priority_class(value, never), value, never)
-            ok(*c.request("POST", "/apis/scheduling.k8s.io/v1/priorityclasses", pc), pc["metadata"]["name"])
+            _ok(*c.request("POST", "/apis/scheduling.k8s.io/v1/priorityclasses", pc), pc["metadata"]["name"])
         yield c
 
 
@@ -123,6 +135,25 @@ def _pod(
     return built.spec(**spec).obj()
 
 
+@dataclass(frozen=True)
+class Mode:
+    """How a scenario is built on the real control plane: `pre` (device-plugin mode, kube-scheduler's: the
+    nodes advertise the counted resource, the running pods are bound at creation) or `bind` (shares, the live
+    binder's: the nodes' GPUs as ResourceSlices, every pod routed to the binder, the running pods pinned to
+    their node by a nodeSelector and placed by it)."""
+
+    prefix: str
+    scheduler: str | None = None
+
+    @property
+    def shares(self) -> bool:
+        return self.scheduler is not None
+
+
+DEVICE_PLUGIN = Mode("pre")
+LIVE = Mode("bind", SCHEDULER)
+
+
 def _start(pod: Obj) -> datetime | None:
     raw = pod.get("status", {}).get("startTime")
     return datetime.fromisoformat(raw.replace("Z", "+00:00")) if raw else None
@@ -143,14 +174,16 @@ def _pdb_settled(cluster: Cluster, ns: str, name: str, matching: int) -> Obj | N
     return pdb if settled and st.get("currentHealthy") == matching else None
 
 
-def on_device_plugin(cluster: Cluster, sc: Scenario) -> tuple[Outcome, Exported]:
-    """kube-scheduler's side: build the scenario on counted `nvidia.com/gpu.shared`, create the preemptor,
-    and read what kube-scheduler did."""
-    ns = f"pre-{sc.tag}"
-    ok(*cluster.request("POST", "/api/v1/namespaces", {"metadata": {"name": ns}}), ns)
+def build(cluster: Cluster, sc: Scenario, mode: Mode) -> Exported:
+    """The scenario in namespace `<prefix>-<tag>`: its nodes Ready, its PDBs settled by the disruption
+    controller, its running pods running (a second apart where `start_gap`), then the preemptor created."""
+    ns = f"{mode.prefix}-{sc.tag}"
+    _ok(*cluster.request("POST", "/api/v1/namespaces", {"metadata": {"name": ns}}), ns)
     for node in sc.nodes:
-        res = {**RESOURCES, GPU_SHARED: str(node.count)}
-        ok(*cluster.request("POST", "/api/v1/nodes", kwok_node(node.name, **res)))
+        res = {**RESOURCES} if mode.shares else {**RESOURCES, GPU_SHARED: str(node.count)}
+        _ok(*cluster.request("POST", "/api/v1/nodes", kwok_node(node.name, **res)))
+        if mode.shares:
+            cluster.create(gpu_slice(node.name, node.gpus, node.shares))
     cluster.wait_for(f"{ns} nodes Ready", lambda: all(node_ready(cluster, n.name) for n in sc.nodes), 60)
     wait_default_account(cluster, ns)
     for b in sc.budgets:
@@ -160,12 +193,15 @@ def on_device_plugin(cluster: Cluster, sc: Scenario) -> tuple[Outcome, Exported]
             "metadata": {"name": b.name, "namespace": ns},
             "spec": {"minAvailable": b.min_available, "selector": {"matchLabels": {"app": b.app}}},
         }
-        ok(*cluster.request("POST", f"/apis/policy/v1/namespaces/{ns}/poddisruptionbudgets", pdb), b.name)
+        _ok(*cluster.request("POST", f"/apis/policy/v1/namespaces/{ns}/poddisruptionbudgets", pdb), b.name)
     running: list[Obj] = []
     for r in sc.running:
         pod = _pod(ns, r.name, priority_class(r.priority), r.shares, dict(r.labels), r.init)
-        pod["spec"]["nodeName"] = r.node  # bound at creation: where the scenario puts it
-        ok(*cluster.request("POST", f"/api/v1/namespaces/{ns}/pods", pod), r.name)
+        if mode.shares:  # placed by the binder, where the scenario puts it
+            pod["spec"] |= {"schedulerName": mode.scheduler, "nodeSelector": {HOSTNAME: r.node}}
+        else:
+            pod["spec"]["nodeName"] = r.node  # bound at creation: where the scenario puts it
+        _ok(*cluster.request("POST", f"/api/v1/namespaces/{ns}/pods", pod), r.name)
         if sc.start_gap:  # the next pod starts at a later second (start times have one-second resolution)
             started = cluster.wait_for(
                 f"{ns}/{r.name} running", lambda r=r: _running_pod(cluster, ns, r.name)
@@ -178,6 +214,7 @@ def on_device_plugin(cluster: Cluster, sc: Scenario) -> tuple[Outcome, Exported]
         running.append(
             cluster.wait_for(f"{ns}/{r.name} running", lambda r=r: _running_pod(cluster, ns, r.name), 60)
         )
+        assert running[-1]["spec"]["nodeName"] == r.node, running[-1]["spec"]
     if sc.start_gap:
         starts = [_start(p) for p in running]
         assert all(a and b and a < b for a, b in itertools.pairwise(starts)), starts
@@ -190,20 +227,29 @@ def on_device_plugin(cluster: Cluster, sc: Scenario) -> tuple[Outcome, Exported]
             )
         )
     preemptor = _pod(ns, PREEMPTOR, priority_class(sc.priority, sc.never), sc.shares, {}, sc.init)
-    admitted = ok(*cluster.request("POST", f"/api/v1/namespaces/{ns}/pods", preemptor), PREEMPTOR)
-    outcome = _kube_scheduler_outcome(cluster, ns, [r.name for r in sc.running])
-    return outcome, Exported(running, pdbs, admitted)
+    if mode.shares:
+        preemptor["spec"]["schedulerName"] = mode.scheduler
+    admitted = _ok(*cluster.request("POST", f"/api/v1/namespaces/{ns}/pods", preemptor), PREEMPTOR)
+    return Exported(running, pdbs, admitted)
 
 
-def _kube_scheduler_outcome(cluster: Cluster, ns: str, running: list[str]) -> Outcome:
-    """Wait until the preemptor is bound, or unschedulable with a failed PostFilter's text (`preemption: `
-    but no `found a potential placement`) and no nomination for a settling while; the victims are the pods
-    with a Preempted Event naming it; `stray`: others deleted by then (nothing else should delete them)."""
+def on_device_plugin(cluster: Cluster, sc: Scenario) -> tuple[Outcome, Exported]:
+    """kube-scheduler's side: build the scenario on counted `nvidia.com/gpu.shared`, create the preemptor,
+    and read what kube-scheduler did."""
+    exported = build(cluster, sc, DEVICE_PLUGIN)
+    return outcome(cluster, f"pre-{sc.tag}", [r.name for r in sc.running]), exported
+
+
+def outcome(cluster: Cluster, ns: str, running: list[str]) -> Outcome:
+    """What a scheduler did: wait until the preemptor is bound, or unschedulable with a failed PostFilter's
+    text (`preemption: ` but no `found a potential placement`) and no nomination for a settling while; the
+    victims are the pods with a Preempted Event naming it; `stray`: others deleted by then (nothing else
+    should delete them)."""
     deadline = time.monotonic() + 60
     pending_since: float | None = None
     while True:
         assert time.monotonic() < deadline, f"{ns}/{PREEMPTOR}: nothing decided in 60 s\n{cluster.logs()}"
-        pod = ok(*cluster.request("GET", f"/api/v1/namespaces/{ns}/pods/{PREEMPTOR}"), PREEMPTOR)
+        pod = _ok(*cluster.request("GET", f"/api/v1/namespaces/{ns}/pods/{PREEMPTOR}"), PREEMPTOR)
         message = next(
             (
                 str(c.get("message", ""))
@@ -222,7 +268,7 @@ def _kube_scheduler_outcome(cluster: Cluster, ns: str, running: list[str]) -> Ou
         else:
             pending_since = None
         time.sleep(0.1)
-    body = ok(*cluster.request("GET", f"/api/v1/namespaces/{ns}/pods"), "pods")
+    body = _ok(*cluster.request("GET", f"/api/v1/namespaces/{ns}/pods"), "pods")
     alive = {p["metadata"]["name"] for p in body["items"] if not p["metadata"].get("deletionTimestamp")}
     gone = frozenset(n for n in running if n not in alive)
     uid = pod["metadata"]["uid"]
@@ -234,12 +280,16 @@ def _kube_scheduler_outcome(cluster: Cluster, ns: str, running: list[str]) -> Ou
 
 def _preempted(cluster: Cluster, ns: str, uid: str) -> set[str]:
     """The pods with an Event `Preempted by pod <uid> on node <node>` (preemption/executor.go)."""
-    body = ok(*cluster.request("GET", f"/api/v1/namespaces/{ns}/events"), "events")
+    body = _ok(*cluster.request("GET", f"/api/v1/namespaces/{ns}/events"), "events")
     return {
         e["involvedObject"]["name"]
         for e in body["items"]
         if e.get("reason") == "Preempted" and f"Preempted by pod {uid} " in e.get("message", "")
     }
+
+
+def _simulate(objs: list[Obj], path: Path) -> dict[str, Any]:
+    return simulate_json(objs, path, GATES, CLI)
 
 
 def _clean(obj: Obj) -> Obj:
@@ -248,10 +298,16 @@ def _clean(obj: Obj) -> Obj:
     return out
 
 
+def gpu_class() -> Obj:
+    """The DeviceClass mapping `nvidia.com/gpu.shared` to one share (the capacity request as annotation: a
+    released API server drops the KEP-6406 field)."""
+    built = make_class(CLASS).driver(GPU_DRIVER).extended_resource(GPU_SHARED)
+    return built.capacity_requests({"shares": "1"}, annotation=True).obj()
+
+
 def _shares_cluster(scenarios: list[Scenario]) -> list[Obj]:
     """The DeviceClass, and each node with its GPUs as a ResourceSlice of `shares` (no counted resource)."""
-    gpu_class = make_class(CLASS).driver(GPU_DRIVER).extended_resource(GPU_SHARED)
-    out: list[Obj] = [gpu_class.capacity_requests({"shares": "1"}, annotation=True).obj()]
+    out: list[Obj] = [gpu_class()]
     for node in (n for sc in scenarios for n in sc.nodes):
         out.append(make_node(node.name).allocatable(**RESOURCES).obj())
         out.append(gpu_slice(node.name, node.gpus, node.shares))
@@ -265,10 +321,10 @@ def place_running(exports: list[tuple[Scenario, Exported]], path: Path) -> None:
     for _, exported in exports:
         for pod in exported.running:
             copy = _clean(pod)
-            copy["spec"]["nodeSelector"] = {"kubernetes.io/hostname": copy["spec"].pop("nodeName")}
+            copy["spec"]["nodeSelector"] = {HOSTNAME: copy["spec"].pop("nodeName")}
             copy["status"] = {"phase": "Pending"}
             pending.append(copy)
-    out = simulate_json(_shares_cluster([sc for sc, _ in exports]) + pending, path, GATES)
+    out = _simulate(_shares_cluster([sc for sc, _ in exports]) + pending, path)
     placed = {(e["namespace"], e["name"]): e for e in out["pods"]}
     for _, exported in exports:
         exported.placed = {}
@@ -295,13 +351,13 @@ def victims_on_shares(sc: Scenario, exported: Exported, workdir: Path) -> Outcom
     preemptor = _clean(exported.preemptor)
     preemptor["status"] = {"phase": "Pending"}
     pdbs = [{"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", **_clean(p)} for p in exported.pdbs]
-    out = simulate_json(_shares_cluster([sc]) + held + pdbs + [preemptor], workdir / f"{sc.tag}.json", GATES)
+    out = _simulate(_shares_cluster([sc]) + held + pdbs + [preemptor], workdir / f"{sc.tag}.json")
     (entry,) = [e for e in out["pods"] if e["name"] == PREEMPTOR]
     victims = frozenset(v["name"] for v in entry.get("victims", []))
     return Outcome(entry["node"] if entry["result"] == "bound" else None, victims, entry.get("reason", ""))
 
 
-SHARES_SIDES: dict[str, SharesSide] = {"simulate": victims_on_shares}
+SHARES_SIDES: dict[str, SharesSide] = {"simulate": victims_on_shares}  # run in a pool; `LiveBinder` apart
 
 
 def compare(sc: Scenario, ks: Outcome, ours: Outcome, side: str = "simulate") -> list[str]:
@@ -343,28 +399,79 @@ def _cell(o: Outcome) -> str:
 
 
 def table(rows: Results) -> str:
-    lines = [f"{'scenario':16} {'kube-scheduler (node: victims)':34} {'shares (node: victims)':34} verdict"]
-    for r in rows:
-        verdict = "same" if not compare(r.sc, r.ks, r.ours, r.side) else "MISMATCH"
-        lines.append(f"{r.sc.tag:16} {_cell(r.ks):34} {_cell(r.ours):34} {verdict} ({r.side})")
+    """One line a scenario: kube-scheduler's outcome, then each shares side's, and the verdict over all."""
+    sides = list(dict.fromkeys(r.side for r in rows))
+    head = f"{'scenario':16} {'kube-scheduler':30} " + " ".join(f"{s:30}" for s in sides)
+    lines = [f"{head} verdict", "(each cell: node: victims)"]
+    for tag in dict.fromkeys(r.sc.tag for r in rows):
+        mine = {r.side: r for r in rows if r.sc.tag == tag}
+        first = next(iter(mine.values()))
+        cells = " ".join(f"{_cell(mine[s].ours) if s in mine else '':30}" for s in sides)
+        same = not any(compare(r.sc, r.ks, r.ours, r.side) for r in mine.values())
+        lines.append(f"{tag:16} {_cell(first.ks):30} {cells} {'same' if same else 'MISMATCH'}")
     return "\n".join(lines)
 
 
-def _delete(cluster: Cluster, sc: Scenario) -> None:
-    """The scenario's namespace and nodes; first its preemptor, gone for good, since a pending one would
-    preempt in the next scenario (the namespace's own deletion takes its time)."""
-    path = f"/api/v1/namespaces/pre-{sc.tag}/pods/{PREEMPTOR}"
+def _delete(cluster: Cluster, sc: Scenario, mode: Mode = DEVICE_PLUGIN) -> None:
+    """The scenario's namespace and nodes (and their slices); first its preemptor, gone for good, since a
+    pending one would preempt in the next scenario (the namespace's own deletion takes its time)."""
+    ns = f"{mode.prefix}-{sc.tag}"
+    path = f"/api/v1/namespaces/{ns}/pods/{PREEMPTOR}"
     cluster.request("DELETE", f"{path}?gracePeriodSeconds=0")
     cluster.wait_for(f"{path} deleted", lambda: cluster.request("GET", path)[0] == 404, 30)
-    cluster.request("DELETE", f"/api/v1/namespaces/pre-{sc.tag}")
+    cluster.request("DELETE", f"/api/v1/namespaces/{ns}")
     for node in sc.nodes:
         cluster.request("DELETE", f"/api/v1/nodes/{node.name}")
+        if mode.shares:
+            cluster.request("DELETE", f"/apis/resource.k8s.io/v1/resourceslices/{node.name}-{GPU_DRIVER}")
+
+
+class LiveBinder:
+    """The live binder as a shares side: one in-process `Binder` for every scenario, authenticated as the
+    chart's binder ServiceAccount (as tests/e2e/test_preemption_realcluster.py runs it), on the DeviceClass
+    and the scenario's nodes' ResourceSlices; each scenario is built again in `bind-<tag>` (`build`, the
+    running pods placed by the binder), its preemptor routed to it; the outcome is read as kube-scheduler's
+    is (`outcome`). Scenarios run one at a time: a pending preemptor could take the next one's shares."""
+
+    def __init__(self, cluster: Cluster, workdir: Path) -> None:
+        self.cluster = cluster
+        self.decisions = workdir / "binder-decisions.jsonl"  # what it decided, to read when a row disagrees
+        self.handler = logging.FileHandler(self.decisions)
+        self.handler.setFormatter(JsonFormatter())
+        self.logger = logging.getLogger("dra_capacity.binder")
+        self.level = self.logger.level
+        self.logger.setLevel(logging.INFO)
+        self.logger.addHandler(self.handler)
+        print(f"the live binder's decisions: {self.decisions}")
+        cluster.create(gpu_class())
+        self.kube = Kube(load_configuration(str(install_binder_rbac(cluster))))
+        options = BinderOptions(instance="vs-kube-scheduler", initial_backoff=0.05, max_backoff=0.5)
+        self.binder = Binder(self.kube, FeatureGates.parse(""), options=options)
+        self.binder.start()
+        assert self.binder.wait_synced(30), "informers did not sync"
+
+    def __call__(self, sc: Scenario, exported: Exported, workdir: Path) -> Outcome:
+        path = f"/api/v1/namespaces/pre-{sc.tag}"  # its pods on the same node names are gone first
+        self.cluster.wait_for(f"{path} deleted", lambda: self.cluster.request("GET", path)[0] == 404, 60)
+        build(self.cluster, sc, LIVE)
+        try:
+            return outcome(self.cluster, f"{LIVE.prefix}-{sc.tag}", [r.name for r in sc.running])
+        finally:
+            _delete(self.cluster, sc, LIVE)
+
+    def close(self) -> None:
+        self.binder.stop()
+        self.kube.close()
+        self.logger.removeHandler(self.handler)
+        self.logger.setLevel(self.level)
+        self.handler.close()
 
 
 @pytest.fixture(scope="module")
 def results(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> Results:
-    """Every scenario, one after the other on the cluster; then the shares sides, the running pods' claims
-    placed for all scenarios by one `simulate` run."""
+    """Every scenario, one after the other on the cluster; then the shares sides: `simulate` (the running
+    pods' claims placed for all scenarios by one run) in a pool, the live binder meanwhile, one scenario at
+    a time."""
     workdir = tmp_path_factory.mktemp("shares")
     exports = []
     for sc in SCENARIOS:
@@ -380,26 +487,40 @@ def results(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> Resul
             for sc, ks, exported in exports
             for side, run in SHARES_SIDES.items()
         ]
-        return [Row(sc, ks, side, f.result()) for sc, ks, side, f in pending]
+        live = LiveBinder(cluster, workdir)
+        try:
+            rows = []
+            for sc, ks, exported in exports:
+                began = time.monotonic()
+                rows.append(Row(sc, ks, "binder", live(sc, exported, workdir)))
+                print(f"{sc.tag}: the live binder's side in {time.monotonic() - began:.1f} s")
+        finally:
+            live.close()
+        return [Row(sc, ks, side, f.result()) for sc, ks, side, f in pending] + rows
 
 
 def test_shares_evict_the_pods_kube_scheduler_evicts(results: Results) -> None:
     assert len({r.sc.tag for r in results}) >= 10
+    assert {r.side for r in results} == {*SHARES_SIDES, "binder"}
     print("\n" + table(results))
     problems = [p for r in results for p in compare(r.sc, r.ks, r.ours, r.side)]
     assert not problems, "\n".join(problems)
 
 
 def test_the_comparer_reports_an_altered_expectation(results: Results) -> None:
-    """The negative control: the same observations judged against a scenario expecting one victim more, a
-    shares outcome with one victim more, and a reworded PostFilter text, must each be reported."""
-    r = next(r for r in results if r.sc.expect_victims)
-    altered = replace(r, sc=r.sc.altered())
-    found = compare(altered.sc, r.ks, r.ours)
-    assert len(found) == 2 and all("the scenario expects" in p for p in found), found
-    assert "MISMATCH" in table([altered])
-    wrong = Outcome(r.ours.node, r.ours.victims | {"extra"})
-    assert any("kube-scheduler" in p and "simulate" in p for p in compare(r.sc, r.ks, wrong))
-    r = next(r for r in results if r.sc.never)  # a pending pod: its PostFilter text is judged
-    reworded = Outcome(None, frozenset(), r.ours.note.replace("preemption: ", "preemption: maybe "))
-    assert any("PostFilter" in p for p in compare(r.sc, r.ks, reworded))
+    """The negative control, for each shares side: the same observations judged against a scenario expecting
+    one victim more, a shares outcome with one victim more, and a reworded PostFilter text, must each be
+    reported."""
+    for side in {r.side for r in results}:
+        r = next(r for r in results if r.sc.expect_victims and r.side == side)
+        altered = replace(r, sc=r.sc.altered())
+        found = compare(altered.sc, r.ks, r.ours, side)
+        assert len(found) == 2 and all("the scenario expects" in p for p in found), found
+        assert "MISMATCH" in table([altered])
+        wrong = Outcome(r.ours.node, r.ours.victims | {"extra"})
+        assert any("kube-scheduler" in p and side in p for p in compare(r.sc, r.ks, wrong, side))
+        r = next(
+            r for r in results if r.sc.never and r.side == side
+        )  # pending: its PostFilter text is judged
+        reworded = Outcome(None, frozenset(), r.ours.note.replace("preemption: ", "preemption: maybe "))
+        assert any("PostFilter" in p for p in compare(r.sc, r.ks, reworded, side))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import re
 import sys
 import uuid
 from collections import Counter, defaultdict
@@ -152,6 +153,39 @@ def check_invariants(api: Any) -> None:
         assert ext.get("resourceClaimName") == claim["metadata"]["name"]
     twice = {k: n for k, n in successful_bindings(api).items() if n > 1}
     assert not twice, f"pods bound twice: {twice}"
+
+
+PREEMPTED = re.compile(r"^Preempted by pod (?P<uid>\S+) on node (?P<node>\S+)$")
+
+
+def preemption_outcomes(api: Any, namespace: str) -> Counter[str]:
+    """Each victim's `Preempted` Event (`Preempted by pod <uid> on node <node>`, preemption/executor.go)
+    against its preemptor's final node: `on the node` (bound there), `pending`, `gone` (deleted), or
+    `elsewhere` (bound to another node: a victim evicted for a pod that went elsewhere)."""
+    by_uid = {p["metadata"]["uid"]: p for p in pods(api, namespace)}
+    out: Counter[str] = Counter()
+    for e in events(api, "Preempted", namespace):
+        found = PREEMPTED.match(e.get("message") or e.get("note") or "")
+        assert found, f"Preempted Event {e['metadata']['name']}: {e.get('message')!r}"
+        preemptor = by_uid.get(found["uid"])
+        node = (preemptor or {}).get("spec", {}).get("nodeName")
+        out[
+            "gone"
+            if preemptor is None
+            else "pending"
+            if not node
+            else "on the node"
+            if node == found["node"]
+            else "elsewhere"
+        ] += 1
+    return out
+
+
+def check_preemptions(api: Any, namespace: str) -> Counter[str]:
+    """No victim evicted for a pod that then went elsewhere; the outcomes, for the report."""
+    out = preemption_outcomes(api, namespace)
+    assert not out["elsewhere"], f"victims evicted for a preemptor bound elsewhere: {dict(out)}"
+    return out
 
 
 def assert_kubelet_view(api: Any, p: dict[str, Any]) -> dict[str, Any]:

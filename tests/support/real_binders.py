@@ -24,7 +24,7 @@ from typing import Any
 import yaml
 
 from support import waiting
-from support.binder_harness import check_invariants
+from support.binder_harness import check_invariants, check_preemptions
 from support.chart_render import CHART, helm
 from support.gpu_cluster import device_class, pod
 from support.ports import free_port
@@ -34,6 +34,8 @@ BINDER_NAMESPACE = "dra-capacity"
 BINDER_ACCOUNT = "dra-capacity-binder"
 LEASE = {"--lease-duration": "2", "--renew-deadline": "1.5", "--retry-period": "0.3"}
 LEASE_SECONDS = 2.0
+HIGH_PRIORITY_CLASS = "chaos-high"  # the preemptors' PriorityClass, value 1000 (the other pods have 0)
+PREEMPTOR_PREFIX = "h"  # the preemptors' names: h<n>; the other pods' p<n>
 _RBAC_KINDS = ("ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding")
 
 
@@ -145,6 +147,7 @@ class RealApi:
             "pods": f"/api/v1/namespaces/{self.namespace}/pods",
             "resourceclaims": f"/apis/resource.k8s.io/v1/namespaces/{self.namespace}/resourceclaims",
             "resourceslices": "/apis/resource.k8s.io/v1/resourceslices",
+            "events": f"/api/v1/namespaces/{self.namespace}/events",
         }
         status, body = self.cluster.request("GET", paths[resource])
         assert status == 200, (resource, status, body)
@@ -185,12 +188,26 @@ class ChaosResult:
     bound: int
     seconds: float
     unschedulable: Counter[str]  # PodScheduled=False messages of the pods left pending
+    preemptions: Counter[str]  # the victims' Preempted Events by their preemptor's fate (check_preemptions)
 
 
 class Chaos:
-    """Two binder processes, pods arriving and leaving, and the leader killed or frozen once per cycle."""
+    """Two binder processes, pods arriving and leaving, and the leader killed or frozen once per cycle. With
+    `preemption` (the chance a cycle has one, from the third cycle on), that cycle instead creates a pod of
+    priority 1000 on a cluster the priority-0 pods fill, waits until the leader nominates a node for it
+    (`status.nominatedNodeName`, no `nodeName` yet) and kills the leader there: between nominating and
+    binding. `kill-nominated` counts the kills that hit that window, `kill-preempting` the others."""
 
-    def __init__(self, cluster: Any, kubeconfig: Path, namespace: str, workdir: Path, seed: int) -> None:
+    def __init__(
+        self,
+        cluster: Any,
+        kubeconfig: Path,
+        namespace: str,
+        workdir: Path,
+        seed: int,
+        preemption: float = 0.0,
+    ) -> None:
+        self.preemption = preemption
         self.cluster = cluster
         self.namespace = namespace
         self.rng = random.Random(seed)
@@ -211,6 +228,34 @@ class Chaos:
         )
         if status == 404:
             self.cluster.create(dc)
+        meta = {"name": HIGH_PRIORITY_CLASS}
+        pc = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": meta, "value": 1000}
+        status, body = self.cluster.request("POST", "/apis/scheduling.k8s.io/v1/priorityclasses", pc)
+        assert status in (201, 409), body
+
+    def add_preemptor(self) -> str:
+        """A pod of priority 1000 asking 1 or 2 shares (grace period 0 like every chaos pod)."""
+        name = f"{PREEMPTOR_PREFIX}{self.created:03d}"
+        obj = pod(name, self.namespace, shares=self.rng.randint(1, 2), priorityClassName=HIGH_PRIORITY_CLASS)
+        obj["spec"]["terminationGracePeriodSeconds"] = 0
+        status, body = self.cluster.request("POST", f"/api/v1/namespaces/{self.namespace}/pods", obj)
+        assert status == 201, body
+        self.created += 1
+        return name
+
+    def nominated_or_decided(self, name: str) -> str:
+        """Poll the preemptor until it is nominated and unbound (`nominated <node>`), bound (`bound`) or 5 s
+        pass (`undecided`: nothing to preempt, or the leader slow)."""
+        path = f"/api/v1/namespaces/{self.namespace}/pods/{name}"
+        deadline = time.monotonic() + 5.0
+        while time.monotonic() < deadline:
+            status, body = self.cluster.request("GET", path)
+            if status == 200 and body["spec"].get("nodeName"):
+                return "bound"
+            if status == 200 and (node := (body.get("status") or {}).get("nominatedNodeName")):
+                return f"nominated {node}"
+            time.sleep(0.005)
+        return "undecided"
 
     def add_pods(self, n: int) -> None:
         for _ in range(n):
@@ -221,10 +266,12 @@ class Chaos:
             self.created += 1
 
     def delete_a_bound_pod(self) -> None:
-        bound = [
+        bound = [  # never a preemptor: its final node is what check_preemptions judges
             p
             for p in self.api.list("pods")
-            if p["spec"].get("nodeName") and not p["metadata"].get("deletionTimestamp")
+            if p["spec"].get("nodeName")
+            and not p["metadata"].get("deletionTimestamp")
+            and not p["metadata"]["name"].startswith(PREEMPTOR_PREFIX)
         ]
         if bound:
             victim = self.rng.choice(bound)["metadata"]["name"]
@@ -250,6 +297,16 @@ class Chaos:
         if self.rng.random() < 0.4:
             self.delete_a_bound_pod()
         leader = self.leader()
+        if i >= 2 and self.rng.random() < self.preemption:
+            name = self.add_preemptor()
+            seen = self.nominated_or_decided(name)
+            action = "kill-nominated" if seen.startswith("nominated") else "kill-preempting"
+            self.actions[action] += 1
+            leader.signal(signal.SIGKILL)
+            leader.wait_exit(10)
+            leader.start()
+            self.log.append(f"cycle {i}: {name} {seen}, kill {leader.name}")
+            return
         time.sleep(self.rng.uniform(0.0, 0.6))  # a random point of its work
         other = next(b for b in self.binders if b is not leader)
         action = ("kill", "freeze")[i] if i < 2 else self.rng.choice(("kill", "freeze"))
@@ -286,14 +343,14 @@ class Chaos:
             time.sleep(0.5)
         raise AssertionError(f"never quiet: {last}")
 
-    def check(self) -> None:
+    def check(self) -> Counter[str]:
         """The in-process chaos test's invariants, on the real objects (retried while the real resourceclaim
-        controller and garbage collector finish)."""
+        controller and garbage collector finish), and no victim evicted for a pod bound elsewhere."""
         deadline = time.monotonic() + 30.0
         while True:
             try:
                 check_invariants(self.api)
-                return
+                return check_preemptions(self.api, self.namespace)
             except AssertionError:
                 if time.monotonic() > deadline:
                     raise
@@ -310,12 +367,15 @@ class Chaos:
                 self.cycle(i)
             self.restart_dead()
             self.quiet()
-            self.check()
+            preemptions = self.check()
         finally:
             for b in self.binders:
                 b.stop()
         pods = self.api.list("pods")
         bound = sum(1 for p in pods if p["spec"].get("nodeName"))
+        for p in (p for p in pods if p["metadata"]["name"].startswith(PREEMPTOR_PREFIX)):
+            nominated = (p.get("status") or {}).get("nominatedNodeName")
+            self.log.append(f"{p['metadata']['name']}: on {p['spec'].get('nodeName')}, nominated {nominated}")
         waiting: Counter[str] = Counter(
             c.get("message") or ""
             for p in pods
@@ -323,7 +383,8 @@ class Chaos:
             for c in (p.get("status") or {}).get("conditions") or []
             if c["type"] == "PodScheduled" and c["status"] == "False"
         )
-        return ChaosResult(cycles, self.actions, self.created, bound, time.monotonic() - started, waiting)
+        seconds = time.monotonic() - started
+        return ChaosResult(cycles, self.actions, self.created, bound, seconds, waiting, preemptions)
 
     def cleanup(self) -> None:
         self.cluster.request("DELETE", f"/api/v1/namespaces/{self.namespace}")
