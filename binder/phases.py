@@ -13,7 +13,7 @@ import logging
 import time
 
 from allocator.scheduling.placement import Placer
-from binder import claims
+from binder import claims, hints
 from binder.assume import InFlight
 from binder.attempt import CycleState, QueuedPodInfo, Reserved
 from binder.context import BinderContext, Stopped, log_decision
@@ -23,6 +23,7 @@ from binder.writes import BindError
 from kubeio.informer import key_of
 from kubeio.kube import ApiError, Obj
 
+FORGOTTEN = "assumed-pod-forgotten"
 log = logging.getLogger("dra_capacity.binder")
 
 
@@ -101,6 +102,12 @@ class ClaimPhases:
             self.snapshot.invalidate()
             ctx.errors += 1
             ctx.queue.done_error(key, time.monotonic())
+            # upstream's handleBindingCycleError: forgetting an assumed pod is an AssignedPod/Delete event
+            # (its share was counted), so a pod rejected while it was held is tried again
+            ctx.changes[FORGOTTEN] += 1
+            ctx.queue.move_all_to_active_or_backoff(
+                hints.ClusterEvent(hints.ASSIGNED_POD, hints.DELETE, FORGOTTEN), info.obj, None
+            )
             ctx.cond.notify_all()
         ctx.metrics.attempts.labels("error").inc()
         log_decision(pod=info.name, uid=info.uid, result="error", message=message)

@@ -121,6 +121,34 @@ def test_the_wait_is_bounded_and_rolls_back_the_share_and_the_volumes(kube_api: 
             assert "pv-1" not in binder.volumes.assumed_pvs
 
 
+def test_a_pod_rejected_while_a_failed_bind_held_the_share_is_tried_again(kube_api: Any) -> None:
+    """Upstream's handleBindingCycleError: forgetting the assumed pod is an AssignedPod/Delete event. web-0
+    holds a share while PreBind waits for its volumes; its PVC is deleted, and the failure waits for the one
+    bind thread (held by hold-0's Binding). web-1, rejected again meanwhile, is brought back by the forget
+    alone: no informer event follows it."""
+    seed_cluster(kube_api, nodes=1, gpus=1, shares=2)
+    _seed_local_pv_and_pvc_pod(kube_api, "pv-1", "gpu-node-1")
+    web0, web1 = ("default", "web-0"), ("default", "web-1")
+    with running_binder(kube_api, bind_workers=1) as binder:
+        wait_for("claimRef written", lambda: _claim_ref(kube_api, "pv-1"))
+        held = kube_api.faults.hold("create", "pods", subresource="binding", name="hold-0")
+        kube_api.seed(pod("hold-0"))
+        wait_for("hold-0's Binding sent", held.arrived.is_set)
+        kube_api.seed(pod("web-1"))
+        wait_for("web-1 rejected", lambda: binder.queue.state(web1) == "unschedulable")
+        first = binder.queue.attempts(web1)
+        kube_api.delete("persistentvolumeclaims", "cache")  # web-0's wait fails; retries stop at PreFilter
+        wait_for(  # the storage event moved web-1; it is rejected again while web-0 is still assumed
+            "web-1 rejected again",
+            lambda: binder.queue.attempts(web1) > first and binder.queue.state(web1) == "unschedulable",
+        )
+        with binder.cond:
+            assert web0 in binder.ctx.assume.inflight, "precondition: web-0 is not forgotten yet"
+        held.release.set()
+        wait_for("web-1 bound after the forget", lambda: len(bound(kube_api)) == 2)
+    assert {p["metadata"]["name"] for p in bound(kube_api)} == {"hold-0", "web-1"}
+
+
 def test_a_generic_ephemeral_volume_waits_for_its_claim(kube_api: Any) -> None:
     seed_cluster(kube_api, nodes=1)
     kube_api.seed(make_storage_class(LOCAL))

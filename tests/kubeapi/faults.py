@@ -40,7 +40,7 @@ class Fault:
     `hang` (answer nothing, close after `seconds`), `hold` (wait until the test sets `release`, at most
     `seconds`, then serve: a write sent before its client froze, landing late), each either before the
     request is served or, with `after=True`, after it was served (the write happened, the client sees the
-    failure). `arrived` is set when a call matched."""
+    failure). `arrived` is set when a call matched (with `after`, once it was served)."""
 
     action: str
     verb: str | None = None

@@ -225,10 +225,10 @@ class ApiServer:
     async def _apply_faults(self, faults: list[Fault], rec: RecordedRequest) -> web.StreamResponse | None:
         for f in faults:
             rec.fault = f.action
+            f.arrived.set()  # for an `after` fault: the call was served
             if f.action == "delay":
                 await asyncio.sleep(f.seconds)
             elif f.action == "hold":
-                f.arrived.set()
                 await asyncio.get_running_loop().run_in_executor(None, f.release.wait, f.seconds)
             elif f.action == "hang":
                 await asyncio.sleep(f.seconds)
