@@ -94,17 +94,25 @@ def test_every_attempt_is_timed_at_100_percent_and_none_at_0(kube_api: Any) -> N
     seed_cluster(kube_api, nodes=1, gpus=1, shares=4)
     for i in range(3):
         kube_api.seed(pod(f"web-{i}"))
-    with running_binder(kube_api, plugin_metrics_sample_percent=100) as binder:
-        wait_for("3 bound", lambda: len(bound(kube_api)) == 3)
-        counts = {
-            (s.labels["plugin"], s.labels["extension_point"], s.labels["status"]): s.value
-            for s in _samples(binder.metrics, "scheduler_plugin_execution_duration_seconds_count")
-        }
-    assert counts == {
+    expected = {
         ("DynamicResources", "Reserve", "Success"): 3,
         ("DynamicResources", "PreBind", "Success"): 3,
         ("DefaultBinder", "Bind", "Success"): 3,
     }
+    with running_binder(kube_api, plugin_metrics_sample_percent=100) as binder:
+
+        def counts() -> dict[tuple[str, str, str], float]:
+            return {
+                (s.labels["plugin"], s.labels["extension_point"], s.labels["status"]): s.value
+                for s in _samples(binder.metrics, "scheduler_plugin_execution_duration_seconds_count")
+            }
+
+        wait_for("3 bound", lambda: len(bound(kube_api)) == 3)
+        # a Binding is visible before its bind thread records the Bind sample: wait for the samples too
+        try:
+            wait_for("3 attempts timed", lambda: counts() == expected, timeout=10)
+        finally:
+            assert counts() == expected
     for i in range(3, 6):
         kube_api.seed(pod(f"web-{i}"))
     with running_binder(kube_api, plugin_metrics_sample_percent=0) as binder:
