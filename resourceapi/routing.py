@@ -103,7 +103,9 @@ NODE_NAME_FIELD = "metadata.name"  # metav1.ObjectNameField
 def pin_to_node(pod: Mapping[str, Any], node: str) -> list[dict[str, Any]]:
     """JSONPatch operations that move `spec.nodeName` into a required node affinity on `metadata.name`, as
     the DaemonSet controller's ReplaceDaemonSetPodNodeNameNodeAffinity does
-    (pkg/controller/daemon/util/daemonset_util.go): the required terms are replaced by that one term."""
+    (pkg/controller/daemon/util/daemonset_util.go): the required terms are replaced by that one term. And a
+    toleration of every NoSchedule taint: the kubelet admits a pod named to it whatever its NoSchedule
+    taints and cordon say, so the pod as written would have run there (docs/divergences.md)."""
     term = {"matchFields": [{"key": NODE_NAME_FIELD, "operator": "In", "values": [node]}]}
     required = {"nodeSelectorTerms": [term]}
     ops: list[dict[str, Any]] = [{"op": "remove", "path": "/spec/nodeName"}]
@@ -116,10 +118,17 @@ def pin_to_node(pod: Mapping[str, Any], node: str) -> list[dict[str, Any]]:
         ops.append({"op": "add", "path": "/spec/affinity/nodeAffinity", "value": {_REQUIRED: required}})
     else:
         ops.append({"op": "add", "path": f"/spec/affinity/nodeAffinity/{_REQUIRED}", "value": required})
+    tolerations = spec.get("tolerations") if isinstance(spec, dict) else None
+    if not isinstance(tolerations, list):
+        ops.append({"op": "add", "path": "/spec/tolerations", "value": [dict(NODE_NAME_TOLERATION)]})
+    elif NODE_NAME_TOLERATION not in tolerations:
+        ops.append({"op": "add", "path": "/spec/tolerations/-", "value": dict(NODE_NAME_TOLERATION)})
     return ops
 
 
 _REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
+# what spec.nodeName skipped: TaintToleration's and NodeUnschedulable's NoSchedule checks
+NODE_NAME_TOLERATION: Mapping[str, str] = {"operator": "Exists", "effect": "NoSchedule"}
 
 
 def routed_resource_names(

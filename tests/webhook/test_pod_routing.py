@@ -116,8 +116,34 @@ def test_pod_created_with_a_node_name_is_pinned_by_node_affinity() -> None:
                 }
             },
         },
+        {"op": "add", "path": "/spec/tolerations", "value": [{"operator": "Exists", "effect": "NoSchedule"}]},
     ]
     assert "spec.nodeName 'gpu-node-1'" in response["warnings"][0]
+
+
+NO_SCHEDULE = {"operator": "Exists", "effect": "NoSchedule"}
+
+
+@pytest.mark.parametrize(
+    ("tolerations", "op"),
+    [
+        (
+            [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+            {"op": "add", "path": "/spec/tolerations/-", "value": NO_SCHEDULE},
+        ),
+        ([NO_SCHEDULE], None),
+    ],
+)
+def test_a_node_name_pod_tolerates_no_schedule_taints_as_the_kubelet_would(
+    tolerations: list[dict[str, str]], op: dict[str, Any] | None
+) -> None:
+    """The kubelet admits a pod named to it whatever its NoSchedule taints say (a GPU node's
+    `nvidia.com/gpu:NoSchedule`, a cordon): the pinned pod tolerates them, once."""
+    obj = pod("validator", OPTED_NS, scheduler=None, nodeName="gpu-node-1", tolerations=tolerations)
+    ops = patch_of(routed(PodRouter(cache()), obj))
+    assert ops is not None
+    added = [o for o in ops if o["path"].startswith("/spec/tolerations")]
+    assert added == ([op] if op else [])
 
 
 @pytest.mark.parametrize(
