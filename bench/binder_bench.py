@@ -39,6 +39,7 @@ import tempfile
 import threading
 import time
 from collections import Counter
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -73,38 +74,60 @@ def pinned(cpu: int, argv: list[str]) -> list[str]:
     return ["taskset", "-c", str(cpu), *argv]
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of process `pid` so far (/proc/PID/stat; 0 where there is none)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 class Double:
-    def __init__(self, workdir: Path) -> None:
+    """The kube-apiserver test double (`python -m tests.kubeapi`) as its own process on a free loopback port:
+    the one way the benches start it. `seeds` are manifests it creates before serving (`--seed`, without
+    admission: bulk seeding); `cpu` the core it is pinned to (`pinned`), None for none."""
+
+    def __init__(self, workdir: Path, seeds: Sequence[Path] = (), cpu: int | None = 1) -> None:
         self.kubeconfig = workdir / "kubeconfig"
-        port = free_port()
         argv = [
             sys.executable,
             "-m",
             "tests.kubeapi",
             "--port",
-            str(port),
+            str(free_port()),
             "--kubeconfig",
             str(self.kubeconfig),
         ]
+        for path in seeds:
+            argv += ["--seed", str(path)]
+        started = time.monotonic()
         self.proc = subprocess.Popen(
-            pinned(1, argv), cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+            argv if cpu is None else pinned(cpu, argv),
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
         )
         assert self.proc.stdout is not None
         line = self.proc.stdout.readline().decode()
         if "serving" not in line:
-            raise SystemExit(f"the API double did not start: {line}")
+            self.proc.kill()
+            self.proc.wait()
+            raise SystemExit(f"the API double did not start: {line.strip()}")
+        self.start_seconds = time.monotonic() - started  # with the seeding
 
     def cpu_seconds(self) -> float:
-        """The double process's CPU time so far (user + system, from /proc; 0 where there is none)."""
-        try:
-            fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            return 0.0
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        """The double process's CPU time so far."""
+        return cpu_seconds(self.proc.pid)
 
-    def stop(self) -> None:
+    def stop(self, timeout: float = 10) -> None:
         self.proc.terminate()
-        self.proc.wait(10)
+        try:
+            self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            raise
 
 
 def thread_cpu() -> Counter[str]:

@@ -21,8 +21,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -38,41 +36,12 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 import simulate_dump as sd  # noqa: E402
 import top_bench  # noqa: E402
+from binder_bench import Double, cpu_seconds, free_port  # noqa: E402
 
 from kubeio.kube import PODS, Kube, load_configuration  # noqa: E402
 
 TIMEOUT = 1800.0  # seconds any one phase may take at the largest size on a busy machine
 RSS_TARGET_GIB = 1.0  # the storm bar's RSS bound (issue 42), printed beside for comparison
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def start_double(workdir: Path, seed: Path) -> tuple[subprocess.Popen[bytes], Path, float]:
-    """The double, seeded from `seed`; returns it, its kubeconfig and the seconds the seeding took."""
-    kubeconfig = workdir / "kubeconfig"
-    argv = [
-        sys.executable,
-        "-m",
-        "tests.kubeapi",
-        "--port",
-        str(free_port()),
-        "--kubeconfig",
-        str(kubeconfig),
-    ]
-    start = time.monotonic()
-    proc = subprocess.Popen(
-        [*argv, "--seed", str(seed)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
-    )
-    assert proc.stdout is not None
-    line = proc.stdout.readline().decode()
-    if "serving" not in line:
-        proc.kill()
-        raise SystemExit(f"the API double did not start: {line.strip()}")
-    return proc, kubeconfig, time.monotonic() - start
 
 
 def _get(url: str) -> tuple[int, str]:
@@ -93,12 +62,6 @@ def _proc_status(pid: int) -> dict[str, int]:
         if key in ("VmRSS", "VmHWM"):
             out[key] = int(value.split()[0]) * 1024
     return out
-
-
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU seconds of `pid` so far (/proc/PID/stat)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def units_used(metrics: str) -> float:
@@ -182,7 +145,8 @@ def main() -> int:
         del dump
         objects = args.nodes * 2 + 1 + args.running * 2
         print(f"cluster: {args.nodes} nodes x {sd.GPUS_PER_NODE} GPUs, {args.running} running pods on claims")
-        double, kubeconfig, seeded = start_double(workdir, seed)
+        double = Double(workdir, seeds=[seed], cpu=None)
+        kubeconfig, seeded = double.kubeconfig, double.start_seconds
         try:
             print(f"seeded the API double (test double) with {objects} objects in {seeded:.1f} s")
             rows = {}
@@ -213,8 +177,7 @@ def main() -> int:
                 print("FAIL: the binder did not count every running pod's share", flush=True)
                 return 1
         finally:
-            double.terminate()
-            double.wait(60)
+            double.stop(60)
     return 0
 
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import socket
 import subprocess
 import sys
 import tempfile
@@ -115,39 +114,19 @@ def http(devices: int, duration: int) -> int:
         review.write_text(
             json.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": request()})
         )
-        kubeconfig = Path(tmp) / "kubeconfig"
-        with socket.socket() as sock:
-            sock.bind(("127.0.0.1", 0))
-            port = sock.getsockname()[1]
-        argv = [
-            "-m",
-            "tests.kubeapi",
-            "--port",
-            str(port),
-            "--kubeconfig",
-            str(kubeconfig),
-            "--seed",
-            str(seed),
-        ]
-        double = subprocess.Popen(
-            [sys.executable, *argv],
-            cwd=ROOT,
-            stdout=subprocess.DEVNULL,
-        )
+        # binder_bench imported here, not above: the in-process timings run without the binder's modules
+        from binder_bench import Double
+
+        double = Double(Path(tmp), seeds=[seed], cpu=None)
+        kubeconfig = double.kubeconfig
         try:
-            deadline = time.monotonic() + 120
-            while not kubeconfig.exists():
-                if time.monotonic() > deadline or double.poll() is not None:
-                    raise SystemExit("the API double did not start")
-                time.sleep(0.1)
             print(f"API double seeded with {devices} devices; serve reads it with --kubeconfig")
             bench = [str(ROOT / "bench" / "webhook_bench.py"), "--duration", str(duration), "--fixture"]
             return subprocess.call(
                 [sys.executable, *bench, str(review), f"--serve-arg=--kubeconfig={kubeconfig}"]
             )
         finally:
-            double.terminate()
-            double.wait(timeout=30)
+            double.stop(30)
 
 
 def main() -> None:

@@ -28,6 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT / "tests"))
 
+from binder_bench import Double  # noqa: E402
 from support.gpu_cluster import device_class, pod  # noqa: E402
 from webhook_bench import (  # noqa: E402
     BASELINE,  # allow-all, mounted by bench/webhook_baseline.py only
@@ -37,6 +38,8 @@ from webhook_bench import (  # noqa: E402
     print_table,
     wait_ready,
 )
+
+from kubeio.kube import DEVICE_CLASSES, NAMESPACES, Kube, load_configuration  # noqa: E402
 
 TARGET_RATIO = 0.80
 TARGET_P99_DELTA_MS = 1.0
@@ -65,30 +68,15 @@ def review() -> dict[str, object]:
     }
 
 
-def start_double(tmp: Path) -> tuple[subprocess.Popen[bytes], Path]:
-    kubeconfig = tmp / "kubeconfig"
-    argv = [
-        sys.executable,
-        "-m",
-        "tests.kubeapi",
-        "--port",
-        str(free_port()),
-        "--kubeconfig",
-        str(kubeconfig),
-    ]
-    proc = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    assert proc.stdout is not None
-    if "serving" not in proc.stdout.readline().decode():
-        raise SystemExit("the API double did not start")
-    sys.path.insert(0, str(ROOT))
-    from kubeio.kube import DEVICE_CLASSES, NAMESPACES, Kube, load_configuration
-
-    kube = Kube(load_configuration(str(kubeconfig)))
+def start_double(tmp: Path) -> Double:
+    """The API double holding the KEP-6406 DeviceClass (annotation carrier) and the opted-in namespace."""
+    double = Double(tmp, cpu=None)
+    kube = Kube(load_configuration(str(double.kubeconfig)))
     kube.request("POST", DEVICE_CLASSES.path(), body=device_class(carrier="annotation"))
     namespace = {"metadata": {"name": "inference", "labels": {"dra-capacity.io/pod-routing": "enabled"}}}
     kube.request("POST", NAMESPACES.path(), body={"apiVersion": "v1", "kind": "Namespace", **namespace})
     kube.close()
-    return proc, kubeconfig
+    return double
 
 
 def wait_routed(url: str, cafile: Path, body: bytes, timeout: float = 30) -> None:
@@ -138,7 +126,8 @@ def main() -> int:
     load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="mutate-pods-bench-") as tmp_name:
         tmp = Path(tmp_name)
-        double, kubeconfig = start_double(tmp)
+        double = start_double(tmp)
+        kubeconfig = double.kubeconfig
         tls_dir = tmp / "tls"
         port = free_port()
         base = f"https://127.0.0.1:{port}"
@@ -154,8 +143,7 @@ def main() -> int:
         finally:
             proc.terminate()
             proc.wait(timeout=30)
-            double.terminate()
-            double.wait(timeout=30)
+            double.stop(30)
     best = {path: max(results, key=lambda r: r.rps) for path, results in runs.items()}
     baseline, routed = best[BASELINE], best["/mutate-pods"]
     ratio = routed.rps / baseline.rps

@@ -4,6 +4,8 @@ allocator (`dynamic-resource-allocation/structured/internal/{incubating,stable}`
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from support.dra_objects import (
     CLAIM0,
@@ -35,13 +37,36 @@ from support.dra_objects import (
     shared,
 )
 
-from allocator.structured.cluster import Cluster, NodeInfo, Verdict
+from allocator.structured.cluster import Allocation, Cluster, NodeInfo, Verdict
 from resourceapi.api.resource_v1 import ResourceClaim, ResourceSlice
 from resourceapi.gates import FeatureGates
 
 
 def on(release: str, spec: str = "") -> FeatureGates:
     return FeatureGates.parse(spec, release=release)
+
+
+def allocate(release: str, slices: list[ResourceSlice], *claims: ResourceClaim, spec: str = "") -> Allocation:
+    """`claims` allocated on NODE1 with the one DeviceClass, on `release` (and the gates of `spec`)."""
+    return run(list(claims), [device_class()], slices, feature_gates=on(release, spec))
+
+
+def on_node1(*devices: dict[str, Any]) -> list[ResourceSlice]:
+    """NODE1's one slice of driver A's pool 1, holding `devices`."""
+    return [resource_slice(SLICE1, NODE1, POOL1, DRIVER_A, *devices)]
+
+
+def first_result(allocation: Allocation) -> dict[str, Any]:
+    """The first device result of the first claim, as the API renders it."""
+    results = dump(allocation)
+    assert results is not None
+    taken: dict[str, Any] = results[0]["devices"]["results"][0]
+    return taken
+
+
+def memory_claim(memory: str, name: str = CLAIM0, namespace: str | None = None) -> ResourceClaim:
+    """A claim of one device with `memory` of its capacity."""
+    return claim(name, request(REQ0, capacity=capacity(memory=memory)), namespace=namespace)
 
 
 INCOMPLETE = [
@@ -69,7 +94,7 @@ def test_all_mode_on_an_incomplete_or_invalid_pool_fails_the_node_only_from_1_38
 ) -> None:
     """1.38 wraps both errors in ErrFailedAllocationOnNode (allocator_stable.go `validateDeviceRequest`), so
     the scheduler tries other nodes; 1.37 returns them bare, and the pod fails on every node. Same text."""
-    allocation = run([claim(CLAIM0, all_request(REQ0))], [device_class()], slices, feature_gates=on(release))
+    allocation = allocate(release, slices, claim(CLAIM0, all_request(REQ0)))
     assert (allocation.verdict, allocation.message) == (verdict, message)
 
 
@@ -80,37 +105,35 @@ NEGATIVE = (
 )
 
 
-@pytest.mark.parametrize("mode", ["ExactCount", "All"])
-def test_a_negative_capacity_request_is_an_error_before_rounding_from_1_38(mode: str) -> None:
+@pytest.mark.parametrize(
+    ("req", "where"),
+    [
+        (request(REQ0, capacity=capacity(memory="-1")), f"{DRIVER_A}/{POOL1}/{DEVICE1}"),
+        (all_request(REQ0, capacity=capacity(memory="-1")), DEVICE1),
+    ],
+    ids=["ExactCount", "All"],
+)
+def test_a_negative_capacity_request_is_an_error_before_rounding_from_1_38(
+    req: dict[str, Any], where: str
+) -> None:
     """1.38's calculateConsumedCapacity refuses a negative request before the policy rounds it (naming the
     device by ID, or by its name alone for `All`, as allocator_stable.go:1211 and :613 do); 1.37 rounds -1 up
     to the range's min and serves it, consuming 1."""
-    req = (
-        request(REQ0, capacity=capacity(memory="-1"))
-        if mode == "ExactCount"
-        else all_request(REQ0, capacity=capacity(memory="-1"))
-    )
-    slices = [resource_slice(SLICE1, NODE1, POOL1, DRIVER_A, shared(DEVICE1, {"memory": RANGE}))]
-    old = run([claim(CLAIM0, req)], [device_class()], slices, feature_gates=on("1.37"))
-    results = dump(old)
-    assert results is not None
-    assert results[0]["devices"]["results"][0]["consumedCapacity"] == {"memory": "1"}
-    new = run([claim(CLAIM0, req)], [device_class()], slices, feature_gates=on("1.38"))
-    where = DEVICE1 if mode == "All" else f"{DRIVER_A}/{POOL1}/{DEVICE1}"
+    slices = on_node1(shared(DEVICE1, {"memory": RANGE}))
+    assert first_result(allocate("1.37", slices, claim(CLAIM0, req)))["consumedCapacity"] == {"memory": "1"}
+    new = allocate("1.38", slices, claim(CLAIM0, req))
     assert (new.verdict, new.message) == (Verdict.ERROR, NEGATIVE.format(where))
 
 
 def test_a_negative_request_of_a_capacity_the_device_lacks_skips_the_device_on_1_38() -> None:
     """The device must define every requested capacity before the sign is looked at
     (`resolveCapacityRequests` first): a device without it is skipped, no error."""
-    req = request(REQ0, capacity=capacity(memory="-1"))
-    slices = [resource_slice(SLICE1, NODE1, POOL1, DRIVER_A, shared(DEVICE1, {"cores": "4"}))]
-    allocation = run([claim(CLAIM0, req)], [device_class()], slices, feature_gates=on("1.38"))
+    allocation = allocate("1.38", on_node1(shared(DEVICE1, {"cores": "4"})), memory_claim("-1"))
     assert allocation.verdict is Verdict.NO_FIT
 
 
 def _committed(name: str, dev: str, memory: str, share: str, namespace: str = "team-a") -> ResourceClaim:
-    held = claim(name, request(REQ0, capacity=capacity(memory="1")), namespace=namespace)
+    held = memory_claim("1", name, namespace)
     return allocated(
         held, result(REQ0, DRIVER_A, POOL1, dev, shareID=share, consumedCapacity={"memory": memory})
     )
@@ -118,11 +141,7 @@ def _committed(name: str, dev: str, memory: str, share: str, namespace: str = "t
 
 SHARE_1 = "00000000-0000-4000-8000-000000000001"
 SHARE_2 = "00000000-0000-4000-8000-000000000002"
-TWO_SHARED = [
-    resource_slice(
-        SLICE1, NODE1, POOL1, DRIVER_A, shared(DEVICE1, {"memory": "8"}), shared(DEVICE2, {"memory": "8"})
-    )
-]
+TWO_SHARED = on_node1(shared(DEVICE1, {"memory": "8"}), shared(DEVICE2, {"memory": "8"}))
 
 
 def test_a_committed_negative_consumed_capacity_fails_prefilter_from_1_38() -> None:
@@ -130,7 +149,7 @@ def test_a_committed_negative_consumed_capacity_fails_prefilter_from_1_38() -> N
     negative consumedCapacity (allocateddevices.go `consumedCapacityError`), so every pod needing an
     allocation fails; 1.37 sums the amount with the others and allocates. Releasing the claim clears it."""
     bad = _committed(CLAIM1, DEVICE1, "-2", SHARE_1)
-    pod_claim = claim(CLAIM0, request(REQ0, capacity=capacity(memory="1")))
+    pod_claim = memory_claim("1")
     old = cluster([device_class()], TWO_SHARED, [bad], on("1.37")).allocate(NodeInfo(NODE1), [pod_claim])
     assert old.verdict is Verdict.FITS
     core = cluster([device_class()], TWO_SHARED, [bad], on("1.38"))
@@ -148,7 +167,7 @@ def test_a_committed_negative_consumed_capacity_fails_prefilter_from_1_38() -> N
 def test_several_negative_claims_name_the_first_and_count_the_others_on_1_38() -> None:
     """`getCapacities` sorts the messages and names how many more claims there are."""
     bad = [_committed("b", DEVICE1, "-1", SHARE_1), _committed("a", DEVICE2, "-3", SHARE_2)]
-    pod_claim = claim(CLAIM0, request(REQ0, capacity=capacity(memory="1")))
+    pod_claim = memory_claim("1")
     new = cluster([device_class()], TWO_SHARED, bad, on("1.38")).allocate(NodeInfo(NODE1), [pod_claim])
     assert new.message == (
         "gather allocation state: claim team-a/a, device driver-a/pool-1/device-2: consumed capacity "
@@ -162,10 +181,9 @@ def test_several_negative_claims_name_the_first_and_count_the_others_on_1_38() -
 
 
 def _versioned(*versions: str, key: str = "version") -> list[ResourceSlice]:
-    devices = [
-        device(f"device-{i}", attributes={"firmware": {key: v}}) for i, v in enumerate(versions, start=1)
-    ]
-    return [resource_slice(SLICE1, NODE1, POOL1, DRIVER_A, *devices)]
+    return on_node1(
+        *(device(f"device-{i}", attributes={"firmware": {key: v}}) for i, v in enumerate(versions, start=1))
+    )
 
 
 @pytest.mark.parametrize(
@@ -180,10 +198,9 @@ def test_constraints_compare_versions_by_semver_from_1_38(
     pod_claim = claim(CLAIM0, request(REQ0, count=2), constraints=[{constraint: f"{DRIVER_A}/firmware"}])
     slices = _versioned("1.0.0+build.1", "1.0.0+build.2")
     for release, fits in (("1.37", fits_1_37), ("1.38", fits_1_38)):
-        allocation = run([pod_claim], [device_class()], slices, feature_gates=on(release))
-        assert allocation.fits is fits, release
+        assert allocate(release, slices, pod_claim).fits is fits, release
     prerelease = _versioned("1.0.0-rc.1", "1.0.0")  # a pre-release is another version on both
-    assert run([pod_claim], [device_class()], prerelease, feature_gates=on("1.38")).fits is not fits_1_38
+    assert allocate("1.38", prerelease, pod_claim).fits is not fits_1_38
 
 
 def test_list_constraints_compare_versions_by_semver_on_1_38() -> None:
@@ -191,19 +208,12 @@ def test_list_constraints_compare_versions_by_semver_on_1_38() -> None:
     pod_claim = claim(
         CLAIM0, request(REQ0, count=2), constraints=[{"matchAttribute": f"{DRIVER_A}/firmware"}]
     )
-    slices = [
-        resource_slice(
-            SLICE1,
-            NODE1,
-            POOL1,
-            DRIVER_A,
-            device(DEVICE1, attributes={"firmware": {"versions": ["1.0.0+a", "2.0.0"]}}),
-            device(DEVICE2, attributes={"firmware": {"versions": ["1.0.0+b"]}}),
-        )
-    ]
+    slices = on_node1(
+        device(DEVICE1, attributes={"firmware": {"versions": ["1.0.0+a", "2.0.0"]}}),
+        device(DEVICE2, attributes={"firmware": {"versions": ["1.0.0+b"]}}),
+    )
     for release, fits in (("1.37", False), ("1.38", True)):
-        gates = on(release, "DRAListTypeAttributes=true")
-        assert run([pod_claim], [device_class()], slices, feature_gates=gates).fits is fits, release
+        assert allocate(release, slices, pod_claim, spec="DRAListTypeAttributes=true").fits is fits, release
 
 
 QUALIFIED_FIRST = {f"{DRIVER_A}/model": {"string": "qualified"}, "model": {"string": "short"}}
@@ -222,26 +232,26 @@ def test_cel_sees_the_qualified_spelling_of_an_attribute_from_1_38(
     their order; on 1.37 upstream's CEL map takes whichever Go's map order gives, dra-capacity the later."""
     selectors = [{"cel": {"expression": f'device.attributes["{DRIVER_A}"].model == "qualified"'}}]
     pod_claim = claim(CLAIM0, request(REQ0, selectors=selectors))
-    slices = [resource_slice(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1, attributes=attributes))]
+    slices = on_node1(device(DEVICE1, attributes=attributes))
     for release, fits in (("1.37", fits_1_37), ("1.38", True)):
-        assert run([pod_claim], [device_class()], slices, feature_gates=on(release)).fits is fits, release
+        assert allocate(release, slices, pod_claim).fits is fits, release
 
 
 def test_the_qualified_spelling_of_a_capacity_wins_from_1_38() -> None:
     """A device publishing `driver-a/memory: 8` and `memory: 2` has 8 on 1.38 (the result names it as the
     slice spells it, `capacityNameForStatus`); on 1.37 dra-capacity takes the later spelling, 2."""
     both = {f"{DRIVER_A}/memory": "8", "memory": "2"}
-    slices = [resource_slice(SLICE1, NODE1, POOL1, DRIVER_A, shared(DEVICE1, both))]
-    pod_claim = claim(CLAIM0, request(REQ0, capacity=capacity(memory="4")))
-    assert not run([pod_claim], [device_class()], slices, feature_gates=on("1.37")).fits
-    new = dump(run([pod_claim], [device_class()], slices, feature_gates=on("1.38")))
-    assert new is not None
-    assert new[0]["devices"]["results"][0]["consumedCapacity"] == {f"{DRIVER_A}/memory": "4"}
+    slices = on_node1(shared(DEVICE1, both))
+    pod_claim = memory_claim("4")
+    assert not allocate("1.37", slices, pod_claim).fits
+    assert first_result(allocate("1.38", slices, pod_claim))["consumedCapacity"] == {
+        f"{DRIVER_A}/memory": "4"
+    }
     selectors = [
         {"cel": {"expression": f'device.capacity["{DRIVER_A}"].memory.compareTo(quantity("8")) == 0'}}
     ]
     sized = claim(CLAIM0, request(REQ0, selectors=selectors))
-    assert run([sized], [device_class()], slices, feature_gates=on("1.38")).fits
+    assert allocate("1.38", slices, sized).fits
 
 
 BOUND = {
@@ -254,12 +264,10 @@ def test_devices_with_binding_conditions_are_allocated_from_1_38() -> None:
     """1.38 locks DRADeviceBindingConditions on (kube_features.go:1355), so DeviceBindingAndStatus is on:
     the device is allocated and its result carries both condition lists (allocator_stable.go:401-403). On
     1.37 dra-capacity does not model the gates and never allocates it."""
-    slices = [resource_slice(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1, **BOUND))]
+    slices = on_node1(device(DEVICE1, **BOUND))
     pod_claim = claim(CLAIM0, request(REQ0))
-    assert run([pod_claim], [device_class()], slices, feature_gates=on("1.37")).verdict is Verdict.NO_FIT
-    new = dump(run([pod_claim], [device_class()], slices, feature_gates=on("1.38")))
-    assert new is not None
-    taken = new[0]["devices"]["results"][0]
+    assert allocate("1.37", slices, pod_claim).verdict is Verdict.NO_FIT
+    taken = first_result(allocate("1.38", slices, pod_claim))
     assert (taken["bindingConditions"], taken["bindingFailureConditions"]) == (
         BOUND["bindingConditions"],
         BOUND["bindingFailureConditions"],
@@ -274,10 +282,8 @@ def test_pools_with_binding_conditions_are_tried_last_on_1_38() -> None:
         resource_slice(SLICE2, NODE1, POOL2, DRIVER_A, device(DEVICE2)),
     ]
     pod_claim = claim(CLAIM0, request(REQ0))
-    new = dump(run([pod_claim], [device_class()], slices, feature_gates=on("1.38")))
-    assert new is not None
-    assert new[0]["devices"]["results"][0]["pool"] == POOL2
+    assert first_result(allocate("1.38", slices, pod_claim))["pool"] == POOL2
     two = claim(CLAIM0, request(REQ0, count=2))
-    assert run([two], [device_class()], slices, feature_gates=on("1.38")).fits
+    assert allocate("1.38", slices, two).fits
     binder = Cluster(on("1.38"), [device_class()], slices, binding_conditions=False)
     assert binder.allocate(NodeInfo(NODE1), [two]).verdict is Verdict.NO_FIT

@@ -16,6 +16,7 @@ count the same; elsewhere GPUs hold several shares and several pods.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 GPU_SHARED = "nvidia.com/gpu.shared"
 # The lowest int32: only with it can two candidate nodes have equal priority sums but different victim counts
@@ -89,237 +90,195 @@ class Scenario:
         return replace(self, tag=f"{self.tag}-altered", expect_victims=self.expect_victims | {extra})
 
 
-def _r(
-    name: str, node: str, priority: int, *shares: int, app: str | None = None, init: tuple[int, ...] = ()
-) -> Running:
-    return Running(name, node, priority, shares or (1,), (("app", app),) if app else (), init)
+def _p(name: str, priority: int, *shares: int, app: str | None = None, init: tuple[int, ...] = ()) -> Running:
+    """A running pod, `shares` per container (one share when none), labelled `app=<app>`; `_on` places it."""
+    return Running(name, "", priority, shares or (1,), (("app", app),) if app else (), init)
 
 
-def _v(*names: str) -> frozenset[str]:
-    return frozenset(names)
+def _on(gpus: int, shares: int, *pods: Running) -> tuple[tuple[int, int], tuple[Running, ...]]:
+    """A node of `gpus` GPUs x `shares` shares and the pods running on it."""
+    return (gpus, shares), pods
+
+
+def _scenario(
+    tag: str,
+    title: str,
+    nodes: tuple[tuple[tuple[int, int], tuple[Running, ...]], ...],
+    *,
+    expect_node: int | None = None,
+    expect_victims: tuple[str, ...] = (),
+    **fields: Any,
+) -> Scenario:
+    """A Scenario from a table row: its nodes (`_on`) are `<tag>-n1`, `<tag>-n2`, ..., the running pods theirs
+    in that order; `expect_node` is the preemptor's node by number; `fields` the Scenario's other fields."""
+    names = [f"{tag}-n{i}" for i in range(1, len(nodes) + 1)]
+    return Scenario(
+        tag,
+        title,
+        tuple(Node(name, gpus, shares) for name, ((gpus, shares), _) in zip(names, nodes, strict=True)),
+        tuple(replace(pod, node=name) for name, (_, pods) in zip(names, nodes, strict=True) for pod in pods),
+        expect_node=None if expect_node is None else names[expect_node - 1],
+        expect_victims=frozenset(expect_victims),
+        **fields,
+    )
 
 
 SCENARIOS: tuple[Scenario, ...] = (
-    Scenario(
+    _scenario(
         "lowest",
         "priorities: one share frees the lowest of four",
-        (Node("lowest-n1"),),
-        (
-            _r("p1", "lowest-n1", 1),
-            _r("p2", "lowest-n1", 2),
-            _r("p3", "lowest-n1", 3),
-            _r("p4", "lowest-n1", 4),
-        ),
+        (_on(1, 4, _p("p1", 1), _p("p2", 2), _p("p3", 3), _p("p4", 4)),),
         priority=100,
-        expect_node="lowest-n1",
-        expect_victims=_v("p1"),
+        expect_node=1,
+        expect_victims=("p1",),
     ),
-    Scenario(
+    _scenario(
         "greedy",
         "priorities: reprieve by importance keeps a lower pod, one above the preemptor is never a victim",
-        (Node("greedy-n1", gpus=4, shares=1),),
-        (_r("a", "greedy-n1", 10), _r("b", "greedy-n1", 20, 2), _r("c", "greedy-n1", 1000)),
+        (_on(4, 1, _p("a", 10), _p("b", 20, 2), _p("c", 1000)),),
         priority=500,
         shares=(2,),
-        expect_node="greedy-n1",
-        expect_victims=_v("b"),
+        expect_node=1,
+        expect_victims=("b",),
     ),
-    Scenario(
+    _scenario(
         "pdb-reprieve",
         "PDB: the budgeted pod is reprieved first, two unbudgeted ones go instead",
-        (Node("pdb-reprieve-n1", gpus=4, shares=1),),
-        (
-            _r("a", "pdb-reprieve-n1", 1, app="db"),
-            _r("b", "pdb-reprieve-n1", 2),
-            _r("c", "pdb-reprieve-n1", 3),
-            _r("d", "pdb-reprieve-n1", 4),
-        ),
+        (_on(4, 1, _p("a", 1, app="db"), _p("b", 2), _p("c", 3), _p("d", 4)),),
         priority=100,
         shares=(2,),
         budgets=(Budget("db", "db", 1),),
-        expect_node="pdb-reprieve-n1",
-        expect_victims=_v("b", "c"),
+        expect_node=1,
+        expect_victims=("b", "c"),
     ),
-    Scenario(
+    _scenario(
         "pdb-budget",
         "PDB: a budget allowing one disruption counts down in importance order, only the last is violating",
-        (Node("pdb-budget-n1"),),
-        (
-            _r("a", "pdb-budget-n1", 1, app="db"),
-            _r("b", "pdb-budget-n1", 2, app="db"),
-            _r("c", "pdb-budget-n1", 3),
-            _r("d", "pdb-budget-n1", 4),
-        ),
+        (_on(1, 4, _p("a", 1, app="db"), _p("b", 2, app="db"), _p("c", 3), _p("d", 4)),),
         priority=100,
         shares=(1, 1, 1),
         budgets=(Budget("db", "db", 1),),
-        expect_node="pdb-budget-n1",
-        expect_victims=_v("b", "c", "d"),
+        expect_node=1,
+        expect_victims=("b", "c", "d"),
     ),
-    Scenario(
+    _scenario(
         "pdb-violated",
         "PDB: violations are minimised, not forbidden: the only way in evicts the budgeted pod",
-        (Node("pdb-violated-n1", gpus=2, shares=1),),
-        (_r("a", "pdb-violated-n1", 1, app="db"), _r("b", "pdb-violated-n1", 2)),
+        (_on(2, 1, _p("a", 1, app="db"), _p("b", 2)),),
         priority=100,
         shares=(2,),
         budgets=(Budget("db", "db", 1),),
-        expect_node="pdb-violated-n1",
-        expect_victims=_v("a", "b"),
+        expect_node=1,
+        expect_victims=("a", "b"),
     ),
-    Scenario(
+    _scenario(
         "pdb-node",
         "several nodes: fewest PDB violations first, over a lower-priority victim",
-        (Node("pdb-node-n1", shares=2), Node("pdb-node-n2", shares=2)),
-        (
-            _r("a", "pdb-node-n1", 1, app="db"),
-            _r("x", "pdb-node-n1", 900),
-            _r("b", "pdb-node-n2", 5),
-            _r("y", "pdb-node-n2", 900),
-        ),
+        (_on(1, 2, _p("a", 1, app="db"), _p("x", 900)), _on(1, 2, _p("b", 5), _p("y", 900))),
         priority=100,
         budgets=(Budget("db", "db", 1),),
-        expect_node="pdb-node-n2",
-        expect_victims=_v("b"),
+        expect_node=2,
+        expect_victims=("b",),
     ),
-    Scenario(
+    _scenario(
         "never",
         "preemptionPolicy Never: the pod waits, nothing is evicted",
-        (Node("never-n1", shares=2),),
-        (_r("a", "never-n1", 1), _r("b", "never-n1", 2)),
+        (_on(1, 2, _p("a", 1), _p("b", 2)),),
         priority=100,
         never=True,
     ),
-    Scenario(
+    _scenario(
         "equal",
         "priorities: nothing below the preemptor, so no victims",
-        (Node("equal-n1", shares=2),),
-        (_r("a", "equal-n1", 100), _r("b", "equal-n1", 200)),
+        (_on(1, 2, _p("a", 100), _p("b", 200)),),
         priority=100,
     ),
-    Scenario(
+    _scenario(
         "highest",
         "several nodes: the lowest highest-priority victim",
-        (Node("highest-n1", shares=2), Node("highest-n2", shares=2)),
-        (
-            _r("a", "highest-n1", 20),
-            _r("x", "highest-n1", 900),
-            _r("b", "highest-n2", 10),
-            _r("y", "highest-n2", 900),
-        ),
+        (_on(1, 2, _p("a", 20), _p("x", 900)), _on(1, 2, _p("b", 10), _p("y", 900))),
         priority=100,
-        expect_node="highest-n2",
-        expect_victims=_v("b"),
+        expect_node=2,
+        expect_victims=("b",),
     ),
-    Scenario(
+    _scenario(
         "sum",
         "several nodes: equal highest victim priority, the smaller priority sum",
-        (Node("sum-n1", gpus=2, shares=1), Node("sum-n2", gpus=2, shares=1)),
-        (
-            _r("a", "sum-n1", 30),
-            _r("b", "sum-n1", 20),
-            _r("c", "sum-n2", 30),
-            _r("d", "sum-n2", 10),
-        ),
+        (_on(2, 1, _p("a", 30), _p("b", 20)), _on(2, 1, _p("c", 30), _p("d", 10))),
         priority=100,
         shares=(2,),
-        expect_node="sum-n2",
-        expect_victims=_v("c", "d"),
+        expect_node=2,
+        expect_victims=("c", "d"),
     ),
-    Scenario(
+    _scenario(
         "count",
         "several nodes: equal highest priority and sum (2^31 shift), the fewer victims",
-        (Node("count-n1", gpus=2, shares=1), Node("count-n2", gpus=2, shares=1)),
-        (
-            _r("a", "count-n1", 0),
-            _r("b", "count-n1", INT32_MIN),
-            _r("c", "count-n2", 0, 2),
-        ),
+        (_on(2, 1, _p("a", 0), _p("b", INT32_MIN)), _on(2, 1, _p("c", 0, 2))),
         priority=100,
         shares=(2,),
-        expect_node="count-n2",
-        expect_victims=_v("c"),
+        expect_node=2,
+        expect_victims=("c",),
     ),
-    Scenario(
+    _scenario(
         "start",
         "several nodes: everything else equal, the latest-started victim's node",
-        (Node("start-n1", shares=1), Node("start-n2", shares=1)),
-        (_r("a", "start-n1", 10), _r("b", "start-n2", 10)),
+        (_on(1, 1, _p("a", 10)), _on(1, 1, _p("b", 10))),
         priority=100,
-        expect_node="start-n2",
-        expect_victims=_v("b"),
         start_gap=True,
+        expect_node=2,
+        expect_victims=("b",),
     ),
-    Scenario(
+    _scenario(
         "multi-preemptor",
         "multi-container preemptor: three containers of one share free the three lowest",
-        (Node("multi-preemptor-n1", gpus=2, shares=2),),
-        (
-            _r("p1", "multi-preemptor-n1", 1),
-            _r("p2", "multi-preemptor-n1", 2),
-            _r("p3", "multi-preemptor-n1", 3),
-            _r("p4", "multi-preemptor-n1", 4),
-        ),
+        (_on(2, 2, _p("p1", 1), _p("p2", 2), _p("p3", 3), _p("p4", 4)),),
         priority=100,
         shares=(1, 1, 1),
-        expect_node="multi-preemptor-n1",
-        expect_victims=_v("p1", "p2", "p3"),
+        expect_node=1,
+        expect_victims=("p1", "p2", "p3"),
     ),
-    Scenario(
+    _scenario(
         "multi-victim",
         "multi-container victims: one two-container pod frees more than needed, the others stay",
-        (Node("multi-victim-n1"),),
-        (_r("a", "multi-victim-n1", 1, 1, 1), _r("b", "multi-victim-n1", 2), _r("c", "multi-victim-n1", 3)),
+        (_on(1, 4, _p("a", 1, 1, 1), _p("b", 2), _p("c", 3)),),
         priority=100,
-        expect_node="multi-victim-n1",
-        expect_victims=_v("a"),
+        expect_node=1,
+        expect_victims=("a",),
     ),
-    Scenario(
+    _scenario(
         "multi-nodes",
         "multi-container pods on two nodes: one two-container victim beats two single ones",
-        (Node("multi-nodes-n1"), Node("multi-nodes-n2")),
         (
-            _r("x", "multi-nodes-n1", 5, 1, 1),
-            _r("u", "multi-nodes-n1", 50, 1, 1),
-            _r("z", "multi-nodes-n2", 7),
-            _r("w", "multi-nodes-n2", 8),
-            _r("v", "multi-nodes-n2", 60, 1, 1),
+            _on(1, 4, _p("x", 5, 1, 1), _p("u", 50, 1, 1)),
+            _on(1, 4, _p("z", 7), _p("w", 8), _p("v", 60, 1, 1)),
         ),
         priority=100,
         shares=(1, 1),
-        expect_node="multi-nodes-n1",
-        expect_victims=_v("x"),
+        expect_node=1,
+        expect_victims=("x",),
     ),
-    Scenario(
+    _scenario(
         "start-reprieve",
         "priorities equal on one node: the earlier-started pod is reprieved first, the later one goes",
-        (Node("start-reprieve-n1", shares=2),),
-        (_r("a", "start-reprieve-n1", 10), _r("b", "start-reprieve-n1", 10)),
+        (_on(1, 2, _p("a", 10), _p("b", 10)),),
         priority=100,
-        expect_node="start-reprieve-n1",
-        expect_victims=_v("b"),
         start_gap=True,
+        expect_node=1,
+        expect_victims=("b",),
     ),
-    Scenario(
+    _scenario(
         "init",
         "init containers: each pod counts its larger init request, a victim's init shares are freed too",
-        (Node("init-n1", gpus=4, shares=1),),
-        (
-            _r("v", "init-n1", 1, 1, init=(2,)),
-            _r("w", "init-n1", 2),
-            _r("x", "init-n1", 3),
-        ),
+        (_on(4, 1, _p("v", 1, init=(2,)), _p("w", 2), _p("x", 3)),),
         priority=100,
-        shares=(1,),
         init=(3,),
-        expect_node="init-n1",
-        expect_victims=_v("v", "w"),
+        expect_node=1,
+        expect_victims=("v", "w"),
     ),
-    Scenario(
+    _scenario(
         "not-enough",
         "priorities: evicting every lower pod frees too little, so nothing is evicted",
-        (Node("not-enough-n1", shares=2),),
-        (_r("a", "not-enough-n1", 10), _r("b", "not-enough-n1", 500)),
+        (_on(1, 2, _p("a", 10), _p("b", 500)),),
         priority=100,
         shares=(1, 1),
         not_helpful=True,
