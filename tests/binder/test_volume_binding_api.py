@@ -72,7 +72,8 @@ def test_dynamic_provisioning_sets_selected_node_and_waits_for_the_provisioner(k
             return (pvc["metadata"].get("annotations") or {}).get(SELECTED_NODE)
 
         node = wait_for("selected-node set", selected)
-        assert binder.volumes.pending() == {("default", "web-0")}
+        # the annotation is visible a moment before the bind thread hands the pod to the poller
+        wait_for("web-0 waiting", lambda: binder.volumes.pending() == {("default", "web-0")})
         # the provisioner's part: a PV on that node, then the PV controller binds it
         kube_api.seed(
             make_pv("pvc-1").storage_class("fast").node_affinity("kubernetes.io/hostname", node).obj()
@@ -88,6 +89,7 @@ def test_the_wait_holds_no_bind_thread(kube_api: Any) -> None:
     _seed_local_pv_and_pvc_pod(kube_api, "pv-1", "gpu-node-1")
     with running_binder(kube_api, bind_workers=1) as binder:
         wait_for("claimRef written", lambda: _claim_ref(kube_api, "pv-1"))
+        wait_for("web-0 waiting", lambda: binder.volumes.pending() == {("default", "web-0")})
         kube_api.seed(pod("web-1"))
         [other] = wait_for("the other pod bound", lambda: bound(kube_api))
         assert other["metadata"]["name"] == "web-1"
