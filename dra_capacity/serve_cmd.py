@@ -340,7 +340,7 @@ def run_serve(
     logger = logs.configure(root=True)
     metrics = WebhookMetrics()
     served = None
-    if cluster is not None:
+    if cluster is not None or args.kubeconfig or in_cluster():  # even with --cluster-warnings off
         gates, served = _served_release(args, gates, logger, metrics)
     try:
         if args.self_signed and ensure_self_signed(tls_dir, args.dns_name):

@@ -81,7 +81,7 @@ class VersionTracker:
 
 def read_git_version(kube: Kube) -> str:
     """`GET /version`'s gitVersion."""
-    return str(kube.request("GET", "/version").get("gitVersion", ""))
+    return str(kube.request("GET", "/version", timeout=10.0).get("gitVersion", ""))
 
 
 def watch(
