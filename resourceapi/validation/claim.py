@@ -217,10 +217,12 @@ def claim_spec_errors(
     def check_constraint(item: Any, p: Path) -> list[FieldError]:
         return _constraint_errors(mapping(item), p, names, gates)
 
+    rules = release(gates.release).validation
+
     def check_config(item: Any, p: Path) -> list[FieldError]:
         entry = mapping(item)
         errors = _name_refs(entry.get("requests"), p.child("requests"), names)
-        return errors + validate_config(entry, p)
+        return errors + validate_config(entry, p, handwritten_driver=not rules.declarative_texts)
 
     handwritten = validate_slice(
         requests, DEVICE_REQUESTS_MAX_SIZE, check_request, path.child("requests"), size_covered=True
@@ -235,7 +237,6 @@ def claim_spec_errors(
     handwritten += validate_slice(
         config, DEVICE_CONFIG_MAX_SIZE, check_config, path.child("config"), size_covered=True
     )
-    rules = release(gates.release).validation
     return handwritten, _declarative(requests, constraints, config, path, rules)
 
 
@@ -413,15 +414,16 @@ def _declarative(
 
     def check_config(item: Any, p: Path) -> list[FieldError]:
         entry = mapping(item)
-        return _refs_declarative(entry.get("requests"), p.child("requests")) + config_driver_errors(entry, p)
+        errors = _refs_declarative(entry.get("requests"), p.child("requests"))
+        return errors + (config_driver_errors(entry, p) if rules.declarative_texts else [])
 
     errors = validate_set(
         requests,
         DEVICE_REQUESTS_MAX_SIZE,
-        lambda item, p: _request_declarative(mapping(item), p, rules.capacity_request_names),
+        lambda item, p: _request_declarative(mapping(item), p, rules),
         lambda r: text(mapping(r).get("name")),
         path.child("requests"),
-        shown=_request_json,
+        shown=_request_json if rules.declarative_texts else None,  # 1.36's handwritten set shows the name
         unique_first=True,
     )
     errors += validate_slice(
@@ -430,8 +432,9 @@ def _declarative(
     return errors + validate_slice(config, DEVICE_CONFIG_MAX_SIZE, check_config, path.child("config"))
 
 
-def _request_declarative(request: Mapping[str, Any], path: Path, capacity: bool) -> list[FieldError]:
+def _request_declarative(request: Mapping[str, Any], path: Path, rules: Validation) -> list[FieldError]:
     """`Validate_DeviceRequest`: `exactly`, then `firstAvailable` (size, unique names, each subrequest)."""
+    capacity = rules.capacity_request_names
     errors: list[FieldError] = []
     exactly = request.get("exactly")
     if isinstance(exactly, dict):
@@ -442,7 +445,7 @@ def _request_declarative(request: Mapping[str, Any], path: Path, capacity: bool)
         lambda item, p: _exact_declarative(mapping(item), p, subrequest=True, capacity=capacity),
         lambda s: text(mapping(s).get("name")),
         path.child("firstAvailable"),
-        shown=_sub_json,
+        shown=_sub_json if rules.declarative_texts else None,
         unique_first=True,
     )
 
