@@ -97,11 +97,13 @@ def validate_resource_claim(
     devices = prepared_devices(mapping(obj.get("spec")), gates)
     errors = admin_access_errors(devices, admin_namespace)
     owners = release(gates.release).validation.declarative_owner_references
-    errors.extend(object_meta_errors(meta, declarative_owners=owners))
+    old_texts = not release(gates.release).validation.declarative_texts
+    errors.extend(object_meta_errors(meta, declarative_owners=owners, owners_1_36=old_texts))
     handwritten, declarative = claim_spec_errors(devices, SPEC, gates, compiler)
     if owners:
         declarative = owner_references_declarative(meta) + declarative
-    return reported_once(errors + handwritten + declarative)
+    found = errors + handwritten + declarative
+    return reported_once(found) if not old_texts else found  # 1.36 reports a repeated error each time
 
 
 def validate_resource_claim_template(
@@ -118,12 +120,14 @@ def validate_resource_claim_template(
     devices = prepared_devices(mapping(spec.get("spec")), gates)
     errors = admin_access_errors(devices, admin_namespace)
     owners = release(gates.release).validation.declarative_owner_references
-    errors.extend(object_meta_errors(meta, declarative_owners=owners))
+    old_texts = not release(gates.release).validation.declarative_texts
+    errors.extend(object_meta_errors(meta, declarative_owners=owners, owners_1_36=old_texts))
     errors.extend(template_meta_errors(spec.get("metadata"), SPEC.child("metadata")))
     handwritten, declarative = claim_spec_errors(devices, SPEC.child("spec"), gates, compiler)
     if owners:
         declarative = owner_references_declarative(meta) + declarative
-    return reported_once(errors + handwritten + declarative)
+    found = errors + handwritten + declarative
+    return reported_once(found) if not old_texts else found  # 1.36 reports a repeated error each time
 
 
 def reported_once(errors: list[FieldError]) -> list[FieldError]:

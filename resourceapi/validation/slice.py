@@ -147,7 +147,11 @@ def validate_resource_slice(slice_obj: Mapping[str, Any], gates: FeatureGates) -
     """Every error kube-apiserver 1.37 reports on creating `slice_obj` (decoded JSON), in its order."""
     sg = SliceGates.of(gates)
     owners = sg.rules.declarative_owner_references
-    errors = object_meta_errors(mapping(slice_obj.get("metadata")), declarative_owners=owners)
+    errors = object_meta_errors(
+        mapping(slice_obj.get("metadata")),
+        declarative_owners=owners,
+        owners_1_36=not sg.rules.declarative_texts,
+    )
     spec = prepare(mapping(slice_obj.get("spec")), sg)
     errors.extend(spec_errors(spec, sg))
     tail = owner_references_declarative(mapping(slice_obj.get("metadata"))) if owners else []

@@ -140,3 +140,21 @@ def test_1_36_judges_a_claims_opaque_driver_before_its_parameters() -> None:
     assert (
         _errors("ResourceClaim", obj, ON_137)[0] == "spec.devices.config[0].opaque.parameters: Required value"
     )
+
+
+def test_1_36_reports_owner_reference_fields_unindexed_and_each_time() -> None:
+    """apimachinery v0.36.3 `validateOwnerReference`: every reference's errors at the list's own path, each
+    an `Invalid value` (the version through `FromAPIVersionAndKind`), a repeated one reported again."""
+    obj = make_claim("c").obj()
+    obj["metadata"]["ownerReferences"] = [
+        {"apiVersion": "apps/", "kind": "", "name": "a", "uid": "u1"},
+        {"apiVersion": "v1", "kind": "", "name": "b", "uid": "u2"},
+    ]
+    assert _errors("ResourceClaim", obj, ON_136) == [
+        'metadata.ownerReferences.apiVersion: Invalid value: "apps/": version must not be empty',
+        'metadata.ownerReferences.kind: Invalid value: "": must not be empty',
+        'metadata.ownerReferences.kind: Invalid value: "": must not be empty',
+    ]
+    on_137 = _errors("ResourceClaim", obj, ON_137)
+    expected = '[0].apiVersion: Invalid value: "apps/": must be <group>/<version> or <version>'
+    assert on_137[0].endswith(expected)
