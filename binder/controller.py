@@ -31,6 +31,7 @@ from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
+from allocator.structured.devicetaints import rules_apply
 from binder import hints, prechecks
 from binder.audit import RoutingAudit
 from binder.binding_cycle import BindingCycle
@@ -99,6 +100,27 @@ class Binder:
             storage.handlers.append(lambda kind, old, new: self._changed("storage", hints.STORAGE))
         # the capacity metrics (usage_metrics.py), fed by the same informers (None: --capacity-metrics=false)
         self.usage = UsageMetrics.attach_to(self, gates, self.options.extra)
+
+    def switch(self, gates: FeatureGates) -> None:
+        """Place by `gates` from the next pod on (the served release changed: kubeio/serverversion.py). Under
+        the controller's lock, which a scheduling cycle holds from Filter to Reserve, so no pod is placed half
+        by one release: the snapshot is built afresh on the new allocator semantics
+        (allocator/structured/features.py) and every unschedulable pod is tried again. The informer set stays
+        as started (a release that starts or stops applying DeviceTaintRules needs a restart: a warning)."""
+        with self.cond:
+            if gates == self.ctx.gates:
+                return
+            if rules_apply(gates) != rules_apply(self.ctx.gates):
+                log.warning(
+                    "Kubernetes %s %s DeviceTaintRules: restart the binder to %s them",
+                    gates.release,
+                    "applies" if rules_apply(gates) else "does not apply",
+                    "watch" if rules_apply(gates) else "stop applying",
+                )
+            self.ctx.gates = self.gates = gates
+            self.snapshot.invalidate()
+            self.audit.invalidate()
+            self._changed("kubernetes-release")
 
     # --- counters for the command and the benchmark ---------------------------------------------------------
 

@@ -19,6 +19,7 @@ from dra_capacity.cliopts import (
     STRATEGY_HELP,
     add_feature_gates_flag,
     add_routing_namespaces_flag,
+    add_server_version_interval_flag,
     add_whole_device_flag,
 )
 from dra_capacity.serve_cmd import parse_listen
@@ -135,6 +136,7 @@ def add_commands(sub: Any) -> None:
         action="store_true",
         help="also export units used per device (one series per device and class: many on a big cluster)",
     )
+    add_server_version_interval_flag(parser)
     parser.add_argument("--bind-workers", type=int, default=16, help=argparse.SUPPRESS)
     parser.set_defaults(func=run_bind)
 
@@ -167,8 +169,11 @@ def run_bind(args: argparse.Namespace) -> int:
         kube = connect(args.kubeconfig, args.context, pool_size=args.bind_workers + 16)
     except ClusterConfigError as exc:
         return _error(str(exc))
-    gates, versions = serverversion.served_gates(kube, args.feature_gates, gates, logger)
+    served = serverversion.ServedRelease(kube, args.feature_gates, gates, logger)
+    gates = served.read()
     manager, binder = _wire(args, kube, gates, logger)
+    served.metrics = serverversion.ReleaseMetrics(binder.metrics.registry, "dra_capacity_binder")
+    served.metrics.show(gates.release, served.tracker)
     try:
         manager.start()
     except OSError as exc:
@@ -178,7 +183,8 @@ def run_bind(args: argparse.Namespace) -> int:
     _log_started(args, manager, binder, gates, logger)
     stop = threading.Event()
     if not args.once:
-        serverversion.watch(kube, versions, stop)
+        served.subscribe(binder.switch)
+        served.watch(stop, args.server_version_interval)
     try:
         return manager.run((lambda: _run_once(binder)) if args.once else None)
     finally:

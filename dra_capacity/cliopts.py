@@ -27,6 +27,18 @@ def add_feature_gates_flag(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_server_version_interval_flag(parser: argparse.ArgumentParser) -> None:
+    """`--server-version-interval`: how often `serve` and `bind` read `/version` (kubeio/serverversion.py)."""
+    parser.add_argument(
+        "--server-version-interval",
+        type=positive_float,
+        default=60.0,
+        metavar="SECONDS",
+        help="read the API server's /version this often and judge by the lowest release answered in the "
+        "last 10 reads: an upgrade or a downgrade switches what objects are judged by (default 60)",
+    )
+
+
 def add_kubernetes_version_flag(parser: argparse.ArgumentParser) -> None:
     """`--kubernetes-version`: the served cluster's release (resourceapi/releases.py)."""
     parser.add_argument(

@@ -21,13 +21,19 @@ from pathlib import Path
 from typing import Any
 
 from certs.files import CertFileError, ensure_self_signed
-from dra_capacity.cliopts import add_feature_gates_flag, positive_float, positive_int
+from dra_capacity.cliopts import (
+    add_feature_gates_flag,
+    add_server_version_interval_flag,
+    positive_float,
+    positive_int,
+)
 from dra_capacity.routing_setup import add_routing_arguments, start_pod_router
 from kubeio.config import ClusterConfigError, configuration, in_cluster
 from procrt.manager import ListenError, Manager
 from resourceapi.gates import FeatureGates, GateError
 from webhook.server import logs
 from webhook.server.fairness import parse_networks
+from webhook.server.judging import Switchable
 from webhook.server.limits import ServerLimits
 from webhook.server.metrics import WebhookMetrics
 from webhook.server.server import (
@@ -137,6 +143,7 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--cert-check-interval", type=positive_float, default=DEFAULT_CHECK_INTERVAL, help=argparse.SUPPRESS
     )
+    add_server_version_interval_flag(parser)
 
 
 _DEFAULTS = ServerLimits()
@@ -259,22 +266,29 @@ def cluster_spec(args: argparse.Namespace) -> ClusterSpec | None:
     return ClusterSpec(args.kubeconfig)
 
 
-def _served_gates(args: argparse.Namespace, gates: FeatureGates, logger: logging.Logger) -> FeatureGates:
-    """With a cluster: the gates on the release its `/version` reports at start (kubeio/serverversion.py);
-    a cluster that cannot be reached keeps the default release (the informer reports the outage)."""
+def _served_release(
+    args: argparse.Namespace, gates: FeatureGates, logger: logging.Logger, metrics: WebhookMetrics
+) -> tuple[FeatureGates, Any]:
+    """With a cluster: the gates on the release its `/version` reports at start, and the
+    kubeio/serverversion.py `ServedRelease` that follows it (None when the cluster cannot be reached: the
+    default release stands, and the informer reports the outage)."""
     from kubeio import serverversion
     from kubeio.config import connect
 
     try:
         kube = connect(args.kubeconfig)
     except ClusterConfigError:
-        return gates
-    try:
-        served, _ = serverversion.served_gates(kube, args.feature_gates, gates, logger)
-    finally:
-        kube.close()
-    logs.log_event(logger, logging.INFO, "judging as Kubernetes " + served.release, release=served.release)
-    return served
+        return gates, None
+    served = serverversion.ServedRelease(
+        kube,
+        args.feature_gates,
+        gates,
+        logger,
+        metrics=serverversion.ReleaseMetrics(metrics.registry, "dra_capacity_webhook"),
+    )
+    gates = served.read()
+    logs.log_event(logger, logging.INFO, "judging as Kubernetes " + gates.release, release=gates.release)
+    return gates, served
 
 
 def load_handler(
@@ -296,10 +310,13 @@ def load_handler(
         from webhook.deviceclass.class_events import ClassEvents
 
         informers = shared_factory(cluster.kubeconfig)  # the pod routing's, in the main process
-        cache = ClusterCache(informers, on_view=ClassEvents(gates, event_sink(informers.kube)).on_view)
+        events = ClassEvents(gates, event_sink(informers.kube))
+        cache = ClusterCache(informers, on_view=events.on_view)
         cache.start()
         source = cache.view
-    handler: AdmissionHandler = DeviceClassAdmission(gates, NativeRules(native_rules), cluster=source)
+    handler = DeviceClassAdmission(gates, NativeRules(native_rules), cluster=source)
+    if source is not None:
+        handler.followers.append(events.switch)
     return handler
 
 
@@ -321,8 +338,10 @@ def run_serve(
         return _error(str(exc))
     tls_dir = Path(args.tls_dir)
     logger = logs.configure(root=True)
-    if cluster is not None:
-        gates = _served_gates(args, gates, logger)
+    metrics = WebhookMetrics()
+    served = None
+    if cluster is not None or args.kubeconfig or in_cluster():  # even with --cluster-warnings off
+        gates, served = _served_release(args, gates, logger, metrics)
     try:
         if args.self_signed and ensure_self_signed(tls_dir, args.dns_name):
             logs.log_event(
@@ -332,7 +351,6 @@ def run_serve(
                 ca=str(tls_dir / "ca.crt"),
                 names=["localhost", "127.0.0.1", *args.dns_name],
             )
-        metrics = WebhookMetrics()
         events = CertificateEvents(metrics, logger)
         reloader = CertificateReloader(
             tls_dir, interval=args.cert_check_interval, on_reload=events.loaded, on_failure=events.failed
@@ -366,7 +384,26 @@ def run_serve(
     )
     manager = process_manager(server, health_listen=args.health_listen, metrics_listen=args.metrics_listen)
     manager.add_closer(stop_routing)
+    if served is not None:
+        manager.add_closer(_follow(served, handler, args.server_version_interval))
     return manager.run_async(lambda stop: _serve(server, manager, stop, args, gates, logger))
+
+
+def _follow(served: Any, handler: AdmissionHandler, interval: float) -> Callable[[], None]:
+    """Follow the served release (`/version` every `interval` seconds): each change switches the handler on
+    the loop and, through it, every worker (webhook/server/judging.py `Switchable`). Returns the closer."""
+    import threading
+
+    if isinstance(handler, Switchable):
+        served.subscribe(handler.switch)
+    stop = threading.Event()
+    served.watch(stop, interval)
+
+    def close() -> None:
+        stop.set()
+        served.kube.close()
+
+    return close
 
 
 def host_port(host: str, port: int | None) -> str:

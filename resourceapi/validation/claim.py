@@ -97,11 +97,13 @@ def validate_resource_claim(
     devices = prepared_devices(mapping(obj.get("spec")), gates)
     errors = admin_access_errors(devices, admin_namespace)
     owners = release(gates.release).validation.declarative_owner_references
-    errors.extend(object_meta_errors(meta, declarative_owners=owners))
+    old_texts = not release(gates.release).validation.declarative_texts
+    errors.extend(object_meta_errors(meta, declarative_owners=owners, owners_1_36=old_texts))
     handwritten, declarative = claim_spec_errors(devices, SPEC, gates, compiler)
     if owners:
         declarative = owner_references_declarative(meta) + declarative
-    return reported_once(errors + handwritten + declarative)
+    found = errors + handwritten + declarative
+    return reported_once(found) if not old_texts else found  # 1.36 reports a repeated error each time
 
 
 def validate_resource_claim_template(
@@ -118,12 +120,14 @@ def validate_resource_claim_template(
     devices = prepared_devices(mapping(spec.get("spec")), gates)
     errors = admin_access_errors(devices, admin_namespace)
     owners = release(gates.release).validation.declarative_owner_references
-    errors.extend(object_meta_errors(meta, declarative_owners=owners))
+    old_texts = not release(gates.release).validation.declarative_texts
+    errors.extend(object_meta_errors(meta, declarative_owners=owners, owners_1_36=old_texts))
     errors.extend(template_meta_errors(spec.get("metadata"), SPEC.child("metadata")))
     handwritten, declarative = claim_spec_errors(devices, SPEC.child("spec"), gates, compiler)
     if owners:
         declarative = owner_references_declarative(meta) + declarative
-    return reported_once(errors + handwritten + declarative)
+    found = errors + handwritten + declarative
+    return reported_once(found) if not old_texts else found  # 1.36 reports a repeated error each time
 
 
 def reported_once(errors: list[FieldError]) -> list[FieldError]:
@@ -217,10 +221,12 @@ def claim_spec_errors(
     def check_constraint(item: Any, p: Path) -> list[FieldError]:
         return _constraint_errors(mapping(item), p, names, gates)
 
+    rules = release(gates.release).validation
+
     def check_config(item: Any, p: Path) -> list[FieldError]:
         entry = mapping(item)
         errors = _name_refs(entry.get("requests"), p.child("requests"), names)
-        return errors + validate_config(entry, p)
+        return errors + validate_config(entry, p, handwritten_driver=not rules.declarative_texts)
 
     handwritten = validate_slice(
         requests, DEVICE_REQUESTS_MAX_SIZE, check_request, path.child("requests"), size_covered=True
@@ -235,7 +241,6 @@ def claim_spec_errors(
     handwritten += validate_slice(
         config, DEVICE_CONFIG_MAX_SIZE, check_config, path.child("config"), size_covered=True
     )
-    rules = release(gates.release).validation
     return handwritten, _declarative(requests, constraints, config, path, rules)
 
 
@@ -413,15 +418,16 @@ def _declarative(
 
     def check_config(item: Any, p: Path) -> list[FieldError]:
         entry = mapping(item)
-        return _refs_declarative(entry.get("requests"), p.child("requests")) + config_driver_errors(entry, p)
+        errors = _refs_declarative(entry.get("requests"), p.child("requests"))
+        return errors + (config_driver_errors(entry, p) if rules.declarative_texts else [])
 
     errors = validate_set(
         requests,
         DEVICE_REQUESTS_MAX_SIZE,
-        lambda item, p: _request_declarative(mapping(item), p, rules.capacity_request_names),
+        lambda item, p: _request_declarative(mapping(item), p, rules),
         lambda r: text(mapping(r).get("name")),
         path.child("requests"),
-        shown=_request_json,
+        shown=_request_json if rules.declarative_texts else None,  # 1.36's handwritten set shows the name
         unique_first=True,
     )
     errors += validate_slice(
@@ -430,8 +436,9 @@ def _declarative(
     return errors + validate_slice(config, DEVICE_CONFIG_MAX_SIZE, check_config, path.child("config"))
 
 
-def _request_declarative(request: Mapping[str, Any], path: Path, capacity: bool) -> list[FieldError]:
+def _request_declarative(request: Mapping[str, Any], path: Path, rules: Validation) -> list[FieldError]:
     """`Validate_DeviceRequest`: `exactly`, then `firstAvailable` (size, unique names, each subrequest)."""
+    capacity = rules.capacity_request_names
     errors: list[FieldError] = []
     exactly = request.get("exactly")
     if isinstance(exactly, dict):
@@ -442,7 +449,7 @@ def _request_declarative(request: Mapping[str, Any], path: Path, capacity: bool)
         lambda item, p: _exact_declarative(mapping(item), p, subrequest=True, capacity=capacity),
         lambda s: text(mapping(s).get("name")),
         path.child("firstAvailable"),
-        shown=_sub_json,
+        shown=_sub_json if rules.declarative_texts else None,
         unique_first=True,
     )
 

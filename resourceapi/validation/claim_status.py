@@ -59,6 +59,7 @@ from resourceapi.machinery.gojson import NULL, GoJSON, marshal
 from resourceapi.machinery.names import regex_error
 from resourceapi.machinery.objects import items, mapping, strings, text_at
 from resourceapi.machinery.quantity import Quantity, QuantityError
+from resourceapi.releases import release
 from resourceapi.validation.claim import RequestNames, request_name_ref_errors, request_names
 from resourceapi.validation.device import validate_parameters
 from resourceapi.validation.device_fields import (
@@ -122,6 +123,9 @@ class StatusGates:
     binding_conditions: bool = True
     device_status: bool = True
     optional_node_operations: bool = False
+    # resourceapi/releases.py `Validation.declarative_texts`: off (1.36, every declarative rule Alpha), the
+    # handwritten errors all stand, covered or not, and the declarative ones are not reported.
+    declarative_texts: bool = True
 
     @staticmethod
     def of(gates: FeatureGates) -> StatusGates:
@@ -136,6 +140,7 @@ class StatusGates:
             binding_conditions=gate(DRA_DEVICE_BINDING_CONDITIONS),
             device_status=gate(DRA_RESOURCE_CLAIM_DEVICE_STATUS),
             optional_node_operations=gate(DRA_OPTIONAL_NODE_OPERATIONS),
+            declarative_texts=release(gates.release).validation.declarative_texts,
         )
 
 
@@ -246,8 +251,14 @@ class _Errors:
             _Declarative(e, "maxItems" if e.type is ErrorType.TOO_MANY else origin) for e in errors
         )
 
-    def merged(self) -> list[FieldError]:
-        """`FilterCoveredHandwrittenErrors`, then the declarative errors appended."""
+    def merged(self, declarative: bool = True) -> list[FieldError]:
+        """`FilterCoveredHandwrittenErrors`, then the declarative errors appended. With `declarative` off
+        (1.36: no rule enforced) every handwritten error stands, and a declarative error only where no covered
+        handwritten one is ported (the port records some checks only in their declarative form)."""
+        if not declarative:
+            covered = [h for h in self.handwritten if h.covered]
+            rest = [d.error for d in self.declarative if not any(_matches(h, d) for h in covered)]
+            return [h.error for h in self.handwritten] + rest
         out: list[FieldError] = []
         for h in self.handwritten:
             if h.covered and any(_matches(h, d) for d in self.declarative):
@@ -789,7 +800,7 @@ def status_update_errors(
 
     _reserved_for_declarative(out, refs, old_status.get("reservedFor"), refs_path)
     _devices_declarative(out, devices, old_status.get("devices"), devices_path)
-    return out.merged()
+    return out.merged(gates.declarative_texts)
 
 
 def _shared_id(entry: Mapping[str, Any]) -> GoJSON:

@@ -15,7 +15,11 @@ from resourceapi.capacity_requests import OMITTED
 from resourceapi.cel import CompileResult, compile_selector
 from resourceapi.gates import FeatureGates
 from resourceapi.machinery.field import FieldError, Path, forbidden, internal, invalid, required, too_long
-from resourceapi.machinery.names import extended_resource_name_messages, validate_opaque_driver_name
+from resourceapi.machinery.names import (
+    extended_resource_name_messages,
+    validate_driver_name,
+    validate_opaque_driver_name,
+)
 from resourceapi.machinery.rawjson import GoJSONError, compact_bytes, loads
 from resourceapi.validation.common import relocated, type_invalid
 
@@ -70,9 +74,10 @@ def compile_errors(
     return out
 
 
-def validate_config(item: Any, path: Path) -> list[FieldError]:
+def validate_config(item: Any, path: Path, *, handwritten_driver: bool = False) -> list[FieldError]:
     """`validateDeviceConfiguration`'s handwritten rules: `opaque` required, then the parameters. The
-    driver is 1.37's declarative rule, reported later (`config_driver_errors`)."""
+    driver is 1.37's declarative rule, reported later (`config_driver_errors`); with `handwritten_driver`
+    (1.36: `Validation.declarative_texts` off) it is `ValidateCSIDriverName`'s, before the parameters."""
     if not isinstance(item, dict):
         return [type_invalid(path, item, "object")]
     opaque = item.get("opaque")
@@ -80,10 +85,17 @@ def validate_config(item: Any, path: Path) -> list[FieldError]:
         return [required(path.child("opaque"))]
     if not isinstance(opaque, dict):
         return [type_invalid(path.child("opaque"), opaque, "object")]
+    errors: list[FieldError] = []
+    if handwritten_driver:
+        driver = opaque.get("driver") or ""
+        if not isinstance(driver, str):
+            errors.append(type_invalid(path.child("opaque", "driver"), driver, "string"))
+        else:
+            errors.extend(validate_driver_name(driver, path.child("opaque", "driver")))
     parameters = opaque.get("parameters")
     if not _small_object(parameters):
-        return validate_parameters(parameters, path.child("opaque", "parameters"))
-    return []
+        errors.extend(validate_parameters(parameters, path.child("opaque", "parameters")))
+    return errors
 
 
 def config_driver_errors(item: Any, path: Path) -> list[FieldError]:
@@ -153,8 +165,13 @@ def validate_parameters_raw(raw: bytes, path: Path) -> list[FieldError]:
     return []
 
 
-def validate_extended_resource_name(value: Any, path: Path) -> list[FieldError]:
-    """1.37's declarative format `k8s-extended-resource-name`: one error per reason (names.py)."""
+def validate_extended_resource_name(value: Any, path: Path, *, handwritten: bool = False) -> list[FieldError]:
+    """1.37's declarative format `k8s-extended-resource-name`: one error per reason (names.py). With
+    `handwritten` (1.36, `Validation.declarative_texts` off), `validateDeviceClassSpec`'s one error,
+    `must be a valid extended resource name` (v1.36.3 pkg/apis/resource/validation/validation.go:596)."""
     if not isinstance(value, str):
         return [type_invalid(path, value, "string")]
-    return [invalid(path, value, msg) for msg in extended_resource_name_messages(value)]
+    messages = extended_resource_name_messages(value)
+    if handwritten:
+        return [invalid(path, value, "must be a valid extended resource name")] if messages else []
+    return [invalid(path, value, msg) for msg in messages]

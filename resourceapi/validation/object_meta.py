@@ -37,6 +37,7 @@ def object_meta_errors(
     name_check: NameCheck = is_dns1123_subdomain,
     path: Path = METADATA,
     declarative_owners: bool = False,
+    owners_1_36: bool = False,
 ) -> list[FieldError]:
     """`ValidateObjectMeta(meta, _, nameFn, path)` on create, without the namespace, for a kind whose name
     `name_check` judges (default `NameIsDNSSubdomain`): the generateName prefix, the name (generated when only
@@ -66,7 +67,11 @@ def object_meta_errors(
             errors.extend(check(value, path.child(key)))
     owners = meta.get("ownerReferences")
     if isinstance(owners, list):
-        errors.extend(owner_references_errors(owners, path.child("ownerReferences"), declarative_owners))
+        owner_path = path.child("ownerReferences")
+        if owners_1_36:
+            errors.extend(owner_references_errors_1_36(owners, owner_path))
+        else:
+            errors.extend(owner_references_errors(owners, owner_path, declarative_owners))
     finalizers = meta.get("finalizers")
     if isinstance(finalizers, list):
         names = [text(f) for f in finalizers]
@@ -172,6 +177,46 @@ def owner_references_errors(owners: list[Any], path: Path, declarative: bool = F
                     f"{group}/{version}, Kind={kind} is disallowed from being an owner",
                 )
             )
+        if ref.get("controller") is True:
+            current = f"{kind}/{text(ref.get('name'))}"
+            if first_controller:
+                errors.append(
+                    invalid(
+                        path,
+                        marshal([_owner_json(r) for r in refs]),
+                        'Only one reference can have Controller set to true. Found "true" in references for '
+                        f"{first_controller} and {current}",
+                    )
+                )
+            else:
+                first_controller = current
+    return errors
+
+
+def owner_references_errors_1_36(owners: list[Any], path: Path) -> list[FieldError]:
+    """`ValidateOwnerReferences` of apimachinery v0.36.3 (`Validation.declarative_texts` off): every
+    reference's errors at the list's own path (no index), each an `Invalid value`, the version judged by
+    `schema.FromAPIVersionAndKind` (`version must not be empty`); then the banned kinds and one controller,
+    as in 1.37. References are deduplicated first, as the create handler does."""
+    errors: list[FieldError] = []
+    first_controller = ""
+    refs: list[Mapping[str, Any]] = []
+    for owner in owners:
+        ref = owner if isinstance(owner, Mapping) else {}
+        if all(_owner_json(r) != _owner_json(ref) for r in refs):
+            refs.append(ref)
+    for ref in refs:
+        api_version = text(ref.get("apiVersion"))
+        gv = _group_version(api_version) or ("", "")
+        if not gv[1]:
+            errors.append(invalid(path.child("apiVersion"), api_version, "version must not be empty"))
+        for key in ("kind", "name", "uid"):
+            if not text(ref.get(key)):
+                errors.append(invalid(path.child(key), text(ref.get(key)), "must not be empty"))
+        kind = text(ref.get("kind"))
+        if (gv[0], gv[1], kind) in BANNED_OWNERS:
+            message = f"{gv[0]}/{gv[1]}, Kind={kind} is disallowed from being an owner"
+            errors.append(invalid(path, marshal(_owner_json(ref)), message))
         if ref.get("controller") is True:
             current = f"{kind}/{text(ref.get('name'))}"
             if first_controller:

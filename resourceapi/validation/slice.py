@@ -147,7 +147,11 @@ def validate_resource_slice(slice_obj: Mapping[str, Any], gates: FeatureGates) -
     """Every error kube-apiserver 1.37 reports on creating `slice_obj` (decoded JSON), in its order."""
     sg = SliceGates.of(gates)
     owners = sg.rules.declarative_owner_references
-    errors = object_meta_errors(mapping(slice_obj.get("metadata")), declarative_owners=owners)
+    errors = object_meta_errors(
+        mapping(slice_obj.get("metadata")),
+        declarative_owners=owners,
+        owners_1_36=not sg.rules.declarative_texts,
+    )
     spec = prepare(mapping(slice_obj.get("spec")), sg)
     errors.extend(spec_errors(spec, sg))
     tail = owner_references_declarative(mapping(slice_obj.get("metadata"))) if owners else []
@@ -426,8 +430,9 @@ def spec_declarative(spec: Mapping[str, Any], sg: SliceGates) -> list[FieldError
     errors: list[FieldError] = []
     devices_path = SPEC.child("devices")
     for i, device in enumerate(items(spec.get("devices"))):
-        errors.extend(device_declarative(mapping(device), devices_path.index(i)))
-    errors.extend(_counter_sets_declarative(items(spec.get("sharedCounters")), SPEC.child("sharedCounters")))
+        errors.extend(device_declarative(mapping(device), devices_path.index(i), sg.rules.declarative_texts))
+    counter_sets = items(spec.get("sharedCounters"))
+    errors.extend(_counter_sets_declarative(counter_sets, SPEC.child("sharedCounters"), sg.rules))
     attribute = spec.get("partitionTypeAttribute")
     if attribute is not None:
         path = SPEC.child("partitionTypeAttribute")
@@ -449,7 +454,7 @@ def counter_set_value(counter_set: Mapping[str, Any]) -> Any:
     return marshal(out)
 
 
-def _counter_sets_declarative(counter_sets: list[Any], path: Path) -> list[FieldError]:
+def _counter_sets_declarative(counter_sets: list[Any], path: Path, rules: Validation) -> list[FieldError]:
     def check(entry: Mapping[str, Any], p: Path) -> list[FieldError]:
         errors = name_declarative(text(entry.get("name")), p.child("name"))
         return errors + counters_declarative(entry.get("counters"), p.child("counters"))
@@ -460,7 +465,7 @@ def _counter_sets_declarative(counter_sets: list[Any], path: Path) -> list[Field
         check,
         lambda e: text(e.get("name")),
         path,
-        shown=counter_set_value,
+        shown=counter_set_value if rules.declarative_texts else None,  # 1.36's handwritten set: the name
         unique_first=True,
     )
 

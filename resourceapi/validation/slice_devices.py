@@ -482,10 +482,11 @@ def _allocatable_overhead_errors(overhead: Mapping[str, Any], path: Path) -> lis
 # --- declarative -----------------------------------------------------------------------------------------
 
 
-def device_declarative(device: Mapping[str, Any], path: Path) -> list[FieldError]:
+def device_declarative(device: Mapping[str, Any], path: Path, texts: bool = True) -> list[FieldError]:
     """`Validate_Device`'s enforced rules: each attribute's one-value union (at its whole key), the counter
     consumptions (at most 2, unique counter sets, names and counters), the taints' effects, the binding
-    condition list sizes, the node allocatable mappings' union."""
+    condition list sizes, the node allocatable mappings' union. `texts` off (1.36,
+    `Validation.declarative_texts`): a repeated counter set shows its name, as the handwritten set does."""
     errors: list[FieldError] = []
     attributes = mapping(device.get("attributes"))
     for key in sorted(attributes):
@@ -494,7 +495,7 @@ def device_declarative(device: Mapping[str, Any], path: Path) -> list[FieldError
             errors.extend(_attribute_union(mapping(value), path.child("attributes").key(key)))
     consumptions = items(device.get("consumesCounters"))
     if consumptions:
-        errors.extend(_consumptions_declarative(consumptions, path.child("consumesCounters")))
+        errors.extend(_consumptions_declarative(consumptions, path.child("consumesCounters"), texts))
     for i, taint in enumerate(items(device.get("taints"))):
         errors.extend(taint_declarative(mapping(taint), path.child("taints").index(i)))
     conditions = device.get("bindingConditions")
@@ -550,7 +551,7 @@ def consumption_value(consumption: Mapping[str, Any]) -> GoJSON:
     return marshal(out)
 
 
-def _consumptions_declarative(consumptions: list[Any], path: Path) -> list[FieldError]:
+def _consumptions_declarative(consumptions: list[Any], path: Path, texts: bool = True) -> list[FieldError]:
     """`consumesCounters`: MaxItems 2 (nothing else then), unique `counterSet`, then each entry."""
 
     def check(entry: Mapping[str, Any], p: Path) -> list[FieldError]:
@@ -564,7 +565,7 @@ def _consumptions_declarative(consumptions: list[Any], path: Path) -> list[Field
         check,
         lambda e: text(e.get("counterSet")),
         path,
-        shown=consumption_value,
+        shown=consumption_value if texts else None,
         unique_first=True,
     )
 

@@ -238,6 +238,12 @@ class KubeAPIServer:
         }
         return token
 
+    def serve_versions(self, *git_versions: str) -> None:
+        """TEST-DOUBLE behaviour: `/version` answers these gitVersions from now on, one per request in turn (a
+        control plane mid-upgrade: `serve_versions("v1.37.2", "v1.38.0-beta.0")`; one when it is done)."""
+        assert git_versions, "at least one gitVersion"
+        self.api.discovery.git_versions = tuple(git_versions)
+
     def api_client(self, token: str | None = None) -> Any:
         """A `kubernetes.client.ApiClient` configured for the double (verifying its CA)."""
         return bearer_api_client(self.url, self.ca_path, token or self.token)

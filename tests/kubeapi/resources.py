@@ -8,6 +8,7 @@ Names, kinds, short names, verbs and scopes are those of Kubernetes 1.37
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -193,6 +194,11 @@ class Discovery:
 
     server_address: str = "127.0.0.1:6443"
     extra: dict[str, Any] = field(default_factory=dict)
+    # Test-double behaviour, not a server's: the gitVersions `/version` answers, one per request in turn (an
+    # HA control plane mid-upgrade behind one address), so a test can move the served release under a running
+    # `serve` or `bind` (`KubeAPIServer.serve_versions`).
+    git_versions: tuple[str, ...] = (KUBERNETES_VERSION,)
+    _answered: int = 0
 
     def api_versions(self) -> dict[str, Any]:
         return {
@@ -269,14 +275,20 @@ class Discovery:
         }
 
     def version(self) -> dict[str, Any]:
+        """`/version` (apimachinery `version.Info`): the next of `git_versions`, its major and minor read from
+        it (emulation = the binary's; minimum compatibility = one minor before)."""
+        git_version = self.git_versions[self._answered % len(self.git_versions)]
+        self._answered += 1
+        found = re.match(r"^v?(\d+)\.(\d+)", git_version)
+        major, minor = (found.group(1), found.group(2)) if found else ("1", "37")
         return {
-            "major": "1",
-            "minor": "37",
-            "emulationMajor": "1",
-            "emulationMinor": "37",
-            "minCompatibilityMajor": "1",
-            "minCompatibilityMinor": "36",
-            "gitVersion": KUBERNETES_VERSION,
+            "major": major,
+            "minor": minor,
+            "emulationMajor": major,
+            "emulationMinor": minor,
+            "minCompatibilityMajor": major,
+            "minCompatibilityMinor": str(max(int(minor) - 1, 0)),
+            "gitVersion": git_version,
             "gitCommit": "0000000000000000000000000000000000000000",
             "gitTreeState": "clean",
             "buildDate": "2026-08-26T00:00:00Z",

@@ -87,3 +87,16 @@ def test_requests_without_a_token_are_unauthorized(kube_api: KubeAPIServer) -> N
         assert e.status == 401
     else:  # pragma: no cover
         raise AssertionError("expected 401")
+
+
+@pytest.mark.double_only("test-double behaviour: a real server's /version is its binary's")
+def test_the_served_versions_answer_in_turn_as_test_double_behaviour(kube_api: KubeAPIServer) -> None:
+    """TEST-DOUBLE behaviour (`KubeAPIServer.serve_versions`): `/version` answers the given gitVersions one
+    request at a time, as servers mid-upgrade behind one address do; major and minor follow each."""
+    kube_api.serve_versions("v1.37.2", "v1.38.0-beta.0")
+    answers = [kube_api.http("GET", "/version").body for _ in range(3)]
+    assert [(a["gitVersion"], a["minor"]) for a in answers] == [
+        ("v1.37.2", "37"),
+        ("v1.38.0-beta.0", "38"),
+        ("v1.37.2", "37"),
+    ]

@@ -307,3 +307,11 @@ def test_the_new_claims_spec_and_metadata_are_ignored() -> None:
     new = copy.deepcopy({**old, "status": allocated({**RESULT, "request": "other"})})
     new["spec"] = {"devices": {"requests": [{"name": "other", "exactly": {"deviceClassName": "c"}}]}}
     assert validate_status_update(new, old) != []
+
+
+def test_on_1_36_the_handwritten_duplicate_stands_showing_the_uid() -> None:
+    """1.36 enforces no declarative rule (v1.36.3 zz_generated: all Alpha), so `validateSet`'s own Duplicate,
+    covered in 1.37, is the one reported (measured: scripts/differential.py --release 1.36)."""
+    refs = [POD, {"resource": "pods", "name": "pod-2", "uid": "uid-1"}]
+    on_136 = errors(allocated(reservedFor=refs), gates=FeatureGates.parse("", release="1.36"))
+    assert on_136 == ['status.reservedFor[1]: Duplicate value: "uid-1"']

@@ -119,3 +119,42 @@ def test_a_constraint_attribute_with_two_slashes_is_refused_from_1_38() -> None:
         'spec.devices.constraints[0].matchAttribute: Invalid value: "a/b/c": '
         "must not contain more than one slash"
     ]
+
+
+ON_136 = FeatureGates.parse("", release="1.36")
+SUBDOMAIN_136 = (
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must "
+    "start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is "
+    "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
+)
+
+
+def test_1_36_judges_a_claims_opaque_driver_before_its_parameters() -> None:
+    obj = make_claim("c").obj()
+    obj["spec"] = {"devices": {"config": [{"opaque": {"driver": "x..y", "parameters": None}}]}}
+    on_136 = _errors("ResourceClaim", obj, ON_136)
+    assert on_136 == [
+        f'spec.devices.config[0].opaque.driver: Invalid value: "x..y": {SUBDOMAIN_136}',
+        "spec.devices.config[0].opaque.parameters: Required value",
+    ]
+    assert (
+        _errors("ResourceClaim", obj, ON_137)[0] == "spec.devices.config[0].opaque.parameters: Required value"
+    )
+
+
+def test_1_36_reports_owner_reference_fields_unindexed_and_each_time() -> None:
+    """apimachinery v0.36.3 `validateOwnerReference`: every reference's errors at the list's own path, each
+    an `Invalid value` (the version through `FromAPIVersionAndKind`), a repeated one reported again."""
+    obj = make_claim("c").obj()
+    obj["metadata"]["ownerReferences"] = [
+        {"apiVersion": "apps/", "kind": "", "name": "a", "uid": "u1"},
+        {"apiVersion": "v1", "kind": "", "name": "b", "uid": "u2"},
+    ]
+    assert _errors("ResourceClaim", obj, ON_136) == [
+        'metadata.ownerReferences.apiVersion: Invalid value: "apps/": version must not be empty',
+        'metadata.ownerReferences.kind: Invalid value: "": must not be empty',
+        'metadata.ownerReferences.kind: Invalid value: "": must not be empty',
+    ]
+    on_137 = _errors("ResourceClaim", obj, ON_137)
+    expected = '[0].apiVersion: Invalid value: "apps/": must be <group>/<version> or <version>'
+    assert on_137[0].endswith(expected)

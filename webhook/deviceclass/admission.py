@@ -82,12 +82,28 @@ class DeviceClassAdmission:
         native_rules: NativeRules = NativeRules.DENY,
         cluster: ClusterSource | None = None,
     ) -> None:
-        self.gates = gates
         self.native_rules = native_rules
         self.cluster = cluster
         self.cache = CelCache()
-        self._compiled: dict[str, CompileResult] = {}
-        self._compiled_bytes = 0
+        self._front = _Front(gates)
+        self.followers: list[Callable[[FeatureGates], None]] = []  # told of each switch (class Events)
+
+    @property
+    def gates(self) -> FeatureGates:
+        """The gates (and so the release) a review starting now is judged by."""
+        return self._front.gates
+
+    def switch(self, gates: FeatureGates) -> None:
+        """Judge by `gates` from the next review on (the served cluster's release changed:
+        kubeio/serverversion.py). One assignment swaps the gates and their front cache together, and each
+        review reads them once at its start, so a review running meanwhile is judged wholly by the old ones.
+        The shared CelCache keys its entries by release and gates, so nothing compiled for one serves the
+        other."""
+        if gates == self._front.gates:
+            return
+        self._front = _Front(gates)
+        for follow in self.followers:
+            follow(gates)
 
     def warm_up(self) -> None:
         """Build the CEL environment (and check it works) before /readyz reports ready."""
@@ -100,9 +116,10 @@ class DeviceClassAdmission:
         subject = _subject(request, operation)
         if subject is None:
             return _foreign(uid, request, operation)
+        gates = self.gates  # read once: the whole review is judged by one release
         response: dict[str, Any] = {"uid": uid, "allowed": True}
         try:
-            patch = drop_disabled_fields(subject.obj, subject.old, self.gates).patch
+            patch = drop_disabled_fields(subject.obj, subject.old, gates).patch
         except Exception as exc:  # a bug must not take the server down; report it as the apiserver would
             log.exception("mutating DeviceClass %r failed", subject.name)
             return _internal(uid, subject, exc)
@@ -118,9 +135,10 @@ class DeviceClassAdmission:
         subject = _subject(request, operation)
         if subject is None:
             return _foreign(uid, request, operation)
+        gates = self.gates  # read once: the whole review is judged by one release
         try:
-            drop: DropResult = drop_disabled_fields(subject.obj, subject.old, self.gates)
-            result = validate_device_class(drop.obj, subject.old, self.gates, self._compile)
+            drop: DropResult = drop_disabled_fields(subject.obj, subject.old, gates)
+            result = validate_device_class(drop.obj, subject.old, gates, self._compile)
         except Exception as exc:
             log.exception("validating DeviceClass %r failed", subject.name)
             return _internal(uid, subject, exc)
@@ -141,7 +159,7 @@ class DeviceClassAdmission:
             cluster = "cold" if view is None else "used"
             if view is not None:
                 try:
-                    notes += cluster_warnings(drop.obj, view, self.gates, self._compile)
+                    notes += cluster_warnings(drop.obj, view, gates, self._compile)
                 except Exception:  # warnings are advice: a bug in them never fails an admission
                     log.exception("cluster warnings for DeviceClass %r failed", subject.name)
         verdict = outcome(uid, subject.name, operation, errors, notes)
@@ -163,9 +181,8 @@ class DeviceClassAdmission:
         expressions = _expressions(request)
         if not expressions:
             return FREE
-        compile_bytes = sum(
-            len(e.encode("utf-8", "surrogatepass")) for e in expressions if e not in self._compiled
-        )
+        compiled = self._front.compiled
+        compile_bytes = sum(len(e.encode("utf-8", "surrogatepass")) for e in expressions if e not in compiled)
         evaluations = 0
         view = self.cluster() if self.cluster is not None else None
         if view is not None:
@@ -179,12 +196,13 @@ class DeviceClassAdmission:
         view = self.cluster() if self.cluster is not None and endpoint == "validate" else None
         if view is None:
             return
+        gates = self.gates
         for expression in _expressions(request):
             if evaluations <= 0:
                 return
             if not view.pending(expression):
                 continue
-            compiled = self._compile(expression, self.gates)
+            compiled = self._compile(expression, gates)
             if compiled.program is None:
                 continue
             evaluations -= view.warm(expression, compiled.program, evaluations)
@@ -215,19 +233,30 @@ class DeviceClassAdmission:
             )
 
     def _compile(self, expression: str, gates: FeatureGates) -> CompileResult:
-        """The shared CelCache behind a per-gates dict: the hot path skips key building and locking."""
-        if gates is not self.gates:
+        """The shared CelCache behind a per-gates dict: the hot path skips key building and locking. Gates
+        other than the front's (a review begun before a switch) go to the CelCache itself."""
+        front = self._front
+        if gates is not front.gates:
             return self.cache.compile(expression, gates)
-        hit = self._compiled.get(expression)
+        hit = front.compiled.get(expression)
         if hit is None:
             hit = self.cache.compile(expression, gates)
             weight = entry_bytes(hit)
-            if self._compiled_bytes + weight > FRONT_CACHE_BYTES:
-                self._compiled.clear()
-                self._compiled_bytes = 0
-            self._compiled[expression] = hit
-            self._compiled_bytes += weight
+            if front.bytes + weight > FRONT_CACHE_BYTES:
+                front.compiled.clear()
+                front.bytes = 0
+            front.compiled[expression] = hit
+            front.bytes += weight
         return hit
+
+
+@dataclass
+class _Front:
+    """The gates reviews are judged by and the compiled selectors of those gates, swapped together."""
+
+    gates: FeatureGates
+    compiled: dict[str, CompileResult] = field(default_factory=dict)
+    bytes: int = 0
 
 
 def _expressions(request: Mapping[str, Any]) -> list[str]:

@@ -43,10 +43,15 @@ class ClassEvents:
         self._reported: set[tuple[str, str]] = set()
         self._instance = instance_name()
 
+    def switch(self, gates: FeatureGates) -> None:
+        """Judge the next views by `gates` (the served release changed: webhook/deviceclass/admission.py)."""
+        self._gates = gates
+
     def on_view(self, view: ClusterView) -> list[dict[str, Any]]:
         """Check the view; return (and send) the Events of findings not reported before."""
         current: set[tuple[str, str]] = set()
         sent: list[dict[str, Any]] = []
+        gates = self._gates
         if not view.devices:
             return sent  # nothing published (yet): no class can be judged
         for name, device_class in sorted(view.classes.items()):
@@ -55,7 +60,7 @@ class ClassEvents:
             annotations = (obj.get("metadata") or {}).get("annotations") or {}
             if spec.get(CAPACITY_FIELD) is None and ANNOTATION not in annotations:
                 continue
-            for finding in cluster_findings(obj, view, self._gates, self._cache.compile):
+            for finding in cluster_findings(obj, view, gates, self._cache.compile):
                 if not finding.stranding:
                     continue
                 text = finding.text

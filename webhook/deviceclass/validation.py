@@ -20,6 +20,7 @@ from resourceapi.api.limits import DEVICE_CONFIG_MAX_SIZE, DEVICE_SELECTORS_MAX_
 from resourceapi.gates import FeatureGates
 from resourceapi.machinery.field import FieldError, Path, too_many
 from resourceapi.machinery.objects import display_name, mapping
+from resourceapi.releases import release
 from resourceapi.validation.common import type_invalid
 from resourceapi.validation.device import (
     Compiler,
@@ -65,6 +66,9 @@ def validate_device_class(
     meta = mapping(meta_raw)
     old_meta = mapping(old.get("metadata")) if old is not None else None
     handwritten, declarative = metadata_errors(meta, old_meta)
+    texts = release(gates.release).validation.declarative_texts  # 1.36: handwritten texts and order
+    if not texts:  # the name's format is handwritten in 1.36, judged first (ValidateObjectMeta)
+        handwritten, declarative = declarative + handwritten, []
     errors.extend(handwritten)
 
     spec_raw = obj.get("spec")
@@ -83,7 +87,11 @@ def validate_device_class(
         lambda item, p: validate_selector(item, p, gates, compiler),
     )
     config_items, config_count = _validate_list(
-        spec, old_spec, "config", DEVICE_CONFIG_MAX_SIZE, validate_config
+        spec,
+        old_spec,
+        "config",
+        DEVICE_CONFIG_MAX_SIZE,
+        lambda item, p: validate_config(item, p, handwritten_driver=not texts),
     )
     errors.extend(selector_items)
     errors.extend(config_items)
@@ -91,13 +99,14 @@ def validate_device_class(
     errors.extend(declarative)
     errors.extend(selector_count)
     errors.extend(config_count)
-    if not config_count:
+    if not config_count and texts:
         errors.extend(
             _validate_list(spec, old_spec, "config", DEVICE_CONFIG_MAX_SIZE, config_driver_errors)[0]
         )
     name_value = spec.get("extendedResourceName")
     if name_value is not None and (old_spec is None or old_spec.get("extendedResourceName") != name_value):
-        errors.extend(validate_extended_resource_name(name_value, SPEC.child("extendedResourceName")))
+        path = SPEC.child("extendedResourceName")
+        errors.extend(validate_extended_resource_name(name_value, path, handwritten=not texts))
 
     result.native = list(errors)
     verdict = check_capacity_requests(obj, old, gates, display_name(obj))

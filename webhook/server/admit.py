@@ -31,6 +31,7 @@ from webhook.server.judging import (
     Judged,
     Outcome,
     Refusal,
+    Switchable,
     Verdict,
     judge,
     judge_in_worker,
@@ -142,7 +143,9 @@ class AdmissionRoutes:
         if endpoint.offload is not None:
             return endpoint.offload(body)
         if self.workers.kind == "process" or self.handler is None:
-            return functools.partial(judge_in_worker, endpoint.path, body)
+            handler = self.handler
+            gates = handler.gates if isinstance(handler, Switchable) else None
+            return functools.partial(judge_in_worker, endpoint.path, body, gates)
         if review is not None:
             return functools.partial(judge_parsed, endpoint.handler, review, len(body))
         return functools.partial(judge, endpoint.handler, body)

@@ -23,7 +23,7 @@ import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 import orjson
 
@@ -58,6 +58,18 @@ class AdmissionHandler(Protocol):
     def mutate(self, request: dict[str, Any]) -> Outcome: ...
 
     def validate(self, request: dict[str, Any]) -> Outcome: ...
+
+
+@runtime_checkable
+class Switchable(Protocol):
+    """A handler whose judging state (the served release's gates) can change while it serves: the server hands
+    the main handler's `gates` to each job for a worker process, which switches to them first
+    (`judge_in_worker`), so every process judges a review by the state current when it was received."""
+
+    @property
+    def gates(self) -> Any: ...
+
+    def switch(self, gates: Any) -> None: ...
 
 
 HandlerCall = Callable[[dict[str, Any]], Outcome]
@@ -204,10 +216,14 @@ def start_worker(factory: Callable[[], AdmissionHandler], server_pid: int | None
     _handler = handler
 
 
-def judge_in_worker(endpoint: str, body: bytes) -> Judged:
-    """`judge` with this worker process's handler; `endpoint` is `validate` or `mutate`."""
+def judge_in_worker(endpoint: str, body: bytes, gates: Any = None) -> Judged:
+    """`judge` with this worker process's handler; `endpoint` is `validate` or `mutate`. With `gates` (the
+    server's handler's, a `Switchable`), the handler switches to them first: a process judges one review at a
+    time, so the review is judged wholly by them."""
     if _handler is None:
         raise RuntimeError("worker process not started")
+    if gates is not None and isinstance(_handler, Switchable) and _handler.gates != gates:
+        _handler.switch(gates)
     call: HandlerCall = _handler.validate if endpoint == "validate" else _handler.mutate
     return judge(call, body)
 
