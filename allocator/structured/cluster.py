@@ -362,9 +362,15 @@ class Cluster:
         """
         search: Search | None = None
         try:
-            search = self._search(node, claims, max_steps, order)
-            if prefilter and not search.could_fit():
-                return Decision(Verdict.NO_FIT)
+            if prefilter:
+                # `could_fit` looks at every candidate whatever their order: the strategy's order (which
+                # reads every shared device's use) is needed only where the search runs
+                search = self._search(node, claims, max_steps)
+                if not search.could_fit():
+                    return Decision(Verdict.NO_FIT)
+                search.candidates = self._ordered(search.pools.candidates, order)
+            else:
+                search = self._search(node, claims, max_steps, order)
             if not search.run():
                 return Decision(Verdict.NO_FIT, allocate_one_calls=search.calls)
             for plan, devices in zip(search.plans, search.results, strict=True):
