@@ -153,9 +153,7 @@ class SchedulingCycle:
             return None
         if placement.result is not PlacementResult.BOUND or placement.node is None:
             if placement.result is PlacementResult.UNSCHEDULABLE:
-                detail = ctx.diagnoser.message(
-                    placement.reason, placer, self.snapshot.cluster(), info.pod, self.snapshot.version()
-                )
+                detail = ctx.diagnoser.message(placement.reason, placer, self.snapshot.cluster(), info.pod)
                 message = placement.reason
                 if postfilter and preemption_shown(info.pod):  # the FitError with `Diagnosis.PostFilterMsg`
                     head, sep, reasons = detail.partition("\n")  # the summary line first, as there

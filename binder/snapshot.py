@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from allocator.scheduling.placement import Placer
-from allocator.structured.cluster import Cluster
+from allocator.structured.cluster import Cluster, NodeScope
 from allocator.structured.devicetaints import ordered, patch_slice
 from allocator.structured.ids import DeviceID
 from binder.assume import InFlight
@@ -172,10 +172,12 @@ class Snapshot:
         if placer is None or cluster is None:
             return
         self.updates += 1
+        in_step = placer.in_step()
+        scopes: list[NodeScope] = []
         if new is None:
             assert old is not None
             name = str(old["metadata"]["name"])
-            cluster.delete_slice(name)
+            scopes.append(cluster.delete_slice(name))
             self._slices.pop(name, None)
         else:
             model = parse(ResourceSlice, new)
@@ -184,10 +186,14 @@ class Snapshot:
                 return
             model = patch_slice(model, self._rules)
             if old is not None and old["metadata"]["name"] != model.metadata.name:
-                cluster.delete_slice(str(old["metadata"]["name"]))
-            cluster.upsert_slice(model)
+                scopes.append(cluster.delete_slice(str(old["metadata"]["name"])))
+            scopes.append(cluster.upsert_slice(model))
             self._slices[model.metadata.name] = model
-        placer.slices_changed(self._slices.values())
+        if in_step and all(scope is not None for scope in scopes):
+            # a node-local pool's slice (a driver republishing a node's devices): that node alone
+            placer.node_slices_changed(self._slices.values(), sorted({n for sc in scopes for n in sc or ()}))
+        else:
+            placer.slices_changed(self._slices.values())
 
     # --- a fresh snapshot -----------------------------------------------------------------------------------
 

@@ -319,6 +319,7 @@ class Placer:
         self._prefer_taints = any(has_prefer_no_schedule_taint(n) for n in self._nodes.values())
         self._images = ImageStates.of(self._nodes.values())  # what ImageLocality reads
         self._changes: list[str] = []
+        self._folds = 0  # times the change log started over (a mark from before cannot be read any more)
         self._generation = core.generation
         self._shapes: OrderedDict[str, _Shape] = OrderedDict()
         self._claims: dict[tuple[str, str], ResourceClaim] = {}
@@ -566,6 +567,25 @@ class Placer:
                 self._catch_up(shape)
                 shape.seq = 0
             self._changes.clear()
+            self._folds += 1
+
+    def in_step(self) -> bool:
+        """Whether every change of the core so far is noted here (its generation is the one last seen): then
+        a change whose nodes are known may be noted for those nodes alone (`node_slices_changed`)."""
+        return self.core.generation == self._generation
+
+    def change_mark(self) -> tuple[int, int]:
+        """A mark in the log of changed nodes, for `changed_since` (a cache kept beside the placer)."""
+        return (self._folds, len(self._changes))
+
+    def changed_since(self, mark: tuple[int, int]) -> set[str] | None:
+        """The nodes noted as changed since `mark`; None when any node may have (a global change, a change
+        of the core not noted yet, or a log started over since)."""
+        folds, seq = mark
+        if folds != self._folds or not self.in_step():
+            return None
+        names = set(self._changes[seq:])
+        return None if _GLOBAL in names else names
 
     def node_usage(self, name: str) -> NodeUsage:
         """What the pods on node `name` request so far (running and committed pods), for diagnosis."""

@@ -41,6 +41,7 @@ __all__ = [
     "DeviceOrder",
     "DeviceTake",
     "NodeInfo",
+    "NodeScope",
     "Picks",
     "Verdict",
 ]
@@ -49,6 +50,8 @@ DeviceOrder = Literal["first-fit", "most-used", "least-used"]
 """Candidate order within a node: upstream's (pools, slices, devices), or partly used devices first (fullest
 first: binpack), or fresh devices first (least used first: spread); ties keep upstream's order."""
 DEVICE_ORDERS: tuple[DeviceOrder, ...] = ("first-fit", "most-used", "least-used")
+NodeScope = frozenset[str] | None
+"""The nodes whose view a change of slices alters (`Cluster.upsert_slice`, `delete_slice`); None: any node."""
 
 
 @dataclass(frozen=True)
@@ -231,41 +234,63 @@ class Cluster:
         if self._classes.pop(name, None) is not None:
             self.generation += 1
 
-    def upsert_slice(self, model: ResourceSlice) -> None:
-        """Add or replace a ResourceSlice (by name); node pool caches are invalidated.
+    def upsert_slice(self, model: ResourceSlice) -> NodeScope:
+        """Add or replace a ResourceSlice (by name); the pool caches of the nodes that see it are invalidated.
+        Returns the nodes whose view changed (`NodeScope`: None for any node).
 
         A slice whose spec did not change (a watch resync) keeps its records and cached selector results.
         """
         existing = self._slices.get(model.metadata.name)
         if existing is not None and existing.spec == model.spec:
-            return
-        self.delete_slice(model.metadata.name)
+            return frozenset()
         record = build_slice(model, self.features.qualified_name_wins)
+        before = self._remove_slice(model.metadata.name)
         self._slices[record.name] = record
         if record.node_name:
             self._by_node.setdefault(record.node_name, {})[record.name] = record
         else:
             self._shared[record.name] = record
         self._by_pool.setdefault(record.pool_id, {})[record.name] = record
-        self._invalidate()
+        return self._invalidate([r for r in (before, record) if r is not None])
 
-    def delete_slice(self, name: str) -> None:
+    def delete_slice(self, name: str) -> NodeScope:
+        """Forget a ResourceSlice; returns the nodes whose view changed (None: any node)."""
+        record = self._remove_slice(name)
+        return frozenset() if record is None else self._invalidate([record])
+
+    def _remove_slice(self, name: str) -> SliceRecord | None:
         record = self._slices.pop(name, None)
         if record is None:
-            return
+            return None
         if record.node_name:
             self._by_node.get(record.node_name, {}).pop(name, None)
         else:
             self._shared.pop(name, None)
         self._by_pool.get(record.pool_id, {}).pop(name, None)
-        self._invalidate()
+        return record
 
-    def _invalidate(self) -> None:
-        self._nodes.clear()
-        self._devices = None
-        self._device_used.clear()
-        self._node_used.clear()
+    def _invalidate(self, changed: Sequence[SliceRecord]) -> NodeScope:
+        """Drop what the `changed` slice versions may alter. Slices of node-local pools (every slice of
+        the pool names one node, `spec.nodeName`) are seen by that node alone, as GatherPools gathers a
+        node's own slices and the shared ones: only its caches go. Any other change drops every node's."""
         self.generation += 1
+        nodes = {r.node_name for r in changed}
+        node = next(iter(nodes)) if len(nodes) == 1 else ""
+        local = bool(node) and all(
+            s.node_name == node for r in changed for s in self._by_pool.get(r.pool_id, {}).values()
+        )
+        self._devices = None
+        if not local:
+            self._nodes.clear()
+            self._device_used.clear()
+            self._node_used.clear()
+            return None
+        self._nodes.pop(node, None)
+        self._node_used.pop(node, None)
+        for r in changed:
+            for d in r.devices:
+                self._device_used.pop(d.id, None)
+        return frozenset((node,))
 
     # --- allocation ----------------------------------------------------------------------------------------
 
@@ -337,9 +362,15 @@ class Cluster:
         """
         search: Search | None = None
         try:
-            search = self._search(node, claims, max_steps, order)
-            if prefilter and not search.could_fit():
-                return Decision(Verdict.NO_FIT)
+            if prefilter:
+                # `could_fit` looks at every candidate whatever their order: the strategy's order (which
+                # reads every shared device's use) is needed only where the search runs
+                search = self._search(node, claims, max_steps)
+                if not search.could_fit():
+                    return Decision(Verdict.NO_FIT)
+                search.candidates = self._ordered(search.pools.candidates, order)
+            else:
+                search = self._search(node, claims, max_steps, order)
             if not search.run():
                 return Decision(Verdict.NO_FIT, allocate_one_calls=search.calls)
             for plan, devices in zip(search.plans, search.results, strict=True):

@@ -255,3 +255,20 @@ BINDER_PREEMPTION = Smoke(
 def test_the_binder_preemption_bench_runs_small(tmp_path: Path) -> None:
     """Issue 41: a full cluster's stream of preemptions on the API double, exactly one victim each."""
     run(BINDER_PREEMPTION, tmp_path)
+
+
+BINDER_STORM_ATTEMPTS = Smoke(
+    ("bench/binder_storm_attempts.py", "--nodes", "4", "--gpus", "2", "--pending", "10", "--new", "4"),
+    (
+        rf"^first attempts \({N} pods, in {N} s\): {N} attempts, .* mean {N} ms, p50 {N} ms",
+        rf"^flushed attempts, .*: {N} attempts, .* mean {N} ms",
+        rf"^new pods during the flush: {N} bound, creation->Binding p50 {N} ms, .*diagnoses run {N}",
+        rf"^a snapshot built afresh at this size: {N} ms",
+    ),
+)
+
+
+@pytest.mark.slow
+def test_the_binder_storm_attempts_bench_runs_small(tmp_path: Path) -> None:
+    """Issue 42: the cost of one unschedulable attempt, on the API double, and the new pods during a flush."""
+    run(BINDER_STORM_ATTEMPTS, tmp_path)
