@@ -12,6 +12,7 @@ the snapshot's placer; the writes' bodies are binder/preemption.py's. The caller
 from __future__ import annotations
 
 import logging
+import random
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -19,6 +20,7 @@ from dataclasses import dataclass, field
 from allocator.scheduling.placement import Placement, PlacementResult, Placer
 from allocator.scheduling.preemption import (
     Candidate,
+    candidate_offset,
     find_candidates,
     freed_claims,
     ineligible_reason,
@@ -72,6 +74,7 @@ class Preemption:
         # the uids of the claims the placer counts (binder/snapshot.py), which may lag the informers: a
         # victim's claim is released for a nomination only once the placer no longer counts it
         self.counted: Callable[[], frozenset[str]] | None = None
+        self.draw: Callable[[int], int] = random.randrange  # the dry run's offset (GetOffsetAndNumCandidates)
 
     # --- the nominations ------------------------------------------------------------------------------------
 
@@ -166,8 +169,10 @@ class Preemption:
         allocated: list[ResourceClaim] = []
         if lower:
             allocated = self._allocated_claims()
-            fit = placer_fit(placer, pod, [], allocated)
-            candidates = find_candidates(pod, lower, by_node, self._pdbs(), fit)
+            potential = placer.preemption_nodes(pod)
+            offset = candidate_offset(len(potential), self.draw)
+            with placer_fit(placer, pod, [], allocated) as fit:
+                candidates = find_candidates(pod, potential, by_node, self._pdbs(), fit, offset)
             chosen = pick_one_node(candidates)
         if chosen is None:
             if nominated is not None:

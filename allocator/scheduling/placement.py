@@ -399,6 +399,44 @@ class Placer:
         prepared = self._prepare(pod, claims)
         if prepared.problem is not None:
             return Placement(pod, PlacementResult.ERROR, prepared.problem)
+        shape = _Shape()
+        outcome = self._filter_on(prepared, shape, name)
+        if isinstance(outcome, Placement):
+            return outcome
+        ev, volumes = outcome
+        placement = self._placement(prepared, shape, name, ev)
+        chosen = volumes.choice(name) if volumes is not None else None
+        if chosen is not None:
+            placement.volumes = chosen.assumed()
+        return placement
+
+    def fit_check(self, pod: Pod, claims: Sequence[ResourceClaim]) -> Callable[[str], bool]:
+        """Whether `place_on(pod, claims, name)` would bind, for many calls with one pod while pods and
+        allocations change in between (preemption's dry run): the pod prepared once, its node-only filters
+        and synthesized claim kept, no scoring and no placement built."""
+        held = hold(pod)
+        prepared = self._prepare(pod, claims) if held is None else None
+        if prepared is None or prepared.problem is not None:
+            return lambda name: False
+        shape = _Shape()
+
+        def fits(name: str) -> bool:
+            return not isinstance(self._filter_on(prepared, shape, name, score=False), Placement)
+
+        return fits
+
+    def preemption_nodes(self, pod: Pod) -> list[str]:
+        """The nodes preemption may help `pod` on, in search order: those whose node-only filters pass
+        (NodeUnschedulable, NodeName, TaintToleration, NodeAffinity fail UnschedulableAndUnresolvable
+        upstream, which findCandidates' NodesForStatusCode(Unschedulable) leaves out)."""
+        return [n for n in self._names if not static_reasons(pod, self._nodes[n])]
+
+    def _filter_on(
+        self, prepared: _Pod, shape: _Shape, name: str, score: bool = True
+    ) -> Placement | tuple[_Eval, VolumeCheck | None]:
+        """place_on's filters on `name`: the feasible evaluation (and the volume check), else the failed
+        placement."""
+        pod = prepared.pod
         if self.core.generation != self._generation:
             self._generation = self.core.generation
             self._note(_GLOBAL)
@@ -406,8 +444,7 @@ class Placer:
         if isinstance(volumes, PreFilterFailure):
             result = PlacementResult.ERROR if volumes.error else PlacementResult.UNSCHEDULABLE
             return Placement(pod, result, volumes.message, vector=prepared.vector)
-        shape = _Shape()
-        ev = self._evaluate(prepared, shape, name)
+        ev = self._evaluate(prepared, shape, name, score=score)
         if volumes is not None and not ev.early:  # the volume filters run before the inter-pod ones
             outcome = volumes.filter(self._nodes[name])
             if outcome.error is not None:
@@ -428,11 +465,7 @@ class Placer:
                 _format_counts(1, Counter(ev.reasons)),
                 vector=prepared.vector,
             )
-        placement = self._placement(prepared, shape, name, ev)
-        chosen = volumes.choice(name) if volumes is not None else None
-        if chosen is not None:
-            placement.volumes = chosen.assumed()
-        return placement
+        return ev, volumes
 
     def _placement(self, prepared: _Pod, shape: _Shape, name: str, ev: _Eval) -> Placement:
         """The bound placement on `name` from its evaluation: the allocation results and claims."""
@@ -770,8 +803,9 @@ class Placer:
             pod, shape_key, vector, scalars, pending, allocated, problem, ports=ports, features=features
         )
 
-    def _evaluate(self, p: _Pod, shape: _Shape, name: str, naive: bool = False) -> _Eval:
-        """Filter (predicates, then DRA allocation) and, when feasible, score one node for the pod."""
+    def _evaluate(self, p: _Pod, shape: _Shape, name: str, naive: bool = False, score: bool = True) -> _Eval:
+        """Filter (predicates, then DRA allocation) and, when feasible, score one node for the pod (`score`
+        False: a feasible node's key is empty)."""
         node = self._nodes[name]
         static = shape.static.get(name)
         if static is None:
@@ -815,7 +849,7 @@ class Placer:
         if not claims:
             if p.features and not declares(node, p.features):  # the profile's last filter
                 return _Eval(reasons=[REASON_DECLARED_FEATURES])
-            return _Eval(key=self._score(name, p.vector, ()), needs=needs)
+            return _Eval(key=self._score(name, p.vector, ()) if score else (), needs=needs)
         info = self._infos[name]
         if naive:
             alloc = self.core.allocate(info, claims, order=self._order)
@@ -832,6 +866,8 @@ class Placer:
             return _Eval(reasons=[REASON_CANNOT_ALLOCATE])
         if p.features and not declares(node, p.features):  # the profile's last filter, after DynamicResources
             return _Eval(reasons=[REASON_DECLARED_FEATURES])
+        if not score:
+            return _Eval(key=(), needs=needs, picks=picks, results=results)
         takes = takes_of(results or ()) if picks is None else picks.takes()
         return _Eval(key=self._score(name, p.vector, takes), needs=needs, picks=picks, results=results)
 

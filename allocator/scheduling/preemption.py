@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from allocator.scheduling.labelselectors import selector_is_empty, selector_matches
-from allocator.scheduling.placement import Placement, PlacementResult, Placer
+from allocator.scheduling.placement import Placement, Placer
 from resourceapi.api.core_v1 import Pod
 from resourceapi.api.policy_v1 import PodDisruptionBudget
 from resourceapi.api.resource_v1 import ResourceClaim
@@ -25,10 +25,12 @@ __all__ = [
     "NOT_ELIGIBLE_NEVER",
     "Candidate",
     "FitsWithout",
+    "candidate_offset",
     "find_candidates",
     "freed_claims",
     "ineligible_reason",
     "more_important",
+    "num_candidates",
     "pick_one_node",
     "placer_fit",
     "pod_priority",
@@ -217,19 +219,51 @@ def pick_one_node(candidates: Sequence[Candidate]) -> Candidate | None:
     return remaining[0]
 
 
+MIN_CANDIDATE_NODES_PERCENTAGE = 10  # DefaultPreemptionArgs' defaults (pkg/scheduler/apis/config/v1)
+MIN_CANDIDATE_NODES_ABSOLUTE = 100
+
+
+def num_candidates(num_nodes: int) -> int:
+    """calculateNumCandidates: the candidates DryRunPreemption looks for among `num_nodes` potential nodes,
+    10% of them but at least 100, and at most all of them."""
+    n = num_nodes * MIN_CANDIDATE_NODES_PERCENTAGE // 100
+    return min(max(n, MIN_CANDIDATE_NODES_ABSOLUTE), num_nodes)
+
+
+def candidate_offset(num_nodes: int, draw: Callable[[int], int]) -> int:
+    """GetOffsetAndNumCandidates' offset, `draw(num_nodes)` (upstream: rand.Int31n), drawn only when the
+    dry run may stop before its last node; else 0 (every node is evaluated; the candidates keep the nodes'
+    order, which breaks pickOneNodeForPreemption's remaining ties)."""
+    return draw(num_nodes) if num_candidates(num_nodes) < num_nodes else 0
+
+
 def find_candidates(
     preemptor: Pod,
     nodes: Sequence[str],
     pods_by_node: Mapping[str, Sequence[Pod]],
     pdbs: Sequence[PodDisruptionBudget],
     fits_without_on: Callable[[str], FitsWithout],
+    offset: int = 0,
 ) -> list[Candidate]:
-    """DryRunPreemption over `nodes` in order: each node's victims, for the nodes where preemption helps."""
+    """DryRunPreemption over the potential `nodes`, from `offset` on (wrapping round): each node's victims,
+    for the nodes where preemption helps, until `num_candidates` are found and one of them violates no
+    PodDisruptionBudget. With fewer than 100 potential nodes every one is evaluated, and `offset` only
+    changes the candidates' order (upstream's: random, from GetOffsetAndNumCandidates)."""
     out: list[Candidate] = []
-    for node in nodes:
-        c = select_victims_on_node(preemptor, node, pods_by_node.get(node, ()), pdbs, fits_without_on(node))
-        if c is not None:
-            out.append(c)
+    wanted = num_candidates(len(nodes))
+    non_violating = 0
+    for i in range(len(nodes)):
+        node = nodes[(offset + i) % len(nodes)]
+        pods = pods_by_node.get(node, ())
+        if not pods:
+            continue  # "No preemption victims found for incoming pod"
+        c = select_victims_on_node(preemptor, node, pods, pdbs, fits_without_on(node))
+        if c is None:
+            continue
+        out.append(c)
+        non_violating += c.pdb_violations == 0
+        if non_violating and len(out) >= wanted:
+            break  # DryRunPreemption's cancel
     return out
 
 
@@ -247,34 +281,89 @@ def freed_claims(removed: Sequence[Pod], claims: Sequence[ResourceClaim]) -> lis
     return out
 
 
+class _Trial:
+    """The placer's state with some pods (and the claims only they hold) taken out, changed one pod at a
+    time: SelectVictimsOnNode's remove-all-then-reprieve steps each move one pod, so each costs one change
+    and one filter run rather than taking every removed pod out and back. `close` restores the placer."""
+
+    def __init__(self, placer: Placer, fits_on: Callable[[str], bool], claims: Sequence[ResourceClaim]):
+        self.placer = placer
+        self.fits_on = fits_on
+        self.node = ""
+        self.out: dict[tuple[str, str], Pod] = {}  # the pods taken out, by namespace and name
+        # the claims a pod's removal may free (allocated, reserved for pods only), each with its consumers;
+        # `left[i]`: how many of claim i's consumers are not taken out (0: its devices are free)
+        self.claims: list[ResourceClaim] = []
+        self.left: list[int] = []
+        self.of_pod: dict[tuple[str, str], list[int]] = {}
+        for c in claims:
+            if c.status is None or c.status.allocation is None or not c.status.reserved_for:
+                continue
+            if any(r.resource != "pods" for r in c.status.reserved_for):
+                continue  # a consumer that is no pod is never removed: the claim is never freed
+            ns = c.metadata.namespace or "default"
+            consumers = {(ns, r.name) for r in c.status.reserved_for}
+            for key in consumers:
+                self.of_pod.setdefault(key, []).append(len(self.claims))
+            self.claims.append(c)
+            self.left.append(len(consumers))
+
+    def fits(self, node: str, removed: Sequence[Pod]) -> bool:
+        """Whether the preemptor fits on `node` with `removed` taken out (the previous call's pods, on
+        another node, are put back first)."""
+        if node != self.node:
+            self.close()
+            self.node = node
+        want = {(p.namespace, p.name): p for p in removed}
+        for key in [k for k in self.out if k not in want]:
+            self._put_back(key)
+        for key, pod in want.items():
+            if key not in self.out:
+                self._take_out(key, pod)
+        return self.fits_on(node)
+
+    def close(self) -> None:
+        """Every pod taken out is back, with its claims."""
+        for key in list(self.out):
+            self._put_back(key)
+
+    def _take_out(self, key: tuple[str, str], pod: Pod) -> None:
+        self.out[key] = pod
+        self.placer.pod_removed(pod, pod.spec.node_name or "")
+        for i in self.of_pod.get(key, ()):
+            self.left[i] -= 1
+            if self.left[i] == 0:
+                status = self.claims[i].status
+                assert status is not None and status.allocation is not None
+                self.placer.release_allocation(status.allocation)
+
+    def _put_back(self, key: tuple[str, str]) -> None:
+        pod = self.out.pop(key)
+        for i in self.of_pod.get(key, ()):
+            if self.left[i] == 0:
+                claim = self.claims[i]
+                assert claim.status is not None and claim.status.allocation is not None
+                self.placer.count_allocation(claim, claim.status.allocation)
+            self.left[i] += 1
+        self.placer.pod_added(pod, pod.spec.node_name or "")
+
+
 @contextmanager
-def _without(placer: Placer, removed: Sequence[Pod], claims: Sequence[ResourceClaim]) -> Iterator[None]:
-    """The placer's state with `removed` and the claims only they hold taken out, restored on exit."""
-    freed = evict(placer, removed, claims)
-    try:
-        yield
-    finally:
-        for c in freed:
-            assert c.status is not None and c.status.allocation is not None
-            placer.count_allocation(c, c.status.allocation)
-        for pod in removed:
-            placer.pod_added(pod, pod.spec.node_name or "")
-
-
 def placer_fit(
     placer: Placer, preemptor: Pod, preemptor_claims: Sequence[ResourceClaim], claims: Sequence[ResourceClaim]
-) -> Callable[[str], FitsWithout]:
+) -> Iterator[Callable[[str], FitsWithout]]:
     """The fit check on the placer's own state: the preemptor's filters and DRA allocation on one node with
-    the pods removed; `claims`: the allocated claims the victims may hold."""
+    the pods removed; `claims`: the allocated claims the victims may hold. The placer is restored on exit
+    (and between nodes); the checks of one node share its changes, one pod at a time."""
+    trial = _Trial(placer, placer.fit_check(preemptor, preemptor_claims), claims)
 
     def on(node: str) -> FitsWithout:
-        def fits(removed: Sequence[Pod]) -> bool:
-            with _without(placer, removed, claims):
-                return placer.place_on(preemptor, preemptor_claims, node).result is PlacementResult.BOUND
+        return lambda removed: trial.fits(node, removed)
 
-        return fits
-
-    return on
+    try:
+        yield on
+    finally:
+        trial.close()
 
 
 def evict(placer: Placer, victims: Sequence[Pod], claims: Sequence[ResourceClaim]) -> list[ResourceClaim]:
