@@ -32,7 +32,7 @@ from allocator.scheduling.preemption import (
 from binder import claims
 from binder.context import BinderContext, log_decision
 from binder.hints import TERMINAL, Key, is_allocated, pending_for, pod_uid
-from binder.models import parse, parse_all
+from binder.models import ParseCache, parse, parse_all
 from binder.names import EVENT_NORMAL
 from binder.preemption import (
     CONDITION_DISRUPTION_TARGET,
@@ -74,6 +74,8 @@ class Preemption:
         # the uids of the claims the placer counts (binder/snapshot.py), which may lag the informers: a
         # victim's claim is released for a nomination only once the placer no longer counts it
         self.counted: Callable[[], frozenset[str]] | None = None
+        self._pods: ParseCache[Pod] = ParseCache(Pod)  # the potential victims
+        self._claims: ParseCache[ResourceClaim] = ParseCache(ResourceClaim)
         self.draw: Callable[[int], int] = random.randrange  # the dry run's offset (GetOffsetAndNumCandidates)
 
     # --- the nominations ------------------------------------------------------------------------------------
@@ -172,7 +174,8 @@ class Preemption:
             potential = placer.preemption_nodes(pod)
             offset = candidate_offset(len(potential), self.draw)
             with placer_fit(placer, pod, [], allocated) as fit:
-                candidates = find_candidates(pod, potential, by_node, self._pdbs(), fit, offset)
+                pdbs = self._pdbs()
+                candidates = find_candidates(pod, potential, by_node, pdbs, fit, offset, fit.monotone)
             chosen = pick_one_node(candidates)
         if chosen is None:
             if nominated is not None:
@@ -246,16 +249,19 @@ class Preemption:
                 continue
             if promised and pod_uid(obj) in promised:
                 continue
-            pod = parse(Pod, obj)
+            pod = self._pods.parse(obj)
             if pod is not None:
-                pod.spec.node_name = node
+                pod.spec.node_name = node  # the same for one resourceVersion: the assume cache's or its own
                 out.setdefault(node, []).append(pod)
+        self._pods.end_pass()
         return out
 
     def _allocated_claims(self) -> list[ResourceClaim]:
         """The allocated claims as the binder sees them (the assume cache over the informer)."""
         objs = self.ctx.assume.claims(self.ctx.informers.claims.items()).values()
-        return parse_all(ResourceClaim, [o for o in objs if is_allocated(o)])
+        out = [c for c in (self._claims.parse(o) for o in objs if is_allocated(o)) if c is not None]
+        self._claims.end_pass()
+        return out
 
     def _pdbs(self) -> list[PodDisruptionBudget]:
         informer = self.ctx.informers.pdbs

@@ -431,6 +431,15 @@ class Placer:
         upstream, which findCandidates' NodesForStatusCode(Unschedulable) leaves out)."""
         return [n for n in self._names if not static_reasons(pod, self._nodes[n])]
 
+    def pod_independent(self, pod: Pod) -> bool:
+        """Whether only resources, ports and DRA allocation decide where `pod` fits, so that other pods
+        leaving a node never make it fit there no more: no inter-pod filter (spreading, pod affinity) and no
+        volume filter applies to it."""
+        return (
+            topology_filters(pod, self._index) is None
+            and prefilter(pod, self.storage, self._index.pods) is None
+        )
+
     def _filter_on(
         self, prepared: _Pod, shape: _Shape, name: str, score: bool = True
     ) -> Placement | tuple[_Eval, VolumeCheck | None]:

@@ -383,7 +383,8 @@ def _preempt(
     if lower and ineligible_reason(pod) is None:
         allocated = [c for c in (current.get(_key(c), c) for c in inputs.allocated_claims()) if _allocated(c)]
         with placer_fit(placer, pod, claims, allocated) as fit:  # offset 0: reproducible (divergences.md)
-            candidates = find_candidates(pod, placer.preemption_nodes(pod), on_node, inputs.pdbs, fit)
+            nodes = placer.preemption_nodes(pod)
+            candidates = find_candidates(pod, nodes, on_node, inputs.pdbs, fit, monotone=fit.monotone)
         chosen = pick_one_node(candidates)
         if chosen is not None:
             for c in evict(placer, chosen.victims, allocated):
