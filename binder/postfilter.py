@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from allocator.scheduling.placement import Placement, PlacementResult, Placer
 from allocator.scheduling.preemption import (
     Candidate,
+    DryRunMemo,
     candidate_offset,
     find_candidates,
     freed_claims,
@@ -77,6 +78,7 @@ class Preemption:
         self.counted: Callable[[], frozenset[str]] | None = None
         self._pods: ParseCache[Pod] = ParseCache(Pod)  # the potential victims
         self._claims: ParseCache[ResourceClaim] = ParseCache(ResourceClaim)
+        self.memo = DryRunMemo()  # the dry run's results per node, across attempts
         self._writes: list[Callable[[], None]] = []  # the API writes decided under the lock (`flush`)
         self.draw: Callable[[int], int] = random.randrange  # the dry run's offset (GetOffsetAndNumCandidates)
 
@@ -177,7 +179,12 @@ class Preemption:
             offset = candidate_offset(len(potential), self.draw)
             with placer_fit(placer, pod, [], allocated) as fit:
                 pdbs = self._pdbs()
-                candidates = find_candidates(pod, potential, by_node, pdbs, fit, offset, fit.monotone)
+                memo = None
+                if fit.monotone:  # results of nodes unchanged since an earlier attempt are reused
+                    budgets = tuple((b.metadata.uid, b.metadata.resource_version) for b in pdbs)
+                    self.memo.begin((placer.shape_key(pod), priority, budgets), fit.node_key)
+                    memo = self.memo
+                candidates = find_candidates(pod, potential, by_node, pdbs, fit, offset, fit.monotone, memo)
             chosen = pick_one_node(candidates)
         if chosen is None:
             if nominated is not None:

@@ -18,6 +18,7 @@ In the default mode the feasible nodes of a shape sit in a heap keyed by score.
 from __future__ import annotations
 
 import heapq
+import itertools
 import json
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -111,6 +112,7 @@ NO_NODES_MESSAGE = "no nodes available to schedule pods"
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 _GLOBAL = ""  # change-log marker: every node may have changed
+_SERIALS = itertools.count(1)
 _MAX_SHAPES = 64  # pod shapes whose per-node evaluations are kept (LRU)
 _MAX_CHANGES = 4096  # change-log entries kept before every shape catches up and the log starts over
 _TERMINAL = ("Succeeded", "Failed")  # pods that no longer hold node resources
@@ -319,6 +321,9 @@ class Placer:
         self._prefer_taints = any(has_prefer_no_schedule_taint(n) for n in self._nodes.values())
         self._images = ImageStates.of(self._nodes.values())  # what ImageLocality reads
         self._changes: list[str] = []
+        self.serial = next(_SERIALS)  # tells this placer from any other (its versions are its own)
+        self._global_seq = 0  # changes noted for every node, and per node (`node_version`)
+        self._node_seq: dict[str, int] = {}
         self._generation = core.generation
         self._shapes: OrderedDict[str, _Shape] = OrderedDict()
         self._claims: dict[tuple[str, str], ResourceClaim] = {}
@@ -439,6 +444,19 @@ class Placer:
             topology_filters(pod, self._index) is None
             and prefilter(pod, self.storage, self._index.pods) is None
         )
+
+    def node_version(self, name: str) -> tuple[int, int]:
+        """How many changes were noted for node `name` and for every node: while it stays the same, so does
+        what placing a pod there reads, as the evaluation caches assume (the inter-pod and volume filters
+        aside: they read other nodes' pods, see `pod_independent`)."""
+        if self.core.generation != self._generation:
+            self._generation = self.core.generation
+            self._note(_GLOBAL)
+        return (self._global_seq, self._node_seq.get(name, 0))
+
+    def shape_key(self, pod: Pod, claims: Sequence[ResourceClaim] = ()) -> str:
+        """What the node-only evaluation of `pod` depends on in the pod (the shape caches' key)."""
+        return self._prepare(pod, claims).key
 
     def _filter_on(
         self, prepared: _Pod, shape: _Shape, name: str, score: bool = True
@@ -602,6 +620,11 @@ class Placer:
     def _note(self, *names: str) -> None:
         """Record changed nodes (`_GLOBAL`: every node). A long log is folded: every shape drops what changed
         since its last use, and the log starts over."""
+        for name in names:
+            if name == _GLOBAL:
+                self._global_seq += 1
+            else:
+                self._node_seq[name] = self._node_seq.get(name, 0) + 1
         self._changes.extend(names)
         if len(self._changes) > _MAX_CHANGES:
             for shape in self._shapes.values():

@@ -10,10 +10,11 @@ need several shares fits only when all of them are free (the allocator is all-or
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import partial
 
 from allocator.scheduling.labelselectors import selector_is_empty, selector_matches
 from allocator.scheduling.placement import Placement, Placer
@@ -24,6 +25,7 @@ from resourceapi.api.resource_v1 import ResourceClaim
 __all__ = [
     "NOT_ELIGIBLE_NEVER",
     "Candidate",
+    "DryRunMemo",
     "FitsWithout",
     "candidate_offset",
     "find_candidates",
@@ -267,12 +269,13 @@ def find_candidates(
     fits_without_on: Callable[[str], FitsWithout],
     offset: int = 0,
     monotone: bool = False,
+    memo: DryRunMemo | None = None,
 ) -> list[Candidate]:
     """DryRunPreemption over the potential `nodes`, from `offset` on (wrapping round): each node's victims,
     for the nodes where preemption helps, until `num_candidates` are found and one of them violates no
     PodDisruptionBudget. With fewer than 100 potential nodes every one is evaluated, and `offset` only
     changes the candidates' order (upstream's: random, from GetOffsetAndNumCandidates). `monotone`: as
-    `select_victims_on_node`'s."""
+    `select_victims_on_node`'s; `memo`: the results of nodes unchanged since an earlier run, reused."""
     out: list[Candidate] = []
     wanted = num_candidates(len(nodes))
     non_violating = 0
@@ -281,7 +284,12 @@ def find_candidates(
         pods = pods_by_node.get(node, ())
         if not pods:
             continue  # "No preemption victims found for incoming pod"
-        c = select_victims_on_node(preemptor, node, pods, pdbs, fits_without_on(node), monotone)
+        fits = fits_without_on(node)
+        if memo is not None:
+            run = partial(select_victims_on_node, preemptor, node, pods, pdbs, fits, monotone)
+            c = memo.select(node, pods, run)
+        else:
+            c = select_victims_on_node(preemptor, node, pods, pdbs, fits, monotone)
         if c is None:
             continue
         out.append(c)
@@ -372,6 +380,37 @@ class _Trial:
         self.placer.pod_added(pod, pod.spec.node_name or "")
 
 
+class DryRunMemo:
+    """select_victims_on_node's result per node, kept across PostFilter runs and reused while nothing it
+    reads changed: the preemptor's shape and priority and the budgets (`begin`'s `base`), and per node what
+    `key_of` says (PlacerFit.node_key: the placer's version of the node, its lower-priority pods and their
+    claims). Only for a monotone fit: the inter-pod and volume filters read other nodes' pods."""
+
+    def __init__(self, limit: int = 4096) -> None:
+        self.limit = limit
+        self.hits = self.misses = 0
+        self._base: Hashable = None
+        self._entries: dict[tuple[Hashable, str], tuple[Hashable, Candidate | None]] = {}
+        self.key_of: Callable[[str, Sequence[Pod]], Hashable] = lambda node, pods: None
+
+    def begin(self, base: Hashable, key_of: Callable[[str, Sequence[Pod]], Hashable]) -> None:
+        self._base, self.key_of = base, key_of
+        if len(self._entries) > self.limit:
+            self._entries.clear()
+
+    def select(self, node: str, pods: Sequence[Pod], run: Callable[[], Candidate | None]) -> Candidate | None:
+        """The node's result: the kept one if its key is unchanged, else `run()`'s, kept under the key
+        read after it (the run's own changes undone)."""
+        entry = self._entries.get((self._base, node))
+        if entry is not None and entry[0] == self.key_of(node, pods):
+            self.hits += 1
+            return entry[1]
+        self.misses += 1
+        result = run()
+        self._entries[(self._base, node)] = (self.key_of(node, pods), result)
+        return result
+
+
 class PlacerFit:
     """The placer-backed fit check, per node (`fit(node)(removed)`), over one `_Trial`; `monotone` when
     no inter-pod or volume filter applies to the preemptor (select_victims_on_node's)."""
@@ -383,6 +422,21 @@ class PlacerFit:
     def __call__(self, node: str) -> FitsWithout:
         trial = self.trial
         return lambda removed: trial.fits(node, removed)
+
+    def node_key(self, node: str, pods: Sequence[Pod]) -> Hashable:
+        """What the node's dry run reads besides the preemptor and the budgets (DryRunMemo's key): the
+        placer's version of the node with every trial change undone, and each pod with its claims, by uid
+        and resourceVersion."""
+        trial = self.trial
+        trial.close()
+        out = []
+        for p in pods:
+            claims = tuple(
+                (trial.claims[i].metadata.uid, trial.claims[i].metadata.resource_version)
+                for i in trial.of_pod.get((p.namespace, p.name), ())
+            )
+            out.append((p.metadata.uid, p.metadata.resource_version, p.spec.node_name, claims))
+        return (trial.placer.serial, trial.placer.node_version(node), tuple(out))
 
 
 @contextmanager
