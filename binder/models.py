@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 from pydantic import ValidationError
 
@@ -34,3 +34,33 @@ def parse_all(model: type[M], objs: Iterable[dict[str, Any]]) -> list[M]:
         if parsed is not None:
             out.append(parsed)
     return out
+
+
+class ParseCache(Generic[M]):
+    """Parsed models of API objects by uid and resourceVersion, for a caller that reads many of them on every
+    attempt (preemption's victims and their claims): an unchanged object is not validated again. What one
+    pass (`end_pass`) did not read is dropped after the next; callers must not change a model in ways that
+    differ between passes."""
+
+    def __init__(self, model: type[M]) -> None:
+        self.model: type[M] = model
+        self._prev: dict[tuple[str, str], M] = {}
+        self._cur: dict[tuple[str, str], M] = {}
+
+    def parse(self, obj: dict[str, Any]) -> M | None:
+        meta = obj.get("metadata") or {}
+        key = (str(meta.get("uid") or ""), str(meta.get("resourceVersion") or ""))
+        if not key[0] or not key[1]:
+            return parse(self.model, obj)
+        hit = self._cur.get(key)
+        if hit is None:
+            hit = self._prev.get(key)
+            if hit is None:
+                hit = parse(self.model, obj)
+                if hit is None:
+                    return None
+            self._cur[key] = hit
+        return hit
+
+    def end_pass(self) -> None:
+        self._prev, self._cur = self._cur, {}

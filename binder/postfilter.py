@@ -6,12 +6,14 @@ Upstream v1.37.2: pkg/scheduler/framework/plugins/defaultpreemption/default_pree
 (`prepareCandidate`, `PreemptPod`), and the nominator's use in pkg/scheduler/framework/runtime/framework.go
 (`addGENominatedPods`: pods nominated to a node with a priority at least the placed pod's count there). The
 victims are chosen by the pure procedure of allocator/scheduling/preemption.py, the one `simulate` runs, on
-the snapshot's placer; the writes' bodies are binder/preemption.py's. The caller holds the controller's lock.
+the snapshot's placer; the writes' bodies are binder/preemption.py's. The caller holds the controller's lock,
+except for `flush`, which runs the API writes without it.
 """
 
 from __future__ import annotations
 
 import logging
+import random
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -19,6 +21,8 @@ from dataclasses import dataclass, field
 from allocator.scheduling.placement import Placement, PlacementResult, Placer
 from allocator.scheduling.preemption import (
     Candidate,
+    DryRunMemo,
+    candidate_offset,
     find_candidates,
     freed_claims,
     ineligible_reason,
@@ -30,7 +34,7 @@ from allocator.scheduling.preemption import (
 from binder import claims
 from binder.context import BinderContext, log_decision
 from binder.hints import TERMINAL, Key, is_allocated, pending_for, pod_uid
-from binder.models import parse, parse_all
+from binder.models import ParseCache, parse, parse_all
 from binder.names import EVENT_NORMAL
 from binder.preemption import (
     CONDITION_DISRUPTION_TARGET,
@@ -72,6 +76,11 @@ class Preemption:
         # the uids of the claims the placer counts (binder/snapshot.py), which may lag the informers: a
         # victim's claim is released for a nomination only once the placer no longer counts it
         self.counted: Callable[[], frozenset[str]] | None = None
+        self._pods: ParseCache[Pod] = ParseCache(Pod)  # the potential victims
+        self._claims: ParseCache[ResourceClaim] = ParseCache(ResourceClaim)
+        self.memo = DryRunMemo()  # the dry run's results per node, across attempts
+        self._writes: list[Callable[[], None]] = []  # the API writes decided under the lock (`flush`)
+        self.draw: Callable[[int], int] = random.randrange  # the dry run's offset (GetOffsetAndNumCandidates)
 
     # --- the nominations ------------------------------------------------------------------------------------
 
@@ -166,8 +175,16 @@ class Preemption:
         allocated: list[ResourceClaim] = []
         if lower:
             allocated = self._allocated_claims()
-            fit = placer_fit(placer, pod, [], allocated)
-            candidates = find_candidates(pod, lower, by_node, self._pdbs(), fit)
+            potential = placer.preemption_nodes(pod)
+            offset = candidate_offset(len(potential), self.draw)
+            with placer_fit(placer, pod, [], allocated) as fit:
+                pdbs = self._pdbs()
+                memo = None
+                if fit.monotone:  # results of nodes unchanged since an earlier attempt are reused
+                    budgets = tuple((b.metadata.uid, b.metadata.resource_version) for b in pdbs)
+                    self.memo.begin((placer.shape_key(pod), priority, budgets), fit.node_key)
+                    memo = self.memo
+                candidates = find_candidates(pod, potential, by_node, pdbs, fit, offset, fit.monotone, memo)
             chosen = pick_one_node(candidates)
         if chosen is None:
             if nominated is not None:
@@ -241,16 +258,19 @@ class Preemption:
                 continue
             if promised and pod_uid(obj) in promised:
                 continue
-            pod = parse(Pod, obj)
+            pod = self._pods.parse(obj)
             if pod is not None:
-                pod.spec.node_name = node
+                pod.spec.node_name = node  # the same for one resourceVersion: the assume cache's or its own
                 out.setdefault(node, []).append(pod)
+        self._pods.end_pass()
         return out
 
     def _allocated_claims(self) -> list[ResourceClaim]:
         """The allocated claims as the binder sees them (the assume cache over the informer)."""
         objs = self.ctx.assume.claims(self.ctx.informers.claims.items()).values()
-        return parse_all(ResourceClaim, [o for o in objs if is_allocated(o)])
+        out = [c for c in (self._claims.parse(o) for o in objs if is_allocated(o)) if c is not None]
+        self._claims.end_pass()
+        return out
 
     def _pdbs(self) -> list[PodDisruptionBudget]:
         informer = self.ctx.informers.pdbs
@@ -259,13 +279,13 @@ class Preemption:
     # --- the writes (executor.go) ---------------------------------------------------------------------------
 
     def _preempt(self, key: Key, obj: Obj, pod: Pod, chosen: Candidate, freed: frozenset[str]) -> None:
-        """Nominate the node, then each victim: DisruptionTarget, delete (uid precondition), `Preempted`
-        Event; lower-priority pods nominated to the node lose their nomination. A failed write is logged;
-        the pod is retried as any unschedulable pod is."""
+        """The decision, under the lock: the pod is nominated to the node (holding what its victims free),
+        lower-priority pods nominated there lose their nomination; the API writes are queued for `flush`."""
         ctx = self.ctx
         ctx.metrics.preemption_victims.observe(len(chosen.victims))
         victims = frozenset(v.metadata.uid or "" for v in chosen.victims)
-        self.nominated[key] = Nomination(chosen.node, pod_uid(obj), pod_priority(pod), victims, freed)
+        nomination = Nomination(chosen.node, pod_uid(obj), pod_priority(pod), victims, freed)
+        self.nominated[key] = nomination
         log_decision(
             pod=f"{key[0]}/{key[1]}",
             uid=pod_uid(obj),
@@ -273,6 +293,29 @@ class Preemption:
             node=chosen.node,
             victims=[f"{v.namespace}/{v.name}" for v in chosen.victims],
         )
+        demoted: list[tuple[Key, Obj]] = []
+        for other, nom in list(self.nominated.items()):
+            if other != key and nom.node == chosen.node and nom.priority < pod_priority(pod):
+                other_obj = ctx.informers.pods.get(other)
+                del self.nominated[other]
+                if other_obj is not None:
+                    demoted.append((other, other_obj))
+        self._writes.append(lambda: self._write_preemption(key, obj, chosen, nomination, demoted))
+
+    def flush(self) -> None:
+        """Run the API writes the PostFilter decided, outside the controller's lock (upstream's executor
+        runs them apart from the scheduling cycle): the nominations they write are already in force, so
+        informers and binding cycles go on meanwhile. Called by the scheduling thread after each attempt."""
+        while self._writes:
+            self._writes.pop(0)()
+
+    def _write_preemption(
+        self, key: Key, obj: Obj, chosen: Candidate, nomination: Nomination, demoted: list[tuple[Key, Obj]]
+    ) -> None:
+        """Nominate the node, then each victim: DisruptionTarget, delete (uid precondition), `Preempted`
+        Event; then clear the demoted pods' nominations. A failed write is logged; the pod is retried as any
+        unschedulable pod is."""
+        ctx = self.ctx
         try:
             if (obj.get("status") or {}).get("nominatedNodeName") != chosen.node:
                 ctx.writer.patch_pod_status(obj, nominated_node_patch(chosen.node), claims.still_pending)
@@ -280,21 +323,19 @@ class Preemption:
                 self._evict(obj, victim, chosen.node)
         except (ApiError, BindError) as exc:
             log.warning("preemption for %s/%s on %s not completed: %s", *key, chosen.node, exc)
-            # not waiting for victims that may never go: the next attempt may preempt again
-            self.nominated[key] = Nomination(chosen.node, pod_uid(obj), pod_priority(pod))
-        for other, nom in list(self.nominated.items()):
-            if other != key and nom.node == chosen.node and nom.priority < pod_priority(pod):
-                other_obj = ctx.informers.pods.get(other)
-                del self.nominated[other]
-                if other_obj is not None:
-                    self._clear(other, other_obj)
+            with ctx.cond:  # not waiting for victims that may never go: the next attempt may preempt again
+                if self.nominated.get(key) == nomination:
+                    self.nominated[key] = Nomination(nomination.node, nomination.uid, nomination.priority)
+        for other, other_obj in demoted:
+            self._write_clear(other, other_obj)
 
     def _evict(self, preemptor: Obj, victim: Pod, node: str) -> None:
         """PreemptPod: DisruptionTarget=True on the victim, its deletion, the Event naming the preemptor. A
         victim already being deleted gets nothing more; one already gone is skipped."""
         ctx = self.ctx
         vkey = (victim.namespace, victim.name)
-        current = ctx.informers.pods.get(vkey)
+        with ctx.cond:
+            current = ctx.informers.pods.get(vkey)
         if current is None or pod_uid(current) != (victim.metadata.uid or ""):
             return
         if (current.get("metadata") or {}).get("deletionTimestamp"):
@@ -319,8 +360,12 @@ class Preemption:
 
     def _clear(self, key: Key, obj: Obj) -> None:
         """The pod's nomination is gone (preemption found no node for it, or a more important pod took the
-        node): forgotten, and `status.nominatedNodeName` cleared (best effort)."""
+        node): forgotten now, and `status.nominatedNodeName` cleared by `flush`."""
         self.nominated.pop(key, None)
+        self._writes.append(lambda: self._write_clear(key, obj))
+
+    def _write_clear(self, key: Key, obj: Obj) -> None:
+        """Clear `status.nominatedNodeName` (best effort)."""
         if not (obj.get("status") or {}).get("nominatedNodeName"):
             return
         try:

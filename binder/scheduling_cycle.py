@@ -92,17 +92,20 @@ class SchedulingCycle:
                 ctx.assume.settle_uncertain(info.uid)
         if self._clean_leftovers(info):
             return
-        with ctx.cond:
-            state = CycleState()
-            placer = self._find_node(info, state)
-            if placer is None:
-                return
-            state.timer = ctx.plugin_timer()
-            with state.timer.time(DYNAMIC_RESOURCES, RESERVE):
-                self.phases.reserve(info, state, placer)
-            placement = state.placement
-            if placement is not None and placement.volumes is not None and self.volumes is not None:
-                self.volumes.assume(placement.volumes)  # VolumeBinding's Reserve
+        try:
+            with ctx.cond:
+                state = CycleState()
+                placer = self._find_node(info, state)
+                if placer is None:
+                    return
+                state.timer = ctx.plugin_timer()
+                with state.timer.time(DYNAMIC_RESOURCES, RESERVE):
+                    self.phases.reserve(info, state, placer)
+                placement = state.placement
+                if placement is not None and placement.volumes is not None and self.volumes is not None:
+                    self.volumes.assume(placement.volumes)  # VolumeBinding's Reserve
+        finally:
+            self.preemption.flush()  # the PostFilter's API writes, outside the lock
         ctx.hook("placed", obj)
         self.pool.submit(self.binding.run, info, state)
 

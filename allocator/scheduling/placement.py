@@ -18,6 +18,7 @@ In the default mode the feasible nodes of a shape sit in a heap keyed by score.
 from __future__ import annotations
 
 import heapq
+import itertools
 import json
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -111,6 +112,7 @@ NO_NODES_MESSAGE = "no nodes available to schedule pods"
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 _GLOBAL = ""  # change-log marker: every node may have changed
+_SERIALS = itertools.count(1)
 _MAX_SHAPES = 64  # pod shapes whose per-node evaluations are kept (LRU)
 _MAX_CHANGES = 4096  # change-log entries kept before every shape catches up and the log starts over
 _TERMINAL = ("Succeeded", "Failed")  # pods that no longer hold node resources
@@ -320,6 +322,9 @@ class Placer:
         self._images = ImageStates.of(self._nodes.values())  # what ImageLocality reads
         self._changes: list[str] = []
         self._folds = 0  # times the change log started over (a mark from before cannot be read any more)
+        self.serial = next(_SERIALS)  # tells this placer from any other (its versions are its own)
+        self._global_seq = 0  # changes noted for every node, and per node (`node_version`)
+        self._node_seq: dict[str, int] = {}
         self._generation = core.generation
         self._shapes: OrderedDict[str, _Shape] = OrderedDict()
         self._claims: dict[tuple[str, str], ResourceClaim] = {}
@@ -400,6 +405,66 @@ class Placer:
         prepared = self._prepare(pod, claims)
         if prepared.problem is not None:
             return Placement(pod, PlacementResult.ERROR, prepared.problem)
+        shape = _Shape()
+        outcome = self._filter_on(prepared, shape, name)
+        if isinstance(outcome, Placement):
+            return outcome
+        ev, volumes = outcome
+        placement = self._placement(prepared, shape, name, ev)
+        chosen = volumes.choice(name) if volumes is not None else None
+        if chosen is not None:
+            placement.volumes = chosen.assumed()
+        return placement
+
+    def fit_check(self, pod: Pod, claims: Sequence[ResourceClaim]) -> Callable[[str], bool]:
+        """Whether `place_on(pod, claims, name)` would bind, for many calls with one pod while pods and
+        allocations change in between (preemption's dry run): the pod prepared once, its node-only filters
+        and synthesized claim kept, no scoring and no placement built."""
+        held = hold(pod)
+        prepared = self._prepare(pod, claims) if held is None else None
+        if prepared is None or prepared.problem is not None:
+            return lambda name: False
+        shape = _Shape()
+
+        def fits(name: str) -> bool:
+            return not isinstance(self._filter_on(prepared, shape, name, score=False), Placement)
+
+        return fits
+
+    def preemption_nodes(self, pod: Pod) -> list[str]:
+        """The nodes preemption may help `pod` on, in search order: those whose node-only filters pass
+        (NodeUnschedulable, NodeName, TaintToleration, NodeAffinity fail UnschedulableAndUnresolvable
+        upstream, which findCandidates' NodesForStatusCode(Unschedulable) leaves out)."""
+        return [n for n in self._names if not static_reasons(pod, self._nodes[n])]
+
+    def pod_independent(self, pod: Pod) -> bool:
+        """Whether only resources, ports and DRA allocation decide where `pod` fits, so that other pods
+        leaving a node never make it fit there no more: no inter-pod filter (spreading, pod affinity) and no
+        volume filter applies to it."""
+        return (
+            topology_filters(pod, self._index) is None
+            and prefilter(pod, self.storage, self._index.pods) is None
+        )
+
+    def node_version(self, name: str) -> tuple[int, int]:
+        """How many changes were noted for node `name` and for every node: while it stays the same, so does
+        what placing a pod there reads, as the evaluation caches assume (the inter-pod and volume filters
+        aside: they read other nodes' pods, see `pod_independent`)."""
+        if self.core.generation != self._generation:
+            self._generation = self.core.generation
+            self._note(_GLOBAL)
+        return (self._global_seq, self._node_seq.get(name, 0))
+
+    def shape_key(self, pod: Pod, claims: Sequence[ResourceClaim] = ()) -> str:
+        """What the node-only evaluation of `pod` depends on in the pod (the shape caches' key)."""
+        return self._prepare(pod, claims).key
+
+    def _filter_on(
+        self, prepared: _Pod, shape: _Shape, name: str, score: bool = True
+    ) -> Placement | tuple[_Eval, VolumeCheck | None]:
+        """place_on's filters on `name`: the feasible evaluation (and the volume check), else the failed
+        placement."""
+        pod = prepared.pod
         if self.core.generation != self._generation:
             self._generation = self.core.generation
             self._note(_GLOBAL)
@@ -407,8 +472,7 @@ class Placer:
         if isinstance(volumes, PreFilterFailure):
             result = PlacementResult.ERROR if volumes.error else PlacementResult.UNSCHEDULABLE
             return Placement(pod, result, volumes.message, vector=prepared.vector)
-        shape = _Shape()
-        ev = self._evaluate(prepared, shape, name)
+        ev = self._evaluate(prepared, shape, name, score=score)
         if volumes is not None and not ev.early:  # the volume filters run before the inter-pod ones
             outcome = volumes.filter(self._nodes[name])
             if outcome.error is not None:
@@ -429,11 +493,7 @@ class Placer:
                 _format_counts(1, Counter(ev.reasons)),
                 vector=prepared.vector,
             )
-        placement = self._placement(prepared, shape, name, ev)
-        chosen = volumes.choice(name) if volumes is not None else None
-        if chosen is not None:
-            placement.volumes = chosen.assumed()
-        return placement
+        return ev, volumes
 
     def _placement(self, prepared: _Pod, shape: _Shape, name: str, ev: _Eval) -> Placement:
         """The bound placement on `name` from its evaluation: the allocation results and claims."""
@@ -561,6 +621,11 @@ class Placer:
     def _note(self, *names: str) -> None:
         """Record changed nodes (`_GLOBAL`: every node). A long log is folded: every shape drops what changed
         since its last use, and the log starts over."""
+        for name in names:
+            if name == _GLOBAL:
+                self._global_seq += 1
+            else:
+                self._node_seq[name] = self._node_seq.get(name, 0) + 1
         self._changes.extend(names)
         if len(self._changes) > _MAX_CHANGES:
             for shape in self._shapes.values():
@@ -790,8 +855,9 @@ class Placer:
             pod, shape_key, vector, scalars, pending, allocated, problem, ports=ports, features=features
         )
 
-    def _evaluate(self, p: _Pod, shape: _Shape, name: str, naive: bool = False) -> _Eval:
-        """Filter (predicates, then DRA allocation) and, when feasible, score one node for the pod."""
+    def _evaluate(self, p: _Pod, shape: _Shape, name: str, naive: bool = False, score: bool = True) -> _Eval:
+        """Filter (predicates, then DRA allocation) and, when feasible, score one node for the pod (`score`
+        False: a feasible node's key is empty)."""
         node = self._nodes[name]
         static = shape.static.get(name)
         if static is None:
@@ -835,7 +901,7 @@ class Placer:
         if not claims:
             if p.features and not declares(node, p.features):  # the profile's last filter
                 return _Eval(reasons=[REASON_DECLARED_FEATURES])
-            return _Eval(key=self._score(name, p.vector, ()), needs=needs)
+            return _Eval(key=self._score(name, p.vector, ()) if score else (), needs=needs)
         info = self._infos[name]
         if naive:
             alloc = self.core.allocate(info, claims, order=self._order)
@@ -852,6 +918,8 @@ class Placer:
             return _Eval(reasons=[REASON_CANNOT_ALLOCATE])
         if p.features and not declares(node, p.features):  # the profile's last filter, after DynamicResources
             return _Eval(reasons=[REASON_DECLARED_FEATURES])
+        if not score:
+            return _Eval(key=(), needs=needs, picks=picks, results=results)
         takes = takes_of(results or ()) if picks is None else picks.takes()
         return _Eval(key=self._score(name, p.vector, takes), needs=needs, picks=picks, results=results)
 

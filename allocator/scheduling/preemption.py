@@ -10,13 +10,14 @@ need several shares fits only when all of them are free (the allocator is all-or
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import partial
 
 from allocator.scheduling.labelselectors import selector_is_empty, selector_matches
-from allocator.scheduling.placement import Placement, PlacementResult, Placer
+from allocator.scheduling.placement import Placement, Placer
 from resourceapi.api.core_v1 import Pod
 from resourceapi.api.policy_v1 import PodDisruptionBudget
 from resourceapi.api.resource_v1 import ResourceClaim
@@ -24,11 +25,14 @@ from resourceapi.api.resource_v1 import ResourceClaim
 __all__ = [
     "NOT_ELIGIBLE_NEVER",
     "Candidate",
+    "DryRunMemo",
     "FitsWithout",
+    "candidate_offset",
     "find_candidates",
     "freed_claims",
     "ineligible_reason",
     "more_important",
+    "num_candidates",
     "pick_one_node",
     "placer_fit",
     "pod_priority",
@@ -146,38 +150,60 @@ def select_victims_on_node(
     pods_on_node: Sequence[Pod],
     pdbs: Sequence[PodDisruptionBudget],
     fits_without: FitsWithout,
+    monotone: bool = False,
 ) -> Candidate | None:
     """SelectVictimsOnNode: remove every lower-priority pod; if the preemptor then fits, reprieve them one
     by one, most important first, PDB-violating ones before the others, keeping each whose return still
-    lets the preemptor fit. None: the node is no candidate."""
+    lets the preemptor fit. None: the node is no candidate.
+
+    `monotone`: the fit check never turns false when pods leave (resources, ports and DRA allocation only;
+    not the inter-pod or volume filters). Then a run of reprieves is checked at once: if the preemptor fits
+    with the whole run back, each greedy step before would have fitted too; else a bisection finds the first
+    pod the greedy loop would fail on. The same victims, with about log2(pods) checks per victim."""
     priority = pod_priority(preemptor)
     potential = [p for p in pods_on_node if pod_priority(p) < priority]
     if not potential or not fits_without(potential):
         return None
     potential = _by_importance(potential)
     violating, non_violating = split_by_pdb_violation(potential, pdbs)
-    removed = list(potential)
+    order = [p for p, _ in violating] + non_violating
+    counts = [c for _, c in violating] + [0] * len(non_violating)
+    kept: list[Pod] = []  # reprieved so far
     victims: list[Pod] = []
-    reprieved: list[Pod] = []
     violations = 0
 
-    def reprieve(pod: Pod) -> bool:
-        removed.remove(pod)
-        if fits_without(removed):
-            reprieved.append(pod)
-            return True
-        removed.append(pod)
-        victims.append(pod)
-        return False
+    def fits_back(back: Sequence[Pod]) -> bool:
+        """Whether the preemptor fits with the reprieved pods and `back` on the node again."""
+        present = {id(p) for p in kept} | {id(p) for p in back}
+        return fits_without([p for p in potential if id(p) not in present])
 
-    for pod, count in violating:
-        if not reprieve(pod):
-            violations += count
-    for pod in non_violating:
-        reprieve(pod)
+    i = 0
+    while i < len(order):
+        if not monotone:
+            if fits_back(order[i : i + 1]):
+                kept.append(order[i])
+                i += 1
+                continue
+            fail = i
+        elif fits_back(order[i:]):
+            kept.extend(order[i:])
+            break
+        else:
+            ok, bad = i, len(order)  # order[i:ok] fits back; order[i:bad] does not
+            while bad - ok > 1:
+                mid = (ok + bad) // 2
+                if fits_back(order[i:mid]):
+                    ok = mid
+                else:
+                    bad = mid
+            kept.extend(order[i:ok])
+            fail = ok
+        victims.append(order[fail])
+        violations += counts[fail]
+        i = fail + 1
     if violating and non_violating:
         victims = _by_importance(victims)
-    return Candidate(node, tuple(victims), violations, tuple(reprieved))
+    return Candidate(node, tuple(victims), violations, tuple(kept))
 
 
 def _earliest_start_of_highest(victims: Sequence[Pod]) -> datetime | None:
@@ -217,19 +243,59 @@ def pick_one_node(candidates: Sequence[Candidate]) -> Candidate | None:
     return remaining[0]
 
 
+MIN_CANDIDATE_NODES_PERCENTAGE = 10  # DefaultPreemptionArgs' defaults (pkg/scheduler/apis/config/v1)
+MIN_CANDIDATE_NODES_ABSOLUTE = 100
+
+
+def num_candidates(num_nodes: int) -> int:
+    """calculateNumCandidates: the candidates DryRunPreemption looks for among `num_nodes` potential nodes,
+    10% of them but at least 100, and at most all of them."""
+    n = num_nodes * MIN_CANDIDATE_NODES_PERCENTAGE // 100
+    return min(max(n, MIN_CANDIDATE_NODES_ABSOLUTE), num_nodes)
+
+
+def candidate_offset(num_nodes: int, draw: Callable[[int], int]) -> int:
+    """GetOffsetAndNumCandidates' offset, `draw(num_nodes)` (upstream: rand.Int31n), drawn only when the
+    dry run may stop before its last node; else 0 (every node is evaluated; the candidates keep the nodes'
+    order, which breaks pickOneNodeForPreemption's remaining ties)."""
+    return draw(num_nodes) if num_candidates(num_nodes) < num_nodes else 0
+
+
 def find_candidates(
     preemptor: Pod,
     nodes: Sequence[str],
     pods_by_node: Mapping[str, Sequence[Pod]],
     pdbs: Sequence[PodDisruptionBudget],
     fits_without_on: Callable[[str], FitsWithout],
+    offset: int = 0,
+    monotone: bool = False,
+    memo: DryRunMemo | None = None,
 ) -> list[Candidate]:
-    """DryRunPreemption over `nodes` in order: each node's victims, for the nodes where preemption helps."""
+    """DryRunPreemption over the potential `nodes`, from `offset` on (wrapping round): each node's victims,
+    for the nodes where preemption helps, until `num_candidates` are found and one of them violates no
+    PodDisruptionBudget. With fewer than 100 potential nodes every one is evaluated, and `offset` only
+    changes the candidates' order (upstream's: random, from GetOffsetAndNumCandidates). `monotone`: as
+    `select_victims_on_node`'s; `memo`: the results of nodes unchanged since an earlier run, reused."""
     out: list[Candidate] = []
-    for node in nodes:
-        c = select_victims_on_node(preemptor, node, pods_by_node.get(node, ()), pdbs, fits_without_on(node))
-        if c is not None:
-            out.append(c)
+    wanted = num_candidates(len(nodes))
+    non_violating = 0
+    for i in range(len(nodes)):
+        node = nodes[(offset + i) % len(nodes)]
+        pods = pods_by_node.get(node, ())
+        if not pods:
+            continue  # "No preemption victims found for incoming pod"
+        fits = fits_without_on(node)
+        if memo is not None:
+            run = partial(select_victims_on_node, preemptor, node, pods, pdbs, fits, monotone)
+            c = memo.select(node, pods, run)
+        else:
+            c = select_victims_on_node(preemptor, node, pods, pdbs, fits, monotone)
+        if c is None:
+            continue
+        out.append(c)
+        non_violating += c.pdb_violations == 0
+        if non_violating and len(out) >= wanted:
+            break  # DryRunPreemption's cancel
     return out
 
 
@@ -247,34 +313,144 @@ def freed_claims(removed: Sequence[Pod], claims: Sequence[ResourceClaim]) -> lis
     return out
 
 
+class _Trial:
+    """The placer's state with some pods (and the claims only they hold) taken out, changed one pod at a
+    time: SelectVictimsOnNode's remove-all-then-reprieve steps each move one pod, so each costs one change
+    and one filter run rather than taking every removed pod out and back. `close` restores the placer."""
+
+    def __init__(self, placer: Placer, fits_on: Callable[[str], bool], claims: Sequence[ResourceClaim]):
+        self.placer = placer
+        self.fits_on = fits_on
+        self.node = ""
+        self.out: dict[tuple[str, str], Pod] = {}  # the pods taken out, by namespace and name
+        # the claims a pod's removal may free (allocated, reserved for pods only), each with its consumers;
+        # `left[i]`: how many of claim i's consumers are not taken out (0: its devices are free)
+        self.claims: list[ResourceClaim] = []
+        self.left: list[int] = []
+        self.of_pod: dict[tuple[str, str], list[int]] = {}
+        for c in claims:
+            if c.status is None or c.status.allocation is None or not c.status.reserved_for:
+                continue
+            if any(r.resource != "pods" for r in c.status.reserved_for):
+                continue  # a consumer that is no pod is never removed: the claim is never freed
+            ns = c.metadata.namespace or "default"
+            consumers = {(ns, r.name) for r in c.status.reserved_for}
+            for key in consumers:
+                self.of_pod.setdefault(key, []).append(len(self.claims))
+            self.claims.append(c)
+            self.left.append(len(consumers))
+
+    def fits(self, node: str, removed: Sequence[Pod]) -> bool:
+        """Whether the preemptor fits on `node` with `removed` taken out (the previous call's pods, on
+        another node, are put back first)."""
+        if node != self.node:
+            self.close()
+            self.node = node
+        want = {(p.namespace, p.name): p for p in removed}
+        for key in [k for k in self.out if k not in want]:
+            self._put_back(key)
+        for key, pod in want.items():
+            if key not in self.out:
+                self._take_out(key, pod)
+        return self.fits_on(node)
+
+    def close(self) -> None:
+        """Every pod taken out is back, with its claims."""
+        for key in list(self.out):
+            self._put_back(key)
+
+    def _take_out(self, key: tuple[str, str], pod: Pod) -> None:
+        self.out[key] = pod
+        self.placer.pod_removed(pod, pod.spec.node_name or "")
+        for i in self.of_pod.get(key, ()):
+            self.left[i] -= 1
+            if self.left[i] == 0:
+                status = self.claims[i].status
+                assert status is not None and status.allocation is not None
+                self.placer.release_allocation(status.allocation)
+
+    def _put_back(self, key: tuple[str, str]) -> None:
+        pod = self.out.pop(key)
+        for i in self.of_pod.get(key, ()):
+            if self.left[i] == 0:
+                claim = self.claims[i]
+                assert claim.status is not None and claim.status.allocation is not None
+                self.placer.count_allocation(claim, claim.status.allocation)
+            self.left[i] += 1
+        self.placer.pod_added(pod, pod.spec.node_name or "")
+
+
+class DryRunMemo:
+    """select_victims_on_node's result per node, kept across PostFilter runs and reused while nothing it
+    reads changed: the preemptor's shape and priority and the budgets (`begin`'s `base`), and per node what
+    `key_of` says (PlacerFit.node_key: the placer's version of the node, its lower-priority pods and their
+    claims). Only for a monotone fit: the inter-pod and volume filters read other nodes' pods."""
+
+    def __init__(self, limit: int = 4096) -> None:
+        self.limit = limit
+        self.hits = self.misses = 0
+        self._base: Hashable = None
+        self._entries: dict[tuple[Hashable, str], tuple[Hashable, Candidate | None]] = {}
+        self.key_of: Callable[[str, Sequence[Pod]], Hashable] = lambda node, pods: None
+
+    def begin(self, base: Hashable, key_of: Callable[[str, Sequence[Pod]], Hashable]) -> None:
+        self._base, self.key_of = base, key_of
+        if len(self._entries) > self.limit:
+            self._entries.clear()
+
+    def select(self, node: str, pods: Sequence[Pod], run: Callable[[], Candidate | None]) -> Candidate | None:
+        """The node's result: the kept one if its key is unchanged, else `run()`'s, kept under the key
+        read after it (the run's own changes undone)."""
+        entry = self._entries.get((self._base, node))
+        if entry is not None and entry[0] == self.key_of(node, pods):
+            self.hits += 1
+            return entry[1]
+        self.misses += 1
+        result = run()
+        self._entries[(self._base, node)] = (self.key_of(node, pods), result)
+        return result
+
+
+class PlacerFit:
+    """The placer-backed fit check, per node (`fit(node)(removed)`), over one `_Trial`; `monotone` when
+    no inter-pod or volume filter applies to the preemptor (select_victims_on_node's)."""
+
+    def __init__(self, trial: _Trial, monotone: bool) -> None:
+        self.trial = trial
+        self.monotone = monotone
+
+    def __call__(self, node: str) -> FitsWithout:
+        trial = self.trial
+        return lambda removed: trial.fits(node, removed)
+
+    def node_key(self, node: str, pods: Sequence[Pod]) -> Hashable:
+        """What the node's dry run reads besides the preemptor and the budgets (DryRunMemo's key): the
+        placer's version of the node with every trial change undone, and each pod with its claims, by uid
+        and resourceVersion."""
+        trial = self.trial
+        trial.close()
+        out = []
+        for p in pods:
+            claims = tuple(
+                (trial.claims[i].metadata.uid, trial.claims[i].metadata.resource_version)
+                for i in trial.of_pod.get((p.namespace, p.name), ())
+            )
+            out.append((p.metadata.uid, p.metadata.resource_version, p.spec.node_name, claims))
+        return (trial.placer.serial, trial.placer.node_version(node), tuple(out))
+
+
 @contextmanager
-def _without(placer: Placer, removed: Sequence[Pod], claims: Sequence[ResourceClaim]) -> Iterator[None]:
-    """The placer's state with `removed` and the claims only they hold taken out, restored on exit."""
-    freed = evict(placer, removed, claims)
-    try:
-        yield
-    finally:
-        for c in freed:
-            assert c.status is not None and c.status.allocation is not None
-            placer.count_allocation(c, c.status.allocation)
-        for pod in removed:
-            placer.pod_added(pod, pod.spec.node_name or "")
-
-
 def placer_fit(
     placer: Placer, preemptor: Pod, preemptor_claims: Sequence[ResourceClaim], claims: Sequence[ResourceClaim]
-) -> Callable[[str], FitsWithout]:
+) -> Iterator[PlacerFit]:
     """The fit check on the placer's own state: the preemptor's filters and DRA allocation on one node with
-    the pods removed; `claims`: the allocated claims the victims may hold."""
-
-    def on(node: str) -> FitsWithout:
-        def fits(removed: Sequence[Pod]) -> bool:
-            with _without(placer, removed, claims):
-                return placer.place_on(preemptor, preemptor_claims, node).result is PlacementResult.BOUND
-
-        return fits
-
-    return on
+    the pods removed; `claims`: the allocated claims the victims may hold. The placer is restored on exit
+    (and between nodes); the checks of one node share its changes, one pod at a time."""
+    trial = _Trial(placer, placer.fit_check(preemptor, preemptor_claims), claims)
+    try:
+        yield PlacerFit(trial, placer.pod_independent(preemptor))
+    finally:
+        trial.close()
 
 
 def evict(placer: Placer, victims: Sequence[Pod], claims: Sequence[ResourceClaim]) -> list[ResourceClaim]:

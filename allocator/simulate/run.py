@@ -382,8 +382,9 @@ def _preempt(
     candidates: list[Candidate] = []
     if lower and ineligible_reason(pod) is None:
         allocated = [c for c in (current.get(_key(c), c) for c in inputs.allocated_claims()) if _allocated(c)]
-        fit = placer_fit(placer, pod, claims, allocated)
-        candidates = find_candidates(pod, [n for n in names if n in lower], on_node, inputs.pdbs, fit)
+        with placer_fit(placer, pod, claims, allocated) as fit:  # offset 0: reproducible (divergences.md)
+            nodes = placer.preemption_nodes(pod)
+            candidates = find_candidates(pod, nodes, on_node, inputs.pdbs, fit, monotone=fit.monotone)
         chosen = pick_one_node(candidates)
         if chosen is not None:
             for c in evict(placer, chosen.victims, allocated):

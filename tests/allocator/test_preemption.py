@@ -8,6 +8,7 @@ are about the procedure; test_simulate_preemption.py runs it on the allocator's 
 
 from __future__ import annotations
 
+import random
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -18,8 +19,10 @@ from allocator.scheduling.preemption import (
     NOT_ELIGIBLE_NEVER,
     Candidate,
     FitsWithout,
+    candidate_offset,
     find_candidates,
     ineligible_reason,
+    num_candidates,
     pick_one_node,
     postfilter_message,
     select_victims_on_node,
@@ -293,3 +296,87 @@ def test_every_postfilter_message_starts_with_preemption() -> None:
         "preemption: 0/3 nodes are available: 1 No preemption victims found for incoming pod, "
         "2 Preemption is not helpful for scheduling."
     )
+
+
+def _random_node(rng: random.Random, n: int) -> tuple[list[Pod], list[PodDisruptionBudget], int, int]:
+    """A node of `n` pods of random priority, size and app, budgets on two apps, a capacity and a size."""
+    pods = [
+        _pod(
+            f"p{i}",
+            rng.randrange(1, 5),
+            rng.randrange(1, 4),
+            "n1",
+            start=f"2026-01-01T00:{rng.randrange(60):02d}:{i:02d}Z",
+            app=rng.choice("abc"),
+        )
+        for i in range(n)
+    ]
+    pdbs = [_pdb("a", rng.randrange(3), app="a"), _pdb("b", rng.randrange(3), app="b")]
+    capacity = sum(_size(p) for p in pods) + rng.randrange(0, 3)
+    return pods, pdbs, capacity, rng.randrange(1, 6)
+
+
+def test_monotone_reprieve_picks_the_greedy_loops_victims_with_fewer_checks() -> None:
+    """The bisected reprieve (`monotone`, a fit that more free room never breaks) keeps exactly the pods
+    the one-by-one loop keeps, on 300 random nodes with budgets, and checks the fit less often."""
+    rng = random.Random(41)
+    checks = {False: 0, True: 0}
+    for _ in range(300):
+        pods, pdbs, capacity, size = _random_node(rng, rng.randrange(1, 25))
+        preemptor = _pod("preemptor", 100, size)
+        fit = _fit(preemptor, {"n1": capacity}, {"n1": pods})("n1")
+        got = {}
+        for monotone in (False, True):
+
+            def counted(removed: Sequence[Pod], m: bool = monotone, f: Any = fit) -> bool:
+                checks[m] += 1
+                return bool(f(removed))
+
+            got[monotone] = select_victims_on_node(preemptor, "n1", pods, pdbs, counted, monotone)
+        a, b = got[False], got[True]
+        assert (a is None) == (b is None)
+        if a is not None and b is not None:
+            assert _names(a.victims) == _names(b.victims) and _names(a.reprieved) == _names(b.reprieved)
+            assert a.pdb_violations == b.pdb_violations
+    assert checks[True] < checks[False] / 2
+
+
+def test_bisected_reprieve_is_only_for_a_monotone_fit() -> None:
+    """The negative control: a fit that needs a pod present (as required pod affinity does) is not
+    monotone, and bisecting it gives other victims than the greedy loop; the loop's are upstream's."""
+    preemptor = _pod("preemptor", 100, 1)
+    pods = [_pod(f"p{i}", 10 - i, 1, "n1") for i in range(4)]
+
+    def fit(removed: Sequence[Pod]) -> bool:  # fits with at most 2 pods present, and p3 among them
+        present = [p for p in pods if all(p is not r for r in removed)]
+        return len(present) <= 2 and (not present or any(p.name == "p3" for p in present))
+
+    loop = select_victims_on_node(preemptor, "n1", pods, [], fit)
+    bisected = select_victims_on_node(preemptor, "n1", pods, [], fit, monotone=True)
+    assert loop is not None and bisected is not None
+    assert _names(loop.victims) == ["p0", "p1", "p2"]  # p0 alone fails the p3 need; p1, p2 too
+    assert _names(loop.victims) != _names(bisected.victims)
+
+
+@pytest.mark.parametrize(
+    ("nodes", "expected"), [(1, 1), (99, 99), (100, 100), (999, 100), (1000, 100), (1500, 150), (5000, 500)]
+)
+def test_num_candidates_is_ten_percent_but_at_least_100(nodes: int, expected: int) -> None:
+    """calculateNumCandidates with DefaultPreemptionArgs' defaults (10%, 100)."""
+    assert num_candidates(nodes) == expected
+
+
+def test_dry_run_stops_once_enough_candidates_are_found_from_the_offset() -> None:
+    """DryRunPreemption over 150 nodes needs 100 candidates, one of them violating no budget: from offset
+    120 it evaluates nodes 120..149 then 0..69 and stops; with every node a PDB violator it runs them all.
+    Under 100 nodes the offset is never drawn (every node is evaluated, in order)."""
+    names = [f"n{i:03d}" for i in range(150)]
+    on = {n: [_pod(f"{n}-v", 1, 1, n, app="db")] for n in names}
+    preemptor = _pod("preemptor", 100, 1)
+    fit = _fit(preemptor, dict.fromkeys(names, 1), on)
+    found = find_candidates(preemptor, names, on, [], fit, offset=120)
+    assert [c.node for c in found] == names[120:] + names[:70]
+    violating = find_candidates(preemptor, names, on, [_pdb("db", 0, app="db")], fit, offset=120)
+    assert len(violating) == 150 and all(c.pdb_violations == 1 for c in violating)
+    assert candidate_offset(150, lambda n: 120) == 120
+    assert candidate_offset(99, lambda n: 42) == 0 and candidate_offset(100, lambda n: 42) == 0

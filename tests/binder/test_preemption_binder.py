@@ -425,3 +425,25 @@ def test_a_nominated_pod_whose_victim_is_gone_is_bound_while_another_ones_victim
         assert len(events(kube_api, "Preempted")) == 2
         assert _sample(binder, "scheduler_preemption_victims_count") == 2
         check_invariants(kube_api)
+
+
+def test_the_preemption_writes_run_without_the_controller_lock(kube_api: Any) -> None:
+    """The victim's delete is held at the API: meanwhile the controller's lock is free (informers and
+    binding cycles go on, as upstream's executor writes apart from the scheduling cycle), and once the
+    delete lands the preemption completes as before."""
+    _seed(kube_api)
+    _fill(kube_api, {"batch-10": 10, "batch-20": 20, "batch-30": 30, "batch-40": 40})
+    held = kube_api.faults.hold("delete", "pods", 30.0, name="batch-10")
+    with running_binder(kube_api) as binder:
+        wait_for("the cluster full", lambda: len(bound(kube_api)) == 4)
+        kube_api.seed(pod("inference", priority=HIGH))
+        assert held.arrived.wait(20), "the victim's delete was never sent"
+        free = binder.cond.acquire(timeout=5)
+        if free:
+            binder.cond.release()
+        held.release.set()
+        assert free, "the controller's lock is held while the preemption's writes wait"
+        wait_for("bound", lambda: (_pod(kube_api, "inference") or {})["spec"].get("nodeName"))
+        assert _names(bound(kube_api)) == {"batch-20", "batch-30", "batch-40", "inference"}
+        assert [e["involvedObject"]["name"] for e in events(kube_api, "Preempted")] == ["batch-10"]
+        check_invariants(kube_api)
