@@ -144,6 +144,14 @@ def thread_cpu() -> Counter[str]:
     return out
 
 
+def drain_events(binder: Any, timeout: float = 30.0) -> None:
+    """Wait (at most `timeout` s) until the binder's background Event sender has sent what it holds."""
+    drained = time.monotonic() + timeout
+    while binder.events.backlog() and time.monotonic() < drained:
+        time.sleep(0.05)
+    time.sleep(0.1)
+
+
 def seed(kube: Kube, nodes: int, gpus: int, shares: int = 4) -> None:
     kube.request("POST", DEVICE_CLASSES.path(), body=device_class(carrier="annotation"))
 
@@ -250,11 +258,7 @@ def measure(nodes: int, total: int, single: int) -> dict[str, Any]:
                     if created - run.bound("many") >= PENDING or created >= total:
                         run.cond.wait(0.5)
             elapsed = time.perf_counter() - started
-            # The Events of these binds are sent by a background thread: count their cost too.
-            drained = time.monotonic() + 30
-            while binder.events.backlog() and time.monotonic() < drained:
-                time.sleep(0.05)
-            time.sleep(0.1)
+            drain_events(binder)  # the binds' Events go out on a background thread: count their cost too
             cpu = time.process_time() - cpu0
             by_thread = thread_cpu()
             by_thread.subtract(threads0)

@@ -38,7 +38,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 
-from binder_bench import PIN, Double, Run, pct, seed, thread_cpu  # noqa: E402
+from binder_bench import PIN, Double, Run, drain_events, pct, seed, thread_cpu  # noqa: E402
 from prometheus_client.parser import text_string_to_metric_families  # noqa: E402
 
 from binder.controller import Binder, BinderOptions  # noqa: E402
@@ -184,10 +184,7 @@ def run_phases(
     load0 = os.getloadavg()[0]
     cpu0 = time.process_time()
     elapsed = stream(run, size.preemptors, size.pending, timeout)
-    drained = time.monotonic() + 30
-    while binder.events.backlog() and time.monotonic() < drained:
-        time.sleep(0.05)
-    time.sleep(0.1)
+    drain_events(binder)
     cpu = time.process_time() - cpu0
     by_thread = thread_cpu()
     by_thread.subtract(threads0)

@@ -57,6 +57,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from binder_bench import cpu_seconds  # noqa: E402
+
 # The harness's own home (tests/realcluster re-exports it with `import *`, which leaves out `_` names).
 from localcluster.cluster import (  # noqa: E402
     CONTROLLERS,
@@ -91,14 +93,6 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
-
-
-def cpu_seconds(pid: int) -> float:
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 # ---- objects -----------------------------------------------------------------------------------------------
