@@ -896,7 +896,8 @@ def qualified_capacity_wins() -> Scenario:
     return Scenario(
         b.tag,
         "one capacity published as `memory: 2` and as `<driver>/memory: 8`: 1.38 counts 8, two claims of 4 "
-        "fit and a third not (on 1.37 Go's map order decides)",
+        "fit and a third not (1.37 keeps two capacities and dra-capacity normalizes the names, a listed "
+        "divergence, so no 1.37 outcome is stated)",
         "project table: tests/allocator/test_release_allocation.py (qualified capacity)",
         [b.node(0)],
         [
