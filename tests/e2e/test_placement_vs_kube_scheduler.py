@@ -18,10 +18,21 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.placement_scenarios import LABEL, SCENARIOS, Scenario, negative_consumed_capacity_is_summed
+from support.placement_scenarios import (
+    BY_RELEASE,
+    LABEL,
+    SCENARIOS,
+    Scenario,
+    negative_consumed_capacity_is_summed,
+)
+from support.real_binders import install_binder_rbac
 from support.real_cluster import module_cluster, node_ready, ok, simulate_json, wait_default_account
 
+from binder.controller import Binder, BinderOptions
+from binder.names import DEFAULT_SCHEDULER_NAME
+from kubeio.kube import Kube, load_configuration
 from localcluster.cluster import Cluster, ClusterConfig, selected_release
+from resourceapi.gates import FeatureGates
 
 pytestmark = pytest.mark.realcluster
 
@@ -257,7 +268,7 @@ def test_a_negative_consumed_capacity_is_refused_from_1_38(cluster: Cluster) -> 
     outcome; 1.37 stores it (d28 runs there, and `commit` asserts the write)."""
     release = selected_release()
     if release != "1.38":
-        pytest.skip(f"{release} stores a negative consumedCapacity: scenario d28 runs on it")
+        pytest.skip(f"the refusal is 1.38's validation ({release}; on 1.37 scenario d28 stores the status)")
     sc = negative_consumed_capacity_is_summed()
     assert sc.expected(release) is None
     cluster.request("POST", "/api/v1/namespaces", {"metadata": {"name": sc.tag}})
@@ -276,4 +287,43 @@ def test_simulate_places_as_kube_scheduler_does(cluster: Cluster, tmp_path: Path
     with ThreadPoolExecutor(6) as pool:
         found = list(pool.map(lambda sc: _guarded(cluster, sc, tmp_path, release), scenarios))
     problems = [p for ps in found for p in ps]
+    assert not problems, "\n".join(problems)
+
+
+def test_the_binder_places_the_release_scenarios_as_kube_scheduler_does(cluster: Cluster) -> None:
+    """The scenarios that differ by release and that the binder serves (pods without their own
+    `spec.resourceClaims`, which it refuses: docs/binder.md; so d33 and d34, the extended-resource forms of
+    d26 and d31), built again under tags `b<nn>` with their pods routed to one in-process binder of the
+    cluster's release (as the chart's binder ServiceAccount, as tests/e2e/test_preemption_vs_kube_scheduler.py
+    runs it): its outcomes must be the scenario's on that release, which the test above holds kube-scheduler
+    and `simulate` to."""
+    release = selected_release()
+    scenarios = [make("b" + make().tag[1:]) for make in BY_RELEASE]
+    scenarios = [
+        sc
+        for sc in scenarios
+        if sc.expected(release) is not None and not any(p["spec"].get("resourceClaims") for p in sc.pods)
+    ]
+    if not scenarios:
+        pytest.skip(f"no scenario the binder serves states an outcome on {release}")
+    for sc in scenarios:
+        for pod in sc.pods:
+            pod["spec"]["schedulerName"] = DEFAULT_SCHEDULER_NAME
+    kube = Kube(load_configuration(str(install_binder_rbac(cluster))))
+    options = BinderOptions(instance="placement", initial_backoff=0.05, max_backoff=0.5)
+    binder = Binder(kube, FeatureGates.parse(GATES, release=release), options=options)
+    binder.start()
+    try:
+        assert binder.wait_synced(30), "informers did not sync"
+        with ThreadPoolExecutor(6) as pool:
+            found = list(pool.map(lambda sc: (sc, apply(cluster, sc)), scenarios))
+    finally:
+        binder.stop()
+        kube.close()
+    problems = [
+        f"{sc.tag} ({sc.title}): the binder on {release}: {outcomes}, the scenario {sc.expected(release)}: "
+        f"{sc.observed}"
+        for sc, outcomes in found
+        if outcomes != sc.expected(release)
+    ]
     assert not problems, "\n".join(problems)

@@ -754,8 +754,8 @@ def _holder_status(b: Builder, device_name: str, pool: str = "pool-0", **result:
     }
 
 
-def live_share_blocks_exclusive() -> Scenario:
-    b = Builder("d26")
+def live_share_blocks_exclusive(tag: str = "d26") -> Scenario:
+    b = Builder(tag)
     return Scenario(
         b.tag,
         "a device that no longer allows multiple allocations still holds a live share: 1.38 does not "
@@ -774,8 +774,8 @@ def live_share_blocks_exclusive() -> Scenario:
     )
 
 
-def all_mode_incomplete_pool_fails_the_node() -> Scenario:
-    b = Builder("d27")
+def all_mode_incomplete_pool_fails_the_node(tag: str = "d27") -> Scenario:
+    b = Builder(tag)
     return Scenario(
         b.tag,
         "allocationMode All, node 0's pool incomplete (one of two slices): 1.38 fails that node only and "
@@ -793,8 +793,8 @@ def all_mode_incomplete_pool_fails_the_node() -> Scenario:
     )
 
 
-def negative_consumed_capacity_is_summed() -> Scenario:
-    b = Builder("d28")
+def negative_consumed_capacity_is_summed(tag: str = "d28") -> Scenario:
+    b = Builder(tag)
     policy = {"default": "1", "validRange": {"min": "1"}}
     dev = device("shared", capacity={"memory": {"value": "8", "requestPolicy": policy}}, multi=True)
     return Scenario(
@@ -822,8 +822,8 @@ def _versioned(b: Builder) -> Obj:
     return b.slice(0, devices)
 
 
-def match_attribute_semver() -> Scenario:
-    b = Builder("d29")
+def match_attribute_semver(tag: str = "d29") -> Scenario:
+    b = Builder(tag)
     return Scenario(
         b.tag,
         "matchAttribute on versions 1.0.0+build.1 and 1.0.0+build.2: equal in semver on 1.38, unequal "
@@ -844,8 +844,8 @@ def match_attribute_semver() -> Scenario:
     )
 
 
-def distinct_attribute_semver() -> Scenario:
-    b = Builder("d30")
+def distinct_attribute_semver(tag: str = "d30") -> Scenario:
+    b = Builder(tag)
     return Scenario(
         b.tag,
         "distinctAttribute on versions 1.0.0+build.1 and 1.0.0+build.2: the same version on 1.38, distinct "
@@ -866,8 +866,8 @@ def distinct_attribute_semver() -> Scenario:
     )
 
 
-def qualified_attribute_wins() -> Scenario:
-    b = Builder("d31")
+def qualified_attribute_wins(tag: str = "d31") -> Scenario:
+    b = Builder(tag)
     both = {"model": {"string": "short"}, f"{b.driver}/model": {"string": "qualified"}}
 
     def model_is(value: str) -> list[Obj]:
@@ -890,8 +890,8 @@ def qualified_attribute_wins() -> Scenario:
     )
 
 
-def qualified_capacity_wins() -> Scenario:
-    b = Builder("d32")
+def qualified_capacity_wins(tag: str = "d32") -> Scenario:
+    b = Builder(tag)
     both = {f"{b.driver}/memory": {"value": "8"}, "memory": {"value": "2"}}
     return Scenario(
         b.tag,
@@ -907,6 +907,45 @@ def qualified_capacity_wins() -> Scenario:
         ],
         [b.pod(templates=["four"]) for _ in range(3)],
         expect={"1.38": [True, True, False]},
+    )
+
+
+def live_share_blocks_an_extended_resource(tag: str = "d33") -> Scenario:
+    b = Builder(tag)
+    res = f"{b.driver}/gpu"
+    return Scenario(
+        b.tag,
+        "d26 through KEP-5004: the extended-resource claim of the pod cannot have the device whose live "
+        "share remains (1.38), and has it on 1.37",
+        "project table: tests/allocator/test_search_shares.py (live share), "
+        "templates/pod-with-extended-resource.yaml",
+        [b.node(0)],
+        [b.device_class(ext=res), b.slice(0, gpus(1)), b.claim("holder", [exactly(b.cls())])],
+        [b.pod(limits={res: "1"})],
+        expect={"1.37": [True], "1.38": [False]},
+        committed={"holder": _holder_status(b, "gpu-0")},
+    )
+
+
+def qualified_attribute_wins_in_a_class(tag: str = "d34") -> Scenario:
+    b = Builder(tag)
+    both = {"model": {"string": "short"}, f"{b.driver}/model": {"string": "qualified"}}
+    short = b.device_class(
+        "short", ext=f"{b.driver}/short", cel=f'device.attributes["{b.driver}"].model == "short"'
+    )
+    qualified = b.device_class(
+        "qualified", ext=f"{b.driver}/qualified", cel=f'device.attributes["{b.driver}"].model == "qualified"'
+    )
+    return Scenario(
+        b.tag,
+        "d31 through KEP-5004: a DeviceClass selecting the short spelling matches nothing on 1.38, one "
+        "selecting the qualified spelling matches the device",
+        "project table: tests/allocator/test_release_allocation.py (qualified spelling), "
+        "templates/deviceclass-extended-resource.yaml",
+        [b.node(0)],
+        [short, qualified, b.slice(0, [device("gpu-0", both)])],
+        [b.pod(limits={f"{b.driver}/short": "1"}), b.pod(limits={f"{b.driver}/qualified": "1"})],
+        expect={"1.38": [False, True]},
     )
 
 
@@ -943,4 +982,19 @@ SCENARIOS: list[Callable[[], Scenario]] = [
     distinct_attribute_semver,
     qualified_attribute_wins,
     qualified_capacity_wins,
+    live_share_blocks_an_extended_resource,
+    qualified_attribute_wins_in_a_class,
+]
+# The scenarios whose outcome depends on the release, each a (tag) -> Scenario (the binder's run rebuilds
+# them under other tags: tests/e2e/test_placement_vs_kube_scheduler.py).
+BY_RELEASE: list[Callable[[str], Scenario]] = [
+    live_share_blocks_exclusive,
+    all_mode_incomplete_pool_fails_the_node,
+    negative_consumed_capacity_is_summed,
+    match_attribute_semver,
+    distinct_attribute_semver,
+    qualified_attribute_wins,
+    qualified_capacity_wins,
+    live_share_blocks_an_extended_resource,
+    qualified_attribute_wins_in_a_class,
 ]
