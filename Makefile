@@ -170,6 +170,9 @@ export GOPROXY ?= https://proxy.golang.org,direct
 RELEASE_SMOKE := tests/realcluster/test_chart_install.py::test_helm_install_upgrade_test_rollback_uninstall_under_the_charts_rbac \
 	tests/e2e/test_sandbox_realcluster.py::test_readme_sequence_binds_16_shares_and_leaves_the_17th_pending
 
+# The differential placement against that release's kube-scheduler (its scenarios are keyed by release).
+RELEASE_SMOKE += tests/e2e/test_placement_vs_kube_scheduler.py
+
 .PHONY: releases releases-extended test-extended
 
 releases: $(STAMP)

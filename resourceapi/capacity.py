@@ -148,12 +148,15 @@ class Consumption:
 
 
 def compute_consumption(
-    capacity: Mapping[str, CapacityEntry], requests: Mapping[str, Quantity]
+    capacity: Mapping[str, CapacityEntry], requests: Mapping[str, Quantity], *, within_value: bool = True
 ) -> Consumption | None:
     """Consumed amount per device capacity, or None when the device cannot serve the request at all.
 
     None when the request names a capacity the device does not define, or a rounded amount violates the policy
-    (e.g. above the range's max or above every valid value). Remaining capacity is checked by `fits`.
+    (e.g. above the range's max or above every valid value), or (`within_value`) exceeds the capacity's value
+    alone. Remaining capacity is checked by `fits`. The allocator passes `within_value=False`: upstream's
+    CmpRequestOverCapacity checks only the sum with the committed amounts, which a negative consumedCapacity
+    stored before 1.38's validation lowers (v0.37.2 incubating/consumable_capacity.go).
     """
     for name in requests:
         if name not in capacity:
@@ -164,7 +167,7 @@ def compute_consumption(
         consumed = consumed_amount(requests.get(name), entry)
         if violates_policy(consumed, entry.policy):
             return None
-        if consumed.value > entry.value:
+        if within_value and consumed.value > entry.value:
             return None
         amounts.append((name, consumed.value))
         result[entry.spelling] = consumed

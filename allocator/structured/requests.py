@@ -118,7 +118,7 @@ class RequestData:
         if key in cache:
             cached: Consumption | None = cache[key]
             return cached
-        result = compute_consumption(device.capacity, normalized)
+        result = compute_consumption(device.capacity, normalized, within_value=False)
         cache[key] = result
         return result
 

@@ -164,6 +164,17 @@ def test_a_committed_negative_consumed_capacity_fails_prefilter_from_1_38() -> N
     assert core.allocate(NodeInfo(NODE1), [pod_claim]).verdict is Verdict.FITS
 
 
+def test_a_committed_negative_consumed_capacity_makes_room_before_1_38() -> None:
+    """v0.37.2's CmpRequestOverCapacity checks only the sum with the committed amounts: 9 of a device of 8
+    fits while a committed claim consumes -2 (kube-scheduler v1.37.2 binds it: the differential-placement
+    scenario d28). Without that claim it does not."""
+    bad = _committed(CLAIM1, DEVICE1, "-2", SHARE_1)
+    slices = on_node1(shared(DEVICE1, {"memory": "8"}))
+    pod_claim = memory_claim("9")
+    assert cluster([device_class()], slices, [bad], on("1.37")).allocate(NodeInfo(NODE1), [pod_claim]).fits
+    assert not cluster([device_class()], slices, [], on("1.37")).allocate(NodeInfo(NODE1), [pod_claim]).fits
+
+
 def test_several_negative_claims_name_the_first_and_count_the_others_on_1_38() -> None:
     """`getCapacities` sorts the messages and names how many more claims there are."""
     bad = [_committed("b", DEVICE1, "-1", SHARE_1), _committed("a", DEVICE2, "-3", SHARE_2)]

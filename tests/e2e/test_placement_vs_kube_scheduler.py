@@ -1,11 +1,13 @@
-"""Differential placement: kube-scheduler (v1.37, the real control plane) against `dra-capacity simulate`.
+"""Differential placement: kube-scheduler (the real control plane of the harness's release,
+`DRA_CAPACITY_KUBERNETES_RELEASE`, default 1.37) against `dra-capacity simulate --kubernetes-version` it.
 
 Every scenario of support.placement_scenarios is applied to one real cluster (module-scoped); kube-scheduler
 places its pods one at a time; the objects are then read back through the API, turned back into the state
 before scheduling (no nodeName, no allocations, no synthesized claims), and given to the real `dra-capacity
 simulate` subprocess. Every pod's outcome (bound or not) must agree, and match the scenario's expectation;
-where only one placement is valid (`unique`), the node and the devices must agree too. Disagreements that
-are deliberate are listed in docs/divergences.md; there are none in this set.
+where only one placement is valid (`unique`), the node and the devices must agree too. A scenario runs on
+the releases it states an outcome for (`Scenario.expected`). Disagreements that are deliberate are listed in
+docs/divergences.md; there are none in this set.
 """
 
 from __future__ import annotations
@@ -16,10 +18,21 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.placement_scenarios import LABEL, SCENARIOS, Scenario
+from support.placement_scenarios import (
+    BY_RELEASE,
+    LABEL,
+    SCENARIOS,
+    Scenario,
+    negative_consumed_capacity_is_summed,
+)
+from support.real_binders import install_binder_rbac
 from support.real_cluster import module_cluster, node_ready, ok, simulate_json, wait_default_account
 
-from localcluster.cluster import Cluster, ClusterConfig
+from binder.controller import Binder, BinderOptions
+from binder.names import DEFAULT_SCHEDULER_NAME
+from kubeio.kube import Kube, load_configuration
+from localcluster.cluster import Cluster, ClusterConfig, selected_release
+from resourceapi.gates import FeatureGates
 
 pytestmark = pytest.mark.realcluster
 
@@ -50,15 +63,17 @@ def _path(obj: dict[str, Any]) -> str:
 
 
 def _decided(cluster: Cluster, ns: str, name: str) -> bool | None:
-    """True once bound, False once kube-scheduler found it unschedulable (and not merely waiting for the
-    resourceclaim controller), None before."""
+    """True once bound, False once kube-scheduler found it unschedulable or failed it with an error (a
+    PreFilter or Filter error: `SchedulerError`), and not merely waiting for the resourceclaim controller;
+    None before."""
     status, pod = cluster.request("GET", f"/api/v1/namespaces/{ns}/pods/{name}")
     if status != 200:
         return None
     if pod["spec"].get("nodeName"):
         return True
     for c in pod.get("status", {}).get("conditions", []):
-        if c["type"] == "PodScheduled" and c["status"] == "False" and c.get("reason") == "Unschedulable":
+        failed = c.get("reason") in ("Unschedulable", "SchedulerError")
+        if c["type"] == "PodScheduled" and c["status"] == "False" and failed:
             message = c.get("message", "")
             if "waiting for" in message or "not found" in message:
                 return None
@@ -73,6 +88,8 @@ def apply(cluster: Cluster, sc: Scenario) -> list[bool]:
         ok(*cluster.request("POST", "/api/v1/nodes", node), f"{sc.tag} node")
     for obj in sc.objects:
         ok(*cluster.request("POST", _path(obj), obj), f"{sc.tag} {obj['kind']} {obj['metadata']['name']}")
+    for name, status in sc.committed.items():
+        ok(*commit(cluster, sc.tag, name, status), f"{sc.tag} ResourceClaim {name} status")
     cluster.wait_for(
         f"{sc.tag} nodes Ready",
         lambda: all(node_ready(cluster, n["metadata"]["name"]) for n in sc.nodes),
@@ -98,6 +115,12 @@ def apply(cluster: Cluster, sc: Scenario) -> list[bool]:
         messages.append(_scheduled_message(cluster, sc.tag, name))
     sc.observed = messages
     return outcomes
+
+
+def commit(cluster: Cluster, ns: str, name: str, status: dict[str, Any]) -> tuple[int, Any]:
+    """Write `status` to claim `ns/name` (a merge patch of its status subresource): the API's answer."""
+    path = f"{RES}/namespaces/{ns}/resourceclaims/{name}/status"
+    return cluster.request("PATCH", path, {"status": status}, content_type="application/merge-patch+json")
 
 
 def _scheduled_message(cluster: Cluster, ns: str, name: str) -> str:
@@ -139,7 +162,10 @@ def dump(cluster: Cluster, sc: Scenario) -> list[dict[str, Any]]:
     for claim in items(f"{RES}/namespaces/{sc.tag}/resourceclaims", "ResourceClaim"):
         if (claim["metadata"].get("annotations") or {}).get(EXTENDED_CLAIM) == "true":
             continue  # kube-scheduler's synthesized claim: simulate makes its own
-        claim.pop("status", None)
+        if claim["metadata"]["name"] in sc.committed:
+            claim["status"] = {"allocation": claim["status"]["allocation"]}  # not kube-scheduler's: kept
+        else:
+            claim.pop("status", None)
         claim["metadata"].pop("finalizers", None)
         objs.append(_strip(claim))
     pods = items(f"/api/v1/namespaces/{sc.tag}/pods", "Pod")
@@ -177,15 +203,17 @@ def simulate_devices(entry: dict[str, Any]) -> tuple[str, list[tuple[str, str, s
     return entry.get("node") or "", sorted(set(devices))
 
 
-def run_scenario(cluster: Cluster, sc: Scenario, workdir: Path) -> list[str]:
-    """The disagreements of one scenario, one line each (empty: they agree)."""
+def run_scenario(cluster: Cluster, sc: Scenario, workdir: Path, release: str) -> list[str]:
+    """The disagreements of one scenario on `release`, one line each (empty: they agree)."""
     problems = []
     outcomes = apply(cluster, sc)
-    if outcomes != sc.expect:
+    expected = sc.expected(release)
+    if outcomes != expected:
         problems.append(
-            f"{sc.tag} kube-scheduler outcomes {outcomes}, scenario expects {sc.expect}: {sc.observed}"
+            f"{sc.tag} kube-scheduler {release}: outcomes {outcomes}, scenario expects {expected}: "
+            f"{sc.observed}"
         )
-    out = simulate_json(dump(cluster, sc), workdir / f"{sc.tag}.json", GATES)
+    out = simulate_json(dump(cluster, sc), workdir / f"{sc.tag}.json", GATES, release=release)
     entries = {e["name"]: e for e in out["pods"]}
     for pod, ks_bound in zip(sc.pods, outcomes, strict=True):
         name = pod["metadata"]["name"]
@@ -209,9 +237,9 @@ def run_scenario(cluster: Cluster, sc: Scenario, workdir: Path) -> list[str]:
     return problems
 
 
-def _guarded(cluster: Cluster, sc: Scenario, workdir: Path) -> list[str]:
+def _guarded(cluster: Cluster, sc: Scenario, workdir: Path, release: str) -> list[str]:
     try:
-        return run_scenario(cluster, sc, workdir)
+        return run_scenario(cluster, sc, workdir, release)
     except AssertionError as exc:
         return [f"{sc.tag} ({sc.title}): {exc}"]
 
@@ -234,10 +262,68 @@ def test_device_taints_are_served(cluster: Cluster) -> None:
     assert stored["spec"]["devices"][0]["taints"][0]["key"] == "k"
 
 
+def test_a_negative_consumed_capacity_is_refused_from_1_38(cluster: Cluster) -> None:
+    """1.38's API server refuses the status of scenario d28's committed claim (a negative consumedCapacity),
+    so its PreFilter failure is not reachable on a cluster that starts at 1.38 and d28 states no 1.38
+    outcome; 1.37 stores it (d28 runs there, and `commit` asserts the write)."""
+    release = selected_release()
+    if release != "1.38":
+        pytest.skip(f"the refusal is 1.38's validation ({release}; on 1.37 scenario d28 stores the status)")
+    sc = negative_consumed_capacity_is_summed()
+    assert sc.expected(release) is None
+    cluster.request("POST", "/api/v1/namespaces", {"metadata": {"name": sc.tag}})
+    (holder,) = [o for o in sc.objects if o["kind"] == "ResourceClaim"]
+    ok(*cluster.request("POST", _path(holder), holder), "holder")
+    status, body = commit(cluster, sc.tag, "holder", sc.committed["holder"])
+    assert status == 422, (status, body)
+    field = "status.allocation.devices.results[0].consumedCapacity[memory]"
+    assert f'{field}: Invalid value: "-2": must be greater than or equal to 0' in body["message"], body
+
+
 def test_simulate_places_as_kube_scheduler_does(cluster: Cluster, tmp_path: Path) -> None:
-    scenarios = [make() for make in SCENARIOS]
+    release = selected_release()
+    scenarios = [sc for sc in (make() for make in SCENARIOS) if sc.expected(release) is not None]
     assert len(scenarios) >= 20
     with ThreadPoolExecutor(6) as pool:
-        found = list(pool.map(lambda sc: _guarded(cluster, sc, tmp_path), scenarios))
+        found = list(pool.map(lambda sc: _guarded(cluster, sc, tmp_path, release), scenarios))
     problems = [p for ps in found for p in ps]
+    assert not problems, "\n".join(problems)
+
+
+def test_the_binder_places_the_release_scenarios_as_kube_scheduler_does(cluster: Cluster) -> None:
+    """The scenarios that differ by release and that the binder serves (pods without their own
+    `spec.resourceClaims`, which it refuses: docs/binder.md; so d33 and d34, the extended-resource forms of
+    d26 and d31), built again under tags `b<nn>` with their pods routed to one in-process binder of the
+    cluster's release (as the chart's binder ServiceAccount, as tests/e2e/test_preemption_vs_kube_scheduler.py
+    runs it): its outcomes must be the scenario's on that release, which the test above holds kube-scheduler
+    and `simulate` to."""
+    release = selected_release()
+    scenarios = [make("b" + make().tag[1:]) for make in BY_RELEASE]
+    scenarios = [
+        sc
+        for sc in scenarios
+        if sc.expected(release) is not None and not any(p["spec"].get("resourceClaims") for p in sc.pods)
+    ]
+    if not scenarios:
+        pytest.skip(f"no scenario the binder serves states an outcome on {release}")
+    for sc in scenarios:
+        for pod in sc.pods:
+            pod["spec"]["schedulerName"] = DEFAULT_SCHEDULER_NAME
+    kube = Kube(load_configuration(str(install_binder_rbac(cluster))))
+    options = BinderOptions(instance="placement", initial_backoff=0.05, max_backoff=0.5)
+    binder = Binder(kube, FeatureGates.parse(GATES, release=release), options=options)
+    binder.start()
+    try:
+        assert binder.wait_synced(30), "informers did not sync"
+        with ThreadPoolExecutor(6) as pool:
+            found = list(pool.map(lambda sc: (sc, apply(cluster, sc)), scenarios))
+    finally:
+        binder.stop()
+        kube.close()
+    problems = [
+        f"{sc.tag} ({sc.title}): the binder on {release}: {outcomes}, the scenario {sc.expected(release)}: "
+        f"{sc.observed}"
+        for sc, outcomes in found
+        if outcomes != sc.expected(release)
+    ]
     assert not problems, "\n".join(problems)

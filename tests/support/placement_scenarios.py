@@ -5,8 +5,12 @@ Each scenario is isolated by its tag: its own nodes (label `diff-scenario=<tag>`
 driver `<tag>.example.com`, DeviceClasses `<tag>-...` and namespace `<tag>`. Pods are created one at a time,
 each once the previous one is decided, so kube-scheduler sees them in the order `simulate` places them.
 `unique` marks a scenario where only one placement is valid for every pod: there nodes and devices must agree
-as well as outcomes. The shapes follow upstream's scheduler_perf DRA templates
-(test/integration/scheduler_perf/dra/templates/*.yaml, named in `source`) and the project's own tables.
+as well as outcomes. `expect` is either every release's outcome or, where releases differ, each release's
+own (`Scenario.expected`): a release it does not name does not run the scenario, because kube-scheduler's
+outcome there is not the one stated (or not determined at all). A scenario whose releases differ, run on the
+older one, is the negative control showing that it discriminates. The shapes follow upstream's scheduler_perf
+DRA templates (test/integration/scheduler_perf/dra/templates/*.yaml, named in `source`) and the project's own
+tables.
 """
 
 from __future__ import annotations
@@ -29,8 +33,18 @@ class Scenario:
     objects: list[Obj]  # DeviceClasses, ResourceSlices, ResourceClaimTemplates, ResourceClaims
     pods: list[Obj]
     unique: bool = True
-    expect: list[bool] = field(default_factory=list)  # bound? per pod (what kube-scheduler must do, too)
+    # bound? per pod (what kube-scheduler must do, too): on every release, or keyed by release ("1.38")
+    expect: list[bool] | dict[str, list[bool]] = field(default_factory=list)
+    # claim name -> the status written once it exists: an allocation kube-scheduler did not make, which
+    # `simulate` is given as it is served
+    committed: dict[str, Obj] = field(default_factory=dict)
     observed: list[str] = field(default_factory=list)  # kube-scheduler's PodScheduled=False messages
+
+    def expected(self, release: str) -> list[bool] | None:
+        """The outcomes on `release`; None if the scenario states none there (it is not run)."""
+        if isinstance(self.expect, dict):
+            return self.expect.get(release)
+        return self.expect
 
 
 class Builder:
@@ -723,6 +737,218 @@ def two_claims_one_pod() -> Scenario:
     )
 
 
+# ---- the allocator's differences by release (resourceapi/releases.py `Allocation`; issue 39) ---------------
+
+SHARE_ID = "00000000-0000-4000-8000-000000000001"
+
+
+def _holder_status(b: Builder, device_name: str, pool: str = "pool-0", **result: Any) -> Obj:
+    """A status allocating one share of `device_name` on node 0 to request req-0 (no pod reserves it)."""
+    here = {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [b.node_name(0)]}]}
+    share = {"request": "req-0", "driver": b.driver, "pool": pool, "device": device_name, "shareID": SHARE_ID}
+    return {
+        "allocation": {
+            "devices": {"results": [{**share, **result}]},
+            "nodeSelector": {"nodeSelectorTerms": [here]},
+        }
+    }
+
+
+def live_share_blocks_exclusive(tag: str = "d26") -> Scenario:
+    b = Builder(tag)
+    return Scenario(
+        b.tag,
+        "a device that no longer allows multiple allocations still holds a live share: 1.38 does not "
+        "allocate it exclusively (kubernetes/kubernetes#140798), 1.37 does (a double allocation)",
+        "project table: tests/allocator/test_search_shares.py (live share, exclusive request)",
+        [b.node(0)],
+        [
+            b.device_class(),
+            b.slice(0, gpus(1)),
+            b.claim("holder", [exactly(b.cls())]),
+            b.template("one", [exactly(b.cls())]),
+        ],
+        [b.pod(templates=["one"])],
+        expect={"1.37": [True], "1.38": [False]},
+        committed={"holder": _holder_status(b, "gpu-0")},
+    )
+
+
+def all_mode_incomplete_pool_fails_the_node(tag: str = "d27") -> Scenario:
+    b = Builder(tag)
+    return Scenario(
+        b.tag,
+        "allocationMode All, node 0's pool incomplete (one of two slices): 1.38 fails that node only and "
+        "uses node 1, 1.37 fails the pod",
+        "project table: tests/allocator/test_release_allocation.py (All on an incomplete pool)",
+        [b.node(0), b.node(1)],
+        [
+            b.device_class(),
+            b.slice(0, gpus(1), count=2),
+            b.slice(1, gpus(2)),
+            b.template("all", [exactly(b.cls(), allocationMode="All")]),
+        ],
+        [b.pod(templates=["all"])],
+        expect={"1.37": [False], "1.38": [True]},
+    )
+
+
+def negative_consumed_capacity_is_summed(tag: str = "d28") -> Scenario:
+    b = Builder(tag)
+    policy = {"default": "1", "validRange": {"min": "1"}}
+    dev = device("shared", capacity={"memory": {"value": "8", "requestPolicy": policy}}, multi=True)
+    return Scenario(
+        b.tag,
+        "a committed claim consuming -2 of an 8 memory device: 1.37 sums it, so 9 fits (1.38's PreFilter "
+        "would fail the pod, but its API server refuses to store the status: "
+        "test_a_negative_consumed_capacity_is_refused_from_1_38)",
+        "project table: tests/allocator/test_release_allocation.py (committed negative consumedCapacity)",
+        [b.node(0)],
+        [
+            b.device_class(),
+            b.slice(0, [dev]),
+            b.claim("holder", [exactly(b.cls(), capacity={"requests": {"memory": "1"}})]),
+            b.template("mem", [exactly(b.cls(), capacity={"requests": {"memory": "9"}})]),
+        ],
+        [b.pod(templates=["mem"])],
+        expect={"1.37": [True]},
+        committed={"holder": _holder_status(b, "shared", consumedCapacity={"memory": "-2"})},
+    )
+
+
+def _versioned(b: Builder) -> Obj:
+    versions = ("1.0.0+build.1", "1.0.0+build.2")  # equal in semver (build metadata), unequal as strings
+    devices = [device(f"gpu-{i}", {"firmware": {"version": v}}) for i, v in enumerate(versions)]
+    return b.slice(0, devices)
+
+
+def match_attribute_semver(tag: str = "d29") -> Scenario:
+    b = Builder(tag)
+    return Scenario(
+        b.tag,
+        "matchAttribute on versions 1.0.0+build.1 and 1.0.0+build.2: equal in semver on 1.38, unequal "
+        "strings on 1.37",
+        "project table: tests/allocator/test_release_allocation.py (semver constraints)",
+        [b.node(0)],
+        [
+            b.device_class(),
+            _versioned(b),
+            b.template(
+                "two",
+                [exactly(b.cls(), count=2)],
+                [{"requests": ["req-0"], "matchAttribute": f"{b.driver}/firmware"}],
+            ),
+        ],
+        [b.pod(templates=["two"])],
+        expect={"1.37": [False], "1.38": [True]},
+    )
+
+
+def distinct_attribute_semver(tag: str = "d30") -> Scenario:
+    b = Builder(tag)
+    return Scenario(
+        b.tag,
+        "distinctAttribute on versions 1.0.0+build.1 and 1.0.0+build.2: the same version on 1.38, distinct "
+        "strings on 1.37",
+        "project table: tests/allocator/test_release_allocation.py (semver constraints)",
+        [b.node(0)],
+        [
+            b.device_class(),
+            _versioned(b),
+            b.template(
+                "two",
+                [exactly(b.cls(), count=2)],
+                [{"requests": ["req-0"], "distinctAttribute": f"{b.driver}/firmware"}],
+            ),
+        ],
+        [b.pod(templates=["two"])],
+        expect={"1.37": [True], "1.38": [False]},
+    )
+
+
+def qualified_attribute_wins(tag: str = "d31") -> Scenario:
+    b = Builder(tag)
+    both = {"model": {"string": "short"}, f"{b.driver}/model": {"string": "qualified"}}
+
+    def model_is(value: str) -> list[Obj]:
+        return [{"cel": {"expression": f'device.attributes["{b.driver}"].model == "{value}"'}}]
+
+    return Scenario(
+        b.tag,
+        "one attribute published as `model` and as `<driver>/model`: 1.38's CEL sees the qualified one (on "
+        "1.37 Go's map order decides, so no outcome is stated there)",
+        "project table: tests/allocator/test_release_allocation.py (qualified spelling)",
+        [b.node(0)],
+        [
+            b.device_class(),
+            b.slice(0, [device("gpu-0", both)]),
+            b.template("short", [exactly(b.cls(), selectors=model_is("short"))]),
+            b.template("qualified", [exactly(b.cls(), selectors=model_is("qualified"))]),
+        ],
+        [b.pod(templates=["short"]), b.pod(templates=["qualified"])],
+        expect={"1.38": [False, True]},
+    )
+
+
+def qualified_capacity_wins(tag: str = "d32") -> Scenario:
+    b = Builder(tag)
+    both = {f"{b.driver}/memory": {"value": "8"}, "memory": {"value": "2"}}
+    return Scenario(
+        b.tag,
+        "one capacity published as `memory: 2` and as `<driver>/memory: 8`: 1.38 counts 8, two claims of 4 "
+        "fit and a third not (1.37 keeps two capacities and dra-capacity normalizes the names, a listed "
+        "divergence, so no 1.37 outcome is stated)",
+        "project table: tests/allocator/test_release_allocation.py (qualified capacity)",
+        [b.node(0)],
+        [
+            b.device_class(),
+            b.slice(0, [device("shared", capacity=both, multi=True)]),
+            b.template("four", [exactly(b.cls(), capacity={"requests": {"memory": "4"}})]),
+        ],
+        [b.pod(templates=["four"]) for _ in range(3)],
+        expect={"1.38": [True, True, False]},
+    )
+
+
+def live_share_blocks_an_extended_resource(tag: str = "d33") -> Scenario:
+    b = Builder(tag)
+    res = f"{b.driver}/gpu"
+    return Scenario(
+        b.tag,
+        "d26 through KEP-5004: the extended-resource claim of the pod cannot have the device whose live "
+        "share remains (1.38), and has it on 1.37",
+        "project table: tests/allocator/test_search_shares.py (live share), "
+        "templates/pod-with-extended-resource.yaml",
+        [b.node(0)],
+        [b.device_class(ext=res), b.slice(0, gpus(1)), b.claim("holder", [exactly(b.cls())])],
+        [b.pod(limits={res: "1"})],
+        expect={"1.37": [True], "1.38": [False]},
+        committed={"holder": _holder_status(b, "gpu-0")},
+    )
+
+
+def qualified_attribute_wins_in_a_class(tag: str = "d34") -> Scenario:
+    b = Builder(tag)
+    both = {"model": {"string": "short"}, f"{b.driver}/model": {"string": "qualified"}}
+    short = b.device_class(
+        "short", ext=f"{b.driver}/short", cel=f'device.attributes["{b.driver}"].model == "short"'
+    )
+    qualified = b.device_class(
+        "qualified", ext=f"{b.driver}/qualified", cel=f'device.attributes["{b.driver}"].model == "qualified"'
+    )
+    return Scenario(
+        b.tag,
+        "d31 through KEP-5004: a DeviceClass selecting the short spelling matches nothing on 1.38, one "
+        "selecting the qualified spelling matches the device",
+        "project table: tests/allocator/test_release_allocation.py (qualified spelling), "
+        "templates/deviceclass-extended-resource.yaml",
+        [b.node(0)],
+        [short, qualified, b.slice(0, [device("gpu-0", both)])],
+        [b.pod(limits={f"{b.driver}/short": "1"}), b.pod(limits={f"{b.driver}/qualified": "1"})],
+        expect={"1.38": [False, True]},
+    )
+
+
 SCENARIOS: list[Callable[[], Scenario]] = [
     claim_template_basic,
     shared_claim,
@@ -749,4 +975,26 @@ SCENARIOS: list[Callable[[], Scenario]] = [
     extended_resource_on_shareable_device,
     project_gpu_shares,
     two_claims_one_pod,
+    live_share_blocks_exclusive,
+    all_mode_incomplete_pool_fails_the_node,
+    negative_consumed_capacity_is_summed,
+    match_attribute_semver,
+    distinct_attribute_semver,
+    qualified_attribute_wins,
+    qualified_capacity_wins,
+    live_share_blocks_an_extended_resource,
+    qualified_attribute_wins_in_a_class,
+]
+# The scenarios whose outcome depends on the release, each a (tag) -> Scenario (the binder's run rebuilds
+# them under other tags: tests/e2e/test_placement_vs_kube_scheduler.py).
+BY_RELEASE: list[Callable[[str], Scenario]] = [
+    live_share_blocks_exclusive,
+    all_mode_incomplete_pool_fails_the_node,
+    negative_consumed_capacity_is_summed,
+    match_attribute_semver,
+    distinct_attribute_semver,
+    qualified_attribute_wins,
+    qualified_capacity_wins,
+    live_share_blocks_an_extended_resource,
+    qualified_attribute_wins_in_a_class,
 ]

@@ -98,11 +98,15 @@ def priority_class(name: str, value: int, never: bool = False) -> dict[str, Any]
     return obj
 
 
-def simulate_json(objs: list[dict[str, Any]], path: Path, gates: str, cli: str = CLI) -> dict[str, Any]:
-    """`dra-capacity simulate --feature-gates GATES -o json` of `objs`, written as a List to `path`."""
+def simulate_json(
+    objs: list[dict[str, Any]], path: Path, gates: str, cli: str = CLI, release: str | None = None
+) -> dict[str, Any]:
+    """`dra-capacity simulate --feature-gates GATES -o json` of `objs`, written as a List to `path`;
+    `release`: with `--kubernetes-version RELEASE`."""
     path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": objs}))
+    version = ["--kubernetes-version", release] if release else []
     done = subprocess.run(
-        [cli, "simulate", "--feature-gates", gates, "-o", "json", "-f", str(path)],
+        [cli, "simulate", "--feature-gates", gates, *version, "-o", "json", "-f", str(path)],
         capture_output=True,
         text=True,
         timeout=120,
