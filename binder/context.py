@@ -87,13 +87,15 @@ class BinderOptions:
 class Informers:
     """The binder's informers (one per kind), started and stopped together: the scheduling kinds, and the
     storage kinds the volume plugins read (upstream's VolumeBinding, VolumeZone, NodeVolumeLimits and
-    VolumeRestrictions listers). DeviceTaintRules are watched only when the gates apply them, as
-    kube-scheduler's ResourceSlice tracker does (`taint_rules`); PodDisruptionBudgets only when preemption is
-    on (`pdbs`, DefaultPreemption's PDB lister)."""
+    VolumeRestrictions listers). DeviceTaintRules are watched only while the gates apply them, as
+    kube-scheduler's ResourceSlice tracker does (`taint_rules`; `watch_taint_rules` adds or drops that
+    informer when the served release changes); PodDisruptionBudgets only when preemption is on (`pdbs`,
+    DefaultPreemption's PDB lister)."""
 
     def __init__(
         self, kube: Kube, watch_timeout: float, taint_rules: bool = False, pdbs: bool = False
     ) -> None:
+        self._kube, self._watch_timeout = kube, watch_timeout
         self.pods = Informer(kube, PODS, watch_timeout=watch_timeout)
         self.nodes = Informer(kube, NODES, watch_timeout=watch_timeout)
         self.classes = Informer(kube, DEVICE_CLASSES, watch_timeout=watch_timeout)
@@ -123,17 +125,29 @@ class Informers:
             *self.storage,
             self.pods,
         ]
-        self.taint_rules = (
-            Informer(kube, DEVICE_TAINT_RULES, watch_timeout=watch_timeout) if taint_rules else None
-        )
-        if self.taint_rules is not None:
-            self.all.insert(3, self.taint_rules)
+        self.taint_rules: Informer | None = None
+        self.watch_taint_rules(taint_rules)
         self.pdbs = Informer(kube, POD_DISRUPTION_BUDGETS, watch_timeout=watch_timeout) if pdbs else None
         if self.pdbs is not None:
             self.all.insert(0, self.pdbs)
 
     def synced(self) -> bool:
         return all(inf.synced.is_set() for inf in self.all)
+
+    def watch_taint_rules(self, on: bool) -> Informer | None:
+        """Add (`on`) or drop the DeviceTaintRule informer; returns the informer added or dropped (None: no
+        change). The caller starts an added one and stops a dropped one; until an added one has listed,
+        `synced()` is false, so nothing is placed with part of the rules."""
+        if on == (self.taint_rules is not None):
+            return None
+        if on:
+            self.taint_rules = Informer(self._kube, DEVICE_TAINT_RULES, watch_timeout=self._watch_timeout)
+            self.all.insert(self.all.index(self.slices) + 1, self.taint_rules)
+            return self.taint_rules
+        dropped, self.taint_rules = self.taint_rules, None
+        assert dropped is not None
+        self.all.remove(dropped)
+        return dropped
 
 
 class BinderContext:

@@ -43,7 +43,7 @@ from binder.scheduling_cycle import SchedulingCycle
 from binder.snapshot import Snapshot
 from binder.usage_metrics import UsageMetrics
 from binder.volume_binding import VolumeBinding
-from kubeio.informer import ADDED, Key, key_of
+from kubeio.informer import ADDED, Informer, Key, key_of
 from kubeio.kube import ApiError, Kube, Obj
 from resourceapi.gates import FeatureGates
 
@@ -85,6 +85,9 @@ class Binder:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._relisting = False
+        self._running = False  # started and not stopped: an informer added by a release switch starts at once
+        self._rules_listing: Informer | None = None  # a DeviceTaintRule informer a switch added, unlisted
+        self._rules_warned = False
         self._plugins_seen: set[str] = set()
         self._pod_models = prechecks.PodModels()  # parsed pods for the queueing hints' node pre-checks
         self.fenced = 0  # claims fenced on taking the lease (fence.py)
@@ -105,22 +108,65 @@ class Binder:
         """Place by `gates` from the next pod on (the served release changed: kubeio/serverversion.py). Under
         the controller's lock, which a scheduling cycle holds from Filter to Reserve, so no pod is placed half
         by one release: the snapshot is built afresh on the new allocator semantics
-        (allocator/structured/features.py) and every unschedulable pod is tried again. The informer set stays
-        as started (a release that starts or stops applying DeviceTaintRules needs a restart: a warning)."""
+        (allocator/structured/features.py) and every unschedulable pod is tried again. The DeviceTaintRule
+        informer follows the release too (`_follow_taint_rules`)."""
         with self.cond:
             if gates == self.ctx.gates:
                 return
-            if rules_apply(gates) != rules_apply(self.ctx.gates):
-                log.warning(
-                    "Kubernetes %s %s DeviceTaintRules: restart the binder to %s them",
-                    gates.release,
-                    "applies" if rules_apply(gates) else "does not apply",
-                    "watch" if rules_apply(gates) else "stop applying",
-                )
+            self._follow_taint_rules(gates)
             self.ctx.gates = self.gates = gates
             self.snapshot.invalidate()
             self.audit.invalidate()
             self._changed("kubernetes-release")
+
+    def _follow_taint_rules(self, gates: FeatureGates) -> None:
+        """Watch DeviceTaintRules from a release that applies them, stop on one that does not, without a
+        restart (kube-scheduler's ResourceSlice tracker watches them only with the gates on). An added
+        informer counts in `synced()`, so no pod is placed until it has listed every rule; the snapshot is
+        then rebuilt (`_rules_listed`). A dropped one's rules leave the next snapshot, which `fresh` builds
+        from `informers.taint_rules`."""
+        on = rules_apply(gates)
+        informer = self.ctx.informers.watch_taint_rules(on)
+        if informer is None:
+            return
+        if on:
+            informer.handlers.append(self._on_taint_rule)
+            self._rules_listing, self._rules_warned = informer, False
+            if self._running:
+                informer.start()
+            log.info(
+                "Kubernetes %s applies DeviceTaintRules: watching them; pods wait until they are listed",
+                gates.release,
+            )
+            return
+        informer.stop()
+        if self._rules_listing is informer:
+            self._rules_listing = None
+        log.info(
+            "Kubernetes %s does not apply DeviceTaintRules: stopped watching them (%d rule(s) dropped)",
+            gates.release,
+            len(informer),
+        )
+
+    def _rules_listed(self) -> None:
+        """Under the lock, before a pod is popped: once a DeviceTaintRule informer a switch added has listed,
+        the snapshot is rebuilt with every rule (and that is logged); while it cannot list (a 403: the
+        ClusterRole lacks list/watch on devicetaintrules), one warning says why pods wait."""
+        informer = self._rules_listing
+        if informer is None:
+            return
+        if informer.synced.is_set():
+            self._rules_listing = None
+            self.snapshot.invalidate()
+            log.info("DeviceTaintRules listed: %d rule(s) applied from now on", len(informer))
+        elif informer.last_error is not None and not self._rules_warned:
+            self._rules_warned = True
+            log.warning(
+                "pods wait: DeviceTaintRules cannot be listed (%s); Kubernetes %s applies them, so nothing "
+                "is placed without them (the binder's ClusterRole needs list and watch on devicetaintrules)",
+                informer.last_error,
+                self.ctx.gates.release,
+            )
 
     # --- counters for the command and the benchmark ---------------------------------------------------------
 
@@ -146,7 +192,10 @@ class Binder:
 
     def start(self) -> None:
         self.events.start()
-        for inf in self.informers:
+        with self.cond:
+            self._running = True
+            informers = list(self.informers)
+        for inf in informers:
             inf.start()
         self._thread = threading.Thread(target=self._run, name="binder-scheduler", daemon=True)
         self._thread.start()
@@ -157,18 +206,20 @@ class Binder:
 
     def wait_synced(self, timeout: float) -> bool:
         deadline = time.monotonic() + timeout
-        return all(inf.synced.wait(max(deadline - time.monotonic(), 0)) for inf in self.informers)
+        return all(inf.synced.wait(max(deadline - time.monotonic(), 0)) for inf in list(self.informers))
 
     def stop(self) -> None:
         """Stop placing, let running binds finish, stop the informers."""
         self._stop.set()
         with self.cond:
+            self._running = False
+            informers = list(self.informers)
             self.cond.notify_all()
         if self._thread is not None:
             self._thread.join(10)
         self.volumes.stop()
         self._pool.shutdown(wait=True)
-        for inf in self.informers:
+        for inf in informers:
             inf.stop()
         self.events.stop()
 
@@ -177,8 +228,10 @@ class Binder:
         self.ctx.dead = True
         self._stop.set()
         with self.cond:
+            self._running = False
+            informers = list(self.informers)
             self.cond.notify_all()
-        for inf in self.informers:
+        for inf in informers:
             inf.stop()
         self.volumes.stop()
         self._pool.shutdown(wait=False, cancel_futures=True)
@@ -340,6 +393,7 @@ class Binder:
     def _next(self) -> Key | None:
         with self.cond:
             while not self._stop.is_set():
+                self._rules_listed()
                 if self.synced() and self.is_leader() and not self.ctx.dead and not self._relisting:
                     self.audit.run_pending()
                     key = self.queue.pop(time.monotonic())

@@ -80,6 +80,7 @@ class Informer:
         self.relists = 0
         self._fresh = False
         self._failing = False  # the last list or watch failed (a warning is logged once per run of failures)
+        self.last_error: str | None = None  # that failure (`HTTP 403 Forbidden: ...`), None once one succeeds
         self._store: dict[Key, Obj] = {}
         self._stop = threading.Event()
         self._relist = threading.Event()
@@ -180,6 +181,7 @@ class Informer:
                 level = logging.DEBUG if self._failing else logging.WARNING
                 self._failing = True
                 answer = f"HTTP {exc.status} {exc.reason}".strip() if exc.status else exc.reason
+                self.last_error = f"{answer}: {exc.message[:200]}"
                 log.log(
                     level,
                     "informer %s failed (%s: %s); retrying in %.1fs",
@@ -208,6 +210,7 @@ class Informer:
         self._replace(items)
         self._fresh = True
         self._failing = False
+        self.last_error = None
         self._changed()
         return rv
 
@@ -254,6 +257,7 @@ class Informer:
             self._interrupt()
         elif 200 <= int(getattr(response, "status", 0) or 0) < 300:
             self._failing = False
+            self.last_error = None
             self._set_fresh(True)  # the watch is open again: the view is current
 
     def _set_fresh(self, fresh: bool) -> None:
