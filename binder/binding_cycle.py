@@ -230,6 +230,11 @@ class BindingCycle:
                 latest = ctx.writer.patch_pod_status(obj, patch, claims.unbound_naming(name))
                 written.linked = True
             ctx.hook("pod-status-patched", obj)
+            if latest is not obj:
+                written.pod = latest
+            if self._wait_for_conditions(info, state):  # the conditions may still be pending
+                ctx.metrics.recovered.inc()
+                return
             ctx.writer.bind(latest, node, claims.unbound_naming(name))
             ctx.hook("bound", obj)
         except (ApiError, BindError) as exc:

@@ -171,3 +171,18 @@ def test_on_1_37_such_a_device_is_never_allocated(kube_api: Any) -> None:
         assert extended_claims(kube_api) == []
         assert binder.conditions.pending() == set()
         assert bound(kube_api) == []
+
+
+def test_a_restarted_binder_waits_for_the_conditions_of_the_claim_it_finds(kube_api: Any) -> None:
+    _seed(kube_api)
+    with binder_on(kube_api, "1.38") as binder:
+        claim = _allocated_claim(kube_api)
+        wait_for("web-0 waiting", lambda: binder.conditions.pending() == {("default", "web-0")})
+    with binder_on(kube_api, "1.38") as binder:
+        wait_for("web-0 waiting again", lambda: binder.conditions.pending() == {("default", "web-0")})
+        assert bound(kube_api) == []
+        driver_reports(kube_api, claim, READY)
+        [placed] = wait_for("web-0 bound", lambda: bound(kube_api))
+        assert (
+            placed["status"]["extendedResourceClaimStatus"]["resourceClaimName"] == claim["metadata"]["name"]
+        )
