@@ -14,9 +14,16 @@ from typing import Any
 from allocator.scheduling.placement import Placement, PlacementResult
 from allocator.scheduling.synthesis import dra_resources_on_node, scalar_requests, synthesize_for_resources
 from allocator.scheduling.volumes import VOLUME_BINDING
+from allocator.structured.features import Features
 from binder import claims
 from binder.assume import InFlight
 from binder.attempt import CycleState, QueuedPodInfo, Written
+from binder.binding_conditions import (
+    REASON_PENDING,
+    BindingConditions,
+    has_binding_conditions,
+    pending_message,
+)
 from binder.context import BinderContext, Stopped, log_decision
 from binder.models import parse
 from binder.names import EVENT_NORMAL, REASON_SCHEDULED
@@ -38,24 +45,37 @@ class BindingCycle:
         snapshot: Snapshot,
         phases: ClaimPhases,
         volumes: VolumeBinding | None = None,
+        conditions: BindingConditions | None = None,
     ) -> None:
         self.ctx = ctx
         self.snapshot = snapshot
         self.phases = phases
         self.volumes = volumes
+        self.conditions = conditions
 
-    def run(self, info: QueuedPodInfo, state: CycleState, volumes_bound: bool = False) -> None:
+    def run(
+        self,
+        info: QueuedPodInfo,
+        state: CycleState,
+        volumes_bound: bool = False,
+        conditions_met: bool = False,
+    ) -> None:
         """PreBind and Bind of a reserved placement; Unreserve on a failure. A pod with volumes to bind
-        first goes through `_bind_volumes`, which calls back here once they are bound."""
+        first goes through `_bind_volumes`, which calls back here once they are bound; a pod whose devices
+        have binding conditions is handed to `_wait_for_conditions` after DynamicResources' writes, which
+        calls back here (`conditions_met`) once they are all True."""
         placement = state.placement
         volumes_first = placement is not None and placement.volumes is not None and self.volumes is not None
         if volumes_first and not volumes_bound:
             self._bind_volumes(info, state)
             return
-        state.bind_started = time.monotonic()
         timer = state.timer
         try:
-            self._pre_bind(info, state)
+            if not conditions_met:
+                state.bind_started = time.monotonic()
+                self._pre_bind(info, state)
+                if self._wait_for_conditions(info, state):
+                    return
             with timer.time(DEFAULT_BINDER, BIND):
                 self._bind(info, state)
             self.ctx.hook("bound", info.obj)
@@ -96,6 +116,38 @@ class BindingCycle:
             lambda: self.run(info, state, volumes_bound=True),
             lambda message: self._volumes_failed(info, state, message),
         )
+
+    def _wait_for_conditions(self, info: QueuedPodInfo, state: CycleState) -> bool:
+        """DynamicResources' PreBind wait (binder/binding_conditions.py): True when the claim's devices have
+        binding conditions and the pod now waits for them, holding no bind thread, its share reserved."""
+        conditions, claim = self.conditions, state.written.claim
+        if (
+            conditions is None
+            or claim is None
+            or not Features.from_gates(self.ctx.gates).device_binding_and_status
+        ):
+            return False
+        if not has_binding_conditions(claim):
+            return False
+        self.ctx.events.emit(
+            info.obj, EVENT_NORMAL, REASON_PENDING, pending_message(state.node), action="Scheduling"
+        )
+        self.ctx.hook("binding-conditions-pending", info.obj)
+        conditions.wait(
+            info.key,
+            claim,
+            lambda: self.run(info, state, volumes_bound=True, conditions_met=True),
+            lambda message: self._conditions_failed(info, state, message),
+        )
+        return True
+
+    def _conditions_failed(self, info: QueuedPodInfo, state: CycleState, message: str) -> None:
+        """Unreserve after a failed or timed-out binding-conditions wait: upstream's Unreserve deletes the
+        extended-resource claim (`unreserveExtendedResourceClaim`), so its allocation is gone and the retry
+        allocates afresh; the volume choice and the share are released."""
+        self._revert_volumes(state)
+        with state.timer.time(DYNAMIC_RESOURCES, UNRESERVE):
+            self.phases.unreserve(info, state, message, drop_linked=True)
 
     def _volumes_failed(self, info: QueuedPodInfo, state: CycleState, message: str) -> None:
         """Unreserve after a failed or timed-out volume PreBind: the volume choice and the share released."""
@@ -178,6 +230,11 @@ class BindingCycle:
                 latest = ctx.writer.patch_pod_status(obj, patch, claims.unbound_naming(name))
                 written.linked = True
             ctx.hook("pod-status-patched", obj)
+            if latest is not obj:
+                written.pod = latest
+            if self._wait_for_conditions(info, state):  # the conditions may still be pending
+                ctx.metrics.recovered.inc()
+                return
             ctx.writer.bind(latest, node, claims.unbound_naming(name))
             ctx.hook("bound", obj)
         except (ApiError, BindError) as exc:

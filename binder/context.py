@@ -80,6 +80,7 @@ class BinderOptions:
     plugin_metrics_sample_percent: int = DEFAULT_SAMPLE_PERCENT  # scheduler_plugin_execution_duration_seconds
     diagnoses_per_second: float = DEFAULT_RATE  # FailedScheduling Events that name the requirement
     bind_timeout_seconds: float = 600.0  # VolumeBinding's PreBind wait (VolumeBindingArgs.bindTimeoutSeconds)
+    binding_timeout_seconds: float = 600.0  # DynamicResources' binding-conditions wait (DynamicResourcesArgs)
     preemption: bool = True  # DefaultPreemption's PostFilter (--preemption; binder/postfilter.py)
     extra: dict[str, Any] = field(default_factory=dict)
 

@@ -34,6 +34,7 @@ from concurrent.futures import ThreadPoolExecutor
 from allocator.structured.devicetaints import rules_apply
 from binder import hints, prechecks
 from binder.audit import RoutingAudit
+from binder.binding_conditions import BindingConditions
 from binder.binding_cycle import BindingCycle
 from binder.context import STEPS, BinderContext, BinderOptions, Stopped, log_decision
 from binder.fence import fence
@@ -77,7 +78,8 @@ class Binder:
         self.phases = ClaimPhases(ctx, self.snapshot)
         self._pool = ThreadPoolExecutor(max(self.options.bind_workers, 1), thread_name_prefix="binder-bind")
         self.volumes = VolumeBinding(ctx, self._pool.submit, self.options.bind_timeout_seconds)
-        self.binding = BindingCycle(ctx, self.snapshot, self.phases, self.volumes)
+        self.conditions = BindingConditions(ctx, self._pool.submit, self.options.binding_timeout_seconds)
+        self.binding = BindingCycle(ctx, self.snapshot, self.phases, self.volumes, self.conditions)
         self.scheduling = SchedulingCycle(
             ctx, self.snapshot, self.phases, self.binding, self._pool, self.volumes
         )
@@ -200,6 +202,7 @@ class Binder:
         self._thread = threading.Thread(target=self._run, name="binder-scheduler", daemon=True)
         self._thread.start()
         self.volumes.start()
+        self.conditions.start()
 
     def synced(self) -> bool:
         return self.ctx.informers.synced()
@@ -218,6 +221,7 @@ class Binder:
         if self._thread is not None:
             self._thread.join(10)
         self.volumes.stop()
+        self.conditions.stop()
         self._pool.shutdown(wait=True)
         for inf in informers:
             inf.stop()
@@ -234,6 +238,7 @@ class Binder:
         for inf in informers:
             inf.stop()
         self.volumes.stop()
+        self.conditions.stop()
         self._pool.shutdown(wait=False, cancel_futures=True)
 
     def relist(self) -> None:

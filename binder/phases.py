@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import logging
 import time
+from datetime import UTC, datetime
 
 from allocator.scheduling.placement import Placer
+from allocator.structured.features import Features
 from binder import claims, hints
 from binder.assume import InFlight
 from binder.attempt import CycleState, QueuedPodInfo, Reserved
@@ -25,6 +27,11 @@ from kubeio.kube import ApiError, Obj
 
 FORGOTTEN = "assumed-pod-forgotten"
 log = logging.getLogger("dra_capacity.binder")
+
+
+def now_rfc3339() -> str:
+    """metav1.Time's wire form (seconds, UTC)."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 class ClaimPhases:
@@ -64,7 +71,11 @@ class ClaimPhases:
         with ctx.cond:
             ctx.assume.assume(created)
         ctx.hook("claim-created", pod_obj)
-        allocated = ctx.writer.allocate(created, claims.allocation_status(reserved.result, pod_obj), info.uid)
+        status = claims.allocation_status(reserved.result, pod_obj)
+        if Features.from_gates(ctx.gates).device_binding_and_status:
+            # bindClaim stamps the allocation when binding conditions are served (isClaimTimeout reads it)
+            status["allocation"].setdefault("allocationTimestamp", now_rfc3339())
+        allocated = ctx.writer.allocate(created, status, info.uid)
         written.claim = allocated
         with ctx.cond:
             ctx.assume.assume_allocated(info.key, allocated)
@@ -77,15 +88,18 @@ class ClaimPhases:
         ctx.hook("pod-status-patched", pod_obj)
         return name
 
-    def unreserve(self, info: QueuedPodInfo, state: CycleState, message: str) -> None:
+    def unreserve(
+        self, info: QueuedPodInfo, state: CycleState, message: str, drop_linked: bool = False
+    ) -> None:
         """Delete the claim (finalizer first), report, and retry from a fresh snapshot.
 
         Once the pod's status names the claim (`linked`: only the Binding failed) the claim is kept: the retry
         finds it allocated and reserved for the pod and completes the Binding (crash recovery), and the pod
-        status never has to name a second claim."""
+        status never has to name a second claim. `drop_linked` deletes it anyway (a failed binding-conditions
+        wait: the claim holds devices that will not become ready, and upstream's Unreserve deletes it)."""
         ctx = self.ctx
         key, written = info.key, state.written
-        if written.claim is not None and not written.linked:
+        if written.claim is not None and (drop_linked or not written.linked):
             try:
                 self.delete_claim(written.claim, "failed-bind")
             except Stopped:

@@ -230,8 +230,8 @@ class Snapshot:
                 pod.spec.node_name = node
                 running.append(pod)
         allocated.extend(assume.unseen_inflight_claims({c.metadata.uid for c in allocated if c.metadata.uid}))
-        # No PreBind wait for binding conditions yet: never pick a device that has them (docs/binder.md).
-        cluster = Cluster(ctx.gates, classes, slices, allocated, binding_conditions=False)
+        # devices with binding conditions are allocatable where the gates say so: PreBind waits for them
+        cluster = Cluster(ctx.gates, classes, slices, allocated)
         resolver = ExtendedResourceResolver(classes, ctx.gates)
         placer = Placer(cluster, ctx.gates, resolver, nodes, slices, running, ctx.options.strategy)
         return Built(placer, cluster, {s.metadata.name: s for s in slices}, counted, rules)

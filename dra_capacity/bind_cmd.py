@@ -57,6 +57,14 @@ def _seconds(value: str) -> float:
     return number
 
 
+def _binding_timeout(value: str) -> float:
+    """DynamicResourcesArgs.bindingTimeout's rule (validation_pluginargs.go): at least 1 second."""
+    number = _seconds(value)
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"{value!r}: must be at least 1 second")
+    return number
+
+
 def add_commands(sub: Any) -> None:
     parser = sub.add_parser(
         "bind",
@@ -135,6 +143,15 @@ def add_commands(sub: Any) -> None:
         "--per-device-metrics",
         action="store_true",
         help="also export units used per device (one series per device and class: many on a big cluster)",
+    )
+    parser.add_argument(
+        "--binding-timeout",
+        type=_binding_timeout,
+        default=600.0,
+        metavar="SECONDS",
+        help="how long PreBind waits for a device's binding conditions before the claim is deleted and the "
+        "pod retried, as kube-scheduler's DynamicResourcesArgs.bindingTimeout (default 600; at least 1; "
+        "used where the release serves binding conditions)",
     )
     add_server_version_interval_flag(parser)
     parser.add_argument("--bind-workers", type=int, default=16, help=argparse.SUPPRESS)
@@ -251,6 +268,7 @@ def _wire(
         route_whole_devices=args.route_whole_device_classes,
         routing_all_namespaces=args.pod_routing_namespaces == "all",
         preemption=args.preemption,
+        binding_timeout_seconds=args.binding_timeout,
         extra={"capacity_metrics": args.capacity_metrics, "per_device_metrics": args.per_device_metrics},
     )
     binder = Binder(kube, gates, options=options, metrics=metrics, is_leader=manager.is_leader)

@@ -85,6 +85,7 @@ def test_bad_flags_exit_two_with_one_line(kube_api: Any) -> None:
         ["--lease-duration", "2", "--renew-deadline", "3"],
         ["--kubeconfig", "/nonexistent/kubeconfig"],
         ["--leader-elect", "maybe"],
+        ["--binding-timeout", "0.5"],
     ]
     for args in cases:
         done = run(*args, "--metrics-listen", "127.0.0.1:0")

@@ -1,0 +1,244 @@
+"""DynamicResources' PreBind wait for device binding conditions, which holds no bind thread.
+
+Upstream: v1.38.0-beta.0 `pkg/scheduler/framework/plugins/dynamicresources/dynamicresources.go` (`PreBind`
+:1648-1760, `isClaimReadyForBinding` :1975, `isClaimTimeout` :2010, `isPodReadyForBinding` :2034,
+`listBindingConditionsStatus` / `formatBCStatusOneLine` :2139-2240). Upstream polls the claim every 5 s for up
+to `bindingTimeout` on its binding goroutine; here one poller thread checks the waiting pods (every 5 s and on
+every claim event) and the binding cycle resumes on a bind thread, as VolumeBinding's wait does
+(binder/volume_binding.py). Active when the gates turn on the allocator's DeviceBindingAndStatus feature.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from binder.context import BinderContext, Stopped
+from binder.hints import Key
+from binder.scheduler_metrics import DYNAMIC_RESOURCES
+from kubeio.informer import resource_version
+from kubeio.kube import ApiError, Obj
+
+log = logging.getLogger("dra_capacity.binder")
+POLL_INTERVAL = 5.0  # wait.PollUntilContextTimeout(ctx, 5*time.Second, pl.bindingTimeout, true, ...)
+BINDING_TIMEOUT_SECONDS = 600.0  # config.DynamicResourcesBindingTimeoutDefault (DynamicResourcesArgs)
+REASON_PENDING = "BindingConditionsPending"
+ERR_FAILED = "device binding failed"  # ErrDeviceBindingFailed
+ERR_TIMEOUT = "device binding timeout"  # ErrDeviceBindingTimeout
+
+
+class BindingConditionsError(Exception):
+    """A binding failure condition is True, or the binding timed out; the message is upstream's error."""
+
+
+def pending_message(node: str) -> str:
+    """The Normal `BindingConditionsPending` Event's note (action `Scheduling`)."""
+    return f"waiting for binding conditions for device on node {node}"
+
+
+def prebind_message(detail: str) -> str:
+    """The framework's PreBind failure text for DynamicResources."""
+    return f'running PreBind plugin "{DYNAMIC_RESOURCES}": {detail}'
+
+
+def _results(claim: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    alloc = (claim.get("status") or {}).get("allocation") or {}
+    return list((alloc.get("devices") or {}).get("results") or [])
+
+
+def has_binding_conditions(claim: Mapping[str, Any]) -> bool:
+    """hasBindingConditions: some allocated device has binding conditions."""
+    return any(r.get("bindingConditions") for r in _results(claim))
+
+
+def _device_status(claim: Mapping[str, Any], result: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """getAllocatedDeviceStatus: the `status.devices[]` entry of the same driver, pool and device."""
+    for dev in (claim.get("status") or {}).get("devices") or []:
+        if all(dev.get(k) == result.get(k) for k in ("driver", "pool", "device")):
+            return dev  # type: ignore[no-any-return]
+    return None
+
+
+def _condition(status: Mapping[str, Any], kind: str) -> Mapping[str, Any] | None:
+    for cond in status.get("conditions") or []:
+        if cond.get("type") == kind:
+            return cond  # type: ignore[no-any-return]
+    return None
+
+
+def _is_true(status: Mapping[str, Any] | None, kind: str) -> bool:
+    cond = _condition(status, kind) if status is not None else None
+    return cond is not None and cond.get("status") == "True"
+
+
+def claim_ready(claim: Mapping[str, Any]) -> bool:
+    """isClaimReadyForBinding: every binding condition of every allocated device True; a True failure
+    condition raises BindingConditionsError."""
+    if not (claim.get("status") or {}).get("allocation"):
+        return False
+    name = claim["metadata"]["name"]
+    for result in _results(claim):
+        if not result.get("bindingConditions"):
+            continue
+        status = _device_status(claim, result)
+        if status is None:
+            return False
+        for kind in result.get("bindingFailureConditions") or []:
+            failed = _condition(status, kind)
+            if failed is not None and failed.get("status") == "True":
+                reason, message = failed.get("reason", ""), failed.get("message", "")
+                raise BindingConditionsError(
+                    f'{ERR_FAILED}: claim={name}, reason={reason}, message="{message}"'
+                )
+        if not all(_is_true(status, kind) for kind in result["bindingConditions"]):
+            return False
+    return True
+
+
+def _parse_time(value: Any) -> datetime | None:
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def claim_timed_out(claim: Mapping[str, Any], timeout: float, now: datetime | None = None) -> bool:
+    """isClaimTimeout: `allocationTimestamp + bindingTimeout` has passed for a claim with binding
+    conditions."""
+    alloc = (claim.get("status") or {}).get("allocation") or {}
+    stamp = _parse_time(alloc.get("allocationTimestamp"))
+    if stamp is None or not has_binding_conditions(claim):
+        return False
+    return (now or datetime.now(UTC)).timestamp() > stamp.timestamp() + timeout
+
+
+def status_line(claim: Mapping[str, Any], failed_only: bool) -> str:
+    """formatBCStatusOneLine over listBindingConditionsStatus, for the log: the failed devices (a failure),
+    or the pending ones (a timeout)."""
+    parts = []
+    for result in _results(claim):
+        if not result.get("bindingConditions"):
+            continue
+        status = _device_status(claim, result)
+        failed = [c for c in result.get("bindingFailureConditions") or [] if _is_true(status, c)]
+        pending = [c for c in result["bindingConditions"] if not _is_true(status, c)]
+        if (failed_only and not failed) or (not failed_only and (failed or not pending)):
+            continue
+        base = f"<driver={result.get('driver')}, pool={result.get('pool')}> {result.get('device')}"
+        if failed:
+            base += f" failed=[{','.join(failed)}]"
+        if pending and not failed_only:
+            base += f" pending=[{','.join(pending)}]"
+        parts.append(base)
+    return "; ".join(parts)
+
+
+@dataclass
+class _Wait:
+    key: Key
+    claim: Obj  # the claim as PreBind last wrote it
+    deadline: float
+    done: Callable[[], None]
+    fail: Callable[[str], None]
+
+
+class BindingConditions:
+    """The pods whose PreBind waits for their devices' binding conditions, and the one poller thread."""
+
+    def __init__(
+        self,
+        ctx: BinderContext,
+        submit: Callable[[Callable[[], None]], Any],
+        timeout: float = BINDING_TIMEOUT_SECONDS,
+        interval: float = POLL_INTERVAL,
+    ) -> None:
+        self.ctx = ctx
+        self.submit = submit
+        self.timeout = timeout
+        self.interval = interval
+        self.waiting: dict[Key, _Wait] = {}
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        ctx.informers.claims.handlers.append(lambda kind, old, new: self._wake.set())
+
+    def wait(self, key: Key, claim: Obj, done: Callable[[], None], fail: Callable[[str], None]) -> None:
+        """Hand the pod to the poller: `done` or `fail(message)` runs on a bind thread, once."""
+        with self.ctx.cond:
+            self.waiting[key] = _Wait(key, claim, time.monotonic() + self.timeout, done, fail)
+        self._wake.set()
+
+    def current(self, written: Obj) -> Obj:
+        """The claim as the informer shows it, unless the informer has not seen PreBind's write yet."""
+        meta = written["metadata"]
+        seen = self.ctx.informers.claims.get((meta.get("namespace", "default"), meta["name"]))
+        if seen is None or resource_version(seen) < resource_version(written):
+            return written
+        return seen
+
+    def check(self, w: _Wait) -> bool:
+        """isPodReadyForBinding on the current claim: True when ready; BindingConditionsError on a failure
+        condition or on the claim's own timeout."""
+        meta = w.claim["metadata"]
+        claim = self.current(w.claim)
+        if claim_ready(claim):
+            return True
+        if claim_timed_out(claim, self.timeout):
+            raise BindingConditionsError(f"{ERR_TIMEOUT}: claim={meta['name']}")
+        return False
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="binder-binding-conditions", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self._wake.wait(self.interval)
+            self._wake.clear()
+            with self.ctx.cond:
+                waits = list(self.waiting.values())
+            for w in waits:
+                self._poll(w)
+
+    def _poll(self, w: _Wait) -> None:
+        outcome: Callable[[], None] | None = None
+        try:
+            if self.check(w):
+                outcome = w.done
+        except BindingConditionsError as exc:
+            line = status_line(self.current(w.claim), failed_only=str(exc).startswith(ERR_FAILED))
+            log.info("binding conditions of %s/%s not met: %s (devices: %s)", *w.key, exc, line)
+            message = prebind_message(str(exc))
+            outcome = lambda: w.fail(message)  # noqa: E731
+        except (ApiError, Stopped) as exc:
+            message = prebind_message(str(exc))
+            outcome = lambda: w.fail(message)  # noqa: E731
+        if outcome is None and time.monotonic() >= w.deadline:
+            message = prebind_message(f"{ERR_TIMEOUT}: context deadline exceeded")
+            outcome = lambda: w.fail(message)  # noqa: E731
+        if outcome is None:
+            return
+        with self.ctx.cond:
+            if self.waiting.get(w.key) is not w:
+                return
+            del self.waiting[w.key]
+        self.submit(outcome)
+
+    def pending(self) -> set[Key]:
+        """The pods whose PreBind waits (for tests and diagnosis)."""
+        with self.ctx.cond:
+            return set(self.waiting)
