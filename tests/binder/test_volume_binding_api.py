@@ -182,3 +182,30 @@ def test_an_unbound_immediate_claim_leaves_the_pod_pending_with_upstreams_messag
         "0/2 nodes are available: pod has unbound immediate PersistentVolumeClaims."
     )
     assert bound(kube_api) == []
+
+
+def test_a_conflict_on_the_claim_write_reverts_and_the_pod_is_tried_again(kube_api: Any) -> None:
+    """kube-controller-manager's PV controller writes the claim too: a 409 on bindAPIUpdate's PVC update
+    fails PreBind, Unreserve reverts the assumed claim, and the retry writes it at the newest version
+    (upstream's binder.go `bindAPIUpdate`, `revertAssumedPVCs`)."""
+    seed_cluster(kube_api, nodes=1)
+    kube_api.seed(make_storage_class("fast", provisioner="csi.example.com"))
+    kube_api.seed(make_pvc("cache").storage_class("fast").obj())
+    kube_api.seed(_pvc_pod("web-0", "cache"))
+    conflict = kube_api.faults.fail("update", "persistentvolumeclaims", 409, name="cache")
+    with running_binder(kube_api) as binder:
+        wait_for("the conflict reported", lambda: events(kube_api, "FailedScheduling"), timeout=10)
+        assert conflict.fired == 1
+
+        def selected() -> str | None:
+            pvc = kube_api.get("persistentvolumeclaims", "cache")
+            return (pvc["metadata"].get("annotations") or {}).get(SELECTED_NODE)
+
+        node = wait_for("selected-node set on the retry", selected, timeout=30)
+        wait_for("web-0 waiting", lambda: binder.volumes.pending() == {("default", "web-0")}, timeout=30)
+        kube_api.seed(
+            make_pv("pvc-1").storage_class("fast").node_affinity("kubernetes.io/hostname", node).obj()
+        )
+        pv_controller_binds(kube_api, "cache", "pvc-1")
+        [placed] = wait_for("pod bound", lambda: bound(kube_api), timeout=30)
+    assert placed["spec"]["nodeName"] == node

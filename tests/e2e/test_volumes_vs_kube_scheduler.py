@@ -5,7 +5,7 @@ and `<tag>-bd` for the binder (each copy with its own PVs); both must choose the
 scenario allows. Covered: a bound PV's node affinity, VolumeZone, WaitForFirstConsumer with static local PVs,
 a generic ephemeral volume, dynamic provisioning and an unbound Immediate claim.
 
-Dynamic provisioning uses `provisioner_double`, the smallest provisioner that honours
+Dynamic provisioning uses `support.provisioner`, the smallest provisioner that honours
 `volume.kubernetes.io/selected-node`: a test double, labelled so, because a real CSI provisioner (the
 external-provisioner sidecar and a driver) needs container images, and this machine has no registry.
 """
@@ -13,13 +13,13 @@ external-provisioner sidecar and a driver) needs container images, and this mach
 from __future__ import annotations
 
 import subprocess
-import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
+from support.provisioner import running_provisioner
 from support.real_cluster import CLI, kwok_node, node_ready, ok, wait_default_account
 from support.waiting import stop_process
 
@@ -40,7 +40,6 @@ ZONE = "topology.kubernetes.io/zone"
 NODES = {"vol-a": "a", "vol-b": "b", "vol-c": "c"}
 LOCAL, IMMEDIATE, DYNAMIC = "vol-local", "vol-immediate", "vol-dynamic"
 PROVISIONER = "test-double.dra-capacity.io/provisioner"
-SELECTED_NODE = "volume.kubernetes.io/selected-node"
 PVC_PATH = "/api/v1/namespaces/{ns}/persistentvolumeclaims"
 
 
@@ -79,37 +78,8 @@ def binder(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> Iterat
 
 @pytest.fixture(scope="module")
 def provisioner(cluster: Cluster) -> Iterator[None]:
-    stop = threading.Event()
-    thread = threading.Thread(target=provisioner_double, args=(cluster, stop), daemon=True)
-    thread.start()
-    try:
+    with running_provisioner(cluster, DYNAMIC, PROVISIONER):
         yield
-    finally:
-        stop.set()
-        thread.join(5)
-
-
-def provisioner_double(cluster: Cluster, stop: threading.Event) -> None:
-    """Test double of a CSI provisioner for the class DYNAMIC (see the module docstring): for each claim of
-    that class with a selected node and no volume, a hostPath PV pinned to that node and pre-bound to the
-    claim; the real PV controller then binds the two, as it does for a real provisioner's PV."""
-    while not stop.wait(0.2):
-        status, body = cluster.request("GET", "/api/v1/persistentvolumeclaims")
-        for pvc in body.get("items", []) if status == 200 else []:
-            meta, spec = pvc["metadata"], pvc["spec"]
-            node = (meta.get("annotations") or {}).get(SELECTED_NODE)
-            if spec.get("storageClassName") != DYNAMIC or not node or spec.get("volumeName"):
-                continue
-            pv = (
-                make_pv(f"pvc-{meta['uid']}")
-                .storage_class(DYNAMIC)
-                .size(spec["resources"]["requests"]["storage"])
-                .node_affinity("kubernetes.io/hostname", node)
-                .claim_ref(meta["namespace"], meta["name"], meta["uid"])
-                .obj()
-            )
-            pv["metadata"]["annotations"] = {"pv.kubernetes.io/provisioned-by": PROVISIONER}
-            cluster.request("POST", "/api/v1/persistentvolumes", pv)  # 409 once made: fine
 
 
 @dataclass
