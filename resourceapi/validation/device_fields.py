@@ -233,11 +233,14 @@ def taint_declarative(taint: Mapping[str, Any], path: Path) -> list[FieldError]:
 # --- binding conditions ----------------------------------------------------------------------------------
 
 
-def binding_parameter_errors(conditions: Any, failure_conditions: Any, path: Path) -> list[FieldError]:
+def binding_parameter_errors(
+    conditions: Any, failure_conditions: Any, path: Path, sizes: bool = False
+) -> list[FieldError]:
     """`validateDeviceBindingParameters`'s handwritten half: each condition a label name (the lists' sizes are
     Beta declarative: `binding_parameter_declarative`; an over-long list is not judged item by item), then
     duplicates, overlaps, and each list requiring the other (an absent list shows as `null`, an empty one
-    `[]`)."""
+    `[]`). `sizes`: an over-long list is the handwritten Too many (1.36, where nothing declarative is
+    enforced)."""
     conds = strings(conditions)
     failures = strings(failure_conditions)
     errors: list[FieldError] = []
@@ -248,6 +251,8 @@ def binding_parameter_errors(conditions: Any, failure_conditions: Any, path: Pat
         if len(items) <= limit:
             for i, item in enumerate(items):
                 errors.extend(label_name_errors(item, path.child(key).index(i)))
+        elif sizes:
+            errors.append(too_many(path.child(key), len(items), limit))
     errors += duplicates(conds, path.child("bindingConditions"))
     seen_failures: set[str] = set()
     cond_set = set(conds)
