@@ -193,6 +193,30 @@ def toleration_errors(toleration: Mapping[str, Any], path: Path) -> list[FieldEr
     return []
 
 
+def toleration_errors_1_36(toleration: Mapping[str, Any], path: Path) -> list[FieldError]:
+    """v1.36.3's `validateDeviceToleration`, nothing declarative enforced: the key (a label name, when set),
+    the operator's value rule or its Required / Unsupported, then the effect's Unsupported."""
+    errors: list[FieldError] = []
+    key = text_at(toleration, "key")
+    if key:
+        errors.extend(label_name_errors(key, path.child("key")))
+    operator = text_at(toleration, "operator")
+    value = text_at(toleration, "value")
+    if operator == "Exists":
+        if value:
+            errors.append(invalid(path.child("value"), value, "must be empty for operator `Exists`"))
+    elif operator == "Equal":
+        errors.extend(label_value_errors(value, path.child("value")))
+    elif not operator:
+        errors.append(required(path.child("operator")))
+    else:
+        errors.append(not_supported(path.child("operator"), operator, DEVICE_TOLERATION_OPERATORS))
+    effect = text_at(toleration, "effect")
+    if effect and effect not in DEVICE_TAINT_EFFECTS:
+        errors.append(not_supported(path.child("effect"), effect, DEVICE_TAINT_EFFECTS))
+    return errors
+
+
 def toleration_declarative(toleration: Mapping[str, Any], path: Path) -> list[FieldError]:
     """`Validate_DeviceToleration` (zz_generated, Beta): key LabelKey when set, operator Required then enum
     (after defaulting, empty cannot happen in v1), effect enum when set."""
