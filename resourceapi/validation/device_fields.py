@@ -233,15 +233,15 @@ def toleration_declarative(toleration: Mapping[str, Any], path: Path) -> list[Fi
     return errors
 
 
-def taint_errors(taint: Mapping[str, Any], path: Path) -> list[FieldError]:
+def taint_errors(taint: Mapping[str, Any], path: Path, effect: bool = False) -> list[FieldError]:
     """`validateDeviceTaint`'s handwritten half on create: the key (`ValidateLabelName`, so an empty key is
     the qualified-name messages), the value when set. The effect's Required / Unsupported are Beta
-    declarative rules (`taint_declarative`)."""
+    declarative rules (`taint_declarative`); `effect` (1.36, nothing declarative enforced): reported here."""
     errors = label_name_errors(text_at(taint, "key"), path.child("key"))
     value = text_at(taint, "value")
     if value:
         errors.extend(label_value_errors(value, path.child("value")))
-    return errors
+    return errors + (taint_declarative(taint, path) if effect else [])
 
 
 def taint_declarative(taint: Mapping[str, Any], path: Path) -> list[FieldError]:

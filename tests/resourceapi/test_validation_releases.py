@@ -209,3 +209,37 @@ def test_1_36_judges_a_toleration_key_operator_and_effect_in_its_handwritten_ord
     got = _errors("ResourceClaim", _claim({"requests": [request]}), ON_136)
     assert [e.split(":")[0] for e in got] == [f"{path}.key", f"{path}.operator", f"{path}.effect"]
     assert got[1] == f'{path}.operator: Unsupported value: "Maybe": supported values: "Equal", "Exists"'
+
+
+def test_1_36_reports_an_attributes_union_by_hand() -> None:
+    """v1.36.3 validateDeviceAttribute: `exactly one value must be specified` (1.37's declarative union
+    says `must specify one of: ...`)."""
+    obj = make_slice("node-1").devices(_device(attributes={"dra.example.com/x": {}})).obj()
+    assert _errors("ResourceSlice", obj, ON_136) == [
+        'spec.devices[0].attributes[dra.example.com/x]: Invalid value: "": '
+        "exactly one value must be specified"
+    ]
+
+
+def test_1_36_judges_counter_names_as_dns_labels_in_characters() -> None:
+    consumption = {"counterSet": "cs", "counters": {"x" * 64: {"value": "1"}}}
+    obj = make_slice("node-1").devices(_device(consumesCounters=[consumption, consumption])).obj()
+    path = "spec.devices[0].consumesCounters"
+    assert _errors("ResourceSlice", obj, ON_136) == [
+        f'{path}[0].counters: Invalid value: "{"x" * 64}": must be no more than 63 characters',
+        f'{path}[1].counters: Invalid value: "{"x" * 64}": must be no more than 63 characters',
+        f'{path}[1]: Duplicate value: "cs"',
+    ]
+
+
+def test_1_36_reports_a_default_below_min_at_min() -> None:
+    policy = {"default": "1", "validRange": {"min": "2"}}
+    capacity = {"memory": {"value": "4", "requestPolicy": policy}}
+    obj = make_slice("node-1").devices(_device(allowMultipleAllocations=True, capacity=capacity)).obj()
+    at = "spec.devices[0].capacity[memory].requestPolicy.validRange"
+    assert _errors("ResourceSlice", obj, ON_136) == [
+        f'{at}.min: Invalid value: "1": default is less than min: 2'
+    ]
+    assert _errors("ResourceSlice", obj, ON_137) == [
+        f'{at}.default: Invalid value: "1": default is less than min: 2'
+    ]
