@@ -161,7 +161,7 @@ def status_update(
     """The verdict on updating stored claim `old`'s status to `new`'s (a PUT to `resourceclaims/status`):
     the body decoded as a ResourceClaim, then upstream's status-update validation. `status_gates` overrides
     the gates the status strategy reads (some, e.g. DRAOptionalNodeOperations, are not in FeatureGates)."""
-    problems = check_object("ResourceClaim", dict(new), judge_status=False)
+    problems = check_object("ResourceClaim", dict(new), judge_status=False, gates=gates)
     if problems and problems[0].stage == DECODE:
         return _undecodable("ResourceClaim", new, problems)
     if status_gates is None:

@@ -26,6 +26,7 @@ from dra_capacity.cliopts import (
     write_output,
     young_collections_only,
 )
+from resourceapi.gates import DEFAULT_RELEASE
 from resourceapi.manifests.documents import Document, DocumentError
 
 if TYPE_CHECKING:
@@ -190,7 +191,7 @@ def load(args: argparse.Namespace, gates: FeatureGates) -> tuple[Inputs, dict[in
         if files:
             docs += read_documents(files, require_objects=not docs, recursive=args.recursive)
         if args.strict:
-            check_strict(docs)
+            check_strict(docs, gates.release)
         # warnings from its one walk
         inputs = load_inputs(docs, warn_unknown=not args.strict, seed=args.seed, gates=gates)
         by_key = {_key(d.kind, d.obj.get("metadata")): d for d in docs if d.kind in ("Pod", "ResourceClaim")}
@@ -204,13 +205,13 @@ def load(args: argparse.Namespace, gates: FeatureGates) -> tuple[Inputs, dict[in
     return inputs, origin
 
 
-def check_strict(docs: list[Document]) -> None:
-    """`--strict`: the first object with fields its type lacks is an input error naming all of them, in the
-    API server's words (`strict decoding error: unknown field "spec.nodeNmae"`)."""
+def check_strict(docs: list[Document], release_name: str = DEFAULT_RELEASE) -> None:
+    """`--strict`: the first object with fields its type (in `release_name`) lacks is an input error naming
+    all of them, in the API server's words (`strict decoding error: unknown field "spec.nodeNmae"`)."""
     from resourceapi.manifests.apischema import unknown_fields
 
     for doc in docs:
-        unknown = unknown_fields(doc.api_version, doc.kind, doc.obj)
+        unknown = unknown_fields(doc.api_version, doc.kind, doc.obj, release_name)
         if unknown:
             fields = ", ".join(f'unknown field "{path}"' for path in unknown)
             raise DocumentError(f"{doc.where}: {_label(doc)}: strict decoding error: {fields}")

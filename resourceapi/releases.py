@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from resourceapi.gates import (
     DEFAULT_RELEASE,
@@ -59,6 +60,49 @@ VALIDATION_1_38 = Validation(
     node_selection_apart=True,
     capacity_request_names=True,
     declarative_owner_references=True,
+)
+
+
+@dataclass(frozen=True)
+class Schema:
+    """How a release's API types differ from the 1.37 field tree (resourceapi/manifests/schemas/fields.json),
+    so strict decoding names what that release's API server names (`unknown field ...`, a 400).
+
+    `absent`: (model, field) pairs the release's types lack. `added`: fields the release has that 1.37 does
+    not, as fields.json types (model -> field -> type), new models included. Read from each release's
+    `k8s.io/api/resource/v1/types.go` (v0.36.3 against v0.37.2).
+    """
+
+    absent: frozenset[tuple[str, str]] = frozenset()
+    added: tuple[tuple[str, str, Any], ...] = ()
+
+
+_V1 = "io.k8s.api.resource.v1."
+SCHEMA_1_37 = Schema()
+# v0.36.3: no derived attributes, compatibility groups, skipNodeOperations or partitionTypeAttribute, and
+# the alpha `nodeAllocatableResourceMappings` (capacityKey, allocationMultiplier) where 1.37 has
+# `nodeAllocatableResources`.
+SCHEMA_1_36 = Schema(
+    absent=frozenset(
+        {
+            (_V1 + "Device", "nodeAllocatableResources"),
+            (_V1 + "DeviceCounterConsumption", "compatibilityGroups"),
+            (_V1 + "DeviceRequestAllocationResult", "skipNodeOperations"),
+            (_V1 + "DeviceSubRequest", "derivedAttributes"),
+            (_V1 + "ExactDeviceRequest", "derivedAttributes"),
+            (_V1 + "ResourceSliceSpec", "partitionTypeAttribute"),
+            (_V1 + "ResourceSliceSpec", "skipNodeOperations"),
+        }
+    ),
+    added=(
+        (
+            _V1 + "Device",
+            "nodeAllocatableResourceMappings",
+            ("d", ("m", _V1 + "NodeAllocatableResourceMapping")),
+        ),
+        (_V1 + "NodeAllocatableResourceMapping", "capacityKey", "s"),
+        (_V1 + "NodeAllocatableResourceMapping", "allocationMultiplier", "q"),
+    ),
 )
 
 
@@ -128,7 +172,8 @@ class Release:
     their URL, so a `matches()` on one is bounded (apiserver v0.38 `pkg/cel/library/cost.go`; before 1.38
     their results have no size estimate and such a selector is too complex).
     `cel_container_in_undeclared`: cel-go's `undeclared reference to 'x'` ends with ` (in container '')`
-    (github.com/google/cel-go v0.29; cel.dev/cel-go v0.33 in 1.38 drops it).
+    (github.com/google/cel-go v0.29; cel.dev/cel-go v0.33 in 1.38 drops it). `schema`: the fields its
+    API types have, as a difference from 1.37's (strict decoding's unknown fields).
 
     Read from each release's source: `pkg/features/kube_features.go` (LockToDefault), the staging modules'
     `dynamic-resource-allocation/cel/compile.go` and `apiserver/pkg/cel/{environment/base.go,library/cost.go}`
@@ -144,19 +189,35 @@ class Release:
     cel_container_in_undeclared: bool = True
     validation: Validation = VALIDATION_BEFORE_1_38
     allocation: Allocation = ALLOCATION_BEFORE_1_38
+    schema: Schema = SCHEMA_1_37
 
 
 RELEASES: dict[str, Release] = {
     r.name: r
     for r in (
-        Release("1.34", tested=False, locked=frozenset(), cel_lists_always=False, validation=VALIDATION_1_36),
-        Release("1.35", tested=False, locked=frozenset(), cel_lists_always=False, validation=VALIDATION_1_36),
+        Release(
+            "1.34",
+            tested=False,
+            locked=frozenset(),
+            cel_lists_always=False,
+            validation=VALIDATION_1_36,
+            schema=SCHEMA_1_36,
+        ),
+        Release(
+            "1.35",
+            tested=False,
+            locked=frozenset(),
+            cel_lists_always=False,
+            validation=VALIDATION_1_36,
+            schema=SCHEMA_1_36,
+        ),
         Release(
             "1.36",
             tested=True,
             locked=frozenset({DRA_ADMIN_ACCESS}),
             cel_lists_always=False,
             validation=VALIDATION_1_36,
+            schema=SCHEMA_1_36,
         ),
         Release(
             "1.37",

@@ -181,7 +181,8 @@ def load_inputs(
             )
         parts = _shared_parts(kind, doc.obj, doc.finite)
         known = known_kind(api_version, kind)
-        report = check_fields(api_version, kind, doc.obj, parts) if known else None
+        release_name = (gates or FeatureGates.defaults()).release
+        report = check_fields(api_version, kind, doc.obj, parts, release_name) if known else None
         if report is not None and report.unknown and warn_unknown:
             label = _label(kind, doc.obj)
             inputs.notes.extend(f'{where}: {label}: warning: unknown field "{p}"' for p in report.unknown)
@@ -612,7 +613,10 @@ def check_object(
     if kind not in KINDS:
         raise ValueError(f"simulate does not read {kind}")
     api_version, model = KINDS[kind]
-    report = check_fields(api_version, kind, raw) if known_kind(api_version, kind) else None
+    release_name = (gates or FeatureGates.defaults()).release
+    report = (
+        check_fields(api_version, kind, raw, None, release_name) if known_kind(api_version, kind) else None
+    )
     # The API server decodes first (a wrong type or a bad quantity ends it), then names unknown fields.
     problem = report.problem if report is not None else None
     if problem is not None and not problem.message.startswith("Required value"):

@@ -30,7 +30,9 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from resourceapi.gates import DEFAULT_RELEASE
 from resourceapi.machinery.jsontypes import json_type
+from resourceapi.releases import release
 
 SCHEMA_FILE = Path(__file__).resolve().parent / "schemas" / "fields.json"  # package data (pyproject.toml)
 _TYPE_NAMES = {"s": "string", "q": "string", "x": "string", "i": "integer", "b": "boolean", "n": "number"}
@@ -88,14 +90,22 @@ def schema_document() -> dict[str, Any]:
 
 
 @cache
-def _schema() -> tuple[dict[str, str], dict[str, _Model]]:
+def _schema(release_name: str = DEFAULT_RELEASE) -> tuple[dict[str, str], dict[str, _Model]]:
+    """The field tree of `release_name`: fields.json (1.37) with the release's `Schema` differences
+    (resourceapi/releases.py) applied."""
     doc = schema_document()
+    changes = release(release_name).schema
+    types: dict[str, dict[str, Any]] = {n: dict(spec["fields"]) for n, spec in doc["types"].items()}
+    for model, name in changes.absent:
+        del types[model][name]
+    for model, name, tp in changes.added:
+        types.setdefault(model, {})[name] = tp
     models: dict[str, _Model] = {}
-    for name, spec in doc["types"].items():
-        raw = spec["fields"]
+    for name, raw in types.items():
+        required = doc["types"].get(name, {}).get("required", [])
         models[name] = _Model(
             fields={k: _compile(v) for k, v in raw.items()},
-            required=tuple(k for k in spec["required"] if raw[k] not in ("i", "b")),
+            required=tuple(k for k in required if k in raw and raw[k] not in ("i", "b")),
             names={k: _TYPE_NAMES.get(v, "") for k, v in raw.items() if isinstance(v, str)},
         )
     return doc["kinds"], models
@@ -106,12 +116,14 @@ def known_kind(api_version: str, kind: str) -> bool:
     return f"{api_version}/{kind}" in _schema()[0]
 
 
-def unknown_fields(api_version: str, kind: str, obj: dict[str, Any]) -> list[str] | None:
-    """Paths of the fields `obj` has that its type lacks, in document order; None for a kind not in the
-    schema."""
+def unknown_fields(
+    api_version: str, kind: str, obj: dict[str, Any], release_name: str = DEFAULT_RELEASE
+) -> list[str] | None:
+    """Paths of the fields `obj` has that its type (in `release_name`) lacks, in document order; None for a
+    kind not in the schema."""
     if not known_kind(api_version, kind):
         return None
-    return check_fields(api_version, kind, obj).unknown
+    return check_fields(api_version, kind, obj, release_name=release_name).unknown
 
 
 def check_fields(
@@ -119,29 +131,35 @@ def check_fields(
     kind: str,
     obj: dict[str, Any],
     parts: Mapping[str, bytes] | None = None,
+    release_name: str = DEFAULT_RELEASE,
 ) -> FieldReport:
-    """The unknown fields and the first structural problem of an object of a kind in the schema.
+    """The unknown fields and the first structural problem of an object of a kind in the schema of release
+    `release_name`.
 
     `parts`: top-level fields with the JSON text of their value (resourceapi.manifests.interning.json_key).
     What they
     add to the report is remembered by that text, so objects that repeat them (the pods of one ReplicaSet
     share their spec and status) are walked once; the report is the same either way."""
-    return walk_fields(api_version, kind, obj, parts)
+    return walk_fields(api_version, kind, obj, parts, release_name)
 
 
 def walk_fields(
-    api_version: str, kind: str, obj: dict[str, Any], parts: Mapping[str, bytes] | None = None
+    api_version: str,
+    kind: str,
+    obj: dict[str, Any],
+    parts: Mapping[str, bytes] | None = None,
+    release_name: str = DEFAULT_RELEASE,
 ) -> FieldReport:
     """`check_fields` by the walk alone (what the fast proof must agree with)."""
-    kinds, models = _schema()
+    kinds, models = _schema(release_name)
     report = FieldReport()
-    _Walker(models, report, parts).model(obj, kinds[f"{api_version}/{kind}"], None, True)
+    _Walker(models, report, parts, release_name).model(obj, kinds[f"{api_version}/{kind}"], None, True)
     return report
 
 
 _INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
 PARTS_MAX = 4096  # remembered top-level parts; starts over when full
-_PARTS: dict[tuple[str, str, bytes], tuple[tuple[str, ...], FieldProblem | None]] = {}
+_PARTS: dict[tuple[str, str, str, bytes], tuple[tuple[str, ...], FieldProblem | None]] = {}
 
 
 # A field path as a chain, formatted only when a problem is reported: (parent, "." | "[", key) or None.
@@ -162,19 +180,26 @@ _KIND_NAMES = {"l": "array", "d": "object", "m": "object"}
 
 class _Walker:
     def __init__(
-        self, models: dict[str, _Model], report: FieldReport, parts: Mapping[str, bytes] | None = None
+        self,
+        models: dict[str, _Model],
+        report: FieldReport,
+        parts: Mapping[str, bytes] | None = None,
+        release_name: str = DEFAULT_RELEASE,
     ) -> None:
         self.models = models
         self.report = report
         self.parts = parts
+        self.release_name = release_name
 
     def part(self, value: Any, name: str, field: str, key: bytes) -> None:
         """A remembered top-level field: its unknown fields and problem, found once per JSON text."""
-        memo = (name, field, key)
+        memo = (self.release_name, name, field, key)
         found = _PARTS.get(memo)
         if found is None:
             sub = FieldReport()
-            _Walker(self.models, sub).model(value, name, (None, ".", field), field != "status")
+            _Walker(self.models, sub, None, self.release_name).model(
+                value, name, (None, ".", field), field != "status"
+            )
             found = (tuple(sub.unknown), sub.problem)
             if len(_PARTS) >= PARTS_MAX:
                 _PARTS.clear()

@@ -36,19 +36,21 @@ def single_allocatable_errors(capacity: Mapping[str, Any], path: Path) -> list[F
     return []
 
 
-def multi_allocatable_errors(capacity: Mapping[str, Any], path: Path, fractional: bool) -> list[FieldError]:
+def multi_allocatable_errors(
+    capacity: Mapping[str, Any], path: Path, fractional: bool, v1_36: bool = False
+) -> list[FieldError]:
     """`validateMultiAllocatableDeviceCapacity`: the request policy, if any, against the capacity's value.
-    `fractional`: the DRAFractionalCapacityRange gate."""
+    `fractional`: the DRAFractionalCapacityRange gate. `v1_36`: v1.36.3's range (`_range_errors`)."""
     policy = capacity.get("requestPolicy")
     if not isinstance(policy, Mapping):
         return []
     return request_policy_errors(
-        go_quantity(capacity.get("value")), policy, path.child("requestPolicy"), fractional
+        go_quantity(capacity.get("value")), policy, path.child("requestPolicy"), fractional, v1_36
     )
 
 
 def request_policy_errors(
-    max_capacity: GoQuantity, policy: Mapping[str, Any], path: Path, fractional: bool
+    max_capacity: GoQuantity, policy: Mapping[str, Any], path: Path, fractional: bool, v1_36: bool = False
 ) -> list[FieldError]:
     """`validateRequestPolicy` + `validateValidRequestValues`: one of validValues / validRange, each with a
     default."""
@@ -73,7 +75,7 @@ def request_policy_errors(
         assert isinstance(valid_range, Mapping)
         if default is None:
             return [required(path.child("default"), "required when validRange is defined")]
-        return _range_errors(default, max_capacity, valid_range, path.child("validRange"), fractional)
+        return _range_errors(default, max_capacity, valid_range, path.child("validRange"), fractional, v1_36)
     return []
 
 
@@ -132,9 +134,17 @@ def _milli_exact(q: GoQuantity) -> bool:
 
 
 def _range_errors(
-    default: GoQuantity, max_capacity: GoQuantity, rng: Mapping[str, Any], path: Path, fractional: bool
+    default: GoQuantity,
+    max_capacity: GoQuantity,
+    rng: Mapping[str, Any],
+    path: Path,
+    fractional: bool,
+    v1_36: bool = False,
 ) -> list[FieldError]:
-    """`validateRequestPolicyRange`."""
+    """`validateRequestPolicyRange`. `v1_36`: v1.36.3 reports the default's bound errors at `min` and `max`
+    (1.37 moved them to `default`). Its range has none of 1.37's guards (step sign, int64 and milli bounds):
+    there a zero step divides by zero and overflowing bounds wrap, so the guards stay on every release
+    (docs/divergences.md "1.36's capacity range guards")."""
     low = _optional(rng.get("min"))
     if low is None:
         return [required(path.child("min"), "required when validRange is defined")]
@@ -146,7 +156,8 @@ def _range_errors(
             invalid(path.child("min"), str(low), f"min is larger than capacity value: {max_capacity}")
         )
     if default.q.cmp(low.q) < 0:
-        errors.append(invalid(path.child("default"), str(default), f"default is less than min: {low}"))
+        at = path.child("min" if v1_36 else "default")
+        errors.append(invalid(at, str(default), f"default is less than min: {low}"))
     if high is not None:
         if low.q.cmp(high.q) > 0:
             errors.append(invalid(path.child("max"), str(low), f"min is larger than max: {high}"))
@@ -155,7 +166,8 @@ def _range_errors(
                 invalid(path.child("max"), str(high), f"max is larger than capacity value: {max_capacity}")
             )
         if default.q.cmp(high.q) > 0:
-            errors.append(invalid(path.child("default"), str(default), f"default is more than max: {high}"))
+            at = path.child("max" if v1_36 else "default")
+            errors.append(invalid(at, str(default), f"default is more than max: {high}"))
     bounds = (("default", default), ("min", low), ("max", high), ("step", step))
     use_milli = False
     if fractional:

@@ -57,7 +57,12 @@ from resourceapi.machinery.objects import items, mapping, text
 from resourceapi.releases import Validation, release
 from resourceapi.validation.capacity_policy import IS_NEGATIVE_ERROR_MSG
 from resourceapi.validation.device import Compiler, config_driver_errors, validate_config, validate_selector
-from resourceapi.validation.device_fields import device_name_errors, toleration_declarative, toleration_errors
+from resourceapi.validation.device_fields import (
+    device_name_errors,
+    toleration_declarative,
+    toleration_errors,
+    toleration_errors_1_36,
+)
 from resourceapi.validation.lists import validate_set, validate_slice
 from resourceapi.validation.object_meta import (
     GENERATE_NAME,
@@ -215,33 +220,47 @@ def claim_spec_errors(
     constraints = items(devices.get("constraints"))
     config = items(devices.get("config"))
 
+    rules = release(gates.release).validation
+    # 1.36 enforces no declarative rule (v1.36.3 zz_generated: every one Alpha), so v1.36.3's handwritten
+    # validation.go is the whole answer: its sizes, uniqueness and covered formats all reported.
+    v1_36 = not rules.declarative_texts
+
     def check_request(item: Any, p: Path) -> list[FieldError]:
-        return _request_errors(mapping(item), p, gates, compiler)
+        return _request_errors(mapping(item), p, gates, compiler, v1_36)
 
     def check_constraint(item: Any, p: Path) -> list[FieldError]:
-        return _constraint_errors(mapping(item), p, names, gates)
-
-    rules = release(gates.release).validation
+        return _constraint_errors(mapping(item), p, names, gates, v1_36)
 
     def check_config(item: Any, p: Path) -> list[FieldError]:
         entry = mapping(item)
-        errors = _name_refs(entry.get("requests"), p.child("requests"), names)
-        return errors + validate_config(entry, p, handwritten_driver=not rules.declarative_texts)
+        errors = _name_refs(entry.get("requests"), p.child("requests"), names, v1_36)
+        return errors + validate_config(entry, p, handwritten_driver=v1_36)
 
-    handwritten = validate_slice(
-        requests, DEVICE_REQUESTS_MAX_SIZE, check_request, path.child("requests"), size_covered=True
-    )
+    if v1_36:
+        handwritten = validate_set(
+            requests, DEVICE_REQUESTS_MAX_SIZE, check_request, _name_of, path.child("requests")
+        )
+    else:
+        handwritten = validate_slice(
+            requests, DEVICE_REQUESTS_MAX_SIZE, check_request, path.child("requests"), size_covered=True
+        )
     handwritten += validate_slice(
         constraints,
         DEVICE_CONSTRAINTS_MAX_SIZE,
         check_constraint,
         path.child("constraints"),
-        size_covered=True,
+        size_covered=not v1_36,
     )
     handwritten += validate_slice(
-        config, DEVICE_CONFIG_MAX_SIZE, check_config, path.child("config"), size_covered=True
+        config, DEVICE_CONFIG_MAX_SIZE, check_config, path.child("config"), size_covered=not v1_36
     )
+    if v1_36:
+        return handwritten, []
     return handwritten, _declarative(requests, constraints, config, path, rules)
+
+
+def _name_of(item: Any) -> str:
+    return text(mapping(item).get("name"))
 
 
 def request_names(devices: Mapping[str, Any]) -> RequestNames:
@@ -265,9 +284,14 @@ def _has_name(names: RequestNames, ref: str) -> bool:
 
 
 def _request_errors(
-    request: Mapping[str, Any], path: Path, gates: FeatureGates, compiler: Compiler | None
+    request: Mapping[str, Any],
+    path: Path,
+    gates: FeatureGates,
+    compiler: Compiler | None,
+    v1_36: bool = False,
 ) -> list[FieldError]:
-    """`validateDeviceRequest`."""
+    """`validateDeviceRequest` (`v1_36`: v1.36.3's, the subrequests a set judged whole: size, each
+    subrequest's class, then their Duplicates)."""
     errors = device_name_errors(text(request.get("name")), path.child("name"))
     first = items(request.get("firstAvailable"))
     exactly = request.get("exactly")
@@ -280,13 +304,21 @@ def _request_errors(
         def check_sub(item: Any, p: Path) -> list[FieldError]:
             sub = mapping(item)
             errs = device_name_errors(text(sub.get("name")), p.child("name"))
-            return errs + _exact_errors(sub, p, gates, compiler, class_covered=True)
+            return errs + _exact_errors(sub, p, gates, compiler, class_covered=not v1_36, v1_36=v1_36)
 
-        errors += validate_slice(
-            first, FIRST_AVAILABLE_MAX_SIZE, check_sub, path.child("firstAvailable"), size_covered=True
-        )
+        if v1_36:
+            errors += validate_set(
+                first, FIRST_AVAILABLE_MAX_SIZE, check_sub, _name_of, path.child("firstAvailable")
+            )
+        else:
+            errors += validate_slice(
+                first, FIRST_AVAILABLE_MAX_SIZE, check_sub, path.child("firstAvailable"), size_covered=True
+            )
     else:
-        errors += _exact_errors(mapping(exactly), path.child("exactly"), gates, compiler, class_covered=False)
+        exact_path = path.child("exactly")
+        errors += _exact_errors(
+            mapping(exactly), exact_path, gates, compiler, class_covered=False, v1_36=v1_36
+        )
     return errors
 
 
@@ -297,9 +329,11 @@ def _exact_errors(
     compiler: Compiler | None,
     *,
     class_covered: bool,
+    v1_36: bool = False,
 ) -> list[FieldError]:
     """`validateExactDeviceRequest` / `validateDeviceSubRequest` after the name: the class (declarative for a
-    subrequest), the selectors, the allocation mode and count, the tolerations."""
+    subrequest), the selectors, the allocation mode and count, the tolerations. `v1_36`: v1.36.3's, with the
+    selectors' Too many, the mode's Unsupported and the tolerations' covered rules handwritten."""
     errors: list[FieldError] = []
     if not class_covered:
         class_name = text(request.get("deviceClassName"))
@@ -313,7 +347,7 @@ def _exact_errors(
         DEVICE_SELECTORS_MAX_SIZE,
         lambda item, p: validate_selector(item, p, gates, compiler),
         path.child("selectors"),
-        size_covered=True,
+        size_covered=not v1_36,
     )
     mode = text(request.get("allocationMode"))
     count = request.get("count") or 0
@@ -322,8 +356,11 @@ def _exact_errors(
         errors.append(invalid(count_path, count, "must not be specified when allocationMode is 'All'"))
     elif mode == EXACT_COUNT and count <= 0:
         errors.append(invalid(count_path, count, "must be greater than zero"))
+    elif v1_36 and mode not in ALLOCATION_MODES:
+        errors.append(not_supported(path.child("allocationMode"), mode, ALLOCATION_MODES))
+    check_toleration = toleration_errors_1_36 if v1_36 else toleration_errors
     for i, toleration in enumerate(items(request.get("tolerations"))):
-        errors.extend(toleration_errors(mapping(toleration), path.child("tolerations").index(i)))
+        errors.extend(check_toleration(mapping(toleration), path.child("tolerations").index(i)))
     if release(gates.release).validation.capacity_request_names:
         errors += capacity_name_errors(request.get("capacity"), path.child("capacity"))
     return errors
@@ -354,12 +391,20 @@ def capacity_requests_declarative(requests: Any, path: Path) -> list[FieldError]
 
 
 def _constraint_errors(
-    constraint: Mapping[str, Any], path: Path, names: RequestNames, gates: FeatureGates
+    constraint: Mapping[str, Any], path: Path, names: RequestNames, gates: FeatureGates, v1_36: bool = False
 ) -> list[FieldError]:
     """`validateDeviceConstraint`: the request references, then one attribute required (its format is
-    declarative)."""
-    errors = _name_refs(constraint.get("requests"), path.child("requests"), names)
-    if constraint.get("matchAttribute") is not None or constraint.get("distinctAttribute") is not None:
+    declarative; `v1_36`: v1.36.3's handwritten `validateFullyQualifiedName`, its domain a driver name)."""
+    errors = _name_refs(constraint.get("requests"), path.child("requests"), names, v1_36)
+    for key in ("matchAttribute", "distinctAttribute"):
+        value = constraint.get(key)
+        if value is None:
+            continue
+        if v1_36:
+            name = text(value)
+            errors += key_errors(name, path.child(key))
+            if "/" not in name:
+                errors.append(invalid(path.child(key), name, FULLY_QUALIFIED))
         return errors
     if gates.enabled(DRA_CONSUMABLE_CAPACITY):
         errors.append(
@@ -374,9 +419,18 @@ def _constraint_errors(
     return errors
 
 
-def _name_refs(refs: Any, path: Path, names: RequestNames) -> list[FieldError]:
-    """A constraint's or configuration entry's `requests` (size and uniqueness are declarative)."""
+def _name_refs(refs: Any, path: Path, names: RequestNames, v1_36: bool = False) -> list[FieldError]:
+    """A constraint's or configuration entry's `requests` (size and uniqueness are declarative; `v1_36`:
+    v1.36.3's handwritten `validateSet`, Too many or the references then their Duplicates)."""
     entries = items(refs)
+    if v1_36:
+        return validate_set(
+            entries,
+            DEVICE_REQUESTS_MAX_SIZE,
+            lambda r, p: request_name_ref_errors(text(r), p, names),
+            text,
+            path,
+        )
     if len(entries) > DEVICE_REQUESTS_MAX_SIZE:
         return []
     errors: list[FieldError] = []

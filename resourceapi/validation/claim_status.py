@@ -58,7 +58,7 @@ from resourceapi.machinery.field import (
 from resourceapi.machinery.gojson import NULL, GoJSON, marshal
 from resourceapi.machinery.names import regex_error
 from resourceapi.machinery.objects import items, mapping, strings, text_at
-from resourceapi.machinery.quantity import Quantity, QuantityError
+from resourceapi.machinery.quantity import Quantity, QuantityError, coerce_quantity
 from resourceapi.releases import release
 from resourceapi.validation.claim import RequestNames, request_name_ref_errors, request_names
 from resourceapi.validation.device import validate_parameters
@@ -123,8 +123,8 @@ class StatusGates:
     binding_conditions: bool = True
     device_status: bool = True
     optional_node_operations: bool = False
-    # resourceapi/releases.py `Validation.declarative_texts`: off (1.36, every declarative rule Alpha), the
-    # handwritten errors all stand, covered or not, and the declarative ones are not reported.
+    # resourceapi/releases.py `Validation.declarative_texts`: off (1.36, every declarative rule Alpha),
+    # v1.36.3's handwritten errors all stand, covered or not, and no declarative one is reported.
     declarative_texts: bool = True
 
     @staticmethod
@@ -210,6 +210,88 @@ def _device_status_json(entry: Mapping[str, Any]) -> GoJSON:
     return marshal(out)
 
 
+def _go_list(value: Any, item: Any = None) -> Any:
+    """A Go slice as json.Marshal prints it: null when absent, else each element (`item` converts)."""
+    if not isinstance(value, list):
+        return None
+    return [item(v) if item is not None else v for v in value]
+
+
+def _go_quantity(value: Any) -> Any:
+    try:
+        return str(coerce_quantity(value))
+    except (QuantityError, TypeError, ValueError):
+        return value
+
+
+def _internal_allocation_json(allocation: Mapping[str, Any]) -> GoJSON:
+    """json.Marshal of the internal `resource.AllocationResult` (no JSON tags: Go field names, every field,
+    nil as null, map keys sorted), as v1.36.3's `ValidateImmutableField` shows it (pkg/apis/resource/types.go
+    and pkg/apis/core/types.go field order)."""
+
+    def requirement(r: Any) -> dict[str, Any]:
+        r = mapping(r)
+        values = _go_list(r.get("values"))
+        return {"Key": text_at(r, "key"), "Operator": text_at(r, "operator"), "Values": values}
+
+    def term(t: Any) -> dict[str, Any]:
+        t = mapping(t)
+        return {
+            "MatchExpressions": _go_list(t.get("matchExpressions"), requirement),
+            "MatchFields": _go_list(t.get("matchFields"), requirement),
+        }
+
+    def toleration(t: Any) -> dict[str, Any]:
+        t = mapping(t)
+        out = {k.capitalize(): text_at(t, k) for k in ("key", "operator", "value", "effect")}
+        return out | {"TolerationSeconds": t.get("tolerationSeconds")}
+
+    def result(r: Any) -> dict[str, Any]:
+        r = mapping(r)
+        capacity = r.get("consumedCapacity")
+        return {
+            "Request": text_at(r, "request"),
+            "Driver": text_at(r, "driver"),
+            "Pool": text_at(r, "pool"),
+            "Device": text_at(r, "device"),
+            "AdminAccess": r.get("adminAccess"),
+            "Tolerations": _go_list(r.get("tolerations"), toleration),
+            "BindingConditions": _go_list(r.get("bindingConditions")),
+            "BindingFailureConditions": _go_list(r.get("bindingFailureConditions")),
+            "ShareID": r.get("shareID"),
+            "ConsumedCapacity": (
+                {k: _go_quantity(capacity[k]) for k in sorted(capacity)}
+                if isinstance(capacity, dict)
+                else None
+            ),
+        }
+
+    def config(c: Any) -> dict[str, Any]:
+        c = mapping(c)
+        opaque = c.get("opaque")
+        shown = None
+        if isinstance(opaque, dict):
+            shown = {"Driver": text_at(opaque, "driver"), "Parameters": opaque.get("parameters")}
+        return {"Source": text_at(c, "source"), "Requests": _go_list(c.get("requests")), "Opaque": shown}
+
+    devices = mapping(allocation.get("devices"))
+    selector = allocation.get("nodeSelector")
+    return marshal(
+        {
+            "Devices": {
+                "Results": _go_list(devices.get("results"), result),
+                "Config": _go_list(devices.get("config"), config),
+            },
+            "NodeSelector": (
+                {"NodeSelectorTerms": _go_list(mapping(selector).get("nodeSelectorTerms"), term)}
+                if isinstance(selector, dict)
+                else None
+            ),
+            "AllocationTimestamp": _go_time(allocation.get("allocationTimestamp")),
+        }
+    )
+
+
 # --- the two halves and their merge ---------------------------------------------------------------------
 
 
@@ -251,14 +333,9 @@ class _Errors:
             _Declarative(e, "maxItems" if e.type is ErrorType.TOO_MANY else origin) for e in errors
         )
 
-    def merged(self, declarative: bool = True) -> list[FieldError]:
-        """`FilterCoveredHandwrittenErrors`, then the declarative errors appended. With `declarative` off
-        (1.36: no rule enforced) every handwritten error stands, and a declarative error only where no covered
-        handwritten one is ported (the port records some checks only in their declarative form)."""
-        if not declarative:
-            covered = [h for h in self.handwritten if h.covered]
-            rest = [d.error for d in self.declarative if not any(_matches(h, d) for h in covered)]
-            return [h.error for h in self.handwritten] + rest
+    def merged(self) -> list[FieldError]:
+        """`FilterCoveredHandwrittenErrors`, then the declarative errors appended (1.37 on; 1.36 enforces no
+        declarative rule, so its handwritten errors are the answer)."""
         out: list[FieldError] = []
         for h in self.handwritten:
             if h.covered and any(_matches(h, d) for d in self.declarative):
@@ -430,8 +507,10 @@ def _reference_errors(ref: Mapping[str, Any], path: Path) -> list[FieldError]:
     return [required(path.child(key)) for key in ("resource", "name", "uid") if not text_at(ref, key)]
 
 
-def _condition_errors(conditions: list[Any], path: Path) -> list[FieldError]:
-    """`metav1validation.ValidateConditions` (its declarative twins are Alpha: never enforced)."""
+def _condition_errors(conditions: list[Any], path: Path, v0_36: bool = False) -> list[FieldError]:
+    """`metav1validation.ValidateConditions` (its declarative twins are Alpha: never enforced). `v0_36`
+    (1.36, `StatusGates.declarative_texts` off): apimachinery v0.36.3's, a repeated type's Duplicate at
+    `.type`, an empty type judged as a label name and an empty status Unsupported."""
     errors: list[FieldError] = []
     seen: set[str] = set()
     for i, raw in enumerate(conditions):
@@ -439,14 +518,14 @@ def _condition_errors(conditions: list[Any], path: Path) -> list[FieldError]:
         item = path.index(i)
         kind = text_at(cond, "type")
         if kind in seen:
-            errors.append(duplicate(item, kind))
+            errors.append(duplicate(item.child("type") if v0_36 else item, kind))
         seen.add(kind)
-        if not kind:
+        if not kind and not v0_36:
             errors.append(required(item.child("type"), "is required"))
         else:
             errors.extend(label_name_errors(kind, item.child("type")))
         status = text_at(cond, "status")
-        if not status:
+        if not status and not v0_36:
             errors.append(required(item.child("status")))
         elif status not in CONDITION_STATUSES:
             errors.append(not_supported(item.child("status"), status, CONDITION_STATUSES))
@@ -476,11 +555,11 @@ _NEEDS_OTHER = (
 )
 
 
-def _binding_errors(result: Mapping[str, Any], path: Path) -> list[FieldError]:
+def _binding_errors(result: Mapping[str, Any], path: Path, sizes: bool = False) -> list[FieldError]:
     """`validateDeviceBindingParameters`'s handwritten half, with the empty list shown as Go shows it: `null`
     when it is absent, `[]` when it is given empty."""
     errors = binding_parameter_errors(
-        result.get("bindingConditions"), result.get("bindingFailureConditions"), path
+        result.get("bindingConditions"), result.get("bindingFailureConditions"), path, sizes
     )
     out: list[FieldError] = []
     for e in errors:
@@ -493,7 +572,11 @@ def _binding_errors(result: Mapping[str, Any], path: Path) -> list[FieldError]:
 
 
 def _device_status(
-    out: _Errors, entry: Mapping[str, Any], path: Path, allocated: set[tuple[str, str, str, str]]
+    out: _Errors,
+    entry: Mapping[str, Any],
+    path: Path,
+    allocated: set[tuple[str, str, str, str]],
+    v1_36: bool = False,
 ) -> None:
     """`validateDeviceStatus`."""
     out.hand(driver_name_errors(text_at(entry, "driver"), path.child("driver")))
@@ -509,7 +592,7 @@ def _device_status(
     conditions = items(entry.get("conditions"))
     if len(conditions) > MAX_CONDITIONS:
         out.hand([too_many(path.child("conditions"), len(conditions), MAX_CONDITIONS)])
-    out.hand(_condition_errors(conditions, path.child("conditions")))
+    out.hand(_condition_errors(conditions, path.child("conditions"), v1_36))
     data = entry.get("data")
     if data is not None:
         out.hand(validate_parameters(data, path.child("data")))
@@ -531,8 +614,11 @@ def _network_data(out: _Errors, network: Mapping[str, Any], path: Path) -> None:
     )
 
 
-def _allocation(out: _Errors, allocation: Mapping[str, Any], path: Path, names: RequestNames) -> None:
-    """`validateAllocationResult` of a new allocation (stored=false)."""
+def _allocation(
+    out: _Errors, allocation: Mapping[str, Any], path: Path, names: RequestNames, v1_36: bool = False
+) -> None:
+    """`validateAllocationResult` of a new allocation (stored=false); `v1_36`: v1.36.3's handwritten rules
+    only (see `_result` and `_config`)."""
     devices = mapping(allocation.get("devices"))
     devices_path = path.child("devices")
     results = items(devices.get("results"))
@@ -543,24 +629,37 @@ def _allocation(out: _Errors, allocation: Mapping[str, Any], path: Path, names: 
         )
     else:
         for i, result in enumerate(results):
-            _result(out, mapping(result), results_path.index(i), names)
+            _result(out, mapping(result), results_path.index(i), names, v1_36)
     configs = items(devices.get("config"))
     config_path = devices_path.child("config")
     if len(configs) > ALLOCATION_CONFIG_MAX_SIZE:
         out.hand([too_many(config_path, len(configs), ALLOCATION_CONFIG_MAX_SIZE)], "maxItems", covered=True)
     else:
         for i, config in enumerate(configs):
-            _config(out, mapping(config), config_path.index(i), names)
+            _config(out, mapping(config), config_path.index(i), names, v1_36)
     selector = allocation.get("nodeSelector")
     if isinstance(selector, dict):
         out.hand(node_selector_errors(selector, path.child("nodeSelector")))
 
 
-def _result(out: _Errors, result: Mapping[str, Any], path: Path, names: RequestNames) -> None:
-    """`validateDeviceRequestAllocationResult` (driver, pool and shareID: declarative)."""
+def _result(
+    out: _Errors, result: Mapping[str, Any], path: Path, names: RequestNames, v1_36: bool = False
+) -> None:
+    """`validateDeviceRequestAllocationResult` (driver, pool and shareID: declarative). `v1_36` (v1.36.3
+    validation.go:512, nothing declarative enforced): request, driver (`ValidateCSIDriverName`), pool
+    (`validatePoolName`), device, binding conditions, shareID (`validateUID`); no tolerations, and no
+    skipNodeOperations (1.36's type lacks it)."""
     out.hand(request_name_ref_errors(text_at(result, "request"), path.child("request"), names))
+    if v1_36:
+        out.hand(driver_name_errors(text_at(result, "driver"), path.child("driver")))
+        out.hand(pool_name_errors(text_at(result, "pool"), path.child("pool")))
     out.hand(device_name_errors(text_at(result, "device"), path.child("device")))
-    out.hand(_binding_errors(result, path))
+    out.hand(_binding_errors(result, path, v1_36))
+    if v1_36:
+        share = result.get("shareID")
+        if isinstance(share, str):
+            out.hand(uid_errors(share, path.child("shareID")))
+        return
     for i, toleration in enumerate(items(result.get("tolerations"))):
         out.hand(toleration_errors(mapping(toleration), path.child("tolerations").index(i)))
     skip = strings(result.get("skipNodeOperations"))
@@ -576,9 +675,18 @@ def _result(out: _Errors, result: Mapping[str, Any], path: Path, names: RequestN
         )
 
 
-def _config(out: _Errors, config: Mapping[str, Any], path: Path, names: RequestNames) -> None:
+def _config(
+    out: _Errors, config: Mapping[str, Any], path: Path, names: RequestNames, v1_36: bool = False
+) -> None:
     """`validateDeviceAllocationConfiguration` (source, request list size and uniqueness, driver:
-    declarative)."""
+    declarative). `v1_36` (v1.36.3 validation.go:525): the source's Required / Unsupported first, and the
+    opaque driver (`ValidateCSIDriverName`) before the parameters."""
+    if v1_36:
+        source = text_at(config, "source")
+        if not source:
+            out.hand([required(path.child("source"))])
+        elif source not in CONFIG_SOURCES:
+            out.hand([not_supported(path.child("source"), source, CONFIG_SOURCES)])
     out.hand_list(
         validate_set(
             strings(config.get("requests")),
@@ -592,6 +700,8 @@ def _config(out: _Errors, config: Mapping[str, Any], path: Path, names: RequestN
     if not isinstance(opaque, dict):
         out.hand([required(path.child("opaque"))])
     else:
+        if v1_36:
+            out.hand(driver_name_errors(text_at(opaque, "driver"), path.child("opaque", "driver")))
         out.hand(validate_parameters(opaque.get("parameters"), path.child("opaque", "parameters")))
 
 
@@ -745,6 +855,7 @@ def status_update_errors(
     names = request_names(mapping(mapping(old_claim.get("spec")).get("devices")))
     deleting = bool(mapping(old_claim.get("metadata")).get("deletionTimestamp"))
     out = _Errors()
+    v1_36 = not gates.declarative_texts  # 1.36: only v1.36.3's handwritten validation.go is enforced
     out.hand(_admin_status_errors(_results(status), _results(old_status), admin_namespace))
 
     refs = items(status.get("reservedFor"))
@@ -760,7 +871,7 @@ def status_update_errors(
     devices = items(status.get("devices"))
     devices_path = STATUS.child("devices")
     for i, entry in enumerate(devices):
-        _device_status(out, mapping(entry), devices_path.index(i), allocated)
+        _device_status(out, mapping(entry), devices_path.index(i), allocated, v1_36)
     out.hand(
         duplicates(
             devices,
@@ -790,17 +901,18 @@ def status_update_errors(
     allocation_path = STATUS.child("allocation")
     if isinstance(old_allocation, dict) and isinstance(allocation, dict):
         if not _equal(allocation, old_allocation):
-            out.hand(
-                [invalid(allocation_path, marshal(allocation), "field is immutable")], "update", covered=True
-            )
+            shown = _internal_allocation_json(allocation) if v1_36 else marshal(allocation)
+            out.hand([invalid(allocation_path, shown, "field is immutable")], "update", covered=True)
             out.decl([invalid(allocation_path, NULL, "field cannot be modified once set")], "update")
     elif isinstance(allocation, dict):
-        _allocation(out, allocation, allocation_path, names)
+        _allocation(out, allocation, allocation_path, names, v1_36)
         _allocation_declarative(out, allocation, allocation_path)
 
+    if v1_36:
+        return [h.error for h in out.handwritten]
     _reserved_for_declarative(out, refs, old_status.get("reservedFor"), refs_path)
     _devices_declarative(out, devices, old_status.get("devices"), devices_path)
-    return out.merged(gates.declarative_texts)
+    return out.merged()
 
 
 def _shared_id(entry: Mapping[str, Any]) -> GoJSON:

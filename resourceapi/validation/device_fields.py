@@ -193,6 +193,30 @@ def toleration_errors(toleration: Mapping[str, Any], path: Path) -> list[FieldEr
     return []
 
 
+def toleration_errors_1_36(toleration: Mapping[str, Any], path: Path) -> list[FieldError]:
+    """v1.36.3's `validateDeviceToleration`, nothing declarative enforced: the key (a label name, when set),
+    the operator's value rule or its Required / Unsupported, then the effect's Unsupported."""
+    errors: list[FieldError] = []
+    key = text_at(toleration, "key")
+    if key:
+        errors.extend(label_name_errors(key, path.child("key")))
+    operator = text_at(toleration, "operator")
+    value = text_at(toleration, "value")
+    if operator == "Exists":
+        if value:
+            errors.append(invalid(path.child("value"), value, "must be empty for operator `Exists`"))
+    elif operator == "Equal":
+        errors.extend(label_value_errors(value, path.child("value")))
+    elif not operator:
+        errors.append(required(path.child("operator")))
+    else:
+        errors.append(not_supported(path.child("operator"), operator, DEVICE_TOLERATION_OPERATORS))
+    effect = text_at(toleration, "effect")
+    if effect and effect not in DEVICE_TAINT_EFFECTS:
+        errors.append(not_supported(path.child("effect"), effect, DEVICE_TAINT_EFFECTS))
+    return errors
+
+
 def toleration_declarative(toleration: Mapping[str, Any], path: Path) -> list[FieldError]:
     """`Validate_DeviceToleration` (zz_generated, Beta): key LabelKey when set, operator Required then enum
     (after defaulting, empty cannot happen in v1), effect enum when set."""
@@ -209,15 +233,15 @@ def toleration_declarative(toleration: Mapping[str, Any], path: Path) -> list[Fi
     return errors
 
 
-def taint_errors(taint: Mapping[str, Any], path: Path) -> list[FieldError]:
+def taint_errors(taint: Mapping[str, Any], path: Path, effect: bool = False) -> list[FieldError]:
     """`validateDeviceTaint`'s handwritten half on create: the key (`ValidateLabelName`, so an empty key is
     the qualified-name messages), the value when set. The effect's Required / Unsupported are Beta
-    declarative rules (`taint_declarative`)."""
+    declarative rules (`taint_declarative`); `effect` (1.36, nothing declarative enforced): reported here."""
     errors = label_name_errors(text_at(taint, "key"), path.child("key"))
     value = text_at(taint, "value")
     if value:
         errors.extend(label_value_errors(value, path.child("value")))
-    return errors
+    return errors + (taint_declarative(taint, path) if effect else [])
 
 
 def taint_declarative(taint: Mapping[str, Any], path: Path) -> list[FieldError]:
@@ -233,11 +257,14 @@ def taint_declarative(taint: Mapping[str, Any], path: Path) -> list[FieldError]:
 # --- binding conditions ----------------------------------------------------------------------------------
 
 
-def binding_parameter_errors(conditions: Any, failure_conditions: Any, path: Path) -> list[FieldError]:
+def binding_parameter_errors(
+    conditions: Any, failure_conditions: Any, path: Path, sizes: bool = False
+) -> list[FieldError]:
     """`validateDeviceBindingParameters`'s handwritten half: each condition a label name (the lists' sizes are
     Beta declarative: `binding_parameter_declarative`; an over-long list is not judged item by item), then
     duplicates, overlaps, and each list requiring the other (an absent list shows as `null`, an empty one
-    `[]`)."""
+    `[]`). `sizes`: an over-long list is the handwritten Too many (1.36, where nothing declarative is
+    enforced)."""
     conds = strings(conditions)
     failures = strings(failure_conditions)
     errors: list[FieldError] = []
@@ -248,6 +275,8 @@ def binding_parameter_errors(conditions: Any, failure_conditions: Any, path: Pat
         if len(items) <= limit:
             for i, item in enumerate(items):
                 errors.extend(label_name_errors(item, path.child(key).index(i)))
+        elif sizes:
+            errors.append(too_many(path.child(key), len(items), limit))
     errors += duplicates(conds, path.child("bindingConditions"))
     seen_failures: set[str] = set()
     cond_set = set(conds)

@@ -54,6 +54,7 @@ from resourceapi.validation.node_selector import node_name_errors, node_selector
 from resourceapi.validation.object_meta import GENERATE_NAME, object_meta_errors, owner_references_declarative
 from resourceapi.validation.slice_devices import (
     LIST_ATTRIBUTE_FIELDS,
+    counter_set_errors_1_36,
     counters_declarative,
     device_declarative,
     device_errors,
@@ -154,6 +155,8 @@ def validate_resource_slice(slice_obj: Mapping[str, Any], gates: FeatureGates) -
     )
     spec = prepare(mapping(slice_obj.get("spec")), sg)
     errors.extend(spec_errors(spec, sg))
+    if not sg.rules.declarative_texts:  # 1.36: v1.36.3's handwritten errors, each repeated one again
+        return errors
     tail = owner_references_declarative(mapping(slice_obj.get("metadata"))) if owners else []
     return once(errors) + tail + spec_declarative(spec, sg)
 
@@ -264,20 +267,31 @@ def spec_errors(spec: Mapping[str, Any], sg: SliceGates) -> list[FieldError]:
         errors.append(invalid(SPEC, "", "only one of `sharedCounters` or `devices` is allowed"))
     devices = [mapping(d) for d in items(devices_raw)]
     errors.extend(_devices_errors(devices, spec.get("perDeviceNodeSelection") is True, sg))
-    errors.extend(
-        validate_slice(  # over the limit: the declarative Too many only
-            items(counters_raw),
-            RESOURCE_SLICE_MAX_COUNTER_SETS,
-            lambda item, p: validate_slice(
-                list(mapping(mapping(item).get("counters"))),
-                RESOURCE_SLICE_MAX_COUNTERS_PER_COUNTER_SET,
-                None,
-                p.child("counters"),
-            ),
-            SPEC.child("sharedCounters"),
-            size_covered=True,
+    if not sg.rules.declarative_texts:
+        errors.extend(
+            validate_set(
+                items(counters_raw),
+                RESOURCE_SLICE_MAX_COUNTER_SETS,
+                lambda item, p: counter_set_errors_1_36(mapping(item), p),
+                lambda item: text(mapping(item).get("name")),
+                SPEC.child("sharedCounters"),
+            )
         )
-    )
+    else:
+        errors.extend(
+            validate_slice(  # over the limit: the declarative Too many only
+                items(counters_raw),
+                RESOURCE_SLICE_MAX_COUNTER_SETS,
+                lambda item, p: validate_slice(
+                    list(mapping(mapping(item).get("counters"))),
+                    RESOURCE_SLICE_MAX_COUNTERS_PER_COUNTER_SET,
+                    None,
+                    p.child("counters"),
+                ),
+                SPEC.child("sharedCounters"),
+                size_covered=True,
+            )
+        )
     if spec.get("partitionTypeAttribute") is not None:
         errors.extend(_partition_type_errors(spec, devices))
     errors.extend(_skip_node_operations_errors(spec.get("skipNodeOperations")))

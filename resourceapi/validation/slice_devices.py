@@ -26,10 +26,11 @@ from resourceapi.api.limits import (
     DNS1123_LABEL_MAX_LENGTH,
     RESOURCE_SLICE_MAX_ATTRIBUTE_VALUES_PER_DEVICE,
     RESOURCE_SLICE_MAX_ATTRIBUTES_AND_CAPACITIES_PER_DEVICE,
+    RESOURCE_SLICE_MAX_COUNTERS_PER_COUNTER_SET,
     RESOURCE_SLICE_MAX_COUNTERS_PER_DEVICE_COUNTER_CONSUMPTION,
     RESOURCE_SLICE_MAX_DEVICE_COUNTER_CONSUMPTIONS_PER_DEVICE,
 )
-from resourceapi.machinery.field import ErrorType, FieldError, Path, invalid, required, too_long
+from resourceapi.machinery.field import ErrorType, FieldError, Path, invalid, required, too_long, too_many
 from resourceapi.machinery.gojson import NULL, GoJSON, counters_json, marshal
 from resourceapi.machinery.goquantity import go_quantity
 from resourceapi.machinery.names import (
@@ -209,65 +210,76 @@ def device_errors(
             if simple_attribute(value):
                 continue
             shown = truncate_if_too_long(key, ATTRIBUTE_AND_CAPACITY_MAX_KEY_LENGTH)
+            union = shown != key or not rules.declarative_texts  # 1.36: no declarative union
             errors.extend(
-                _attribute_errors(
-                    mapping(value), attributes_path.key(shown), shown != key, rules.semver_digits
-                )
+                _attribute_errors(mapping(value), attributes_path.key(shown), union, rules.semver_digits)
             )
     if capacity:
         multiple = device.get("allowMultipleAllocations") is True
-        found = _capacity_errors(capacity, multiple, fractional, rules.one_slash)
+        found = _capacity_errors(capacity, multiple, fractional, rules.one_slash, not rules.declarative_texts)
         errors.extend(_rebased(found, path.child("capacity")))
+    v1_36 = not rules.declarative_texts  # v1.36.3: nothing declarative enforced, every covered rule by hand
     errors.extend(
         validate_slice(
             items(device.get("taints")),
             DEVICE_TAINTS_MAX_LENGTH,
-            lambda taint, p: taint_errors(mapping(taint), p),
+            lambda taint, p: taint_errors(mapping(taint), p, effect=v1_36),
             path.child("taints"),
         )
     )
-    errors.extend(
-        validate_slice(  # over the limit: the declarative Too many only
-            items(device.get("consumesCounters")),
-            RESOURCE_SLICE_MAX_DEVICE_COUNTER_CONSUMPTIONS_PER_DEVICE,
-            lambda consumption, p: validate_slice(
-                list(mapping(mapping(consumption).get("counters"))),
-                RESOURCE_SLICE_MAX_COUNTERS_PER_DEVICE_COUNTER_CONSUMPTION,
-                None,
-                p.child("counters"),
-            ),
-            path.child("consumesCounters"),
-            size_covered=True,
+    if v1_36:
+        errors.extend(
+            validate_set(
+                items(device.get("consumesCounters")),
+                RESOURCE_SLICE_MAX_DEVICE_COUNTER_CONSUMPTIONS_PER_DEVICE,
+                lambda item, p: consumption_errors_1_36(mapping(item), p),
+                lambda item: text(mapping(item).get("counterSet")),
+                path.child("consumesCounters"),
+            )
         )
-    )
+    else:
+        errors.extend(
+            validate_slice(  # over the limit: the declarative Too many only
+                items(device.get("consumesCounters")),
+                RESOURCE_SLICE_MAX_DEVICE_COUNTER_CONSUMPTIONS_PER_DEVICE,
+                lambda consumption, p: validate_slice(
+                    list(mapping(mapping(consumption).get("counters"))),
+                    RESOURCE_SLICE_MAX_COUNTERS_PER_DEVICE_COUNTER_CONSUMPTION,
+                    None,
+                    p.child("counters"),
+                ),
+                path.child("consumesCounters"),
+                size_covered=True,
+            )
+        )
     if not rules.node_selection_apart:
         errors.extend(_node_selection_errors(device, path, per_device_node_selection))
     conditions = device.get("bindingConditions")
     failure_conditions = device.get("bindingFailureConditions")
     if conditions is not None or failure_conditions is not None:
-        errors.extend(binding_parameter_errors(conditions, failure_conditions, path))
+        errors.extend(binding_parameter_errors(conditions, failure_conditions, path, sizes=v1_36))
     if allocatable:
         resources = mapping(device.get("nodeAllocatableResources"))
         errors.extend(_node_allocatable_errors(resources, capacity, path))
     return errors
 
 
-_CAPACITY_CACHE: dict[tuple[bool, bool, bool, str], tuple[FieldError, ...]] = {}
+_CAPACITY_CACHE: dict[tuple[bool, bool, bool, bool, str], tuple[FieldError, ...]] = {}
 _CAPACITY_CACHE_MAX = 4096
 
 
 def _capacity_errors(
-    capacity: Mapping[str, Any], multiple: bool, fractional: bool, one_slash: bool
+    capacity: Mapping[str, Any], multiple: bool, fractional: bool, one_slash: bool, v1_36: bool = False
 ) -> tuple[FieldError, ...]:
     """The capacity map's errors at `_BASE`, memoized by its JSON: the devices of a slice, and of a cluster,
     repeat the same capacities."""
     try:
-        key = (multiple, fractional, one_slash, json.dumps(capacity, sort_keys=True))
+        key = (multiple, fractional, one_slash, v1_36, json.dumps(capacity, sort_keys=True))
     except (TypeError, ValueError):
-        return tuple(_capacity_map_errors(capacity, multiple, fractional, Path(_BASE), one_slash))
+        return tuple(_capacity_map_errors(capacity, multiple, fractional, Path(_BASE), one_slash, v1_36))
     found = _CAPACITY_CACHE.get(key)
     if found is None:
-        found = tuple(_capacity_map_errors(capacity, multiple, fractional, Path(_BASE), one_slash))
+        found = tuple(_capacity_map_errors(capacity, multiple, fractional, Path(_BASE), one_slash, v1_36))
         if len(_CAPACITY_CACHE) >= _CAPACITY_CACHE_MAX:
             _CAPACITY_CACHE.clear()
         _CAPACITY_CACHE[key] = found
@@ -275,7 +287,7 @@ def _capacity_errors(
 
 
 def _capacity_map_errors(
-    capacity: Mapping[str, Any], multiple: bool, fractional: bool, path: Path, one_slash: bool
+    capacity: Mapping[str, Any], multiple: bool, fractional: bool, path: Path, one_slash: bool, v1_36: bool
 ) -> list[FieldError]:
     """`validateMap(capacity)`: each key a qualified name, each item's request policy for a device that
     allows multiple allocations, none for one that does not."""
@@ -285,10 +297,44 @@ def _capacity_map_errors(
         item_path = path.key(truncate_if_too_long(key, ATTRIBUTE_AND_CAPACITY_MAX_KEY_LENGTH))
         item = mapping(capacity[key])
         if multiple:
-            errors.extend(multi_allocatable_errors(item, item_path, fractional))
+            errors.extend(multi_allocatable_errors(item, item_path, fractional, v1_36))
         else:
             errors.extend(single_allocatable_errors(item, item_path))
     return errors
+
+
+def counter_set_errors_1_36(counter_set: Mapping[str, Any], path: Path) -> list[FieldError]:
+    """v1.36.3 `validateCounterSet`, nothing declarative enforced: the name (Required, a DNS label), the
+    counters (Required when empty, else at most 32, each key a DNS label reported at the map's path)."""
+    name = text(counter_set.get("name"))
+    errors = [required(path.child("name"))] if not name else label_errors(name, path.child("name"))
+    return errors + _counters_1_36(
+        counter_set.get("counters"), path.child("counters"), RESOURCE_SLICE_MAX_COUNTERS_PER_COUNTER_SET
+    )
+
+
+def consumption_errors_1_36(consumption: Mapping[str, Any], path: Path) -> list[FieldError]:
+    """v1.36.3 `validateDeviceCounterConsumption`: the counter set (Required, a DNS label), the counters
+    (Required when empty, else at most 32, each key a DNS label)."""
+    name = text(consumption.get("counterSet"))
+    path_set = path.child("counterSet")
+    errors = [required(path_set)] if not name else label_errors(name, path_set)
+    limit = RESOURCE_SLICE_MAX_COUNTERS_PER_DEVICE_COUNTER_CONSUMPTION
+    return errors + _counters_1_36(consumption.get("counters"), path.child("counters"), limit)
+
+
+def _counters_1_36(value: Any, path: Path, limit: int) -> list[FieldError]:
+    counters = mapping(value)
+    if not counters:
+        return [required(path)]
+    if len(counters) > limit:
+        return [too_many(path, len(counters), limit)]
+    return [e for key in sorted(counters) for e in label_errors(key, path)]
+
+
+def label_errors(name: str, path: Path) -> list[FieldError]:
+    """`ValidateDNS1123Label` (handwritten: its length in characters)."""
+    return [invalid(path, name, msg) for msg in is_dns1123_label(name)]
 
 
 def _attribute_errors(

@@ -315,3 +315,75 @@ def test_on_1_36_the_handwritten_duplicate_stands_showing_the_uid() -> None:
     refs = [POD, {"resource": "pods", "name": "pod-2", "uid": "uid-1"}]
     on_136 = errors(allocated(reservedFor=refs), gates=FeatureGates.parse("", release="1.36"))
     assert on_136 == ['status.reservedFor[1]: Duplicate value: "uid-1"']
+
+
+ON_136 = FeatureGates.parse("", release="1.36")
+SUBDOMAIN = (
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must "
+    "start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is "
+    "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
+)
+
+
+def test_on_1_36_a_results_driver_pool_and_share_id_get_the_handwritten_texts_in_order() -> None:
+    """v1.36.3 validateDeviceRequestAllocationResult: request, driver (ValidateCSIDriverName), pool
+    (validatePoolName, each `/` part a subdomain), device, shareID (validateUID)."""
+    bad = {**RESULT, "driver": "-bad", "pool": "/a", "shareID": "urn:uuid:" + UID}
+    assert errors(allocated(bad), gates=ON_136) == [
+        f'{R0}.driver: Invalid value: "-bad": {SUBDOMAIN}',
+        f'{R0}.pool: Invalid value: "": {SUBDOMAIN}',
+        f'{R0}.shareID: Invalid value: "urn:uuid:{UID}": uid must be in RFC 4122 normalized form, '
+        "`xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx` with lowercase hexadecimal characters",
+    ]
+
+
+def test_on_1_36_a_results_tolerations_are_not_judged() -> None:
+    bad = {**RESULT, "tolerations": [{"key": "bad key", "operator": "Exists"}]}
+    assert errors(allocated(bad), gates=ON_136) == []
+    assert errors(allocated(bad)) != []
+
+
+def test_on_1_36_too_many_binding_failure_conditions_is_the_handwritten_too_many() -> None:
+    bad = {**RESULT, "bindingConditions": ["a"], "bindingFailureConditions": ["b", "c", "d", "e", "f"]}
+    assert errors(allocated(bad), gates=ON_136) == [
+        f"{R0}.bindingFailureConditions: Too many: 5: must have at most 4 items"
+    ]
+
+
+def test_on_1_36_a_configs_source_and_opaque_driver_are_handwritten() -> None:
+    config = {"source": "Other", "requests": ["gpu"], "opaque": {"driver": "x..y", "parameters": {}}}
+    status = {"allocation": {"devices": {"results": [RESULT], "config": [config]}}}
+    path = "status.allocation.devices.config[0]"
+    assert errors(status, gates=ON_136) == [
+        f'{path}.source: Unsupported value: "Other": supported values: "FromClaim", "FromClass"',
+        f'{path}.opaque.driver: Invalid value: "x..y": {SUBDOMAIN}',
+    ]
+
+
+def test_on_1_36_conditions_follow_apimachinery_v0_36() -> None:
+    """v0.36.3 ValidateConditions: a repeated type's Duplicate at `.type`, an empty type judged as a label
+    name (no `is required`), an empty status Unsupported (no Required)."""
+    cond = {"type": "Ready", "status": "True", "reason": "R", "lastTransitionTime": "2026-01-01T00:00:00Z"}
+    device = {"driver": RESULT["driver"], "pool": "pool", "device": "gpu-0"}
+    device["conditions"] = [cond, {**cond}, {**cond, "type": "", "status": ""}]
+    got = errors(allocated(devices=[device]), gates=ON_136)
+    assert got == [
+        f'{D0}.conditions[1].type: Duplicate value: "Ready"',
+        f'{D0}.conditions[2].type: Invalid value: "": name part must be non-empty',
+        f'{D0}.conditions[2].type: Invalid value: "": name part must consist of alphanumeric characters, '
+        "'-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or "
+        "'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')",
+        f'{D0}.conditions[2].status: Unsupported value: "": supported values: "False", "True", "Unknown"',
+    ]
+
+
+def test_on_1_36_a_changed_allocation_shows_the_internal_struct_as_go_marshals_it() -> None:
+    """ValidateImmutableField's bad value is the internal AllocationResult: Go field names, every field."""
+    old = claim(allocated())
+    changed = allocated({**RESULT, "device": "gpu-1", "consumedCapacity": {"memory": "1Gi"}})
+    assert errors(changed, old, gates=ON_136) == [
+        'status.allocation: Invalid value: {"Devices":{"Results":[{"Request":"gpu",'
+        '"Driver":"gpu.example.com","Pool":"pool","Device":"gpu-1","AdminAccess":null,"Tolerations":null,"BindingConditions":null,'
+        '"BindingFailureConditions":null,"ShareID":null,"ConsumedCapacity":{"memory":"1Gi"}}],"Config":null},'
+        '"NodeSelector":null,"AllocationTimestamp":null}: field is immutable'
+    ]

@@ -158,3 +158,88 @@ def test_1_36_reports_owner_reference_fields_unindexed_and_each_time() -> None:
     on_137 = _errors("ResourceClaim", obj, ON_137)
     expected = '[0].apiVersion: Invalid value: "apps/": must be <group>/<version> or <version>'
     assert on_137[0].endswith(expected)
+
+
+def _claim(devices: dict[str, Any]) -> dict[str, Any]:
+    obj = make_claim("c").obj()
+    obj["spec"] = {"devices": devices}
+    return obj
+
+
+def test_1_36_judges_a_constraints_attribute_by_the_handwritten_qualified_name() -> None:
+    """v1.36.3 validateQualifiedName: the domain is a driver name (lowercased, so `Example.com` passes), an
+    empty name is `the name must not be empty`; 1.37's declarative format says `name must not be empty`."""
+    devices = {
+        "requests": [{"name": "r", "exactly": {"deviceClassName": "c"}}],
+        "constraints": [{"matchAttribute": "Example.com/"}],
+    }
+    assert _errors("ResourceClaim", _claim(devices), ON_136) == [
+        'spec.devices.constraints[0].matchAttribute: Invalid value: "": the name must not be empty'
+    ]
+    assert 'spec.devices.constraints[0].matchAttribute: Invalid value: "": name must not be empty' in _errors(
+        "ResourceClaim", _claim(devices), ON_137
+    )
+
+
+def test_1_36_reports_a_subrequests_class_selectors_and_mode_by_hand_in_place() -> None:
+    """v1.36.3 validateDeviceSubRequest: the class (Required, or IsDNS1123Subdomain's `253 characters`), the
+    selectors' Too many, the mode's Unsupported, each in the subrequest's own place, then the Duplicates."""
+    selector = {"cel": {"expression": "true"}}
+    subs = [
+        {"name": "a", "deviceClassName": "x" * 254},
+        {"name": "b", "deviceClassName": "c", "selectors": [selector] * 33, "allocationMode": "Some"},
+        {"name": "a", "deviceClassName": ""},
+    ]
+    first = "spec.devices.requests[0].firstAvailable"
+    assert _errors(
+        "ResourceClaim", _claim({"requests": [{"name": "r", "firstAvailable": subs}]}), ON_136
+    ) == [
+        f'{first}[0].deviceClassName: Invalid value: "{"x" * 254}": must be no more than 253 characters',
+        f"{first}[1].selectors: Too many: 33: must have at most 32 items",
+        f'{first}[1].allocationMode: Unsupported value: "Some": supported values: "All", "ExactCount"',
+        f"{first}[2].deviceClassName: Required value",
+        f'{first}[2]: Duplicate value: "a"',
+    ]
+
+
+def test_1_36_judges_a_toleration_key_operator_and_effect_in_its_handwritten_order() -> None:
+    toleration = {"key": "bad key", "operator": "Maybe", "effect": "Later"}
+    request = {"name": "r", "exactly": {"deviceClassName": "c", "tolerations": [toleration]}}
+    path = "spec.devices.requests[0].exactly.tolerations[0]"
+    got = _errors("ResourceClaim", _claim({"requests": [request]}), ON_136)
+    assert [e.split(":")[0] for e in got] == [f"{path}.key", f"{path}.operator", f"{path}.effect"]
+    assert got[1] == f'{path}.operator: Unsupported value: "Maybe": supported values: "Equal", "Exists"'
+
+
+def test_1_36_reports_an_attributes_union_by_hand() -> None:
+    """v1.36.3 validateDeviceAttribute: `exactly one value must be specified` (1.37's declarative union
+    says `must specify one of: ...`)."""
+    obj = make_slice("node-1").devices(_device(attributes={"dra.example.com/x": {}})).obj()
+    assert _errors("ResourceSlice", obj, ON_136) == [
+        'spec.devices[0].attributes[dra.example.com/x]: Invalid value: "": '
+        "exactly one value must be specified"
+    ]
+
+
+def test_1_36_judges_counter_names_as_dns_labels_in_characters() -> None:
+    consumption = {"counterSet": "cs", "counters": {"x" * 64: {"value": "1"}}}
+    obj = make_slice("node-1").devices(_device(consumesCounters=[consumption, consumption])).obj()
+    path = "spec.devices[0].consumesCounters"
+    assert _errors("ResourceSlice", obj, ON_136) == [
+        f'{path}[0].counters: Invalid value: "{"x" * 64}": must be no more than 63 characters',
+        f'{path}[1].counters: Invalid value: "{"x" * 64}": must be no more than 63 characters',
+        f'{path}[1]: Duplicate value: "cs"',
+    ]
+
+
+def test_1_36_reports_a_default_below_min_at_min() -> None:
+    policy = {"default": "1", "validRange": {"min": "2"}}
+    capacity = {"memory": {"value": "4", "requestPolicy": policy}}
+    obj = make_slice("node-1").devices(_device(allowMultipleAllocations=True, capacity=capacity)).obj()
+    at = "spec.devices[0].capacity[memory].requestPolicy.validRange"
+    assert _errors("ResourceSlice", obj, ON_136) == [
+        f'{at}.min: Invalid value: "1": default is less than min: 2'
+    ]
+    assert _errors("ResourceSlice", obj, ON_137) == [
+        f'{at}.default: Invalid value: "1": default is less than min: 2'
+    ]
