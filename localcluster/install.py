@@ -58,9 +58,14 @@ def tool(name: str) -> str:
     return found
 
 
-def render_chart(release: str = RELEASE, namespace: str = NAMESPACE, *sets: str) -> list[dict[str, Any]]:
-    """`helm template` of the chart with its default values (plus `sets`): every object it renders."""
+def render_chart(
+    release: str = RELEASE, namespace: str = NAMESPACE, *sets: str, kube_version: str | None = None
+) -> list[dict[str, Any]]:
+    """`helm template` of the chart with its default values (plus `sets`): every object it renders, for
+    `kube_version` (the cluster's, as `helm install` would see it: 1.36 gets no DeviceTaintRule)."""
     argv = [tool("helm"), "template", release, str(CHART), "--namespace", namespace]
+    if kube_version:
+        argv += ["--kube-version", kube_version]
     for s in sets:
         argv += ["--set", s]
     done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
@@ -172,7 +177,7 @@ def install_product(
 ) -> Installed:
     """Apply the chart's RBAC and webhook configurations, start `serve` and `bind` as its ServiceAccounts,
     and return once both answer `/readyz`. `workdir` holds the serving certificate and the two logs."""
-    objects = [o for o in render_chart(release, namespace) if not _is_hook(o)]
+    objects = [o for o in render_chart(release, namespace, kube_version=cluster.version) if not _is_hook(o)]
     cluster.request("POST", "/api/v1/namespaces", {"metadata": {"name": namespace}})
     _apply(cluster, [o for o in objects if o["kind"] in RBAC_KINDS])
     # one allocator per device: the chart's NoSchedule DeviceTaintRules on the devices the binder serves

@@ -713,3 +713,29 @@ def test_the_binder_s_devices_carry_a_no_schedule_taint_rule_per_served_selector
     ]
     assert {a[0] for a in commands} == {"bind", "serve"}
     assert all("--pod-routing-namespaces=labelled" in a for a in commands), commands
+
+
+def test_the_taint_rule_s_api_version_follows_the_cluster() -> None:
+    """resource.k8s.io/v1 where the cluster serves it (or, rendered without a cluster, from 1.37); on 1.36
+    v1beta2 only where the API server serves it (off by default), else no rule and a NOTES warning."""
+
+    def versions(*sets: str, flags: tuple[str, ...] = ()) -> list[str]:
+        return [r["apiVersion"] for r in of_kind(objects(*sets, flags=flags), "DeviceTaintRule")]
+
+    beta = "resource.k8s.io/v1beta2/DeviceTaintRule"
+    assert versions(flags=("--kube-version", "1.38.0")) == ["resource.k8s.io/v1"]
+    assert versions(flags=("--kube-version", "1.36.3")) == []
+    assert versions(flags=("--kube-version", "1.36.3", "--api-versions", beta)) == ["resource.k8s.io/v1beta2"]
+    served = ("--kube-version", "1.36.3", "--api-versions", "resource.k8s.io/v1/DeviceTaintRule")
+    assert versions(flags=served) == ["resource.k8s.io/v1"]
+    assert versions("binder.deviceTaintRuleAPIVersion=none") == []
+    assert versions(
+        "binder.deviceTaintRuleAPIVersion=resource.k8s.io/v1beta2", flags=("--kube-version", "1.36.3")
+    ) == ["resource.k8s.io/v1beta2"]
+    refused = template("binder.deviceTaintRuleAPIVersion=v2")
+    assert refused.returncode != 0 and "deviceTaintRuleAPIVersion" in refused.stderr
+    assert "WARNING: no DeviceTaintRule was installed" in _notes("binder.deviceTaintRuleAPIVersion=none")
+    assert "WARNING: no DeviceTaintRule" not in _notes()
+    assert "WARNING: no DeviceTaintRule" not in _notes(
+        "binder.deviceTaintRuleAPIVersion=none", "binder.servedDevices=null"
+    )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -26,9 +26,10 @@ def helm() -> str:
 
 
 def template(
-    *sets: str, values: Path | None = None, release: str = "rel"
+    *sets: str, values: Path | None = None, release: str = "rel", flags: Sequence[str] = ()
 ) -> subprocess.CompletedProcess[str]:
-    args = [helm(), "template", release, str(CHART), "--namespace", NAMESPACE]
+    """`helm template` with `--set` SETS, a values file and `flags` (`--kube-version`, `--api-versions`)."""
+    args = [helm(), "template", release, str(CHART), "--namespace", NAMESPACE, *flags]
     if values is not None:
         args += ["-f", str(values)]
     for s in sets:
@@ -36,8 +37,10 @@ def template(
     return subprocess.run(args, capture_output=True, text=True, timeout=60)
 
 
-def objects(*sets: str, values: Path | None = None, release: str = "rel") -> list[dict[str, Any]]:
-    proc = template(*sets, values=values, release=release)
+def objects(
+    *sets: str, values: Path | None = None, release: str = "rel", flags: Sequence[str] = ()
+) -> list[dict[str, Any]]:
+    proc = template(*sets, values=values, release=release, flags=flags)
     assert proc.returncode == 0, proc.stderr
     return [d for d in yaml.safe_load_all(proc.stdout) if d]
 

@@ -197,3 +197,16 @@ topologySpreadConstraints:
       matchLabels:
         {{- include "dra-capacity.selectorLabels" . | nindent 8 }}
 {{- end -}}
+
+{{- /* The apiVersion of the chart's DeviceTaintRules, or "" for none: binder.deviceTaintRuleAPIVersion, else
+what the cluster serves (resource.k8s.io/v1 from 1.37; v1beta2 on 1.36 only where an admin turned it on),
+else v1 when the Kubernetes version is 1.37 or newer (`helm template` without a cluster). */ -}}
+{{- define "dra-capacity.deviceTaintRuleAPIVersion" -}}
+{{- $chosen := .Values.binder.deviceTaintRuleAPIVersion | default "" -}}
+{{- if eq $chosen "none" -}}
+{{- else if $chosen -}}{{ $chosen }}
+{{- else if .Capabilities.APIVersions.Has "resource.k8s.io/v1/DeviceTaintRule" -}}resource.k8s.io/v1
+{{- else if .Capabilities.APIVersions.Has "resource.k8s.io/v1beta2/DeviceTaintRule" -}}resource.k8s.io/v1beta2
+{{- else if semverCompare ">=1.37.0-0" .Capabilities.KubeVersion.Version -}}resource.k8s.io/v1
+{{- end -}}
+{{- end -}}
