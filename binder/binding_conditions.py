@@ -21,6 +21,7 @@ from binder.prebind_wait import PreBindWait
 from binder.scheduler_metrics import DYNAMIC_RESOURCES
 from kubeio.informer import resource_version
 from kubeio.kube import Obj
+from resourceapi.machinery.objects import parse_time
 
 log = logging.getLogger("dra_capacity.binder")
 POLL_INTERVAL = 5.0  # wait.PollUntilContextTimeout(ctx, 5*time.Second, pl.bindingTimeout, true, ...)
@@ -98,21 +99,11 @@ def claim_ready(claim: Mapping[str, Any]) -> bool:
     return True
 
 
-def _parse_time(value: Any) -> datetime | None:
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
-
-
 def claim_timed_out(claim: Mapping[str, Any], timeout: float, now: datetime | None = None) -> bool:
     """isClaimTimeout: `allocationTimestamp + bindingTimeout` has passed for a claim with binding
     conditions."""
     alloc = (claim.get("status") or {}).get("allocation") or {}
-    stamp = _parse_time(alloc.get("allocationTimestamp"))
+    stamp = parse_time(alloc.get("allocationTimestamp"))
     if stamp is None or not has_binding_conditions(claim):
         return False
     return (now or datetime.now(UTC)).timestamp() > stamp.timestamp() + timeout
