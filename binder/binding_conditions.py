@@ -5,24 +5,23 @@ Upstream: v1.38.0-beta.0 `pkg/scheduler/framework/plugins/dynamicresources/dynam
 `listBindingConditionsStatus` / `formatBCStatusOneLine` :2139-2240). Upstream polls the claim every 5 s for up
 to `bindingTimeout` on its binding goroutine; here one poller thread checks the waiting pods (every 5 s and on
 every claim event) and the binding cycle resumes on a bind thread, as VolumeBinding's wait does
-(binder/volume_binding.py). Active when the gates turn on the allocator's DeviceBindingAndStatus feature.
+(binder/prebind_wait.py). Active when the gates turn on the allocator's DeviceBindingAndStatus feature.
 """
 
 from __future__ import annotations
 
 import logging
-import threading
-import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from binder.context import BinderContext, Stopped
+from binder.context import BinderContext
 from binder.hints import Key
+from binder.prebind_wait import PreBindWait
 from binder.scheduler_metrics import DYNAMIC_RESOURCES
 from kubeio.informer import resource_version
-from kubeio.kube import ApiError, Obj
+from kubeio.kube import Obj
+from resourceapi.machinery.objects import parse_time
 
 log = logging.getLogger("dra_capacity.binder")
 POLL_INTERVAL = 5.0  # wait.PollUntilContextTimeout(ctx, 5*time.Second, pl.bindingTimeout, true, ...)
@@ -100,21 +99,11 @@ def claim_ready(claim: Mapping[str, Any]) -> bool:
     return True
 
 
-def _parse_time(value: Any) -> datetime | None:
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
-
-
 def claim_timed_out(claim: Mapping[str, Any], timeout: float, now: datetime | None = None) -> bool:
     """isClaimTimeout: `allocationTimestamp + bindingTimeout` has passed for a claim with binding
     conditions."""
     alloc = (claim.get("status") or {}).get("allocation") or {}
-    stamp = _parse_time(alloc.get("allocationTimestamp"))
+    stamp = parse_time(alloc.get("allocationTimestamp"))
     if stamp is None or not has_binding_conditions(claim):
         return False
     return (now or datetime.now(UTC)).timestamp() > stamp.timestamp() + timeout
@@ -141,17 +130,9 @@ def status_line(claim: Mapping[str, Any], failed_only: bool) -> str:
     return "; ".join(parts)
 
 
-@dataclass
-class _Wait:
-    key: Key
-    claim: Obj  # the claim as PreBind last wrote it
-    deadline: float
-    done: Callable[[], None]
-    fail: Callable[[str], None]
-
-
 class BindingConditions:
-    """The pods whose PreBind waits for their devices' binding conditions, and the one poller thread."""
+    """The pods whose PreBind waits for their devices' binding conditions, on their own poller
+    (binder/prebind_wait.py)."""
 
     def __init__(
         self,
@@ -161,20 +142,20 @@ class BindingConditions:
         interval: float = POLL_INTERVAL,
     ) -> None:
         self.ctx = ctx
-        self.submit = submit
-        self.timeout = timeout
-        self.interval = interval
-        self.waiting: dict[Key, _Wait] = {}
-        self._wake = threading.Event()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-        ctx.informers.claims.handlers.append(lambda kind, old, new: self._wake.set())
-
-    def wait(self, key: Key, claim: Obj, done: Callable[[], None], fail: Callable[[str], None]) -> None:
-        """Hand the pod to the poller: `done` or `fail(message)` runs on a bind thread, once."""
-        with self.ctx.cond:
-            self.waiting[key] = _Wait(key, claim, time.monotonic() + self.timeout, done, fail)
-        self._wake.set()
+        self.waiter: PreBindWait[Obj] = PreBindWait(
+            ctx,
+            submit,
+            self.check,
+            BindingConditionsError,
+            prebind_message,
+            f"{ERR_TIMEOUT}: context deadline exceeded",
+            timeout,
+            interval,
+            "binder-binding-conditions",
+        )
+        self.wait, self.pending = self.waiter.wait, self.waiter.pending
+        self.start, self.stop = self.waiter.start, self.waiter.stop
+        ctx.informers.claims.handlers.append(lambda kind, old, new: self.waiter.wake())
 
     def current(self, written: Obj) -> Obj:
         """The claim as the informer shows it, unless the informer has not seen PreBind's write yet."""
@@ -184,61 +165,17 @@ class BindingConditions:
             return written
         return seen
 
-    def check(self, w: _Wait) -> bool:
-        """isPodReadyForBinding on the current claim: True when ready; BindingConditionsError on a failure
-        condition or on the claim's own timeout."""
-        meta = w.claim["metadata"]
-        claim = self.current(w.claim)
-        if claim_ready(claim):
-            return True
-        if claim_timed_out(claim, self.timeout):
-            raise BindingConditionsError(f"{ERR_TIMEOUT}: claim={meta['name']}")
-        return False
-
-    def start(self) -> None:
-        self._thread = threading.Thread(target=self._run, name="binder-binding-conditions", daemon=True)
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._wake.set()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            self._wake.wait(self.interval)
-            self._wake.clear()
-            with self.ctx.cond:
-                waits = list(self.waiting.values())
-            for w in waits:
-                self._poll(w)
-
-    def _poll(self, w: _Wait) -> None:
-        outcome: Callable[[], None] | None = None
+    def check(self, key: Key, written: Obj) -> bool:
+        """isPodReadyForBinding on the current claim: True when ready; BindingConditionsError (logged with
+        the devices' status) on a failure condition or on the claim's own timeout."""
         try:
-            if self.check(w):
-                outcome = w.done
+            claim = self.current(written)
+            if claim_ready(claim):
+                return True
+            if claim_timed_out(claim, self.waiter.timeout):
+                raise BindingConditionsError(f"{ERR_TIMEOUT}: claim={written['metadata']['name']}")
+            return False
         except BindingConditionsError as exc:
-            line = status_line(self.current(w.claim), failed_only=str(exc).startswith(ERR_FAILED))
-            log.info("binding conditions of %s/%s not met: %s (devices: %s)", *w.key, exc, line)
-            message = prebind_message(str(exc))
-            outcome = lambda: w.fail(message)  # noqa: E731
-        except (ApiError, Stopped) as exc:
-            message = prebind_message(str(exc))
-            outcome = lambda: w.fail(message)  # noqa: E731
-        if outcome is None and time.monotonic() >= w.deadline:
-            message = prebind_message(f"{ERR_TIMEOUT}: context deadline exceeded")
-            outcome = lambda: w.fail(message)  # noqa: E731
-        if outcome is None:
-            return
-        with self.ctx.cond:
-            if self.waiting.get(w.key) is not w:
-                return
-            del self.waiting[w.key]
-        self.submit(outcome)
-
-    def pending(self) -> set[Key]:
-        """The pods whose PreBind waits (for tests and diagnosis)."""
-        with self.ctx.cond:
-            return set(self.waiting)
+            line = status_line(self.current(written), failed_only=str(exc).startswith(ERR_FAILED))
+            log.info("binding conditions of %s/%s not met: %s (devices: %s)", *key, exc, line)
+            raise

@@ -9,7 +9,6 @@ from __future__ import annotations
 import logging
 import time
 from datetime import UTC, datetime
-from typing import Any
 
 from allocator.scheduling.placement import Placement, PlacementResult
 from allocator.scheduling.synthesis import dra_resources_on_node, scalar_requests, synthesize_for_resources
@@ -34,6 +33,7 @@ from binder.volume_binding import VolumeBinding, prebind_message
 from binder.writes import BindError
 from kubeio.kube import ApiError, Obj
 from resourceapi.api.core_v1 import Node
+from resourceapi.machinery.objects import parse_time
 
 log = logging.getLogger("dra_capacity.binder")
 
@@ -183,7 +183,7 @@ class BindingCycle:
             ctx.assume.finish_binding(key, info.uid, node)
             ctx.queue.done_bound(key)
         ctx.metrics.pods_bound.inc()
-        created = _parse_time((info.obj.get("metadata") or {}).get("creationTimestamp"))
+        created = parse_time((info.obj.get("metadata") or {}).get("creationTimestamp"))
         if created is not None:
             ctx.metrics.bind_latency.observe(max((datetime.now(UTC) - created).total_seconds(), 0.0))
         ns, name = key
@@ -242,13 +242,3 @@ class BindingCycle:
             return
         ctx.metrics.recovered.inc()
         self.bound_ok(info, state)
-
-
-def _parse_time(value: Any) -> datetime | None:
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)

@@ -5,26 +5,24 @@ Upstream: pkg/scheduler/framework/plugins/volumebinding/binder.go v1.37.2 (`Assu
 `BindPodVolumes` = `bindAPIUpdate` then `checkBindings` polled each second until `bindTimeoutSeconds`,
 `RevertAssumedPodVolumes`) and passive_assume_cache.go (an assumed object stands until the informer shows a
 strictly newer resourceVersion). Upstream's PreBind blocks its binding goroutine for up to 600 s; here the
-wait is a list that one poller thread checks, and the pod's binding cycle resumes on a bind thread when its
-claims are bound (docs/binder.md). The pod's share stays reserved while it waits; a failure or the timeout
-reverts the assumed volumes and releases the share (`on_fail`).
+wait is a list that one poller thread checks (binder/prebind_wait.py), and the pod's binding cycle resumes
+on a bind thread when its claims are bound (docs/binder.md). The pod's share stays reserved while it waits; a
+failure or the timeout reverts the assumed volumes and releases the share (`on_fail`).
 """
 
 from __future__ import annotations
 
 import logging
-import threading
-import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from allocator.scheduling import pvhelpers as h
 from allocator.scheduling.volumes import BIND_TIMEOUT_SECONDS, VOLUME_BINDING, PodVolumes, Storage
-from binder.context import BinderContext, Stopped
+from binder.context import BinderContext
 from binder.hints import Key
+from binder.prebind_wait import PreBindWait
 from kubeio.informer import resource_version
-from kubeio.kube import PERSISTENT_VOLUME_CLAIMS, PERSISTENT_VOLUMES, ApiError
+from kubeio.kube import PERSISTENT_VOLUME_CLAIMS, PERSISTENT_VOLUMES
 
 log = logging.getLogger("dra_capacity.binder")
 POLL_INTERVAL = 1.0  # checkBindings' period (wait.PollUntilContextTimeout(ctx, time.Second, ...))
@@ -32,16 +30,6 @@ POLL_INTERVAL = 1.0  # checkBindings' period (wait.PollUntilContextTimeout(ctx, 
 
 class VolumeBindError(Exception):
     """checkBindings found a condition that needs the pod scheduled again; the message is upstream's."""
-
-
-@dataclass
-class _Wait:
-    key: Key
-    node: str
-    written: PodVolumes
-    deadline: float
-    done: Callable[[], None]
-    fail: Callable[[str], None]
 
 
 def _affinity_mismatch(pv: str, node: str) -> str:
@@ -62,16 +50,22 @@ class VolumeBinding:
     ) -> None:
         self.ctx = ctx
         self.informers = informers = ctx.informers
-        self.submit = submit
-        self.timeout = timeout
         self.assumed_pvs: dict[str, h.Obj] = {}
         self.assumed_pvcs: dict[Key, h.Obj] = {}
-        self.waiting: dict[Key, _Wait] = {}
-        self._wake = threading.Event()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
+        self.waiter: PreBindWait[tuple[str, PodVolumes]] = PreBindWait(
+            ctx,
+            submit,
+            lambda key, item: self.check(key, *item),
+            VolumeBindError,
+            prebind_message,
+            "context deadline exceeded",
+            timeout,
+            POLL_INTERVAL,
+            "binder-volume-wait",
+        )
+        self.start, self.stop, self.pending = self.waiter.start, self.waiter.stop, self.waiter.pending
         for inf in (informers.pvcs, informers.pvs):
-            inf.handlers.append(lambda kind, old, new: self._wake.set())
+            inf.handlers.append(lambda kind, old, new: self.waiter.wake())
 
     # --- the assume cache (the caller holds ctx.cond) ---------------------------------------------------
 
@@ -194,53 +188,4 @@ class VolumeBinding:
         fail: Callable[[str], None],
     ) -> None:
         """Hand the pod to the poller: `done` or `fail(message)` run on a bind thread, once."""
-        with self.ctx.cond:
-            self.waiting[key] = _Wait(key, node_name, written, time.monotonic() + self.timeout, done, fail)
-        self._wake.set()
-
-    # --- the poller ---------------------------------------------------------------------------------------
-
-    def start(self) -> None:
-        self._thread = threading.Thread(target=self._run, name="binder-volume-wait", daemon=True)
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._wake.set()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            self._wake.wait(POLL_INTERVAL)
-            self._wake.clear()
-            with self.ctx.cond:
-                waits = list(self.waiting.values())
-            for w in waits:
-                self._poll(w)
-
-    def _poll(self, w: _Wait) -> None:
-        try:
-            ok = self.check(w.key, w.node, w.written)
-            outcome: Callable[[], None] | None = w.done if ok else None
-        except VolumeBindError as exc:
-            message = prebind_message(str(exc))
-            outcome = lambda: w.fail(message)  # noqa: E731
-        except (ApiError, Stopped) as exc:
-            message = prebind_message(str(exc))
-            outcome = lambda: w.fail(message)  # noqa: E731
-        if outcome is None and time.monotonic() >= w.deadline:
-            message = prebind_message("context deadline exceeded")
-            outcome = lambda: w.fail(message)  # noqa: E731
-        if outcome is None:
-            return
-        with self.ctx.cond:
-            if self.waiting.get(w.key) is not w:
-                return
-            del self.waiting[w.key]
-        self.submit(outcome)
-
-    def pending(self) -> set[Key]:
-        """The pods whose PreBind waits (for tests and diagnosis)."""
-        with self.ctx.cond:
-            return set(self.waiting)
+        self.waiter.wait(key, (node_name, written), done, fail)

@@ -8,6 +8,7 @@ so callers never have to type-check before reading; reporting a wrong type is th
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from typing import Any
 
 
@@ -61,3 +62,15 @@ def display_name(obj: Any) -> str:
         if isinstance(value, str) and value:
             return value
     return ""
+
+
+def parse_time(value: Any) -> datetime | None:
+    """A metav1.Time (RFC 3339, e.g. `creationTimestamp`) as an aware datetime, UTC when it names no zone;
+    None when absent, not a string, or not a time."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)

@@ -143,7 +143,7 @@ def test_a_failure_condition_deletes_the_claim_and_retries_the_pod(kube_api: Any
 def test_the_wait_times_out_and_releases_the_share(kube_api: Any) -> None:
     _seed(kube_api)
     with binder_on(kube_api, "1.38", binding_timeout_seconds=0.5) as binder:
-        binder.conditions.interval = 0.1
+        binder.conditions.waiter.interval = 0.1
         first = _allocated_claim(kube_api)
 
         def timed_out() -> list[dict[str, Any]]:

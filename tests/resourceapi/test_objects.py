@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
 import pytest
 
-from resourceapi.machinery.objects import annotations_of, display_name, metadata_of, spec_of
+from resourceapi.machinery.objects import annotations_of, display_name, metadata_of, parse_time, spec_of
 
 
 @pytest.mark.parametrize("obj", [None, "x", [], {}, {"spec": []}, {"metadata": "x"}])
@@ -37,3 +38,22 @@ def test_parts_are_returned_as_they_are() -> None:
 )
 def test_display_name_is_the_name_else_the_generate_name_prefix(metadata: dict[str, Any], want: str) -> None:
     assert display_name({"metadata": metadata}) == want
+
+
+@pytest.mark.parametrize(
+    ("value", "want"),
+    [
+        ("2026-01-02T03:04:05Z", datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)),
+        ("2026-01-02T03:04:05.250000Z", datetime(2026, 1, 2, 3, 4, 5, 250000, tzinfo=UTC)),
+        ("2026-01-02T03:04:05+02:00", datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone(timedelta(hours=2)))),
+        ("2026-01-02T03:04:05", datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)),
+        ("yesterday", None),
+        ("", None),
+        (None, None),
+        (1767323045, None),
+    ],
+)
+def test_parse_time_reads_a_metav1_time_else_none(value: Any, want: datetime | None) -> None:
+    got = parse_time(value)
+    assert got == want
+    assert got is None or got.tzinfo is not None
