@@ -29,6 +29,8 @@ BINDING_TIMEOUT_SECONDS = 600.0  # config.DynamicResourcesBindingTimeoutDefault 
 REASON_PENDING = "BindingConditionsPending"
 ERR_FAILED = "device binding failed"  # ErrDeviceBindingFailed
 ERR_TIMEOUT = "device binding timeout"  # ErrDeviceBindingTimeout
+# pkg/scheduler/metrics: BindingConditionsStatus{Success,Failed,Timeout,Error}
+STATUS_SUCCESS, STATUS_FAILED, STATUS_TIMEOUT, STATUS_ERROR = "success", "failure", "timeout", "error"
 
 
 class BindingConditionsError(Exception):
@@ -109,6 +111,16 @@ def claim_timed_out(claim: Mapping[str, Any], timeout: float, now: datetime | No
     return (now or datetime.now(UTC)).timestamp() > stamp.timestamp() + timeout
 
 
+def outcome_label(exc: BaseException | None, expired: bool) -> str:
+    """The metrics' `status` (BindingConditionsStatus*): success, failure (a failure condition), timeout (the
+    wait's deadline or the claim's own), or error (an API error, or the binder stopping)."""
+    if expired or (isinstance(exc, BindingConditionsError) and str(exc).startswith(ERR_TIMEOUT)):
+        return STATUS_TIMEOUT
+    if exc is None:
+        return STATUS_SUCCESS
+    return STATUS_FAILED if isinstance(exc, BindingConditionsError) else STATUS_ERROR
+
+
 def status_line(claim: Mapping[str, Any], failed_only: bool) -> str:
     """formatBCStatusOneLine over listBindingConditionsStatus, for the log: the failed devices (a failure),
     or the pending ones (a timeout)."""
@@ -152,6 +164,7 @@ class BindingConditions:
             timeout,
             interval,
             "binder-binding-conditions",
+            self.observe,
         )
         self.wait, self.pending = self.waiter.wait, self.waiter.pending
         self.start, self.stop = self.waiter.start, self.waiter.stop
@@ -179,3 +192,15 @@ class BindingConditions:
             line = status_line(self.current(written), failed_only=str(exc).startswith(ERR_FAILED))
             log.info("binding conditions of %s/%s not met: %s (devices: %s)", *key, exc, line)
             raise
+
+    def observe(self, written: Obj, exc: BaseException | None, expired: bool, seconds: float) -> None:
+        """PreBind's two metrics, as upstream records them once the wait ends: the wait's duration per
+        allocated device, and an allocation per device with binding conditions, by outcome."""
+        label = outcome_label(exc, expired)
+        claim = self.current(written)
+        metrics, profile = self.ctx.metrics, self.ctx.scheduler_name
+        for result in _results(claim):
+            driver = str(result.get("driver", ""))
+            metrics.binding_conditions_wait.labels(profile, driver, label).observe(seconds)
+            if result.get("bindingConditions"):
+                metrics.binding_conditions_allocations.labels(profile, driver, label).inc()

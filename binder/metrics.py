@@ -5,7 +5,8 @@ The project's own names follow kube-scheduler's where they overlap (`scheduler_r
 kube-scheduler's exact names, labels, help and buckets, because KEP-6406's rollback signal and SLI are
 written against them (`scheduler_unschedulable_pods`, `scheduler_plugin_execution_duration_seconds`:
 binder/scheduler_metrics.py, docs/binder.md); so do preemption's (`scheduler_preemption_attempts_total`,
-`scheduler_preemption_victims`, binder/postfilter.py).
+`scheduler_preemption_victims`, binder/postfilter.py) and the binding conditions' (v1.38.0-beta.0's
+`scheduler_dra_bindingconditions_allocations_total` and `..._wait_duration_seconds`, binding_conditions.py).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 
 PLUGIN_DURATION_BUCKETS = tuple(0.00001 * 1.5**i for i in range(20))  # ExponentialBuckets(0.00001, 1.5, 20)
+BINDING_CONDITIONS_WAIT_BUCKETS = tuple(0.1 * 2**i for i in range(14))  # ExponentialBuckets(0.1, 2, 14)
 PREEMPTION_VICTIMS_BUCKETS = tuple(float(2**i) for i in range(7))  # ExponentialBuckets(1, 2, 7)
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0)
 
@@ -117,6 +119,23 @@ class BinderMetrics:
             "scheduler_preemption_victims",
             "Number of selected preemption victims for preemption initiated by a single pod",
             buckets=PREEMPTION_VICTIMS_BUCKETS,
+            registry=r,
+        )
+        # DRADeviceBindingConditions' two series (registered upstream only with that gate; here always, empty
+        # until a device with binding conditions is allocated)
+        self.binding_conditions_allocations = Counter(
+            "scheduler_dra_bindingconditions_allocations_total",
+            "Number of allocations using devices with BindingConditions, counted per driver per scheduling "
+            "attempt, by scheduler profile.",
+            ["profile", "driver", "status"],
+            registry=r,
+        )
+        self.binding_conditions_wait = Histogram(
+            "scheduler_dra_bindingconditions_wait_duration_seconds",
+            "Time in seconds spent waiting for BindingConditions to be satisfied during PreBind, by "
+            "scheduler profile.",
+            ["profile", "driver", "status"],
+            buckets=BINDING_CONDITIONS_WAIT_BUCKETS,
             registry=r,
         )
         self.leader = Gauge("dra_capacity_binder_leader", "1 while this replica holds the lease.", registry=r)

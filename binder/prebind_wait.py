@@ -32,12 +32,14 @@ class _Wait(Generic[T]):
     deadline: float
     done: Callable[[], None]
     fail: Callable[[str], None]
+    started: float
 
 
 class PreBindWait(Generic[T]):
     """The pods one PreBind plugin waits for, and its poller. `check(key, item)` is True when done, False
     while waiting, and raises `error` (or ApiError / Stopped) to fail with `message(str(exc))`; the
-    deadline fails with `message(deadline_reason)`."""
+    deadline fails with `message(deadline_reason)`. `observe(item, exc, expired, seconds)`, if given, sees
+    each outcome once decided (the failure's exception, or `expired` for the deadline) and the time waited."""
 
     def __init__(
         self,
@@ -50,6 +52,7 @@ class PreBindWait(Generic[T]):
         timeout: float,
         interval: float,
         thread_name: str,
+        observe: Callable[[T, BaseException | None, bool, float], None] | None = None,
     ) -> None:
         self.ctx = ctx
         self.submit = submit
@@ -60,6 +63,7 @@ class PreBindWait(Generic[T]):
         self.timeout = timeout
         self.interval = interval
         self.thread_name = thread_name
+        self.observe = observe
         self.waiting: dict[Key, _Wait[T]] = {}
         self._wake = threading.Event()
         self._stop = threading.Event()
@@ -68,7 +72,8 @@ class PreBindWait(Generic[T]):
     def wait(self, key: Key, item: T, done: Callable[[], None], fail: Callable[[str], None]) -> None:
         """Hand the pod to the poller: `done` or `fail(message)` runs on a bind thread, once."""
         with self.ctx.cond:
-            self.waiting[key] = _Wait(key, item, time.monotonic() + self.timeout, done, fail)
+            now = time.monotonic()
+            self.waiting[key] = _Wait(key, item, now + self.timeout, done, fail, now)
         self._wake.set()
 
     def wake(self) -> None:
@@ -96,21 +101,26 @@ class PreBindWait(Generic[T]):
 
     def _poll(self, w: _Wait[T]) -> None:
         outcome: Callable[[], None] | None = None
+        error: BaseException | None = None
+        expired = False
         try:
             if self.check(w.key, w.item):
                 outcome = w.done
         except (self.error, ApiError, Stopped) as exc:
-            failed = self.message(str(exc))
+            error, failed = exc, self.message(str(exc))
             outcome = lambda: w.fail(failed)  # noqa: E731
-        if outcome is None and time.monotonic() >= w.deadline:
-            expired = self.message(self.deadline_reason)
-            outcome = lambda: w.fail(expired)  # noqa: E731
+        now = time.monotonic()
+        if outcome is None and now >= w.deadline:
+            expired, reason = True, self.message(self.deadline_reason)
+            outcome = lambda: w.fail(reason)  # noqa: E731
         if outcome is None:
             return
         with self.ctx.cond:
             if self.waiting.get(w.key) is not w:
                 return
             del self.waiting[w.key]
+        if self.observe is not None:
+            self.observe(w.item, error, expired, now - w.started)
         self.submit(outcome)
 
     def pending(self) -> set[Key]:

@@ -76,6 +76,16 @@ def driver_reports(api: Any, claim: dict[str, Any], kind: str, reason: str = "At
     api.update(current, subresource="status")
 
 
+def _bc_metrics(binder: Binder, status: str) -> tuple[float | None, float | None]:
+    """scheduler_dra_bindingconditions_allocations_total and the wait histogram's count for `status`."""
+    labels = {"profile": "dra-capacity", "driver": DRIVER, "status": status}
+    registry = binder.metrics.registry
+    return (
+        registry.get_sample_value("scheduler_dra_bindingconditions_allocations_total", labels),
+        registry.get_sample_value("scheduler_dra_bindingconditions_wait_duration_seconds_count", labels),
+    )
+
+
 def _allocated_claim(api: Any) -> dict[str, Any]:
     def one() -> dict[str, Any] | None:
         got = [c for c in extended_claims(api) if (c.get("status") or {}).get("allocation")]
@@ -101,6 +111,8 @@ def test_the_pod_is_bound_once_the_driver_reports_the_binding_conditions(kube_ap
         [placed] = wait_for("web-0 bound", lambda: bound(kube_api))
         assert placed["spec"]["nodeName"] == NODE
         assert binder.conditions.pending() == set()
+        assert _bc_metrics(binder, "success") == (1.0, 1.0)
+        assert _bc_metrics(binder, "failure") == (None, None)
 
 
 def test_a_failure_condition_deletes_the_claim_and_retries_the_pod(kube_api: Any) -> None:
@@ -131,6 +143,7 @@ def test_a_failure_condition_deletes_the_claim_and_retries_the_pod(kube_api: Any
             ],
         )[0]
         wait_for("old claim deleted", lambda: kube_api.get("resourceclaims", name) is None)
+        assert _bc_metrics(binder, "failure") == (1.0, 1.0)
         wait_for("web-0 waiting again", lambda: binder.conditions.pending() == {("default", "web-0")})
         assert bound(kube_api) == []
         driver_reports(kube_api, second, READY)
@@ -154,6 +167,9 @@ def test_the_wait_times_out_and_releases_the_share(kube_api: Any) -> None:
         # A loaded machine can time out the retried pod too before this looks: the first report is judged.
         event = wait_for("timeout reported", timed_out)[0]
         assert 'running PreBind plugin "DynamicResources": device binding timeout' in event["message"]
+        allocations, waits = _bc_metrics(binder, "timeout")
+        assert allocations and waits and allocations == waits >= 1
+        assert _bc_metrics(binder, "success") == (None, None)
         wait_for(
             "first claim deleted", lambda: kube_api.get("resourceclaims", first["metadata"]["name"]) is None
         )
