@@ -1,11 +1,12 @@
 """DRA device binding conditions (binder/binding_conditions.py, v1.38.0-beta.0 `dynamicresources.go` PreBind)
 on the real control plane of the selected release, with the real API server's validation and status
 subresource: a real `dra-capacity bind` process as the chart's binder ServiceAccount places a pod asking
-`nvidia.com/gpu.shared` (`schedulerName: dra-capacity`, as the routing webhook sets it) on the one GPU of
-`kwok-node-0`, whose ResourceSlice entry carries `bindingConditions` and `bindingFailureConditions`.
+`nvidia.com/gpu.shared` (`schedulerName: dra-capacity`, as the routing webhook sets it) on `kwok-node-0`,
+whose one GPU is an `allNodes` device with `bindsToNode`, `bindingConditions` and `bindingFailureConditions`.
 
-* On 1.38 the device is allocated, the pod waits unbound while the condition is unset and is bound once it is
-  True; a True failure condition deletes the claim and the pod is retried on a new one.
+* On 1.38 the device is allocated (the allocation pinned to the node: bindsToNode), the pod waits unbound
+  while the condition is unset and is bound once it is True; a True failure condition deletes the claim and
+  the pod is retried on a new one.
 * On every other release (1.37 in the realcluster tier, 1.36 in `make test-extended`) the binder never
   allocates such a device, the negative control: dra-capacity keeps DeviceBindingAndStatus off there
   (docs/divergences.md, "Devices with binding conditions are never allocated"), although v1.36.3's and
@@ -13,8 +14,9 @@ subresource: a real `dra-capacity bind` process as the chart's binder ServiceAcc
 
 The device's DRA driver is a test double, `DeviceController`: the test itself writes the claim's
 `status.devices[].conditions` through the `kubernetes` client, as a driver's controller would. No real driver
-that sets binding conditions can be built or run here (kwok nodes run no kubelet and no DRA plugin, and the
-realnode tier's upstream test plugin sets none); the API server still validates and stores every write.
+that sets binding conditions can be built or run here: kwok nodes run no kubelet and no DRA plugin, and the
+realnode tier's plugin (upstream's e2e test driver, 1.37 only) sets no conditions. The API server still
+validates and stores every write.
 
 The tests of one module share one cluster and one binder process, and run in file order.
 """
@@ -28,7 +30,7 @@ from typing import Any
 
 import kubernetes.client
 import pytest
-from support.gpu_cluster import device_class, pod
+from support.gpu_cluster import DRIVER, device_class, pod, share_gpu
 from support.real_binders import BinderProcess, install_binder_rbac
 from support.real_cluster import module_cluster, ok, wait_default_account
 from support.waiting import wait_for
@@ -36,6 +38,7 @@ from support.waiting import wait_for
 from binder.binding_conditions import REASON_PENDING, pending_message
 from binder.names import CLAIM_ANNOTATION
 from localcluster.cluster import Cluster, ClusterConfig, selected_release
+from localcluster.objects import make_slice
 
 pytestmark = pytest.mark.realcluster
 
@@ -43,6 +46,7 @@ NS = "bindcond"
 NODE = "kwok-node-0"
 READY = "dra.example.com/attached"
 FAILED = "dra.example.com/attach-failed"
+FABRIC = "fabric"
 SERVES_BINDING_CONDITIONS = selected_release() == "1.38"
 on_1_38 = pytest.mark.skipif(not SERVES_BINDING_CONDITIONS, reason="binding conditions are allocated on 1.38")
 before_1_38 = pytest.mark.skipif(SERVES_BINDING_CONDITIONS, reason="the negative control of releases < 1.38")
@@ -50,17 +54,26 @@ before_1_38 = pytest.mark.skipif(SERVES_BINDING_CONDITIONS, reason="the negative
 cluster = module_cluster("bindcond", ClusterConfig(nodes=1, gpus_per_node=1, shares=4))
 
 
+def fabric_slice() -> dict[str, Any]:
+    """A network-attached GPU of 4 shares (`allNodes`) that binds to the node it is allocated for, with a
+    binding condition and a binding failure condition: the shape of a fabric-attached device."""
+    gpu = {**share_gpu(0, NODE), "bindsToNode": True}
+    gpu |= {"bindingConditions": [READY], "bindingFailureConditions": [FAILED]}
+    obj = make_slice(NODE, DRIVER).name(FABRIC).pool(FABRIC).devices(gpu).obj()
+    del obj["spec"]["nodeName"]
+    obj["spec"]["allNodes"] = True
+    return obj
+
+
 @pytest.fixture(scope="module")
 def binder(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> Iterator[BinderProcess]:
-    """The slice's GPU given binding conditions, the DeviceClass, namespace `bindcond`, and one binder."""
-    path = f"/apis/resource.k8s.io/v1/resourceslices/{gpu_slice_name(cluster)}"
-    slc = ok(*cluster.request("GET", path), "get slice")
-    for dev in slc["spec"]["devices"]:
-        dev["bindingConditions"] = [READY]
-        dev["bindingFailureConditions"] = [FAILED]
-    stored = ok(*cluster.request("PUT", path, slc), "put slice")
+    """The fabric GPU in place of the node's own (so it is the only device), the DeviceClass, namespace
+    `bindcond`, and one binder."""
+    ok(*cluster.request("DELETE", f"/apis/resource.k8s.io/v1/resourceslices/{node_slice_name(cluster)}"))
+    stored = cluster.create(fabric_slice())
     # the server keeps the fields (its gate is on in every release the harness runs)
-    assert [d.get("bindingConditions") for d in stored["spec"]["devices"]] == [[READY]]
+    [dev] = stored["spec"]["devices"]
+    assert (dev.get("bindingConditions"), dev.get("bindsToNode")) == ([READY], True), stored
     cluster.create(device_class(carrier="annotation"))  # a released API server drops the KEP-6406 field
     ok(*cluster.request("POST", "/api/v1/namespaces", {"metadata": {"name": NS}}), "namespace")
     wait_default_account(cluster, NS)
@@ -74,7 +87,7 @@ def binder(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> Iterat
         proc.stop()
 
 
-def gpu_slice_name(cluster: Cluster) -> str:
+def node_slice_name(cluster: Cluster) -> str:
     items = ok(*cluster.request("GET", "/apis/resource.k8s.io/v1/resourceslices"), "slices")["items"]
     [name] = [s["metadata"]["name"] for s in items if s["spec"].get("nodeName") == NODE]
     return str(name)
@@ -89,7 +102,12 @@ class DeviceController:
         self.api = kubernetes.client.ResourceV1Api(self.api_client)
 
     def report(self, claim: dict[str, Any], kind: str, reason: str) -> None:
-        results = claim["status"]["allocation"]["devices"]["results"]
+        """Read the claim as it is now, then merge-patch `status.devices` (the field a driver owns) alone."""
+        name = claim["metadata"]["name"]
+        current = self.api_client.sanitize_for_serialization(
+            self.api.read_namespaced_resource_claim(name, NS)
+        )
+        results = current["status"]["allocation"]["devices"]["results"]
         devices = [
             {
                 "driver": r["driver"],
@@ -108,9 +126,7 @@ class DeviceController:
             }
             for r in results
         ]
-        body = {"metadata": {"resourceVersion": claim["metadata"]["resourceVersion"]}}
-        body["status"] = {"devices": devices}  # type: ignore[assignment]
-        self.api.patch_namespaced_resource_claim_status(claim["metadata"]["name"], NS, body)
+        self.api.patch_namespaced_resource_claim_status(name, NS, {"status": {"devices": devices}})
 
     def close(self) -> None:
         self.api_client.close()
@@ -183,7 +199,10 @@ def test_the_pod_binds_only_once_the_device_reports_its_binding_condition(
     cluster.create(pod("web-0", NS))
     claim = wait_allocated(cluster, "web-0")
     [result] = claim["status"]["allocation"]["devices"]["results"]
-    assert (result["pool"], result["device"]) == (NODE, "gpu-0")
+    assert (result["pool"], result["device"]) == (FABRIC, "gpu-0")
+    # bindsToNode: the allocation of an `allNodes` device is pinned to the node it was made for
+    pinned = {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [NODE]}]}
+    assert claim["status"]["allocation"]["nodeSelector"] == {"nodeSelectorTerms": [pinned]}
     assert (result["bindingConditions"], result["bindingFailureConditions"]) == ([READY], [FAILED])
     assert claim["status"]["allocation"]["allocationTimestamp"]
     [note] = wait_pending(cluster, "web-0")
@@ -263,3 +282,31 @@ def test_the_binder_serves_the_release_the_harness_runs(binder: BinderProcess) -
     lines = [json.loads(line) for line in log.read_text().splitlines() if line.startswith("{")]
     [started] = [line for line in lines if line["msg"] == "binder started"]
     assert started["kubernetes_release"] == selected_release()
+
+
+@on_1_38
+def test_the_wait_times_out_after_the_binding_timeout_and_deletes_the_claim(
+    cluster: Cluster, binder: BinderProcess, tmp_path: Path
+) -> None:
+    """`bind --binding-timeout 1` in place of the module's binder (its default is 600): the condition never
+    comes, so PreBind gives up (upstream's `device binding timeout`), the claim is deleted and the pod stays
+    pending."""
+    binder.stop()
+    short = BinderProcess("short-timeout", binder.kubeconfig, tmp_path, args=("--binding-timeout", "1"))
+    short.start()
+    try:
+        wait_for("the short-timeout binder leads", short.leads, timeout=30, interval=0.2)
+        cluster.create(pod("web-2", NS))
+        first = wait_allocated(cluster, "web-2")
+
+        def timed_out() -> list[dict[str, Any]]:
+            events = events_of(cluster, "web-2", "FailedScheduling")
+            return [e for e in events if "device binding timeout" in e["message"]]
+
+        [event] = wait_for("the timeout reported", timed_out, timeout=30, interval=0.2)
+        assert 'running PreBind plugin "DynamicResources": device binding timeout' in event["message"]
+        claim_path = f"/apis/resource.k8s.io/v1/namespaces/{NS}/resourceclaims/{first['metadata']['name']}"
+        wait_for("the claim deleted", lambda: get(cluster, claim_path) is None, timeout=30, interval=0.2)
+        assert "nodeName" not in the_pod(cluster, "web-2")["spec"]
+    finally:
+        short.stop()
