@@ -172,6 +172,7 @@ RELEASE_SMOKE := tests/realcluster/test_chart_install.py::test_helm_install_upgr
 
 # The differential placement against that release's kube-scheduler (its scenarios are keyed by release).
 RELEASE_SMOKE += tests/e2e/test_placement_vs_kube_scheduler.py
+RELEASE_SMOKE += tests/e2e/test_binding_conditions_realcluster.py
 
 .PHONY: releases releases-extended test-extended
 

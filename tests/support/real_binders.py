@@ -74,6 +74,7 @@ class BinderProcess:
     port: int = field(default_factory=free_port)
     popen: subprocess.Popen[bytes] | None = None
     starts: int = 0
+    args: tuple[str, ...] = ()  # more `bind` flags
 
     def start(self) -> None:
         self.starts += 1
@@ -83,6 +84,7 @@ class BinderProcess:
         argv += [f"--metrics-listen=127.0.0.1:{self.port}"]
         for k, v in LEASE.items():
             argv += [k, v]
+        argv += self.args
         self.popen = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         log.close()
 
