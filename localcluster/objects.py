@@ -303,6 +303,11 @@ class PvcBuilder:
         self._meta.setdefault("annotations", {})[key] = value
         return self
 
+    def selector(self, match_labels: dict[str, str]) -> PvcBuilder:
+        """spec.selector: only PVs with these labels may bind the claim."""
+        self._spec["selector"] = {"matchLabels": dict(match_labels)}
+        return self
+
     def owner(self, kind: str, name: str, uid: str) -> PvcBuilder:
         ref = {"apiVersion": "v1", "kind": kind, "name": name, "uid": uid, "controller": True}
         self._meta.setdefault("ownerReferences", []).append(ref)

@@ -212,6 +212,29 @@ def test_find_matching_volume_rules(pv: dict[str, Any], fits: bool) -> None:
     assert (check.filter(_node("n")).reasons == ()) is fits
 
 
+@pytest.mark.parametrize(
+    ("selector", "labels", "fits"),
+    [
+        ({"model": "llama3-pv"}, {"model": "llama3-pv"}, True),
+        ({"model": "llama3-pv"}, {"model": "other"}, False),
+        ({"model": "llama3-pv"}, None, False),
+        # no selector: any PV of the class, labelled or not (selector nil in FindMatchingVolume)
+        (None, {"model": "llama3-pv"}, True),
+    ],
+)
+def test_a_claims_selector_limits_its_pvs_and_no_selector_takes_any(
+    selector: dict[str, str] | None, labels: dict[str, str] | None, fits: bool
+) -> None:
+    pvc = make_pvc("pvc-a").storage_class(WAIT)
+    pv = make_pv("p").storage_class(WAIT)
+    check = _check(
+        _pod("pvc-a"),
+        (pvc.selector(selector) if selector else pvc).obj(),
+        (pv.labels(labels) if labels else pv).obj(),
+    )
+    assert (check.filter(_node("n")).reasons == ()) is fits
+
+
 def test_a_claim_with_a_selected_node_fits_that_node_only() -> None:
     pvc = make_pvc("pvc-a").storage_class("fast").annotation(v.h.ANN_SELECTED_NODE, "node-b").obj()
     check = _check(_pod("pvc-a"), pvc, make_storage_class("fast", provisioner="csi.example.com"))
