@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from differential.compare import listed_keys  # noqa: E402
 from differential.run import KINDS, Report, run_all, shrink  # noqa: E402
-from differential.server import Server  # noqa: E402
+from differential.server import Server, ServerUnreachable  # noqa: E402
 
 from dra_capacity.apiverdict import Judge  # noqa: E402
 from localcluster.cluster import (  # noqa: E402
@@ -151,6 +151,9 @@ def main(argv: list[str] | None = None) -> int:
             f"{sum(unlisted.values())} unlisted disagreements ({len(unlisted)} keys)"
         )
         return 1 if unlisted else 0
+    except ServerUnreachable as exc:
+        print(f"differential: the API server stopped answering: {exc}\n{cluster.logs(20)}", file=sys.stderr)
+        return 2
     finally:
         cluster.stop()
         shutil.rmtree(workdir, ignore_errors=True)

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+import urllib3
 from kubernetes import client as k8s
 
 from dra_capacity.apiverdict import CREATED, Cause, Verdict
@@ -60,6 +62,13 @@ def verdict_of(status: int, body: bytes) -> Verdict:
     return Verdict(False, int(doc.get("code") or status), causes, doc.get("message", ""))
 
 
+TRANSPORT_ATTEMPTS = 3
+
+
+class ServerUnreachable(RuntimeError):
+    """The API server dropped the same request's connection every time (it may have stopped)."""
+
+
 class Server:
     """Dry-run creates against one API server, from a few threads (each with its own connection pool)."""
 
@@ -77,7 +86,23 @@ class Server:
     def request(
         self, method: str, path: str, body: Any = None, query: list[tuple[str, str]] | None = None
     ) -> tuple[int, bytes]:
-        """One request with a JSON body; the status and the raw response body (errors are answers here)."""
+        """One request with a JSON body; the status and the raw response body (errors are answers here). A
+        connection the server drops (a pooled keep-alive closed under load) is asked again, twice, then
+        `ServerUnreachable`: a dropped connection is no verdict."""
+        for attempt in range(TRANSPORT_ATTEMPTS):
+            try:
+                return self._request_once(method, path, body, query)
+            except urllib3.exceptions.HTTPError as exc:
+                if attempt == TRANSPORT_ATTEMPTS - 1:
+                    raise ServerUnreachable(
+                        f"{method} {path}: no answer after {TRANSPORT_ATTEMPTS} attempts ({exc})"
+                    ) from exc
+                time.sleep(0.5 * (attempt + 1))
+        raise AssertionError("unreachable")
+
+    def _request_once(
+        self, method: str, path: str, body: Any, query: list[tuple[str, str]] | None
+    ) -> tuple[int, bytes]:
         api = self._api()
         raw = body if isinstance(body, str) else None
         method, url, headers, body, _ = api.param_serialize(
