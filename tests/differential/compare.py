@@ -23,6 +23,10 @@ from pathlib import Path
 
 from dra_capacity.apiverdict import Cause, Verdict
 
+# The code of a verdict the server never gave: it dropped the connection on that object every time while it
+# still answered /readyz (a panic in its handler; docs/divergences.md lists the one known, on 1.36).
+DROPPED = 0
+
 _INDEX = re.compile(r"\[[^\]]*\]")
 # The type text cel-cpp and cel-go render differently: overload argument lists and type names in quotes.
 _CEL_TYPES = re.compile(r"(applied to |type |found |expected )'[^'\n]*'")
@@ -88,6 +92,11 @@ def _first(verdict: Verdict) -> tuple[str, str]:
 def compare(kind: str, ours: Verdict, theirs: Verdict) -> Comparison:
     out = Comparison()
     add = out.disagreements.append
+    if theirs.code == DROPPED:  # no answer to compare: only whether we would have stored it
+        category = "server-dropped"
+        key = _key(kind, category, "-", "ours-accepted" if ours.allowed else "ours-refused")
+        add(Disagreement(key, f"ours {_brief(ours)}; server: {theirs.message}"))
+        return out
     if ours.allowed != theirs.allowed:
         category = "we-deny" if theirs.allowed else "we-allow"
         path, reason = _first(ours if theirs.allowed else theirs)

@@ -13,6 +13,7 @@ from typing import Any
 import urllib3
 from kubernetes import client as k8s
 
+from differential.compare import DROPPED
 from dra_capacity.apiverdict import CREATED, Cause, Verdict
 
 NAMESPACE = "differential"
@@ -133,10 +134,20 @@ class Server:
         """Create `obj` with dryRun=All and fieldValidation=Strict; nothing is stored."""
         body_text = kubectl_json(obj)
         for _ in range(3):  # a loaded machine can time a request out (504): that is no verdict, ask again
-            status, body = self.request("POST", collection_path(obj), body_text, DRY_RUN)
+            try:
+                status, body = self.request("POST", collection_path(obj), body_text, DRY_RUN)
+            except ServerUnreachable as exc:
+                return self._dropped(exc)
             if status < 500:
                 break
         return verdict_of(status, body)
+
+    def _dropped(self, exc: ServerUnreachable) -> Verdict:
+        """The DROPPED verdict when the server still answers `/readyz` (so it was this object), else `exc`."""
+        status, _ = self.request("GET", "/readyz")
+        if status != 200:
+            raise exc
+        return Verdict(False, DROPPED, (), f"the API server dropped the connection ({exc})")
 
     def create(self, obj: dict[str, Any]) -> dict[str, Any]:
         """Create `obj` for real (status rules need a stored object); the stored object."""
@@ -183,7 +194,10 @@ class Server:
         body = {**stored, "status": status}
         path = f"{collection_path(stored)}/{stored['metadata']['name']}/status"
         for _ in range(3):
-            code, text = self.request("PUT", path, kubectl_json(body), DRY_RUN)
+            try:
+                code, text = self.request("PUT", path, kubectl_json(body), DRY_RUN)
+            except ServerUnreachable as exc:
+                return self._dropped(exc)
             if code < 500:
                 break
         return verdict_of(code, text)

@@ -12,14 +12,18 @@ from contextlib import contextmanager
 import pytest
 from kubernetes import client as k8s
 
+from differential.compare import DROPPED, compare
 from differential.server import TRANSPORT_ATTEMPTS, Server, ServerUnreachable
+from dra_capacity.apiverdict import ACCEPTED, Verdict
 
+READY = b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 2\r\n\r\nok"
 ANSWER = b"HTTP/1.1 201 Created\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"
 
 
 @contextmanager
-def dropping_server(drops: int) -> Iterator[tuple[str, list[int]]]:
-    """Real HTTP on loopback: the first `drops` connections are closed unanswered, the rest get a 201."""
+def dropping_server(drops: int, ready: bool = False) -> Iterator[tuple[str, list[int]]]:
+    """Real HTTP on loopback: the first `drops` connections are closed unanswered, the rest get a 201; with
+    `ready`, `GET /readyz` is always answered (200) and not counted."""
     listener = socket.create_server(("127.0.0.1", 0))
     seen = [0]
 
@@ -36,6 +40,9 @@ def dropping_server(drops: int) -> Iterator[tuple[str, list[int]]]:
                     if not chunk:
                         break
                     data += chunk
+                if ready and data.startswith(b"GET /readyz"):
+                    conn.sendall(READY)
+                    continue
                 seen[0] += 1
                 if seen[0] > drops:
                     conn.sendall(ANSWER)
@@ -68,3 +75,24 @@ def test_a_server_that_never_answers_is_unreachable_not_a_verdict() -> None:
     with dropping_server(drops=10**6) as (host, seen), refused:
         _server(host).request("POST", "/api/v1/namespaces", '{"kind": "Namespace"}')
     assert seen[0] >= TRANSPORT_ATTEMPTS
+
+
+SLICE = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "s"}, "spec": {}}
+
+
+def test_an_object_the_server_drops_while_ready_is_a_dropped_verdict() -> None:
+    """A handler's panic on one object (the server still ready): a verdict of its own, keyed by ours."""
+    with dropping_server(drops=10**6, ready=True) as (host, _):
+        theirs = _server(host).dry_run(SLICE)
+    assert (theirs.allowed, theirs.code) == (False, DROPPED)
+    assert "dropped the connection" in theirs.message
+    refused = Verdict(False, 422)
+    [key] = [d.key for d in compare("ResourceSlice", refused, theirs).disagreements]
+    assert key == "ResourceSlice|server-dropped|-|ours-refused"
+    [key] = [d.key for d in compare("ResourceSlice", ACCEPTED, theirs).disagreements]
+    assert key == "ResourceSlice|server-dropped|-|ours-accepted"
+
+
+def test_a_server_that_stops_answering_readyz_too_ends_the_run() -> None:
+    with dropping_server(drops=10**6) as (host, _), pytest.raises(ServerUnreachable):
+        _server(host).dry_run(SLICE)
