@@ -19,14 +19,15 @@ DRA_EXTENDED_RESOURCE = "DRAExtendedResource"
 DRA_EXTENDED_RESOURCE_CAPACITY = "DRAExtendedResourceCapacity"
 DRA_LIST_TYPE_ATTRIBUTES = "DRAListTypeAttributes"
 DRA_FRACTIONAL_CAPACITY_RANGE = "DRAFractionalCapacityRange"
-# Gates of upstream features dra-capacity does not model: not accepted on the command line; the allocator
-# treats them as off.
+# Both on turn on the allocator's DeviceBindingAndStatus feature (allocator/structured/features.py) and the
+# binder's PreBind wait for the conditions (binder/binding_conditions.py), as in kube-scheduler.
 DRA_DEVICE_BINDING_CONDITIONS = "DRADeviceBindingConditions"
 DRA_RESOURCE_CLAIM_DEVICE_STATUS = "DRAResourceClaimDeviceStatus"
 
 KNOWN_GATES: tuple[str, ...] = (
     DRA_ADMIN_ACCESS,
     DRA_CONSUMABLE_CAPACITY,
+    DRA_DEVICE_BINDING_CONDITIONS,
     DRA_DEVICE_TAINT_RULES,
     DRA_DEVICE_TAINTS,
     DRA_EXTENDED_RESOURCE,
@@ -35,6 +36,7 @@ KNOWN_GATES: tuple[str, ...] = (
     DRA_LIST_TYPE_ATTRIBUTES,
     DRA_PARTITIONABLE_DEVICES,
     DRA_PRIORITIZED_LIST,
+    DRA_RESOURCE_CLAIM_DEVICE_STATUS,
 )
 
 # Kubernetes defaults per release (`pkg/features/kube_features.go`). A gate a release does not know is off.
@@ -42,8 +44,9 @@ KNOWN_GATES: tuple[str, ...] = (
 # false at the default compatibility version (its `true` entry needs MinCompatibilityVersion 1.37). 1.36 is
 # confirmed from v1.36.3's table; 1.38 from v1.38.0-beta.0's table (DRAConsumableCapacity and
 # DRAFractionalCapacityRange GA and on, not locked; DynamicResourceAllocation removed). DRADeviceTaintRules
-# (1.35 alpha, 1.36 beta off, 1.37 GA on) needs DRADeviceTaints. What a release
-# locks is in resourceapi/releases.py.
+# (1.35 alpha, 1.36 beta off, 1.37 GA on) needs DRADeviceTaints. DRADeviceBindingConditions: 1.34 alpha off,
+# 1.36 beta on, 1.38 GA (v1.38.0-beta.0 kube_features.go:1352-1355); DRAResourceClaimDeviceStatus: 1.33 beta
+# on, 1.37 GA (v1.37.2 kube_features.go:1527-1531). What a release locks is in resourceapi/releases.py.
 RELEASE_DEFAULTS: dict[str, dict[str, bool]] = {
     "1.34": {
         DRA_ADMIN_ACCESS: True,
@@ -52,6 +55,8 @@ RELEASE_DEFAULTS: dict[str, dict[str, bool]] = {
         DRA_PARTITIONABLE_DEVICES: False,
         DRA_CONSUMABLE_CAPACITY: False,
         DRA_EXTENDED_RESOURCE: False,
+        DRA_DEVICE_BINDING_CONDITIONS: False,
+        DRA_RESOURCE_CLAIM_DEVICE_STATUS: True,
     },
     "1.35": {
         DRA_ADMIN_ACCESS: True,
@@ -61,6 +66,8 @@ RELEASE_DEFAULTS: dict[str, dict[str, bool]] = {
         DRA_PARTITIONABLE_DEVICES: False,
         DRA_CONSUMABLE_CAPACITY: False,
         DRA_EXTENDED_RESOURCE: False,
+        DRA_DEVICE_BINDING_CONDITIONS: False,
+        DRA_RESOURCE_CLAIM_DEVICE_STATUS: True,
     },
     "1.36": {
         DRA_ADMIN_ACCESS: True,
@@ -71,6 +78,8 @@ RELEASE_DEFAULTS: dict[str, dict[str, bool]] = {
         DRA_CONSUMABLE_CAPACITY: True,
         DRA_EXTENDED_RESOURCE: True,
         DRA_LIST_TYPE_ATTRIBUTES: False,
+        DRA_DEVICE_BINDING_CONDITIONS: True,
+        DRA_RESOURCE_CLAIM_DEVICE_STATUS: True,
     },
     "1.37": {
         DRA_ADMIN_ACCESS: True,
@@ -82,6 +91,8 @@ RELEASE_DEFAULTS: dict[str, dict[str, bool]] = {
         DRA_EXTENDED_RESOURCE: True,
         DRA_LIST_TYPE_ATTRIBUTES: False,
         DRA_FRACTIONAL_CAPACITY_RANGE: False,
+        DRA_DEVICE_BINDING_CONDITIONS: True,
+        DRA_RESOURCE_CLAIM_DEVICE_STATUS: True,
     },
     "1.38": {
         DRA_ADMIN_ACCESS: True,
@@ -93,6 +104,8 @@ RELEASE_DEFAULTS: dict[str, dict[str, bool]] = {
         DRA_EXTENDED_RESOURCE: True,
         DRA_LIST_TYPE_ATTRIBUTES: False,
         DRA_FRACTIONAL_CAPACITY_RANGE: True,
+        DRA_DEVICE_BINDING_CONDITIONS: True,
+        DRA_RESOURCE_CLAIM_DEVICE_STATUS: True,
     },
 }
 DEFAULT_RELEASE = "1.37"  # the newest GA release

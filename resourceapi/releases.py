@@ -14,11 +14,13 @@ from typing import Any
 from resourceapi.gates import (
     DEFAULT_RELEASE,
     DRA_ADMIN_ACCESS,
+    DRA_DEVICE_BINDING_CONDITIONS,
     DRA_DEVICE_TAINT_RULES,
     DRA_DEVICE_TAINTS,
     DRA_EXTENDED_RESOURCE,
     DRA_PARTITIONABLE_DEVICES,
     DRA_PRIORITIZED_LIST,
+    DRA_RESOURCE_CLAIM_DEVICE_STATUS,
     RELEASE_DEFAULTS,
     FeatureGates,
 )
@@ -131,11 +133,9 @@ class Allocation:
     `<driver>/name` has the qualified one, in CEL and in capacity bookkeeping (v0.38.0-beta.0
     `dynamic-resource-allocation/api/conversion.go`); before 1.38 CEL sees whichever Go's map order puts last,
     and dra-capacity takes the later spelling.
-    `device_binding_and_status`: devices with `bindingConditions` are allocatable, their results carry the
-    device's `bindingConditions` and `bindingFailureConditions`, and pools holding such devices are tried
-    last (the allocator's DeviceBindingAndStatus feature): 1.38 locks DRADeviceBindingConditions on (GA,
-    v1.38.0-beta.0 `pkg/features/kube_features.go:1355`; DRAResourceClaimDeviceStatus is locked on since
-    1.37). Before 1.38 those gates are not modelled here and the feature is off (v1.37.2 defaults both on).
+    The allocator's DeviceBindingAndStatus feature is no row here: it follows the DRADeviceBindingConditions
+    and DRAResourceClaimDeviceStatus gates (allocator/structured/features.py), whose defaults and locks per
+    release are in resourceapi/gates.py and `Release.locked`.
     """
 
     live_share_blocks_exclusive: bool = False
@@ -144,7 +144,6 @@ class Allocation:
     negative_consumed_fails_prefilter: bool = False
     semver_equality: bool = False
     qualified_name_wins: bool = False
-    device_binding_and_status: bool = False
 
 
 ALLOCATION_BEFORE_1_38 = Allocation()
@@ -155,7 +154,6 @@ ALLOCATION_1_38 = Allocation(
     negative_consumed_fails_prefilter=True,
     semver_equality=True,
     qualified_name_wins=True,
-    device_binding_and_status=True,
 )
 
 
@@ -177,8 +175,7 @@ class Release:
 
     Read from each release's source: `pkg/features/kube_features.go` (LockToDefault), the staging modules'
     `dynamic-resource-allocation/cel/compile.go` and `apiserver/pkg/cel/{environment/base.go,library/cost.go}`
-    (v1.36.3, v1.37.2, v1.38.0-beta.0). Locks of gates dra-capacity does not accept (DRADeviceTaintRules,
-    DRADeviceBindingConditions and DRAResourceClaimDeviceStatus) are not listed.
+    (v1.36.3, v1.37.2, v1.38.0-beta.0).
     """
 
     name: str
@@ -222,7 +219,14 @@ RELEASES: dict[str, Release] = {
         Release(
             "1.37",
             tested=True,
-            locked=frozenset({DRA_ADMIN_ACCESS, DRA_PRIORITIZED_LIST, DRA_EXTENDED_RESOURCE}),
+            locked=frozenset(
+                {
+                    DRA_ADMIN_ACCESS,
+                    DRA_PRIORITIZED_LIST,
+                    DRA_EXTENDED_RESOURCE,
+                    DRA_RESOURCE_CLAIM_DEVICE_STATUS,
+                }
+            ),
             cel_lists_always=False,
         ),
         Release(
@@ -236,6 +240,8 @@ RELEASES: dict[str, Release] = {
                     DRA_DEVICE_TAINTS,
                     DRA_DEVICE_TAINT_RULES,
                     DRA_PARTITIONABLE_DEVICES,
+                    DRA_DEVICE_BINDING_CONDITIONS,
+                    DRA_RESOURCE_CLAIM_DEVICE_STATUS,
                 }
             ),
             cel_lists_always=True,

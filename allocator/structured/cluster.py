@@ -183,9 +183,9 @@ class Cluster:
         share_ids: Callable[[], str] = _new_share_id,
         binding_conditions: bool = True,
     ) -> None:
-        """`binding_conditions=False` leaves devices with `bindingConditions` unallocated even on a release
-        that allocates them: for a caller that cannot wait for the conditions before binding (the binder has
-        no PreBind wait yet, docs/binder.md)."""
+        """`binding_conditions=False` leaves devices with `bindingConditions` unallocated even where the gates
+        allocate them: for a caller that cannot wait for the conditions before binding (the binder can, with
+        its PreBind wait: binder/binding_conditions.py)."""
         self.gates = gates
         features = Features.from_gates(gates)
         if not binding_conditions and features.device_binding_and_status:

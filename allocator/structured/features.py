@@ -37,21 +37,19 @@ class Features:
 
     @staticmethod
     def from_gates(gates: FeatureGates) -> Features:
-        """The scheduler's mapping: one gate per feature; binding+status needs both of its gates, or a
-        release that locks them on."""
-        row = _allocation(gates)
-        binding = row.pop("device_binding_and_status") or (
-            _on(gates, g.DRA_DEVICE_BINDING_CONDITIONS) and _on(gates, g.DRA_RESOURCE_CLAIM_DEVICE_STATUS)
-        )
+        """The scheduler's mapping: one gate per feature; binding+status needs both of its gates
+        (kube-scheduler v1.37.2 `plugins/dynamicresources/dynamicresources.go:841`)."""
+        binding = _on(gates, g.DRA_DEVICE_BINDING_CONDITIONS)
+        status = _on(gates, g.DRA_RESOURCE_CLAIM_DEVICE_STATUS)
         return Features(
             admin_access=_on(gates, g.DRA_ADMIN_ACCESS),
             consumable_capacity=_on(gates, g.DRA_CONSUMABLE_CAPACITY),
-            device_binding_and_status=binding,
+            device_binding_and_status=binding and status,
             device_taints=_on(gates, g.DRA_DEVICE_TAINTS),
             list_type_attributes=_on(gates, g.DRA_LIST_TYPE_ATTRIBUTES),
             partitionable_devices=_on(gates, g.DRA_PARTITIONABLE_DEVICES),
             prioritized_list=_on(gates, g.DRA_PRIORITIZED_LIST),
-            **row,
+            **_allocation(gates),
         )
 
 

@@ -42,7 +42,13 @@ from resourceapi.api.limits import (
     MAX_IPS,
     RESERVED_FOR_MAX_SIZE,
 )
-from resourceapi.gates import DRA_ADMIN_ACCESS, DRA_CONSUMABLE_CAPACITY, FeatureGates
+from resourceapi.gates import (
+    DRA_ADMIN_ACCESS,
+    DRA_CONSUMABLE_CAPACITY,
+    DRA_DEVICE_BINDING_CONDITIONS,
+    DRA_RESOURCE_CLAIM_DEVICE_STATUS,
+    FeatureGates,
+)
 from resourceapi.machinery.field import (
     ErrorType,
     FieldError,
@@ -104,12 +110,8 @@ _REASON_MESSAGE = regex_error(
 
 STATUS = Path("status")
 # Gates of upstream features the product's gate set does not carry: kube-apiserver 1.37's defaults.
-DRA_DEVICE_BINDING_CONDITIONS = "DRADeviceBindingConditions"
-DRA_RESOURCE_CLAIM_DEVICE_STATUS = "DRAResourceClaimDeviceStatus"
 DRA_OPTIONAL_NODE_OPERATIONS = "DRAOptionalNodeOperations"
 UPSTREAM_DEFAULTS = {
-    DRA_DEVICE_BINDING_CONDITIONS: True,  # Beta, on since 1.36
-    DRA_RESOURCE_CLAIM_DEVICE_STATUS: True,  # GA in 1.37, locked on
     DRA_OPTIONAL_NODE_OPERATIONS: False,  # Alpha in 1.37
 }
 

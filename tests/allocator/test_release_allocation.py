@@ -271,30 +271,47 @@ BOUND = {
 }
 
 
-def test_devices_with_binding_conditions_are_allocated_from_1_38() -> None:
-    """1.38 locks DRADeviceBindingConditions on (kube_features.go:1355), so DeviceBindingAndStatus is on:
-    the device is allocated and its result carries both condition lists (allocator_stable.go:401-403). On
-    1.37 dra-capacity does not model the gates and never allocates it."""
+@pytest.mark.parametrize("release", ["1.36", "1.37", "1.38"])
+def test_devices_with_binding_conditions_are_allocated_by_default(release: str) -> None:
+    """DRADeviceBindingConditions (beta on from 1.36, GA in 1.38) and DRAResourceClaimDeviceStatus (on from
+    1.33) turn DeviceBindingAndStatus on by default (dynamicresources.go:841): the device is allocated and
+    its result carries both condition lists (allocator_stable.go:401-403)."""
     slices = on_node1(device(DEVICE1, **BOUND))
-    pod_claim = claim(CLAIM0, request(REQ0))
-    assert allocate("1.37", slices, pod_claim).verdict is Verdict.NO_FIT
-    taken = first_result(allocate("1.38", slices, pod_claim))
+    taken = first_result(allocate(release, slices, claim(CLAIM0, request(REQ0))))
     assert (taken["bindingConditions"], taken["bindingFailureConditions"]) == (
         BOUND["bindingConditions"],
         BOUND["bindingFailureConditions"],
     )
 
 
-def test_pools_with_binding_conditions_are_tried_last_on_1_38() -> None:
+@pytest.mark.parametrize(
+    ("release", "spec"),
+    [
+        ("1.35", ""),  # DRADeviceBindingConditions alpha, off by default
+        ("1.36", "DRADeviceBindingConditions=false"),
+        ("1.37", "DRADeviceBindingConditions=false"),
+        ("1.38", "DRADeviceBindingConditions=false"),  # against 1.38's lock: a warning, still followed
+        ("1.36", "DRAResourceClaimDeviceStatus=false"),
+    ],
+)
+def test_devices_with_binding_conditions_are_never_allocated_with_a_gate_off(release: str, spec: str) -> None:
+    """The negative control: either gate off turns DeviceBindingAndStatus off; such a device is skipped."""
+    slices = on_node1(device(DEVICE1, **BOUND))
+    assert allocate(release, slices, claim(CLAIM0, request(REQ0)), spec=spec).verdict is Verdict.NO_FIT
+
+
+@pytest.mark.parametrize("release", ["1.36", "1.37", "1.38"])
+def test_pools_with_binding_conditions_are_tried_last(release: str) -> None:
     """pools_stable.go:127-199: a pool holding a device with binding conditions comes after the others,
-    whatever its name; a caller that cannot wait for the conditions (the binder) leaves such devices alone."""
+    whatever its name; a caller that cannot wait for the conditions leaves such devices alone."""
     slices = [
         resource_slice(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1, **BOUND)),
         resource_slice(SLICE2, NODE1, POOL2, DRIVER_A, device(DEVICE2)),
     ]
     pod_claim = claim(CLAIM0, request(REQ0))
-    assert first_result(allocate("1.38", slices, pod_claim))["pool"] == POOL2
+    assert first_result(allocate(release, slices, pod_claim))["pool"] == POOL2
     two = claim(CLAIM0, request(REQ0, count=2))
-    assert allocate("1.38", slices, two).fits
-    binder = Cluster(on("1.38"), [device_class()], slices, binding_conditions=False)
-    assert binder.allocate(NodeInfo(NODE1), [two]).verdict is Verdict.NO_FIT
+    assert allocate(release, slices, two).fits
+    assert allocate(release, slices, two, spec="DRADeviceBindingConditions=false").verdict is Verdict.NO_FIT
+    waitless = Cluster(on(release), [device_class()], slices, binding_conditions=False)
+    assert waitless.allocate(NodeInfo(NODE1), [two]).verdict is Verdict.NO_FIT

@@ -2,7 +2,8 @@
 test double (v1.38.0-beta.0 `dynamicresources.go` PreBind, binder/binding_conditions.py): on 1.38 a device
 with `bindingConditions` is allocated, the claim is written with `allocationTimestamp`, and the pod is bound
 only once the driver reports every binding condition True; a True failure condition or the timeout deletes
-the claim (Unreserve) and the pod is retried. On 1.37 such a device is never allocated. The double runs no
+the claim (Unreserve) and the pod is retried. 1.36 and 1.37 default the gates on too; with
+DRADeviceBindingConditions off (the negative control) such a device is never allocated. The double runs no
 DRA driver: `driver_reports` (a stand-in labelled as one) writes the claim's `status.devices` as a driver's
 controller would."""
 
@@ -12,6 +13,7 @@ import contextlib
 from collections.abc import Iterator
 from typing import Any
 
+import pytest
 from support.binder_harness import FAST, bound, events, extended_claims, kube_for, seed_cluster, wait_for
 from support.gpu_cluster import DRIVER, pod
 
@@ -25,11 +27,12 @@ NODE = "gpu-node-1"
 
 
 @contextlib.contextmanager
-def binder_on(api: Any, release: str, **options: Any) -> Iterator[Binder]:
-    """An in-process binder placing by `release`'s gates, the double serving that release."""
-    api.serve_versions({"1.38": "v1.38.0-beta.0", "1.37": "v1.37.2"}[release])
+def binder_on(api: Any, release: str, gates: str = "", **options: Any) -> Iterator[Binder]:
+    """An in-process binder placing by `release`'s gates (with `gates`, `--feature-gates` syntax, over them),
+    the double serving that release."""
+    api.serve_versions({"1.38": "v1.38.0-beta.0", "1.37": "v1.37.2", "1.36": "v1.36.3"}[release])
     kube = kube_for(api)
-    binder = Binder(kube, FeatureGates.parse("", release), options=BinderOptions(**{**FAST, **options}))
+    binder = Binder(kube, FeatureGates.parse(gates, release), options=BinderOptions(**{**FAST, **options}))
     binder.start()
     assert binder.wait_synced(20), "informers did not sync"
     try:
@@ -94,9 +97,10 @@ def _allocated_claim(api: Any) -> dict[str, Any]:
     return wait_for("claim allocated", one)  # type: ignore[no-any-return]
 
 
-def test_the_pod_is_bound_once_the_driver_reports_the_binding_conditions(kube_api: Any) -> None:
+@pytest.mark.parametrize("release", ["1.36", "1.37", "1.38"])
+def test_the_pod_is_bound_once_the_driver_reports_the_binding_conditions(kube_api: Any, release: str) -> None:
     _seed(kube_api)
-    with binder_on(kube_api, "1.38") as binder:
+    with binder_on(kube_api, release) as binder:
         claim = _allocated_claim(kube_api)
         [result] = claim["status"]["allocation"]["devices"]["results"]
         assert (result["driver"], result["bindingConditions"]) == (DRIVER, [READY])
@@ -176,9 +180,12 @@ def test_the_wait_times_out_and_releases_the_share(kube_api: Any) -> None:
         assert bound(kube_api) == []
 
 
-def test_on_1_37_such_a_device_is_never_allocated(kube_api: Any) -> None:
+@pytest.mark.parametrize("release", ["1.36", "1.37", "1.38"])
+def test_with_binding_conditions_off_such_a_device_is_never_allocated(kube_api: Any, release: str) -> None:
+    """The negative control: `--feature-gates DRADeviceBindingConditions=false` (on 1.38 against its lock, a
+    warning) turns DeviceBindingAndStatus off, so the device is skipped and nothing waits."""
     _seed(kube_api)
-    with binder_on(kube_api, "1.37") as binder:
+    with binder_on(kube_api, release, "DRADeviceBindingConditions=false") as binder:
         [event] = wait_for("unschedulable", lambda: events(kube_api, "FailedScheduling"))
         assert event["message"].startswith("0/1 nodes are available: 1 cannot allocate all claims.\n")
         assert (

@@ -541,6 +541,24 @@ def test_a_gate_set_against_its_release_lock_is_a_warning_not_a_refusal(
     assert "locked" not in capsys.readouterr().err
 
 
+def test_the_binding_condition_gates_are_accepted_and_warned_against_their_locks(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(tmp_path, "dc.yaml", GOOD)
+    off = "DRADeviceBindingConditions=false"
+    assert main(["validate", "--kubernetes-version", "1.37", "--feature-gates", off, path]) == 0
+    assert "locked" not in capsys.readouterr().err
+    assert main(["validate", "--kubernetes-version", "1.38", "--feature-gates", off, path]) == 0
+    assert (
+        "warning: DRADeviceBindingConditions is locked to true in Kubernetes 1.38" in capsys.readouterr().err
+    )
+    status_off = "DRAResourceClaimDeviceStatus=false"
+    assert main(["validate", "--kubernetes-version", "1.37", "--feature-gates", status_off, path]) == 0
+    assert "warning: DRAResourceClaimDeviceStatus is locked to true in Kubernetes 1.37" in (
+        capsys.readouterr().err
+    )
+
+
 def test_an_unknown_release_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exc:
         main(["validate", "--kubernetes-version", "1.39", write(tmp_path, "dc.yaml", GOOD)])

@@ -7,22 +7,27 @@ import pytest
 from resourceapi.gates import (
     DRA_ADMIN_ACCESS,
     DRA_CONSUMABLE_CAPACITY,
+    DRA_DEVICE_BINDING_CONDITIONS,
     DRA_EXTENDED_RESOURCE,
     DRA_EXTENDED_RESOURCE_CAPACITY,
     DRA_FRACTIONAL_CAPACITY_RANGE,
     DRA_LIST_TYPE_ATTRIBUTES,
+    DRA_RESOURCE_CLAIM_DEVICE_STATUS,
     KNOWN_GATES,
     PRODUCT_DEFAULTS,
     FeatureGates,
     GateError,
 )
+from resourceapi.releases import release_warnings
 
 KNOWN_LIST = ", ".join(KNOWN_GATES)
+LOCK_TAIL = "(its components refuse to start with it set otherwise)"
 
 
 def test_known_gates_are_the_names_feature_gates_accepts() -> None:
     assert set(KNOWN_GATES) == {
         "DRAConsumableCapacity",
+        "DRADeviceBindingConditions",
         "DRAExtendedResource",
         "DRAExtendedResourceCapacity",
         "DRAPartitionableDevices",
@@ -32,6 +37,7 @@ def test_known_gates_are_the_names_feature_gates_accepts() -> None:
         "DRADeviceTaintRules",
         "DRAListTypeAttributes",
         "DRAFractionalCapacityRange",
+        "DRAResourceClaimDeviceStatus",
     }
 
 
@@ -46,6 +52,8 @@ def test_product_defaults_are_kubernetes_1_37_plus_extended_resource_capacity() 
         "DRAExtendedResource": True,
         "DRAListTypeAttributes": False,
         "DRAFractionalCapacityRange": False,
+        "DRADeviceBindingConditions": True,
+        "DRAResourceClaimDeviceStatus": True,
         "DRAExtendedResourceCapacity": True,
     }
 
@@ -128,6 +136,16 @@ def test_no_gate_is_locked() -> None:
         ("1.37", DRA_FRACTIONAL_CAPACITY_RANGE, False),
         ("1.37", DRA_EXTENDED_RESOURCE_CAPACITY, False),  # KEP-6406 is in no release
         ("1.34", DRA_LIST_TYPE_ATTRIBUTES, False),  # unknown to the release: off
+        # kube_features.go: DRADeviceBindingConditions alpha off 1.34, beta on 1.36, GA 1.38;
+        # DRAResourceClaimDeviceStatus beta on 1.33, GA 1.37
+        ("1.34", DRA_DEVICE_BINDING_CONDITIONS, False),
+        ("1.35", DRA_DEVICE_BINDING_CONDITIONS, False),
+        ("1.36", DRA_DEVICE_BINDING_CONDITIONS, True),
+        ("1.37", DRA_DEVICE_BINDING_CONDITIONS, True),
+        ("1.38", DRA_DEVICE_BINDING_CONDITIONS, True),
+        ("1.34", DRA_RESOURCE_CLAIM_DEVICE_STATUS, True),
+        ("1.36", DRA_RESOURCE_CLAIM_DEVICE_STATUS, True),
+        ("1.38", DRA_RESOURCE_CLAIM_DEVICE_STATUS, True),
     ],
 )
 def test_release_defaults(release: str, gate: str, expected: bool) -> None:
@@ -161,3 +179,24 @@ def test_str_round_trips_through_parse() -> None:
 def test_enabled_on_an_unknown_name_raises_key_error() -> None:
     with pytest.raises(KeyError):
         FeatureGates.defaults().enabled("Nope")
+
+
+@pytest.mark.parametrize(
+    ("release", "spec", "warned"),
+    [
+        ("1.36", "DRADeviceBindingConditions=false,DRAResourceClaimDeviceStatus=false", []),
+        ("1.37", "DRADeviceBindingConditions=false", []),
+        ("1.37", "DRAResourceClaimDeviceStatus=false", [DRA_RESOURCE_CLAIM_DEVICE_STATUS]),
+        ("1.38", "DRADeviceBindingConditions=false", [DRA_DEVICE_BINDING_CONDITIONS]),
+        ("1.38", "DRAResourceClaimDeviceStatus=false", [DRA_RESOURCE_CLAIM_DEVICE_STATUS]),
+    ],
+)
+def test_binding_condition_gates_are_locked_as_their_release_locks_them(
+    release: str, spec: str, warned: list[str]
+) -> None:
+    """DRAResourceClaimDeviceStatus is locked on from 1.37, DRADeviceBindingConditions in 1.38
+    (kube_features.go LockToDefault): set against the lock, a warning; the gate still takes the value."""
+    gates = FeatureGates.parse(spec, release)
+    warnings = [w for w in release_warnings(gates) if "locked" in w]
+    assert warnings == [f"{g} is locked to true in Kubernetes {release} " + LOCK_TAIL for g in warned]
+    assert not gates.enabled(spec.partition("=")[0])

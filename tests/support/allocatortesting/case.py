@@ -18,13 +18,14 @@ from resourceapi.api.resource_v1 import DeviceClass, ResourceClaim, ResourceSlic
 from resourceapi.gates import FeatureGates
 from support.dra_objects import NODE1, REGION1, dump, node, run
 
-_GATE_OF = {
-    "AdminAccess": g.DRA_ADMIN_ACCESS,
-    "ConsumableCapacity": g.DRA_CONSUMABLE_CAPACITY,
-    "DeviceTaints": g.DRA_DEVICE_TAINTS,
-    "ListTypeAttributes": g.DRA_LIST_TYPE_ATTRIBUTES,
-    "PartitionableDevices": g.DRA_PARTITIONABLE_DEVICES,
-    "PrioritizedList": g.DRA_PRIORITIZED_LIST,
+_GATES_OF = {
+    "AdminAccess": (g.DRA_ADMIN_ACCESS,),
+    "ConsumableCapacity": (g.DRA_CONSUMABLE_CAPACITY,),
+    "DeviceBindingAndStatus": (g.DRA_DEVICE_BINDING_CONDITIONS, g.DRA_RESOURCE_CLAIM_DEVICE_STATUS),
+    "DeviceTaints": (g.DRA_DEVICE_TAINTS,),
+    "ListTypeAttributes": (g.DRA_LIST_TYPE_ATTRIBUTES,),
+    "PartitionableDevices": (g.DRA_PARTITIONABLE_DEVICES,),
+    "PrioritizedList": (g.DRA_PRIORITIZED_LIST,),
 }
 
 
@@ -39,7 +40,7 @@ STABLE_FEATURES = (
 
 def features(*names: str) -> FeatureGates:
     """upstream `Features{<name>: true, ...}`: every other allocator feature is off."""
-    return FeatureGates.from_mapping({_GATE_OF[n]: True for n in names}, base={})
+    return FeatureGates.from_mapping({gate: True for n in names for gate in _GATES_OF[n]}, base={})
 
 
 def stable_features(*extra: str) -> FeatureGates:

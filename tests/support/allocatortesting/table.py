@@ -11,6 +11,7 @@ THEMES = (
     "admin_access",
     "allocation_mode_all",
     "basics",
+    "binding_conditions",
     "constraints",
     "consumable_capacity",
     "device_taints",
