@@ -373,8 +373,13 @@ def capacity_name_errors(capacity: Any, path: Path) -> list[FieldError]:
     (`capacity_requests_declarative`)."""
     if not isinstance(capacity, dict):
         return []
-    requests = mapping(capacity.get("requests"))
-    return [e for key in sorted(requests) for e in key_errors(key, path.child("requests"), one_slash=True)]
+    return capacity_key_errors(capacity.get("requests"), path.child("requests"))
+
+
+def capacity_key_errors(entries: Any, path: Path) -> list[FieldError]:
+    """`validateCapacityNames` of a capacity map (`path`: the map; also an allocation result's
+    `consumedCapacity`): each key a qualified name with at most one slash, its errors on the map's path."""
+    return [e for key in sorted(mapping(entries)) for e in key_errors(key, path, one_slash=True)]
 
 
 def capacity_requests_declarative(requests: Any, path: Path, e_notation: bool = False) -> list[FieldError]:
