@@ -436,13 +436,19 @@ def _spec_uses(spec: Mapping[str, Any], key: str) -> bool:
 def prepare_for_update(
     new_status: Mapping[str, Any], old_claim: Mapping[str, Any], gates: StatusGates
 ) -> dict[str, Any]:
-    """The status as `resourceclaimStatusStrategy.PrepareForUpdate` leaves it: fields of disabled features
-    dropped unless the old claim uses them, then `status.devices` entries of deallocated devices dropped."""
+    """The status as decoding and `resourceclaimStatusStrategy.PrepareForUpdate` leave it: a result's
+    toleration without an operator defaulted to `Equal` (v1 zz_generated.defaults.go, 1.36 to 1.38), fields
+    of disabled features dropped unless the old claim uses them, then `status.devices` entries of
+    deallocated devices dropped."""
     status = copy.deepcopy(dict(new_status))
     old_status = mapping(old_claim.get("status"))
     old_spec = mapping(old_claim.get("spec"))
     old_results = _results(old_status)
     results = _results(status)
+    for r in results:
+        for toleration in items(r.get("tolerations")):
+            if isinstance(toleration, dict) and not toleration.get("operator"):
+                toleration["operator"] = "Equal"
     old_devices_in_use = bool(items(old_status.get("devices")))
     if not gates.device_status and not old_devices_in_use:
         status.pop("devices", None)

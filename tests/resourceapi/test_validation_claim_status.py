@@ -415,3 +415,21 @@ def test_from_1_38_consumed_capacity_keys_are_qualified_names_and_no_value_is_ne
     ]
     fine = allocated({**RESULT, "consumedCapacity": {"gpu.example.com/memory": "1Gi", "shares": "0"}})
     assert errors(fine, gates=ON_138) == []
+
+
+def test_a_results_toleration_without_an_operator_is_defaulted_to_equal() -> None:
+    """v1 zz_generated.defaults.go sets a result toleration's empty operator to `Equal` on decode, so the
+    changed allocation 1.36 shows has it (measured: `scripts/differential.py --release 1.36 --seed
+    2192593458`, `status.allocation|FieldValueInvalid`), and resending a stored allocation without it is no
+    change."""
+    stored = {
+        **RESULT,
+        "tolerations": [{"key": "k", "operator": "Equal", "value": "v", "effect": "NoSchedule"}],
+    }
+    bare = {**RESULT, "tolerations": [{"key": "k", "value": "v", "effect": "NoSchedule"}]}
+    old = claim(allocated(stored))
+    for gates in (ON_136, ON_138, FeatureGates.parse("", release="1.37")):
+        assert errors(allocated(bare), old, gates=gates) == []
+    changed = errors(allocated({**bare, "device": "gpu-1"}), old, gates=ON_136)
+    assert len(changed) == 1
+    assert '"Tolerations":[{"Key":"k","Operator":"Equal","Value":"v","Effect":"NoSchedule"' in changed[0]
