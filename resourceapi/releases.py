@@ -44,6 +44,9 @@ class Validation:
     (`v1/zz_generated.validations.go`) report in place of the handwritten ones they cover: 1.37 marks them
     Beta, enforced; 1.36 marks every one Alpha, so its handwritten `validation.go` texts and order stand
     (ported so far: a DeviceClass's `extendedResourceName`, an opaque configuration's `driver`).
+    `quantity_e_notation`: a canonical DecimalSI quantity past E prints with an exponent (`1000000P` as
+    `1e21`, apimachinery v0.38.0-beta.0 `CanonicalizeBytes`), before 1.38 as its mantissa alone (`1`), in
+    the texts that show a quantity (resourceapi/machinery/goquantity.py `go_canonical`).
     """
 
     one_slash: bool = False
@@ -52,6 +55,7 @@ class Validation:
     capacity_request_names: bool = False
     declarative_owner_references: bool = False
     declarative_texts: bool = True
+    quantity_e_notation: bool = False
 
 
 VALIDATION_1_36 = Validation(declarative_texts=False)
@@ -62,6 +66,7 @@ VALIDATION_1_38 = Validation(
     node_selection_apart=True,
     capacity_request_names=True,
     declarative_owner_references=True,
+    quantity_e_notation=True,
 )
 
 

@@ -97,24 +97,28 @@ def _fast(text: str) -> _Fast | None:
     return _Fast(-result if negative else result, scale, kept)
 
 
-def go_canonical(q: Quantity) -> str:
-    """`String()` of a quantity that keeps no text (canonical), as v1.37.2 writes it."""
+def go_canonical(q: Quantity, e_notation: bool = False) -> str:
+    """`String()` of a quantity that keeps no text (canonical). Past E a DecimalSI quantity has no suffix:
+    v1.37.2 writes its mantissa alone (`1000000P` as `1`); with `e_notation` (apimachinery v0.38
+    `CanonicalizeBytes`, resourceapi/releases.py `Validation.quantity_e_notation`) it falls back to an
+    exponent (`1e21`)."""
     text = str(q)
-    if q.format is Format.DECIMAL_SI and "e" in text:
+    if q.format is Format.DECIMAL_SI and "e" in text and not e_notation:
         return text[: text.index("e")]  # no suffix past E: the mantissa alone
     return text
 
 
-def quantity_text(raw: Any) -> str:
+def quantity_text(raw: Any, e_notation: bool = False) -> str:
     """A decoded quantity as `String()` (and its JSON) prints it: as written when ParseQuantity keeps the
-    text, else canonical; the raw text when it does not parse (the decode stage refuses such a body first)."""
+    text, else canonical (`go_canonical`); the raw text when it does not parse (the decode stage refuses
+    such a body first)."""
     try:
         q = coerce_quantity(raw)
     except (QuantityError, TypeError, ValueError):
         return str(raw)
     text = _text(raw)
     fast = _fast(text)
-    return text if fast is not None and fast.kept else go_canonical(q)
+    return text if fast is not None and fast.kept else go_canonical(q, e_notation)
 
 
 def _wrap(n: int) -> int:
@@ -203,6 +207,7 @@ class GoQuantity:
         return self.text
 
 
-def go_quantity(raw: Any) -> GoQuantity:
-    """A decoded quantity (None: Go's zero Quantity) with its `String()` and `Value()`."""
-    return GoQuantity(quantity_or_zero(raw), "0" if raw is None else quantity_text(raw), go_value(raw))
+def go_quantity(raw: Any, e_notation: bool = False) -> GoQuantity:
+    """A decoded quantity (None: Go's zero Quantity) with its `String()` (`quantity_text`) and `Value()`."""
+    text = "0" if raw is None else quantity_text(raw, e_notation)
+    return GoQuantity(quantity_or_zero(raw), text, go_value(raw))

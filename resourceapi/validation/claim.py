@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping
+from functools import partial
 from typing import Any
 
 from resourceapi.api.limits import (
@@ -372,19 +373,25 @@ def capacity_name_errors(capacity: Any, path: Path) -> list[FieldError]:
     (`capacity_requests_declarative`)."""
     if not isinstance(capacity, dict):
         return []
-    requests = mapping(capacity.get("requests"))
-    return [e for key in sorted(requests) for e in key_errors(key, path.child("requests"), one_slash=True)]
+    return capacity_key_errors(capacity.get("requests"), path.child("requests"))
 
 
-def capacity_requests_declarative(requests: Any, path: Path) -> list[FieldError]:
+def capacity_key_errors(entries: Any, path: Path) -> list[FieldError]:
+    """`validateCapacityNames` of a capacity map (`path`: the map; also an allocation result's
+    `consumedCapacity`): each key a qualified name with at most one slash, its errors on the map's path."""
+    return [e for key in sorted(mapping(entries)) for e in key_errors(key, path, one_slash=True)]
+
+
+def capacity_requests_declarative(requests: Any, path: Path, e_notation: bool = False) -> list[FieldError]:
     """1.38's `Validate_CapacityRequirements` on a requests map (`path`: the map): at most 32 entries (then
-    nothing else), each value at least 0."""
+    nothing else), each value at least 0 (shown as `go_quantity` prints it, `e_notation` as there). Also
+    an allocation result's `consumedCapacity` (the same `MaxProperties` and `MinimumQuantity`)."""
     entries = mapping(requests)
     if len(entries) > CAPACITY_REQUESTS_MAX_SIZE:
         return [too_many(path, len(entries), CAPACITY_REQUESTS_MAX_SIZE)]
     errors: list[FieldError] = []
     for key in sorted(entries):
-        quantity = go_quantity(entries[key])
+        quantity = go_quantity(entries[key], e_notation)
         if quantity.q.sign() < 0:
             errors.append(invalid(path.key(key), str(quantity), IS_NEGATIVE_ERROR_MSG))
     return errors
@@ -481,7 +488,9 @@ def _declarative(
         lambda item, p: _request_declarative(mapping(item), p, rules),
         lambda r: text(mapping(r).get("name")),
         path.child("requests"),
-        shown=_request_json if rules.declarative_texts else None,  # 1.36's handwritten set shows the name
+        shown=partial(_request_json, e_notation=rules.quantity_e_notation)
+        if rules.declarative_texts
+        else None,  # 1.36's handwritten set shows the name
         unique_first=True,
     )
     errors += validate_slice(
@@ -492,24 +501,28 @@ def _declarative(
 
 def _request_declarative(request: Mapping[str, Any], path: Path, rules: Validation) -> list[FieldError]:
     """`Validate_DeviceRequest`: `exactly`, then `firstAvailable` (size, unique names, each subrequest)."""
-    capacity = rules.capacity_request_names
+    capacity, e_notation = rules.capacity_request_names, rules.quantity_e_notation
     errors: list[FieldError] = []
     exactly = request.get("exactly")
     if isinstance(exactly, dict):
-        errors += _exact_declarative(exactly, path.child("exactly"), subrequest=False, capacity=capacity)
+        errors += _exact_declarative(
+            exactly, path.child("exactly"), subrequest=False, capacity=capacity, e_notation=e_notation
+        )
     return errors + validate_set(
         items(request.get("firstAvailable")),
         FIRST_AVAILABLE_MAX_SIZE,
-        lambda item, p: _exact_declarative(mapping(item), p, subrequest=True, capacity=capacity),
+        lambda item, p: _exact_declarative(
+            mapping(item), p, subrequest=True, capacity=capacity, e_notation=e_notation
+        ),
         lambda s: text(mapping(s).get("name")),
         path.child("firstAvailable"),
-        shown=_sub_json if rules.declarative_texts else None,
+        shown=partial(_sub_json, e_notation=rules.quantity_e_notation) if rules.declarative_texts else None,
         unique_first=True,
     )
 
 
 def _exact_declarative(
-    request: Mapping[str, Any], path: Path, *, subrequest: bool, capacity: bool
+    request: Mapping[str, Any], path: Path, *, subrequest: bool, capacity: bool, e_notation: bool = False
 ) -> list[FieldError]:
     """`Validate_ExactDeviceRequest` / `Validate_DeviceSubRequest`: a subrequest's class (Required, then
     `validate.LongName`), the selectors' count, the allocation mode's enum, each toleration, and with
@@ -534,7 +547,9 @@ def _exact_declarative(
         errors += toleration_declarative(mapping(toleration), path.child("tolerations").index(i))
     requested = request.get("capacity")
     if capacity and isinstance(requested, dict) and requested.get("requests") is not None:
-        errors += capacity_requests_declarative(requested["requests"], path.child("capacity", "requests"))
+        errors += capacity_requests_declarative(
+            requested["requests"], path.child("capacity", "requests"), e_notation
+        )
     return errors
 
 
@@ -575,24 +590,25 @@ def fully_qualified_name_declarative(name: str, path: Path, one_slash: bool = Fa
 # --- a request as json.Marshal renders the v1 struct (a Duplicate's value) ---------------------------------
 
 
-def _request_json(item: Any) -> Any:
+def _request_json(item: Any, e_notation: bool = False) -> Any:
     request = mapping(item)
     out: dict[str, Any] = {"name": text(request.get("name"))}
     exactly = request.get("exactly")
     if isinstance(exactly, dict):
-        out["exactly"] = _exact_json(exactly, sub=False)
+        out["exactly"] = _exact_json(exactly, sub=False, e_notation=e_notation)
     first = items(request.get("firstAvailable"))
     if first:
-        out["firstAvailable"] = [_exact_json(mapping(s), sub=True) for s in first]
+        out["firstAvailable"] = [_exact_json(mapping(s), sub=True, e_notation=e_notation) for s in first]
     return marshal(out)
 
 
-def _sub_json(item: Any) -> Any:
-    return marshal(_exact_json(mapping(item), sub=True))
+def _sub_json(item: Any, e_notation: bool = False) -> Any:
+    return marshal(_exact_json(mapping(item), sub=True, e_notation=e_notation))
 
 
-def _exact_json(request: Mapping[str, Any], *, sub: bool) -> dict[str, Any]:
-    """`ExactDeviceRequest` / `DeviceSubRequest` in Go field order, with `omitempty` honored."""
+def _exact_json(request: Mapping[str, Any], *, sub: bool, e_notation: bool = False) -> dict[str, Any]:
+    """`ExactDeviceRequest` / `DeviceSubRequest` in Go field order, with `omitempty` honored; quantities as
+    `quantity_text` prints them (`e_notation`: 1.38's, resourceapi/releases.py)."""
     out: dict[str, Any] = {}
     if sub:
         out["name"] = text(request.get("name"))
@@ -613,7 +629,9 @@ def _exact_json(request: Mapping[str, Any], *, sub: bool) -> dict[str, Any]:
     if isinstance(capacity, dict):
         requests = mapping(capacity.get("requests"))
         out["capacity"] = (
-            {"requests": {k: quantity_text(requests[k]) for k in sorted(requests)}} if requests else {}
+            {"requests": {k: quantity_text(requests[k], e_notation) for k in sorted(requests)}}
+            if requests
+            else {}
         )
     return out
 

@@ -66,7 +66,13 @@ from resourceapi.machinery.names import regex_error
 from resourceapi.machinery.objects import items, mapping, strings, text_at
 from resourceapi.machinery.quantity import Quantity, QuantityError, coerce_quantity
 from resourceapi.releases import release
-from resourceapi.validation.claim import RequestNames, request_name_ref_errors, request_names
+from resourceapi.validation.claim import (
+    RequestNames,
+    capacity_key_errors,
+    capacity_requests_declarative,
+    request_name_ref_errors,
+    request_names,
+)
 from resourceapi.validation.device import validate_parameters
 from resourceapi.validation.device_fields import (
     binding_parameter_declarative,
@@ -128,10 +134,16 @@ class StatusGates:
     # resourceapi/releases.py `Validation.declarative_texts`: off (1.36, every declarative rule Alpha),
     # v1.36.3's handwritten errors all stand, covered or not, and no declarative one is reported.
     declarative_texts: bool = True
+    # `Validation.capacity_request_names` (1.38): a new allocation's `consumedCapacity` keys are qualified
+    # names (handwritten), at most 32 and none negative (declarative), quantities shown with
+    # `Validation.quantity_e_notation`.
+    consumed_capacity: bool = False
+    quantity_e_notation: bool = False
 
     @staticmethod
     def of(gates: FeatureGates) -> StatusGates:
         values = gates.as_dict()
+        rules = release(gates.release).validation
 
         def gate(name: str) -> bool:
             return values.get(name, UPSTREAM_DEFAULTS.get(name, False))
@@ -142,7 +154,9 @@ class StatusGates:
             binding_conditions=gate(DRA_DEVICE_BINDING_CONDITIONS),
             device_status=gate(DRA_RESOURCE_CLAIM_DEVICE_STATUS),
             optional_node_operations=gate(DRA_OPTIONAL_NODE_OPERATIONS),
-            declarative_texts=release(gates.release).validation.declarative_texts,
+            declarative_texts=rules.declarative_texts,
+            consumed_capacity=rules.capacity_request_names,
+            quantity_e_notation=rules.quantity_e_notation,
         )
 
 
@@ -424,13 +438,19 @@ def _spec_uses(spec: Mapping[str, Any], key: str) -> bool:
 def prepare_for_update(
     new_status: Mapping[str, Any], old_claim: Mapping[str, Any], gates: StatusGates
 ) -> dict[str, Any]:
-    """The status as `resourceclaimStatusStrategy.PrepareForUpdate` leaves it: fields of disabled features
-    dropped unless the old claim uses them, then `status.devices` entries of deallocated devices dropped."""
+    """The status as decoding and `resourceclaimStatusStrategy.PrepareForUpdate` leave it: a result's
+    toleration without an operator defaulted to `Equal` (v1 zz_generated.defaults.go, 1.36 to 1.38), fields
+    of disabled features dropped unless the old claim uses them, then `status.devices` entries of
+    deallocated devices dropped."""
     status = copy.deepcopy(dict(new_status))
     old_status = mapping(old_claim.get("status"))
     old_spec = mapping(old_claim.get("spec"))
     old_results = _results(old_status)
     results = _results(status)
+    for r in results:
+        for toleration in items(r.get("tolerations")):
+            if isinstance(toleration, dict) and not toleration.get("operator"):
+                toleration["operator"] = "Equal"
     old_devices_in_use = bool(items(old_status.get("devices")))
     if not gates.device_status and not old_devices_in_use:
         status.pop("devices", None)
@@ -617,7 +637,12 @@ def _network_data(out: _Errors, network: Mapping[str, Any], path: Path) -> None:
 
 
 def _allocation(
-    out: _Errors, allocation: Mapping[str, Any], path: Path, names: RequestNames, v1_36: bool = False
+    out: _Errors,
+    allocation: Mapping[str, Any],
+    path: Path,
+    names: RequestNames,
+    v1_36: bool = False,
+    consumed_capacity: bool = False,
 ) -> None:
     """`validateAllocationResult` of a new allocation (stored=false); `v1_36`: v1.36.3's handwritten rules
     only (see `_result` and `_config`)."""
@@ -631,7 +656,7 @@ def _allocation(
         )
     else:
         for i, result in enumerate(results):
-            _result(out, mapping(result), results_path.index(i), names, v1_36)
+            _result(out, mapping(result), results_path.index(i), names, v1_36, consumed_capacity)
     configs = items(devices.get("config"))
     config_path = devices_path.child("config")
     if len(configs) > ALLOCATION_CONFIG_MAX_SIZE:
@@ -645,12 +670,18 @@ def _allocation(
 
 
 def _result(
-    out: _Errors, result: Mapping[str, Any], path: Path, names: RequestNames, v1_36: bool = False
+    out: _Errors,
+    result: Mapping[str, Any],
+    path: Path,
+    names: RequestNames,
+    v1_36: bool = False,
+    consumed_capacity: bool = False,
 ) -> None:
     """`validateDeviceRequestAllocationResult` (driver, pool and shareID: declarative). `v1_36` (v1.36.3
     validation.go:512, nothing declarative enforced): request, driver (`ValidateCSIDriverName`), pool
     (`validatePoolName`), device, binding conditions, shareID (`validateUID`); no tolerations, and no
-    skipNodeOperations (1.36's type lacks it)."""
+    skipNodeOperations (1.36's type lacks it). `consumed_capacity` (1.38, validation.go:728): last, the
+    `consumedCapacity` keys (`validateCapacityNames`)."""
     out.hand(request_name_ref_errors(text_at(result, "request"), path.child("request"), names))
     if v1_36:
         out.hand(driver_name_errors(text_at(result, "driver"), path.child("driver")))
@@ -675,6 +706,9 @@ def _result(
                 )
             ]
         )
+    if consumed_capacity:
+        capacity = result.get("consumedCapacity")
+        out.hand(capacity_key_errors(capacity, path.child("consumedCapacity")))
 
 
 def _config(
@@ -710,8 +744,13 @@ def _config(
 # --- the declarative rules ---------------------------------------------------------------------------------
 
 
-def _allocation_declarative(out: _Errors, allocation: Mapping[str, Any], path: Path) -> None:
-    """`Validate_AllocationResult` of a new allocation."""
+def _allocation_declarative(
+    out: _Errors, allocation: Mapping[str, Any], path: Path, gates: StatusGates | None = None
+) -> None:
+    """`Validate_AllocationResult` of a new allocation; with `gates.consumed_capacity` (1.38) each result's
+    `consumedCapacity` before `skipNodeOperations` (`MaxProperties` 32, then `MinimumQuantity` 0 per value,
+    v1.38.0-beta.0 v1/zz_generated.validations.go)."""
+    gates = gates or StatusGates()
     devices = mapping(allocation.get("devices"))
     results = items(devices.get("results"))
     results_path = path.child("devices", "results")
@@ -734,6 +773,13 @@ def _allocation_declarative(out: _Errors, allocation: Mapping[str, Any], path: P
             share = result.get("shareID")
             if isinstance(share, str):
                 out.decl(uid_declarative(share, item.child("shareID")), "format=k8s-uuid")
+            capacity = result.get("consumedCapacity")
+            if gates.consumed_capacity and isinstance(capacity, dict):
+                out.decl(
+                    capacity_requests_declarative(
+                        capacity, item.child("consumedCapacity"), gates.quantity_e_notation
+                    )
+                )
             skip = strings(result.get("skipNodeOperations"))
             out.decl(skip_node_operations_declarative(skip, item.child("skipNodeOperations")))
     configs = items(devices.get("config"))
@@ -907,8 +953,8 @@ def status_update_errors(
             out.hand([invalid(allocation_path, shown, "field is immutable")], "update", covered=True)
             out.decl([invalid(allocation_path, NULL, "field cannot be modified once set")], "update")
     elif isinstance(allocation, dict):
-        _allocation(out, allocation, allocation_path, names, v1_36)
-        _allocation_declarative(out, allocation, allocation_path)
+        _allocation(out, allocation, allocation_path, names, v1_36, gates.consumed_capacity)
+        _allocation_declarative(out, allocation, allocation_path, gates)
 
     if v1_36:
         return [h.error for h in out.handwritten]

@@ -60,3 +60,16 @@ def test_value_wraps_as_go_does(raw: Any, value: int) -> None:
 def test_canonical_sums_drop_the_suffix_past_e_too() -> None:
     assert go_canonical(Quantity.parse("1000E") + Quantity.parse("1000E")) == "2"
     assert go_canonical(Quantity.parse("1Mi") + Quantity.parse("1")) == "1048577"
+
+
+@pytest.mark.parametrize(
+    ("raw", "before", "from_1_38"),
+    [("1000000P", "1", "1e21"), ("1000000E", "1", "1e24"), ("-1000E", "-1", "-1e21"), ("1E", "1E", "1E")],
+)
+def test_past_e_a_decimal_quantity_keeps_its_exponent_from_1_38(
+    raw: str, before: str, from_1_38: str
+) -> None:
+    """apimachinery v0.38.0-beta.0 `CanonicalizeBytes` falls back to `e` notation where v0.37.2 drops it;
+    measured against kube-apiserver v1.38.0-beta.0 (`1000000P` shown as `1e21`)."""
+    assert quantity_text(raw) == before
+    assert quantity_text(raw, e_notation=True) == from_1_38

@@ -387,3 +387,49 @@ def test_on_1_36_a_changed_allocation_shows_the_internal_struct_as_go_marshals_i
         '"BindingFailureConditions":null,"ShareID":null,"ConsumedCapacity":{"memory":"1Gi"}}],"Config":null},'
         '"NodeSelector":null,"AllocationTimestamp":null}: field is immutable'
     ]
+
+
+ON_138 = FeatureGates.parse("", release="1.38")
+
+
+def test_from_1_38_consumed_capacity_keys_are_qualified_names_and_no_value_is_negative() -> None:
+    """v1.38.0-beta.0 validation.go:728 `validateCapacityNames` (each key, on the map's path) and
+    zz_generated `MinimumQuantity` 0 per value (declarative, after), both reported: measured by
+    `scripts/differential.py --release 1.38 --seed 1740399943` (`consumedCapacity[Bad-Name]: Invalid value:
+    "-1E": must be greater than or equal to 0`, `consumedCapacity: Invalid value: "": the domain must not be
+    empty`); 1.37 judges neither."""
+    capacity = {"Bad-Name": "-1E", "/x": "1", "memory": "-1000000P", "gpu.example.com/memory": "1Gi"}
+    status = allocated({**RESULT, "consumedCapacity": capacity})
+    path = f"{R0}.consumedCapacity"
+    assert errors(status, gates=FeatureGates.parse("", release="1.37")) == []
+    found = errors(status, gates=ON_138)
+    assert found[0] == f'{path}: Invalid value: "": the domain must not be empty'
+    assert found[1].startswith(f'{path}: Invalid value: "Bad-Name": a valid C identifier must')
+    assert found[2:] == [
+        f'{path}[Bad-Name]: Invalid value: "-1E": must be greater than or equal to 0',
+        f'{path}[memory]: Invalid value: "-1e21": must be greater than or equal to 0',
+    ]
+    many = {f"c{i}": "1" for i in range(33)}
+    assert errors(allocated({**RESULT, "consumedCapacity": many}), gates=ON_138) == [
+        f"{path}: Too many: 33: must have at most 32 items"
+    ]
+    fine = allocated({**RESULT, "consumedCapacity": {"gpu.example.com/memory": "1Gi", "shares": "0"}})
+    assert errors(fine, gates=ON_138) == []
+
+
+def test_a_results_toleration_without_an_operator_is_defaulted_to_equal() -> None:
+    """v1 zz_generated.defaults.go sets a result toleration's empty operator to `Equal` on decode, so the
+    changed allocation 1.36 shows has it (measured: `scripts/differential.py --release 1.36 --seed
+    2192593458`, `status.allocation|FieldValueInvalid`), and resending a stored allocation without it is no
+    change."""
+    stored = {
+        **RESULT,
+        "tolerations": [{"key": "k", "operator": "Equal", "value": "v", "effect": "NoSchedule"}],
+    }
+    bare = {**RESULT, "tolerations": [{"key": "k", "value": "v", "effect": "NoSchedule"}]}
+    old = claim(allocated(stored))
+    for gates in (ON_136, ON_138, FeatureGates.parse("", release="1.37")):
+        assert errors(allocated(bare), old, gates=gates) == []
+    changed = errors(allocated({**bare, "device": "gpu-1"}), old, gates=ON_136)
+    assert len(changed) == 1
+    assert '"Tolerations":[{"Key":"k","Operator":"Equal","Value":"v","Effect":"NoSchedule"' in changed[0]

@@ -243,3 +243,33 @@ def test_1_36_reports_a_default_below_min_at_min() -> None:
     assert _errors("ResourceSlice", obj, ON_137) == [
         f'{at}.default: Invalid value: "1": default is less than min: 2'
     ]
+
+
+def test_a_repeated_requests_quantity_past_e_is_shown_with_its_exponent_from_1_38() -> None:
+    """A `Duplicate value` shows the whole request as Go marshals it: v1.38.0-beta.0 prints `1000000P` as
+    `1e21` (apimachinery v0.38 `CanonicalizeBytes`), v1.37.2 as `1` (measured: the differential's
+    `ResourceClaim|message|spec.devices.requests[*]|FieldValueDuplicate`, seed 1740399943)."""
+    capacity = {"/x": "1000000P", "shares": "100E-3"}
+    obj = (
+        make_claim("c")
+        .request("gpu", "gpu.example.com", capacity)
+        .request("gpu", "gpu.example.com", capacity)
+    )
+    shown = '{{"name":"gpu","exactly":{{"deviceClassName":"gpu.example.com","allocationMode":"ExactCount",'
+    shown += '"count":1,"capacity":{{"requests":{{"/x":"{x}","shares":"100E-3"}}}}}}}}'
+    duplicate = "spec.devices.requests[1]: Duplicate value: "
+    assert duplicate + shown.format(x="1") in _errors("ResourceClaim", obj.obj(), ON_137)
+    assert duplicate + shown.format(x="1e21") in _errors("ResourceClaim", obj.obj(), ON_138)
+
+
+def test_a_repeated_subrequests_quantity_past_e_is_shown_with_its_exponent_from_1_38() -> None:
+    sub = {"name": "s", "deviceClassName": "gpu", "capacity": {"requests": {"shares": "1000000E"}}}
+    obj = make_claim("c").obj()
+    obj["spec"]["devices"]["requests"] = [{"name": "r", "firstAvailable": [sub, dict(sub)]}]
+    shown = (
+        'Duplicate value: {{"name":"s","deviceClassName":"gpu","allocationMode":"ExactCount","count":1,'
+        '"capacity":{{"requests":{{"shares":"{v}"}}}}}}'
+    )
+    path = "spec.devices.requests[0].firstAvailable[1]: "
+    assert path + shown.format(v="1") in _errors("ResourceClaim", obj, ON_137)
+    assert path + shown.format(v="1e24") in _errors("ResourceClaim", obj, ON_138)

@@ -43,3 +43,18 @@ def test_1_36_reports_the_handwritten_extended_resource_name_and_driver_texts() 
     on_137 = [str(e) for e in validate_device_class(_bad_class(), None, ON_137).errors]
     assert "spec.config[0].opaque.driver: Too long: may not be more than 63 characters" in on_137
     assert 'spec.extendedResourceName: Invalid value: "example.com/": name part must be non-empty' in on_137
+
+
+def test_1_36_reports_too_many_selectors_in_place_before_the_config() -> None:
+    """v1.36.3 `validateDeviceClassSpec`: the selectors' `validateSlice` (its Too many handwritten), then the
+    config's (measured:
+    `scripts/differential.py --release 1.36 --seed 2192593458`, `DeviceClass|order|-|-`)."""
+    obj = _bad_class()
+    obj["spec"].pop("extendedResourceName")
+    obj["spec"]["selectors"] = [{"cel": {"expression": "true"}}] * 33
+    fields = [(e.field, e.type.value) for e in validate_device_class(obj, None, ON_136).errors]
+    assert [f for f, _ in fields] == [
+        "spec.selectors",
+        "spec.config[0].opaque.driver",
+        "spec.config[0].opaque.driver",
+    ]

@@ -93,12 +93,15 @@ def validate_device_class(
         DEVICE_CONFIG_MAX_SIZE,
         lambda item, p: validate_config(item, p, handwritten_driver=not texts),
     )
-    errors.extend(selector_items)
-    errors.extend(config_items)
-    # Then the rules 1.37 validates declaratively, which kube-apiserver appends after the handwritten ones.
-    errors.extend(declarative)
-    errors.extend(selector_count)
-    errors.extend(config_count)
+    if texts:
+        errors.extend(selector_items)
+        errors.extend(config_items)
+        # Then the rules 1.37 validates declaratively, which kube-apiserver appends after the handwritten.
+        errors.extend(declarative)
+        errors.extend(selector_count)
+        errors.extend(config_count)
+    else:  # 1.36: each list's Too many is handwritten, in place (v1.36.3 validateDeviceClassSpec)
+        errors.extend(selector_items + selector_count + config_items + config_count)
     if not config_count and texts:
         errors.extend(
             _validate_list(spec, old_spec, "config", DEVICE_CONFIG_MAX_SIZE, config_driver_errors)[0]
