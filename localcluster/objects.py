@@ -425,6 +425,28 @@ def make_storage_class(
     return out
 
 
+def device_conditions(claim: dict[str, Any], kind: str, reason: str, node: str) -> list[dict[str, Any]]:
+    """A claim's `status.devices` as a DRA driver reports condition `kind` True on every allocated device
+    (the binding conditions' stand-in driver of the tests)."""
+    condition = {
+        "type": kind,
+        "status": "True",
+        "reason": reason,
+        "message": f"{kind} on {node}",
+        "lastTransitionTime": "2026-01-01T00:00:00Z",
+    }
+    return [
+        {
+            "driver": r["driver"],
+            "pool": r["pool"],
+            "device": r["device"],
+            **({"shareID": r["shareID"]} if r.get("shareID") else {}),
+            "conditions": [dict(condition)],
+        }
+        for r in claim["status"]["allocation"]["devices"]["results"]
+    ]
+
+
 def make_csinode(node: str, drivers: dict[str, int | None]) -> dict[str, Any]:
     """A CSINode naming each driver with its attach limit (None: no limit)."""
     entries = []

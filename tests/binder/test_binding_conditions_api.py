@@ -19,6 +19,7 @@ from support.gpu_cluster import DRIVER, pod
 
 from binder.binding_conditions import REASON_PENDING
 from binder.controller import Binder, BinderOptions
+from localcluster.objects import device_conditions
 from resourceapi.gates import FeatureGates
 
 READY = "dra.example.com/attached"
@@ -57,25 +58,7 @@ def driver_reports(api: Any, claim: dict[str, Any], kind: str, reason: str = "At
     """Stand-in for the device's DRA driver (none runs against the double): condition `kind` True on every
     allocated device, in the claim's `status.devices`."""
     current = api.get("resourceclaims", claim["metadata"]["name"])
-    results = current["status"]["allocation"]["devices"]["results"]
-    current["status"]["devices"] = [
-        {
-            "driver": r["driver"],
-            "pool": r["pool"],
-            "device": r["device"],
-            **({"shareID": r["shareID"]} if r.get("shareID") else {}),
-            "conditions": [
-                {
-                    "type": kind,
-                    "status": "True",
-                    "reason": reason,
-                    "message": f"{kind} on {NODE}",
-                    "lastTransitionTime": "2026-01-01T00:00:00Z",
-                }
-            ],
-        }
-        for r in results
-    ]
+    current["status"]["devices"] = device_conditions(current, kind, reason, NODE)
     api.update(current, subresource="status")
 
 

@@ -38,7 +38,7 @@ from support.waiting import wait_for
 from binder.binding_conditions import REASON_PENDING, pending_message
 from binder.names import CLAIM_ANNOTATION
 from localcluster.cluster import Cluster, ClusterConfig, selected_release
-from localcluster.objects import make_slice
+from localcluster.objects import device_conditions, make_slice
 from resourceapi.gates import DRA_DEVICE_BINDING_CONDITIONS
 from resourceapi.releases import release
 
@@ -106,25 +106,7 @@ class DeviceController:
         current = self.api_client.sanitize_for_serialization(
             self.api.read_namespaced_resource_claim(name, NS)
         )
-        results = current["status"]["allocation"]["devices"]["results"]
-        devices = [
-            {
-                "driver": r["driver"],
-                "pool": r["pool"],
-                "device": r["device"],
-                **({"shareID": r["shareID"]} if r.get("shareID") else {}),
-                "conditions": [
-                    {
-                        "type": kind,
-                        "status": "True",
-                        "reason": reason,
-                        "message": f"{kind} on {NODE}",
-                        "lastTransitionTime": "2026-01-01T00:00:00Z",
-                    }
-                ],
-            }
-            for r in results
-        ]
+        devices = device_conditions(current, kind, reason, NODE)
         self.api.patch_namespaced_resource_claim_status(name, NS, {"status": {"devices": devices}})
 
     def close(self) -> None:
